@@ -1,0 +1,58 @@
+// One esbuild script, separate entries: extension, server, cli, trial worker (node) and webview (browser IIFE).
+// Entries whose source does not exist yet are skipped, so each room can land on its own.
+import { build } from 'esbuild';
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+const production = process.argv.includes('--production');
+const root = new URL('..', import.meta.url).pathname;
+const at = (p) => join(root, p);
+
+const nodeEntries = [
+  { in: 'src/extension/main.ts', out: 'dist/extension.js', external: ['vscode'] },
+  { in: 'src/server/main.ts', out: 'dist/server.js' },
+  { in: 'src/cli/main.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
+  { in: 'src/profiler/worker/trialWorker.ts', out: 'dist/trialWorker.js' },
+];
+const browserEntries = [{ in: 'webview/main.ts', out: 'media/webview.js' }];
+
+// Optional native backends are loaded at run time when installed, never bundled.
+const nodeExternal = ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node'];
+
+const common = { bundle: true, sourcemap: production ? false : 'linked', minify: production, logLevel: 'warning', legalComments: 'none' };
+
+const jobs = [];
+for (const e of nodeEntries) {
+  if (!existsSync(at(e.in))) continue;
+  jobs.push(build({
+    ...common,
+    entryPoints: [at(e.in)],
+    outfile: at(e.out),
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: [...nodeExternal, ...(e.external ?? [])],
+    banner: e.banner ? { js: e.banner } : undefined,
+  }));
+}
+for (const e of browserEntries) {
+  if (!existsSync(at(e.in))) continue;
+  jobs.push(build({ ...common, entryPoints: [at(e.in)], outfile: at(e.out), platform: 'browser', format: 'iife', target: 'es2022' }));
+}
+await Promise.all(jobs);
+
+// Wasm files ship beside the bundles: parsers and the wasm profiler backend load them offline.
+mkdirSync(at('dist'), { recursive: true });
+const assets = [
+  ['node_modules/web-tree-sitter/web-tree-sitter.wasm', 'dist/web-tree-sitter.wasm'],
+  ['node_modules/tree-sitter-python/tree-sitter-python.wasm', 'dist/tree-sitter-python.wasm'],
+];
+const tfWasmDir = 'node_modules/@tensorflow/tfjs-backend-wasm/dist';
+if (existsSync(at(tfWasmDir))) {
+  for (const f of readdirSync(at(tfWasmDir))) if (f.endsWith('.wasm')) assets.push([`${tfWasmDir}/${f}`, `dist/${f}`]);
+}
+if (existsSync(at('src/profiler/torch/torch_worker.py'))) assets.push(['src/profiler/torch/torch_worker.py', 'dist/torch_worker.py']);
+for (const [from, to] of assets) {
+  mkdirSync(dirname(at(to)), { recursive: true });
+  copyFileSync(at(from), at(to));
+}

@@ -1,0 +1,221 @@
+/**
+ * WAP's intermediate representation: a model as a DAG of layers.
+ *
+ * Frontends produce a `ModelSpec` (layers as written, no shapes). The core's
+ * `analyzeModel` turns it into an `AnalyzedModel` (shapes and workload per layer).
+ * Everything downstream — planner, profiler, server, webview, configs — reads
+ * `AnalyzedModel` and never a frontend's syntax tree.
+ *
+ * Conventions:
+ * - Shapes never include the batch dimension.
+ * - Lines and columns are 1-based, as people and the CLI print them; the LSP
+ *   server converts to 0-based at its edge.
+ * - FLOPs count one multiply-add as 2 FLOPs, per sample.
+ * - Axes written in attrs (concat `axis`, flatten `startDim`, …) are the
+ *   framework's own, i.e. they *include* the batch dimension (torch.cat(x, 1)
+ *   → axis 1), and may be negative.
+ */
+
+export type Shape = readonly number[];
+
+export type Framework = 'pytorch' | 'keras' | 'tfjs' | 'keras-json';
+
+/** Where the channel axis of image-like tensors sits. PyTorch is channels_first; Keras and TF.js default to channels_last. */
+export type Layout = 'channels_first' | 'channels_last';
+
+export type Severity = 'error' | 'warning' | 'info';
+
+export interface SourceRange {
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+}
+
+export interface Diagnostic {
+  severity: Severity;
+  message: string;
+  line: number;
+  column: number;
+  endLine?: number;
+  endColumn?: number;
+  /** Stable machine-readable code, e.g. 'unknown-layer', 'parse-error', 'assumed-input'. */
+  code?: string;
+}
+
+/** Attribute values a frontend can hand the catalogue after partial evaluation. */
+export type AttrValue = number | string | boolean | null | readonly AttrValue[] | { readonly [key: string]: AttrValue };
+
+export type Attrs = Record<string, AttrValue>;
+
+/**
+ * Canonical operation kinds. Frontends map framework types (nn.Conv2d,
+ * layers.Conv2D, tf.layers.conv2d) onto these, with the canonical attrs the
+ * catalogue documents for each kind (see `catalogue/`).
+ */
+export type OpKind =
+  | 'input'
+  | 'conv'
+  | 'separable_conv'
+  | 'linear'
+  | 'embedding'
+  | 'batchnorm'
+  | 'layernorm'
+  | 'groupnorm'
+  | 'pool'
+  | 'flatten'
+  | 'reshape'
+  | 'permute'
+  | 'zeropad'
+  | 'upsample'
+  | 'dropout'
+  | 'activation'
+  | 'add'
+  | 'mul'
+  | 'concat'
+  | 'split'
+  | 'matmul'
+  | 'mha'
+  | 'sdpa'
+  | 'rnn'
+  | 'identity'
+  | 'opaque';
+
+/** A layer as the frontend found it: before shape inference. */
+export interface LayerSpec {
+  /** Unique within the model. Usually equal to `name`; a module called twice in forward gets `name#2`. */
+  id: string;
+  /** The framework's own name: `features.0`, `layer1.0.conv1`, `conv2d_3`, `dense_1`. */
+  name: string;
+  /** The type as written: `Conv2d`, `Dense`, `conv2d`, `torch.cat`, `F.relu`. */
+  type: string;
+  op: OpKind;
+  attrs: Attrs;
+  /** Producer ids (layer ids or model input ids), in argument order. */
+  inputs: string[];
+  /** Where the layer is defined (the constructor call). */
+  range: SourceRange;
+  /** Where it is applied, when that differs (e.g. `self.fc(x)` inside `forward`). */
+  callRange?: SourceRange;
+  /** Layers sharing a weightKey share weights: the params count once (tied embeddings, a module reused twice). */
+  weightKey?: string;
+}
+
+export interface ModelInput {
+  id: string;
+  /** Without batch; undefined when the code does not state it. */
+  shape?: Shape;
+  /** 'int' inputs are token ids (Embedding); 'float' is the default. */
+  dtype?: 'float' | 'int';
+}
+
+/** A model as a frontend read it. */
+export interface ModelSpec {
+  name: string;
+  framework: Framework;
+  /** Where the model is defined (the factory, class or instance). */
+  range: SourceRange;
+  layout: Layout;
+  inputs: ModelInput[];
+  /** Topological order (producers before consumers). */
+  layers: LayerSpec[];
+  outputs: string[];
+  /** Diagnostics that belong to this model (partial graph, unknown layer…). */
+  diagnostics: Diagnostic[];
+}
+
+/** Everything a frontend returns for one file. */
+export interface FrontendResult {
+  framework: Framework;
+  models: ModelSpec[];
+  /** File-level diagnostics (parse errors, "no model found" is NOT one: an empty models list says that). */
+  diagnostics: Diagnostic[];
+}
+
+/** Per-layer training workload, per sample unless stated. */
+export interface LayerWorkload {
+  /** Trainable parameters (0 for the second and later users of tied weights). */
+  params: number;
+  /** Non-trainable state, e.g. BatchNorm running mean/var. */
+  nonTrainable: number;
+  forwardFlops: number;
+  /** Input-gradient plus weight-gradient FLOPs. */
+  backwardFlops: number;
+  /** Output activation bytes per sample. */
+  activationBytes: number;
+  /** Activation bytes per sample that must be kept for the backward pass (inputs of weighted ops, masks…). */
+  savedActivationBytes: number;
+  /** Gradient bytes to all-reduce in data parallelism (params × dtype bytes; 0 for tied duplicates). */
+  weightGradBytes: number;
+}
+
+export interface AnalyzedLayer extends LayerSpec {
+  inputShapes: Shape[];
+  /** Undefined when inference failed upstream (unknown layer, bad attrs): a diagnostic says why. */
+  outputShape: Shape | undefined;
+  workload: LayerWorkload;
+  /** For tied weights: the id of the layer that owns (and counts) the parameters. */
+  weightOwner?: string;
+}
+
+export interface ModelTotals {
+  params: number;
+  nonTrainable: number;
+  forwardFlops: number;
+  backwardFlops: number;
+  activationBytes: number;
+}
+
+export interface AnalyzedModel {
+  name: string;
+  framework: Framework;
+  range: SourceRange;
+  layout: Layout;
+  /** The first input's shape as used for inference. */
+  input: Shape;
+  inputs: Array<ModelInput & { shape: Shape }>;
+  /** True when the input shape is the framework default rather than stated in code or given by the user. */
+  inputAssumed: boolean;
+  layers: AnalyzedLayer[];
+  outputs: string[];
+  totals: ModelTotals;
+  /** Bytes per element used for activations and gradients (4 = fp32). */
+  dtypeBytes: number;
+  diagnostics: Diagnostic[];
+}
+
+export interface AnalysisResult {
+  file: string;
+  framework: Framework | undefined;
+  models: AnalyzedModel[];
+  diagnostics: Diagnostic[];
+}
+
+export interface AnalyzeOptions {
+  /** Overrides the input shape (without batch): `--input 3,224,224`. */
+  inputShape?: Shape;
+  /** Bytes per element, default 4 (fp32). */
+  dtypeBytes?: number;
+}
+
+export function rangeAt(line: number, column: number, endLine = line, endColumn = column): SourceRange {
+  return { line, column, endLine, endColumn };
+}
+
+export function emptyWorkload(): LayerWorkload {
+  return {
+    params: 0,
+    nonTrainable: 0,
+    forwardFlops: 0,
+    backwardFlops: 0,
+    activationBytes: 0,
+    savedActivationBytes: 0,
+    weightGradBytes: 0,
+  };
+}
+
+export function product(shape: Shape): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}

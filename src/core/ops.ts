@@ -1,0 +1,233 @@
+/**
+ * Canonical attributes per op kind: the contract between frontends (which
+ * map nn.Conv2d / layers.Conv2D / tf.layers.conv2d onto these) and the
+ * catalogue (which infers shapes and workload from them).
+ *
+ * Rules every frontend follows:
+ * - Spatial lists are given per spatial dim (length = rank), expanded from
+ *   scalars: kernel_size=3 on Conv2d → kernel [3, 3].
+ * - `padding` is either 'same' | 'valid' (Keras/TF.js, and PyTorch's string
+ *   forms) or explicit per-side pads [[before, after], …] per spatial dim;
+ *   PyTorch's symmetric `padding=1` becomes [[1,1],[1,1]].
+ * - Channel counts the code does not state (Keras filters-only layers, LazyConv)
+ *   are left undefined: the catalogue takes them from the input shape.
+ * - Axes include the batch dimension, as in the framework (see ir.ts).
+ */
+import type { OpKind } from './ir';
+
+export type Padding = 'same' | 'valid' | Array<[number, number]>;
+
+export interface ConvAttrs {
+  /** 1, 2 or 3 spatial dims. */
+  rank: number;
+  inChannels?: number;
+  /** Undefined for Keras DepthwiseConv2D, where out = in × depthMultiplier. */
+  outChannels?: number;
+  kernel: number[];
+  stride: number[];
+  padding: Padding;
+  dilation: number[];
+  groups: number;
+  /** Keras DepthwiseConv2D: groups = in channels, out = in × depthMultiplier. */
+  depthwise?: boolean;
+  depthMultiplier?: number;
+  bias: boolean;
+  transposed?: boolean;
+  /** ConvTranspose output_padding per spatial dim. */
+  outputPadding?: number[];
+}
+
+/** Keras SeparableConv2D / TF.js separableConv2d: depthwise (× multiplier) then 1×1 pointwise, one bias on the output. */
+export interface SeparableConvAttrs extends Omit<ConvAttrs, 'groups' | 'depthwise' | 'transposed' | 'outputPadding'> {
+  outChannels: number;
+  depthMultiplier: number;
+}
+
+export interface LinearAttrs {
+  inFeatures?: number;
+  outFeatures: number;
+  bias: boolean;
+}
+
+export interface EmbeddingAttrs {
+  numEmbeddings: number;
+  embeddingDim: number;
+}
+
+export interface BatchNormAttrs {
+  numFeatures?: number;
+  /** Trainable gamma/beta (PyTorch affine, Keras center/scale). */
+  scale: boolean;
+  center: boolean;
+  /** Running mean/var kept as non-trainable state. */
+  trackRunningStats: boolean;
+  /** Channel axis including batch; default 1 for channels_first, -1 for channels_last. */
+  axis?: number;
+}
+
+export interface LayerNormAttrs {
+  /** Trailing dims normalised; undefined = last dim of the input. */
+  normalizedShape?: number[];
+  scale: boolean;
+  center: boolean;
+}
+
+export interface GroupNormAttrs {
+  numGroups: number;
+  numChannels?: number;
+  affine: boolean;
+}
+
+export interface PoolAttrs {
+  rank: number;
+  mode: 'max' | 'avg';
+  /** Ordinary pooling; absent for adaptive/global. */
+  kernel?: number[];
+  stride?: number[];
+  padding?: Padding;
+  dilation?: number[];
+  ceilMode?: boolean;
+  /** Adaptive pooling target size per spatial dim (null = keep that dim). */
+  outputSize?: Array<number | null>;
+  /** Global pooling: spatial dims removed (or kept as 1 when keepDims). */
+  global?: boolean;
+  keepDims?: boolean;
+}
+
+export interface FlattenAttrs {
+  /** Including batch; PyTorch default 1, torch.flatten default 0 (then batch is folded too — frontends pass 1 for the usual torch.flatten(x, 1)). */
+  startDim: number;
+  endDim: number;
+}
+
+export interface ReshapeAttrs {
+  /** Target shape without batch; one entry may be -1. */
+  shape: number[];
+}
+
+export interface PermuteAttrs {
+  /** Permutation including batch (PyTorch permute(0, 2, 1)); Keras Permute's 1-based dims are converted by the frontend. */
+  dims: number[];
+}
+
+export interface ZeroPadAttrs {
+  /** [[before, after], …] per spatial dim. */
+  padding: Array<[number, number]>;
+}
+
+export interface UpsampleAttrs {
+  scale?: number[];
+  size?: number[];
+  mode?: string;
+}
+
+export interface DropoutAttrs {
+  rate: number;
+}
+
+export type ActivationFn =
+  | 'relu'
+  | 'relu6'
+  | 'leaky_relu'
+  | 'elu'
+  | 'gelu'
+  | 'silu'
+  | 'swish'
+  | 'tanh'
+  | 'sigmoid'
+  | 'softmax'
+  | 'log_softmax'
+  | 'softplus'
+  | 'hardswish'
+  | 'hardsigmoid'
+  | 'linear';
+
+export interface ActivationAttrs {
+  fn: ActivationFn;
+  /** Softmax axis including batch. */
+  axis?: number;
+}
+
+export interface ConcatAttrs {
+  axis: number;
+}
+
+export interface SplitAttrs {
+  axis: number;
+  /** Either explicit section sizes or a number of equal chunks. */
+  sizes?: number[];
+  chunks?: number;
+  /** Which output this node is (a split node per output): 0-based. */
+  index: number;
+}
+
+export interface MatmulAttrs {
+  /** Transpose flags for the second operand, e.g. q @ k.transpose(-2, -1). */
+  transposeB?: boolean;
+}
+
+export interface MhaAttrs {
+  embedDim: number;
+  numHeads: number;
+  kdim?: number;
+  vdim?: number;
+  bias: boolean;
+  /** Keras MultiHeadAttention key_dim per head; when set, projections are embedDim → numHeads × keyDim. */
+  keyDim?: number;
+  /** Causal mask (GPT): halves nothing in FLOPs here but is recorded for the profiler. */
+  causal?: boolean;
+}
+
+export interface SdpaAttrs {
+  causal?: boolean;
+}
+
+export interface RnnAttrs {
+  cell: 'lstm' | 'gru' | 'rnn';
+  inputSize?: number;
+  hiddenSize: number;
+  numLayers: number;
+  bidirectional: boolean;
+  bias: boolean;
+  /** Keras return_sequences; PyTorch always returns the sequence (output[0]). */
+  returnSequences: boolean;
+  /** PyTorch batch_first; Keras is always batch-major. Time is the first non-batch dim in the IR either way. */
+  batchFirst?: boolean;
+}
+
+export interface OpaqueAttrs {
+  /** Why the layer is opaque: an unknown type, or a call we could not evaluate. */
+  reason?: string;
+}
+
+/** Documentation map: which attrs interface belongs to which op. */
+export interface OpAttrMap {
+  input: Record<string, never>;
+  conv: ConvAttrs;
+  separable_conv: SeparableConvAttrs;
+  linear: LinearAttrs;
+  embedding: EmbeddingAttrs;
+  batchnorm: BatchNormAttrs;
+  layernorm: LayerNormAttrs;
+  groupnorm: GroupNormAttrs;
+  pool: PoolAttrs;
+  flatten: FlattenAttrs;
+  reshape: ReshapeAttrs;
+  permute: PermuteAttrs;
+  zeropad: ZeroPadAttrs;
+  upsample: UpsampleAttrs;
+  dropout: DropoutAttrs;
+  activation: ActivationAttrs;
+  add: Record<string, never>;
+  mul: Record<string, never>;
+  concat: ConcatAttrs;
+  split: SplitAttrs;
+  matmul: MatmulAttrs;
+  mha: MhaAttrs;
+  sdpa: SdpaAttrs;
+  rnn: RnnAttrs;
+  identity: Record<string, never>;
+  opaque: OpaqueAttrs;
+}
+
+export type AttrsOf<K extends OpKind> = OpAttrMap[K];

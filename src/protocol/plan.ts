@@ -1,0 +1,182 @@
+/**
+ * The plan report: what `wap plan --json` prints, what the LSP `wap/plan`
+ * request returns, what the webview draws and what config quick-fixes read.
+ * Declared once here; the field names are a public contract (see issue #3).
+ * Pure types: no imports from node, vscode or tfjs.
+ */
+
+export type StrategyKind = 'data' | 'model' | 'hybrid' | 'pipeline';
+export type Objective = 'throughput' | 'efficiency';
+export type StrategyMode = 'dp' | 'hybrid' | 'all';
+export type OptimizerKind = 'sgd' | 'momentum' | 'adam';
+
+/** Where a layer's compute time came from: always said, never implied. */
+export interface CostSource {
+  kind: 'analytical' | 'measured';
+  /** For measured costs: 'tfjs-node-gpu' | 'tfjs-node' | 'wasm' | 'cpu' | 'torch'. */
+  backend?: string;
+  /** The device that ran the trial, e.g. 'NVIDIA H200' or 'CPU (wasm-simd)'. */
+  device?: string;
+  /** The batch the trial ran at, when it differs from the planned one (costs are scaled). */
+  measuredBatch?: number;
+}
+
+export interface LayerPlan {
+  name: string;
+  /** 1-based line of the layer's definition. */
+  line: number;
+  type: string;
+  strategy: StrategyKind;
+  dataDegree: number;
+  modelDegree: number;
+  /** Global GPU indices this layer runs on. */
+  devices: number[];
+  /** Pipeline stage index; 0 when there is no pipeline. */
+  stage: number;
+  /** What model parallelism splits: 'outputs' (Linear out features), 'channels' (conv out channels), 'heads' (attention), 'inputs'. */
+  splitDim?: 'outputs' | 'channels' | 'heads' | 'inputs';
+  /** Per-iteration times on one of its devices (ms). */
+  forwardMs: number;
+  backwardMs: number;
+  /** Gradient bytes all-reduced per iteration by this layer (0 when not data-parallel or no params). */
+  allreduceBytes: number;
+  allreduceMs: number;
+  /** Layout-change (redistribution) cost into this layer, ms. */
+  transferMs: number;
+  memoryBytesPerGpu: number;
+  params: number;
+  activationBytes: number;
+  costSource: CostSource;
+  /** One sentence: why this configuration beats the best alternative, e.g. "all-reduce 151 MB ≫ compute 2 ms". */
+  reason: string;
+  /** The best alternative configuration considered and its cost, for explanations. */
+  alternative?: { strategy: StrategyKind; dataDegree: number; modelDegree: number; costMs: number };
+}
+
+export type TimelineKind = 'forward' | 'backward' | 'allreduce' | 'transfer' | 'update';
+
+export interface TimelineEvent {
+  /**
+   * The GPU whose lane holds the event. For communication events this is the
+   * lowest participating GPU; `lane` names the link channel that carried it.
+   */
+  device: number;
+  kind: TimelineKind;
+  layer: string;
+  startMs: number;
+  endMs: number;
+  /** 'gpu:3' for compute; 'link:<name>' (e.g. 'link:pcie', 'link:node0-node1') for communication. */
+  lane: string;
+  /** All GPUs taking part (communication, or a model-parallel compute group). */
+  devices?: number[];
+  bytes?: number;
+  /** Micro-batch index for pipelines. */
+  microBatch?: number;
+  /** On the critical path of the simulated iteration. */
+  critical?: boolean;
+}
+
+export interface ScalingPoint {
+  gpus: number;
+  feasible: boolean;
+  /** Why nothing fits on this many GPUs (only when infeasible). */
+  reason?: string;
+  samplesPerSec: number;
+  stepTimeMs: number;
+  energyJPerSample: number;
+  /** Which strategies the best plan at this count uses, e.g. 'data+model'. */
+  summary?: string;
+}
+
+export interface BaselineResult {
+  gpus: number;
+  feasible: boolean;
+  reason?: string;
+  samplesPerSec: number;
+  stepTimeMs: number;
+  energyJPerSample: number;
+}
+
+export interface PlanSummary {
+  gpus: number;
+  stepTimeMs: number;
+  samplesPerSec: number;
+  energyJPerSample: number;
+  memoryPerGpuBytes: number[];
+  layers: LayerPlan[];
+  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe'; bubbleFraction: number };
+}
+
+export interface ClusterSummary {
+  name: string;
+  gpus: number;
+  nodes: number;
+  gpuNames: string[];
+  /** 'preset:<id>' | 'file:<path>' | 'local' | 'default'; where the cluster came from. */
+  source: string;
+}
+
+export interface SearchInfo {
+  method: 'chain-dp' | 'dag-dp' | 'local-search' | 'brute-force';
+  exact: boolean;
+  /** For local search: the bound that stopped it (iterations or ms) and the gap it can prove. */
+  bound?: string;
+  configurationsEvaluated: number;
+  elapsedMs: number;
+}
+
+export interface PlanDiagnostic {
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  layer?: string;
+  line?: number;
+}
+
+/** A successful plan. */
+export interface PlanReport {
+  feasible: true;
+  model: string;
+  file?: string;
+  batch: number;
+  objective: Objective;
+  strategies: StrategyMode;
+  optimizer: OptimizerKind;
+  cluster: ClusterSummary;
+  plan: PlanSummary;
+  baselines: { singleGpu: BaselineResult; dataParallel: BaselineResult; owt: BaselineResult };
+  scaling: ScalingPoint[];
+  timeline: TimelineEvent[];
+  search: SearchInfo;
+  /** Summary of cost sources, e.g. { analytical: 12, measured: 3 }. */
+  costSources: Record<string, number>;
+  diagnostics: PlanDiagnostic[];
+}
+
+/** Nothing fits: the planner says why rather than throwing. */
+export interface InfeasiblePlan {
+  feasible: false;
+  model: string;
+  batch: number;
+  cluster: ClusterSummary;
+  reason: string;
+  scaling: ScalingPoint[];
+  diagnostics: PlanDiagnostic[];
+}
+
+export type PlanOutcome = PlanReport | InfeasiblePlan;
+
+/** Options the planner takes; the CLI, the LSP settings and the webview controls all map onto these. */
+export interface PlanOptions {
+  batch: number;
+  objective: Objective;
+  strategies: StrategyMode;
+  optimizer: OptimizerKind;
+  /** Upper bound on GPUs to use (defaults to all in the cluster). */
+  maxGpus?: number;
+  /** Force exactly this many GPUs (the CLI's --gpus, the webview's GPU control). */
+  gpus?: number;
+  /** Efficiency objective: the smallest n within this fraction of the best throughput (default 0.05). */
+  efficiencyTolerance?: number;
+  /** Micro-batches for pipeline plans (default: chosen by the search). */
+  microBatches?: number;
+}
