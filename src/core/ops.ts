@@ -176,6 +176,8 @@ export interface MhaAttrs {
   keyDim?: number;
   /** Causal mask (GPT): halves nothing in FLOPs here but is recorded for the profiler. */
   causal?: boolean;
+  /** Keras MultiHeadAttention value_dim per head; defaults to keyDim. */
+  valueDim?: number;
 }
 
 export interface SdpaAttrs {
@@ -193,6 +195,14 @@ export interface RnnAttrs {
   returnSequences: boolean;
   /** PyTorch batch_first; Keras is always batch-major. Time is the first non-batch dim in the IR either way. */
   batchFirst?: boolean;
+  /**
+   * Whose bias layout to count. 'torch' (default): two bias vectors per gate set
+   * (b_ih and b_hh). 'keras': one per gate set, except GRU with resetAfter (the
+   * Keras 2+/TF 2 default), which keeps two.
+   */
+  biasStyle?: 'torch' | 'keras';
+  /** Keras GRU reset_after; only read when biasStyle is 'keras'. Default true. */
+  resetAfter?: boolean;
 }
 
 export interface OpaqueAttrs {

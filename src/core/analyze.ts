@@ -1,0 +1,187 @@
+/**
+ * ModelSpec → AnalyzedModel: resolves the input shape, walks the layers in
+ * topological order through the catalogue, and accounts tied weights.
+ * Never throws: every problem becomes a diagnostic on the model.
+ */
+import { inferLayer, isInferError } from './catalogue/index';
+import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpec, LayerWorkload, ModelInput, ModelSpec, ModelTotals, Shape, SourceRange } from './ir';
+import { emptyWorkload, product } from './ir';
+import { assumeInput } from './inputDefaults';
+
+const DEFAULT_DTYPE_BYTES = 4;
+
+function diag(severity: Diagnostic['severity'], code: string, message: string, range: SourceRange | undefined): Diagnostic {
+  const r = range ?? { line: 1, column: 1, endLine: 1, endColumn: 1 };
+  return { severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
+}
+
+function isShape(v: unknown): v is Shape {
+  return Array.isArray(v) && v.every((d) => typeof d === 'number' && Number.isInteger(d) && d > 0);
+}
+
+function showShape(s: Shape): string {
+  return `[${s.join(', ')}]`;
+}
+
+/** Resolves every model input's shape: options.inputShape (first input) > the spec's shape > the assumed default. */
+function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnostics: Diagnostic[]): { inputs: Array<ModelInput & { shape: Shape }>; assumed: boolean } {
+  const declared: ModelInput[] = spec.inputs && spec.inputs.length > 0 ? spec.inputs : [{ id: 'input' }];
+  let override: Shape | undefined;
+  if (options.inputShape !== undefined) {
+    if (isShape(options.inputShape) && options.inputShape.length > 0) override = options.inputShape;
+    else diagnostics.push(diag('error', 'bad-input-shape', `The given input shape ${JSON.stringify(options.inputShape)} is not a list of positive integers; it is ignored.`, spec.range));
+  }
+  let assumed = false;
+  const inputs = declared.map((input, i) => {
+    if (i === 0 && override) return { ...input, shape: override };
+    if (isShape(input.shape)) return { ...input, shape: input.shape };
+    const guess = assumeInput(spec);
+    assumed = true;
+    const flag = guess.shape.join(',');
+    diagnostics.push(
+      diag(
+        'info',
+        'assumed-input',
+        `No input shape for ${spec.name}${declared.length > 1 ? ` input '${input.id}'` : ''}: assumed ${showShape(guess.shape)}, ${guess.what}, without batch. ` +
+          `Override with \`--input ${flag}\` or state the shape in the model code.`,
+        spec.range,
+      ),
+    );
+    return { ...input, shape: guess.shape, dtype: input.dtype ?? guess.dtype };
+  });
+  return { inputs, assumed };
+}
+
+interface LayerOutcome {
+  inputShapes: Shape[];
+  outputShape: Shape | undefined;
+  workload: LayerWorkload;
+}
+
+function analyzeLayer(
+  layer: LayerSpec,
+  known: Map<string, Shape | undefined>,
+  laterIds: Set<string>,
+  firstInput: { id: string; shape: Shape },
+  spec: ModelSpec,
+  dtypeBytes: number,
+  diagnostics: Diagnostic[],
+): LayerOutcome {
+  const failed = (severity: 'warning', code: string, message: string): LayerOutcome => {
+    diagnostics.push(diag(severity, code, `${layer.name} (${layer.type}): ${message}`, layer.range));
+    return { inputShapes: [], outputShape: undefined, workload: emptyWorkload() };
+  };
+  // An input layer takes the model input of the same id; a layer with no producers reads the model's first input.
+  const producerIds = layer.op === 'input' ? [known.has(layer.id) ? layer.id : firstInput.id] : layer.inputs?.length ? layer.inputs : [firstInput.id];
+  const inputShapes: Shape[] = [];
+  for (const id of producerIds) {
+    if (!known.has(id)) {
+      const why = laterIds.has(id) ? `its input '${id}' is defined after it (layers must be in topological order)` : `its input '${id}' is not a layer or model input`;
+      return failed('warning', 'unknown-layer', why);
+    }
+    const shape = known.get(id);
+    // Upstream already reported why; stay quiet so one unknown layer yields one diagnostic.
+    if (shape === undefined) return { inputShapes: [], outputShape: undefined, workload: emptyWorkload() };
+    inputShapes.push(shape);
+  }
+  if (layer.op === 'opaque') {
+    const reason = typeof layer.attrs?.reason === 'string' ? `: ${layer.attrs.reason}` : '';
+    return failed('warning', 'unknown-layer', `WAP does not know this layer${reason}; its output shape and workload are unknown, and so are those of the layers after it`);
+  }
+  const result = inferLayer(layer.op, inputShapes, layer.attrs ?? {}, { layout: spec.layout, dtypeBytes });
+  if (isInferError(result)) {
+    const code = result.error.startsWith('unknown op kind') ? 'unknown-layer' : 'shape-error';
+    return { ...failed('warning', code, `${result.error} (input ${inputShapes.map(showShape).join(', ')})`), inputShapes };
+  }
+  return {
+    inputShapes,
+    outputShape: result.outputShape,
+    workload: {
+      params: result.params,
+      nonTrainable: result.nonTrainable,
+      forwardFlops: result.forwardFlops,
+      backwardFlops: result.backwardFlops,
+      activationBytes: product(result.outputShape) * dtypeBytes,
+      savedActivationBytes: result.savedActivationBytes ?? 0,
+      weightGradBytes: result.params * dtypeBytes,
+    },
+  };
+}
+
+/** `name#2` (the second call of a module) shares weights with `name`. */
+function weightKeyOf(layer: LayerSpec): string {
+  return layer.weightKey ?? layer.id.replace(/#\d+$/, '');
+}
+
+/**
+ * Counts shared weights once: the first successfully analysed layer of a key owns
+ * them; later users keep only what exceeds the owner (e.g. an untied bias on a
+ * decoder tied to an embedding), usually 0.
+ */
+function accountTiedWeights(layers: AnalyzedLayer[], dtypeBytes: number): void {
+  const owners = new Map<string, AnalyzedLayer>();
+  for (const layer of layers) {
+    if (layer.outputShape === undefined) continue;
+    const w = layer.workload;
+    if (w.params === 0 && w.nonTrainable === 0) continue;
+    const key = weightKeyOf(layer);
+    const owner = owners.get(key);
+    if (!owner) {
+      owners.set(key, layer);
+      continue;
+    }
+    w.params = Math.max(0, w.params - owner.workload.params);
+    w.nonTrainable = Math.max(0, w.nonTrainable - owner.workload.nonTrainable);
+    w.weightGradBytes = w.params * dtypeBytes;
+    layer.weightOwner = owner.id;
+  }
+}
+
+function sumTotals(layers: AnalyzedLayer[]): ModelTotals {
+  const t: ModelTotals = { params: 0, nonTrainable: 0, forwardFlops: 0, backwardFlops: 0, activationBytes: 0 };
+  for (const { workload: w } of layers) {
+    t.params += w.params;
+    t.nonTrainable += w.nonTrainable;
+    t.forwardFlops += w.forwardFlops;
+    t.backwardFlops += w.backwardFlops;
+    t.activationBytes += w.activationBytes;
+  }
+  return t;
+}
+
+export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): AnalyzedModel {
+  const dtypeBytes = typeof options.dtypeBytes === 'number' && options.dtypeBytes > 0 && Number.isFinite(options.dtypeBytes) ? options.dtypeBytes : DEFAULT_DTYPE_BYTES;
+  const diagnostics: Diagnostic[] = [...(spec.diagnostics ?? [])];
+  const { inputs, assumed } = resolveInputs(spec, options, diagnostics);
+  const known = new Map<string, Shape | undefined>(inputs.map((i) => [i.id, i.shape]));
+  const specLayers = spec.layers ?? [];
+  const laterIds = new Set(specLayers.map((l) => l.id));
+  const layers: AnalyzedLayer[] = [];
+  for (const layer of specLayers) {
+    let outcome: LayerOutcome;
+    try {
+      outcome = analyzeLayer(layer, known, laterIds, inputs[0], spec, dtypeBytes, diagnostics);
+    } catch (e) {
+      // A malformed LayerSpec (not a catalogue error: those come back as values).
+      diagnostics.push(diag('warning', 'shape-error', `${layer?.name ?? layer?.id}: internal error: ${e instanceof Error ? e.message : String(e)}`, layer?.range));
+      outcome = { inputShapes: [], outputShape: undefined, workload: emptyWorkload() };
+    }
+    known.set(layer.id, outcome.outputShape);
+    layers.push({ ...layer, ...outcome });
+  }
+  accountTiedWeights(layers, dtypeBytes);
+  return {
+    name: spec.name,
+    framework: spec.framework,
+    range: spec.range,
+    layout: spec.layout,
+    input: inputs[0].shape,
+    inputs,
+    inputAssumed: assumed,
+    layers,
+    outputs: spec.outputs ?? [],
+    totals: sumTotals(layers),
+    dtypeBytes,
+    diagnostics,
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * The catalogue's contract: one entry per OpKind that turns input shapes and
+ * canonical attrs (see ../ops.ts) into an output shape and a training workload.
+ */
+import type { Attrs, Layout, OpKind, Shape } from '../ir';
+
+export interface InferContext {
+  /** Where the channel axis sits for image-like tensors. */
+  layout: Layout;
+  /** Bytes per element for activations (4 = fp32). */
+  dtypeBytes: number;
+}
+
+/** Per-sample numbers for one layer; shapes exclude batch. */
+export interface InferOk {
+  outputShape: Shape;
+  params: number;
+  nonTrainable: number;
+  forwardFlops: number;
+  backwardFlops: number;
+  /** Bytes the backward pass needs kept from the forward; 0 when omitted. */
+  savedActivationBytes?: number;
+}
+
+export interface InferError {
+  error: string;
+}
+
+export type InferResult = InferOk | InferError;
+
+export type CatalogueFamily =
+  | 'io'
+  | 'conv'
+  | 'linear'
+  | 'norm'
+  | 'pooling'
+  | 'shaping'
+  | 'activation'
+  | 'combining'
+  | 'attention'
+  | 'recurrent'
+  | 'opaque';
+
+export interface OpInfo {
+  op: OpKind;
+  family: CatalogueFamily;
+  /** True when the op can own trainable parameters (conv, linear, norms with affine, …). */
+  weighted: boolean;
+  /** One line for hovers and docs. */
+  summary: string;
+  infer(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferResult;
+}
+
+export function isInferError(r: InferResult): r is InferError {
+  return typeof (r as InferError).error === 'string';
+}
+
+/** Thrown inside catalogue helpers to abort one inference with a message; `runInfer` turns it into `{ error }`. */
+export class AttrError extends Error {}
+
+/** Runs an entry, converting AttrError (and any other exception) into `{ error }` so callers never see a throw. */
+export function runInfer(info: OpInfo, inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferResult {
+  try {
+    return info.infer(inputShapes, attrs ?? {}, ctx);
+  } catch (e) {
+    if (e instanceof AttrError) return { error: e.message };
+    return { error: `internal error while inferring ${info.op}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+}

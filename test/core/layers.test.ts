@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ALL_OP_KINDS, catalogue, inferLayer, isInferError, opInfo } from '../../src/core/catalogue/index';
+import type { InferOk } from '../../src/core/catalogue/index';
+import type { Attrs, Layout, Shape } from '../../src/core/ir';
+
+const CF = { layout: 'channels_first' as Layout, dtypeBytes: 4 };
+const CL = { layout: 'channels_last' as Layout, dtypeBytes: 4 };
+
+function ok(op: string, shapes: Shape[], attrs: Attrs, ctx = CF): InferOk {
+  const r = inferLayer(op, shapes, attrs, ctx);
+  if (isInferError(r)) assert.fail(`unexpected error: ${r.error}`);
+  return r;
+}
+
+function err(op: string, shapes: Shape[], attrs: Attrs, ctx = CF): string {
+  const r = inferLayer(op, shapes, attrs, ctx);
+  assert.ok(isInferError(r), `expected an error, got ${JSON.stringify(r)}`);
+  return r.error;
+}
+
+test('the catalogue has an entry for every OpKind and none for unknown kinds', () => {
+  for (const op of ALL_OP_KINDS) assert.equal(opInfo(op)?.op, op);
+  assert.equal(Object.keys(catalogue).length, ALL_OP_KINDS.length);
+  assert.equal(opInfo('nn.Frobnicate'), undefined);
+  assert.match(err('nn.Frobnicate', [[1]], {}), /unknown op kind/);
+  assert.match(err('linear', [[10]], { outFeatures: 'ten' }), /'outFeatures' must be a number/);
+});
+
+test('linear applies over leading dims', () => {
+  const r = ok('linear', [[128, 512]], { inFeatures: 512, outFeatures: 2048, bias: true });
+  assert.deepEqual(r.outputShape, [128, 2048]);
+  assert.equal(r.params, 512 * 2048 + 2048);
+  assert.equal(r.forwardFlops, 128 * (2 * 512 * 2048 + 2048));
+  assert.match(err('linear', [[256, 6, 6]], { inFeatures: 9216, outFeatures: 10, bias: true }), /expects 9216 input features.*ends in 6.*flatten first/);
+});
+
+test('batchnorm: trainable scale/center, non-trainable running stats, channel axis per layout', () => {
+  const torch = ok('batchnorm', [[64, 56, 56]], { numFeatures: 64, scale: true, center: true, trackRunningStats: true });
+  assert.equal(torch.params, 128);
+  assert.equal(torch.nonTrainable, 128);
+  const keras = ok('batchnorm', [[56, 56, 64]], { scale: true, center: false, trackRunningStats: true }, CL);
+  assert.equal(keras.params, 64);
+  assert.equal(keras.nonTrainable, 128);
+  const noStats = ok('batchnorm', [[32, 100]], { numFeatures: 32, scale: false, center: false, trackRunningStats: false });
+  assert.equal(noStats.params + noStats.nonTrainable, 0);
+  assert.equal(noStats.backwardFlops, noStats.forwardFlops);
+  assert.match(err('batchnorm', [[64, 56, 56]], { numFeatures: 32, scale: true, center: true, trackRunningStats: true }), /expects 32 features/);
+});
+
+test('layernorm and groupnorm', () => {
+  assert.equal(ok('layernorm', [[10, 512]], { scale: true, center: true }).params, 1024);
+  assert.equal(ok('layernorm', [[10, 512]], { normalizedShape: [10, 512], scale: true, center: true }).params, 10_240);
+  assert.match(err('layernorm', [[10, 512]], { normalizedShape: [256], scale: true, center: true }), /does not end with it/);
+  const gn = ok('groupnorm', [[256, 14, 14]], { numGroups: 32, numChannels: 256, affine: true });
+  assert.equal(gn.params, 512);
+  assert.match(err('groupnorm', [[250, 14, 14]], { numGroups: 32, affine: true }), /not divisible into 32 groups/);
+});
+
+test('embedding: vocab × dim params, appends the dim', () => {
+  const r = ok('embedding', [[1024]], { numEmbeddings: 50257, embeddingDim: 768 });
+  assert.deepEqual(r.outputShape, [1024, 768]);
+  assert.equal(r.params, 38_597_376);
+  assert.equal(r.forwardFlops, 0);
+});
+
+test('nn.MultiheadAttention(512, 8): 1,050,624 params and projection + attention FLOPs', () => {
+  const T = 10;
+  const E = 512;
+  const r = ok('mha', [[T, E]], { embedDim: E, numHeads: 8, bias: true });
+  assert.deepEqual(r.outputShape, [T, E]);
+  assert.equal(r.params, 1_050_624);
+  const projections = 4 * (2 * T * E * E + T * E);
+  const attention = 2 * T * T * E + 2 * T * T * E + 5 * 8 * T * T;
+  assert.equal(r.forwardFlops, projections + attention);
+  assert.equal(r.backwardFlops, 2 * r.forwardFlops);
+  assert.equal(ok('mha', [[T, E]], { embedDim: E, numHeads: 8, bias: false }).params, 4 * E * E);
+  // kdim/vdim: separate q/k/v projection weights.
+  assert.equal(ok('mha', [[T, E], [20, 64], [20, 32]], { embedDim: E, numHeads: 8, kdim: 64, vdim: 32, bias: true }).params, E * E + E * 64 + E * 32 + 3 * E + E * E + E);
+  assert.match(err('mha', [[T, 500]], { embedDim: 500, numHeads: 8, bias: true }), /not divisible by numHeads/);
+});
+
+test('Keras MultiHeadAttention(num_heads=2, key_dim=2) on query [8,16], value [4,16]', () => {
+  const r = ok('mha', [[8, 16], [4, 16]], { embedDim: 16, numHeads: 2, keyDim: 2, bias: true }, CL);
+  assert.deepEqual(r.outputShape, [8, 16]);
+  // query/key/value dense 16→2×2 (+4 bias each), output 2×2→16 (+16).
+  assert.equal(r.params, 3 * (16 * 4 + 4) + 4 * 16 + 16);
+});
+
+test('sdpa on (T, E) and (heads, T, d)', () => {
+  const flat = ok('sdpa', [[128, 512], [128, 512], [128, 512]], {});
+  assert.deepEqual(flat.outputShape, [128, 512]);
+  assert.equal(flat.forwardFlops, 2 * 128 * 128 * 512 * 2 + 5 * 128 * 128);
+  const heads = ok('sdpa', [[8, 128, 64], [8, 128, 64], [8, 128, 64]], { causal: true });
+  assert.deepEqual(heads.outputShape, [8, 128, 64]);
+  assert.equal(heads.forwardFlops, 8 * (2 * 128 * 128 * 64 * 2 + 5 * 128 * 128));
+  assert.match(err('sdpa', [[8, 128, 64], [8, 128, 32], [8, 128, 64]], {}), /feature sizes differ/);
+});
+
+test('LSTM/GRU params: torch two biases, Keras one (GRU reset_after keeps two)', () => {
+  const lstm = ok('rnn', [[35, 10]], { cell: 'lstm', inputSize: 10, hiddenSize: 20, numLayers: 2, bidirectional: false, bias: true, returnSequences: true });
+  assert.equal(lstm.params, 5_920);
+  assert.deepEqual(lstm.outputShape, [35, 20]);
+  assert.equal(lstm.forwardFlops % 35, 0);
+  const bi = ok('rnn', [[35, 10]], { cell: 'lstm', inputSize: 10, hiddenSize: 20, numLayers: 2, bidirectional: true, bias: true, returnSequences: true });
+  assert.equal(bi.params, 2 * (4 * 20 * 30 + 160) + 2 * (4 * 20 * 60 + 160));
+  assert.deepEqual(bi.outputShape, [35, 40]);
+  const gru = { cell: 'gru', hiddenSize: 20, numLayers: 1, bidirectional: false, bias: true, returnSequences: false };
+  assert.equal(ok('rnn', [[35, 10]], gru).params, 1_920);
+  assert.equal(ok('rnn', [[35, 10]], { ...gru, biasStyle: 'keras' }).params, 1_920);
+  assert.equal(ok('rnn', [[35, 10]], { ...gru, biasStyle: 'keras', resetAfter: false }).params, 1_860);
+  assert.deepEqual(ok('rnn', [[35, 10]], gru).outputShape, [20]);
+  assert.equal(ok('rnn', [[35, 10]], { ...gru, cell: 'lstm', biasStyle: 'keras' }).params, 2_480);
+  assert.equal(ok('rnn', [[35, 10]], { ...gru, cell: 'rnn' }).params, 20 * 30 + 40);
+  assert.match(err('rnn', [[3, 224, 224]], gru), /expects \[time, features\]/);
+});
+
+test('concat, split, add/mul broadcasting and their errors', () => {
+  assert.deepEqual(ok('concat', [[64, 56, 56], [32, 56, 56]], { axis: 1 }).outputShape, [96, 56, 56]);
+  assert.deepEqual(ok('concat', [[64, 56, 56], [32, 56, 56]], { axis: -3 }).outputShape, [96, 56, 56]);
+  assert.match(err('concat', [[64, 56, 56], [32, 28, 28]], { axis: 1 }), /\[64, 56, 56\], \[32, 28, 28\] differ outside the concat axis/);
+  assert.match(err('concat', [[64, 56, 56], [64, 56, 56]], { axis: 0 }), /batch dimension/);
+  assert.deepEqual(ok('split', [[96, 10]], { axis: 1, chunks: 3, index: 2 }).outputShape, [32, 10]);
+  assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [64, 32], index: 1 }).outputShape, [32, 10]);
+  assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [40], index: 2 }).outputShape, [16, 10]);
+  assert.deepEqual(ok('split', [[10, 1536]], { axis: -1, chunks: 3, index: 0 }).outputShape, [10, 512]);
+  assert.match(err('split', [[96, 10]], { axis: 1, chunks: 3, index: 3 }), /output 3 does not exist/);
+  assert.match(err('split', [[96, 10]], { axis: 1, sizes: [64, 64], index: 0 }), /sum to 128, but the axis has 96/);
+  assert.deepEqual(ok('add', [[64, 56, 56], [64, 1, 1]], {}).outputShape, [64, 56, 56]);
+  assert.deepEqual(ok('mul', [[64, 56, 56], [56]], {}).outputShape, [64, 56, 56]);
+  assert.match(err('add', [[64, 56, 56], [32, 56, 56]], {}), /\[64, 56, 56\] and \[32, 56, 56\] do not match/);
+  const mm = ok('matmul', [[8, 10, 64], [8, 10, 64]], { transposeB: true });
+  assert.deepEqual(mm.outputShape, [8, 10, 10]);
+  assert.equal(mm.forwardFlops, 2 * 8 * 10 * 64 * 10);
+  assert.match(err('matmul', [[8, 10, 64], [8, 10, 64]], {}), /inner dims differ/);
+});
+
+test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation', () => {
+  assert.deepEqual(ok('flatten', [[256, 6, 6]], { startDim: 1, endDim: -1 }).outputShape, [9216]);
+  assert.deepEqual(ok('flatten', [[8, 16, 4, 4]], { startDim: 2, endDim: 3 }).outputShape, [8, 64, 4]);
+  assert.match(err('flatten', [[256, 6, 6]], { startDim: 0, endDim: -1 }), /folds the batch/);
+  assert.deepEqual(ok('reshape', [[256, 6, 6]], { shape: [-1, 36] }).outputShape, [256, 36]);
+  assert.match(err('reshape', [[256, 6, 6]], { shape: [-1, 35] }), /cannot reshape/);
+  assert.deepEqual(ok('permute', [[10, 512]], { dims: [0, 2, 1] }).outputShape, [512, 10]);
+  assert.match(err('permute', [[10, 512]], { dims: [1, 0, 2] }), /batch/);
+  assert.deepEqual(ok('zeropad', [[28, 28, 3]], { padding: [[0, 1], [0, 1]] }, CL).outputShape, [29, 29, 3]);
+  assert.deepEqual(ok('upsample', [[64, 14, 14]], { scale: [2, 2], mode: 'nearest' }).outputShape, [64, 28, 28]);
+  assert.equal(ok('upsample', [[64, 14, 14]], { size: [28, 28], mode: 'bilinear' }).forwardFlops, 8 * 64 * 28 * 28);
+  const drop = ok('dropout', [[4096]], { rate: 0.5 });
+  assert.deepEqual(drop.outputShape, [4096]);
+  assert.equal(drop.savedActivationBytes, 4096);
+  const relu = ok('activation', [[64, 55, 55]], { fn: 'relu' });
+  assert.equal(relu.forwardFlops, 64 * 55 * 55);
+  assert.equal(relu.savedActivationBytes, 64 * 55 * 55 * 4);
+  assert.equal(ok('activation', [[10, 512]], { fn: 'gelu' }).forwardFlops, 8 * 5120);
+  assert.match(err('activation', [[10]], { fn: 'frobnicate' }), /unknown activation function/);
+  assert.match(err('activation', [[10]], { fn: 'softmax', axis: 3 }), /out of range/);
+  assert.match(err('opaque', [[10]], { reason: 'custom module MyBlock' }), /custom module MyBlock/);
+});
