@@ -1,0 +1,56 @@
+/**
+ * Built-in clusters. Numbers are vendor datasheet peaks (fp32, HBM/GDDR
+ * bandwidth, board power) and the per-GPU unidirectional link bandwidth a
+ * ring collective can use; sources are listed per preset in docs/clusters.md.
+ */
+import { parseClusterSpec, type ClusterSpec } from './spec';
+
+export interface ClusterPreset {
+  description: string;
+  source: string;
+  spec: ClusterSpec;
+}
+
+const titanXp = { name: 'TITAN Xp', tflops: 12.1, memoryGB: 12, memoryBandwidthGBs: 547.7, powerW: 250, idlePowerW: 60 };
+const v100 = { name: 'Tesla V100-SXM2-16GB', tflops: 15.7, memoryGB: 16, memoryBandwidthGBs: 900, powerW: 300, idlePowerW: 40 };
+const a100 = { name: 'A100-SXM4-80GB', tflops: 19.5, memoryGB: 80, memoryBandwidthGBs: 2039, powerW: 400, idlePowerW: 50 };
+const h100 = { name: 'H100-SXM5-80GB', tflops: 67, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70 };
+
+const raw: Record<string, { description: string; source: string; json: unknown }> = {
+  pcie4: {
+    description: '4× NVIDIA TITAN Xp on PCIe 3.0 x16 (the WAP paper’s workstation)',
+    source: 'NVIDIA TITAN Xp specifications; PCIe 3.0 x16 ≈ 15.75 GB/s peak, ~10 GB/s achieved',
+    json: { name: '4x TITAN Xp over PCIe', nodes: 1, gpusPerNode: 4, gpu: titanXp, intraNode: { bandwidthGBs: 10, latencyUs: 10, name: 'pcie' }, interNode: { bandwidthGBs: 12.5, latencyUs: 5, name: 'ib' } },
+  },
+  'dgx1-v100': {
+    description: 'NVIDIA DGX-1 with 8× V100 SXM2 16 GB, NVLink 2 hybrid cube-mesh',
+    source: 'NVIDIA DGX-1 datasheet; NVIDIA Tesla V100 datasheet (15.7 TFLOPS fp32, 900 GB/s, 300 W, 6 NVLinks × 25 GB/s)',
+    json: { name: 'DGX-1 (8x V100 SXM2)', nodes: 1, gpusPerNode: 8, gpu: v100, intraNode: { bandwidthGBs: 130, latencyUs: 5, name: 'nvlink' }, interNode: { bandwidthGBs: 50, latencyUs: 5, name: 'ib' } },
+  },
+  a100x8: {
+    description: '8× NVIDIA A100 SXM4 80 GB with NVSwitch (DGX A100 / HGX A100)',
+    source: 'NVIDIA A100 datasheet (19.5 TFLOPS fp32, 2,039 GB/s, 400 W, NVLink 3 600 GB/s bidirectional); DGX A100 datasheet',
+    json: { name: '8x A100 SXM4 80GB (NVSwitch)', nodes: 1, gpusPerNode: 8, gpu: a100, intraNode: { bandwidthGBs: 300, latencyUs: 3, name: 'nvlink' }, interNode: { bandwidthGBs: 25, latencyUs: 5, name: 'ib' } },
+  },
+  h100x8: {
+    description: '8× NVIDIA H100 SXM5 80 GB with NVSwitch (DGX H100 / HGX H100)',
+    source: 'NVIDIA H100 datasheet (67 TFLOPS fp32, 3.35 TB/s, 700 W, NVLink 4 900 GB/s bidirectional); DGX H100 datasheet',
+    json: { name: '8x H100 SXM5 80GB (NVSwitch)', nodes: 1, gpusPerNode: 8, gpu: h100, intraNode: { bandwidthGBs: 450, latencyUs: 3, name: 'nvlink' }, interNode: { bandwidthGBs: 50, latencyUs: 5, name: 'ib' } },
+  },
+  'h100x16-2node': {
+    description: '2 nodes of 8× H100 SXM5, NVSwitch inside a node, 400 Gb/s InfiniBand NDR per GPU between nodes',
+    source: 'NVIDIA H100 datasheet; DGX H100 datasheet (8× ConnectX-7 400 Gb/s); NDR 400 Gb/s = 50 GB/s',
+    json: { name: '2x8 H100 SXM5 (400 Gb/s IB)', nodes: 2, gpusPerNode: 8, gpu: h100, intraNode: { bandwidthGBs: 450, latencyUs: 3, name: 'nvlink' }, interNode: { bandwidthGBs: 50, latencyUs: 5, name: 'ib' } },
+  },
+};
+
+export const CLUSTER_PRESETS: Record<string, ClusterPreset> = Object.fromEntries(
+  Object.entries(raw).map(([id, p]) => [id, { description: p.description, source: p.source, spec: parseClusterSpec(p.json, `preset:${id}`) }]),
+);
+
+/**
+ * Used when nothing is configured: the paper's communication-bound PCIe
+ * workstation, where the GPU-count decision matters most and which most
+ * closely resembles a desk-side multi-GPU box.
+ */
+export const DEFAULT_PRESET = 'pcie4';

@@ -1,0 +1,152 @@
+/**
+ * Cluster specs: the normalised shape the planner works on, and the parser
+ * that accepts the JSON forms documented in docs/clusters.md. Every error
+ * names the offending field so a user can fix their file in one go.
+ */
+
+export interface GpuSpec {
+  /** Global index within the cluster, 0-based, node-major. */
+  index: number;
+  node: number;
+  name: string;
+  /** Peak dense fp32 TFLOP/s (the planner models fp32 training). */
+  tflops: number;
+  memoryGB: number;
+  memoryBandwidthGBs: number;
+  powerW: number;
+  idlePowerW: number;
+}
+
+export interface LinkSpec {
+  /** Per-GPU unidirectional bandwidth a collective can use, GB/s. */
+  bandwidthGBs: number;
+  latencyUs: number;
+  /** Lane name used in timelines ('pcie', 'nvlink', 'ib'); optional in input. */
+  name?: string;
+}
+
+export interface ClusterSpec {
+  name: string;
+  /** 'preset:<id>' | 'file:<path>' | 'local' | 'inline' | 'default'. */
+  source: string;
+  nodes: number;
+  gpus: GpuSpec[];
+  intraNode: LinkSpec;
+  interNode: LinkSpec;
+}
+
+export class ClusterSpecError extends Error {
+  override name = 'ClusterSpecError';
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function num(o: Obj, key: string, path: string, opts: { positive?: boolean; integer?: boolean; optional?: number } = {}): number {
+  const v = o[key];
+  if (v === undefined && opts.optional !== undefined) return opts.optional;
+  const where = `${path}${key}`;
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    throw new ClusterSpecError(`${where} must be a ${opts.positive ? 'positive ' : ''}${opts.integer ? 'integer' : 'number'}`);
+  }
+  if (opts.integer && !Number.isInteger(v)) throw new ClusterSpecError(`${where} must be a positive integer`);
+  if (opts.positive ? v <= 0 : v < 0) throw new ClusterSpecError(`${where} must be a ${opts.positive ? 'positive' : 'non-negative'} ${opts.integer ? 'integer' : 'number'}`);
+  return v;
+}
+
+function str(o: Obj, key: string, path: string, fallback?: string): string {
+  const v = o[key];
+  if (v === undefined && fallback !== undefined) return fallback;
+  if (typeof v !== 'string' || v.trim() === '') throw new ClusterSpecError(`${path}${key} must be a non-empty string`);
+  return v;
+}
+
+type GpuModel = Omit<GpuSpec, 'index' | 'node'>;
+
+function parseGpu(v: unknown, path: string): GpuModel {
+  if (!isObj(v)) throw new ClusterSpecError(`${path.replace(/\.$/, '')} must be an object`);
+  const powerW = num(v, 'powerW', path, { positive: true, optional: 300 });
+  const gpu: GpuModel = {
+    name: str(v, 'name', path, 'GPU'),
+    tflops: num(v, 'tflops', path, { positive: true }),
+    memoryGB: num(v, 'memoryGB', path, { positive: true }),
+    memoryBandwidthGBs: num(v, 'memoryBandwidthGBs', path, { positive: true }),
+    powerW,
+    idlePowerW: num(v, 'idlePowerW', path, { optional: Math.round(powerW * 0.2) }),
+  };
+  if (gpu.idlePowerW > gpu.powerW) throw new ClusterSpecError(`${path}idlePowerW must not exceed ${path}powerW`);
+  return gpu;
+}
+
+function parseLink(v: unknown, path: string, fallback?: LinkSpec): LinkSpec {
+  if (v === undefined && fallback) return fallback;
+  if (!isObj(v)) throw new ClusterSpecError(`${path} must be an object with bandwidthGBs and latencyUs`);
+  const link: LinkSpec = {
+    bandwidthGBs: num(v, 'bandwidthGBs', `${path}.`, { positive: true }),
+    latencyUs: num(v, 'latencyUs', `${path}.`, { optional: 0 }),
+  };
+  if (v.name !== undefined) link.name = str(v, 'name', `${path}.`);
+  return link;
+}
+
+/** A list of `{ ...gpu, count }` entries, as used by `nodes[i].gpus` and `groups`. */
+function parseGpuGroups(v: unknown, path: string): GpuModel[] {
+  if (!Array.isArray(v) || v.length === 0) throw new ClusterSpecError(`${path} must be a non-empty array of GPU groups`);
+  const out: GpuModel[] = [];
+  v.forEach((g, i) => {
+    const p = `${path}[${i}].`;
+    const model = parseGpu(g, p);
+    const count = num(g as Obj, 'count', p, { positive: true, integer: true, optional: 1 });
+    for (let c = 0; c < count; c++) out.push(model);
+  });
+  return out;
+}
+
+const MAX_GPUS = 4096;
+
+/**
+ * Accepts three forms (see docs/clusters.md):
+ * - simple: `{ name, nodes, gpusPerNode, gpu, intraNode, interNode }`
+ * - heterogeneous nodes: `{ name, nodes: [{ gpus: [{ ...gpu, count }] }], intraNode, interNode }`
+ * - groups: `{ name, groups: [{ ...gpu, count, node? }], intraNode, interNode }`
+ */
+export function parseClusterSpec(json: unknown, sourceName: string): ClusterSpec {
+  if (!isObj(json)) throw new ClusterSpecError('cluster spec must be a JSON object');
+  const name = str(json, 'name', '', 'cluster');
+  const intraNode = parseLink(json.intraNode, 'intraNode');
+  let perNode: GpuModel[][];
+  if (Array.isArray(json.nodes)) {
+    if (json.nodes.length === 0) throw new ClusterSpecError('nodes must be a non-empty array');
+    perNode = json.nodes.map((n, i) => {
+      if (!isObj(n)) throw new ClusterSpecError(`nodes[${i}] must be an object with a gpus array`);
+      return parseGpuGroups(n.gpus, `nodes[${i}].gpus`);
+    });
+  } else if (json.groups !== undefined) {
+    if (!Array.isArray(json.groups) || json.groups.length === 0) throw new ClusterSpecError('groups must be a non-empty array of GPU groups');
+    const byNode = new Map<number, GpuModel[]>();
+    json.groups.forEach((g, i) => {
+      const node = isObj(g) ? num(g, 'node', `groups[${i}].`, { integer: true, optional: 0 }) : 0;
+      const p = `groups[${i}].`;
+      const model = parseGpu(g, p);
+      const count = num(g as Obj, 'count', p, { positive: true, integer: true, optional: 1 });
+      const list = byNode.get(node) ?? [];
+      for (let c = 0; c < count; c++) list.push(model);
+      byNode.set(node, list);
+    });
+    perNode = [...byNode.keys()].sort((a, b) => a - b).map((k) => byNode.get(k)!);
+  } else {
+    const nodes = num(json, 'nodes', '', { positive: true, integer: true, optional: 1 });
+    const gpusPerNode = num(json, 'gpusPerNode', '', { positive: true, integer: true });
+    if (nodes * gpusPerNode > MAX_GPUS) throw new ClusterSpecError(`nodes × gpusPerNode must be at most ${MAX_GPUS}`);
+    const gpu = parseGpu(json.gpu, 'gpu.');
+    perNode = Array.from({ length: nodes }, () => Array.from({ length: gpusPerNode }, () => gpu));
+  }
+  const interNode = parseLink(json.interNode, 'interNode', perNode.length === 1 ? intraNode : undefined);
+  const gpus: GpuSpec[] = [];
+  perNode.forEach((list, node) => list.forEach((g) => gpus.push({ ...g, index: gpus.length, node })));
+  if (gpus.length > MAX_GPUS) throw new ClusterSpecError(`a cluster may have at most ${MAX_GPUS} GPUs`);
+  return { name, source: sourceName, nodes: perNode.length, gpus, intraNode, interNode };
+}

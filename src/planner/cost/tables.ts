@@ -1,0 +1,278 @@
+/**
+ * Cost tables for one device group and batch: per layer, every configuration
+ * with its compute, communication and memory; per edge, the layout-change
+ * cost between any two configurations. The search sees only these numbers
+ * (node cost + edge cost, additive as in OptCNN); the simulator reuses the
+ * components to lay out a timeline.
+ */
+import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
+import type { CostSource, OptimizerKind, StrategyMode } from '../../protocol/plan';
+import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
+import { computeShare, inputLayout, layerConfigs, layoutKey, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
+import { redistribution } from './layout';
+import { optimizerStateCopies } from './memory';
+import type { ProfileCosts } from './profileCosts';
+import { allReduceMs, range, type GroupLink, type Topology } from './topology';
+
+export interface NodeOption {
+  config: LayerConfig;
+  inLayout: number;
+  outLayout: number;
+  forwardMs: number;
+  backwardMs: number;
+  /** Model-parallel collectives inside the layer (Megatron f/g, input-grad reduction). */
+  mpForwardMs: number;
+  mpBackwardMs: number;
+  allreduceBytes: number;
+  allreduceMs: number;
+  updateMs: number;
+  memoryBytes: number;
+  /** Surrogate cost the search minimises: everything above, serialised. */
+  timeMs: number;
+}
+
+export interface PlanEdge {
+  from: number;
+  to: number;
+  /** Whole-batch tensor bytes on this edge. */
+  bytes: number;
+}
+
+export interface TableOptions {
+  mode: StrategyMode;
+  optimizer: OptimizerKind;
+  profile?: ProfileCosts;
+  /** Micro-batches whose activations are alive at once (pipelines); 1 otherwise. */
+  activationCopies?: number;
+  /** Force these configurations (baselines): return undefined to use the mode's list. */
+  configsFor?: (layer: AnalyzedLayer, n: number) => LayerConfig[] | undefined;
+}
+
+export interface CostTables {
+  devices: number[];
+  n: number;
+  batch: number;
+  layers: AnalyzedLayer[];
+  options: NodeOption[][];
+  sources: CostSource[];
+  edges: PlanEdge[];
+  /** Edge indices into each layer / out of each layer. */
+  inEdges: number[][];
+  outEdges: number[][];
+  /** True when a layer reads another layer's output (so input gradients are needed). */
+  hasProducer: boolean[];
+  layouts: Layout[];
+  /** Per layout pair (a·L + b): forward + backward redistribution fraction and peer count. */
+  pairFraction: Float64Array;
+  pairSources: Float64Array;
+  link: GroupLink;
+  edgeCost(edge: number, fromOption: number, toOption: number): number;
+  /** The same cost split into the forward move of the tensor and the backward move of its gradient. */
+  edgeCostParts(edge: number, fromOption: number, toOption: number): [number, number];
+  dataGroupLink(c: LayerConfig): GroupLink;
+  modelGroupLink(c: LayerConfig): GroupLink;
+}
+
+function w0(layer: AnalyzedLayer): number[] {
+  const w = layer.workload;
+  return [w.params, w.nonTrainable, w.forwardFlops, w.backwardFlops, w.activationBytes, w.savedActivationBytes, w.weightGradBytes];
+}
+
+/** Layers without a computable shape still take part, at zero cost (a diagnostic says why elsewhere). */
+function safeBytes(x: number | undefined): number {
+  return Number.isFinite(x) && (x as number) > 0 ? (x as number) : 0;
+}
+
+export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: number[], batch: number, opts: TableOptions): CostTables {
+  const n = devices.length;
+  const layers = model.layers;
+  const dtype = model.dtypeBytes || 4;
+  const gpu = topo.slowest(devices);
+  const link = topo.link(devices);
+  const copies = opts.activationCopies ?? 1;
+  const stateCopies = optimizerStateCopies(opts.optimizer);
+  const index = new Map(layers.map((l, i) => [l.id, i]));
+
+  const groupLinks = new Map<string, GroupLink>();
+  const groupLink = (kind: 'data' | 'model', c: LayerConfig): GroupLink => {
+    const key = `${kind}${c.d}x${c.k}`;
+    let best = groupLinks.get(key);
+    if (best) return best;
+    const groups = kind === 'data' ? range(0, c.k).map((ki) => range(ki, c.d, c.k)) : range(0, c.d).map((di) => range(di * c.k, c.k));
+    for (const g of groups) {
+      const l = topo.link(g.map((i) => devices[i]));
+      if (!best || l.bytesPerMs < best.bytesPerMs) best = l;
+    }
+    groupLinks.set(key, best!);
+    return best!;
+  };
+
+  const layouts: Layout[] = [];
+  const layoutIndex = new Map<string, number>();
+  const layoutOf = (l: Layout): number => {
+    const key = layoutKey(l);
+    let i = layoutIndex.get(key);
+    if (i === undefined) {
+      i = layouts.length;
+      layouts.push(l);
+      layoutIndex.set(key, i);
+    }
+    return i;
+  };
+
+  const edges: PlanEdge[] = [];
+  const inEdges: number[][] = layers.map(() => []);
+  const outEdges: number[][] = layers.map(() => []);
+  const hasProducer = layers.map(() => false);
+  layers.forEach((layer, to) => {
+    for (const id of new Set(layer.inputs)) {
+      const from = index.get(id);
+      if (from === undefined || from >= to) continue;
+      hasProducer[to] = true;
+      const e = edges.length;
+      edges.push({ from, to, bytes: safeBytes(layers[from].workload.activationBytes) * batch });
+      inEdges[to].push(e);
+      outEdges[from].push(e);
+    }
+  });
+
+  const sources: CostSource[] = [];
+  // Repeated blocks (ResNet stages, transformer layers) have identical layers: cost them once.
+  const memo = new Map<string, NodeOption[]>();
+  const options = layers.map((layer, li): NodeOption[] => {
+    const measured = opts.profile?.lookup(layer, dtype);
+    sources.push(measured?.source ?? { kind: 'analytical' });
+    const key = measured || opts.configsFor ? undefined : `${layer.op}|${JSON.stringify(layer.attrs)}|${JSON.stringify(layer.inputShapes)}|${JSON.stringify(layer.outputShape)}|${JSON.stringify(w0(layer))}|${hasProducer[li]}`;
+    const hit = key ? memo.get(key) : undefined;
+    if (hit) return hit;
+    const made = costLayer(layer, li, measured);
+    if (key) memo.set(key, made);
+    return made;
+  });
+
+  function costLayer(layer: AnalyzedLayer, li: number, measured: ReturnType<NonNullable<TableOptions['profile']>['lookup']>): NodeOption[] {
+    const w = layer.workload;
+    let configs = opts.configsFor?.(layer, n) ?? layerConfigs(layer, n, opts.mode);
+    configs = configs.filter((c) => c.d <= batch);
+    if (configs.length === 0) configs = [{ d: 1, k: n, split: n === 1 ? 'none' : 'rep' }];
+    const inBytes = inputBytesPerSample(layer, dtype);
+    return configs.map((c) => {
+      const samples = batch / c.d;
+      const share = computeShare(c);
+      const pShare = paramShare(c);
+      let t;
+      if (measured) {
+        const m = measured.at(samples);
+        t = { forwardMs: m.forwardMs * share, backwardMs: m.backwardMs * share };
+      } else {
+        t = analyticalTimes(layer, gpu, samples, share, pShare, dtype);
+      }
+      let mpF = 0;
+      let mpB = 0;
+      if (c.k > 1) {
+        const ml = groupLink('model', c);
+        const outAR = allReduceMs(samples * safeBytes(w.activationBytes), c.k, ml);
+        const inAR = hasProducer[li] ? allReduceMs(samples * inBytes, c.k, ml) : 0;
+        if (c.split === 'out') mpB = inAR;
+        else if (c.split === 'in') mpF = outAR;
+        else if (c.split === 'heads') {
+          mpF = outAR;
+          mpB = inAR;
+        }
+      }
+      const arBytes = safeBytes(w.weightGradBytes) * pShare;
+      const arMs = c.d > 1 ? allReduceMs(arBytes, c.d, groupLink('data', c)) : 0;
+      const paramsHere = safeBytes(w.params) * pShare;
+      const upd = updateMs(paramsHere, stateCopies, gpu, dtype);
+      const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
+      const memoryBytes =
+        paramsHere * dtype * (2 + stateCopies) + safeBytes(w.nonTrainable) * dtype * pShare + safeBytes(w.savedActivationBytes) * samples * actShare * copies;
+      return {
+        config: c,
+        inLayout: layoutOf(inputLayout(c)),
+        outLayout: layoutOf(outputLayout(c)),
+        forwardMs: t.forwardMs,
+        backwardMs: t.backwardMs,
+        mpForwardMs: mpF,
+        mpBackwardMs: mpB,
+        allreduceBytes: c.d > 1 ? arBytes : 0,
+        allreduceMs: arMs,
+        updateMs: upd,
+        memoryBytes,
+        timeMs: t.forwardMs + t.backwardMs + mpF + mpB + arMs + upd,
+      };
+    });
+  }
+
+  const L = layouts.length;
+  const pairFraction = new Float64Array(L * L);
+  const pairSources = new Float64Array(L * L);
+  const fwdFraction = new Float64Array(L * L);
+  const fwdSources = new Float64Array(L * L);
+  for (let a = 0; a < L; a++) {
+    for (let b = 0; b < L; b++) {
+      if (a === b) continue;
+      const f = redistribution(layouts[a], layouts[b]);
+      const r = redistribution(layouts[b], layouts[a]);
+      fwdFraction[a * L + b] = f.fraction;
+      fwdSources[a * L + b] = f.sources;
+      pairFraction[a * L + b] = f.fraction + r.fraction;
+      pairSources[a * L + b] = f.sources + r.sources;
+    }
+  }
+
+  const edgeCost = (e: number, fo: number, to: number): number => {
+    const edge = edges[e];
+    const a = options[edge.from][fo].outLayout;
+    const b = options[edge.to][to].inLayout;
+    if (a === b) return 0;
+    const p = a * L + b;
+    return (edge.bytes * pairFraction[p]) / link.bytesPerMs + pairSources[p] * link.alphaMs;
+  };
+
+  const edgeCostParts = (e: number, fo: number, to: number): [number, number] => {
+    const edge = edges[e];
+    const a = options[edge.from][fo].outLayout;
+    const b = options[edge.to][to].inLayout;
+    if (a === b) return [0, 0];
+    const p = a * L + b;
+    const fwd = fwdFraction[p] > 0 ? (edge.bytes * fwdFraction[p]) / link.bytesPerMs + fwdSources[p] * link.alphaMs : 0;
+    return [fwd, edgeCost(e, fo, to) - fwd];
+  };
+
+  return {
+    devices,
+    n,
+    batch,
+    layers,
+    options,
+    sources,
+    edges,
+    inEdges,
+    outEdges,
+    hasProducer,
+    layouts,
+    pairFraction,
+    pairSources,
+    link,
+    edgeCost,
+    edgeCostParts,
+    dataGroupLink: (c) => groupLink('data', c),
+    modelGroupLink: (c) => groupLink('model', c),
+  };
+}
+
+/** Sum of node and edge costs of an assignment (option index per layer): what the search minimises. */
+export function assignmentCost(t: CostTables, choice: ArrayLike<number>, nodeCost?: (layer: number, option: number) => number): number {
+  let s = 0;
+  for (let i = 0; i < t.layers.length; i++) s += nodeCost ? nodeCost(i, choice[i]) : t.options[i][choice[i]].timeMs;
+  for (let e = 0; e < t.edges.length; e++) s += t.edgeCost(e, choice[t.edges[e].from], choice[t.edges[e].to]);
+  return s;
+}
+
+/** Peak memory per device of an assignment (every layer occupies every device of the group). */
+export function assignmentMemory(t: CostTables, choice: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < t.layers.length; i++) s += t.options[i][choice[i]].memoryBytes;
+  return s;
+}

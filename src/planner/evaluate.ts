@@ -1,0 +1,138 @@
+/**
+ * Candidates for one GPU count: the searched plan for the mode, plain data
+ * parallelism, OWT (at the full count, as a baseline), and pipelines in 'all'
+ * mode. Each is simulated; the fastest plan that fits in memory wins. Taking
+ * the simulator's word over the search's additive estimate is what lets the
+ * chosen plan never lose to a baseline.
+ */
+import type { AnalyzedModel } from '../core/ir';
+import type { PlanOptions } from '../protocol/plan';
+import { divisors, opClass, type LayerConfig } from './cost/configs';
+import { gb, usableBytes } from './cost/memory';
+import { assignmentMemory, buildCostTables, type CostTables, type TableOptions } from './cost/tables';
+import { range, type Topology } from './cost/topology';
+import { buildPipelinePlan, type PipelinePlan } from './search/pipelinePlan';
+import { searchTables, type FittedSearch } from './search/search';
+import type { SimRun } from './simulator/engine';
+import { simulateIteration } from './simulator/iteration';
+import { simulatePipeline } from './simulator/pipeline';
+import { summarizeRun, type RunSummary } from './simulator/results';
+
+export type CandidateKind = 'search' | 'dp' | 'owt' | 'pipeline';
+
+export interface Candidate {
+  kind: CandidateKind;
+  n: number;
+  tables?: CostTables;
+  choice?: Int32Array;
+  pipeline?: PipelinePlan;
+  search?: FittedSearch;
+  run: SimRun;
+  summary: RunSummary;
+  memoryPerGpu: number[];
+  fits: boolean;
+  reason?: string;
+}
+
+export interface CountResult {
+  n: number;
+  best?: Candidate;
+  dp?: Candidate;
+  owt?: Candidate;
+  /** Why nothing fits, when nothing does. */
+  reason?: string;
+  /** The search that ran at this count (absent in dp mode or on one GPU). */
+  search?: FittedSearch;
+  evaluated: number;
+}
+
+export interface EvalContext {
+  model: AnalyzedModel;
+  topo: Topology;
+  options: PlanOptions;
+  tableOptions: TableOptions;
+  searchBudgetMs: number;
+}
+
+function simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, choice: Int32Array, search?: FittedSearch): Candidate {
+  const run = simulateIteration(t, choice);
+  const mem = assignmentMemory(t, choice);
+  const cap = usableBytes(ctx.topo.minMemoryBytes(t.devices));
+  const fits = mem <= cap;
+  return {
+    kind,
+    n: t.n,
+    tables: t,
+    choice,
+    search,
+    run,
+    summary: summarizeRun(run, t.devices, ctx.topo, t.batch),
+    memoryPerGpu: t.devices.map(() => mem),
+    fits,
+    reason: fits ? undefined : `needs ${gb(mem)} per GPU, more than the ${gb(cap)} usable of ${gb(ctx.topo.minMemoryBytes(t.devices))}`,
+  };
+}
+
+/** OWT ("one weird trick"): data parallel convolutions, model-parallel fully-connected layers. */
+export function owtConfigs(model: AnalyzedModel, n: number): (layer: AnalyzedModel['layers'][number]) => LayerConfig[] {
+  const firstLinear = model.layers.findIndex((l) => l.op === 'linear');
+  const pos = new Map(model.layers.map((l, i) => [l.id, i]));
+  return (layer) => {
+    const i = pos.get(layer.id) ?? 0;
+    if (n === 1 || firstLinear < 0 || i < firstLinear) return [{ d: n, k: 1, split: 'none' }];
+    if (layer.op === 'linear') return [{ d: 1, k: n, split: 'out' }];
+    return [{ d: 1, k: n, split: opClass(layer) === 'shardable' ? 'shard' : 'rep' }];
+  };
+}
+
+function better(a: Candidate | undefined, b: Candidate): Candidate {
+  if (!a) return b;
+  if (a.fits !== b.fits) return a.fits ? a : b;
+  if (!a.fits) return Math.max(...b.memoryPerGpu) < Math.max(...a.memoryPerGpu) ? b : a;
+  return b.summary.stepTimeMs < a.summary.stepTimeMs ? b : a;
+}
+
+export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean): CountResult {
+  const { model, topo, options } = ctx;
+  const batch = options.batch;
+  const devices = range(0, n);
+  let evaluated = 0;
+  const tables = buildCostTables(model, topo, devices, batch, { ...ctx.tableOptions, mode: options.strategies });
+  const dpChoice = new Int32Array(model.layers.length);
+  const dpValid = tables.options.every((o) => o[0].config.k === 1 && o[0].config.d === n);
+  const dp = dpValid ? simulateTables(ctx, 'dp', tables, dpChoice) : undefined;
+  let best: Candidate | undefined = dp;
+  let search: FittedSearch | undefined;
+  evaluated += model.layers.length;
+  if (options.strategies !== 'dp' && n > 1) {
+    const s = searchTables(tables, usableBytes(topo.minMemoryBytes(devices)), ctx.searchBudgetMs);
+    evaluated += s.evaluated;
+    search = s;
+    const same = dp && s.choice.every((o) => o === 0);
+    if (!same) best = better(best, simulateTables(ctx, 'search', tables, s.choice, s));
+  } else if (!dp) {
+    best = simulateTables(ctx, 'search', tables, dpChoice);
+  }
+  let owt: Candidate | undefined;
+  if (includeOwt) {
+    const t = buildCostTables(model, topo, devices, batch, { ...ctx.tableOptions, mode: 'hybrid', configsFor: owtConfigs(model, n) });
+    owt = simulateTables(ctx, 'owt', t, new Int32Array(model.layers.length));
+    if (options.strategies !== 'dp') best = better(best, owt);
+  }
+  if (options.strategies === 'all' && n > 1) {
+    for (const S of divisors(n)) {
+      if (S < 2) continue;
+      const Ms = options.microBatches ? [options.microBatches] : [S, 2 * S, 4 * S];
+      for (const M of Ms) {
+        const p = buildPipelinePlan(model, topo, n, S, M, batch, ctx.tableOptions);
+        if (!p) continue;
+        const run = simulatePipeline(p.stages, topo, p.microBatch, M, p.schedule);
+        evaluated += p.stages.length * model.layers.length;
+        const cand: Candidate = { kind: 'pipeline', n, pipeline: p, run, summary: summarizeRun(run, devices, topo, batch), memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason };
+        best = better(best, cand);
+      }
+    }
+  }
+  const reason = best && !best.fits ? `nothing fits on ${n} GPU${n > 1 ? 's' : ''}: the smallest plan ${best.reason}` : undefined;
+  return { n, best, dp, owt, reason, evaluated, search };
+}

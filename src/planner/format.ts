@@ -1,0 +1,52 @@
+/** The CLI's plain-text plan table. */
+import type { PlanOutcome } from '../protocol/plan';
+
+const pad = (s: string, w: number): string => (s.length >= w ? s : s + ' '.repeat(w - s.length));
+const fmt = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
+
+function devicesText(ds: number[]): string {
+  if (ds.length > 2 && ds.every((d, i) => i === 0 || d === ds[i - 1] + 1)) return `${ds[0]}-${ds[ds.length - 1]}`;
+  return ds.join(',');
+}
+
+export function formatPlanTable(outcome: PlanOutcome): string {
+  const lines: string[] = [];
+  const scaling = outcome.scaling.map((s) => `${s.gpus}:${s.feasible ? fmt(s.samplesPerSec, 0) : 'x'}`).join('  ');
+  if (!outcome.feasible) {
+    lines.push(`${outcome.model} on ${outcome.cluster.name}, batch ${outcome.batch}: no feasible plan`);
+    lines.push(`reason: ${outcome.reason}`);
+    if (scaling) lines.push(`samples/s by GPU count: ${scaling}`);
+    return lines.join('\n');
+  }
+  const r = outcome;
+  const p = r.plan;
+  const b = r.baselines;
+  const vs = (x: number): string => (x > 0 ? `${fmt(p.samplesPerSec / x, 2)}×` : 'n/a');
+  lines.push(`${r.model} on ${r.cluster.name} (${r.cluster.source}), batch ${r.batch}, ${r.strategies} strategies, objective ${r.objective}`);
+  lines.push(`chosen: ${p.gpus} of ${r.cluster.gpus} GPUs  step ${fmt(p.stepTimeMs, 2)} ms  ${fmt(p.samplesPerSec, 0)} samples/s  ${fmt(p.energyJPerSample, 3)} J/sample  peak ${fmt(Math.max(...p.memoryPerGpuBytes) / 1e9, 2)} GB/GPU`);
+  lines.push(`speedup: ${vs(b.singleGpu.samplesPerSec)} vs 1 GPU, ${vs(b.dataParallel.samplesPerSec)} vs pure DP on ${b.dataParallel.gpus}, ${vs(b.owt.samplesPerSec)} vs OWT`);
+  if (p.pipeline) lines.push(`pipeline: ${p.pipeline.stages} stages, ${p.pipeline.microBatches} micro-batches (${p.pipeline.schedule}), bubble ${fmt(p.pipeline.bubbleFraction * 100, 0)}%`);
+  lines.push('');
+  const header = ['layer', 'line', 'type', 'strategy', 'd×k', 'devices', 'fwd ms', 'bwd ms', 'allreduce ms', 'xfer ms', 'source'];
+  const rows = p.layers.map((l) => [
+    l.name,
+    String(l.line),
+    l.type,
+    l.strategy + (l.splitDim ? `(${l.splitDim})` : '') + (l.strategy === 'pipeline' ? ` s${l.stage}` : ''),
+    `${l.dataDegree}×${l.modelDegree}`,
+    devicesText(l.devices),
+    fmt(l.forwardMs, 2),
+    fmt(l.backwardMs, 2),
+    fmt(l.allreduceMs, 2),
+    fmt(l.transferMs, 2),
+    l.costSource.kind,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  lines.push(header.map((h, i) => pad(h, widths[i])).join('  '));
+  for (const row of rows) lines.push(row.map((c, i) => pad(c, widths[i])).join('  ').trimEnd());
+  lines.push('');
+  lines.push(`samples/s by GPU count: ${scaling}`);
+  lines.push(`search: ${r.search.method}${r.search.exact ? ' (exact)' : ''}, ${r.search.configurationsEvaluated} configurations, ${fmt(r.search.elapsedMs, 0)} ms${r.search.bound ? `; ${r.search.bound}` : ''}`);
+  for (const d of r.diagnostics) lines.push(`${d.severity}: ${d.message}`);
+  return lines.join('\n');
+}

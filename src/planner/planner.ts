@@ -1,0 +1,188 @@
+/**
+ * planModel: for every GPU count n = 1..N find the best plan (the scaling
+ * curve), pick n by the objective, and report the plan, baselines and the
+ * simulated timeline. The loop is a generator so the async entry point can
+ * yield to the event loop between counts and honour cancellation.
+ */
+import type { AnalyzedModel } from '../core/ir';
+import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, ScalingPoint } from '../protocol/plan';
+import type { ProfileFile } from '../protocol/profile';
+import type { ClusterSpec } from './cluster/spec';
+import { ProfileCosts, profileProblem } from './cost/profileCosts';
+import { Topology } from './cost/topology';
+import { evaluateCount, type Candidate, type CountResult, type EvalContext } from './evaluate';
+import { layerPlans, summaryOf } from './report';
+import { toTimeline } from './simulator/results';
+
+export interface PlanExtras {
+  profile?: ProfileFile;
+}
+
+export interface AsyncPlanExtras extends PlanExtras {
+  cancel?: { readonly isCancellationRequested: boolean };
+  onProgress?: (done: number, total: number) => void;
+}
+
+function clusterSummary(cluster: ClusterSpec) {
+  return { name: cluster.name, gpus: cluster.gpus.length, nodes: cluster.nodes, gpuNames: [...new Set(cluster.gpus.map((g) => g.name))], source: cluster.source };
+}
+
+function baseline(c: Candidate | undefined, n: number, batch: number, why: string): BaselineResult {
+  if (!c) return { gpus: n, feasible: false, reason: why, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 };
+  return {
+    gpus: n,
+    feasible: c.fits,
+    ...(c.fits ? {} : { reason: c.reason }),
+    samplesPerSec: c.fits ? throughput(c, batch) : 0,
+    stepTimeMs: c.summary.stepTimeMs,
+    energyJPerSample: c.summary.energyJPerSample,
+  };
+}
+
+function throughput(c: Candidate, batch: number): number {
+  return c.summary.stepTimeMs > 0 ? (batch * 1000) / c.summary.stepTimeMs : 0;
+}
+
+function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number], PlanOutcome> {
+  const started = Date.now();
+  const diagnostics: PlanDiagnostic[] = [];
+  const topo = new Topology(cluster);
+  const batch = options.batch;
+  const clusterInfo = clusterSummary(cluster);
+  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
+  if (!(Number.isInteger(batch) && batch >= 1)) return fail(`batch must be a positive integer (got ${batch})`);
+  if (model.layers.length === 0) return fail(`model '${model.name}' has no layers to plan`);
+  let N = Math.min(topo.size, options.maxGpus ?? Infinity);
+  if (options.gpus !== undefined) {
+    if (!(Number.isInteger(options.gpus) && options.gpus >= 1)) return fail(`gpus must be a positive integer (got ${options.gpus})`);
+    if (options.gpus > topo.size) return fail(`--gpus ${options.gpus} asks for more GPUs than cluster '${cluster.name}' has (${topo.size})`);
+    N = Math.max(N, options.gpus);
+  }
+  if (!(N >= 1)) return fail('maxGpus must be at least 1');
+
+  let profile: ProfileCosts | undefined;
+  if (extras.profile) {
+    const problem = profileProblem(extras.profile);
+    if (problem) diagnostics.push({ severity: 'warning', message: `profile ignored: ${problem}` });
+    else {
+      profile = new ProfileCosts(extras.profile);
+      const names = new Set(extras.profile.devices.map((d) => d.name));
+      const target = topo.gpus[0].name;
+      if (![...names].some((n) => n.includes(target) || target.includes(n))) {
+        diagnostics.push({ severity: 'warning', message: `profile was measured on ${[...names].join(', ') || 'an unknown device'}, not ${target}: measured times are used as they are` });
+      }
+    }
+  }
+  if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
+  for (const l of model.layers) {
+    if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
+  }
+
+  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile }, searchBudgetMs: 300 };
+  const samplesPerSec = (c: Candidate): number => throughput(c, batch);
+  const results: CountResult[] = [];
+  let evaluated = 0;
+  for (let n = 1; n <= N; n++) {
+    const r = evaluateCount(ctx, n, n === N);
+    evaluated += r.evaluated;
+    results.push(r);
+    yield [n, N];
+  }
+  const scaling: ScalingPoint[] = results.map((r) => {
+    const ok = r.best && r.best.fits;
+    return {
+      gpus: r.n,
+      feasible: !!ok,
+      ...(ok ? {} : { reason: r.reason ?? `no plan on ${r.n} GPUs` }),
+      samplesPerSec: ok ? samplesPerSec(r.best!) : 0,
+      stepTimeMs: r.best ? r.best.summary.stepTimeMs : 0,
+      energyJPerSample: r.best ? r.best.summary.energyJPerSample : 0,
+      ...(r.best ? { summary: summaryOf(r.best) } : {}),
+    };
+  });
+  const feasible = results.filter((r) => r.best?.fits);
+  let chosen: CountResult | undefined;
+  if (options.gpus !== undefined) {
+    chosen = results[options.gpus - 1];
+    if (!chosen.best?.fits) return fail(chosen.reason ?? `no plan fits on ${options.gpus} GPUs`, scaling);
+  } else if (feasible.length === 0) {
+    const last = results[results.length - 1];
+    return fail(last.reason ?? `nothing fits on up to ${N} GPUs`, scaling);
+  } else {
+    const bestSps = Math.max(...feasible.map((r) => samplesPerSec(r.best!)));
+    if (options.objective === 'efficiency') {
+      const tol = options.efficiencyTolerance ?? 0.05;
+      chosen = feasible.find((r) => samplesPerSec(r.best!) >= (1 - tol) * bestSps);
+    } else {
+      chosen = feasible.find((r) => samplesPerSec(r.best!) === bestSps);
+    }
+  }
+  const c = chosen!.best!;
+  const last = results[results.length - 1];
+  if (results[0].best && !results[0].best.fits) diagnostics.push({ severity: 'info', message: `the model does not fit on one GPU: ${results[0].best.reason}` });
+  const layers = layerPlans(c, topo, options.strategies);
+  const costSources: Record<string, number> = {};
+  for (const l of layers) costSources[l.costSource.kind] = (costSources[l.costSource.kind] ?? 0) + 1;
+  const report: PlanReport = {
+    feasible: true,
+    model: model.name,
+    batch,
+    objective: options.objective,
+    strategies: options.strategies,
+    optimizer: options.optimizer,
+    cluster: clusterInfo,
+    plan: {
+      gpus: c.n,
+      stepTimeMs: c.summary.stepTimeMs,
+      samplesPerSec: samplesPerSec(c),
+      energyJPerSample: c.summary.energyJPerSample,
+      memoryPerGpuBytes: c.memoryPerGpu,
+      layers,
+      ...(c.pipeline
+        ? { pipeline: { stages: c.pipeline.stages.length, microBatches: c.pipeline.microBatches, schedule: c.pipeline.schedule, bubbleFraction: (c.pipeline.stages.length - 1) / (c.pipeline.microBatches + c.pipeline.stages.length - 1) } }
+        : {}),
+    },
+    baselines: {
+      singleGpu: baseline(results[0].dp, 1, batch, 'no single-GPU data-parallel plan'),
+      dataParallel: baseline(last.dp, N, batch, `pure data parallelism is impossible on ${N} GPUs at batch ${batch}`),
+      owt: baseline(last.owt, N, batch, 'no OWT plan'),
+    },
+    scaling,
+    timeline: toTimeline(c.run),
+    search: {
+      method: chosen!.search?.method ?? 'chain-dp',
+      exact: chosen!.search ? chosen!.search.exact : true,
+      ...(chosen!.search?.bound ? { bound: chosen!.search.bound } : {}),
+      configurationsEvaluated: evaluated,
+      elapsedMs: Date.now() - started,
+    },
+    costSources,
+    diagnostics,
+  };
+  return report;
+}
+
+export function planModel(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras = {}): PlanOutcome {
+  const it = planSteps(model, cluster, options, extras);
+  for (;;) {
+    const r = it.next();
+    if (r.done) return r.value;
+  }
+}
+
+function cancelled(): Error {
+  const e = new Error('planning cancelled');
+  e.name = 'Cancelled';
+  return e;
+}
+
+export async function planModelAsync(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: AsyncPlanExtras = {}): Promise<PlanOutcome> {
+  const it = planSteps(model, cluster, options, extras);
+  for (;;) {
+    if (extras.cancel?.isCancellationRequested) throw cancelled();
+    const r = it.next();
+    if (r.done) return r.value;
+    extras.onProgress?.(r.value[0], r.value[1]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}

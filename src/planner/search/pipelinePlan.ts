@@ -1,0 +1,86 @@
+/**
+ * Pipeline candidates ('all' mode): the topological order cut into S
+ * contiguous stages of n/S data-parallel devices each, balanced by a
+ * bisection on the largest stage time, with M micro-batches.
+ */
+import type { AnalyzedModel } from '../../core/ir';
+import { buildCostTables, type TableOptions } from '../cost/tables';
+import { usableBytes } from '../cost/memory';
+import { range, type Topology } from '../cost/topology';
+import type { PipelineStage, Schedule } from '../simulator/pipeline';
+
+export interface PipelinePlan {
+  stages: PipelineStage[];
+  microBatches: number;
+  microBatch: number;
+  schedule: Schedule;
+  memoryPerGpu: number[];
+  fits: boolean;
+  reason?: string;
+}
+
+function partition(costs: number[], S: number): number[] {
+  const fits = (cap: number): number[] | undefined => {
+    const cuts: number[] = [];
+    let acc = 0;
+    for (let i = 0; i < costs.length; i++) {
+      if (acc + costs[i] > cap && acc > 0) {
+        cuts.push(i);
+        acc = 0;
+      }
+      acc += costs[i];
+    }
+    return cuts.length <= S - 1 ? cuts : undefined;
+  };
+  let lo = Math.max(...costs);
+  let hi = costs.reduce((a, b) => a + b, 0);
+  for (let i = 0; i < 40 && hi - lo > 1e-9 * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (fits(mid)) hi = mid;
+    else lo = mid;
+  }
+  const cuts = fits(hi)!;
+  // Every stage needs a layer: split the largest stages until there are S.
+  const bounds = [0, ...cuts, costs.length];
+  while (bounds.length - 1 < S) {
+    let widest = 0;
+    for (let i = 1; i < bounds.length - 1; i++) if (bounds[i + 1] - bounds[i] > bounds[widest + 1] - bounds[widest]) widest = i;
+    const mid = Math.floor((bounds[widest] + bounds[widest + 1]) / 2);
+    bounds.splice(widest + 1, 0, mid);
+  }
+  return bounds;
+}
+
+export function buildPipelinePlan(model: AnalyzedModel, topo: Topology, n: number, S: number, M: number, batch: number, opts: TableOptions, schedule: Schedule = '1f1b'): PipelinePlan | undefined {
+  const L = model.layers.length;
+  const m = n / S;
+  const microBatch = batch / M;
+  if (!Number.isInteger(m) || S < 2 || S > L || microBatch < m) return undefined;
+  const probe = buildCostTables(model, topo, range(0, m), microBatch, { ...opts, mode: 'dp' });
+  const costs = probe.options.map((o) => o[0].forwardMs + o[0].backwardMs);
+  const bounds = partition(costs, S);
+  const stageOf = new Int32Array(L);
+  for (let s = 0; s < S; s++) for (let l = bounds[s]; l < bounds[s + 1]; l++) stageOf[l] = s;
+  const stages: PipelineStage[] = [];
+  const memoryPerGpu: number[] = [];
+  let fits = true;
+  let reason: string | undefined;
+  for (let s = 0; s < S; s++) {
+    const devices = range(s * m, m);
+    const inFlight = schedule === 'gpipe' ? M : Math.min(M, S - s);
+    const tables = buildCostTables(model, topo, devices, microBatch, { ...opts, mode: 'dp', activationCopies: inFlight });
+    const layers = range(bounds[s], bounds[s + 1] - bounds[s]);
+    let boundary = 0;
+    for (const e of tables.edges) if (stageOf[e.from] <= s && stageOf[e.to] > s) boundary += e.bytes / microBatch;
+    stages.push({ layers, devices, tables, boundaryBytesPerSample: boundary });
+    let mem = 0;
+    for (const l of layers) mem += tables.options[l][0].memoryBytes;
+    const cap = usableBytes(topo.minMemoryBytes(devices));
+    for (const _ of devices) memoryPerGpu.push(mem);
+    if (mem > cap && fits) {
+      fits = false;
+      reason = `pipeline stage ${s} needs ${(mem / 1e9).toFixed(1)} GB per GPU, more than the ${(cap / 1e9).toFixed(1)} GB usable`;
+    }
+  }
+  return { stages, microBatches: M, microBatch, schedule, memoryPerGpu, fits, reason };
+}
