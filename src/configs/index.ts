@@ -1,0 +1,8 @@
+/**
+ * Training configs: detect, read, compare with the plan, edit; and plan export.
+ * The LSP server and the CLI use only what is exported here.
+ */
+export type { ConfigFormat, ConfigFinding, ConfigFix, ConfigCheckResult, TextEdit, TextRange } from './types';
+export { detectConfigFormats, initConfigReaders, checkConfig, fixAll, MAX_CONFIG_CHARS } from './check';
+export { applyTextEdits } from './edits';
+export { exportPlan, EXPORT_FORMATS, type ExportFormat, type ExportedFile } from './exportPlan';

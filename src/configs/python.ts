@@ -1,0 +1,96 @@
+/**
+ * Python syntax trees for the configs that live in training scripts
+ * (Lightning's Trainer, Keras' MirroredStrategy). The parser is loaded once by
+ * initConfigReaders(); afterwards parsing is synchronous. Values are edited by
+ * their node ranges, so nothing outside the argument's value changes.
+ */
+import type { Node, Parser } from 'web-tree-sitter';
+import { createPythonParser } from '../frontends/python/treeSitter';
+import { MalformedConfig, type TextEdit, type TextRange } from './types';
+
+let parser: Parser | undefined;
+let loading: Promise<void> | undefined;
+
+export function initPythonConfigs(): Promise<void> {
+  loading ??= createPythonParser().then((p) => {
+    parser = p;
+  });
+  return loading;
+}
+
+export function pythonReady(): boolean {
+  return parser !== undefined;
+}
+
+/** Runs `fn` on the tree and frees the tree afterwards (wasm memory is not garbage-collected). */
+export function withPythonTree<T>(text: string, fn: (root: Node) => T): T {
+  if (!parser) throw new MalformedConfig('WAP: the Python config reader is not initialised (initConfigReaders() was not awaited)');
+  const tree = parser.parse(text);
+  if (!tree) throw new MalformedConfig('Python: the file could not be parsed');
+  try {
+    return fn(tree.rootNode);
+  } finally {
+    tree.delete();
+  }
+}
+
+/** Calls whose callee is `name` or `<anything>.name`, e.g. `Trainer(` and `pl.Trainer(`. */
+export function findCalls(root: Node, name: string): Node[] {
+  return root.descendantsOfType('call').filter((call): call is Node => {
+    const fn = call?.childForFieldName('function');
+    if (!fn) return false;
+    if (fn.type === 'identifier') return fn.text === name;
+    return fn.type === 'attribute' && fn.childForFieldName('attribute')?.text === name;
+  });
+}
+
+export interface CallArgs {
+  keywords: Map<string, Node>;
+  positional: Node[];
+  /** The argument list node, for inserting a missing keyword. */
+  list: Node;
+}
+
+export function callArgs(call: Node): CallArgs | undefined {
+  const list = call.childForFieldName('arguments');
+  if (!list || list.type !== 'argument_list') return undefined;
+  const keywords = new Map<string, Node>();
+  const positional: Node[] = [];
+  for (const arg of list.namedChildren) {
+    if (!arg || arg.type === 'comment') continue;
+    if (arg.type === 'keyword_argument') {
+      const name = arg.childForFieldName('name')?.text;
+      const value = arg.childForFieldName('value');
+      if (name && value) keywords.set(name, value);
+    } else positional.push(arg);
+  }
+  return { keywords, positional, list };
+}
+
+export const nodeRange = (n: Node): TextRange => ({ start: n.startIndex, end: n.endIndex });
+export const replaceWith = (n: Node, newText: string): TextEdit[] => [{ ...nodeRange(n), newText }];
+
+/** The content of a plain string literal ('x' or "x", no f-string or concatenation), else undefined. */
+export function stringLiteral(n: Node): string | undefined {
+  if (n.type !== 'string') return undefined;
+  const parts = n.namedChildren.filter((c) => c && c.type !== 'string_start' && c.type !== 'string_end');
+  if (parts.some((c) => c!.type !== 'string_content')) return undefined;
+  const start = n.namedChildren.find((c) => c?.type === 'string_start')?.text ?? '';
+  if (/[fFbB]/.test(start)) return undefined;
+  return parts.map((c) => c!.text).join('');
+}
+
+/** The quote the user wrote, so a rewritten string looks like theirs. */
+export function quoteOf(n: Node): string {
+  const m = /^[rRuU]?("""|'''|"|')/.exec(n.text);
+  return m?.[1] && m[1].length === 1 ? m[1] : '"';
+}
+
+export function intLiteral(n: Node): number | undefined {
+  if (n.type !== 'integer' || !/^\d+$/.test(n.text)) return undefined;
+  return Number(n.text);
+}
+
+export function malformedIfBroken(call: Node, what: string): void {
+  if (call.hasError) throw new MalformedConfig(`Python: syntax error inside the ${what} call`, nodeRange(call));
+}

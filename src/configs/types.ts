@@ -1,0 +1,83 @@
+/**
+ * The contract of the config room: what a format module reads out of a
+ * training config, and what comes back to the LSP server and the CLI.
+ * Offsets are UTF-16 code units into the text (what VS Code and JS strings use).
+ */
+
+export type ConfigFormat = 'accelerate' | 'deepspeed' | 'lightning' | 'keras-mirrored' | 'torchrun' | 'cuda-visible-devices';
+
+export interface TextRange {
+  start: number;
+  end: number;
+}
+
+export interface TextEdit extends TextRange {
+  newText: string;
+}
+
+export interface ConfigFix {
+  title: string;
+  edits: TextEdit[];
+  preferred?: boolean;
+}
+
+export interface ConfigFinding {
+  format: ConfigFormat;
+  severity: 'error' | 'warning' | 'info';
+  /** Stable id, e.g. 'gpu-count', 'batch-arithmetic', 'malformed-config'. */
+  code: string;
+  message: string;
+  /** The exact value the finding is about. */
+  range: TextRange;
+  fix?: ConfigFix;
+}
+
+export interface ConfigCheckResult {
+  formats: ConfigFormat[];
+  findings: ConfigFinding[];
+}
+
+/** A value read from a config, where it sits, and how to rewrite it. */
+export interface ConfigValue<T> {
+  value: T;
+  range: TextRange;
+  /** Edits that set this value; undefined when the value cannot be rewritten mechanically. */
+  set?: (next: T) => TextEdit[];
+}
+
+/**
+ * What a launch config says about the run, normalised across formats so one
+ * comparison with the plan (compare.ts) serves every format.
+ */
+export interface LaunchSettings {
+  /** Processes (GPUs) per machine. */
+  perNode?: ConfigValue<number>;
+  /** Machines. */
+  nodes?: ConfigValue<number>;
+  /** Total processes when the format states the total itself (Accelerate's num_processes). */
+  total?: ConfigValue<number>;
+  /** Explicit device ids (gpu_ids, CUDA_VISIBLE_DEVICES, MirroredStrategy devices, Trainer devices=[…]). */
+  deviceIds?: ConfigValue<number[]>;
+  /**
+   * How the config parallelises: 'data' for plain data parallelism (DDP, MULTI_GPU,
+   * MirroredStrategy), 'sharded' for ZeRO/FSDP (still data parallel per layer),
+   * 'single', or 'other' for strategies WAP does not model.
+   */
+  parallelism?: ConfigValue<'data' | 'sharded' | 'single' | 'other'>;
+}
+
+/** One format: detect it cheaply, then read, compare and offer edits in one pass. */
+export interface ConfigReader {
+  format: ConfigFormat;
+  /** Cheap, content-based; must not parse. */
+  detect(fileName: string, text: string): boolean;
+  /** Every finding for this format, plan-dependent ones only when a plan is given. Never throws. */
+  check(fileName: string, text: string, plan: import('../protocol/plan').PlanReport | undefined): ConfigFinding[];
+}
+
+/** Raised inside readers for bad input; index.ts turns it into one 'malformed-config' finding. */
+export class MalformedConfig extends Error {
+  constructor(message: string, readonly range: TextRange = { start: 0, end: 0 }) {
+    super(message);
+  }
+}

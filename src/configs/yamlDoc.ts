@@ -1,0 +1,95 @@
+/**
+ * YAML reading for configs through the `yaml` package's Document API. Values
+ * are located by their node ranges and rewritten by splicing only the value's
+ * source span, so comments, key order, quoting and indentation elsewhere stay
+ * byte-for-byte as they were.
+ */
+import { Document, isMap, isScalar, parseDocument, Scalar } from 'yaml';
+import { MalformedConfig, type ConfigValue, type TextEdit, type TextRange } from './types';
+
+/** Aliases allowed when expanding the document; far above what real configs use, far below a "billion laughs". */
+const MAX_ALIASES = 100;
+
+export function parseYamlConfig(text: string): Document.Parsed {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const err = doc.errors[0];
+  if (err) throw new MalformedConfig(`YAML: ${err.message.split('\n')[0]}`, { start: err.pos[0], end: err.pos[1] });
+  try {
+    // Expanding once with a bound detects alias bombs before anything else touches the document.
+    doc.toJS({ maxAliasCount: MAX_ALIASES });
+  } catch (e) {
+    throw new MalformedConfig(`YAML: ${e instanceof Error ? e.message : String(e)} (more than ${MAX_ALIASES} alias expansions)`, { start: 0, end: Math.min(text.length, 1) });
+  }
+  if (doc.contents !== null && !isMap(doc.contents)) {
+    const r = doc.contents.range;
+    throw new MalformedConfig('YAML: the config must be a mapping of keys to values', r ? { start: r[0], end: r[1] } : { start: 0, end: 0 });
+  }
+  return doc;
+}
+
+/** The top-level scalar node of `key`, or undefined when absent. Non-scalar values are a type error. */
+export function topScalar(doc: Document.Parsed, key: string): Scalar | undefined {
+  if (!isMap(doc.contents)) return undefined;
+  const pair = doc.contents.items.find((p) => isScalar(p.key) && p.key.value === key);
+  if (!pair || pair.value === null || pair.value === undefined) return undefined;
+  if (!isScalar(pair.value)) {
+    const r = (pair.value as { range?: [number, number, number] }).range;
+    throw new MalformedConfig(`${key} must be a single value, not a list, mapping or alias`, r ? { start: r[0], end: r[1] } : { start: 0, end: 0 });
+  }
+  if (pair.value.value === null) return undefined;
+  return pair.value;
+}
+
+export function valueRange(node: Scalar): TextRange {
+  const [start, end] = node.range ?? [0, 0];
+  return { start, end };
+}
+
+/** Renders a string in the node's own quoting style so the edit looks like the user's. */
+function renderString(node: Scalar, value: string): string {
+  switch (node.type) {
+    case Scalar.QUOTE_SINGLE:
+      return `'${value.replace(/'/g, "''")}'`;
+    case Scalar.QUOTE_DOUBLE:
+      return JSON.stringify(value);
+    default:
+      return value;
+  }
+}
+
+export function replaceNode(node: Scalar, newText: string): TextEdit[] {
+  return [{ ...valueRange(node), newText }];
+}
+
+/** A positive whole number (num_processes, num_machines). */
+export function readCount(doc: Document.Parsed, key: string): ConfigValue<number> | undefined {
+  const node = topScalar(doc, key);
+  if (!node) return undefined;
+  const v = node.value;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+    throw new MalformedConfig(`${key} must be a whole number, got ${JSON.stringify(v)}`, valueRange(node));
+  }
+  return { value: v, range: valueRange(node), set: (n) => replaceNode(node, String(n)) };
+}
+
+export function readString(doc: Document.Parsed, key: string): ConfigValue<string> | undefined {
+  const node = topScalar(doc, key);
+  if (!node) return undefined;
+  const v = node.value;
+  // YAML 1.1 readers (PyYAML, which Accelerate uses) read a bare `no` as false.
+  const s = v === false ? 'no' : v === true ? 'yes' : v;
+  if (typeof s !== 'string') throw new MalformedConfig(`${key} must be a string, got ${JSON.stringify(v)}`, valueRange(node));
+  return { value: s, range: valueRange(node), set: (next) => replaceNode(node, renderString(node, next)) };
+}
+
+/** Accelerate's gpu_ids: 'all', one id, or a comma-separated list. `undefined` value means all GPUs. */
+export function readGpuIds(doc: Document.Parsed, key: string): ConfigValue<number[]> | undefined {
+  const node = topScalar(doc, key);
+  if (!node) return undefined;
+  const raw = typeof node.value === 'number' ? String(node.value) : node.value;
+  if (typeof raw !== 'string') throw new MalformedConfig(`${key} must be 'all' or a list like 0,1,2,3`, valueRange(node));
+  if (raw.trim().toLowerCase() === 'all') return undefined;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (!parts.every((p) => /^\d+$/.test(p))) throw new MalformedConfig(`${key} must be 'all' or GPU ids like 0,1,2,3, got ${JSON.stringify(raw)}`, valueRange(node));
+  return { value: parts.map(Number), range: valueRange(node), set: (ids) => replaceNode(node, renderString(node, ids.join(','))) };
+}

@@ -1,0 +1,119 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { parse as parseYaml } from 'yaml';
+import { configCommand } from '../../src/cli/commands/config';
+import { exportCommand } from '../../src/cli/commands/export';
+import { CliError } from '../../src/cli/cliError';
+import { root } from './helpers';
+
+const dir = mkdtempSync(join(tmpdir(), 'wap-config-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const model = join(root, 'test/configs/data/mlp.py');
+// --gpus 2 pins the plan's GPU count so the expectations do not depend on cost-model tuning.
+const planFlags = ['--model', model, '--input', '8192', '--gpus', '2'];
+
+/** Runs a command in-process, capturing what it prints. */
+async function capture(run: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  // Only console is captured: the test runner itself reports through process.stdout.
+  const saved = { log: console.log, error: console.error };
+  console.log = (...a: unknown[]) => void out.push(a.join(' ') + '\n');
+  console.error = (...a: unknown[]) => void err.push(a.join(' ') + '\n');
+  try {
+    const code = await run();
+    return { code, out: out.join(''), err: err.join('') };
+  } finally {
+    Object.assign(console, saved);
+  }
+}
+
+function script(name: string, nproc: number): string {
+  const file = join(dir, name);
+  writeFileSync(file, `#!/bin/bash\n# launch\ntorchrun --standalone --nproc_per_node=${nproc} train.py\n`);
+  return file;
+}
+
+test('wap config: 0 when the config matches the plan, 1 with file:line:col lines when it does not', async () => {
+  const clean = await capture(() => configCommand.run([script('clean.sh', 2), ...planFlags]));
+  assert.equal(clean.code, 0, clean.out + clean.err);
+  assert.equal(clean.out, '');
+
+  const file = script('mismatch.sh', 4);
+  const bad = await capture(() => configCommand.run([file, ...planFlags]));
+  assert.equal(bad.code, 1);
+  const lines = bad.out.trim().split('\n');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0]!, new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:40: warning: 4 processes requested; the plan .* on 2 GPUs.* \\[gpu-count\\]$`));
+});
+
+test('wap config --fix writes the quick-fix edits and then exits 0', async () => {
+  const file = script('fixme.sh', 4);
+  const before = readFileSync(file, 'utf8');
+  const r = await capture(() => configCommand.run([file, ...planFlags, '--fix']));
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.err, /applied 1 edit\(s\)/);
+  assert.equal(readFileSync(file, 'utf8'), before.replace('--nproc_per_node=4', '--nproc_per_node=2'));
+});
+
+test('wap config without --model checks internal consistency only', async () => {
+  const file = join(dir, 'ds_config.json');
+  writeFileSync(file, '{\n  "train_batch_size": 100,\n  "train_micro_batch_size_per_gpu": 32,\n  "gradient_accumulation_steps": 1\n}\n');
+  const r = await capture(() => configCommand.run([file]));
+  assert.equal(r.code, 1);
+  assert.match(r.out, /ds_config\.json:2:23: error: train_batch_size 100 is not micro 32 × accum 1 × any world size/);
+});
+
+test('wap config: bad input is a one-line error with exit 2', async () => {
+  const notConfig = join(dir, 'notes.txt');
+  writeFileSync(notConfig, 'hello\n');
+  for (const args of [[notConfig], [join(dir, 'missing.yaml')], [script('ok.sh', 2), '--model', join(dir, 'missing.py')], [script('ok2.sh', 2), '--bogus']]) {
+    await assert.rejects(configCommand.run(args), (e: unknown) => e instanceof CliError && e.exitCode === 2 && !e.message.includes('\n'));
+  }
+});
+
+test('wap export writes DeepSpeed and Accelerate files holding the plan numbers', async () => {
+  const out = join(dir, 'ds.json');
+  const r = await capture(() => exportCommand.run([model, '--input', '8192', '--gpus', '2', '--format', 'deepspeed', '--out', out]));
+  assert.equal(r.code, 0);
+  const ds = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(ds.train_batch_size, 128);
+  assert.equal(ds.train_micro_batch_size_per_gpu * ds.gradient_accumulation_steps * 2, 128);
+
+  const accOut = join(dir, 'accelerate.yaml');
+  assert.equal((await capture(() => exportCommand.run([model, '--input', '8192', '--gpus', '2', '--format', 'accelerate', '--out', accOut]))).code, 0);
+  const cfg = parseYaml(readFileSync(accOut, 'utf8'));
+  assert.equal(cfg.num_processes, 2);
+  assert.equal(cfg.gpu_ids, '0,1');
+  const runOut = join(dir, 'launch.sh');
+  assert.equal((await capture(() => exportCommand.run([model, '--input', '8192', '--gpus', '2', '--format', 'torchrun', '--out', runOut]))).code, 0);
+  assert.match(readFileSync(runOut, 'utf8'), /^torchrun --standalone --nproc_per_node=2 /m);
+  await assert.rejects(exportCommand.run([model, '--format', 'slurm']), (e: unknown) => e instanceof CliError && /--format must be one of/.test(e.message));
+});
+
+test('the real CLI process exits 1 on a mismatch and 2 on bad input', async () => {
+  // Bundled once with esbuild (as scripts/build.mjs does, but into the temp dir): a tsx
+  // start-up per spawn costs seconds on a loaded machine. Wasm files resolve from node_modules via cwd.
+  const bundle = join(dir, 'cli.js');
+  // Same bundling options as the node entries in scripts/build.mjs.
+  await build({
+    entryPoints: [join(root, 'src/cli/main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent',
+    external: ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node'],
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+    define: { 'import.meta.url': '__wapImportMetaUrl' },
+    banner: { js: "var __wapImportMetaUrl = require('url').pathToFileURL(__filename).href;" },
+  });
+  const cli = (args: string[]) => spawnSync(process.execPath, [bundle, ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  const mismatch = cli(['config', script('proc.sh', 4), ...planFlags]);
+  assert.equal(mismatch.status, 1, mismatch.stderr);
+  assert.match(mismatch.stdout, /proc\.sh:3:40: warning: /);
+  const bad = cli(['config', join(dir, 'nope.yaml')]);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /^wap: cannot read config file/);
+});

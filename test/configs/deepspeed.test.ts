@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parse as parseJsonc } from 'jsonc-parser';
+import { applyTextEdits, checkConfig, fixAll } from '../../src/configs';
+import { alexnetPlan, pipelinePlan } from './fixtures';
+
+const ds = (o: Record<string, unknown>): string => JSON.stringify(o, null, 2);
+const findingsOf = (text: string, plan = alexnetPlan()) => checkConfig('ds_config.json', text, plan).findings;
+
+test('train_batch_size ≠ micro × accum × world: error at the value, fix keeps the global batch via accumulation', () => {
+  const text = ds({ train_batch_size: 256, train_micro_batch_size_per_gpu: 32, gradient_accumulation_steps: 1 });
+  const f = findingsOf(text).find((x) => x.code === 'batch-arithmetic');
+  assert.ok(f);
+  assert.equal(f.severity, 'error');
+  assert.equal(text.slice(f.range.start, f.range.end), '256');
+  assert.equal(f.message, 'train_batch_size 256 ≠ micro 32 × accum 1 × world 4 (from the plan) = 128');
+  const fixed = JSON.parse(applyTextEdits(text, f.fix!.edits));
+  assert.deepEqual(fixed, { train_batch_size: 256, train_micro_batch_size_per_gpu: 32, gradient_accumulation_steps: 2 });
+});
+
+test('when accumulation cannot absorb it, the fix sets train_batch_size to the product', () => {
+  const text = ds({ train_batch_size: 100, train_micro_batch_size_per_gpu: 8, gradient_accumulation_steps: 2 });
+  const f = findingsOf(text).find((x) => x.code === 'batch-arithmetic')!;
+  assert.equal(f.fix!.title, 'Set train_batch_size to 64');
+  const out = JSON.parse(fixAll('ds_config.json', text, alexnetPlan()).text);
+  assert.equal(out.train_batch_size, out.train_micro_batch_size_per_gpu * out.gradient_accumulation_steps * 4);
+});
+
+test('consistent configs have no arithmetic finding; pipeline stages shrink the data-parallel world', () => {
+  assert.equal(findingsOf(ds({ train_batch_size: 128, train_micro_batch_size_per_gpu: 16, gradient_accumulation_steps: 2 })).filter((x) => x.code.startsWith('batch')).length, 0);
+  // 4 GPUs in 2 stages → world 2: 128 = 16 × 4 × 2.
+  assert.equal(findingsOf(ds({ train_batch_size: 128, train_micro_batch_size_per_gpu: 16, gradient_accumulation_steps: 4 }), pipelinePlan()).filter((x) => x.code === 'batch-arithmetic').length, 0);
+});
+
+test('a missing field must still be derivable on the planned world', () => {
+  const f = findingsOf(ds({ train_batch_size: 100, train_micro_batch_size_per_gpu: 8 })).find((x) => x.code === 'batch-arithmetic');
+  assert.ok(f);
+  assert.match(f.message, /not a multiple of micro 8 × world 4/);
+  assert.equal(findingsOf(ds({ train_batch_size: 96, train_micro_batch_size_per_gpu: 8 })).filter((x) => x.code === 'batch-arithmetic').length, 0);
+});
+
+test('"auto" values (HF Trainer integration) are accepted and not checked', () => {
+  const text = ds({ train_batch_size: 'auto', train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 'auto', zero_optimization: { stage: 2 } });
+  assert.deepEqual(findingsOf(text).filter((x) => x.severity !== 'info'), []);
+});
+
+test('without a plan: says the world size cannot be checked, but still catches impossible products', () => {
+  const ok = checkConfig('ds.json', ds({ train_batch_size: 256, train_micro_batch_size_per_gpu: 32, gradient_accumulation_steps: 1 }), undefined).findings;
+  assert.deepEqual(ok.map((x) => [x.code, x.severity]), [['batch-unchecked', 'info']]);
+  assert.match(ok[0]!.message, /holds only on 8 GPU\(s\); WAP cannot check the world size without a model plan/);
+  const bad = checkConfig('ds.json', ds({ train_batch_size: 250, train_micro_batch_size_per_gpu: 32, gradient_accumulation_steps: 1 }), undefined).findings;
+  assert.deepEqual(bad.map((x) => [x.code, x.severity]), [['batch-arithmetic', 'error']]);
+});
+
+test('ZeRO stage out of range is an error; sharded DP next to model-parallel layers gets advice', () => {
+  const text = ds({ train_batch_size: 128, train_micro_batch_size_per_gpu: 32, zero_optimization: { stage: 5 } });
+  const codes = findingsOf(text).map((x) => x.code);
+  assert.ok(codes.includes('unknown-value'));
+  const advice = findingsOf(ds({ train_batch_size: 128, train_micro_batch_size_per_gpu: 32, zero_optimization: { stage: 2 } })).find((x) => x.code === 'model-parallel-advice');
+  assert.ok(advice);
+  assert.match(advice.message, /^Sharded DP \(ZeRO\/FSDP\) on 4 GPUs but the Linear layers fc6, fc7 \(split ×4 in the plan\) want model parallelism/);
+});
+
+test('the fixed JSONC keeps comments (parsed after the edit)', () => {
+  const text = '{\n  // batch for 8 GPUs\n  "train_batch_size": 256, /* global */\n  "train_micro_batch_size_per_gpu": 32,\n  "gradient_accumulation_steps": 1,\n}\n';
+  const out = fixAll('ds_config.jsonc', text, alexnetPlan()).text;
+  assert.equal(out, text.replace('"gradient_accumulation_steps": 1', '"gradient_accumulation_steps": 2'));
+  assert.equal(parseJsonc(out, [], { allowTrailingComma: true }).gradient_accumulation_steps, 2);
+});

@@ -1,0 +1,114 @@
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders } from '../../src/configs';
+import { alexnetPlan, dataParallelPlan, twoNodePlan } from './fixtures';
+import { readExample } from './helpers';
+
+before(() => initConfigReaders());
+
+const valueOf = (text: string, f: { range: { start: number; end: number } }): string => text.slice(f.range.start, f.range.end);
+
+test('detection is content-based and says [] for unrelated files', () => {
+  assert.deepEqual(detectConfigFormats('cfg.yaml', 'num_processes: 4\n'), ['accelerate']);
+  assert.deepEqual(detectConfigFormats('x.json', '{"zero_optimization": {"stage": 1}}'), ['deepspeed']);
+  assert.deepEqual(detectConfigFormats('t.py', 'import lightning as L\nL.Trainer(devices=2)'), ['lightning']);
+  assert.deepEqual(detectConfigFormats('t.py', 'from transformers import Trainer\nTrainer(model=m)'), [], 'HF Trainer is not Lightning');
+  assert.deepEqual(detectConfigFormats('k.py', 's = tf.distribute.MirroredStrategy()'), ['keras-mirrored']);
+  assert.deepEqual(detectConfigFormats('run.sh', 'CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 t.py'), ['torchrun', 'cuda-visible-devices']);
+  assert.deepEqual(detectConfigFormats('Makefile', 'train:\n\tpython -m torch.distributed.run --nproc_per_node 2 t.py'), ['torchrun']);
+  assert.deepEqual(detectConfigFormats('notes.txt', 'torchrun --nproc_per_node=8'), []);
+  assert.deepEqual(detectConfigFormats('package.json', '{"name": "x"}'), []);
+});
+
+test('Lightning: devices list, string devices, num_nodes and strategy objects are read from the tree', () => {
+  const text = 'import pytorch_lightning as pl\nfrom pytorch_lightning.strategies import DDPStrategy\ntrainer = pl.Trainer(devices=[0, 1, 2, 3, 4, 5], strategy=DDPStrategy(find_unused_parameters=False))\n';
+  const { findings } = checkConfig('train.py', text, alexnetPlan());
+  const gpu = findings.find((f) => f.code === 'gpu-count')!;
+  assert.equal(valueOf(text, gpu), '[0, 1, 2, 3, 4, 5]');
+  assert.match(gpu.message, /^6 processes requested/);
+  assert.equal(fixAll('train.py', text, alexnetPlan()).text, text.replace('[0, 1, 2, 3, 4, 5]', '[0, 1, 2, 3]'));
+  const advice = findings.find((f) => f.code === 'model-parallel-advice')!;
+  assert.equal(valueOf(text, advice), 'DDPStrategy(find_unused_parameters=False)');
+
+  const twoNodes = 'import lightning as L\nt = L.Trainer(devices="8", num_nodes=1)\n';
+  const fixed = fixAll('t.py', twoNodes, twoNodePlan()).text;
+  assert.equal(fixed, 'import lightning as L\nt = L.Trainer(devices="8", num_nodes=2)\n');
+});
+
+test('Lightning: expressions and CPU trainers are left alone', () => {
+  const text = 'import lightning as L\nL.Trainer(devices=args.gpus)\nL.Trainer(accelerator="cpu", devices=8)\nL.Trainer(devices="auto")\n';
+  assert.deepEqual(checkConfig('t.py', text, alexnetPlan()).findings, []);
+});
+
+test('Keras: MirroredStrategy device lists keep their spelling; an argument-less strategy gets devices inserted', () => {
+  const text = 'import tensorflow as tf\ns = tf.distribute.MirroredStrategy(devices=["/gpu:0", "/gpu:1"])\n';
+  const f = checkConfig('k.py', text, alexnetPlan()).findings.find((x) => x.code === 'gpu-count')!;
+  assert.match(f.message, /^MirroredStrategy mirrors over 2 GPUs; the plan uses 4 GPUs for 1\.8× the throughput/);
+  assert.equal(fixAll('k.py', text, alexnetPlan()).text, text.replace('["/gpu:0", "/gpu:1"]', '["/gpu:0", "/gpu:1", "/gpu:2", "/gpu:3"]'));
+
+  const bare = 'import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n';
+  assert.equal(fixAll('k.py', bare, alexnetPlan()).text, bare.replace('MirroredStrategy()', 'MirroredStrategy(devices=["/gpu:0", "/gpu:1", "/gpu:2", "/gpu:3"])'));
+  const multi = checkConfig('k.py', bare, twoNodePlan()).findings;
+  assert.deepEqual(multi.map((x) => x.code), ['multi-node']);
+});
+
+test('torchrun: every spelling of the flags is read and edited in place', () => {
+  const plan = alexnetPlan();
+  const cases: Array<[string, string]> = [
+    ['torchrun --nproc_per_node=8 train.py', 'torchrun --nproc_per_node=4 train.py'],
+    ['torchrun --nproc_per_node 8 train.py', 'torchrun --nproc_per_node 4 train.py'],
+    ['torchrun --nproc-per-node=8 train.py --nproc_per_node=99', 'torchrun --nproc-per-node=4 train.py --nproc_per_node=99'],
+    ['python3 -u -m torch.distributed.run --standalone --nproc_per_node "8" train.py', 'python3 -u -m torch.distributed.run --standalone --nproc_per_node "4" train.py'],
+    ['NGPU=${NGPU:-8}\ntorchrun --nproc_per_node=$NGPU t.py', 'NGPU=${NGPU:-4}\ntorchrun --nproc_per_node=$NGPU t.py'],
+    ['torchrun \\\n  --nnodes=2 \\\n  --nproc_per_node=8 t.py', 'torchrun \\\n  --nnodes=1 \\\n  --nproc_per_node=4 t.py'],
+  ];
+  for (const [input, expected] of cases) {
+    const text = `#!/bin/bash\n${input}\n`;
+    assert.equal(fixAll('run.sh', text, plan).text, `#!/bin/bash\n${expected}\n`, input);
+  }
+  // Two machines wanted, --nnodes missing: inserted after the launcher.
+  assert.equal(fixAll('run.sh', 'torchrun --nproc_per_node=4 t.py\n', twoNodePlan()).text, 'torchrun --nnodes=2 --nproc_per_node=8 t.py\n');
+  // Computed values cannot be checked.
+  assert.deepEqual(checkConfig('run.sh', 'torchrun --nproc_per_node=$(nvidia-smi -L | wc -l) t.py\n', plan).findings, []);
+});
+
+test('Makefile: make variables, recipes and the legacy launcher', () => {
+  const file = 'examples/configs/Makefile';
+  const text = readExample(file);
+  const findings = checkConfig(file, text, dataParallelPlan(8)).findings;
+  // The legacy recipe starts 4 processes behind CUDA_VISIBLE_DEVICES=0,1,2,3; the plan wants 8.
+  const legacy = findings.find((f) => f.code === 'gpu-count')!;
+  assert.equal(valueOf(text, legacy), '4');
+  assert.match(legacy.message, /^4 processes requested; the plan uses 8 GPUs/);
+  const fixed = fixAll(file, text, dataParallelPlan(8)).text;
+  assert.ok(fixed.includes('CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 $(PYTHON) -m torch.distributed.launch --nproc_per_node 8 \\'));
+  // With the 4-GPU plan, `NGPU ?= 8` is the value that changes.
+  const four = fixAll(file, text, alexnetPlan()).text;
+  assert.ok(four.includes('NGPU ?= 4\n'));
+});
+
+test('CUDA_VISIBLE_DEVICES alone, and too few visible GPUs for torchrun', () => {
+  const text = 'export CUDA_VISIBLE_DEVICES="0,1,2,3,4,5,6,7"\npython train.py\n';
+  const f = checkConfig('run.sh', text, alexnetPlan()).findings;
+  assert.deepEqual(f.map((x) => x.code), ['gpu-count']);
+  assert.match(f[0]!.message, /^CUDA_VISIBLE_DEVICES exposes 8 GPUs; the plan reaches 98%/);
+  assert.equal(fixAll('run.sh', text, alexnetPlan()).text, 'export CUDA_VISIBLE_DEVICES="0,1,2,3"\npython train.py\n');
+
+  const short = 'CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 t.py\n';
+  const mismatch = checkConfig('run.sh', short, undefined).findings;
+  assert.deepEqual(mismatch.map((x) => [x.code, x.severity]), [['device-ids-mismatch', 'error']]);
+  assert.match(mismatch[0]!.message, /lists 2 GPU\(s\) but --nproc_per_node starts 4 processes/);
+});
+
+test('accelerate: num_processes beyond NO distribution, gpu_ids shorter than num_processes', () => {
+  const text = 'distributed_type: MULTI_GPU\nnum_processes: 4\ngpu_ids: 0,1\n';
+  const f = checkConfig('a.yaml', text, undefined).findings;
+  assert.deepEqual(f.map((x) => x.code), ['device-ids-mismatch']);
+  const multi = 'distributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 8\n';
+  assert.equal(fixAll('a.yaml', multi, twoNodePlan()).text, 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 16\n');
+});
+
+test('a config that matches the plan is clean', () => {
+  assert.deepEqual(checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 8\n', dataParallelPlan(8)).findings, []);
+  assert.deepEqual(checkConfig('run.sh', 'torchrun --standalone --nproc_per_node=8 t.py\n', dataParallelPlan(8)).findings, []);
+});
