@@ -1,0 +1,216 @@
+/**
+ * Attribute and item access: instances and classes (method resolution through
+ * bases defined in the file), library paths, containers, and the torch/keras
+ * stand-ins, plus `super()`.
+ */
+import type { PyNode } from './ast';
+import { methodOf } from './builtins';
+import type { Interp } from './interpreter';
+import { canonicalPath } from './imports';
+import { kerasAttr } from './kerasRuntime';
+import { libraryAttr } from './library';
+import { isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
+import { NONE, UNKNOWN, int, keyOf, native, toNumber, type ClassV, type FuncV, type InstV, type Scope, type Value } from './values';
+
+/** Which class a method was defined in (for `super()`), by function identity. */
+export const methodOwner = new WeakMap<FuncV, ClassV>();
+
+/** Depth-first, left-to-right linearisation of the bases defined in the file (close to C3 for the usual trees). */
+export function mro(cls: ClassV): Value[] {
+  const out: Value[] = [];
+  const seen = new Set<Value>();
+  const visit = (c: Value, depth: number): void => {
+    if (seen.has(c) || depth > 30) return;
+    seen.add(c);
+    out.push(c);
+    if (c.k === 'class') for (const b of c.bases) visit(b, depth + 1);
+  };
+  visit(cls, 0);
+  return out;
+}
+
+export function classLookup(cls: ClassV, name: string, after?: ClassV): Value | undefined {
+  const chain = mro(cls);
+  let start = 0;
+  if (after) start = chain.indexOf(after) + 1;
+  for (let i = start; i < chain.length; i++) {
+    const c = chain[i];
+    if (c.k === 'class') {
+      const v = c.attrs.get(name);
+      if (v !== undefined) return v;
+    }
+  }
+  return undefined;
+}
+
+/** The first library base (nn.Module, keras.Model…) in the class's ancestry. */
+export function libraryBase(cls: ClassV): string | undefined {
+  for (const c of mro(cls)) if (c.k === 'lib') return c.path;
+  return undefined;
+}
+
+function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): Value {
+  if (member.k !== 'func') return member;
+  if (member.kind === 'static') return member;
+  if (member.kind === 'property') return interp.callValue({ k: 'bound', self, fn: member }, [], new Map(), interp.site(site));
+  if (member.kind === 'class') return { k: 'bound', self: self.k === 'inst' ? self.cls : self, fn: member };
+  return { k: 'bound', self, fn: member };
+}
+
+export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode): Value {
+  switch (obj.k) {
+    case 'inst': {
+      const own = obj.attrs.get(name) ?? obj.children?.get(name);
+      if (own !== undefined) return own;
+      const member = classLookup(obj.cls, name);
+      if (member !== undefined) return bindMember(interp, obj, member, node);
+      if (isTorchModule(obj)) return torchBaseAttr(interp, obj, name);
+      return kerasAttr(interp, obj, name);
+    }
+    case 'class': {
+      const member = classLookup(obj, name);
+      if (member?.k === 'func' && member.kind === 'class') return { k: 'bound', self: obj, fn: member };
+      return member ?? UNKNOWN;
+    }
+    case 'lib':
+      return libraryAttr(canonicalPath(obj.path + '.' + name));
+    case 'mod':
+      return torchModAttr(interp, obj, name);
+    case 'tensor':
+      return obj.framework === 'pytorch' ? tensorAttr(interp, obj, name) : kerasAttr(interp, obj, name);
+    case 'klayer':
+    case 'kmodel':
+      return kerasAttr(interp, obj, name);
+    case 'param':
+      if (name === 'shape' && obj.shape) return { k: 'tuple', items: obj.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) };
+      return UNKNOWN;
+    case 'str':
+    case 'list':
+    case 'dict':
+    case 'tuple':
+      return methodOf(obj, name) ?? UNKNOWN;
+    default:
+      return UNKNOWN;
+  }
+}
+
+export function setAttr(interp: Interp, obj: Value, name: string, value: Value, node: PyNode): void {
+  if (obj.k === 'inst') {
+    const isModuleValue = value.k === 'mod' || (value.k === 'inst' && isTorchModule(value));
+    if (obj.children && isModuleValue) {
+      obj.attrs.delete(name);
+      obj.children.set(name, value);
+      return;
+    }
+    if (obj.children?.has(name)) {
+      if (value.k === 'none') obj.children.delete(name);
+      else if (value.k === 'param') {
+        // Tying the weight of a user-defined child module: rare; keep the child.
+        return;
+      }
+    }
+    obj.attrs.set(name, value);
+    return;
+  }
+  if (obj.k === 'mod') return torchSetModAttr(interp, obj, name, value, node);
+  if (obj.k === 'class') obj.attrs.set(name, value);
+}
+
+function isSlice(v: Value): v is { k: 'tuple'; items: Value[] } {
+  return v.k === 'tuple' && v.items.length === 4 && v.items[0].k === 'str' && v.items[0].v === '__slice__';
+}
+
+export function sliceIndices(key: { items: Value[] }, length: number): number[] {
+  const step = toNumber(key.items[3]) ?? 1;
+  if (step === 0) return [];
+  const norm = (v: Value, dflt: number): number => {
+    const n = toNumber(v);
+    if (n === undefined) return dflt;
+    const i = n < 0 ? n + length : n;
+    return Math.max(step > 0 ? 0 : -1, Math.min(i, step > 0 ? length : length - 1));
+  };
+  const start = norm(key.items[1], step > 0 ? 0 : length - 1);
+  const stop = norm(key.items[2], step > 0 ? length : -1);
+  const out: number[] = [];
+  for (let i = start; step > 0 ? i < stop : i > stop; i += step) out.push(i);
+  return out;
+}
+
+export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, unpackCount?: number): Value {
+  switch (obj.k) {
+    case 'list':
+    case 'tuple':
+    case 'str': {
+      const items = obj.k === 'str' ? [...obj.v] : obj.items;
+      if (isSlice(key)) {
+        const picked = sliceIndices(key, items.length).map((i) => items[i]);
+        if (obj.k === 'str') return { k: 'str', v: (picked as string[]).join('') };
+        return { k: obj.k, items: picked as Value[] };
+      }
+      const i = toNumber(key);
+      if (i === undefined) return UNKNOWN;
+      const item = items[i < 0 ? i + items.length : i];
+      if (item === undefined) return UNKNOWN;
+      return typeof item === 'string' ? { k: 'str', v: item } : item;
+    }
+    case 'dict':
+      return obj.map.get(keyOf(key))?.[1] ?? UNKNOWN;
+    case 'range': {
+      const i = toNumber(key);
+      return i === undefined ? UNKNOWN : int(obj.start + i * obj.step);
+    }
+    case 'mod': {
+      if (!obj.children) return UNKNOWN;
+      const children = [...obj.children.entries()];
+      if (isSlice(key)) {
+        const picked = sliceIndices(key, children.length).map((i) => children[i]);
+        return { ...obj, children: new Map(picked) };
+      }
+      if (obj.container === 'dict') return obj.children.get(String(key.k === 'str' ? key.v : '')) ?? UNKNOWN;
+      const i = toNumber(key);
+      if (i === undefined) return UNKNOWN;
+      return children[i < 0 ? i + children.length : i]?.[1] ?? UNKNOWN;
+    }
+    case 'tensor':
+      return obj;
+    case 'splitres':
+      return splitPart(interp, obj, toNumber(key), unpackCount);
+    default:
+      return UNKNOWN;
+  }
+}
+
+export function setItem(interp: Interp, obj: Value, key: Value, value: Value): void {
+  if (obj.k === 'list') {
+    const i = toNumber(key);
+    if (i !== undefined && obj.items[i < 0 ? i + obj.items.length : i] !== undefined) obj.items[i < 0 ? i + obj.items.length : i] = value;
+  } else if (obj.k === 'dict') obj.map.set(keyOf(key), [key, value]);
+  else if (obj.k === 'mod' && obj.children && key.k === 'str') obj.children.set(key.v, value);
+  else if (obj.k === 'mod' && obj.children) {
+    const i = toNumber(key);
+    const entry = i === undefined ? undefined : [...obj.children.keys()][i];
+    if (entry !== undefined) obj.children.set(entry, value);
+  }
+}
+
+/** `super().name`: the next definition of `name` after the method's own class in self's ancestry. */
+export function superProxy(interp: Interp, scope: Scope, name: string): Value {
+  const self = interp.lookup('__self__', scope);
+  const owner = interp.lookup('__class__', scope);
+  if (!self || self.k !== 'inst' || !owner || owner.k !== 'class') return UNKNOWN;
+  const member = classLookup(self.cls, name, owner);
+  if (member !== undefined) return bindMember(interp, self, member, owner.node);
+  if (name === '__init__') return native('super.__init__', (args) => libraryInit(self, args));
+  return isTorchModule(self) ? torchBaseAttr(interp, self, name) : UNKNOWN;
+}
+
+/** nn.Sequential / nn.ModuleList subclasses register their constructor arguments as children. */
+function libraryInit(self: InstV, args: Value[]): Value {
+  const base = libraryBase(self.cls);
+  if (self.children && (base === 'torch.nn.Sequential' || base === 'torch.nn.ModuleList')) {
+    const items = args.length === 1 && (args[0].k === 'list' || args[0].k === 'dict') ? args[0] : undefined;
+    if (items?.k === 'dict') for (const [, [k, v]] of items.map) self.children.set(k.k === 'str' ? k.v : String(self.children.size), v);
+    else for (const a of items?.k === 'list' ? items.items : args) self.children.set(String(self.children.size), a);
+  }
+  return NONE;
+}

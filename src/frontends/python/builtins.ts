@@ -1,0 +1,334 @@
+/**
+ * Python builtins and the str/list/dict methods model code uses to compute
+ * layer sizes and names. Anything unknown in, Unknown out.
+ */
+import { formatValue } from './expressions';
+import {
+  FALSE,
+  NONE,
+  TRUE,
+  UNKNOWN,
+  bool,
+  int,
+  iterItems,
+  keyOf,
+  native,
+  num,
+  str,
+  toNumber,
+  truthy,
+  type DictV,
+  type NativeFn,
+  type Value,
+} from './values';
+
+function numbers(args: Value[]): number[] | undefined {
+  const items = args.length === 1 ? (iterItems(args[0]) ?? args) : args;
+  if (!items) return undefined;
+  const out: number[] = [];
+  for (const i of items) {
+    const n = toNumber(i);
+    if (n === undefined) return undefined;
+    out.push(n);
+  }
+  return out;
+}
+
+const isFloat = (args: Value[]): boolean => (args.length === 1 ? iterItems(args[0]) ?? [] : args).some((a) => a.k === 'num' && a.float);
+
+function dictFrom(args: Value[], kwargs: Map<string, Value>): DictV {
+  const out: DictV = { k: 'dict', map: new Map() };
+  const src = args[0];
+  if (src?.k === 'dict') for (const [k, v] of src.map) out.map.set(k, v);
+  else if (src) {
+    for (const pair of iterItems(src) ?? []) {
+      const kv = iterItems(pair);
+      if (kv && kv.length === 2) out.map.set(keyOf(kv[0]), [kv[0], kv[1]]);
+    }
+  }
+  for (const [k, v] of kwargs) out.map.set('s:' + k, [str(k), v]);
+  return out;
+}
+
+const fns: Record<string, NativeFn> = {
+  int: ([a]) => {
+    if (a?.k === 'str') return /^\s*-?\d+\s*$/.test(a.v) ? int(parseInt(a.v, 10)) : UNKNOWN;
+    const n = toNumber(a);
+    return n === undefined ? (a ? UNKNOWN : int(0)) : int(Math.trunc(n));
+  },
+  float: ([a]) => {
+    const n = a?.k === 'str' ? parseFloat(a.v) : toNumber(a);
+    return n === undefined || Number.isNaN(n) ? UNKNOWN : num(n, true);
+  },
+  str: ([a]) => {
+    const s = a ? formatValue(a) : '';
+    return s === undefined ? UNKNOWN : str(s);
+  },
+  bool: ([a]) => {
+    const t = a ? truthy(a) : false;
+    return t === undefined ? UNKNOWN : bool(t);
+  },
+  round: ([a, d]) => {
+    const n = toNumber(a);
+    if (n === undefined) return UNKNOWN;
+    const digits = toNumber(d);
+    if (digits === undefined) {
+      // Python rounds half to even.
+      const r = Math.round(n);
+      return int(Math.abs(n % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r);
+    }
+    const f = 10 ** digits;
+    return num(Math.round(n * f) / f, true);
+  },
+  abs: ([a]) => {
+    const n = toNumber(a);
+    return n === undefined ? UNKNOWN : num(Math.abs(n), a.k === 'num' && a.float);
+  },
+  max: (args) => {
+    const ns = numbers(args);
+    return ns?.length ? num(Math.max(...ns), isFloat(args)) : UNKNOWN;
+  },
+  min: (args) => {
+    const ns = numbers(args);
+    return ns?.length ? num(Math.min(...ns), isFloat(args)) : UNKNOWN;
+  },
+  sum: ([a, start]) => {
+    const ns = a ? numbers([a]) : undefined;
+    return ns ? num(ns.reduce((x, y) => x + y, toNumber(start) ?? 0), isFloat([a])) : UNKNOWN;
+  },
+  len: ([a]) => {
+    if (a?.k === 'dict') return int(a.map.size);
+    if (a?.k === 'mod' && a.children) return int(a.children.size);
+    if (a?.k === 'inst' && a.children) return int(a.children.size);
+    const items = a ? iterItems(a) : undefined;
+    return items ? int(items.length) : UNKNOWN;
+  },
+  range: (args) => {
+    const ns = args.map(toNumber);
+    if (ns.some((n) => n === undefined)) return UNKNOWN;
+    if (ns.length === 0) return UNKNOWN;
+    const [start, stop, step] = (ns.length === 1 ? [0, ns[0], 1] : [ns[0], ns[1], ns[2] ?? 1]) as number[];
+    return { k: 'range', start, stop, step };
+  },
+  list: ([a]) => ({ k: 'list', items: a ? [...(iterItems(a) ?? [])] : [] }),
+  tuple: ([a]) => ({ k: 'tuple', items: a ? [...(iterItems(a) ?? [])] : [] }),
+  set: ([a]) => ({ k: 'list', items: a ? [...(iterItems(a) ?? [])] : [] }),
+  sorted: ([a]) => {
+    const items = a ? iterItems(a) : undefined;
+    const ns = items ? numbers([a]) : undefined;
+    if (ns) return { k: 'list', items: [...items!].sort((x, y) => toNumber(x)! - toNumber(y)!) };
+    return items ? { k: 'list', items: [...items] } : UNKNOWN;
+  },
+  reversed: ([a]) => ({ k: 'list', items: [...(iterItems(a) ?? [])].reverse() }),
+  dict: (args, kwargs) => dictFrom(args, kwargs),
+  enumerate: ([a, start]) => {
+    const s = toNumber(start) ?? 0;
+    return { k: 'list', items: (iterItems(a) ?? []).map((v, i) => ({ k: 'tuple', items: [int(i + s), v] })) };
+  },
+  zip: (args) => {
+    const lists = args.map((a) => iterItems(a) ?? []);
+    const n = lists.length ? Math.min(...lists.map((l) => l.length)) : 0;
+    return { k: 'list', items: Array.from({ length: n }, (_, i) => ({ k: 'tuple', items: lists.map((l) => l[i]) })) };
+  },
+  any: ([a]) => {
+    const items = iterItems(a);
+    if (!items) return UNKNOWN;
+    const ts = items.map(truthy);
+    return ts.includes(true) ? TRUE : ts.includes(undefined) ? UNKNOWN : FALSE;
+  },
+  all: ([a]) => {
+    const items = iterItems(a);
+    if (!items) return UNKNOWN;
+    const ts = items.map(truthy);
+    return ts.includes(false) ? FALSE : ts.includes(undefined) ? UNKNOWN : TRUE;
+  },
+  divmod: ([a, b]) => {
+    const x = toNumber(a);
+    const y = toNumber(b);
+    if (x === undefined || !y) return UNKNOWN;
+    return { k: 'tuple', items: [int(Math.floor(x / y)), int(((x % y) + y) % y)] };
+  },
+  pow: ([a, b]) => {
+    const x = toNumber(a);
+    const y = toNumber(b);
+    return x === undefined || y === undefined ? UNKNOWN : num(x ** y);
+  },
+  isinstance: ([obj, cls]) => {
+    const classes = cls?.k === 'tuple' ? cls.items : cls ? [cls] : [];
+    const results = classes.map((c) => isInstance(obj, c));
+    return results.includes(true) ? TRUE : results.every((r) => r === false) ? FALSE : UNKNOWN;
+  },
+  callable: ([a]) => bool(!!a && ['func', 'bound', 'native', 'class', 'lib', 'mod', 'klayer'].includes(a.k)),
+  print: () => NONE,
+  id: () => UNKNOWN,
+  hash: () => UNKNOWN,
+  type: () => UNKNOWN,
+  iter: ([a]) => a ?? UNKNOWN,
+  next: ([a]) => iterItems(a ?? UNKNOWN)?.[0] ?? UNKNOWN,
+};
+
+function isInstance(obj: Value | undefined, cls: Value): boolean | undefined {
+  if (!obj || obj.k === 'unknown') return undefined;
+  if (cls.k === 'native') {
+    const byName: Record<string, string[]> = { int: ['num', 'bool'], float: ['num'], str: ['str'], list: ['list'], tuple: ['tuple'], dict: ['dict'], bool: ['bool'] };
+    const kinds = byName[cls.name];
+    if (!kinds) return undefined;
+    if (cls.name === 'int') return obj.k === 'bool' || (obj.k === 'num' && !obj.float);
+    if (cls.name === 'float') return obj.k === 'num' && obj.float;
+    return kinds.includes(obj.k);
+  }
+  if (cls.k === 'class') {
+    if (obj.k !== 'inst') return false;
+    const seen = new Set<Value>();
+    const walk = (c: Value): boolean => {
+      if (c === cls) return true;
+      if (c.k !== 'class' || seen.has(c)) return false;
+      seen.add(c);
+      return c.bases.some(walk);
+    };
+    return walk(obj.cls);
+  }
+  if (cls.k === 'lib') {
+    const short = cls.path.split('.').pop() ?? '';
+    if (obj.k === 'mod') return short === 'Module' || obj.type === short;
+    if (obj.k === 'klayer') return short === 'Layer' || obj.type === short;
+    return undefined;
+  }
+  return undefined;
+}
+
+export const builtinNames = new Map<string, Value>(Object.entries(fns).map(([name, fn]) => [name, native(name, fn)]));
+
+function getattrFn(getAttr: (obj: Value, name: string) => Value): NativeFn {
+  return ([obj, name, dflt]) => {
+    if (!obj || name?.k !== 'str') return UNKNOWN;
+    const v = getAttr(obj, name.v);
+    return v.k === 'unknown' && dflt ? dflt : v;
+  };
+}
+
+/** Builtins that need attribute access, made per interpreter (kept out of the table to avoid an import cycle). */
+export function attrBuiltins(getAttr: (obj: Value, name: string) => Value, setAttr: (obj: Value, name: string, v: Value) => void): Array<[string, Value]> {
+  return [
+    ['getattr', native('getattr', getattrFn(getAttr))],
+    ['hasattr', native('hasattr', ([obj, name]) => (obj && name?.k === 'str' ? bool(getAttr(obj, name.v).k !== 'unknown') : UNKNOWN))],
+    [
+      'setattr',
+      native('setattr', ([obj, name, v]) => {
+        if (obj && name?.k === 'str' && v) setAttr(obj, name.v, v);
+        return NONE;
+      }),
+    ],
+  ];
+}
+
+function formatString(template: string, args: Value[], kwargs: Map<string, Value>): Value {
+  let auto = 0;
+  let failed = false;
+  const out = template.replace(/\{\{|\}\}|\{([^{}:!]*)(![rsa])?(:[^{}]*)?\}/g, (m, key: string | undefined) => {
+    if (m === '{{') return '{';
+    if (m === '}}') return '}';
+    const k = key ?? '';
+    const v = k === '' ? args[auto++] : /^\d+$/.test(k) ? args[Number(k)] : kwargs.get(k);
+    const s = v ? formatValue(v) : undefined;
+    if (s === undefined) failed = true;
+    return s ?? '';
+  });
+  return failed ? UNKNOWN : str(out);
+}
+
+/** Methods of str, list, tuple and dict values, bound to the receiver. */
+export function methodOf(obj: Value, name: string): Value | undefined {
+  const m = (fn: NativeFn): Value => native(name, fn);
+  if (obj.k === 'str') {
+    const s = obj.v;
+    switch (name) {
+      case 'format':
+        return m((args, kwargs) => formatString(s, args, kwargs));
+      case 'join':
+        return m(([a]) => {
+          const parts = (iterItems(a) ?? []).map((p) => (p.k === 'str' ? p.v : undefined));
+          return parts.includes(undefined) ? UNKNOWN : str(parts.join(s));
+        });
+      case 'upper':
+        return m(() => str(s.toUpperCase()));
+      case 'lower':
+        return m(() => str(s.toLowerCase()));
+      case 'strip':
+        return m(() => str(s.trim()));
+      case 'startswith':
+        return m(([p]) => (p?.k === 'str' ? bool(s.startsWith(p.v)) : UNKNOWN));
+      case 'endswith':
+        return m(([p]) => (p?.k === 'str' ? bool(s.endsWith(p.v)) : UNKNOWN));
+      case 'replace':
+        return m(([a, b]) => (a?.k === 'str' && b?.k === 'str' ? str(s.split(a.v).join(b.v)) : UNKNOWN));
+      case 'split':
+        return m(([sep]) => ({ k: 'list', items: (sep?.k === 'str' ? s.split(sep.v) : s.trim().split(/\s+/)).map(str) }));
+      case 'isdigit':
+        return m(() => bool(/^\d+$/.test(s)));
+      default:
+        return undefined;
+    }
+  }
+  if (obj.k === 'list' || obj.k === 'tuple') {
+    const items = obj.items;
+    switch (name) {
+      case 'append':
+        return m(([v]) => (items.push(v ?? UNKNOWN), NONE));
+      case 'extend':
+        return m(([v]) => (items.push(...(iterItems(v ?? UNKNOWN) ?? [])), NONE));
+      case 'insert':
+        return m(([i, v]) => (items.splice(toNumber(i) ?? items.length, 0, v ?? UNKNOWN), NONE));
+      case 'pop':
+        return m(([i]) => {
+          const idx = toNumber(i) ?? items.length - 1;
+          return items.splice(idx < 0 ? idx + items.length : idx, 1)[0] ?? UNKNOWN;
+        });
+      case 'copy':
+        return m(() => ({ k: 'list', items: [...items] }));
+      case 'index':
+        return m(([v]) => int(items.findIndex((x) => keyOf(x) === keyOf(v ?? UNKNOWN))));
+      case 'count':
+        return m(([v]) => int(items.filter((x) => keyOf(x) === keyOf(v ?? UNKNOWN)).length));
+      default:
+        return undefined;
+    }
+  }
+  if (obj.k === 'dict') {
+    const map = obj.map;
+    switch (name) {
+      case 'items':
+        return m(() => ({ k: 'list', items: [...map.values()].map(([k, v]) => ({ k: 'tuple', items: [k, v] })) }));
+      case 'keys':
+        return m(() => ({ k: 'list', items: [...map.values()].map(([k]) => k) }));
+      case 'values':
+        return m(() => ({ k: 'list', items: [...map.values()].map(([, v]) => v) }));
+      case 'get':
+        return m(([k, d]) => map.get(keyOf(k ?? UNKNOWN))?.[1] ?? d ?? NONE);
+      case 'pop':
+        return m(([k, d]) => {
+          const key = keyOf(k ?? UNKNOWN);
+          const v = map.get(key)?.[1];
+          map.delete(key);
+          return v ?? d ?? UNKNOWN;
+        });
+      case 'setdefault':
+        return m(([k, d]) => {
+          const key = keyOf(k ?? UNKNOWN);
+          if (!map.has(key)) map.set(key, [k ?? UNKNOWN, d ?? NONE]);
+          return map.get(key)![1];
+        });
+      case 'update':
+        return m(([other], kwargs) => {
+          const src = dictFrom(other ? [other] : [], kwargs);
+          for (const [k, v] of src.map) map.set(k, v);
+          return NONE;
+        });
+      case 'copy':
+        return m(() => ({ k: 'dict', map: new Map(map) }));
+      default:
+        return undefined;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,87 @@
+/**
+ * Calling values: user functions and methods, classes (instantiation with
+ * __init__, dataclasses), library stand-ins, modules and layers.
+ */
+import { classLookup, libraryBase, methodOwner, mro } from './access';
+import type { Interp } from './interpreter';
+import { callKerasLayer, callKerasModel } from './kerasRuntime';
+import { callLibrary } from './library';
+import { callModule, isTorchModule } from './torchRuntime';
+import { UNKNOWN, type CallSite, type ClassV, type FuncV, type InstV, type Value } from './values';
+
+export function callValue(interp: Interp, callee: Value, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  interp.tick();
+  switch (callee.k) {
+    case 'native':
+      return callee.fn(args, kwargs, site);
+    case 'func':
+      return interp.callFunction(callee, args, kwargs);
+    case 'bound':
+      if (callee.fn.k === 'native') return callee.fn.fn([callee.self, ...args], kwargs, site);
+      return callMethod(interp, callee.fn, callee.self, args, kwargs);
+    case 'class':
+      return instantiate(interp, callee, args, kwargs, site);
+    case 'lib':
+      return callLibrary(interp, callee.path, args, kwargs, site);
+    case 'mod':
+      return callModule(interp, callee, args, kwargs, site);
+    case 'inst': {
+      if (isTorchModule(callee)) return callModule(interp, callee, args, kwargs, site);
+      const base = libraryBase(callee.cls);
+      if (base?.startsWith('keras.')) return callKerasModel(interp, callee, args, kwargs, site);
+      const call = classLookup(callee.cls, '__call__');
+      return call?.k === 'func' ? callMethod(interp, call, callee, args, kwargs) : UNKNOWN;
+    }
+    case 'klayer':
+      return callKerasLayer(interp, callee, args, kwargs, site);
+    case 'kmodel':
+      return callKerasModel(interp, callee, args, kwargs, site);
+    default:
+      return UNKNOWN;
+  }
+}
+
+export function callMethod(interp: Interp, fn: FuncV, self: Value, args: Value[], kwargs: Map<string, Value>): Value {
+  const extra = new Map<string, Value>([['__self__', self]]);
+  const owner = methodOwner.get(fn);
+  if (owner) extra.set('__class__', owner);
+  return interp.callFunction(fn, [self, ...args], kwargs, extra);
+}
+
+function instantiate(interp: Interp, cls: ClassV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const base = libraryBase(cls);
+  if (base && !base.startsWith('torch.nn') && !base.startsWith('keras.') && !base.startsWith('object')) {
+    // Enum, NamedTuple, typing classes: nothing we model.
+    if (/^(enum|typing|collections)\./.test(base)) return UNKNOWN;
+  }
+  const inst: InstV = { k: 'inst', cls, attrs: new Map(), range: site.range };
+  if (base?.startsWith('torch.nn')) {
+    inst.children = new Map();
+    inst.attrs.set('training', { k: 'bool', v: true });
+  }
+  if (cls.dataclass) bindDataclassFields(interp, inst, args, kwargs);
+  const init = classLookup(cls, '__init__');
+  if (init?.k === 'func') callMethod(interp, init, inst, args, kwargs);
+  else if (!cls.dataclass && base) {
+    // No __init__ in the file: the library's own constructor (nn.Sequential subclasses register their args).
+    registerLibraryArgs(inst, base, args);
+  }
+  const post = classLookup(cls, '__post_init__');
+  if (post?.k === 'func') callMethod(interp, post, inst, [], new Map());
+  return inst;
+}
+
+function registerLibraryArgs(inst: InstV, base: string, args: Value[]): void {
+  if (!inst.children || (base !== 'torch.nn.Sequential' && base !== 'torch.nn.ModuleList')) return;
+  for (const a of args) inst.children.set(String(inst.children.size), a);
+}
+
+function bindDataclassFields(interp: Interp, inst: InstV, args: Value[], kwargs: Map<string, Value>): void {
+  const all: Array<{ name: string; default?: Value }> = [];
+  for (const c of [...mro(inst.cls)].reverse()) if (c.k === 'class' && c.dataclass) all.push(...c.fields);
+  all.forEach((f, i) => {
+    const v = i < args.length ? args[i] : kwargs.get(f.name) ?? f.default ?? UNKNOWN;
+    inst.attrs.set(f.name, v);
+  });
+  void interp;
+}

@@ -1,0 +1,412 @@
+/**
+ * The statement half of the partial evaluator: scopes, control flow, function
+ * and class definitions, calls. It never runs user code for real: library
+ * calls go to stand-ins (library.ts), and anything it cannot know is Unknown.
+ * Step and depth budgets guarantee termination on any input.
+ */
+import type { Diagnostic, SourceRange } from '../../core/ir';
+import { field, fields, namedChildren, rangeOf, textOf, type PyNode } from './ast';
+import { methodOwner } from './access';
+import { callValue } from './calls';
+import { assignTarget, binaryOp, evalExpr } from './expressions';
+import { importStatement } from './imports';
+import type { Graph } from './graph';
+import { BreakSignal, ContinueSignal, LimitSignal, RaiseSignal, ReturnSignal, isSignal } from './signals';
+import { NONE, UNKNOWN, iterItems, truthy, type CallSite, type ClassV, type FuncV, type Scope, type Value } from './values';
+
+const MAX_WHILE_ITERATIONS = 10_000;
+
+export interface ParamSpec {
+  name: string;
+  kind: 'pos' | 'star' | 'kwonly' | 'dstar';
+  defaultNode?: PyNode;
+}
+
+const paramCache = new WeakMap<PyNode, ParamSpec[]>();
+
+export class Interp {
+  readonly globals: Scope = { vars: new Map() };
+  steps = 0;
+  depth = 0;
+  maxSteps = 400_000;
+  maxDepth = 120;
+  /** Where layer calls are recorded; swapped per model. */
+  graph: Graph | undefined;
+  readonly diagnostics: Diagnostic[] = [];
+  /** Framework hints from imports. */
+  imports = { torch: false, keras: false };
+  /** `from x import *` modules: unknown names resolve into them. */
+  readonly wildcards: string[] = [];
+  /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */
+  kerasNames = new Map<string, number>();
+
+  constructor(readonly source: string) {}
+
+  text(node: PyNode): string {
+    return textOf(node, this.source);
+  }
+
+  site(node: PyNode, calleeText = ''): CallSite {
+    return { node, range: rangeOf(node), calleeText };
+  }
+
+  tick(): void {
+    if (++this.steps > this.maxSteps) throw new LimitSignal('evaluation step budget exhausted');
+  }
+
+  warn(node: PyNode, message: string, code: string, severity: Diagnostic['severity'] = 'warning'): void {
+    this.warnAt(rangeOf(node), message, code, severity);
+  }
+
+  warnAt(r: SourceRange, message: string, code: string, severity: Diagnostic['severity'] = 'warning'): void {
+    const diag: Diagnostic = { severity, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code };
+    (this.graph?.diagnostics ?? this.diagnostics).push(diag);
+  }
+
+  // ---- scopes ----
+
+  lookup(name: string, scope: Scope): Value | undefined {
+    for (let s: Scope | undefined = scope; s; s = s.parent) {
+      const v = s.vars.get(name);
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  }
+
+  bind(name: string, value: Value, scope: Scope): void {
+    if (scope.outer?.has(name)) {
+      for (let s = scope.parent; s; s = s.parent) {
+        if (s.vars.has(name) || !s.parent) {
+          s.vars.set(name, value);
+          return;
+        }
+      }
+    }
+    scope.vars.set(name, value);
+  }
+
+  // ---- statements ----
+
+  execBlock(nodes: PyNode[], scope: Scope): void {
+    for (const node of nodes) {
+      if (!node.named) continue;
+      try {
+        this.exec(node, scope);
+      } catch (e) {
+        if (isSignal(e)) throw e;
+        // An internal failure on one statement must not lose the rest of the file.
+        if (e instanceof RangeError) throw new LimitSignal('evaluation too deep');
+      }
+    }
+  }
+
+  exec(node: PyNode, scope: Scope): void {
+    this.tick();
+    switch (node.type) {
+      case 'module':
+      case 'block':
+      case 'ERROR':
+        // Statements tree-sitter could not fit into the grammar still run: a half-typed line must not hide the rest.
+        return this.execBlock(node.children, scope);
+      case 'expression_statement':
+        for (const c of namedChildren(node)) this.execExpressionStatement(c, scope);
+        return;
+      case 'if_statement':
+        return this.execIf(node, scope);
+      case 'for_statement':
+        return this.execFor(node, scope);
+      case 'while_statement':
+        return this.execWhile(node, scope);
+      case 'function_definition':
+        return this.defineFunction(node, scope, []);
+      case 'class_definition':
+        return this.defineClass(node, scope, []);
+      case 'decorated_definition':
+        return this.execDecorated(node, scope);
+      case 'return_statement': {
+        const arg = namedChildren(node)[0];
+        throw new ReturnSignal(arg ? evalExpr(this, arg, scope) : NONE);
+      }
+      case 'break_statement':
+        throw new BreakSignal();
+      case 'continue_statement':
+        throw new ContinueSignal();
+      case 'raise_statement':
+        throw new RaiseSignal();
+      case 'import_statement':
+      case 'import_from_statement':
+        return importStatement(this, node, scope);
+      case 'with_statement': {
+        const body = field(node, 'body');
+        if (body) this.exec(body, scope);
+        return;
+      }
+      case 'try_statement': {
+        const body = field(node, 'body');
+        try {
+          if (body) this.exec(body, scope);
+        } catch (e) {
+          if (!(e instanceof RaiseSignal)) throw e;
+        }
+        for (const c of node.children) if (c.type === 'finally_clause') this.execBlock(c.children, scope);
+        return;
+      }
+      case 'global_statement':
+      case 'nonlocal_statement':
+        scope.outer ??= new Set();
+        for (const c of namedChildren(node)) scope.outer.add(this.text(c));
+        return;
+      default:
+        return; // pass, assert, del, print >>, ERROR nodes: nothing to evaluate
+    }
+  }
+
+  private execExpressionStatement(node: PyNode, scope: Scope): void {
+    if (node.type === 'assignment') {
+      const right = field(node, 'right');
+      if (!right) return; // annotation only: `x: int`
+      const value = right.type === 'assignment' ? this.chainedAssign(right, scope) : evalExpr(this, right, scope);
+      const left = field(node, 'left');
+      if (left) assignTarget(this, left, value, scope);
+      return;
+    }
+    if (node.type === 'augmented_assignment') {
+      const left = field(node, 'left');
+      const right = field(node, 'right');
+      const op = node.children.find((c) => c.field === 'operator');
+      if (!left || !right || !op) return;
+      const current = evalExpr(this, left, scope);
+      const result = binaryOp(this, this.text(op).slice(0, -1), current, evalExpr(this, right, scope), node);
+      assignTarget(this, left, result, scope);
+      return;
+    }
+    evalExpr(this, node, scope);
+  }
+
+  private chainedAssign(node: PyNode, scope: Scope): Value {
+    const right = field(node, 'right');
+    const value = !right ? UNKNOWN : right.type === 'assignment' ? this.chainedAssign(right, scope) : evalExpr(this, right, scope);
+    const left = field(node, 'left');
+    if (left) assignTarget(this, left, value, scope);
+    return value;
+  }
+
+  private execIf(node: PyNode, scope: Scope): void {
+    const cond = field(node, 'condition');
+    if (cond && /^__name__\s*==\s*['"]__main__['"]$/.test(this.text(cond))) return;
+    // Unknown conditions take the first branch: model code branches on config, and
+    // the first branch is usually the main path (`if self.training`, `if x is None`).
+    if (cond && truthy(evalExpr(this, cond, scope)) !== false) {
+      const body = field(node, 'consequence');
+      if (body) this.exec(body, scope);
+      return;
+    }
+    for (const alt of fields(node, 'alternative')) {
+      if (alt.type === 'else_clause') {
+        const body = field(alt, 'body');
+        if (body) this.exec(body, scope);
+        return;
+      }
+      const c = field(alt, 'condition');
+      if (c && truthy(evalExpr(this, c, scope)) !== false) {
+        const body = field(alt, 'consequence');
+        if (body) this.exec(body, scope);
+        return;
+      }
+    }
+  }
+
+  private execFor(node: PyNode, scope: Scope): void {
+    const left = field(node, 'left');
+    const right = field(node, 'right');
+    const body = field(node, 'body');
+    if (!left || !right || !body) return;
+    const items = iterItems(evalExpr(this, right, scope)) ?? [];
+    let broke = false;
+    for (const item of items) {
+      this.tick();
+      assignTarget(this, left, item, scope);
+      try {
+        this.exec(body, scope);
+      } catch (e) {
+        if (e instanceof BreakSignal) {
+          broke = true;
+          break;
+        }
+        if (!(e instanceof ContinueSignal)) throw e;
+      }
+    }
+    const orelse = field(node, 'alternative');
+    if (!broke && orelse) this.execBlock(orelse.children, scope);
+  }
+
+  private execWhile(node: PyNode, scope: Scope): void {
+    const cond = field(node, 'condition');
+    const body = field(node, 'body');
+    if (!cond || !body) return;
+    for (let i = 0; i < MAX_WHILE_ITERATIONS; i++) {
+      if (truthy(evalExpr(this, cond, scope)) !== true) return;
+      try {
+        this.exec(body, scope);
+      } catch (e) {
+        if (e instanceof BreakSignal) return;
+        if (!(e instanceof ContinueSignal)) throw e;
+      }
+    }
+  }
+
+  private execDecorated(node: PyNode, scope: Scope): void {
+    const decorators = node.children.filter((c) => c.type === 'decorator').map((d) => this.text(d).replace(/^@\s*/, '').replace(/\(.*$/s, ''));
+    const def = field(node, 'definition');
+    if (def?.type === 'function_definition') this.defineFunction(def, scope, decorators);
+    else if (def?.type === 'class_definition') this.defineClass(def, scope, decorators);
+  }
+
+  defineFunction(node: PyNode, scope: Scope, decorators: string[]): void {
+    const nameNode = field(node, 'name');
+    if (!nameNode) return;
+    const fn = this.makeFunction(node, this.text(nameNode), scope);
+    if (decorators.some((d) => d === 'staticmethod')) fn.kind = 'static';
+    else if (decorators.some((d) => d === 'classmethod')) fn.kind = 'class';
+    else if (decorators.some((d) => d === 'property' || d.endsWith('cached_property'))) fn.kind = 'property';
+    scope.vars.set(fn.name, fn);
+  }
+
+  makeFunction(node: PyNode, name: string, scope: Scope): FuncV {
+    const defaults = new Map<string, Value>();
+    for (const p of this.params(node)) if (p.defaultNode) defaults.set(p.name, evalExpr(this, p.defaultNode, scope));
+    return { k: 'func', name, node, closure: scope, defaults, kind: 'method' };
+  }
+
+  params(fnNode: PyNode): ParamSpec[] {
+    let cached = paramCache.get(fnNode);
+    if (cached) return cached;
+    cached = [];
+    const list = field(fnNode, 'parameters');
+    let kwonly = false;
+    for (const p of list ? namedChildren(list) : []) {
+      let node = p;
+      if (p.type === 'typed_parameter') node = namedChildren(p)[0] ?? p;
+      if (node.type === 'identifier') cached.push({ name: this.text(node), kind: kwonly ? 'kwonly' : 'pos' });
+      else if (node.type === 'default_parameter' || node.type === 'typed_default_parameter') {
+        const n = field(node, 'name');
+        if (n) cached.push({ name: this.text(n), kind: kwonly ? 'kwonly' : 'pos', defaultNode: field(node, 'value') });
+      } else if (node.type === 'list_splat_pattern') {
+        kwonly = true;
+        const n = namedChildren(node)[0];
+        if (n) cached.push({ name: this.text(n), kind: 'star' });
+      } else if (node.type === 'dictionary_splat_pattern') {
+        const n = namedChildren(node)[0];
+        if (n) cached.push({ name: this.text(n), kind: 'dstar' });
+      } else if (node.type === 'keyword_separator') kwonly = true;
+    }
+    paramCache.set(fnNode, cached);
+    return cached;
+  }
+
+  private defineClass(node: PyNode, scope: Scope, decorators: string[]): void {
+    const nameNode = field(node, 'name');
+    if (!nameNode) return;
+    const bases: Value[] = [];
+    const superclasses = field(node, 'superclasses');
+    for (const b of superclasses ? namedChildren(superclasses) : []) if (b.type !== 'keyword_argument') bases.push(evalExpr(this, b, scope));
+    const cls: ClassV = { k: 'class', name: this.text(nameNode), bases, attrs: new Map(), node, dataclass: decorators.some((d) => /(^|\.)dataclass$/.test(d)), fields: [] };
+    const classScope: Scope = { vars: cls.attrs, parent: scope };
+    const body = field(node, 'body');
+    if (body) {
+      for (const stmt of body.children) {
+        if (cls.dataclass && stmt.type === 'expression_statement') {
+          const a = stmt.children[0];
+          if (a?.type === 'assignment' && field(a, 'type') && field(a, 'left')?.type === 'identifier') {
+            const right = field(a, 'right');
+            cls.fields.push({ name: this.text(field(a, 'left')!), default: right ? dataclassDefault(this, right, classScope) : undefined });
+            continue;
+          }
+        }
+        this.execBlock([stmt], classScope);
+      }
+    }
+    // Methods see the module scope, not the class body (as in Python); remember their class for super().
+    for (const v of cls.attrs.values()) {
+      if (v.k === 'func' && v.closure === classScope) {
+        v.closure = scope;
+        methodOwner.set(v, cls);
+      }
+    }
+    scope.vars.set(cls.name, cls);
+  }
+
+  // ---- calls ----
+
+  callValue(callee: Value, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+    return callValue(this, callee, args, kwargs, site);
+  }
+
+  /** Calls a user function with bound arguments; `self` already prepended for methods. */
+  callFunction(fn: FuncV, args: Value[], kwargs: Map<string, Value>, extra?: Map<string, Value>): Value {
+    if (this.depth >= this.maxDepth) throw new LimitSignal('recursion too deep');
+    const scope: Scope = { vars: new Map(extra), parent: fn.closure };
+    const params = this.params(fn.node);
+    let i = 0;
+    const rest = new Map(kwargs);
+    for (const p of params) {
+      if (p.kind === 'pos') {
+        if (i < args.length) scope.vars.set(p.name, args[i++]);
+        else if (rest.has(p.name)) scope.vars.set(p.name, rest.get(p.name)!);
+        else scope.vars.set(p.name, fn.defaults.get(p.name) ?? missingArgument(fn, p.name));
+        rest.delete(p.name);
+      } else if (p.kind === 'star') {
+        scope.vars.set(p.name, { k: 'tuple', items: args.slice(i) });
+        i = args.length;
+      } else if (p.kind === 'kwonly') {
+        scope.vars.set(p.name, rest.get(p.name) ?? fn.defaults.get(p.name) ?? missingArgument(fn, p.name));
+        rest.delete(p.name);
+      } else {
+        const map = new Map<string, [Value, Value]>();
+        for (const [k, v] of rest) map.set('s:' + k, [{ k: 'str', v: k }, v]);
+        scope.vars.set(p.name, { k: 'dict', map });
+      }
+    }
+    const body = field(fn.node, 'body');
+    if (!body) return UNKNOWN;
+    this.depth++;
+    try {
+      if (fn.node.type === 'lambda') return evalExpr(this, body, scope);
+      this.exec(body, scope);
+      return NONE;
+    } catch (e) {
+      if (e instanceof ReturnSignal) return e.value;
+      if (e instanceof RaiseSignal || e instanceof MissingArgument) return UNKNOWN;
+      throw e;
+    } finally {
+      this.depth--;
+    }
+  }
+}
+
+/** A required argument was not given: the call cannot be evaluated (factories need args → not models). */
+export class MissingArgument {
+  constructor(readonly fn: string, readonly param: string) {}
+}
+
+function missingArgument(fn: FuncV, param: string): never {
+  throw new MissingArgument(fn.name, param);
+}
+
+function dataclassDefault(interp: Interp, right: PyNode, scope: Scope): Value {
+  // `field(default_factory=Foo)` / `field(default=3)`.
+  if (right.type === 'call' && /(^|\.)field$/.test(interp.text(field(right, 'function')!))) {
+    const args = field(right, 'arguments');
+    for (const kw of args ? namedChildren(args) : []) {
+      if (kw.type !== 'keyword_argument') continue;
+      const name = interp.text(field(kw, 'name')!);
+      const value = field(kw, 'value');
+      if (!value) continue;
+      if (name === 'default') return evalExpr(interp, value, scope);
+      if (name === 'default_factory') return interp.callValue(evalExpr(interp, value, scope), [], new Map(), interp.site(value));
+    }
+    return UNKNOWN;
+  }
+  return evalExpr(interp, right, scope);
+}
+

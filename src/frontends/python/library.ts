@@ -1,0 +1,95 @@
+/**
+ * Calls into libraries by canonical path: torch.nn constructors, torch/F
+ * functions, keras layers and models, and the few stdlib helpers model code
+ * uses (OrderedDict, math, functools.partial).
+ */
+import type { Interp } from './interpreter';
+import { constructKerasLayer, kerasInput, kerasModel, kerasSequential } from './kerasRuntime';
+import { torchFunction, tensorsIn } from './tensorOps';
+import { constructTorchLayer } from './torchRuntime';
+import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
+
+const CONSTANTS: Record<string, Value> = {
+  'math.pi': num(Math.PI, true),
+  'math.e': num(Math.E, true),
+  'math.inf': num(Infinity, true),
+  'keras.backend.image_data_format': native('image_data_format', () => str('channels_last')),
+};
+
+export function libraryAttr(path: string): Value {
+  return CONSTANTS[path] ?? { k: 'lib', path };
+}
+
+const MATH: Record<string, (xs: number[]) => number> = {
+  sqrt: ([x]) => Math.sqrt(x),
+  ceil: ([x]) => Math.ceil(x),
+  floor: ([x]) => Math.floor(x),
+  log: ([x, b]) => (b ? Math.log(x) / Math.log(b) : Math.log(x)),
+  log2: ([x]) => Math.log2(x),
+  log10: ([x]) => Math.log10(x),
+  exp: ([x]) => Math.exp(x),
+  pow: ([x, y]) => x ** y,
+  prod: (xs) => xs.reduce((a, b) => a * b, 1),
+  isqrt: ([x]) => Math.floor(Math.sqrt(x)),
+  gcd: ([a, b]) => {
+    let [x, y] = [Math.abs(a), Math.abs(b)];
+    while (y) [x, y] = [y, x % y];
+    return x;
+  },
+};
+
+export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const last = path.slice(path.lastIndexOf('.') + 1);
+  if (path.startsWith('torch.')) return callTorch(interp, path, last, args, kwargs, site);
+  if (path.startsWith('keras.')) {
+    if (path === 'keras.Input') return kerasInput(interp, args, kwargs, site);
+    if (path === 'keras.Sequential') return kerasSequential(interp, args, kwargs, site);
+    if (path === 'keras.Model') return kerasModel(interp, args, kwargs, site);
+    if (path.startsWith('keras.layers.') && /^[A-Z]/.test(last)) return constructKerasLayer(interp, last, args, kwargs, site);
+    if (path === 'keras.utils.get_source_inputs') return args[0] ?? UNKNOWN;
+    return UNKNOWN;
+  }
+  if (path === 'collections.OrderedDict' || path === 'typing.OrderedDict') {
+    const out: DictV = { k: 'dict', map: new Map() };
+    const src = args[0];
+    if (src?.k === 'dict') for (const [k, v] of src.map) out.map.set(k, v);
+    else if (src && (src.k === 'list' || src.k === 'tuple')) {
+      for (const pair of src.items) if ((pair.k === 'tuple' || pair.k === 'list') && pair.items.length === 2) out.map.set(keyOf(pair.items[0]), [pair.items[0], pair.items[1]]);
+    }
+    for (const [k, v] of kwargs) out.map.set('s:' + k, [str(k), v]);
+    return out;
+  }
+  if (path === 'functools.partial') {
+    const [fn, ...bound] = args;
+    if (!fn) return UNKNOWN;
+    return native('partial', (more, moreKw, s) => interp.callValue(fn, [...bound, ...more], new Map([...kwargs, ...moreKw]), s));
+  }
+  if (path.startsWith('math.') && MATH[last]) {
+    const xs = args.map(toNumber);
+    if (xs.some((x) => x === undefined)) return UNKNOWN;
+    const r = MATH[last](xs as number[]);
+    return ['ceil', 'floor', 'isqrt', 'gcd'].includes(last) ? int(r) : num(r, true);
+  }
+  if (path === 'dataclasses.dataclass' || path === 'functools.wraps') return args[0] ?? UNKNOWN;
+  if (path === 'typing.cast') return args[1] ?? UNKNOWN;
+  return UNKNOWN;
+}
+
+function callTorch(interp: Interp, path: string, last: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  if (path.startsWith('torch.nn.init.')) return NONE;
+  if (path.startsWith('torch.nn.') && !path.startsWith('torch.nn.functional.') && /^[A-Z]/.test(last) && path.split('.').length === 3) {
+    if (last === 'Module') return UNKNOWN;
+    return constructTorchLayer(interp, last, args, kwargs, site);
+  }
+  if (path === 'torch.nn.utils.parametrizations.weight_norm' || path === 'torch.nn.utils.spectral_norm') return args[0] ?? UNKNOWN;
+  const functional = path.startsWith('torch.nn.functional.') || path.split('.').length === 2;
+  if (!functional) return UNKNOWN;
+  const result = torchFunction(interp, last, args, kwargs, site);
+  if (result) return result;
+  const tensors = tensorsIn(args);
+  if (tensors.length && interp.graph) {
+    interp.warn(site.node, `${site.calleeText} is not modelled; its output is taken to be its input`, 'unknown-op', 'info');
+    return tensors[0];
+  }
+  return UNKNOWN;
+}

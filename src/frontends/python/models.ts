@@ -1,0 +1,220 @@
+/**
+ * Which models a file defines, and their graphs. After evaluating the module
+ * (never running it), the candidates are: module-level instances (`model =
+ * GPT(GPTConfig())`), public factories callable without arguments (`def vgg16(**kw)`),
+ * and nn.Module / keras.Model classes buildable with defaults that are not parts of
+ * another reported model. PyTorch graphs come from evaluating forward on a
+ * symbolic input; Keras graphs from the layer calls already recorded.
+ */
+import type { Diagnostic, FrontendResult, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
+import { field, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
+import { classLookup, getAttr, libraryBase, mro, setAttr } from './access';
+import { attrBuiltins } from './builtins';
+import { callValue } from './calls';
+import { Graph } from './graph';
+import { Interp } from './interpreter';
+import { callKerasLayer } from './kerasRuntime';
+import { LimitSignal, isSignal } from './signals';
+import { tensorsIn } from './tensorOps';
+import { assignPaths, callModule, isTorchModule } from './torchRuntime';
+import type { ClassV, FuncV, InstV, KModelV, ModV, Value } from './values';
+
+type Root = InstV | ModV | KModelV;
+
+interface Candidate {
+  name: string;
+  range: SourceRange;
+  root: Root;
+  /** Factory/instance models count their root as a part of themselves; class models do not. */
+  kind: 'instance' | 'factory' | 'class';
+  graphDiagnostics: Diagnostic[];
+}
+
+const isModelValue = (v: Value | undefined): v is Root => !!v && (isTorchModule(v) || (v.k === 'mod' && v.container === 'sequential') || v.k === 'kmodel');
+
+export function readModels(tree: ConvertedTree): FrontendResult {
+  const interp = new Interp(tree.source);
+  for (const [name, value] of attrBuiltins(
+    (obj, name) => getAttr(interp, obj, name, tree.root),
+    (obj, name, v) => setAttr(interp, obj, name, v, tree.root),
+  ))
+    interp.globals.vars.set(name, value);
+
+  const moduleGraph = new Graph('keras');
+  interp.graph = moduleGraph;
+  const fileDiagnostics: Diagnostic[] = [...tree.parseErrors];
+  guarded(interp, () => interp.exec(tree.root, interp.globals), fileDiagnostics, rangeOf(tree.root));
+
+  const definitions = topLevelDefinitions(interp, tree.root);
+  const candidates: Candidate[] = [];
+  const seen = new Set<Value>();
+
+  // 1. Module-level instances, named after the variable.
+  for (const [name, range] of definitions.assignments) {
+    const v = interp.globals.vars.get(name);
+    if (!isModelValue(v) || seen.has(v)) continue;
+    seen.add(v);
+    candidates.push({ name, range, root: v, kind: 'instance', graphDiagnostics: moduleGraph.diagnostics });
+  }
+  // 2. Public factories callable without arguments.
+  for (const [name, range] of definitions.functions) {
+    const fn = interp.globals.vars.get(name);
+    if (name.startsWith('_') || fn?.k !== 'func' || requiresArgs(interp, fn, 0)) continue;
+    const built = build(interp, () => interp.callFunction(fn, [], new Map()), fileDiagnostics, range);
+    if (isModelValue(built.value) && !seen.has(built.value)) {
+      seen.add(built.value);
+      candidates.push({ name, range, root: built.value, kind: 'factory', graphDiagnostics: built.graph.diagnostics });
+    }
+  }
+  // 3. Classes buildable with defaults.
+  for (const [name, range] of definitions.classes) {
+    const cls = interp.globals.vars.get(name);
+    if (cls?.k !== 'class' || name.startsWith('_')) continue;
+    const base = libraryBase(cls);
+    if (!base || !(base.startsWith('torch.nn') || base === 'keras.Model')) continue;
+    const init = classLookup(cls, '__init__');
+    if (init?.k === 'func' && requiresArgs(interp, init, 1)) continue;
+    const built = build(interp, () => callValue(interp, cls, [], new Map(), interp.site(tree.root)), fileDiagnostics, range);
+    if (isModelValue(built.value)) candidates.push({ name, range, root: built.value, kind: 'class', graphDiagnostics: built.graph.diagnostics });
+  }
+
+  const parts = new Set<ClassV>();
+  for (const c of candidates) collectParts(c.root, c.kind !== 'class', parts);
+  const reported = candidates.filter((c) => c.kind !== 'class' || (c.root.k === 'inst' && !parts.has(c.root.cls)));
+
+  const models: ModelSpec[] = [];
+  for (const c of reported) {
+    const spec = c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : torchSpec(interp, c, fileDiagnostics);
+    if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(spec);
+  }
+  const framework = interp.imports.keras && !interp.imports.torch ? 'keras' : (models[0]?.framework ?? 'pytorch');
+  return { framework, models, diagnostics: fileDiagnostics };
+}
+
+function guarded(interp: Interp, run: () => void, diagnostics: Diagnostic[], range: SourceRange): void {
+  try {
+    run();
+  } catch (e) {
+    if (e instanceof LimitSignal) diagnostics.push({ severity: 'warning', message: `Model reading stopped early: ${e.why}`, line: range.line, column: range.column, code: 'partial-eval' });
+    else if (!isSignal(e)) throw e;
+  }
+  void interp;
+}
+
+function build(interp: Interp, make: () => Value, diagnostics: Diagnostic[], range: SourceRange): { value: Value | undefined; graph: Graph } {
+  const graph = new Graph('keras');
+  interp.graph = graph;
+  interp.steps = 0;
+  interp.kerasNames = new Map();
+  let value: Value | undefined;
+  guarded(interp, () => void (value = make()), diagnostics, range);
+  return { value, graph };
+}
+
+function requiresArgs(interp: Interp, fn: FuncV, skip: number): boolean {
+  return interp
+    .params(fn.node)
+    .slice(skip)
+    .some((p) => (p.kind === 'pos' || p.kind === 'kwonly') && !p.defaultNode);
+}
+
+function topLevelDefinitions(interp: Interp, root: PyNode) {
+  const assignments = new Map<string, SourceRange>();
+  const functions = new Map<string, SourceRange>();
+  const classes = new Map<string, SourceRange>();
+  const statements = (n: PyNode): PyNode[] => n.children.flatMap((c) => (c.type === 'ERROR' ? statements(c) : [c]));
+  for (const stmt of statements(root)) {
+    const def = stmt.type === 'decorated_definition' ? field(stmt, 'definition') : stmt;
+    const name = def && field(def, 'name');
+    if (def?.type === 'function_definition' && name) functions.set(interp.text(name), rangeOf(stmt));
+    else if (def?.type === 'class_definition' && name) classes.set(interp.text(name), rangeOf(stmt));
+    else if (stmt.type === 'expression_statement') {
+      const a = namedChildren(stmt)[0];
+      const left = a?.type === 'assignment' ? field(a, 'left') : undefined;
+      if (left?.type === 'identifier') assignments.set(interp.text(left), rangeOf(stmt));
+    }
+  }
+  return { assignments, functions, classes };
+}
+
+function collectParts(root: Value, includeRoot: boolean, out: Set<ClassV>, depth = 0): void {
+  if (depth > 40) return;
+  if (root.k === 'inst') {
+    // Base classes of any module in the tree are building blocks, not models of their own.
+    for (const c of mro(root.cls).slice(includeRoot ? 0 : 1)) if (c.k === 'class') out.add(c);
+  }
+  const children = root.k === 'inst' || root.k === 'mod' ? root.children : undefined;
+  for (const child of children?.values() ?? []) collectParts(child, true, out, depth + 1);
+}
+
+function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]): ModelSpec | undefined {
+  const root = c.root as InstV | ModV;
+  const g = new Graph('pytorch');
+  interp.graph = g;
+  interp.steps = 0;
+  assignPaths(g.paths, root);
+  const forward = root.k === 'inst' ? classLookup(root.cls, 'forward') : undefined;
+  const inputNames = forward?.k === 'func' ? interp.params(forward.node).slice(1).filter((p) => p.kind === 'pos' && !p.defaultNode).map((p) => p.name) : ['input'];
+  if (inputNames.length === 0) inputNames.push('input');
+  const inputs = inputNames.map((n) => g.addInput(n, undefined, 'pytorch'));
+  let result: Value | undefined;
+  const site = { node: root.k === 'inst' ? root.cls.node : (undefined as never), range: c.range, calleeText: c.name };
+  guarded(interp, () => void (result = callModule(interp, root, inputs, new Map(), site)), g.diagnostics, c.range);
+  const outputs = result ? tensorsIn([flattenDict(result)]).map((t) => t.id) : [];
+  if (!outputs.length && g.layers.length) outputs.push(g.layers[g.layers.length - 1].id);
+  for (const input of g.inputs) if (g.layers.some((l) => l.op === 'embedding' && l.inputs[0] === input.id)) input.dtype = 'int';
+  void fileDiagnostics;
+  return {
+    name: c.name,
+    framework: 'pytorch',
+    range: c.range,
+    layout: 'channels_first',
+    inputs: g.inputs,
+    layers: g.layers,
+    outputs: [...new Set(outputs)],
+    diagnostics: [...c.graphDiagnostics, ...g.diagnostics],
+  };
+}
+
+function flattenDict(v: Value): Value {
+  if (v.k === 'dict') return { k: 'list', items: [...v.map.values()].map(([, x]) => x) };
+  return v;
+}
+
+function kerasSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]): ModelSpec | undefined {
+  const model = c.root as KModelV;
+  let layers: LayerSpec[];
+  let inputs: ModelSpec['inputs'];
+  let outputs: string[];
+  let diagnostics = c.graphDiagnostics;
+  if (model.kind === 'sequential') {
+    const g = new Graph('keras');
+    interp.graph = g;
+    const shape = model.inputShape;
+    const known = shape && shape.every((d) => d !== undefined) ? (shape as number[]) : undefined;
+    let x: Value = g.addInput('input_layer', shape ? [undefined, ...shape] : undefined, 'keras', known);
+    for (const layer of model.layers) x = callKerasLayer(interp, layer, [x], new Map(), { node: undefined as never, range: layer.range, calleeText: layer.type });
+    layers = g.layers;
+    inputs = g.inputs;
+    outputs = x.k === 'tensor' ? [x.id] : [];
+    diagnostics = [...diagnostics, ...g.diagnostics];
+  } else {
+    const g = model.graph;
+    if (!g) return undefined;
+    const wanted = new Set<string>();
+    const byId = new Map(g.layers.map((l) => [l.id, l]));
+    const stack = model.outputs.map((t) => t.id);
+    while (stack.length) {
+      const id = stack.pop()!;
+      if (wanted.has(id)) continue;
+      wanted.add(id);
+      for (const i of byId.get(id)?.inputs ?? []) stack.push(i);
+    }
+    layers = g.layers.filter((l) => wanted.has(l.id));
+    inputs = g.inputs.filter((i) => wanted.has(i.id));
+    outputs = model.outputs.map((t) => t.id);
+  }
+  void fileDiagnostics;
+  for (const input of inputs) if (layers.some((l) => l.op === 'embedding' && l.inputs[0] === input.id)) input.dtype = 'int';
+  return { name: c.name, framework: 'keras', range: c.range, layout: 'channels_last', inputs, layers, outputs, diagnostics: [...diagnostics] };
+}

@@ -1,0 +1,258 @@
+/**
+ * Operations on symbolic tensors: Python operators (`x + y` → add), torch.* and
+ * F.* functions, and tensor methods (.view, .transpose, .split…). Each records a
+ * node; shapes are tracked only as far as needed to resolve `x.size()` for view.
+ */
+import type { Attrs, OpKind, SourceRange } from '../../core/ir';
+import type { PyNode } from './ast';
+import type { Interp } from './interpreter';
+import { bindArgs, buildTorchLayer, numArg } from './torchLayers';
+import { UNKNOWN, int, iterItems, toAttr, toNumber, truthy, type CallSite, type Dims, type TensorV, type Value } from './values';
+
+export interface OpRecord {
+  name?: string;
+  base: string;
+  type: string;
+  op: OpKind;
+  attrs: Attrs;
+  inputs: TensorV[];
+  site: CallSite;
+  /** Constructor range for modules; the call itself otherwise. */
+  range?: SourceRange;
+  weightKey?: string;
+  shape?: Dims;
+  dedupeKey?: string;
+}
+
+export function recordOp(interp: Interp, r: OpRecord): Value {
+  const g = interp.graph;
+  if (!g) return UNKNOWN;
+  if (r.dedupeKey) {
+    const seen = g.memo.get(r.dedupeKey);
+    if (seen) return seen;
+  }
+  const name = r.name ?? g.freshName(r.base);
+  const layer = { name, type: r.type, op: r.op, attrs: r.attrs, inputs: r.inputs.filter((t) => t.id).map((t) => t.id), range: r.range ?? r.site.range } as Parameters<typeof g.add>[0];
+  if (r.range) layer.callRange = r.site.range;
+  if (r.weightKey) layer.weightKey = r.weightKey;
+  const t = g.add(layer, r.shape);
+  if (r.dedupeKey) g.memo.set(r.dedupeKey, t);
+  return t;
+}
+
+/** Graph tensors among the values (lists and tuples flattened); constants excluded. */
+export function tensorsIn(values: Value[]): TensorV[] {
+  const out: TensorV[] = [];
+  for (const v of values) {
+    if (v.k === 'tensor') {
+      if (v.id) out.push(v);
+    } else if (v.k === 'list' || v.k === 'tuple') out.push(...tensorsIn(v.items));
+  }
+  return out;
+}
+
+const isGraphTensor = (v: Value): v is TensorV => v.k === 'tensor' && v.id !== '';
+
+function broadcast(a?: Dims, b?: Dims): Dims | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return a.length >= b.length ? a : b;
+}
+
+export function tensorBinary(interp: Interp, op: string, a: Value, b: Value, node: PyNode): Value {
+  const ta = isGraphTensor(a) ? a : undefined;
+  const tb = isGraphTensor(b) ? b : undefined;
+  if (!ta || !tb) return ta ?? tb ?? (a.k === 'tensor' ? a : b);
+  const site = interp.site(node, op);
+  if (op === '@') return matmul(interp, ta, tb, site, 'matmul');
+  const kind: OpKind | undefined = op === '+' || op === '-' ? 'add' : op === '*' || op === '/' ? 'mul' : undefined;
+  if (!kind) return ta;
+  const type = { '+': 'add', '-': 'sub', '*': 'mul', '/': 'div' }[op] ?? kind;
+  return recordOp(interp, { base: type, type, op: kind, attrs: {}, inputs: [ta, tb], site, shape: broadcast(ta.shape, tb.shape) });
+}
+
+function matmul(interp: Interp, a: TensorV, b: TensorV, site: CallSite, type: string): Value {
+  const shape = a.shape && b.shape ? [...a.shape.slice(0, -1), b.shape[b.shape.length - 1]] : undefined;
+  return recordOp(interp, { base: 'matmul', type, op: 'matmul', attrs: {}, inputs: [a, b], site, shape });
+}
+
+const ACTIVATIONS = new Set(['relu', 'relu6', 'gelu', 'silu', 'sigmoid', 'tanh', 'softmax', 'log_softmax', 'leaky_relu', 'elu', 'hardswish', 'hardsigmoid', 'softplus']);
+const PASSTHROUGH = new Set([
+  'contiguous', 'to', 'float', 'half', 'double', 'bfloat16', 'type_as', 'detach', 'clone', 'cuda', 'cpu', 'unsqueeze', 'squeeze', 'expand', 'expand_as',
+  'repeat', 'masked_fill', 'masked_fill_', 'long', 'int', 'bool', 'requires_grad_', 'sum', 'max', 'min', 'abs', 'sqrt', 'exp', 'pow', 'clamp', 'tril', 'triu',
+  'index_select', 'gather', 'roll', 'narrow', 'select', 'neg', 'rsqrt', 'square', 'where',
+]);
+const CONSTANT_MAKERS = new Set(['zeros', 'ones', 'randn', 'rand', 'empty', 'full', 'tensor', 'zeros_like', 'ones_like', 'randn_like', 'empty_like', 'eye', 'linspace']);
+
+/** A tensor method call `t.name(args)`. */
+export function tensorMethod(interp: Interp, t: TensorV, name: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  if (name === 'size') {
+    const dim = toNumber(args[0] ?? kwargs.get('dim'));
+    if (dim === undefined) return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
+    const d = t.shape?.[dim < 0 ? dim + t.shape.length : dim];
+    return d === undefined ? UNKNOWN : int(d);
+  }
+  if (name === 'dim') return t.shape ? int(t.shape.length) : UNKNOWN;
+  if (name === 'view' || name === 'reshape') {
+    const dims = args.length === 1 && (args[0].k === 'tuple' || args[0].k === 'list') ? args[0].items : args;
+    return reshape(interp, t, dims, site);
+  }
+  if (name === 'permute') {
+    const dims = args.length === 1 && (args[0].k === 'tuple' || args[0].k === 'list') ? args[0].items : args;
+    return permute(interp, t, dims.map((d) => toNumber(d)), site);
+  }
+  return torchFunction(interp, name, [t, ...args], kwargs, site, true) ?? t;
+}
+
+/** torch.X / F.X / tensor method X with the tensor first; undefined when the name is not one we know. */
+export function torchFunction(interp: Interp, rawName: string, args: Value[], kwargs: Map<string, Value>, site: CallSite, method = false): Value | undefined {
+  const name = rawName.endsWith('_') && !rawName.startsWith('_') ? rawName.slice(0, -1) : rawName;
+  const x = args[0];
+  if (CONSTANT_MAKERS.has(name)) {
+    const dims = (args.length === 1 && (x.k === 'tuple' || x.k === 'list') ? x.items : args).map((d) => toNumber(d));
+    return { k: 'tensor', id: '', shape: name === 'tensor' || name.endsWith('_like') ? undefined : dims, framework: 'pytorch' };
+  }
+  if (name === 'arange') {
+    // Positions over the sequence of the first model input (nanoGPT's `pos`): alias that input.
+    const first = interp.graph?.inputs[0];
+    return first ? { k: 'tensor', id: first.id, shape: [undefined, undefined], framework: 'pytorch' } : UNKNOWN;
+  }
+  if (name === 'cat' || name === 'concat' || name === 'concatenate' || name === 'stack') {
+    const a = bindArgs(['tensors', 'dim'], args, kwargs);
+    const inputs = tensorsIn([a.get('tensors') ?? UNKNOWN]);
+    if (!inputs.length) return UNKNOWN;
+    return recordOp(interp, { base: name, type: site.calleeText, op: 'concat', attrs: { axis: numArg(a, 'dim', 0) ?? 0 }, inputs, site });
+  }
+  if (!x || !isGraphTensor(x)) {
+    if (name === 'scaled_dot_product_attention' || ACTIVATIONS.has(name)) return UNKNOWN;
+    return undefined;
+  }
+  const rec = (op: OpKind, attrs: Attrs, shape: Dims | undefined = x.shape, inputs: TensorV[] = [x]): Value =>
+    recordOp(interp, { base: name, type: method ? `Tensor.${name}` : site.calleeText, op, attrs, inputs, site, shape });
+  if (ACTIVATIONS.has(name)) {
+    const attrs: Attrs = { fn: name };
+    if (name === 'softmax' || name === 'log_softmax') attrs.axis = numArg(bindArgs(['input', 'dim'], args, kwargs), 'dim', -1) ?? -1;
+    return rec('activation', attrs);
+  }
+  if (PASSTHROUGH.has(name)) return x;
+  const withTensor = (params: string[]) => bindArgs(['input', ...params], args, kwargs);
+  switch (name) {
+    case 'flatten': {
+      const a = withTensor(['start_dim', 'end_dim']);
+      return rec('flatten', { startDim: numArg(a, 'start_dim', 0) ?? 0, endDim: numArg(a, 'end_dim', -1) ?? -1 }, undefined);
+    }
+    case 'reshape':
+      return reshape(interp, x, iterItems(args[1] ?? UNKNOWN) ?? [], site);
+    case 'permute':
+      return permute(interp, x, (iterItems(args[1] ?? UNKNOWN) ?? []).map(toNumber), site);
+    case 'transpose':
+    case 'swapaxes': {
+      const a = withTensor(['dim0', 'dim1']);
+      const rank = x.shape?.length;
+      const d0 = numArg(a, 'dim0');
+      const d1 = numArg(a, 'dim1');
+      if (rank === undefined || d0 === undefined || d1 === undefined) return x;
+      const dims = Array.from({ length: rank }, (_, i) => i);
+      const i0 = d0 < 0 ? d0 + rank : d0;
+      const i1 = d1 < 0 ? d1 + rank : d1;
+      [dims[i0], dims[i1]] = [dims[i1], dims[i0]];
+      return permute(interp, x, dims, site);
+    }
+    case 'split':
+    case 'chunk': {
+      const a = withTensor([name === 'split' ? 'split_size_or_sections' : 'chunks', 'dim']);
+      const axis = numArg(a, 'dim', 0) ?? 0;
+      if (name === 'chunk') return { k: 'splitres', src: x, axis, chunks: numArg(a, 'chunks'), site };
+      const s = a.get('split_size_or_sections') ?? a.get('split_size');
+      const sections = s && (s.k === 'list' || s.k === 'tuple') ? s.items.map((i) => toNumber(i) ?? 0) : undefined;
+      return { k: 'splitres', src: x, axis, size: sections ? undefined : toNumber(s), sections, chunks: sections?.length, site };
+    }
+    case 'add':
+    case 'sub':
+    case 'mul':
+    case 'div':
+    case 'matmul':
+    case 'mm':
+    case 'bmm': {
+      const y = args[1];
+      if (!y || !isGraphTensor(y)) return x;
+      const op = { add: '+', sub: '-', mul: '*', div: '/' }[name as 'add'] ?? '@';
+      return tensorBinary(interp, op, x, y, site.node);
+    }
+    case 'scaled_dot_product_attention': {
+      const a = withTensor(['key', 'value', 'attn_mask', 'dropout_p', 'is_causal', 'scale']);
+      const inputs = [x, a.get('key'), a.get('value')].filter((t): t is TensorV => !!t && isGraphTensor(t));
+      const v = inputs[2];
+      const shape = x.shape && v?.shape ? [...x.shape.slice(0, -1), v.shape[v.shape.length - 1]] : x.shape;
+      return rec('sdpa', { causal: truthy(a.get('is_causal') ?? { k: 'bool', v: false }) === true }, shape, inputs);
+    }
+    case 'dropout':
+    case 'dropout1d':
+    case 'dropout2d':
+    case 'dropout3d':
+      return rec('dropout', { rate: numArg(withTensor(['p', 'training', 'inplace']), 'p', 0.5) ?? 0.5 });
+    case 'layer_norm': {
+      const a = withTensor(['normalized_shape', 'weight', 'bias', 'eps']);
+      const shape = toAttr(a.get('normalized_shape'));
+      const attrs: Attrs = { scale: isPresent(a.get('weight')), center: isPresent(a.get('bias')) };
+      if (Array.isArray(shape) && shape.every((d) => typeof d === 'number')) attrs.normalizedShape = shape;
+      else if (typeof shape === 'number') attrs.normalizedShape = [shape];
+      const scope = interp.graph?.scope;
+      const owner = scope?.length ? scope[scope.length - 1] : undefined;
+      return recordOp(interp, { base: name, type: site.calleeText, op: 'layernorm', attrs, inputs: [x], site, shape: x.shape, weightKey: owner || undefined });
+    }
+    case 'pad': {
+      const pads = iterItems(args[1] ?? kwargs.get('pad') ?? UNKNOWN) ?? [];
+      const built = buildTorchLayer(`ZeroPad${Math.max(1, Math.min(3, pads.length / 2))}d`, [{ k: 'tuple', items: pads }], new Map());
+      return built ? rec(built.op, built.attrs, undefined) : x;
+    }
+    case 'interpolate':
+    case 'upsample': {
+      const built = buildTorchLayer('Upsample', args.slice(1), kwargs);
+      return built ? rec(built.op, built.attrs, undefined) : x;
+    }
+    case 'mean': {
+      const dims = (iterItems(args[1] ?? kwargs.get('dim') ?? UNKNOWN) ?? []).map(toNumber);
+      const spatialMean = dims.length === 2 && ((dims[0] === 2 && dims[1] === 3) || (dims[0] === -2 && dims[1] === -1));
+      if (!spatialMean) return x;
+      const keepDims = truthy(args[2] ?? kwargs.get('keepdim') ?? { k: 'bool', v: false }) === true;
+      return rec('pool', { rank: 2, mode: 'avg', global: true, keepDims }, undefined);
+    }
+  }
+  const pooled = /^(adaptive_)?(max|avg)_pool([123])d$/.exec(name);
+  if (pooled) {
+    const type = `${pooled[1] ? 'Adaptive' : ''}${pooled[2] === 'max' ? 'Max' : 'Avg'}Pool${pooled[3]}d`;
+    const built = buildTorchLayer(type, args.slice(1), kwargs);
+    return built ? rec(built.op, built.attrs, undefined) : x;
+  }
+  return undefined;
+}
+
+const isPresent = (v: Value | undefined): boolean => !!v && v.k !== 'none' && v.k !== 'unknown';
+
+function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Value {
+  const nums = dims.map((d) => toNumber(d));
+  if (nums.length === 2 && nums[1] === -1) {
+    return recordOp(interp, { base: 'flatten', type: site.calleeText.split('.').pop() === 'reshape' ? 'Tensor.reshape' : 'Tensor.view', op: 'flatten', attrs: { startDim: 1, endDim: -1 }, inputs: [x], site, shape: [x.shape?.[0], undefined] });
+  }
+  // The first dim is the batch (x.size(0), B, -1): the IR's reshape shape excludes it.
+  const rest = nums.slice(1);
+  let unknowns = 0;
+  const shape = rest.map((d) => {
+    if (d === undefined || d === -1) {
+      unknowns++;
+      return -1;
+    }
+    return d;
+  });
+  if (unknowns > 1) interp.warn(site.node, 'reshape with more than one dimension we cannot compute; shape inference may fail here', 'partial-eval');
+  return recordOp(interp, { base: 'reshape', type: 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view'), op: 'reshape', attrs: { shape }, inputs: [x], site, shape: [x.shape?.[0], ...rest] });
+}
+
+function permute(interp: Interp, x: TensorV, dims: Array<number | undefined>, site: CallSite): Value {
+  if (dims.some((d) => d === undefined)) return x;
+  const rank = dims.length;
+  const norm = (dims as number[]).map((d) => (d < 0 ? d + rank : d));
+  const shape = x.shape && x.shape.length === rank ? norm.map((d) => x.shape![d]) : undefined;
+  return recordOp(interp, { base: 'permute', type: site.calleeText.endsWith('transpose') ? 'Tensor.transpose' : 'Tensor.permute', op: 'permute', attrs: { dims: norm }, inputs: [x], site, shape });
+}

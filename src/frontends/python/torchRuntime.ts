@@ -1,0 +1,256 @@
+/**
+ * PyTorch stand-ins: nn.* constructors build module values; assigning them to
+ * `self.x` registers children; calling a module inside forward records layer
+ * nodes named by module path (`layer1.0.conv1`).
+ */
+import type { PyNode } from './ast';
+import { classLookup, libraryBase } from './access';
+import { callMethod } from './calls';
+import type { Interp } from './interpreter';
+import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
+import { buildTorchLayer } from './torchLayers';
+import { NONE, UNKNOWN, int, iterItems, keyOf, native, str, toNumber, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
+
+export type TorchInst = InstV & { children: Map<string, Value> };
+
+export function isTorchModule(v: Value): v is TorchInst {
+  return v.k === 'inst' && v.children !== undefined;
+}
+
+const isModule = (v: Value): boolean => v.k === 'mod' || isTorchModule(v);
+
+/** `nn.X(...)`: a container, a known layer, or an opaque layer with an 'unknown layer' warning. */
+export function constructTorchLayer(interp: Interp, type: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const base: ModV = { k: 'mod', type, op: 'identity', attrs: {}, range: site.range };
+  if (type === 'Sequential' || type === 'ModuleList' || type === 'ModuleDict') {
+    base.container = type === 'Sequential' ? 'sequential' : type === 'ModuleList' ? 'list' : 'dict';
+    base.children = new Map();
+    const first = args[0];
+    if (first?.k === 'dict') for (const [, [k, v]] of first.map) base.children.set(k.k === 'str' ? k.v : String(base.children.size), v);
+    else if (type !== 'Sequential' && first) for (const v of iterItems(first) ?? []) base.children.set(String(base.children.size), v);
+    else for (const v of args) base.children.set(String(base.children.size), v);
+    return base;
+  }
+  if (type === 'Parameter') {
+    const t = args[0];
+    return { k: 'param', owner: base, shape: t?.k === 'tensor' ? t.shape : undefined };
+  }
+  const built = buildTorchLayer(type, args, kwargs);
+  if (built) return { ...base, op: built.op, attrs: built.attrs };
+  const message = `unknown layer nn.${type}`;
+  return { ...base, op: 'opaque', attrs: { reason: message }, warning: message };
+}
+
+const ATTR_ALIASES: Record<string, string> = {
+  in_features: 'inFeatures',
+  out_features: 'outFeatures',
+  in_channels: 'inChannels',
+  out_channels: 'outChannels',
+  num_features: 'numFeatures',
+  num_embeddings: 'numEmbeddings',
+  embedding_dim: 'embeddingDim',
+  kernel_size: 'kernel',
+  stride: 'stride',
+  hidden_size: 'hiddenSize',
+  embed_dim: 'embedDim',
+  num_heads: 'numHeads',
+  normalized_shape: 'normalizedShape',
+  p: 'rate',
+};
+
+const returnsSelf = new Set(['to', 'cuda', 'cpu', 'eval', 'train', 'float', 'half', 'double', 'bfloat16', 'requires_grad_', 'apply', 'type']);
+
+export function torchModAttr(interp: Interp, m: ModV, name: string): Value {
+  if (m.children) {
+    const child = m.children.get(name);
+    if (child) return child;
+    const reg = (key: string, v: Value): void => void m.children!.set(key, v);
+    switch (name) {
+      case 'append':
+        return native(name, ([v]) => (v && reg(String(m.children!.size), v), m));
+      case 'extend':
+        return native(name, ([v]) => {
+          for (const item of (v && (v.k === 'mod' && v.children ? [...v.children.values()] : iterItems(v))) ?? []) reg(String(m.children!.size), item);
+          return m;
+        });
+      case 'insert':
+        return native(name, ([i, v]) => {
+          const entries = [...m.children!.values()];
+          entries.splice(toNumber(i) ?? entries.length, 0, v ?? UNKNOWN);
+          m.children!.clear();
+          entries.forEach((e, idx) => reg(String(idx), e));
+          return NONE;
+        });
+      case 'add_module':
+      case 'register_module':
+        return native(name, ([k, v]) => (k?.k === 'str' && v && reg(k.v, v), NONE));
+      case 'update':
+        return native(name, ([d]) => {
+          if (d?.k === 'dict') for (const [, [k, v]] of d.map) if (k.k === 'str') reg(k.v, v);
+          return NONE;
+        });
+      case 'items':
+        return native(name, () => ({ k: 'list', items: [...m.children!].map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
+      case 'keys':
+        return native(name, () => ({ k: 'list', items: [...m.children!.keys()].map(str) }));
+      case 'values':
+      case 'children':
+        return native(name, () => ({ k: 'list', items: [...m.children!.values()] }));
+    }
+  }
+  if (name === 'weight' || name === 'bias') return { k: 'param', owner: m.tiedTo ?? m };
+  if (returnsSelf.has(name)) return native(name, () => m);
+  if (name === 'training') return { k: 'bool', v: true };
+  const attr = m.attrs[ATTR_ALIASES[name] ?? name];
+  if (typeof attr === 'number') return { k: 'num', v: attr, float: !Number.isInteger(attr) };
+  if (Array.isArray(attr)) return { k: 'tuple', items: attr.map((x) => (typeof x === 'number' ? int(x) : UNKNOWN)) };
+  void interp;
+  return UNKNOWN;
+}
+
+export function torchSetModAttr(interp: Interp, m: ModV, name: string, value: Value, node: PyNode): void {
+  if ((name === 'weight' || name === 'bias') && value.k === 'param' && value.owner !== m) {
+    if (name === 'weight') m.tiedTo = value.owner;
+    return;
+  }
+  if (m.children && isModule(value)) m.children.set(name, value);
+  void interp;
+  void node;
+}
+
+/** nn.Module's own attributes on user subclasses. */
+export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value {
+  switch (name) {
+    case 'training':
+      return { k: 'bool', v: true };
+    case 'add_module':
+    case 'register_module':
+      return native(name, ([k, v]) => {
+        if (k?.k === 'str' && v && isModule(v)) inst.children!.set(k.v, v);
+        return NONE;
+      });
+    case 'register_buffer':
+    case 'register_parameter':
+      return native(name, () => NONE);
+    case 'append':
+      return native(name, ([v]) => (v && inst.children!.set(String(inst.children!.size), v), inst));
+    default:
+      if (returnsSelf.has(name)) return native(name, () => inst);
+      void interp;
+      return UNKNOWN;
+  }
+}
+
+/** Assigns module paths from the root by registration order (first path wins for shared modules). */
+export function assignPaths(paths: Map<object, string>, root: Value, prefix = '', depth = 0): void {
+  if (depth > 40) return;
+  const children = root.k === 'mod' ? root.children : root.k === 'inst' ? root.children : undefined;
+  if (!children) return;
+  for (const [name, child] of children) {
+    if (!isModule(child) || paths.has(child)) continue;
+    const path = prefix ? `${prefix}.${name}` : name;
+    paths.set(child, path);
+    assignPaths(paths, child, path, depth + 1);
+  }
+}
+
+/** Calling a module (inside forward): containers chain, leaves record a layer, user modules run forward. */
+export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const g = interp.graph;
+  if (!g || g.framework !== 'pytorch') return UNKNOWN;
+  if (m.k === 'inst') {
+    const path = g.paths.get(m) ?? '';
+    const forward = classLookup(m.cls, 'forward');
+    if (path && m.children!.size === 0) g.leafPaths.add(path);
+    g.scope.push(path);
+    try {
+      if (forward?.k === 'func') return callMethod(interp, forward, m, args, kwargs);
+      const base = libraryBase(m.cls);
+      if (base !== 'torch.nn.Sequential') interp.warn(m.cls.node, `${m.cls.name} has no forward we can read; its children are chained in registration order`, 'no-forward');
+      return chain(interp, [...m.children!.values()], args, kwargs, site);
+    } finally {
+      g.scope.pop();
+    }
+  }
+  if (m.container === 'sequential') return chain(interp, [...m.children!.values()], args, kwargs, site);
+  if (m.children) return UNKNOWN;
+  const inputs = tensorsIn(args).concat(tensorsIn([...kwargs.values()]));
+  if (inputs.length === 0) return UNKNOWN;
+  const path = g.paths.get(m);
+  const owner = m.tiedTo ?? m;
+  if (m.warning && !g.calls.has(m)) interp.warnAt(m.range, m.warning, 'unknown-layer');
+  g.calls.set(m, (g.calls.get(m) ?? 0) + 1);
+  const out = recordOp(interp, {
+    name: path,
+    base: snake(m.type),
+    type: m.type,
+    op: m.op,
+    attrs: m.attrs,
+    inputs: m.op === 'mha' ? inputs : [inputs[0]],
+    site,
+    range: m.range,
+    weightKey: g.paths.get(owner) ?? path,
+    shape: moduleOutShape(m, inputs[0].shape),
+  });
+  if (m.op === 'mha' || m.op === 'rnn') return { k: 'tuple', items: [out, UNKNOWN] };
+  return out;
+}
+
+function chain(interp: Interp, children: Value[], args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  let x: Value = args[0] ?? UNKNOWN;
+  let first = true;
+  for (const child of children) {
+    x = interp.callValue(child, first ? args : [x], first ? kwargs : new Map(), site);
+    first = false;
+  }
+  return x;
+}
+
+export function snake(type: string): string {
+  return type.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toLowerCase();
+}
+
+function moduleOutShape(m: ModV, s: Dims | undefined): Dims | undefined {
+  switch (m.op) {
+    case 'linear':
+      return s ? [...s.slice(0, -1), m.attrs.outFeatures as number] : undefined;
+    case 'embedding':
+      return [...(s ?? [undefined, undefined]), m.attrs.embeddingDim as number];
+    case 'layernorm':
+    case 'dropout':
+    case 'activation':
+    case 'identity':
+    case 'mha':
+      return s;
+    default:
+      return undefined;
+  }
+}
+
+export function tensorAttr(interp: Interp, t: TensorV, name: string): Value {
+  if (name === 'shape') return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
+  if (name === 'T' || name === 'mT') return t;
+  if (name === 'dtype' || name === 'device') return UNKNOWN;
+  if (name === 'ndim') return t.shape ? int(t.shape.length) : UNKNOWN;
+  return native(name, (args, kwargs, site) => tensorMethod(interp, t, name, args, kwargs, site));
+}
+
+/** One output of `x.split(…)` / `x.chunk(…)`: a split node per output. */
+export function splitPart(interp: Interp, s: SplitV, index: number | undefined, count?: number): Value {
+  if (index === undefined) return UNKNOWN;
+  const chunks = s.chunks ?? count;
+  const attrs: Record<string, number | number[]> = { axis: s.axis, index };
+  if (s.sections) attrs.sizes = s.sections;
+  else if (s.chunks !== undefined) attrs.chunks = s.chunks;
+  else if (s.size !== undefined && chunks !== undefined) attrs.sizes = Array(chunks).fill(s.size);
+  else if (chunks !== undefined) attrs.chunks = chunks;
+  let shape = s.src.shape ? [...s.src.shape] : undefined;
+  if (shape) {
+    const ax = s.axis < 0 ? s.axis + shape.length : s.axis;
+    const d = shape[ax];
+    shape[ax] = s.sections?.[index] ?? s.size ?? (d !== undefined && chunks ? Math.ceil(d / chunks) : undefined);
+  }
+  const type = /^(torch|F)\./.test(s.site.calleeText) ? s.site.calleeText : `Tensor.${s.chunks !== undefined && !s.sections ? 'chunk' : 'split'}`;
+  return recordOp(interp, { base: 'split', type, op: 'split', attrs, inputs: [s.src], site: s.site, shape, dedupeKey: keyOf(s) + ':' + index });
+}
+

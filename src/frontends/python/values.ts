@@ -1,0 +1,306 @@
+/**
+ * Values of the partial evaluator. Python values the model code computes with
+ * (numbers, strings, lists, classes…), library stand-ins (torch.nn.Conv2d,
+ * keras.layers.Dense), symbolic tensors, and Unknown for anything we cannot
+ * know without running the code. Nothing here ever throws on Unknown.
+ */
+import type { AttrValue, Attrs, OpKind, SourceRange } from '../../core/ir';
+import type { PyNode } from './ast';
+import type { Graph } from './graph';
+
+export type Value =
+  | { k: 'none' }
+  | { k: 'bool'; v: boolean }
+  | { k: 'num'; v: number; float: boolean }
+  | { k: 'str'; v: string }
+  | { k: 'list'; items: Value[] }
+  | { k: 'tuple'; items: Value[] }
+  | DictV
+  | { k: 'range'; start: number; stop: number; step: number }
+  | FuncV
+  | ClassV
+  | InstV
+  | { k: 'bound'; self: Value; fn: FuncV | NativeV }
+  | NativeV
+  | { k: 'lib'; path: string }
+  | TensorV
+  | ModV
+  | SplitV
+  | { k: 'param'; owner: ModV | InstV; shape?: Dims }
+  | KLayerV
+  | KModelV
+  | { k: 'unknown'; why?: string };
+
+export type Dims = Array<number | undefined>;
+
+export interface DictV {
+  k: 'dict';
+  map: Map<string, [Value, Value]>;
+}
+
+export interface Scope {
+  vars: Map<string, Value>;
+  parent?: Scope;
+  /** Names declared `global`/`nonlocal` resolve in the parent chain on assignment. */
+  outer?: Set<string>;
+}
+
+export interface FuncV {
+  k: 'func';
+  name: string;
+  node: PyNode;
+  closure: Scope;
+  defaults: Map<string, Value>;
+  kind: 'method' | 'static' | 'class' | 'property';
+}
+
+export interface ClassV {
+  k: 'class';
+  name: string;
+  bases: Value[];
+  attrs: Map<string, Value>;
+  node: PyNode;
+  dataclass: boolean;
+  fields: Array<{ name: string; default?: Value }>;
+}
+
+export interface InstV {
+  k: 'inst';
+  cls: ClassV;
+  attrs: Map<string, Value>;
+  /** Registered child modules in registration order (torch nn.Module subclasses). */
+  children?: Map<string, Value>;
+  range?: SourceRange;
+}
+
+export type NativeFn = (args: Value[], kwargs: Map<string, Value>, call: CallSite) => Value;
+
+export interface NativeV {
+  k: 'native';
+  name: string;
+  fn: NativeFn;
+}
+
+/** Where a call happens: used for ranges and for naming functional nodes. */
+export interface CallSite {
+  node: PyNode;
+  range: SourceRange;
+  /** The callee as written, e.g. `F.relu`, `torch.cat`. */
+  calleeText: string;
+}
+
+export interface TensorV {
+  k: 'tensor';
+  /** Producer id (layer or model input); '' for constants (torch.ones(…)) that are not graph nodes. */
+  id: string;
+  /** Including batch; undefined when even the rank is unknown. */
+  shape?: Dims;
+  framework: 'pytorch' | 'keras';
+}
+
+/** A library module instance: nn.Conv2d(…) or a container (Sequential, ModuleList, ModuleDict). */
+export interface ModV {
+  k: 'mod';
+  type: string;
+  op: OpKind;
+  attrs: Attrs;
+  range: SourceRange;
+  children?: Map<string, Value>;
+  container?: 'sequential' | 'list' | 'dict';
+  /** Weight tying: this module's weight is another module's (self.lm_head.weight = self.wte.weight). */
+  tiedTo?: ModV | InstV;
+  warning?: string;
+}
+
+export interface SplitV {
+  k: 'splitres';
+  src: TensorV;
+  axis: number;
+  size?: number;
+  sections?: number[];
+  chunks?: number;
+  site: CallSite;
+}
+
+export interface KLayerV {
+  k: 'klayer';
+  type: string;
+  op: OpKind;
+  attrs: Attrs;
+  name: string;
+  range: SourceRange;
+  calls: number;
+  warning?: string;
+  inputShape?: Dims;
+}
+
+export interface KModelV {
+  k: 'kmodel';
+  name: string;
+  kind: 'functional' | 'sequential';
+  inputs: TensorV[];
+  outputs: TensorV[];
+  /** Sequential: the layers in order (built lazily into a chain). */
+  layers: KLayerV[];
+  inputShape?: Dims;
+  range: SourceRange;
+  /** The recorder its layers were called in (functional models). */
+  graph?: Graph;
+}
+
+export const NONE: Value = { k: 'none' };
+export const UNKNOWN: Value = { k: 'unknown' };
+export const TRUE: Value = { k: 'bool', v: true };
+export const FALSE: Value = { k: 'bool', v: false };
+
+export const num = (v: number, float = !Number.isInteger(v)): Value => ({ k: 'num', v, float });
+export const int = (v: number): Value => ({ k: 'num', v, float: false });
+export const str = (v: string): Value => ({ k: 'str', v });
+export const bool = (v: boolean): Value => (v ? TRUE : FALSE);
+export const tuple = (items: Value[]): Value => ({ k: 'tuple', items });
+export const list = (items: Value[]): Value => ({ k: 'list', items });
+export const native = (name: string, fn: NativeFn): NativeV => ({ k: 'native', name, fn });
+
+export function dictOf(entries: Array<[string, Value]>): DictV {
+  const map = new Map<string, [Value, Value]>();
+  for (const [key, value] of entries) map.set(keyOf(str(key)), [str(key), value]);
+  return { k: 'dict', map };
+}
+
+let objectIds = 0;
+const objectKeys = new WeakMap<object, string>();
+
+/** Dict key identity: value equality for scalars, object identity otherwise. */
+export function keyOf(v: Value): string {
+  switch (v.k) {
+    case 'str':
+      return 's:' + v.v;
+    case 'num':
+      return 'n:' + v.v;
+    case 'bool':
+      return 'n:' + (v.v ? 1 : 0);
+    case 'none':
+      return 'N';
+    case 'tuple':
+      return 't:(' + v.items.map(keyOf).join(',') + ')';
+    default: {
+      let key = objectKeys.get(v);
+      if (!key) objectKeys.set(v, (key = 'o:' + ++objectIds));
+      return key;
+    }
+  }
+}
+
+export function isNum(v: Value): v is { k: 'num'; v: number; float: boolean } {
+  return v.k === 'num';
+}
+
+/** Python number value of ints, floats and bools; undefined otherwise. */
+export function toNumber(v: Value | undefined): number | undefined {
+  if (!v) return undefined;
+  if (v.k === 'num') return v.v;
+  if (v.k === 'bool') return v.v ? 1 : 0;
+  return undefined;
+}
+
+export function toStr(v: Value | undefined): string | undefined {
+  return v?.k === 'str' ? v.v : undefined;
+}
+
+/** Truthiness; undefined when it cannot be known. */
+export function truthy(v: Value): boolean | undefined {
+  switch (v.k) {
+    case 'none':
+      return false;
+    case 'bool':
+      return v.v;
+    case 'num':
+      return v.v !== 0;
+    case 'str':
+      return v.v.length > 0;
+    case 'list':
+    case 'tuple':
+      return v.items.length > 0;
+    case 'dict':
+      return v.map.size > 0;
+    case 'range':
+      return rangeItems(v).length > 0;
+    case 'unknown':
+    case 'tensor':
+    case 'splitres':
+      return undefined;
+    default:
+      return true;
+  }
+}
+
+export function rangeItems(r: { start: number; stop: number; step: number }, cap = 100_000): number[] {
+  const out: number[] = [];
+  if (r.step === 0) return out;
+  for (let i = r.start; r.step > 0 ? i < r.stop : i > r.stop; i += r.step) {
+    out.push(i);
+    if (out.length >= cap) break;
+  }
+  return out;
+}
+
+/** Items of an iterable value; undefined when not iterable or unknown. */
+export function iterItems(v: Value): Value[] | undefined {
+  switch (v.k) {
+    case 'list':
+    case 'tuple':
+      return v.items;
+    case 'range':
+      return rangeItems(v).map(int);
+    case 'str':
+      return [...v.v].map(str);
+    case 'dict':
+      return [...v.map.values()].map(([key]) => key);
+    case 'mod':
+      return v.children ? (v.container === 'dict' ? [...v.children.keys()].map(str) : [...v.children.values()]) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Converts an evaluated Python value to an attribute value; undefined if it has no literal form. */
+export function toAttr(v: Value | undefined): AttrValue | undefined {
+  if (!v) return undefined;
+  switch (v.k) {
+    case 'none':
+      return null;
+    case 'bool':
+      return v.v;
+    case 'num':
+      return v.v;
+    case 'str':
+      return v.v;
+    case 'list':
+    case 'tuple': {
+      const out: AttrValue[] = [];
+      for (const item of v.items) {
+        const a = toAttr(item);
+        if (a === undefined) return undefined;
+        out.push(a);
+      }
+      return out;
+    }
+    default:
+      return undefined;
+  }
+}
+
+export function typeName(v: Value): string {
+  switch (v.k) {
+    case 'num':
+      return v.float ? 'float' : 'int';
+    case 'inst':
+      return v.cls.name;
+    case 'mod':
+      return v.type;
+    case 'klayer':
+      return v.type;
+    default:
+      return v.k;
+  }
+}
