@@ -1,0 +1,160 @@
+/**
+ * `wap analyze <file> [--input C,H,W|T] [--batch N] [--json]`: the models in a
+ * source file with per-layer output shapes, parameters and forward FLOPs.
+ *
+ * The JSON output is a contract other tools read; its field names are stable:
+ * { file, framework, batch?, models: [{ name, line, input, layers: [{ name,
+ * type, line, outputShape, params, forwardFlops, … }], totals: { params,
+ * forwardFlops, … } }], diagnostics: [{ severity, message, line, column }] }.
+ * FLOPs in JSON are per sample; --batch scales the table and adds "batch".
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { AnalysisResult, AnalyzedModel, Diagnostic, Shape } from '../../core/ir';
+import { analyzeSource, sourceKindOf } from '../../frontends/index';
+import { CliError } from '../cliError';
+import type { CliCommand } from './registry';
+
+const HELP = `Usage: wap analyze <file> [--input C,H,W|T] [--batch N] [--json]
+
+Reads the models in a PyTorch / Keras (.py), TF.js (.ts/.js) or Keras JSON
+topology (.json) file and prints each layer's output shape, parameters and
+forward GFLOPs.
+
+Options:
+  --input SHAPE   input shape without batch, e.g. 3,224,224 or 1024
+  --batch N       batch size: table FLOPs are multiplied by N (default 1)
+  --json          print machine-readable JSON instead of the table`;
+
+/** "3,224,224" → [3, 224, 224]; throws CliError for anything but positive integers. */
+export function parseShapeFlag(value: string): number[] {
+  const parts = value.split(',').map((p) => p.trim());
+  if (parts.length === 0 || parts.some((p) => !/^[1-9]\d*$/.test(p))) {
+    throw new CliError(`--input expects positive integers separated by commas (e.g. 3,224,224 or 1024), got '${value}'`);
+  }
+  return parts.map(Number);
+}
+
+function parseBatch(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value.trim())) throw new CliError(`--batch expects a positive integer, got '${value}'`);
+  return Number(value);
+}
+
+function allDiagnostics(result: AnalysisResult): Diagnostic[] {
+  return [...result.diagnostics, ...result.models.flatMap((m) => m.diagnostics)];
+}
+
+function showShape(shape: Shape | undefined): string {
+  return shape ? `[${shape.join(', ')}]` : '?';
+}
+
+function gflops(flops: number): string {
+  return (flops / 1e9).toFixed(4);
+}
+
+function alignTable(header: string[], rows: string[][], rightAligned: Set<number>): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
+}
+
+function modelTable(model: AnalyzedModel, batch: number): string[] {
+  const scale = batch;
+  const flopsHeader = batch > 1 ? `Fwd GFLOPs (batch ${batch})` : 'Fwd GFLOPs';
+  const rows = model.layers.map((l) => [l.name, l.type, String(l.range.line), showShape(l.outputShape), l.workload.params.toLocaleString('en-US'), gflops(l.workload.forwardFlops * scale)]);
+  rows.push(['Total', '', '', '', model.totals.params.toLocaleString('en-US'), gflops(model.totals.forwardFlops * scale)]);
+  const input = `${showShape(model.input)}${model.inputAssumed ? ' (assumed)' : ''}`;
+  const title = `Model ${model.name} (line ${model.range.line}, ${model.framework}, ${model.layout}), input ${input}`;
+  return [title, ...alignTable(['Layer', 'Type', 'Line', 'Output shape', 'Params', flopsHeader], rows, new Set([2, 4, 5]))];
+}
+
+function toJson(file: string, result: AnalysisResult, batch: number | undefined): unknown {
+  return {
+    file,
+    framework: result.framework,
+    ...(batch !== undefined ? { batch } : {}),
+    models: result.models.map((m) => ({
+      name: m.name,
+      line: m.range.line,
+      framework: m.framework,
+      layout: m.layout,
+      input: m.input,
+      inputAssumed: m.inputAssumed,
+      inputs: m.inputs,
+      outputs: m.outputs,
+      layers: m.layers.map((l) => ({
+        id: l.id,
+        name: l.name,
+        type: l.type,
+        op: l.op,
+        line: l.range.line,
+        column: l.range.column,
+        inputs: l.inputs,
+        outputShape: l.outputShape ?? null,
+        params: l.workload.params,
+        nonTrainable: l.workload.nonTrainable,
+        forwardFlops: l.workload.forwardFlops,
+        backwardFlops: l.workload.backwardFlops,
+        activationBytes: l.workload.activationBytes,
+        ...(l.weightOwner ? { weightOwner: l.weightOwner } : {}),
+      })),
+      totals: { ...m.totals, ...(batch !== undefined ? { forwardFlopsBatch: m.totals.forwardFlops * batch } : {}) },
+    })),
+    diagnostics: allDiagnostics(result).map((d) => ({ severity: d.severity, message: d.message, line: d.line, column: d.column, ...(d.code ? { code: d.code } : {}) })),
+  };
+}
+
+async function run(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { input: { type: 'string' }, batch: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    });
+  } catch (err) {
+    throw new CliError(`analyze: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new CliError('analyze expects exactly one file: wap analyze <file> [--input C,H,W] [--batch N] [--json]');
+  const file = positionals[0];
+  const inputShape = values.input !== undefined ? parseShapeFlag(values.input) : undefined;
+  const batch = parseBatch(values.batch);
+  if (!sourceKindOf(file)) throw new CliError(`cannot analyze '${file}': expected a .py, .ts/.js or .json file`);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new CliError(`cannot read '${file}'${code ? ` (${code})` : ''}`);
+  }
+  const result = await analyzeSource(file, text, inputShape ? { inputShape } : {});
+  if (result.models.length === 0) {
+    const firstError = result.diagnostics.find((d) => d.severity === 'error');
+    const why = firstError ? `: ${firstError.line}:${firstError.column}: ${firstError.message}` : '';
+    throw new CliError(`no model found in '${file}'${why}`);
+  }
+  if (values.json) {
+    console.log(JSON.stringify(toJson(file, result, batch), null, 2));
+    return 0;
+  }
+  const out: string[] = [];
+  for (const model of result.models) out.push(...modelTable(model, batch ?? 1), '');
+  for (const d of allDiagnostics(result)) out.push(`${file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
+  console.log(out.join('\n').trimEnd());
+  return 0;
+}
+
+export const analyzeCommand: CliCommand = {
+  summary: 'per-layer output shapes, parameters and FLOPs of the models in a file',
+  run,
+};
