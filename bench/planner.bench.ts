@@ -7,7 +7,7 @@
 import { parseClusterSpec, planModel, resolveCluster } from '../src/planner/index';
 import type { AnalyzedModel } from '../src/core/ir';
 import type { ClusterSpec } from '../src/planner/index';
-import { resnet50, syntheticChain, vgg16 } from '../test/planner/fixtures';
+import { alexnet, resnet50, syntheticChain, vgg16 } from '../test/planner/fixtures';
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -33,6 +33,8 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
   const rows: Array<Record<string, string | number>> = [];
   const rssBefore = process.memoryUsage().rss;
   const cases: Array<[string, () => AnalyzedModel, ClusterSpec, number, number]> = [
+    // What the language server does on every edit: a typical model on the default preset.
+    ['AlexNet, every n = 1..4 (pcie4, LSP-typical)', alexnet, resolveCluster('pcie4', {}), 50, 9],
     ['VGG-16, every n = 1..8 (a100x8)', vgg16, resolveCluster('a100x8', {}), 50, 7],
     ['ResNet-50 on 16 GPUs (h100x16-2node)', () => resnet50(), resolveCluster('h100x16-2node', {}), 500, 5],
     ['1,000-layer chain on 64 GPUs (8 nodes × 8 H100)', () => syntheticChain(1000), h100Nodes(8), 3000, 3],

@@ -27,7 +27,11 @@ export interface Candidate {
   choice?: Int32Array;
   pipeline?: PipelinePlan;
   search?: FittedSearch;
-  run: SimRun;
+  /**
+   * Re-runs the (deterministic) simulation for the timeline. Runs are not kept:
+   * every count's task lists alive at once were most of the planner's memory and GC time.
+   */
+  replay(): SimRun;
   summary: RunSummary;
   memoryPerGpu: number[];
   fits: boolean;
@@ -56,6 +60,7 @@ export interface EvalContext {
 
 function simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, choice: Int32Array, search?: FittedSearch): Candidate {
   const run = simulateIteration(t, choice);
+  const summary = summarizeRun(run, t.devices, ctx.topo, t.batch);
   const mem = assignmentMemory(t, choice);
   const cap = usableBytes(ctx.topo.minMemoryBytes(t.devices));
   const fits = mem <= cap;
@@ -65,8 +70,8 @@ function simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, ch
     tables: t,
     choice,
     search,
-    run,
-    summary: summarizeRun(run, t.devices, ctx.topo, t.batch),
+    replay: () => simulateIteration(t, choice),
+    summary,
     memoryPerGpu: t.devices.map(() => mem),
     fits,
     reason: fits ? undefined : `needs ${gb(mem)} per GPU, more than the ${gb(cap)} usable of ${gb(ctx.topo.minMemoryBytes(t.devices))}`,
@@ -90,6 +95,19 @@ function better(a: Candidate | undefined, b: Candidate): Candidate {
   if (a.fits !== b.fits) return a.fits ? a : b;
   if (!a.fits) return Math.max(...b.memoryPerGpu) < Math.max(...a.memoryPerGpu) ? b : a;
   return b.summary.stepTimeMs < a.summary.stepTimeMs ? b : a;
+}
+
+/**
+ * Micro-batch counts tried for S stages of m GPUs: S, 2S, 4S, 8S and the most
+ * the batch allows (one sample per GPU per micro-batch). The 1F1B bubble
+ * (S−1)/(M+S−1) shrinks with M while per-layer launch costs and per-message
+ * latency grow, so the simulator picks.
+ */
+export function microBatchCounts(S: number, m: number, batch: number): number[] {
+  const most = Math.floor(batch / m);
+  const out = [S, 2 * S, 4 * S, 8 * S].filter((M) => M <= most && batch % M === 0);
+  if (most >= S && batch % most === 0 && !out.includes(most)) out.push(most);
+  return out.length > 0 ? out : [S];
 }
 
 export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean): CountResult {
@@ -122,13 +140,13 @@ export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean):
   if (options.strategies === 'all' && n > 1) {
     for (const S of divisors(n)) {
       if (S < 2) continue;
-      const Ms = options.microBatches ? [options.microBatches] : [S, 2 * S, 4 * S];
+      const Ms = options.microBatches ? [options.microBatches] : microBatchCounts(S, n / S, batch);
       for (const M of Ms) {
         const p = buildPipelinePlan(model, topo, n, S, M, batch, ctx.tableOptions);
         if (!p) continue;
-        const run = simulatePipeline(p.stages, topo, p.microBatch, M, p.schedule);
+        const replay = () => simulatePipeline(p.stages, topo, p.microBatch, M, p.schedule);
         evaluated += p.stages.length * model.layers.length;
-        const cand: Candidate = { kind: 'pipeline', n, pipeline: p, run, summary: summarizeRun(run, devices, topo, batch), memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason };
+        const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay, summary: summarizeRun(replay(), devices, topo, batch), memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason };
         best = better(best, cand);
       }
     }

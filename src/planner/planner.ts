@@ -148,7 +148,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       owt: baseline(last.owt, N, batch, 'no OWT plan'),
     },
     scaling,
-    timeline: toTimeline(c.run),
+    timeline: toTimeline(c.replay()),
     search: {
       method: chosen!.search?.method ?? 'chain-dp',
       exact: chosen!.search ? chosen!.search.exact : true,

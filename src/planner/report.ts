@@ -92,7 +92,7 @@ export function layerPlans(c: Candidate, topo: Topology, mode: string): LayerPla
           memoryBytesPerGpu: o.memoryBytes,
           params: layer.workload.params,
           activationBytes: layer.workload.activationBytes * p.microBatch,
-          costSource: st.tables.sources[i],
+          costSource: { ...st.tables.sources[i] },
           reason: `stage ${s} of ${p.stages.length} on ${st.devices.length} GPU${st.devices.length > 1 ? 's' : ''}, ${p.microBatches} micro-batches of ${p.microBatch} (${p.schedule})`,
         });
       }
@@ -123,7 +123,7 @@ export function layerPlans(c: Candidate, topo: Topology, mode: string): LayerPla
       memoryBytesPerGpu: o.memoryBytes,
       params: layer.workload.params,
       activationBytes: layer.workload.activationBytes * (t.batch / o.config.d),
-      costSource: t.sources[i],
+      costSource: { ...t.sources[i] },
       reason,
     };
     const dim = splitDimOf(layer, o.config);

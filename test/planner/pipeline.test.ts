@@ -5,7 +5,8 @@ import { Topology } from '../../src/planner/cost/topology';
 import { buildPipelinePlan } from '../../src/planner/search/pipelinePlan';
 import { simulatePipeline } from '../../src/planner/simulator/pipeline';
 import { toTimeline } from '../../src/planner/simulator/results';
-import { syntheticChain } from './fixtures';
+import { parseClusterSpec, planModel } from '../../src/planner/index';
+import { syntheticChain, transformer } from './fixtures';
 
 test('pipeline: balanced stages, 1F1B step time between the bubble bound and bound + transfers', () => {
   const topo = new Topology(CLUSTER_PRESETS.pcie4.spec);
@@ -38,4 +39,63 @@ test('pipeline: balanced stages, 1F1B step time between the bubble bound and bou
     }
     assert.equal(events.filter((e) => e.kind === 'forward' && e.lane === 'gpu:0').length, M);
   }
+});
+
+/** Two DGX H100 nodes joined by 100 Gb/s Ethernet (12.5 GB/s per GPU): inter-node bandwidth is scarce. */
+const twoNodesEthernet = parseClusterSpec(
+  {
+    name: '2x8 H100 over 100GbE',
+    nodes: 2,
+    gpusPerNode: 8,
+    gpu: { name: 'H100-SXM5-80GB', tflops: 67, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70 },
+    intraNode: { bandwidthGBs: 450, latencyUs: 3, name: 'nvlink' },
+    interNode: { bandwidthGBs: 12.5, latencyUs: 10, name: 'eth' },
+  },
+  'test',
+);
+
+test('all mode picks a pipeline where it wins: deep transformer on two nodes over slow Ethernet', () => {
+  const model = transformer(24, 64, 2048, 16);
+  const o = { batch: 16, objective: 'throughput', optimizer: 'adam' } as const;
+  const hybrid = planModel(model, twoNodesEthernet, { ...o, strategies: 'hybrid' });
+  const all = planModel(model, twoNodesEthernet, { ...o, strategies: 'all' });
+  assert.ok(hybrid.feasible && all.feasible);
+  const p = all.plan.pipeline;
+  assert.ok(p, `expected a pipeline, got ${all.scaling[all.plan.gpus - 1].summary}`);
+  // A genuine win: faster than the best hybrid plan on any count, and than every baseline.
+  assert.ok(all.plan.samplesPerSec > hybrid.plan.samplesPerSec * 1.05, `${all.plan.samplesPerSec} vs hybrid ${hybrid.plan.samplesPerSec}`);
+  for (const [name, b] of Object.entries(all.baselines)) assert.ok(all.plan.samplesPerSec >= b.samplesPerSec, name);
+  // The pipeline spans both nodes, so only activations cross the Ethernet link.
+  assert.ok(all.plan.gpus > 8 && p.stages >= 2 && p.stages <= all.plan.gpus);
+  assert.ok(p.microBatches >= p.stages && o.batch % p.microBatches === 0, `M=${p.microBatches}`);
+  assert.ok(Math.abs(p.bubbleFraction - (p.stages - 1) / (p.microBatches + p.stages - 1)) < 1e-12);
+
+  // Stages: contiguous, every stage non-empty, and balanced in compute.
+  const stages = all.plan.layers.map((l) => l.stage);
+  assert.deepEqual([...stages].sort((a, b) => a - b), stages);
+  assert.deepEqual([...new Set(stages)], Array.from({ length: p.stages }, (_, s) => s));
+  const work = new Array<number>(p.stages).fill(0);
+  for (const l of all.plan.layers) work[l.stage] += l.forwardMs + l.backwardMs;
+  const mean = work.reduce((a, b) => a + b, 0) / p.stages;
+  assert.ok(Math.max(...work) <= 1.6 * mean, `unbalanced stages: ${work.map((w) => w.toFixed(1)).join(', ')}`);
+  assert.ok(all.plan.layers.every((l) => l.strategy === 'pipeline'));
+
+  // Timeline: every stage runs each micro-batch forward and backward once, in 1F1B order.
+  const compute = all.timeline.filter((e) => e.kind === 'forward' || e.kind === 'backward');
+  assert.ok(compute.every((e) => e.microBatch !== undefined));
+  const firstDevice = all.plan.layers[0].devices[0];
+  const lastDevice = all.plan.layers[all.plan.layers.length - 1].devices[0];
+  const lane = (d: number) => compute.filter((e) => e.device === d).sort((a, b) => a.startMs - b.startMs);
+  for (const d of [firstDevice, lastDevice]) {
+    for (const kind of ['forward', 'backward']) {
+      assert.deepEqual(lane(d).filter((e) => e.kind === kind).map((e) => e.microBatch), Array.from({ length: p.microBatches }, (_, m) => m));
+    }
+  }
+  // 1F1B: the first stage warms up with S−1 forwards; the last stage alternates F, B from the start.
+  const first = lane(firstDevice).map((e) => e.kind[0].toUpperCase()).join('');
+  assert.ok(first.startsWith('F'.repeat(Math.min(p.stages - 1, p.microBatches)) + (p.microBatches >= p.stages ? 'FB' : '')), first.slice(0, 40));
+  assert.ok(lane(lastDevice).map((e) => e.kind[0].toUpperCase()).join('').startsWith('FBFB'));
+  // The bubble: the last stage idles until the first micro-batch has crossed every earlier stage.
+  const f0 = lane(firstDevice)[0];
+  assert.ok(lane(lastDevice)[0].startMs >= (p.stages - 1) * (f0.endMs - f0.startMs) - 1e-9);
 });

@@ -26,7 +26,20 @@ export interface Redistribution {
   sources: number;
 }
 
+const cache = new Map<string, Redistribution>();
+
+/** Pure in its two layouts, and the same pairs recur for every GPU count and table: cached. */
 export function redistribution(from: Layout, to: Layout): Redistribution {
+  const key = `${from.d}x${from.k}${from.sharded ? 's' : 'r'}>${to.d}x${to.k}${to.sharded ? 's' : 'r'}`;
+  let hit = cache.get(key);
+  if (!hit) {
+    hit = computeRedistribution(from, to);
+    cache.set(key, hit);
+  }
+  return hit;
+}
+
+function computeRedistribution(from: Layout, to: Layout): Redistribution {
   const n = to.d * to.k;
   let fraction = 0;
   let sources = 0;

@@ -8,7 +8,7 @@
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import type { CostSource, OptimizerKind, StrategyMode } from '../../protocol/plan';
 import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
-import { computeShare, inputLayout, layerConfigs, layoutKey, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
+import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { redistribution } from './layout';
 import { optimizerStateCopies } from './memory';
 import type { ProfileCosts } from './profileCosts';
@@ -44,6 +44,8 @@ export interface TableOptions {
   profile?: ProfileCosts;
   /** Micro-batches whose activations are alive at once (pipelines); 1 otherwise. */
   activationCopies?: number;
+  /** Cost only layers [from, to) (a pipeline stage); the others get no options and must not be read. */
+  layerRange?: readonly [number, number];
   /** Force these configurations (baselines): return undefined to use the mode's list. */
   configsFor?: (layer: AnalyzedLayer, n: number) => LayerConfig[] | undefined;
 }
@@ -67,6 +69,15 @@ export interface CostTables {
   pairSources: Float64Array;
   link: GroupLink;
   edgeCost(edge: number, fromOption: number, toOption: number): number;
+  /**
+   * Layout-pair cost of moving this edge's tensor (L×L, a·L + b, 0 on the
+   * diagonal); edgeCost(e, p, o) = edgeLayoutCost(e)[outLayouts[from][p]·L + inLayouts[to][o]].
+   * Shared by edges of equal size, so the searches' inner loops read typed arrays only.
+   */
+  edgeLayoutCost(edge: number): Float64Array;
+  /** Per layer, each option's input / output layout index. */
+  inLayouts: Int32Array[];
+  outLayouts: Int32Array[];
   /** The same cost split into the forward move of the tensor and the backward move of its gradient. */
   edgeCostParts(edge: number, fromOption: number, toOption: number): [number, number];
   dataGroupLink(c: LayerConfig): GroupLink;
@@ -83,43 +94,30 @@ function safeBytes(x: number | undefined): number {
   return Number.isFinite(x) && (x as number) > 0 ? (x as number) : 0;
 }
 
-export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: number[], batch: number, opts: TableOptions): CostTables {
-  const n = devices.length;
+/**
+ * What a model's tables share for every GPU count and device group: the
+ * edges, which layers have producers, and a key per layer that is equal for
+ * identical layers (repeated blocks). Built once per model and batch instead
+ * of once per count: the JSON keys were a third of the table-building time.
+ */
+interface ModelStatic {
+  edges: PlanEdge[];
+  inEdges: number[][];
+  outEdges: number[][];
+  hasProducer: boolean[];
+  /** Identical layers share a key id; -1 never happens (every layer gets one). */
+  layerKey: Int32Array;
+}
+
+const staticCache = new WeakMap<AnalyzedModel, Map<number, ModelStatic>>();
+
+function modelStatic(model: AnalyzedModel, batch: number): ModelStatic {
+  let byBatch = staticCache.get(model);
+  if (!byBatch) staticCache.set(model, (byBatch = new Map()));
+  const hit = byBatch.get(batch);
+  if (hit) return hit;
   const layers = model.layers;
-  const dtype = model.dtypeBytes || 4;
-  const gpu = topo.slowest(devices);
-  const link = topo.link(devices);
-  const copies = opts.activationCopies ?? 1;
-  const stateCopies = optimizerStateCopies(opts.optimizer);
   const index = new Map(layers.map((l, i) => [l.id, i]));
-
-  const groupLinks = new Map<string, GroupLink>();
-  const groupLink = (kind: 'data' | 'model', c: LayerConfig): GroupLink => {
-    const key = `${kind}${c.d}x${c.k}`;
-    let best = groupLinks.get(key);
-    if (best) return best;
-    const groups = kind === 'data' ? range(0, c.k).map((ki) => range(ki, c.d, c.k)) : range(0, c.d).map((di) => range(di * c.k, c.k));
-    for (const g of groups) {
-      const l = topo.link(g.map((i) => devices[i]));
-      if (!best || l.bytesPerMs < best.bytesPerMs) best = l;
-    }
-    groupLinks.set(key, best!);
-    return best!;
-  };
-
-  const layouts: Layout[] = [];
-  const layoutIndex = new Map<string, number>();
-  const layoutOf = (l: Layout): number => {
-    const key = layoutKey(l);
-    let i = layoutIndex.get(key);
-    if (i === undefined) {
-      i = layouts.length;
-      layouts.push(l);
-      layoutIndex.set(key, i);
-    }
-    return i;
-  };
-
   const edges: PlanEdge[] = [];
   const inEdges: number[][] = layers.map(() => []);
   const outEdges: number[][] = layers.map(() => []);
@@ -135,18 +133,77 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       outEdges[from].push(e);
     }
   });
+  const keyIds = new Map<string, number>();
+  const layerKey = new Int32Array(layers.length);
+  layers.forEach((layer, li) => {
+    const key = `${layer.op}|${JSON.stringify(layer.attrs)}|${JSON.stringify(layer.inputShapes)}|${JSON.stringify(layer.outputShape)}|${JSON.stringify(w0(layer))}|${hasProducer[li]}`;
+    let id = keyIds.get(key);
+    if (id === undefined) keyIds.set(key, (id = keyIds.size));
+    layerKey[li] = id;
+  });
+  const made = { edges, inEdges, outEdges, hasProducer, layerKey };
+  byBatch.set(batch, made);
+  return made;
+}
+
+/** Shared by every analytical layer of every table; the report copies it per layer. */
+const ANALYTICAL: CostSource = { kind: 'analytical' };
+
+export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: number[], batch: number, opts: TableOptions): CostTables {
+  const n = devices.length;
+  const layers = model.layers;
+  const dtype = model.dtypeBytes || 4;
+  const gpu = topo.slowest(devices);
+  const link = topo.link(devices);
+  const copies = opts.activationCopies ?? 1;
+  const stateCopies = optimizerStateCopies(opts.optimizer);
+
+  // Numeric keys: these run for every option of every layer and count, where template strings showed in profiles.
+  const groupLinks = new Map<number, GroupLink>();
+  const groupLink = (kind: 'data' | 'model', c: LayerConfig): GroupLink => {
+    const key = (c.d * (n + 1) + c.k) * 2 + (kind === 'data' ? 1 : 0);
+    let best = groupLinks.get(key);
+    if (best) return best;
+    const groups = kind === 'data' ? range(0, c.k).map((ki) => range(ki, c.d, c.k)) : range(0, c.d).map((di) => range(di * c.k, c.k));
+    for (const g of groups) {
+      const l = topo.link(g.map((i) => devices[i]));
+      if (!best || l.bytesPerMs < best.bytesPerMs) best = l;
+    }
+    groupLinks.set(key, best!);
+    return best!;
+  };
+
+  const layouts: Layout[] = [];
+  const layoutIndex = new Map<number, number>();
+  const layoutOf = (l: Layout): number => {
+    const key = (l.d * (n + 1) + l.k) * 2 + (l.sharded ? 1 : 0);
+    let i = layoutIndex.get(key);
+    if (i === undefined) {
+      i = layouts.length;
+      layouts.push(l);
+      layoutIndex.set(key, i);
+    }
+    return i;
+  };
+
+  const { edges, inEdges, outEdges, hasProducer, layerKey } = modelStatic(model, batch);
 
   const sources: CostSource[] = [];
   // Repeated blocks (ResNet stages, transformer layers) have identical layers: cost them once.
-  const memo = new Map<string, NodeOption[]>();
+  const memo: Array<NodeOption[] | undefined> = [];
+  const [lo, hi] = opts.layerRange ?? [0, layers.length];
   const options = layers.map((layer, li): NodeOption[] => {
+    if (li < lo || li >= hi) {
+      sources.push(ANALYTICAL);
+      return [];
+    }
     const measured = opts.profile?.lookup(layer, dtype);
-    sources.push(measured?.source ?? { kind: 'analytical' });
-    const key = measured || opts.configsFor ? undefined : `${layer.op}|${JSON.stringify(layer.attrs)}|${JSON.stringify(layer.inputShapes)}|${JSON.stringify(layer.outputShape)}|${JSON.stringify(w0(layer))}|${hasProducer[li]}`;
-    const hit = key ? memo.get(key) : undefined;
+    sources.push(measured?.source ?? ANALYTICAL);
+    const key = measured || opts.configsFor ? -1 : layerKey[li];
+    const hit = key >= 0 ? memo[key] : undefined;
     if (hit) return hit;
     const made = costLayer(layer, li, measured);
-    if (key) memo.set(key, made);
+    if (key >= 0) memo[key] = made;
     return made;
   });
 
@@ -221,13 +278,40 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     }
   }
 
+  const byBytes = new Map<number, Float64Array>();
+  const edgeMatrix: Array<Float64Array | undefined> = new Array(edges.length);
+  const edgeLayoutCost = (e: number): Float64Array => {
+    let m = edgeMatrix[e];
+    if (m) return m;
+    const bytes = edges[e].bytes;
+    m = byBytes.get(bytes);
+    if (!m) {
+      m = new Float64Array(L * L);
+      for (let p = 0; p < L * L; p++) if (p % (L + 1) !== 0) m[p] = (bytes * pairFraction[p]) / link.bytesPerMs + pairSources[p] * link.alphaMs;
+      byBytes.set(bytes, m);
+    }
+    edgeMatrix[e] = m;
+    return m;
+  };
+  const memoLayouts = new Map<NodeOption[], [Int32Array, Int32Array]>();
+  const inLayouts: Int32Array[] = [];
+  const outLayouts: Int32Array[] = [];
+  for (const opts of options) {
+    let pair = memoLayouts.get(opts);
+    if (!pair) {
+      pair = [Int32Array.from(opts, (o) => o.inLayout), Int32Array.from(opts, (o) => o.outLayout)];
+      memoLayouts.set(opts, pair);
+    }
+    inLayouts.push(pair[0]);
+    outLayouts.push(pair[1]);
+  }
+
   const edgeCost = (e: number, fo: number, to: number): number => {
     const edge = edges[e];
-    const a = options[edge.from][fo].outLayout;
-    const b = options[edge.to][to].inLayout;
+    const a = outLayouts[edge.from][fo];
+    const b = inLayouts[edge.to][to];
     if (a === b) return 0;
-    const p = a * L + b;
-    return (edge.bytes * pairFraction[p]) / link.bytesPerMs + pairSources[p] * link.alphaMs;
+    return edgeLayoutCost(e)[a * L + b];
   };
 
   const edgeCostParts = (e: number, fo: number, to: number): [number, number] => {
@@ -257,6 +341,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     link,
     edgeCost,
     edgeCostParts,
+    edgeLayoutCost,
+    inLayouts,
+    outLayouts,
     dataGroupLink: (c) => groupLink('data', c),
     modelGroupLink: (c) => groupLink('model', c),
   };

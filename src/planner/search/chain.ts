@@ -23,17 +23,23 @@ export function chainSearch(t: CostTables, nodeCost: NodeCost): SearchResult {
   const back: Int32Array[] = [];
   let prev = Float64Array.from(t.options[0].map((_, o) => nodeCost(0, o)));
   let evaluated = prev.length;
+  const NL = t.layouts.length;
   for (let i = 1; i < L; i++) {
     const e = t.inEdges[i][0];
     const C = t.options[i].length;
     const P = prev.length;
     const cur = new Float64Array(C);
     const arg = new Int32Array(C);
+    const M = t.edgeLayoutCost(e);
+    const outL = t.outLayouts[i - 1];
+    const inL = t.inLayouts[i];
     for (let o = 0; o < C; o++) {
       let best = Infinity;
       let bi = 0;
+      const b = inL[o];
       for (let p = 0; p < P; p++) {
-        const v = prev[p] + t.edgeCost(e, p, o);
+        // Same numbers as t.edgeCost(e, p, o), read straight from the layout-pair matrix.
+        const v = prev[p] + M[outL[p] * NL + b];
         if (v < best) {
           best = v;
           bi = p;

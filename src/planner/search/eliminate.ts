@@ -33,13 +33,14 @@ export function eliminationSearch(t: CostTables, nodeCost: NodeCost, budgetMs = 
   nodeVec.push(new Float64Array(1), new Float64Array(1));
 
   const edges = new Map<number, Edge>();
-  const byPair = new Map<string, number>();
+  const byPair = new Map<number, number>();
+  const pairKey = (a: number, b: number): number => a * (L + 2) + b;
   const ins: Array<Set<number>> = Array.from({ length: L + 2 }, () => new Set());
   const outs: Array<Set<number>> = Array.from({ length: L + 2 }, () => new Set());
   let nextId = 0;
   let evaluated = 0;
   const addEdge = (a: number, b: number, M: Float64Array): void => {
-    const key = `${a}>${b}`;
+    const key = pairKey(a, b);
     const existing = byPair.get(key);
     if (existing !== undefined) {
       const E = edges.get(existing)!;
@@ -55,7 +56,7 @@ export function eliminationSearch(t: CostTables, nodeCost: NodeCost, budgetMs = 
   const removeEdge = (id: number): Edge => {
     const E = edges.get(id)!;
     edges.delete(id);
-    byPair.delete(`${E.a}>${E.b}`);
+    byPair.delete(pairKey(E.a, E.b));
     outs[E.a].delete(id);
     ins[E.b].delete(id);
     return E;
@@ -65,7 +66,11 @@ export function eliminationSearch(t: CostTables, nodeCost: NodeCost, budgetMs = 
     const Ca = size(e.from);
     const Cb = size(e.to);
     const M = new Float64Array(Ca * Cb);
-    for (let x = 0; x < Ca; x++) for (let y = 0; y < Cb; y++) M[x * Cb + y] = t.edgeCost(ei, x, y);
+    const LM = t.edgeLayoutCost(ei);
+    const NL = t.layouts.length;
+    const outL = t.outLayouts[e.from];
+    const inL = t.inLayouts[e.to];
+    for (let x = 0; x < Ca; x++) for (let y = 0; y < Cb; y++) M[x * Cb + y] = LM[outL[x] * NL + inL[y]];
     evaluated += Ca * Cb;
     addEdge(e.from, e.to, M);
   });

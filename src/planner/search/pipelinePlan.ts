@@ -68,7 +68,8 @@ export function buildPipelinePlan(model: AnalyzedModel, topo: Topology, n: numbe
   for (let s = 0; s < S; s++) {
     const devices = range(s * m, m);
     const inFlight = schedule === 'gpipe' ? M : Math.min(M, S - s);
-    const tables = buildCostTables(model, topo, devices, microBatch, { ...opts, mode: 'dp', activationCopies: inFlight });
+    // Only this stage's layers are costed: the other stages' entries are never read.
+    const tables = buildCostTables(model, topo, devices, microBatch, { ...opts, mode: 'dp', activationCopies: inFlight, layerRange: [bounds[s], bounds[s + 1]] });
     const layers = range(bounds[s], bounds[s + 1] - bounds[s]);
     let boundary = 0;
     for (const e of tables.edges) if (stageOf[e.from] <= s && stageOf[e.to] > s) boundary += e.bytes / microBatch;

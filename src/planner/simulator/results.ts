@@ -17,34 +17,40 @@ export interface RunSummary {
  */
 export function summarizeRun(run: SimRun, devices: readonly number[], topo: Topology, batch: number): RunSummary {
   const step = run.makespanMs;
-  // Group intervals by device set (plans use a handful of distinct sets), then merge per device.
-  const bySet = new Map<readonly number[], Array<[number, number]>>();
+  // Group tasks by device set, by content: pipelines build a fresh array per transfer.
+  const setOf = new Map<string, number>();
+  const members: Array<readonly number[]> = [];
+  const taskSet = new Int32Array(run.tasks.length);
+  const setSize: number[] = [];
+  // Most tasks share one array object: look that up first, and join only new arrays.
+  const byRef = new Map<readonly number[], number>();
   run.tasks.forEach((t, i) => {
-    if (t.durationMs <= 0) return;
-    let list = bySet.get(t.devices);
-    if (!list) bySet.set(t.devices, (list = []));
-    list.push([run.start[i], run.end[i]]);
+    if (t.durationMs <= 0) {
+      taskSet[i] = -1;
+      return;
+    }
+    let id = byRef.get(t.devices);
+    if (id === undefined) {
+      const key = t.devices.join(',');
+      id = setOf.get(key);
+      if (id === undefined) {
+        setOf.set(key, (id = members.length));
+        members.push(t.devices);
+        setSize.push(0);
+      }
+      byRef.set(t.devices, id);
+    }
+    taskSet[i] = id;
+    setSize[id]++;
   });
-  const sets = [...bySet.entries()].map(([ds, list]) => ({ members: new Set(ds), list }));
   const cache = new Map<string, number>();
   const busyMs = devices.map((d) => {
-    const mine = sets.filter((s) => s.members.has(d));
-    const key = mine.map((s) => sets.indexOf(s)).join(',');
+    const mine: number[] = [];
+    for (let s = 0; s < members.length; s++) if (members[s].includes(d)) mine.push(s);
+    const key = mine.join(',');
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
-    const list = mine.flatMap((s) => s.list).sort((a, b) => a[0] - b[0]);
-    let total = 0;
-    let curS = 0;
-    let curE = -Infinity;
-    for (const [s, e] of list) {
-      if (s > curE) {
-        if (curE > curS) total += curE - curS;
-        curS = s;
-        curE = e;
-      } else curE = Math.max(curE, e);
-    }
-    if (curE > curS) total += curE - curS;
-    const busy = Math.min(step, total);
+    const busy = Math.min(step, unionLength(run, taskSet, mine, setSize));
     cache.set(key, busy);
     return busy;
   });
@@ -56,28 +62,76 @@ export function summarizeRun(run: SimRun, devices: readonly number[], topo: Topo
   return { stepTimeMs: step, energyJPerSample: batch > 0 ? joules / batch : 0, busyMs };
 }
 
+/**
+ * Total length of the union of the tasks' intervals in these sets: a sweep
+ * over sorted starts and sorted ends (typed-array sorts, no pair objects).
+ * Touching intervals merge, as one busy stretch.
+ */
+function unionLength(run: SimRun, taskSet: Int32Array, sets: number[], setSize: number[]): number {
+  let count = 0;
+  for (const s of sets) count += setSize[s];
+  if (count === 0) return 0;
+  const wanted = new Uint8Array(setSize.length);
+  for (const s of sets) wanted[s] = 1;
+  const starts = new Float64Array(count);
+  const ends = new Float64Array(count);
+  let k = 0;
+  for (let i = 0; i < taskSet.length; i++) {
+    const s = taskSet[i];
+    if (s < 0 || !wanted[s]) continue;
+    starts[k] = run.start[i];
+    ends[k] = run.end[i];
+    k++;
+  }
+  starts.sort();
+  ends.sort();
+  let total = 0;
+  let active = 0;
+  let from = 0;
+  let i = 0;
+  for (let j = 0; j < count; j++) {
+    while (i < count && starts[i] <= ends[j]) {
+      if (active === 0) from = starts[i];
+      active++;
+      i++;
+    }
+    active--;
+    if (active === 0 && ends[j] > from) total += ends[j] - from;
+  }
+  return total;
+}
+
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /** Compute tasks give one event per device lane; communication one event on its link lane. */
 export function toTimeline(run: SimRun): TimelineEvent[] {
   const out: TimelineEvent[] = [];
-  run.tasks.forEach((t, i) => {
-    if (t.durationMs <= 0) return;
-    const base = {
-      kind: t.kind,
-      layer: t.layer,
-      startMs: round(run.start[i]),
-      endMs: round(Math.min(run.end[i], run.makespanMs)),
-      ...(t.bytes !== undefined ? { bytes: t.bytes } : {}),
-      ...(t.microBatch !== undefined ? { microBatch: t.microBatch } : {}),
-      ...(run.critical[i] ? { critical: true } : {}),
+  const tasks = run.tasks;
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i];
+    if (t.durationMs <= 0) continue;
+    const startMs = round(run.start[i]);
+    const endMs = round(Math.min(run.end[i], run.makespanMs));
+    const critical = run.critical[i] === 1;
+    // Property order as before (kind, layer, times, optional bytes/microBatch/critical, device, lane, devices): JSON output stays byte-identical.
+    const event = (device: number, lane: string, devices: number[] | undefined): TimelineEvent => {
+      const e = { kind: t.kind, layer: t.layer, startMs, endMs } as TimelineEvent;
+      if (t.bytes !== undefined) e.bytes = t.bytes;
+      if (t.microBatch !== undefined) e.microBatch = t.microBatch;
+      if (critical) e.critical = true;
+      e.device = device;
+      e.lane = lane;
+      if (devices) e.devices = devices;
+      return e;
     };
-    const compute = isComputeKind(t.kind);
-    if (compute) {
-      for (const d of t.devices) out.push({ ...base, device: d, lane: `gpu:${d}`, ...(t.devices.length > 1 ? { devices: t.devices } : {}) });
+    if (isComputeKind(t.kind)) {
+      const shared = t.devices.length > 1 ? t.devices : undefined;
+      for (const d of t.devices) out.push(event(d, `gpu:${d}`, shared));
     } else {
-      out.push({ ...base, device: Math.min(...t.devices), lane: t.resources[0], devices: t.devices });
+      let low = t.devices[0];
+      for (const d of t.devices) if (d < low) low = d;
+      out.push(event(low, t.resources[0], t.devices));
     }
-  });
+  }
   return out;
 }
