@@ -32,7 +32,11 @@ for (const e of nodeEntries) {
     format: 'cjs',
     target: 'node20',
     external: [...nodeExternal, ...(e.external ?? [])],
-    banner: e.banner ? { js: e.banner } : undefined,
+    // jsonc-parser's UMD entry requires './impl/*' at run time, which a bundle cannot resolve; its ESM build bundles cleanly.
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+    // ESM-only dependencies (web-tree-sitter) read import.meta.url, which esbuild leaves empty in CJS output.
+    define: { 'import.meta.url': '__wapImportMetaUrl' },
+    banner: { js: `${e.banner ? `${e.banner}\n` : ''}var __wapImportMetaUrl = require('url').pathToFileURL(__filename).href;` },
   }));
 }
 for (const e of browserEntries) {

@@ -1,0 +1,146 @@
+/**
+ * Which backends this machine can profile on, and who measured: the device
+ * identity (name + library version) the cache is keyed by. Worked out in the
+ * parent without loading tfjs, so a fully cached re-run never starts a worker.
+ */
+import { execFile } from 'node:child_process';
+import * as os from 'node:os';
+import type { BackendId } from '../protocol/profile';
+import { detectLocalGpus, type LocalGpu } from './gpus';
+import { findWasmFolder } from './paths';
+import wasmPkg from '@tensorflow/tfjs-backend-wasm/package.json';
+import corePkg from '@tensorflow/tfjs-core/package.json';
+
+export interface BackendStatus {
+  id: BackendId;
+  available: boolean;
+  reason?: string;
+  device?: string;
+}
+
+export interface TorchProbe {
+  ok: boolean;
+  reason?: string;
+  version?: string;
+  cuda?: string;
+  gpus?: string[];
+}
+
+export const ALL_BACKENDS: BackendId[] = ['tfjs-node-gpu', 'tfjs-node', 'wasm', 'cpu', 'torch'];
+
+const cpuName = () => os.cpus()[0]?.model?.trim() || os.arch();
+
+function optionalPackageVersion(name: string): string | undefined {
+  try {
+    const req = eval('require') as NodeRequire;
+    req.resolve(name);
+    return (req(`${name}/package.json`) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return undefined;
+  }
+}
+
+const TORCH_PROBE = [
+  'import json',
+  'try:',
+  '    import torch',
+  'except Exception as e:',
+  '    print(json.dumps({"ok": False, "reason": "python3 cannot import torch: %s" % e}))',
+  'else:',
+  '    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []',
+  '    print(json.dumps({"ok": True, "version": torch.__version__, "cuda": torch.version.cuda, "gpus": gpus}))',
+].join('\n');
+
+let torchProbe: Promise<TorchProbe> | undefined;
+
+/** `python3 -c "import torch"`, once per process. */
+export function probeTorch(): Promise<TorchProbe> {
+  torchProbe ??= new Promise((resolve) => {
+    execFile('python3', ['-c', TORCH_PROBE], { timeout: 60_000, windowsHide: true }, (err, stdout) => {
+      const line = String(stdout ?? '').trim().split('\n').pop() ?? '';
+      try {
+        if (line.startsWith('{')) return resolve(JSON.parse(line) as TorchProbe);
+      } catch {
+        /* fall through */
+      }
+      const why = err && (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'python3 was not found on PATH' : `python3 failed: ${err?.message.split('\n')[0] ?? 'no output'}`;
+      resolve({ ok: false, reason: why });
+    });
+  });
+  return torchProbe;
+}
+
+export async function availableBackends(): Promise<BackendStatus[]> {
+  const [gpus, torch] = await Promise.all([detectLocalGpus(), probeTorch()]);
+  return ALL_BACKENDS.map((id) => statusOf(id, gpus, torch));
+}
+
+function statusOf(id: BackendId, gpus: LocalGpu[], torch: TorchProbe): BackendStatus {
+  switch (id) {
+    case 'wasm':
+      return findWasmFolder()
+        ? { id, available: true, device: `CPU ${cpuName()} (wasm)` }
+        : { id, available: false, reason: 'tfjs-backend-wasm .wasm files not found' };
+    case 'cpu':
+      return { id, available: true, device: `CPU ${cpuName()} (tfjs cpu)` };
+    case 'tfjs-node':
+      return optionalPackageVersion('@tensorflow/tfjs-node')
+        ? { id, available: true, device: `CPU ${cpuName()} (libtensorflow)` }
+        : { id, available: false, reason: '@tensorflow/tfjs-node is not installed (optional dependency; its install downloads libtensorflow)' };
+    case 'tfjs-node-gpu':
+      if (!optionalPackageVersion('@tensorflow/tfjs-node-gpu')) {
+        return { id, available: false, reason: '@tensorflow/tfjs-node-gpu is not installed (optional dependency; needs CUDA and libtensorflow)' };
+      }
+      return gpus.length ? { id, available: true, device: gpus.map((g) => g.name).join(', ') } : { id, available: false, reason: 'no NVIDIA GPU found (nvidia-smi)' };
+    case 'torch':
+      return torch.ok
+        ? { id, available: true, device: torch.gpus?.length ? torch.gpus.join(', ') : 'CPU (torch)' }
+        : { id, available: false, reason: torch.reason ?? 'torch is not importable' };
+  }
+}
+
+/** Auto choice: native GPU, then torch on CUDA, then native CPU, then wasm, then cpu. */
+export async function chooseBackend(): Promise<BackendId> {
+  if (optionalPackageVersion('@tensorflow/tfjs-node-gpu') && (await detectLocalGpus()).length) return 'tfjs-node-gpu';
+  if ((await detectLocalGpus()).length) {
+    const t = await probeTorch();
+    if (t.ok && t.gpus?.length) return 'torch';
+  }
+  if (optionalPackageVersion('@tensorflow/tfjs-node')) return 'tfjs-node';
+  return findWasmFolder() ? 'wasm' : 'cpu';
+}
+
+/** One measuring device: what the cache is keyed by and what the profile names. */
+export interface DeviceIdentity {
+  backend: BackendId;
+  deviceName: string;
+  version: string;
+  memoryBytes?: number;
+  /** GPU index for CUDA_VISIBLE_DEVICES, when the backend runs on a GPU. */
+  gpu?: number;
+}
+
+export async function deviceIdentities(backend: BackendId): Promise<DeviceIdentity[]> {
+  const mem = os.totalmem();
+  switch (backend) {
+    case 'wasm':
+      return [{ backend, deviceName: `CPU ${cpuName()} (wasm)`, version: `tfjs-backend-wasm ${wasmPkg.version}`, memoryBytes: mem }];
+    case 'cpu':
+      return [{ backend, deviceName: `CPU ${cpuName()} (tfjs cpu)`, version: `tfjs-core ${corePkg.version}`, memoryBytes: mem }];
+    case 'tfjs-node':
+      return [{ backend, deviceName: `CPU ${cpuName()} (libtensorflow)`, version: `tfjs-node ${optionalPackageVersion('@tensorflow/tfjs-node') ?? '?'}`, memoryBytes: mem }];
+    case 'tfjs-node-gpu': {
+      const gpus = await detectLocalGpus();
+      const v = optionalPackageVersion('@tensorflow/tfjs-node-gpu') ?? '?';
+      return gpus.map((g) => ({ backend, deviceName: g.name, version: `tfjs-node-gpu ${v} driver ${g.driver ?? '?'}`, memoryBytes: g.memoryGB * 2 ** 30, gpu: g.index }));
+    }
+    case 'torch': {
+      const t = await probeTorch();
+      if (!t.ok) throw new Error(`torch backend unavailable: ${t.reason}`);
+      const gpus = await detectLocalGpus();
+      const ver = `torch ${t.version} cuda ${t.cuda ?? 'none'}`;
+      if (!t.gpus?.length) return [{ backend, deviceName: `CPU ${cpuName()} (torch)`, version: ver, memoryBytes: mem }];
+      return t.gpus.map((name, i) => ({ backend, deviceName: name, version: `${ver} driver ${gpus[i]?.driver ?? '?'}`, memoryBytes: gpus[i] ? gpus[i].memoryGB * 2 ** 30 : undefined, gpu: i }));
+    }
+  }
+}

@@ -1,0 +1,43 @@
+/** AnalyzedModel → the plain layer specs workers build, and the analytical fallback for failed trials. */
+import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
+import type { ModelInputSpec, TrialSpec } from './worker/messages';
+
+export function toTrialSpec(layer: AnalyzedLayer, model: AnalyzedModel): TrialSpec {
+  const modelInputs = new Map(model.inputs.map((i) => [i.id, i]));
+  return {
+    id: layer.id,
+    name: layer.name,
+    op: layer.op,
+    attrs: layer.attrs,
+    inputShapes: (layer.inputShapes ?? []).map((s) => [...s]),
+    outputShape: layer.outputShape ? [...layer.outputShape] : undefined,
+    inputs: [...layer.inputs],
+    layout: model.layout,
+    inputDtypes: layer.inputs.map((id) => (modelInputs.get(id)?.dtype === 'int' ? 'int' : 'float')),
+    needsInputGrad: layer.op !== 'input' && layer.inputs.some((id) => !modelInputs.has(id)),
+  };
+}
+
+export function modelInputSpecs(model: AnalyzedModel): ModelInputSpec[] {
+  return model.inputs.map((i) => ({ id: i.id, shape: [...i.shape], dtype: i.dtype === 'int' ? 'int' : 'float' }));
+}
+
+/** Why a layer cannot be trialled at all, before any worker is asked. */
+export function untrialable(layer: AnalyzedLayer): string | undefined {
+  if (!layer.outputShape) return 'shape inference failed for this layer';
+  if (layer.inputShapes?.some((s) => s.some((d) => !Number.isFinite(d) || d <= 0))) return 'input shape is not fully known';
+  return undefined;
+}
+
+/**
+ * Analytical estimate for a layer whose trial failed: its FLOPs at the rate the
+ * measured layers of this run achieved (ms per FLOP), else at a nominal rate.
+ */
+export function analyticalEstimate(
+  layer: AnalyzedLayer,
+  batch: number,
+  msPerFlop: number | undefined,
+): { forwardMs: number; backwardMs: number } {
+  const rate = msPerFlop ?? 1 / 20e6; // 20 GFLOP/s, a modest CPU
+  return { forwardMs: layer.workload.forwardFlops * batch * rate, backwardMs: layer.workload.backwardFlops * batch * rate };
+}
