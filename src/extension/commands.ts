@@ -1,0 +1,83 @@
+/** Registers the WAP commands. Each waits for the language client, then talks to the server. */
+import * as vscode from 'vscode';
+import type { WapClient } from './client';
+import { ClientCommands } from '../protocol/commands';
+import type { ModelRef, PlanResult } from '../protocol/lsp';
+
+export function registerCommands(context: vscode.ExtensionContext, ready: () => Promise<WapClient | undefined>, output: vscode.OutputChannel): void {
+  // The panel host and pickers are loaded on first use, keeping activation light.
+  let panels: import('./planPanel').PlanPanels | undefined;
+  const client = async () => (await ready())?.client;
+  const getPanels = async () => {
+    if (!panels) {
+      const { PlanPanels } = await import('./planPanel');
+      panels = new PlanPanels(context.extensionUri, output, client);
+      context.subscriptions.push(panels);
+    }
+    return panels;
+  };
+
+  const run = (name: string, fn: (...args: unknown[]) => Promise<void>) =>
+    vscode.commands.registerCommand(name, async (...args: unknown[]) => {
+      try {
+        await fn(...args);
+      } catch (err) {
+        const { isCancellation } = await import('./progress');
+        if (isCancellation(err)) return;
+        const message = err instanceof Error ? err.message : String(err);
+        output.appendLine(`WAP: ${name} failed: ${err instanceof Error ? (err.stack ?? message) : message}`);
+        void vscode.window.showErrorMessage(`WAP: ${message.replace(/^wap: /, '')}`);
+      }
+    });
+
+  const target = async (args: unknown[]): Promise<{ ref: ModelRef; c: NonNullable<Awaited<ReturnType<typeof client>>> } | undefined> => {
+    const c = await client();
+    if (!c) return undefined;
+    const { pickModel } = await import('./modelPicker');
+    const ref = await pickModel(c, args);
+    return ref ? { ref, c } : undefined;
+  };
+
+  const planAndShow = async (args: unknown[], mode: 'parallelize' | 'profile' | 'show') => {
+    const t = await target(args);
+    if (!t) return;
+    const { withServerProgress } = await import('./progress');
+    const { PlanRequest, ProfileRequest } = await import('../protocol/lsp');
+    const profileFirst = mode === 'profile' || (mode === 'parallelize' && vscode.workspace.getConfiguration('wap', vscode.Uri.parse(t.ref.uri)).get<boolean>('profile.enabled') === true);
+    if (profileFirst && !vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('WAP: profiling runs trials in a worker process, which is off in an untrusted workspace; planning with estimated costs instead.');
+    }
+    const label = t.ref.model ?? 'model';
+    const result: PlanResult = await withServerProgress(t.c, mode === 'show' ? `WAP: loading the plan of ${label}` : profileFirst && vscode.workspace.isTrusted ? `WAP: profiling and planning ${label}` : `WAP: planning ${label}`, (token, workDoneToken) =>
+      profileFirst && vscode.workspace.isTrusted
+        ? t.c.sendRequest(ProfileRequest, { ...t.ref, workDoneToken }, token)
+        : t.c.sendRequest(PlanRequest, { ...t.ref, workDoneToken, reuse: mode === 'show' }, token),
+    );
+    (await getPanels()).createOrShow(t.ref, result);
+  };
+
+  context.subscriptions.push(
+    run(ClientCommands.parallelizeModel, (...args) => planAndShow(args, 'parallelize')),
+    run(ClientCommands.showPlan, (...args) => planAndShow(args, 'show')),
+    run(ClientCommands.profileLayers, (...args) => planAndShow(args, 'profile')),
+    run(ClientCommands.selectCluster, async () => {
+      const { selectCluster } = await import('./clusterPicker');
+      await selectCluster(await client());
+    }),
+    run(ClientCommands.exportTimeline, async (...args) => {
+      const t = await target(args);
+      if (t) await (await import('./exports')).exportTimeline(t.c, t.ref);
+    }),
+    run(ClientCommands.exportPlan, async (...args) => {
+      const t = await target(args);
+      if (t) await (await import('./exports')).exportPlanAs(t.c, t.ref);
+    }),
+  );
+
+  // Revive plan panels after a window reload; the serializer must be registered during activation.
+  context.subscriptions.push(
+    vscode.window.registerWebviewPanelSerializer('wap.plan', {
+      deserializeWebviewPanel: async (panel, state) => (await getPanels()).deserializeWebviewPanel(panel, state as never),
+    }),
+  );
+}

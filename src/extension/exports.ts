@@ -1,0 +1,44 @@
+/** "Export Timeline (Chrome trace)" and "Export plan as…": ask the server, then save or preview. */
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { ExportPlanRequest, ExportTraceRequest, type ModelRef } from '../protocol/lsp';
+
+function defaultUri(ref: ModelRef, fileName: string): vscode.Uri | undefined {
+  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(ref.uri)) ?? vscode.workspace.workspaceFolders?.[0];
+  return folder ? vscode.Uri.joinPath(folder.uri, fileName) : undefined;
+}
+
+export async function exportTimeline(client: LanguageClient, ref: ModelRef): Promise<void> {
+  const { model, trace } = await client.sendRequest(ExportTraceRequest, ref);
+  const target = await vscode.window.showSaveDialog({
+    title: 'WAP: save the predicted timeline (open it in chrome://tracing or ui.perfetto.dev)',
+    defaultUri: defaultUri(ref, `${model.replace(/[^\w.-]+/g, '_')}.trace.json`),
+    filters: { 'Chrome trace': ['json'] },
+  });
+  if (!target) return;
+  await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(JSON.stringify(trace)));
+  void vscode.window.showInformationMessage(`WAP: timeline saved to ${vscode.workspace.asRelativePath(target)}`);
+}
+
+/** Formats the configs room exports; shown in the QuickPick. */
+const FORMATS: Array<{ id: string; label: string; detail: string; language: string }> = [
+  { id: 'deepspeed', label: 'DeepSpeed config', detail: 'ds_config.json with batch sizes and ZeRO stage', language: 'json' },
+  { id: 'accelerate', label: 'HF Accelerate config', detail: 'accelerate config YAML', language: 'yaml' },
+  { id: 'torchrun', label: 'torchrun command line', detail: 'single- or multi-node launch', language: 'shellscript' },
+  { id: 'hostfile', label: 'Multi-node hostfile and launch', detail: 'DeepSpeed hostfile, torchrun rendezvous, Horovod -H', language: 'shellscript' },
+  { id: 'horovod', label: 'Horovod launch', detail: 'horovodrun -np N -H host:slots', language: 'shellscript' },
+  { id: 'placement', label: 'PyTorch device-placement snippet', detail: 'for model-parallel layers (.to(f"cuda:{i}") and forward changes) — a preview, never applied', language: 'python' },
+];
+
+export async function exportPlanAs(client: LanguageClient, ref: ModelRef): Promise<void> {
+  const picked = await vscode.window.showQuickPick(FORMATS, { title: 'WAP: export plan as…', matchOnDetail: true });
+  if (!picked) return;
+  const result = await client.sendRequest(ExportPlanRequest, { ...ref, format: picked.id });
+  // A preview first: exported configs are read before they are saved, never written blindly.
+  const doc = await vscode.workspace.openTextDocument({ content: result.content, language: picked.language });
+  await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+  const choice = await vscode.window.showInformationMessage(`WAP: ${result.description}`, 'Save as…');
+  if (choice !== 'Save as…') return;
+  const target = await vscode.window.showSaveDialog({ defaultUri: defaultUri(ref, result.fileName), title: `Save ${result.fileName}` });
+  if (target) await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(result.content));
+}

@@ -1,0 +1,28 @@
+/**
+ * Command ids and code action kinds shared by the server and the VS Code
+ * extension. Plain constants with no imports: the extension reads them while
+ * activating, before the (large) protocol library is loaded.
+ */
+
+/** Commands the server executes through `workspace/executeCommand`. */
+export const ServerCommands = {
+  /** args: [uri, model?] → PlanResult; plans (and profiles when `wap.profile.enabled` and trusted). */
+  parallelizeModel: 'wap.server.parallelizeModel',
+  /** args: [uri, model?] → Markdown summary of the last plan (or a fresh one). */
+  planSummary: 'wap.server.planSummary',
+  /** args: [uri] → applies every config fix in that document through workspace/applyEdit. */
+  fixAllConfig: 'wap.server.fixAllConfig',
+} as const;
+
+/** Commands the VS Code extension registers (package.json `contributes.commands`). */
+export const ClientCommands = {
+  parallelizeModel: 'wap.parallelizeModel',
+  showPlan: 'wap.showPlan',
+  profileLayers: 'wap.profileLayers',
+  selectCluster: 'wap.selectCluster',
+  exportTimeline: 'wap.exportTimeline',
+  exportPlan: 'wap.exportPlan',
+} as const;
+
+/** The code action kind of "Fix all WAP config issues". */
+export const FIX_ALL_KIND = 'source.fixAll.wap';

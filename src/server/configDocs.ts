@@ -1,0 +1,220 @@
+/**
+ * Training-config documents (accelerate YAML, DeepSpeed JSON, Lightning
+ * Trainer calls, torchrun scripts, Makefiles…): findings against a plan as
+ * diagnostics, their fixes as quick-fixes, and "Fix all WAP config issues".
+ *
+ * Which plan does a config compare against? In this order:
+ *   1. the model file named by the `wap.model` setting (read from disk and planned when not open);
+ *   2. a model in the config document itself (a train.py holding both);
+ *   3. the most recently planned model in the same folder;
+ *   4. the most recently planned model anywhere in the workspace.
+ * Without any plan, only the config's own consistency is checked (e.g. DeepSpeed batch arithmetic).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CodeActionKind, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders } from '../configs';
+import type { PlanReport } from '../protocol/plan';
+import { FIX_ALL_KIND } from '../protocol/lsp';
+import { DIAGNOSTIC_SOURCE, lspSeverity } from './diagnostics';
+import type { DocumentStore } from './documentStore';
+import { fileNameOf } from './documentStore';
+import type { Environment } from './environment';
+import type { PlanService } from './planService';
+import type { SettingsCache } from './settings';
+
+type Finding = ReturnType<typeof checkConfig>['findings'][number];
+
+interface ConfigState {
+  version: number;
+  findings: Finding[];
+  diagnostics: Diagnostic[];
+  planLabel?: string;
+}
+
+export class ConfigDocuments {
+  private readonly states = new Map<string, ConfigState>();
+  private ready: Promise<void> | undefined;
+  private recheckTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly planning = new Set<string>();
+
+  constructor(
+    private readonly store: DocumentStore,
+    private readonly plans: PlanService,
+    private readonly settings: SettingsCache,
+    private readonly env: Environment,
+    private readonly getText: (uri: string) => TextDocument | undefined,
+    private readonly allUris: () => string[],
+    private readonly publish: (uri: string) => void,
+  ) {}
+
+  init(): Promise<void> {
+    return (this.ready ??= initConfigReaders().catch((err: unknown) => this.env.reportError('loading config readers', err)));
+  }
+
+  diagnostics(uri: string): Diagnostic[] {
+    return this.states.get(uri)?.diagnostics ?? [];
+  }
+
+  forget(uri: string): void {
+    this.states.delete(uri);
+  }
+
+  /** Re-checks one document (after open/edit). Not a config → no state, no diagnostics. */
+  async check(uri: string): Promise<void> {
+    await this.init();
+    const doc = this.getText(uri);
+    if (!doc) return;
+    const fileName = fileNameOf(uri);
+    const text = doc.getText();
+    let formats: unknown[];
+    try {
+      formats = detectConfigFormats(fileName, text);
+    } catch (err) {
+      this.env.reportError(`detecting the config format of ${fileName}`, err);
+      formats = [];
+    }
+    if (formats.length === 0) {
+      if (this.states.delete(uri)) this.publish(uri);
+      return;
+    }
+    const { plan, label } = await this.planFor(uri);
+    const result = checkConfig(fileName, text, plan);
+    const diagnostics = result.findings.map((f): Diagnostic => ({
+      severity: lspSeverity(f.severity),
+      range: { start: doc.positionAt(f.range.start), end: doc.positionAt(f.range.end) },
+      message: label && plan ? `${f.message} (plan: ${label})` : f.message,
+      source: DIAGNOSTIC_SOURCE,
+      code: f.code,
+    }));
+    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label });
+    this.publish(uri);
+  }
+
+  /** After any plan changes: re-check every open config, debounced. */
+  scheduleRecheck(): void {
+    if (this.recheckTimer) clearTimeout(this.recheckTimer);
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      for (const uri of this.allUris()) {
+        if (this.states.has(uri) || !this.store.get(uri)) void this.check(uri).catch((err: unknown) => this.env.reportError(`checking ${uri}`, err));
+      }
+    }, 50);
+  }
+
+  /** The plan a config compares against (see the file comment for the order). */
+  async planFor(configUri: string): Promise<{ plan: PlanReport | undefined; label?: string }> {
+    const settings = await this.settings.get(configUri);
+    if (settings.model) {
+      const path = this.env.resolvePath(settings.model);
+      const uri = pathToFileURL(path).href;
+      let doc = this.store.get(uri);
+      if (!doc) {
+        try {
+          doc = this.store.open(uri, readFileSync(path, 'utf8'), 0, true);
+        } catch (err) {
+          this.env.reportError(`reading wap.model ${settings.model}`, err);
+        }
+      }
+      const best = doc && newestFeasible(doc.plans);
+      if (!best && doc) this.planInBackground(doc);
+      return best ? { plan: best.report, label: `${best.model} from wap.model` } : { plan: undefined };
+    }
+    const own = this.store.get(configUri);
+    const ownBest = own && newestFeasible(own.plans);
+    if (ownBest) return { plan: ownBest.report, label: ownBest.model };
+    const dir = dirname(fileNameOf(configUri));
+    const candidates = [...this.plans.recent].reverse();
+    const pick = candidates.find((r) => dirname(fileNameOf(r.uri)) === dir) ?? candidates[0];
+    if (!pick) return { plan: undefined };
+    const entry = this.store.get(pick.uri)?.plans.get(pick.model);
+    if (!entry?.outcome.feasible) return { plan: undefined };
+    return { plan: entry.outcome, label: `${pick.model} in ${fileNameOf(pick.uri).split(/[\\/]/).pop()}` };
+  }
+
+  /** The `wap.model` file is not open: plan it once, then re-check the configs against it. */
+  private planInBackground(doc: import('./modelDocs').ModelDocument): void {
+    if (this.planning.has(doc.uri)) return;
+    this.planning.add(doc.uri);
+    void this.store
+      .current(doc)
+      .then(async () => {
+        const model = doc.findModel();
+        if (model) await this.plans.plan(doc, model);
+        this.scheduleRecheck();
+      })
+      .catch((err: unknown) => this.env.reportError(`planning wap.model ${doc.fileName}`, err))
+      .finally(() => this.planning.delete(doc.uri));
+  }
+
+  async codeActions(uri: string, range: Range, only: string[] | undefined): Promise<CodeAction[]> {
+    const state = this.states.get(uri);
+    const doc = this.getText(uri);
+    if (!state || !doc || state.version !== doc.version) return [];
+    const wants = (kind: string) => !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
+    const actions: CodeAction[] = [];
+    if (wants(CodeActionKind.QuickFix)) {
+      state.findings.forEach((f, i) => {
+        if (!f.fix) return;
+        const diag = state.diagnostics[i];
+        if (!overlaps(diag.range, range)) return;
+        actions.push({
+          title: f.fix.title,
+          kind: CodeActionKind.QuickFix,
+          diagnostics: [diag],
+          isPreferred: f.fix.preferred ?? false,
+          edit: { changes: { [uri]: f.fix.edits.map((e) => toTextEdit(doc, e)) } },
+        });
+      });
+    }
+    const fixable = state.findings.filter((f) => f.fix).length;
+    if (fixable > 0 && wants(FIX_ALL_KIND)) {
+      const edit = await this.fixAllEdit(uri);
+      if (edit) actions.push({ title: 'Fix all WAP config issues', kind: FIX_ALL_KIND, diagnostics: state.diagnostics.filter((_, i) => state.findings[i].fix), edit });
+    }
+    return actions;
+  }
+
+  /** The edit of "Fix all": every fix of the document at once, computed by the configs room so overlapping fixes compose. */
+  async fixAllEdit(uri: string): Promise<WorkspaceEdit | undefined> {
+    const doc = this.getText(uri);
+    if (!doc) return undefined;
+    const { plan } = await this.planFor(uri);
+    const result = fixAll(fileNameOf(uri), doc.getText(), plan);
+    if (result.edits.length === 0) return undefined;
+    return { changes: { [uri]: result.edits.map((e) => toTextEdit(doc, e)) } };
+  }
+
+  /** Messages of findings without an automatic fix, for "Apply to training config". */
+  unfixed(uri: string): string[] {
+    return (this.states.get(uri)?.findings ?? []).filter((f) => !f.fix).map((f) => f.message);
+  }
+
+  configUris(): string[] {
+    return [...this.states.keys()];
+  }
+
+  hasFindings(uri: string): boolean {
+    return (this.states.get(uri)?.findings.length ?? 0) > 0;
+  }
+}
+
+function toTextEdit(doc: TextDocument, e: { start: number; end: number; newText: string }): TextEdit {
+  return { range: { start: doc.positionAt(e.start), end: doc.positionAt(e.end) }, newText: e.newText };
+}
+
+function overlaps(a: Range, b: Range): boolean {
+  const before = (p: Range['start'], q: Range['start']) => p.line < q.line || (p.line === q.line && p.character < q.character);
+  return !before(a.end, b.start) && !before(b.end, a.start);
+}
+
+function newestFeasible(plans: Map<string, { outcome: import('../protocol/plan').PlanOutcome; plannedAt: number }>): { model: string; report: PlanReport } | undefined {
+  let best: { model: string; report: PlanReport; at: number } | undefined;
+  for (const [model, entry] of plans) {
+    if (entry.outcome.feasible && (!best || entry.plannedAt > best.at)) best = { model, report: entry.outcome, at: entry.plannedAt };
+  }
+  return best;
+}
+

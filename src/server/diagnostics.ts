@@ -1,0 +1,66 @@
+/** Frontend, analysis and plan findings of a model file → LSP diagnostics. A file with no model gets none. */
+import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
+import type { Diagnostic as WapDiagnostic, Severity } from '../core/ir';
+import type { ModelDocument } from './modelDocs';
+import { LINE_END, toLspRange, toLspRangeLoose } from './positions';
+import { formatShape } from './format';
+
+export const DIAGNOSTIC_SOURCE = 'wap';
+
+export function lspSeverity(s: Severity | string): DiagnosticSeverity {
+  return s === 'error' ? DiagnosticSeverity.Error : s === 'warning' ? DiagnosticSeverity.Warning : DiagnosticSeverity.Information;
+}
+
+function convert(d: WapDiagnostic): Diagnostic {
+  const range = toLspRangeLoose(d.line, d.column, d.endLine, d.endColumn);
+  // A notice about a whole model marks its first line, not the whole class body.
+  if (d.severity === 'info' && range.end.line > range.start.line) range.end = { line: range.start.line, character: LINE_END };
+  return {
+    severity: lspSeverity(d.severity),
+    range,
+    message: d.message,
+    source: DIAGNOSTIC_SOURCE,
+    code: d.code,
+  };
+}
+
+export function modelDiagnostics(doc: ModelDocument): Diagnostic[] {
+  const analysis = doc.analysis;
+  if (!analysis) return [];
+  const out: Diagnostic[] = [];
+  const seen = new Set<string>();
+  const push = (d: Diagnostic) => {
+    const key = `${d.range.start.line}:${d.range.start.character}:${d.message}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(d);
+  };
+  for (const d of analysis.diagnostics) push(convert(d));
+  for (const model of analysis.models) {
+    for (const d of model.diagnostics) push(convert(d));
+    if (model.inputAssumed && !model.diagnostics.some((d) => d.code === 'assumed-input')) {
+      push({
+        severity: DiagnosticSeverity.Information,
+        range: { start: toLspRange(model.range).start, end: { line: toLspRange(model.range).start.line, character: LINE_END } },
+        message: `${model.name}: input shape assumed ${formatShape(model.input)} (not stated in the code); plans use it.`,
+        source: DIAGNOSTIC_SOURCE,
+        code: 'assumed-input',
+      });
+    }
+    const entry = doc.plans.get(model.name);
+    if (!entry) continue;
+    const modelRange = toLspRange(model.range);
+    if (!entry.outcome.feasible) {
+      push({ severity: DiagnosticSeverity.Error, range: modelRange, message: `${model.name} does not fit: ${entry.outcome.reason}`, source: DIAGNOSTIC_SOURCE, code: 'plan-infeasible' });
+    }
+    for (const pd of entry.outcome.diagnostics) {
+      // The planner repeats the assumed-input notice the analysis already gave.
+      if (model.inputAssumed && /assumed/i.test(pd.message) && !pd.layer) continue;
+      // Plan findings point at their layer's current line when the layer still exists.
+      const layer = pd.layer ? model.layers.find((l) => l.name === pd.layer) : undefined;
+      const range = layer ? toLspRange(layer.range) : pd.line ? toLspRangeLoose(pd.line, 1) : modelRange;
+      push({ severity: lspSeverity(pd.severity), range, message: pd.message, source: DIAGNOSTIC_SOURCE, code: 'plan' });
+    }
+  }
+  return out;
+}

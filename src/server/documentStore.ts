@@ -1,0 +1,140 @@
+/**
+ * Keeps one ModelDocument per open model file and re-analyses it after edits,
+ * debounced so typing does not analyse every keystroke. A request that needs
+ * the current text (hover, CodeLens, plan) flushes the pending analysis first.
+ */
+import { fileURLToPath } from 'node:url';
+import { analyzeSourceSync, initFrontends, sourceKindOf } from '../frontends';
+import type { AnalysisResult } from '../core/ir';
+import { ModelDocument } from './modelDocs';
+
+export const ANALYSIS_DEBOUNCE_MS = 150;
+
+export function fileNameOf(uri: string): string {
+  if (uri.startsWith('file:')) {
+    try {
+      return fileURLToPath(uri);
+    } catch {
+      // fall through: an odd URI is still a name the frontends can dispatch on
+    }
+  }
+  return decodeURIComponent(uri.replace(/^[a-z-]+:\/*/i, '/'));
+}
+
+export function isModelSource(uri: string): boolean {
+  return sourceKindOf(fileNameOf(uri)) !== undefined;
+}
+
+export interface StoreEvents {
+  /** After every analysis of a document (diagnostics, CodeLens refresh, background plan). */
+  analyzed(doc: ModelDocument): void;
+  log(message: string): void;
+  error(context: string, err: unknown): void;
+}
+
+export class DocumentStore {
+  readonly docs = new Map<string, ModelDocument>();
+  private ready: Promise<void> | undefined;
+  private isReady = false;
+
+  constructor(private readonly events: StoreEvents) {}
+
+  /** Loads the parsers once (wasm); analysis waits for it. */
+  init(): Promise<void> {
+    this.ready ??= initFrontends().then(
+      () => {
+        this.isReady = true;
+      },
+      (err: unknown) => {
+        this.events.error('loading the parsers', err);
+        this.isReady = true; // analysis then reports per-file errors instead of waiting forever
+      },
+    );
+    return this.ready;
+  }
+
+  get(uri: string): ModelDocument | undefined {
+    return this.docs.get(uri);
+  }
+
+  open(uri: string, text: string, version: number, hidden = false): ModelDocument | undefined {
+    if (!isModelSource(uri)) return undefined;
+    const existing = this.docs.get(uri);
+    if (existing && !existing.hidden && hidden) return existing;
+    const doc = new ModelDocument(uri, fileNameOf(uri), text, version, hidden);
+    // Re-opening keeps the plans: the same file closed and opened again plans instantly.
+    if (existing) for (const [k, v] of existing.plans) doc.plans.set(k, v);
+    this.docs.set(uri, doc);
+    this.schedule(doc, 0);
+    return doc;
+  }
+
+  change(uri: string, text: string, version: number): void {
+    const doc = this.docs.get(uri);
+    if (!doc) return;
+    doc.text = text;
+    doc.version = version;
+    if (doc.backgroundCancel) doc.backgroundCancel.isCancellationRequested = true;
+    this.schedule(doc, ANALYSIS_DEBOUNCE_MS);
+  }
+
+  close(uri: string): void {
+    const doc = this.docs.get(uri);
+    if (!doc) return;
+    if (doc.pendingTimer) clearTimeout(doc.pendingTimer);
+    if (doc.backgroundCancel) doc.backgroundCancel.isCancellationRequested = true;
+    this.docs.delete(uri);
+  }
+
+  private schedule(doc: ModelDocument, delayMs: number): void {
+    if (doc.pendingTimer) clearTimeout(doc.pendingTimer);
+    doc.pendingTimer = setTimeout(() => {
+      doc.pendingTimer = undefined;
+      void this.init().then(() => this.analyzeNow(doc));
+    }, delayMs);
+  }
+
+  /**
+   * Brings a document's analysis up to date now, if the parsers are loaded.
+   * Returns false when they are still loading (callers answer from what they have).
+   */
+  flush(doc: ModelDocument): boolean {
+    if (!doc.dirty) return true;
+    if (!this.isReady) return false;
+    if (doc.pendingTimer) {
+      clearTimeout(doc.pendingTimer);
+      doc.pendingTimer = undefined;
+    }
+    this.analyzeNow(doc);
+    return true;
+  }
+
+  /** Waits for the parsers, then flushes. */
+  async current(doc: ModelDocument): Promise<ModelDocument> {
+    await this.init();
+    this.flush(doc);
+    return doc;
+  }
+
+  private analyzeNow(doc: ModelDocument): void {
+    if (!doc.dirty || this.docs.get(doc.uri) !== doc) return;
+    const version = doc.version;
+    const text = doc.text;
+    const started = performance.now();
+    let result: AnalysisResult;
+    try {
+      result = analyzeSourceSync(doc.fileName, text);
+    } catch (err) {
+      // A frontend bug must not take the document down: report it as one diagnostic.
+      this.events.error(`analysing ${doc.fileName}`, err);
+      result = {
+        file: doc.fileName,
+        framework: undefined,
+        models: [],
+        diagnostics: [{ severity: 'error', message: `WAP could not analyse this file: ${err instanceof Error ? err.message : String(err)}`, line: 1, column: 1, code: 'internal-error' }],
+      };
+    }
+    doc.setAnalysis(result, version, performance.now() - started, text);
+    this.events.analyzed(doc);
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Hover Markdown for a layer: its planned strategy and devices, times with
+ * their source, sizes, memory and the reason, or, before the first plan, the
+ * analysis (shapes, params, FLOPs).
+ */
+import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
+import type { LayerPlan, PlanReport } from '../protocol/plan';
+import { ClientCommands } from '../protocol/lsp';
+import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs, formatShape, planLensTitle } from './format';
+import type { DocLayerHit, ModelDocument, PlanEntry } from './modelDocs';
+
+/** The size a model-parallel split divides: out features, out channels or heads. */
+export function splitSize(layer: AnalyzedLayer, splitDim: LayerPlan['splitDim']): number | undefined {
+  const attrs = layer.attrs as Record<string, unknown>;
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  switch (splitDim) {
+    case 'outputs':
+      return num(attrs.outFeatures) ?? layer.outputShape?.[layer.outputShape.length - 1];
+    case 'channels':
+      return num(attrs.outChannels) ?? (layer.outputShape ? layer.outputShape[0] : undefined);
+    case 'heads':
+      return num(attrs.numHeads);
+    case 'inputs':
+      return num(attrs.inFeatures) ?? num(attrs.inChannels);
+    default:
+      return undefined;
+  }
+}
+
+function costSourceText(lp: LayerPlan): string {
+  const s = lp.costSource;
+  if (s.kind === 'measured') {
+    const where = [s.backend, s.device].filter(Boolean).join(' on ');
+    return `measured${where ? ` with ${where}` : ''}${s.measuredBatch ? ` (batch ${s.measuredBatch}, scaled)` : ''}`;
+  }
+  return 'estimated (analytical cost model)';
+}
+
+function openPlanLink(uri: string, model: string, label: string, clientCommands: boolean): string {
+  if (!clientCommands) return '';
+  const args = encodeURIComponent(JSON.stringify([uri, model]));
+  return `[${label}](command:${ClientCommands.showPlan}?${args} "Open the WAP plan view")`;
+}
+
+function esc(text: string): string {
+  return text.replace(/([\\`*_{}[\]<>|])/g, '\\$1');
+}
+
+export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientCommands: boolean): string {
+  const { model, layer } = hit;
+  const planned = doc.layerPlan(model, layer, hit.snapshot);
+  const lines: string[] = [];
+  lines.push(`**${esc(layer.name)}** · \`${esc(layer.type)}\` · model \`${esc(model.name)}\``);
+  lines.push('');
+  const w = layer.workload;
+  if (planned) {
+    const { plan: lp, entry } = planned;
+    const report = entry.outcome as PlanReport;
+    lines.push(`**Strategy:** ${describeLayerStrategy(lp, splitSize(layer, lp.splitDim))}`);
+    lines.push('');
+    lines.push(`- forward ${formatMs(lp.forwardMs)} · backward ${formatMs(lp.backwardMs)} per iteration — ${costSourceText(lp)}`);
+    lines.push(`- params ${formatCount(lp.params)} · activation ${formatBytes(lp.activationBytes)} per iteration (${formatBytes(w.activationBytes)} per sample)`);
+    lines.push(
+      lp.allreduceBytes > 0
+        ? `- gradients all-reduced: ${formatBytes(lp.allreduceBytes)} (${formatMs(lp.allreduceMs)})`
+        : '- gradients all-reduced: none',
+    );
+    if (lp.transferMs > 0) lines.push(`- re-layout into this layer: ${formatMs(lp.transferMs)}`);
+    lines.push(`- memory per GPU: ${formatBytes(lp.memoryBytesPerGpu)}`);
+    lines.push('');
+    lines.push(`**Why:** ${esc(lp.reason)}`);
+    if (lp.alternative) {
+      const a = lp.alternative;
+      const alt = a.strategy === 'data' ? `data parallel ×${a.dataDegree}` : a.strategy === 'model' ? `model parallel ×${a.modelDegree}` : `${a.strategy} data ×${a.dataDegree} · model ×${a.modelDegree}`;
+      lines.push(`(best alternative: ${alt}, ${formatMs(a.costMs)})`);
+    }
+    lines.push('');
+    lines.push(`_Plan: ${esc(planLensTitle(report))} · batch ${report.batch} · ${esc(report.cluster.name)} (${esc(entry.clusterNote)})_`);
+  } else {
+    lines.push(`- output ${formatShape(layer.outputShape)} ← input ${layer.inputShapes.map((s) => formatShape(s)).join(', ') || '—'}`);
+    lines.push(`- params ${formatCount(w.params)}${w.nonTrainable ? ` (+${formatCount(w.nonTrainable)} non-trainable)` : ''}`);
+    lines.push(`- forward ${formatFlops(w.forwardFlops)} · backward ${formatFlops(w.backwardFlops)} per sample`);
+    lines.push(`- activation ${formatBytes(w.activationBytes)} per sample · gradients ${formatBytes(w.weightGradBytes)}`);
+    lines.push('');
+    const fileErrors = doc.analysis?.diagnostics.some((d) => d.severity === 'error') ?? false;
+    lines.push(fileErrors ? '_Not planned while the file has errors._' : doc.plans.has(model.name) ? '_Changed since the last plan: re-planning…_' : '_Not planned yet._');
+  }
+  const link = openPlanLink(doc.uri, model.name, planned ? 'Open plan view' : 'Parallelize model', clientCommands);
+  if (hit.stale) lines.push('', '_The file has errors right now: this is the last good analysis of this unchanged layer._');
+  if (link) lines.push('', link);
+  return lines.join('\n');
+}
+
+export function modelHoverMarkdown(doc: ModelDocument, model: AnalyzedModel, clientCommands: boolean): string {
+  const entry: PlanEntry | undefined = doc.plans.get(model.name);
+  const t = model.totals;
+  const lines = [
+    `**${esc(model.name)}** · ${model.framework} · ${model.layers.length} layers`,
+    '',
+    `- input ${formatShape(model.input)}${model.inputAssumed ? ' (assumed)' : ''}`,
+    `- params ${formatCount(t.params)} · forward ${formatFlops(t.forwardFlops)} per sample`,
+  ];
+  if (entry) lines.push('', `**Plan:** ${esc(planLensTitle(entry.outcome))} (${esc(entry.clusterNote)})`);
+  const link = openPlanLink(doc.uri, model.name, entry ? 'Open plan view' : 'Parallelize model', clientCommands);
+  if (link) lines.push('', link);
+  return lines.join('\n');
+}

@@ -1,0 +1,215 @@
+/**
+ * Model documents: the latest analysis of each open file, an index from lines
+ * to layers for fast hovers, and the plans that outlive a half-typed edit.
+ *
+ * A plan is kept per model name together with the signature of every layer at
+ * planning time. After an edit, a layer whose signature is unchanged still
+ * shows its planned strategy, even while the file does not parse cleanly; a
+ * changed layer shows its fresh analysis until the background re-plan lands.
+ */
+import type { Position, Range } from 'vscode-languageserver';
+import type { AnalysisResult, AnalyzedLayer, AnalyzedModel } from '../core/ir';
+import type { LayerPlan, PlanOutcome } from '../protocol/plan';
+import type { PlanControls } from '../protocol/webview';
+import type { ProfileFile } from '../protocol/profile';
+import { rangeContains, toLspRange } from './positions';
+
+export interface PlanEntry {
+  outcome: PlanOutcome;
+  /** Layer name → signature when this plan was made. */
+  signatures: Map<string, string>;
+  /** Model structure + options + cluster + profile: equal keys need no re-plan. */
+  key: string;
+  controls: PlanControls;
+  maxGpus: number;
+  clusterNote: string;
+  plannedAt: number;
+}
+
+export interface LayerHit {
+  layer: AnalyzedLayer;
+  model: AnalyzedModel;
+  range: Range;
+  kind: 'definition' | 'call';
+}
+
+/** Shape-relevant identity of a layer: what it is and what it is fed, not where it sits. */
+export function layerSignature(layer: AnalyzedLayer): string {
+  return `${layer.type}|${layer.op}|${JSON.stringify(layer.attrs)}|${JSON.stringify(layer.inputShapes)}|${layer.inputs.length}`;
+}
+
+export function modelStructureKey(model: AnalyzedModel): string {
+  return `${model.name}|${JSON.stringify(model.input)}|${model.layers.map((l) => `${l.name}:${layerSignature(l)}:${l.inputs.join(',')}`).join(';')}`;
+}
+
+export function hasErrors(model: AnalyzedModel): boolean {
+  return model.layers.length === 0 || model.diagnostics.some((d) => d.severity === 'error');
+}
+
+/** One analysis of one text: the line index and layer signatures hovers need. */
+export class Snapshot {
+  readonly lineIndex = new Map<number, LayerHit[]>();
+  readonly signatures = new Map<string, Map<string, string>>();
+  readonly clean: boolean;
+  private lines: string[] | undefined;
+
+  constructor(
+    readonly text: string,
+    readonly analysis: AnalysisResult,
+  ) {
+    for (const model of analysis.models) {
+      const sigs = new Map<string, string>();
+      for (const layer of model.layers) {
+        sigs.set(layer.name, layerSignature(layer));
+        this.index(layer, model, toLspRange(layer.range), 'definition');
+        if (layer.callRange) this.index(layer, model, toLspRange(layer.callRange), 'call');
+      }
+      this.signatures.set(model.name, sigs);
+    }
+    this.clean = analysis.models.length > 0 && !analysis.diagnostics.some((d) => d.severity === 'error') && !analysis.models.some(hasErrors);
+  }
+
+  get textLines(): string[] {
+    return (this.lines ??= this.text.split('\n'));
+  }
+
+  private index(layer: AnalyzedLayer, model: AnalyzedModel, range: Range, kind: LayerHit['kind']): void {
+    for (let line = range.start.line; line <= range.end.line; line++) {
+      let hits = this.lineIndex.get(line);
+      if (!hits) this.lineIndex.set(line, (hits = []));
+      hits.push({ layer, model, range, kind });
+    }
+  }
+
+  /** The layer under the cursor: a range that contains the position (innermost first), else the layer defined on that line. */
+  layerAt(position: Position): LayerHit | undefined {
+    const hits = this.lineIndex.get(position.line);
+    if (!hits?.length) return undefined;
+    let best: LayerHit | undefined;
+    let bestSize = Infinity;
+    for (const h of hits) {
+      if (!rangeContains(h.range, position)) continue;
+      const size = (h.range.end.line - h.range.start.line) * 10_000 + (h.range.end.character - h.range.start.character);
+      if (size < bestSize) {
+        best = h;
+        bestSize = size;
+      }
+    }
+    if (best) return best;
+    // Anywhere on a definition's first line still counts as that layer ("hover on a layer's line").
+    return hits.find((h) => h.kind === 'definition' && h.range.start.line === position.line) ?? hits.find((h) => h.range.start.line === position.line);
+  }
+}
+
+/**
+ * Maps lines of the current text to the last good text around one edited
+ * region: equal leading lines map to themselves, equal trailing lines shift by
+ * the length difference, lines inside the edit have no counterpart.
+ */
+export function mapLineToOld(oldLines: string[], newLines: string[], line: number): number | undefined {
+  let prefix = 0;
+  const max = Math.min(oldLines.length, newLines.length);
+  while (prefix < max && oldLines[prefix] === newLines[prefix]) prefix++;
+  if (line < prefix) return line;
+  let suffix = 0;
+  while (suffix < max - prefix && oldLines[oldLines.length - 1 - suffix] === newLines[newLines.length - 1 - suffix]) suffix++;
+  if (line >= newLines.length - suffix) return line - (newLines.length - oldLines.length);
+  return undefined;
+}
+
+export interface DocLayerHit extends LayerHit {
+  snapshot: Snapshot;
+  /** True when the layer comes from the last good analysis because the current text does not parse. */
+  stale: boolean;
+}
+
+export class ModelDocument {
+  text: string;
+  version: number;
+  current: Snapshot | undefined;
+  /** The most recent analysis without errors: hovers fall back to it while the file is half-typed. */
+  lastGood: Snapshot | undefined;
+  analyzedVersion = -1;
+  /** Last analysis time in ms, for the benchmark and the log. */
+  analysisMs = 0;
+  readonly plans = new Map<string, PlanEntry>();
+  readonly overrides = new Map<string, Partial<PlanControls>>();
+  readonly profiles = new Map<string, ProfileFile>();
+  /** Set by the planner: lets a newer edit cancel an outdated background plan. */
+  backgroundCancel: { isCancellationRequested: boolean } | undefined;
+  pendingTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    readonly uri: string,
+    readonly fileName: string,
+    text: string,
+    version: number,
+    /** Hidden documents (read from disk for `wap.model`) get no diagnostics. */
+    readonly hidden = false,
+  ) {
+    this.text = text;
+    this.version = version;
+  }
+
+  get dirty(): boolean {
+    return this.analyzedVersion !== this.version;
+  }
+
+  get analysis(): AnalysisResult | undefined {
+    return this.current?.analysis;
+  }
+
+  get models(): AnalyzedModel[] {
+    return this.current?.analysis.models ?? [];
+  }
+
+  setAnalysis(result: AnalysisResult, version: number, ms: number, text: string): void {
+    this.current = new Snapshot(text, result);
+    if (this.current.clean) this.lastGood = this.current;
+    this.analyzedVersion = version;
+    this.analysisMs = ms;
+    // Plans of models that vanished stay: a half-typed file may bring them back unchanged.
+  }
+
+  /** The layer under the cursor in the current analysis, else (while the text has errors) in the last good one when that line is unchanged. */
+  layerAt(position: Position): DocLayerHit | undefined {
+    const cur = this.current;
+    if (!cur) return undefined;
+    const hit = cur.layerAt(position);
+    if (hit) return { ...hit, snapshot: cur, stale: false };
+    const good = this.lastGood;
+    if (!good || good === cur || cur.clean) return undefined;
+    const oldLine = mapLineToOld(good.textLines, cur.textLines, position.line);
+    if (oldLine === undefined) return undefined;
+    const old = good.layerAt({ line: oldLine, character: position.character });
+    if (!old) return undefined;
+    const shift = position.line - oldLine;
+    const range = { start: { line: old.range.start.line + shift, character: old.range.start.character }, end: { line: old.range.end.line + shift, character: old.range.end.character } };
+    return { ...old, range, snapshot: good, stale: true };
+  }
+
+  modelAt(position: Position): AnalyzedModel | undefined {
+    const hit = this.layerAt(position);
+    if (hit) return hit.model;
+    return this.models.find((m) => rangeContains(toLspRange(m.range), position) || toLspRange(m.range).start.line === position.line);
+  }
+
+  findModel(name?: string): AnalyzedModel | undefined {
+    const models = this.models;
+    return name ? models.find((m) => m.name === name) : models[0];
+  }
+
+  /** The planned strategy of a layer, only when the layer is unchanged since that plan. */
+  layerPlan(model: AnalyzedModel, layer: AnalyzedLayer, snapshot: Snapshot | undefined = this.current): { plan: LayerPlan; entry: PlanEntry } | undefined {
+    const entry = this.plans.get(model.name);
+    if (!entry || !entry.outcome.feasible) return undefined;
+    const sig = snapshot?.signatures.get(model.name)?.get(layer.name) ?? layerSignature(layer);
+    if (entry.signatures.get(layer.name) !== sig) return undefined;
+    const plan = entry.outcome.plan.layers.find((l) => l.name === layer.name);
+    return plan ? { plan, entry } : undefined;
+  }
+
+  signaturesOf(model: AnalyzedModel): Map<string, string> {
+    return this.current?.signatures.get(model.name) ?? new Map(model.layers.map((l) => [l.name, layerSignature(l)]));
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Plans models: in the background after every clean analysis (analytical
+ * costs, cheap), and on request with panel overrides, progress and
+ * cancellation. Background plans run one at a time so typing in one file does
+ * not starve the others; a newer edit cancels an outdated one.
+ */
+import type { AnalyzedModel } from '../core/ir';
+import { planModelAsync } from '../planner';
+import type { PlanOutcome } from '../protocol/plan';
+import type { PlanControls } from '../protocol/webview';
+import type { PlanResult } from '../protocol/lsp';
+import type { Environment } from './environment';
+import { hasErrors, modelStructureKey, type ModelDocument, type PlanEntry } from './modelDocs';
+import { controlsOf, toPlanOptions, type SettingsCache } from './settings';
+
+export interface Cancel {
+  readonly isCancellationRequested: boolean;
+}
+
+export interface PlanJobOptions {
+  overrides?: Partial<PlanControls>;
+  cancel?: Cancel;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export class CancelledError extends Error {
+  override name = 'Cancelled';
+  constructor() {
+    super('cancelled');
+  }
+}
+
+export function isCancelled(err: unknown): boolean {
+  return err instanceof Error && err.name === 'Cancelled';
+}
+
+export class PlanService {
+  private queue: Promise<void> = Promise.resolve();
+  private sequence = 0;
+  /** (uri, model) of the most recent plans, newest last: config files compare against these. */
+  readonly recent: Array<{ uri: string; model: string; at: number }> = [];
+
+  constructor(
+    private readonly settings: SettingsCache,
+    private readonly env: Environment,
+    private readonly planned: (doc: ModelDocument, model: string, entry: PlanEntry) => void,
+  ) {}
+
+  /** Plans one model now and records the plan on the document. */
+  async plan(doc: ModelDocument, model: AnalyzedModel, job: PlanJobOptions = {}): Promise<PlanResult> {
+    const settings = await this.settings.get(doc.uri);
+    const overrides = { ...(doc.overrides.get(model.name) ?? {}), ...(job.overrides ?? {}) };
+    const options = toPlanOptions(settings, overrides);
+    const cluster = await this.env.cluster(settings);
+    const profile = doc.profiles.get(model.name);
+    const signatures = new Map(doc.signaturesOf(model));
+    const key = `${modelStructureKey(model)}#${JSON.stringify(options)}#${cluster.key}#${profile?.createdAt ?? ''}`;
+    const outcome: PlanOutcome = await this.env.track(() => planModelAsync(model, cluster.spec, options, { profile, cancel: job.cancel, onProgress: job.onProgress }));
+    if (job.cancel?.isCancellationRequested) throw new CancelledError();
+    const maxGpus = clusterGpuCount(cluster.spec, outcome);
+    const entry: PlanEntry = { outcome, signatures, key, controls: controlsOf(options), maxGpus, clusterNote: cluster.note, plannedAt: Date.now() + this.sequence++ / 1000 };
+    doc.plans.set(model.name, entry);
+    if (job.overrides) doc.overrides.set(model.name, overrides);
+    this.remember(doc.uri, model.name, entry.plannedAt);
+    this.env.clearError();
+    this.planned(doc, model.name, entry);
+    return { outcome, model: model.name, controls: entry.controls, maxGpus };
+  }
+
+  /** Queues analytical plans for every clean model of the document whose inputs changed. */
+  scheduleBackground(doc: ModelDocument): void {
+    const version = doc.analyzedVersion;
+    const cancel = { isCancellationRequested: false };
+    if (doc.backgroundCancel) doc.backgroundCancel.isCancellationRequested = true;
+    doc.backgroundCancel = cancel;
+    this.queue = this.queue.then(async () => {
+      for (const model of doc.models) {
+        if (cancel.isCancellationRequested || doc.analyzedVersion !== version) return;
+        // Keep the last good plan while the file is half-typed: a syntax error anywhere can reshape every model.
+        if (hasErrors(model) || doc.analysis?.diagnostics.some((d) => d.severity === 'error')) continue;
+        try {
+          if (await this.upToDate(doc, model)) continue;
+          await this.plan(doc, model, { cancel });
+        } catch (err) {
+          if (!isCancelled(err)) this.env.reportError(`planning ${model.name}`, err);
+        }
+      }
+    });
+  }
+
+  /** Resolves when every queued background plan has finished (tests and the config check wait on it). */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  private async upToDate(doc: ModelDocument, model: AnalyzedModel): Promise<boolean> {
+    const entry = doc.plans.get(model.name);
+    if (!entry) return false;
+    const settings = await this.settings.get(doc.uri);
+    const options = toPlanOptions(settings, doc.overrides.get(model.name) ?? {});
+    const cluster = await this.env.cluster(settings);
+    const profile = doc.profiles.get(model.name);
+    return entry.key === `${modelStructureKey(model)}#${JSON.stringify(options)}#${cluster.key}#${profile?.createdAt ?? ''}`;
+  }
+
+  private remember(uri: string, model: string, at: number): void {
+    const i = this.recent.findIndex((r) => r.uri === uri && r.model === model);
+    if (i >= 0) this.recent.splice(i, 1);
+    this.recent.push({ uri, model, at });
+    if (this.recent.length > 64) this.recent.shift();
+  }
+}
+
+function clusterGpuCount(spec: unknown, outcome: PlanOutcome): number {
+  const s = spec as { gpus?: unknown; nodes?: Array<{ gpus?: unknown }> };
+  if (typeof s.gpus === 'number') return s.gpus;
+  if (Array.isArray(s.gpus)) return s.gpus.length;
+  return outcome.cluster.gpus;
+}

@@ -1,0 +1,194 @@
+/**
+ * The custom requests (`wap/plan`, `wap/profile`, `wap/models`, exports) and
+ * the server-side commands. Each resolves a model reference, runs the core,
+ * planner or profiler, and converts; errors become ResponseErrors with a
+ * one-line message, never a crashed server.
+ */
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorCodes, LSPErrorCodes, ResponseError, type CancellationToken, type Connection, type WorkDoneProgressReporter } from 'vscode-languageserver';
+import type { AnalyzedModel } from '../core/ir';
+import { toChromeTrace } from '../planner';
+import { profileModel } from '../profiler';
+import { exportPlan } from '../configs';
+import type { PlanReport } from '../protocol/plan';
+import type { BackendId } from '../protocol/profile';
+import type {
+  ApplyPlanToConfigsResult,
+  ExportPlanParams,
+  ExportPlanResult,
+  ExportTraceResult,
+  ModelRef,
+  ModelsResult,
+  PlanParams,
+  PlanResult,
+  ProfileParams,
+  ProfileResult,
+} from '../protocol/lsp';
+import type { ConfigDocuments } from './configDocs';
+import type { DocumentStore } from './documentStore';
+import { fileNameOf } from './documentStore';
+import type { Environment } from './environment';
+import { planLensTitle } from './format';
+import type { ModelDocument } from './modelDocs';
+import { isCancelled, type PlanService } from './planService';
+import { toLspRange } from './positions';
+import type { SettingsCache } from './settings';
+
+export class RequestHandlers {
+  constructor(
+    private readonly connection: Connection,
+    private readonly store: DocumentStore,
+    private readonly plans: PlanService,
+    private readonly configs: ConfigDocuments,
+    private readonly settings: SettingsCache,
+    private readonly env: Environment,
+    private readonly cacheDir: string = join(tmpdir(), 'wap-profile-cache'),
+  ) {}
+
+  /** The document and model a request names; opens the file from disk when the client has not. */
+  async resolve(ref: ModelRef): Promise<{ doc: ModelDocument; model: AnalyzedModel }> {
+    if (!ref || typeof ref.uri !== 'string') throw new ResponseError(ErrorCodes.InvalidParams, 'wap: a document uri is required');
+    let doc = this.store.get(ref.uri);
+    if (!doc) {
+      let text: string;
+      try {
+        text = readFileSync(fileNameOf(ref.uri), 'utf8');
+      } catch {
+        throw new ResponseError(ErrorCodes.InvalidParams, `wap: ${ref.uri} is neither open nor readable`);
+      }
+      doc = this.store.open(ref.uri, text, 0, true);
+      if (!doc) throw new ResponseError(ErrorCodes.InvalidParams, `wap: ${ref.uri} is not a model file (Python, TS/JS or JSON)`);
+    }
+    await this.store.current(doc);
+    const model = doc.findModel(ref.model);
+    if (!model) {
+      const names = doc.models.map((m) => m.name);
+      throw new ResponseError(ErrorCodes.InvalidParams, ref.model ? `wap: no model '${ref.model}' in this file (found: ${names.join(', ') || 'none'})` : 'wap: no model found in this file');
+    }
+    return { doc, model };
+  }
+
+  async plan(params: PlanParams, token: CancellationToken, progress: WorkDoneProgressReporter): Promise<PlanResult> {
+    const { doc, model } = await this.resolve(params);
+    if (params.reuse) {
+      const entry = doc.plans.get(model.name);
+      const fresh = entry && [...doc.signaturesOf(model)].every(([name, sig]) => entry.signatures.get(name) === sig);
+      if (entry && fresh && !params.controls) return { outcome: entry.outcome, model: model.name, controls: entry.controls, maxGpus: entry.maxGpus };
+    }
+    progress.begin(`Planning ${model.name}`, 0, undefined, true);
+    try {
+      return await this.plans.plan(doc, model, {
+        overrides: params.controls,
+        cancel: token,
+        onProgress: (done, total) => progress.report(total > 0 ? Math.round((100 * done) / total) : 0, `${done}/${total} configurations`),
+      });
+    } catch (err) {
+      throw asResponseError(err, `planning ${model.name}`);
+    } finally {
+      progress.done();
+    }
+  }
+
+  async profile(params: ProfileParams, token: CancellationToken, progress: WorkDoneProgressReporter): Promise<ProfileResult> {
+    if (!this.env.trusted) {
+      throw new ResponseError(ErrorCodes.InvalidRequest, 'wap: profiling runs trials in a worker process, which is disabled in an untrusted workspace. Trust the workspace to profile; analytical plans still work.');
+    }
+    const { doc, model } = await this.resolve(params);
+    const settings = await this.settings.get(doc.uri);
+    const backend = (params.backend ?? (settings.profile.backend === 'auto' ? undefined : settings.profile.backend)) as BackendId | undefined;
+    const batch = doc.overrides.get(model.name)?.batch ?? settings.batchSize;
+    progress.begin(`Profiling ${model.name}`, 0, `${model.layers.length} layers`, true);
+    try {
+      const profile = await this.env.track(() =>
+        profileModel(model, {
+          backend,
+          batch,
+          cacheDir: this.cacheDir,
+          trusted: this.env.trusted,
+          cancel: token,
+          onProgress: (e) => progress.report(e.total > 0 ? Math.round((100 * e.done) / e.total) : 0, `${e.layer}${e.cached ? ' (cached)' : ''} · ${e.done}/${e.total}`),
+        }),
+      );
+      if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'wap: profiling cancelled');
+      doc.profiles.set(model.name, profile);
+      progress.report(100, 'Planning with the measurements');
+      const planned = await this.plans.plan(doc, model, { cancel: token });
+      const device = profile.devices[0];
+      return {
+        ...planned,
+        measuredLayers: profile.layers.filter((l) => l.status !== 'fallback').length,
+        backend: device?.backend ?? backend ?? 'unknown',
+        device: device?.name,
+        warnings: profile.warnings,
+      };
+    } catch (err) {
+      throw asResponseError(err, `profiling ${model.name}`);
+    } finally {
+      progress.done();
+    }
+  }
+
+  /** `wap.parallelizeModel` measures first when `wap.profile.enabled` and the workspace is trusted. */
+  async profileEnabled(uri: string): Promise<boolean> {
+    return this.env.trusted && (await this.settings.get(uri)).profile.enabled;
+  }
+
+  async models(uri: string): Promise<ModelsResult> {
+    const doc = this.store.get(uri);
+    if (!doc) return { models: [] };
+    await this.store.current(doc);
+    return {
+      analysisMs: doc.analysisMs,
+      models: doc.models.map((m) => {
+        const entry = doc.plans.get(m.name);
+        return { name: m.name, framework: m.framework, range: toLspRange(m.range), layers: m.layers.length, params: m.totals.params, planSummary: entry ? planLensTitle(entry.outcome) : undefined };
+      }),
+    };
+  }
+
+  /** The model's current plan as a report; plans first when there is none. */
+  private async report(ref: ModelRef): Promise<{ model: string; report: PlanReport }> {
+    const { doc, model } = await this.resolve(ref);
+    let outcome = doc.plans.get(model.name)?.outcome;
+    if (!outcome) outcome = (await this.plans.plan(doc, model)).outcome;
+    if (!outcome.feasible) throw new ResponseError(ErrorCodes.InvalidRequest, `wap: ${model.name} has no feasible plan: ${outcome.reason}`);
+    return { model: model.name, report: outcome };
+  }
+
+  async exportTrace(ref: ModelRef): Promise<ExportTraceResult> {
+    const { model, report } = await this.report(ref);
+    return { model, trace: toChromeTrace(report) };
+  }
+
+  async exportPlan(params: ExportPlanParams): Promise<ExportPlanResult> {
+    const { report } = await this.report(params);
+    try {
+      return exportPlan(report, params.format as Parameters<typeof exportPlan>[1]);
+    } catch (err) {
+      throw asResponseError(err, `exporting as ${params.format}`);
+    }
+  }
+
+  async applyPlanToConfigs(ref: ModelRef): Promise<ApplyPlanToConfigsResult> {
+    const changes: Record<string, import('vscode-languageserver').TextEdit[]> = {};
+    const unfixed: string[] = [];
+    for (const uri of this.configs.configUris()) {
+      await this.configs.check(uri);
+      const edit = await this.configs.fixAllEdit(uri);
+      if (edit?.changes?.[uri]) changes[uri] = edit.changes[uri];
+      unfixed.push(...this.configs.unfixed(uri).map((m) => `${fileNameOf(uri).split(/[\\/]/).pop()}: ${m}`));
+    }
+    void ref;
+    return { edit: { changes }, changed: Object.keys(changes), unfixed };
+  }
+}
+
+/** Cancellation and user errors keep their message; anything else is logged with its stack. */
+export function asResponseError(err: unknown, context: string): ResponseError<void> {
+  if (err instanceof ResponseError) return err;
+  if (isCancelled(err)) return new ResponseError(LSPErrorCodes.RequestCancelled, `wap: ${context} cancelled`);
+  const message = err instanceof Error ? err.message : String(err);
+  return new ResponseError(ErrorCodes.InternalError, `wap: ${context} failed: ${message}`);
+}

@@ -1,0 +1,243 @@
+/**
+ * Wires the LSP connection to WAP: capabilities, document sync, hover,
+ * CodeLens, diagnostics, code actions, commands and the custom requests.
+ * Every handler goes through `guard`, so a failure is logged and shown in the
+ * status, and the server keeps serving.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CodeActionKind,
+  CodeLensRefreshRequest,
+  TextDocuments,
+  TextDocumentSyncKind,
+  type CodeAction,
+  type CodeLens,
+  type Connection,
+  type Hover,
+  type InitializeResult,
+  type CancellationToken,
+  type WorkDoneProgressReporter,
+} from 'vscode-languageserver';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import {
+  ApplyPlanToConfigsRequest,
+  ClientCommands,
+  ClusterPresetsRequest,
+  ExportPlanRequest,
+  ExportTraceRequest,
+  FIX_ALL_KIND,
+  ModelsRequest,
+  PlanRequest,
+  ProfileRequest,
+  ServerCommands,
+  SetTrustedNotification,
+  type WapInitializationOptions,
+  type ClusterPresetsResult,
+  type PlanParams,
+  type ProfileParams,
+} from '../protocol/lsp';
+import { CLUSTER_PRESETS, DEFAULT_PRESET } from '../planner';
+import { ConfigDocuments } from './configDocs';
+import { modelDiagnostics } from './diagnostics';
+import { DocumentStore } from './documentStore';
+import { Environment } from './environment';
+import { planLensTitle } from './format';
+import { layerHoverMarkdown, modelHoverMarkdown } from './hover';
+import { PlanService } from './planService';
+import { asResponseError, RequestHandlers } from './requests';
+import { SettingsCache } from './settings';
+import { toLspRange } from './positions';
+import { runServerCommand } from './commands';
+
+export function startServer(connection: Connection): void {
+  const texts = new TextDocuments(TextDocument);
+  const settings = new SettingsCache(connection);
+  let roots: string[] = [];
+  let clientCommands = false;
+  let codeLensRefresh = false;
+  let cacheDir = join(tmpdir(), 'wap-profile-cache');
+  const env = new Environment(connection, false, () => roots);
+
+  const log = (m: string) => connection.console.log(m);
+  const publish = (uri: string) => {
+    const doc = store.get(uri);
+    if (doc?.hidden) return;
+    const diagnostics = [...(doc ? modelDiagnostics(doc) : []), ...configs.diagnostics(uri)];
+    void connection.sendDiagnostics({ uri, diagnostics }).catch(() => undefined);
+  };
+  const refreshLenses = () => {
+    if (codeLensRefresh) void connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
+  };
+
+  const store: DocumentStore = new DocumentStore({
+    analyzed(doc) {
+      publish(doc.uri);
+      refreshLenses();
+      // Hidden documents (read from disk for a request or `wap.model`) are planned on demand only.
+      if (!doc.hidden) plans.scheduleBackground(doc);
+    },
+    log,
+    error: (context, err) => env.reportError(context, err),
+  });
+  const plans: PlanService = new PlanService(settings, env, (doc) => {
+    publish(doc.uri);
+    refreshLenses();
+    configs.scheduleRecheck();
+  });
+  const configs: ConfigDocuments = new ConfigDocuments(store, plans, settings, env, (uri) => texts.get(uri), () => texts.all().map((d) => d.uri), publish);
+  const handlers = new RequestHandlers(connection, store, plans, configs, settings, env, cacheDir);
+
+  /** Runs a handler; on failure logs, shows it in the status and answers `fallback` (or rethrows request errors). */
+  function guard<A extends unknown[], R>(name: string, fallback: R, fn: (...args: A) => R | Promise<R>, rethrow = false) {
+    return async (...args: A): Promise<R> => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        if (rethrow) {
+          const response = asResponseError(err, name);
+          if (response.code !== -32800 && !(err instanceof Error && err.name === 'ResponseError')) env.reportError(name, err);
+          throw response;
+        }
+        env.reportError(name, err);
+        return fallback;
+      }
+    };
+  }
+
+  connection.onInitialize((params): InitializeResult => {
+    const init = (params.initializationOptions ?? {}) as WapInitializationOptions & { settings?: unknown };
+    env.trusted = init.trusted === true;
+    clientCommands = init.clientCommands === true;
+    if (typeof init.cacheDir === 'string' && init.cacheDir) cacheDir = init.cacheDir;
+    Object.assign(handlers, { cacheDir });
+    settings.pullSupported = params.capabilities.workspace?.configuration === true;
+    settings.setInitial(init.settings);
+    codeLensRefresh = params.capabilities.workspace?.codeLens?.refreshSupport === true;
+    roots = (params.workspaceFolders ?? []).map((f) => safePath(f.uri)).filter((p): p is string => !!p);
+    if (roots.length === 0 && params.rootUri) roots = [safePath(params.rootUri)].filter((p): p is string => !!p);
+    void store.init();
+    void configs.init();
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.Incremental,
+        hoverProvider: true,
+        codeLensProvider: { resolveProvider: false },
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, FIX_ALL_KIND], resolveProvider: false },
+        executeCommandProvider: { commands: Object.values(ServerCommands) },
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
+      },
+      serverInfo: { name: 'wap-language-server', version: '0.1.0' },
+    };
+  });
+
+  connection.onInitialized(
+    guard('initialized', undefined, async () => {
+      log(`wap: server ready (trusted: ${env.trusted}, workspace: ${roots.join(', ') || 'none'})`);
+      await env.publishStatus();
+    }),
+  );
+
+  connection.onDidChangeConfiguration(
+    guard('configuration change', undefined, (params) => {
+      settings.clear(params.settings);
+      env.clearClusterCache();
+      for (const doc of store.docs.values()) if (!doc.hidden) plans.scheduleBackground(doc);
+      configs.scheduleRecheck();
+      void env.publishStatus();
+    }),
+  );
+
+  connection.onNotification(
+    SetTrustedNotification,
+    guard('trust change', undefined, (p) => {
+      env.setTrusted(p?.trusted === true);
+      for (const doc of store.docs.values()) if (!doc.hidden) plans.scheduleBackground(doc);
+    }),
+  );
+
+  texts.onDidOpen(guard('open', undefined, (e) => {
+    store.open(e.document.uri, e.document.getText(), e.document.version);
+    void configs.check(e.document.uri);
+  }));
+  texts.onDidChangeContent(guard('change', undefined, (e) => {
+    store.change(e.document.uri, e.document.getText(), e.document.version);
+    void configs.check(e.document.uri);
+  }));
+  texts.onDidClose(guard('close', undefined, (e) => {
+    store.close(e.document.uri);
+    configs.forget(e.document.uri);
+    void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] }).catch(() => undefined);
+  }));
+
+  connection.onHover(
+    guard('hover', null as Hover | null, async (params) => {
+      const doc = store.get(params.textDocument.uri);
+      if (!doc) return null;
+      if (!store.flush(doc)) await store.current(doc);
+      const hit = doc.layerAt(params.position);
+      if (hit) {
+        return { contents: { kind: 'markdown', value: layerHoverMarkdown(doc, hit, clientCommands) }, range: hit.range };
+      }
+      const model = doc.modelAt(params.position);
+      if (model && toLspRange(model.range).start.line === params.position.line) {
+        return { contents: { kind: 'markdown', value: modelHoverMarkdown(doc, model, clientCommands) } };
+      }
+      return null;
+    }),
+  );
+
+  connection.onCodeLens(
+    guard('codeLens', [] as CodeLens[], async (params) => {
+      const doc = store.get(params.textDocument.uri);
+      if (!doc) return [];
+      await store.current(doc);
+      return doc.models.map((m): CodeLens => {
+        const start = toLspRange(m.range).start;
+        const entry = doc.plans.get(m.name);
+        const title = entry ? planLensTitle(entry.outcome) : 'Parallelize model';
+        const command = clientCommands ? (entry ? ClientCommands.showPlan : ClientCommands.parallelizeModel) : ServerCommands.parallelizeModel;
+        return { range: { start, end: start }, command: { title, command, arguments: [doc.uri, m.name] } };
+      });
+    }),
+  );
+
+  connection.onCodeAction(
+    guard('codeAction', [] as CodeAction[], async (params) => {
+      const uri = params.textDocument.uri;
+      if (!configs.diagnostics(uri).length) await configs.check(uri);
+      return configs.codeActions(uri, params.range, params.context.only);
+    }),
+  );
+  connection.onExecuteCommand(
+    guard('command', undefined as unknown, (params, token) => runServerCommand(connection, params, token, { handlers, configs }), true),
+  );
+
+  const withProgress = (p: { workDoneToken?: string | number } | undefined): WorkDoneProgressReporter => connection.window.attachWorkDoneProgress(p?.workDoneToken);
+  connection.onRequest(PlanRequest, guard('wap/plan', undefined as never, (p: PlanParams, token: CancellationToken) => handlers.plan(p, token, withProgress(p)), true));
+  connection.onRequest(ProfileRequest, guard('wap/profile', undefined as never, (p: ProfileParams, token: CancellationToken) => handlers.profile(p, token, withProgress(p)), true));
+  connection.onRequest(ModelsRequest, guard('wap/models', { models: [] }, (p) => handlers.models(p.uri)));
+  connection.onRequest(ExportTraceRequest, guard('wap/exportTrace', undefined as never, (p) => handlers.exportTrace(p), true));
+  connection.onRequest(ExportPlanRequest, guard('wap/exportPlan', undefined as never, (p) => handlers.exportPlan(p), true));
+  connection.onRequest(ApplyPlanToConfigsRequest, guard('wap/applyPlanToConfigs', undefined as never, (p) => handlers.applyPlanToConfigs(p), true));
+
+  connection.onRequest(
+    ClusterPresetsRequest,
+    guard('wap/clusterPresets', { presets: [] } as ClusterPresetsResult, () => ({
+      presets: Object.entries(CLUSTER_PRESETS).map(([id, p]) => ({ id, description: p.description, gpus: p.spec.gpus.length })),
+      defaultPreset: DEFAULT_PRESET,
+    })),
+  );
+
+  texts.listen(connection);
+  connection.listen();
+}
+
+function safePath(uri: string): string | undefined {
+  try {
+    return uri.startsWith('file:') ? fileURLToPath(uri) : undefined;
+  } catch {
+    return undefined;
+  }
+}

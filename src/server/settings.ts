@@ -1,0 +1,124 @@
+/**
+ * `wap.*` settings, pulled per document with `workspace/configuration` and
+ * cached until `workspace/didChangeConfiguration`. Clients without the pull
+ * model (some stdio clients) get the pushed settings or the defaults.
+ */
+import type { Connection } from 'vscode-languageserver';
+import type { Objective, OptimizerKind, PlanOptions, StrategyMode } from '../protocol/plan';
+import type { PlanControls } from '../protocol/webview';
+
+export interface WapSettings {
+  /** A preset id or the path of a cluster spec file; '' = detected local GPUs, else the planner's default preset. */
+  cluster: string;
+  batchSize: number;
+  objective: Objective;
+  strategies: StrategyMode;
+  /** 0 = every GPU of the cluster. */
+  maxGpus: number;
+  optimizer: OptimizerKind;
+  /** Path of the model file config files compare against ('' = the most recently planned model nearby). */
+  model: string;
+  profile: { enabled: boolean; backend: string };
+}
+
+export const DEFAULT_SETTINGS: WapSettings = {
+  cluster: '',
+  batchSize: 128,
+  objective: 'throughput',
+  strategies: 'hybrid',
+  maxGpus: 0,
+  optimizer: 'momentum',
+  model: '',
+  profile: { enabled: false, backend: 'auto' },
+};
+
+const OBJECTIVES: readonly Objective[] = ['throughput', 'efficiency'];
+const STRATEGIES: readonly StrategyMode[] = ['dp', 'hybrid', 'all'];
+const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'momentum', 'adam'];
+
+function positiveInt(v: unknown, fallback: number, allowZero = false): number {
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return fallback;
+  const i = Math.floor(n);
+  return i > 0 || (allowZero && i === 0) ? i : fallback;
+}
+
+function oneOf<T extends string>(v: unknown, allowed: readonly T[], fallback: T): T {
+  return typeof v === 'string' && (allowed as readonly string[]).includes(v) ? (v as T) : fallback;
+}
+
+/** Validates whatever the client sent: wrong types fall back to the defaults rather than failing. */
+export function normalizeSettings(raw: unknown): WapSettings {
+  const r = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const profile = (r.profile && typeof r.profile === 'object' ? r.profile : {}) as Record<string, unknown>;
+  return {
+    cluster: typeof r.cluster === 'string' ? r.cluster.trim() : '',
+    batchSize: positiveInt(r.batchSize, DEFAULT_SETTINGS.batchSize),
+    objective: oneOf(r.objective, OBJECTIVES, DEFAULT_SETTINGS.objective),
+    strategies: oneOf(r.strategies, STRATEGIES, DEFAULT_SETTINGS.strategies),
+    maxGpus: r.maxGpus === null ? 0 : positiveInt(r.maxGpus, 0, true),
+    optimizer: oneOf(r.optimizer, OPTIMIZERS, DEFAULT_SETTINGS.optimizer),
+    model: typeof r.model === 'string' ? r.model.trim() : '',
+    profile: {
+      enabled: typeof profile.enabled === 'boolean' ? profile.enabled : DEFAULT_SETTINGS.profile.enabled,
+      backend: typeof profile.backend === 'string' && profile.backend ? profile.backend : DEFAULT_SETTINGS.profile.backend,
+    },
+  };
+}
+
+/** Settings plus per-model overrides (the panel's controls) → the planner's options. */
+export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> = {}): PlanOptions {
+  const options: PlanOptions = {
+    batch: overrides.batch && overrides.batch > 0 ? Math.floor(overrides.batch) : s.batchSize,
+    objective: overrides.objective ?? s.objective,
+    strategies: overrides.strategies ?? s.strategies,
+    optimizer: s.optimizer,
+  };
+  if (s.maxGpus > 0) options.maxGpus = s.maxGpus;
+  if (overrides.gpus && overrides.gpus > 0) options.gpus = Math.floor(overrides.gpus);
+  return options;
+}
+
+export function controlsOf(options: PlanOptions): PlanControls {
+  return { gpus: options.gpus, objective: options.objective, strategies: options.strategies, batch: options.batch };
+}
+
+export class SettingsCache {
+  private readonly byUri = new Map<string, Promise<WapSettings>>();
+  private pushed: unknown;
+  pullSupported = false;
+
+  constructor(private readonly connection: Connection) {}
+
+  /** Settings for one document; the first call per URI asks the client, later calls hit the cache. */
+  get(uri: string): Promise<WapSettings> {
+    let p = this.byUri.get(uri);
+    if (!p) {
+      p = this.fetch(uri);
+      this.byUri.set(uri, p);
+    }
+    return p;
+  }
+
+  /** On didChangeConfiguration: forget everything; `settings` is the push-model payload, if any. */
+  clear(pushed?: unknown): void {
+    this.byUri.clear();
+    if (pushed && typeof pushed === 'object' && 'wap' in pushed) this.pushed = (pushed as { wap: unknown }).wap;
+  }
+
+  setInitial(settings: unknown): void {
+    if (settings !== undefined) this.pushed = settings;
+  }
+
+  private async fetch(uri: string): Promise<WapSettings> {
+    if (!this.pullSupported) return normalizeSettings(this.pushed);
+    try {
+      const raw: unknown = await this.connection.workspace.getConfiguration({ scopeUri: uri, section: 'wap' });
+      return normalizeSettings(raw ?? this.pushed);
+    } catch (err) {
+      this.connection.console.warn(`wap: could not read settings for ${uri}: ${String(err)}; using defaults`);
+      this.byUri.delete(uri);
+      return normalizeSettings(this.pushed);
+    }
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Drives the REAL built language server (node dist/server.js --stdio) over
+ * JSON-RPC with vscode-languageserver-protocol: no mock server. The harness
+ * plays the client side: answers workspace/configuration with the given
+ * settings, records diagnostics, status notifications and applied edits.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  ApplyWorkspaceEditRequest,
+  CodeLensRefreshRequest,
+  ConfigurationRequest,
+  createProtocolConnection,
+  InitializedNotification,
+  InitializeRequest,
+  LogMessageNotification,
+  PublishDiagnosticsNotification,
+  StreamMessageReader,
+  StreamMessageWriter,
+  WorkDoneProgressCreateRequest,
+  DidOpenTextDocumentNotification,
+  DidChangeTextDocumentNotification,
+  HoverRequest,
+  CodeLensRequest,
+  ShutdownRequest,
+  ExitNotification,
+  type Diagnostic,
+  type InitializeResult,
+  type ProtocolConnection,
+  type WorkspaceEdit,
+  type CodeLens,
+} from 'vscode-languageserver-protocol/node';
+import { StatusNotification, type StatusParams } from '../../src/protocol/lsp';
+
+export const ROOT = new URL('../..', import.meta.url).pathname;
+export const SERVER = join(ROOT, 'dist/server.js');
+
+let built = false;
+/** Builds dist/ once per test process; flock serialises parallel test files writing the same bundles. */
+export function buildOnce(): void {
+  if (built) return;
+  const r = spawnSync('flock', ['/tmp/wap-build-server.lock', process.execPath, 'scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`build failed: ${r.stderr || r.stdout}`);
+  built = true;
+}
+
+export interface ServerOptions {
+  trusted?: boolean;
+  settings?: Record<string, unknown>;
+  /** Per-document settings (scopeUri → settings), over `settings`. */
+  settingsFor?: (uri: string | undefined) => Record<string, unknown> | undefined;
+  root?: string;
+  /** Profiler cache folder (a fresh one keeps trials from being served from an earlier run's cache). */
+  cacheDir?: string;
+}
+
+export class TestServer {
+  readonly diagnostics = new Map<string, Diagnostic[]>();
+  readonly statuses: StatusParams[] = [];
+  readonly logs: string[] = [];
+  readonly appliedEdits: WorkspaceEdit[] = [];
+  settings: Record<string, unknown>;
+  init!: InitializeResult;
+  private waiters: Array<() => void> = [];
+  private versions = new Map<string, number>();
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly conn: ProtocolConnection,
+    settings: Record<string, unknown>,
+  ) {
+    this.settings = settings;
+  }
+
+  static async start(options: ServerOptions = {}): Promise<TestServer> {
+    buildOnce();
+    const child = spawn(process.execPath, [SERVER, '--stdio'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const conn = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    const server = new TestServer(child, conn, options.settings ?? {});
+    child.stderr!.on('data', (d: Buffer) => server.logs.push(d.toString()));
+    conn.onRequest(ConfigurationRequest.type, (p) =>
+      p.items.map((item) => (item.section === 'wap' ? (options.settingsFor?.(item.scopeUri) ?? server.settings) : null)),
+    );
+    conn.onRequest(WorkDoneProgressCreateRequest.type, () => null);
+    conn.onRequest(CodeLensRefreshRequest.type, () => null);
+    conn.onRequest(ApplyWorkspaceEditRequest.type, (p) => {
+      server.appliedEdits.push(p.edit);
+      return { applied: true };
+    });
+    conn.onNotification(PublishDiagnosticsNotification.type, (p) => {
+      server.diagnostics.set(p.uri, p.diagnostics);
+      server.wake();
+    });
+    conn.onNotification(StatusNotification, (s) => {
+      server.statuses.push(s);
+      server.wake();
+    });
+    conn.onNotification(LogMessageNotification.type, (m) => server.logs.push(m.message));
+    conn.listen();
+    const root = options.root ?? ROOT;
+    server.init = await conn.sendRequest(InitializeRequest.type, {
+      processId: process.pid,
+      rootUri: pathToFileURL(root).href,
+      workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'root' }],
+      capabilities: { workspace: { configuration: true, codeLens: { refreshSupport: true }, applyEdit: true }, window: { workDoneProgress: true } },
+      initializationOptions: { trusted: options.trusted ?? false, cacheDir: options.cacheDir },
+    });
+    await conn.sendNotification(InitializedNotification.type, {});
+    return server;
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  /** Waits until `check` holds, re-checking on every notification and every 25 ms. */
+  async until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await check();
+      if (v) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nserver log:\n${this.logs.slice(-20).join('\n')}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 25);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  async open(path: string, text = readFileSync(path, 'utf8'), languageId = guessLanguage(path)): Promise<string> {
+    const uri = pathToFileURL(path).href;
+    this.versions.set(uri, 1);
+    await this.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId, version: 1, text } });
+    return uri;
+  }
+
+  /** Replaces the whole text (a full-document change event). */
+  async change(uri: string, text: string): Promise<void> {
+    const version = (this.versions.get(uri) ?? 1) + 1;
+    this.versions.set(uri, version);
+    await this.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [{ text }] });
+  }
+
+  async hoverText(uri: string, line: number, character: number): Promise<string> {
+    const h = await this.conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line, character } });
+    if (!h) return '';
+    const c = h.contents as { value?: string } | string;
+    return typeof c === 'string' ? c : (c.value ?? '');
+  }
+
+  codeLenses(uri: string): Promise<CodeLens[]> {
+    return this.conn.sendRequest(CodeLensRequest.type, { textDocument: { uri } }).then((r) => r ?? []);
+  }
+
+  /** Waits until every model in the document has a planned CodeLens. */
+  planned(uri: string, timeoutMs = 30_000): Promise<CodeLens[]> {
+    return this.until('a plan for every model', async () => {
+      const lenses = await this.codeLenses(uri);
+      return lenses.length > 0 && lenses.every((l) => l.command && l.command.title !== 'Parallelize model') ? lenses : undefined;
+    }, timeoutMs);
+  }
+
+  async stop(): Promise<void> {
+    try {
+      await Promise.race([this.conn.sendRequest(ShutdownRequest.type), new Promise((r) => setTimeout(r, 2000))]);
+      await this.conn.sendNotification(ExitNotification.type);
+    } catch {
+      // already gone
+    }
+    this.conn.dispose();
+    if (this.child.exitCode === null) this.child.kill();
+  }
+}
+
+function guessLanguage(path: string): string {
+  if (path.endsWith('.py')) return 'python';
+  if (/\.(ts|tsx)$/.test(path)) return 'typescript';
+  if (/\.(js|mjs|cjs)$/.test(path)) return 'javascript';
+  if (path.endsWith('.json')) return 'json';
+  if (/\.ya?ml$/.test(path)) return 'yaml';
+  if (path.endsWith('.sh')) return 'shellscript';
+  return 'plaintext';
+}
+
+/** 0-based line of the first line containing `needle`, and the column of the needle. */
+export function find(text: string, needle: string, from = 0): { line: number; character: number } {
+  const lines = text.split('\n');
+  for (let i = from; i < lines.length; i++) {
+    const c = lines[i].indexOf(needle);
+    if (c >= 0) return { line: i, character: c };
+  }
+  throw new Error(`'${needle}' not found`);
+}
