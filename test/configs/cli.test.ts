@@ -10,6 +10,7 @@ import { configCommand } from '../../src/cli/commands/config';
 import { exportCommand } from '../../src/cli/commands/export';
 import { CliError } from '../../src/cli/cliError';
 import { root } from './helpers';
+import { capture } from '../cli/helpers';
 
 const dir = mkdtempSync(join(tmpdir(), 'wap-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,22 +18,6 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const model = join(root, 'test/configs/data/mlp.py');
 // --gpus 2 pins the plan's GPU count so the expectations do not depend on cost-model tuning.
 const planFlags = ['--model', model, '--input', '8192', '--gpus', '2'];
-
-/** Runs a command in-process, capturing what it prints. */
-async function capture(run: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  // Only console is captured: the test runner itself reports through process.stdout.
-  const saved = { log: console.log, error: console.error };
-  console.log = (...a: unknown[]) => void out.push(a.join(' ') + '\n');
-  console.error = (...a: unknown[]) => void err.push(a.join(' ') + '\n');
-  try {
-    const code = await run();
-    return { code, out: out.join(''), err: err.join('') };
-  } finally {
-    Object.assign(console, saved);
-  }
-}
 
 function script(name: string, nproc: number): string {
   const file = join(dir, name);

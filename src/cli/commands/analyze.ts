@@ -1,5 +1,5 @@
 /**
- * `wap analyze <file> [--input C,H,W|T] [--batch N] [--json]`: the models in a
+ * `wap analyze <file> [--model NAME] [--input C,H,W|T] [--batch N] [--json]`: the models in a
  * source file with per-layer output shapes, parameters and forward FLOPs.
  *
  * The JSON output is a contract other tools read; its field names are stable:
@@ -8,38 +8,22 @@
  * forwardFlops, … } }], diagnostics: [{ severity, message, line, column }] }.
  * FLOPs in JSON are per sample; --batch scales the table and adds "batch".
  */
-import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import type { AnalysisResult, AnalyzedModel, Diagnostic, Shape } from '../../core/ir';
-import { analyzeSource, sourceKindOf } from '../../frontends/index';
-import { CliError } from '../cliError';
+import { parseCommandArgs, positiveInt, singlePositional } from '../args';
+import { analyzeModelFile, pickModel } from '../modelLoading';
 import type { CliCommand } from './registry';
 
-const HELP = `Usage: wap analyze <file> [--input C,H,W|T] [--batch N] [--json]
+const HELP = `Usage: wap analyze <file> [--model NAME] [--input C,H,W|T] [--batch N] [--json]
 
 Reads the models in a PyTorch / Keras (.py), TF.js (.ts/.js) or Keras JSON
 topology (.json) file and prints each layer's output shape, parameters and
 forward GFLOPs.
 
 Options:
+  --model NAME    show only this model (default: every model in the file)
   --input SHAPE   input shape without batch, e.g. 3,224,224 or 1024
   --batch N       batch size: table FLOPs are multiplied by N (default 1)
   --json          print machine-readable JSON instead of the table`;
-
-/** "3,224,224" → [3, 224, 224]; throws CliError for anything but positive integers. */
-export function parseShapeFlag(value: string): number[] {
-  const parts = value.split(',').map((p) => p.trim());
-  if (parts.length === 0 || parts.some((p) => !/^[1-9]\d*$/.test(p))) {
-    throw new CliError(`--input expects positive integers separated by commas (e.g. 3,224,224 or 1024), got '${value}'`);
-  }
-  return parts.map(Number);
-}
-
-function parseBatch(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[1-9]\d*$/.test(value.trim())) throw new CliError(`--batch expects a positive integer, got '${value}'`);
-  return Number(value);
-}
 
 function allDiagnostics(result: AnalysisResult): Diagnostic[] {
   return [...result.diagnostics, ...result.models.flatMap((m) => m.diagnostics)];
@@ -110,39 +94,14 @@ function toJson(file: string, result: AnalysisResult, batch: number | undefined)
 }
 
 async function run(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { input: { type: 'string' }, batch: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
-    });
-  } catch (err) {
-    throw new CliError(`analyze: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new CliError('analyze expects exactly one file: wap analyze <file> [--input C,H,W] [--batch N] [--json]');
-  const file = positionals[0];
-  const inputShape = values.input !== undefined ? parseShapeFlag(values.input) : undefined;
-  const batch = parseBatch(values.batch);
-  if (!sourceKindOf(file)) throw new CliError(`cannot analyze '${file}': expected a .py, .ts/.js or .json file`);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new CliError(`cannot read '${file}'${code ? ` (${code})` : ''}`);
-  }
-  const result = await analyzeSource(file, text, inputShape ? { inputShape } : {});
-  if (result.models.length === 0) {
-    const firstError = result.diagnostics.find((d) => d.severity === 'error');
-    const why = firstError ? `: ${firstError.line}:${firstError.column}: ${firstError.message}` : '';
-    throw new CliError(`no model found in '${file}'${why}`);
-  }
+  const parsed = parseCommandArgs('analyze', HELP, args, { model: { type: 'string' }, input: { type: 'string' }, batch: { type: 'string' }, json: { type: 'boolean' } });
+  if (!parsed) return 0;
+  const values = parsed.values;
+  const file = singlePositional('analyze', parsed.positionals, 'model file');
+  const batch = positiveInt('batch', values.batch);
+  const analysis = await analyzeModelFile(file, values);
+  // --model narrows the output to one model; file-level diagnostics are kept.
+  const result = values.model !== undefined ? { ...analysis, models: [pickModel(analysis, values.model)] } : analysis;
   if (values.json) {
     console.log(JSON.stringify(toJson(file, result, batch), null, 2));
     return 0;

@@ -4,12 +4,12 @@
  * CUDA_VISIBLE_DEVICES) against the plan for a model, for CI.
  * Exit 0: clean (info notes allowed); 1: errors or warnings remain; 2: bad input.
  */
-import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import type { PlanReport } from '../../protocol/plan';
 import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, type ConfigFinding } from '../../configs/index';
+import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
-import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile, readTextFile } from './modelPlan';
+import { readTextFile, writeTextFile } from '../files';
+import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile } from './modelPlan';
 import type { CliCommand } from './registry';
 
 const HELP = `Usage: wap config <configFile> [--model <modelFile>] [options]
@@ -45,19 +45,10 @@ function print(file: string, text: string, findings: ConfigFinding[]): void {
 const failing = (findings: ConfigFinding[]): number => findings.filter((f) => f.severity !== 'info').length;
 
 async function run(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { ...PLAN_FLAGS, model: { type: 'string' }, fix: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
-  const { values: v, positionals } = parsed;
-  if (v.help) {
-    console.log(HELP);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new CliError('config expects exactly one config file (see wap config --help)');
-  const file = positionals[0]!;
+  const parsed = parseCommandArgs('config', HELP, args, { ...PLAN_FLAGS, model: { type: 'string' }, fix: { type: 'boolean' } });
+  if (!parsed) return 0;
+  const v = parsed.values;
+  const file = singlePositional('config', parsed.positionals, 'config file');
   const text = readTextFile(file, 'config file');
   if (detectConfigFormats(file, text).length === 0) {
     throw new CliError(`'${file}' is not a training config WAP reads (Accelerate YAML, DeepSpeed JSON, Lightning Trainer, Keras MirroredStrategy, torchrun or CUDA_VISIBLE_DEVICES in a script or Makefile)`);
@@ -77,11 +68,7 @@ async function run(args: string[]): Promise<number> {
   if (v.fix) {
     const { edits, text: fixed } = fixAll(file, text, plan);
     if (edits.length > 0) {
-      try {
-        writeFileSync(file, fixed);
-      } catch (err) {
-        throw new CliError(`cannot write '${file}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-      }
+      writeTextFile(file, fixed);
       console.error(`wap: applied ${edits.length} edit(s) to ${file}`);
     }
     const remaining = checkConfig(file, fixed, plan).findings;

@@ -3,10 +3,10 @@
  * distributed engine reads (DeepSpeed, Accelerate, torchrun, hostfile,
  * Horovod) or a device-placement preview. Prints to stdout unless --out.
  */
-import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { EXPORT_FORMATS, exportPlan, type ExportFormat } from '../../configs/index';
+import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
+import { writeTextFile } from '../files';
 import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile } from './modelPlan';
 import type { CliCommand } from './registry';
 
@@ -26,34 +26,22 @@ Options:
 ${PLAN_FLAGS_HELP}`;
 
 async function run(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { ...PLAN_FLAGS, format: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
-  const { values: v, positionals } = parsed;
-  if (v.help) {
-    console.log(HELP);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new CliError('export expects exactly one model file (see wap export --help)');
+  const parsed = parseCommandArgs('export', HELP, args, { ...PLAN_FLAGS, format: { type: 'string' }, out: { type: 'string' } });
+  if (!parsed) return 0;
+  const v = parsed.values;
+  const modelFile = singlePositional('export', parsed.positionals, 'model file');
   const format = v.format;
   if (!format || !(EXPORT_FORMATS as readonly string[]).includes(format)) {
     throw new CliError(`--format must be one of ${EXPORT_FORMATS.join(', ')}${format ? `, got '${format}'` : ''}`);
   }
-  const outcome = await planForModelFile(positionals[0]!, v);
+  const outcome = await planForModelFile(modelFile, v);
   if (!outcome.feasible) {
     console.error(`wap: nothing to export: ${outcome.reason}`);
     return 1;
   }
   const file = exportPlan(outcome, format as ExportFormat);
   if (v.out !== undefined) {
-    try {
-      writeFileSync(v.out, file.content);
-    } catch (err) {
-      throw new CliError(`cannot write '${v.out}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-    }
+    writeTextFile(v.out, file.content);
   } else process.stdout.write(file.content);
   console.error(`wap: ${file.description}`);
   return 0;

@@ -1,146 +1,99 @@
 /**
  * `wap plan <file>`: reads a model, plans GPU count and per-layer strategies
  * on a cluster, prints a table (or --json), and optionally writes a Chrome
- * trace and an HTML report. Exit 0 with a plan, 1 when nothing fits, 2 for
- * bad flags or files.
+ * trace and an HTML report. Layer costs come from the analytical model, a
+ * profile file (--profile), or trials run first in the same call (--measure).
+ * Exit 0 with a plan, 1 when nothing fits, 2 for bad flags or files.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import type { Objective, OptimizerKind, PlanOptions, StrategyMode } from '../../protocol/plan';
-import type { ProfileFile } from '../../protocol/profile';
-import { analyzeSource, sourceKindOf } from '../../frontends/index';
-import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, formatPlanTable, planModel, resolveCluster, toChromeTrace } from '../../planner/index';
-import { detectLocalGpus } from '../../profiler/index';
+import { formatPlanTable, planModel, toChromeTrace } from '../../planner/index';
 import { loadProfile } from '../../profiler/index';
+import type { ProfileFile } from '../../protocol/profile';
+import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
+import { readTextFile, writeTextFile, writingTo } from '../files';
 import { writeHtmlReport } from '../htmlReport';
-import { parseShapeFlag } from './analyze';
+import { measuredSummary, measureModel, measureSettingsFrom, PROFILER_FLAGS, PROFILER_FLAGS_HELP, type MeasureSettings } from '../measure';
+import { loadModel } from '../modelLoading';
+import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom } from '../planFlags';
 import type { CliCommand } from './registry';
+
+/**
+ * Trials run at most this batch: layer time is close to linear in batch beyond
+ * a few dozen samples, the planner scales a one-batch profile proportionally,
+ * and a full global batch (often hundreds) would make the trials slow.
+ */
+export const MAX_TRIAL_BATCH = 32;
 
 const HELP = `Usage: wap plan <file> [options]
 
 Plans how many GPUs to train a model on and which parallelism each layer gets.
 
 Options:
-  --model NAME          which model in the file (default: the first)
-  --input C,H,W|T       input shape without batch
-  --batch B             global batch size (default 128)
-  --gpus N              use exactly N GPUs
-  --max-gpus N          consider at most N GPUs
-  --cluster FILE|PRESET cluster spec file, 'local', or a preset (${Object.keys(CLUSTER_PRESETS).join(', ')}; default ${DEFAULT_PRESET})
-  --objective O         throughput (default) | efficiency (smallest n within 5% of the best)
-  --strategies S        dp (WAP: data parallel, choose n) | hybrid (default) | all (adds pipelines)
-  --optimizer O         sgd | momentum (default) | adam
+${plannerFlagsHelp('--model NAME')}
   --profile FILE        per-layer measured times from 'wap profile'
+  --measure             time the layers here first (as 'wap profile' does, at batch
+                        min(B, ${MAX_TRIAL_BATCH})) and plan with those times; with:
+${PROFILER_FLAGS_HELP.replace(/^ {2}/gm, '    ')}
   --json                print the plan as JSON
   --trace FILE          write a Chrome trace (open in Perfetto)
-  --html FILE           write a standalone HTML report`;
+  --html FILE           write a standalone HTML report
 
-function positiveInt(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^[1-9]\d*$/.test(v.trim())) throw new CliError(`--${flag} expects a positive integer, got '${v}'`);
-  return Number(v);
+The 'source' column says where each layer's times came from (analytical or measured).`;
+
+/** Where the layer times come from: --profile, --measure, or neither (analytical). */
+type CostInput = { kind: 'analytical' } | { kind: 'file'; path: string } | { kind: 'measure'; settings: MeasureSettings };
+
+function costInputFrom(v: { profile?: string; measure?: boolean; backend?: string; cache?: string; repetitions?: string }): CostInput {
+  if (v.measure && v.profile !== undefined) throw new CliError('--measure and --profile both supply layer times; use one');
+  if (v.measure) return { kind: 'measure', settings: measureSettingsFrom(v) };
+  const stray = (['backend', 'cache', 'repetitions'] as const).find((f) => v[f] !== undefined);
+  if (stray) throw new CliError(`--${stray} applies only with --measure`);
+  return v.profile !== undefined ? { kind: 'file', path: v.profile } : { kind: 'analytical' };
 }
 
-function oneOf<T extends string>(flag: string, v: string | undefined, allowed: readonly T[], dflt: T): T {
-  if (v === undefined) return dflt;
-  if (!(allowed as readonly string[]).includes(v)) throw new CliError(`--${flag} must be one of ${allowed.join(', ')}, got '${v}'`);
-  return v as T;
-}
-
-function readText(path: string, what: string): string {
+function readProfileFile(path: string): ProfileFile {
+  const text = readTextFile(path, 'profile');
   try {
-    return readFileSync(path, 'utf8');
+    return loadProfile(text);
   } catch (err) {
-    throw new CliError(`cannot read ${what} '${path}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new CliError(`profile '${path}': ${(err as Error).message}`);
   }
 }
 
 async function run(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        model: { type: 'string' },
-        input: { type: 'string' },
-        batch: { type: 'string' },
-        gpus: { type: 'string' },
-        'max-gpus': { type: 'string' },
-        cluster: { type: 'string' },
-        objective: { type: 'string' },
-        strategies: { type: 'string' },
-        optimizer: { type: 'string' },
-        profile: { type: 'string' },
-        json: { type: 'boolean' },
-        trace: { type: 'string' },
-        html: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new CliError((err as Error).message);
+  const parsed = parseCommandArgs('plan', HELP, args, {
+    ...PLANNER_FLAGS,
+    ...PROFILER_FLAGS,
+    model: { type: 'string' },
+    profile: { type: 'string' },
+    measure: { type: 'boolean' },
+    json: { type: 'boolean' },
+    trace: { type: 'string' },
+    html: { type: 'string' },
+  });
+  if (!parsed) return 0;
+  const v = parsed.values;
+  const file = singlePositional('plan', parsed.positionals, 'model file');
+  // Every flag is checked before anything slow (nvidia-smi, parsing, trials) starts.
+  const options = planOptionsFrom(v);
+  const costs = costInputFrom(v);
+  const cluster = await clusterFrom(v.cluster);
+  let profile = costs.kind === 'file' ? readProfileFile(costs.path) : undefined;
+  const model = await loadModel(file, { input: v.input, modelName: v.model });
+  if (costs.kind === 'measure') {
+    const trialBatch = Math.min(options.batch, MAX_TRIAL_BATCH);
+    profile = await measureModel(model, costs.settings, { batch: trialBatch, file });
+    // Under --json stdout carries only the JSON.
+    (v.json ? console.error : console.log)(`${v.json ? 'wap: ' : ''}${measuredSummary(profile, trialBatch)}`);
+    for (const w of profile.warnings) console.error(`warning: ${w}`);
   }
-  const { values: v, positionals } = parsed;
-  if (v.help) {
-    console.log(HELP);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new CliError('plan expects exactly one model file (see wap plan --help)');
-  const file = positionals[0];
-  if (!sourceKindOf(file)) throw new CliError(`'${file}' is not a .py, .ts/.js or .json model file`);
-  const options: PlanOptions = {
-    batch: positiveInt('batch', v.batch) ?? 128,
-    objective: oneOf<Objective>('objective', v.objective, ['throughput', 'efficiency'], 'throughput'),
-    strategies: oneOf<StrategyMode>('strategies', v.strategies, ['dp', 'hybrid', 'all'], 'hybrid'),
-    optimizer: oneOf<OptimizerKind>('optimizer', v.optimizer, ['sgd', 'momentum', 'adam'], 'momentum'),
-  };
-  const gpus = positiveInt('gpus', v.gpus);
-  if (gpus !== undefined) options.gpus = gpus;
-  const maxGpus = positiveInt('max-gpus', v['max-gpus']);
-  if (maxGpus !== undefined) options.maxGpus = maxGpus;
-  const inputShape = v.input !== undefined ? parseShapeFlag(v.input) : undefined;
-
-  let cluster;
-  try {
-    const localGpus = v.cluster === 'local' ? await detectLocalGpus() : undefined;
-    cluster = resolveCluster(v.cluster, { localGpus, readFile: (p) => readFileSync(p, 'utf8') });
-  } catch (err) {
-    if (err instanceof ClusterSpecError) throw new CliError(`cluster: ${err.message}`);
-    throw err;
-  }
-  let profile: ProfileFile | undefined;
-  if (v.profile !== undefined) {
-    try {
-      profile = loadProfile(readText(v.profile, 'profile'));
-    } catch (err) {
-      if (err instanceof CliError) throw err;
-      throw new CliError(`profile '${v.profile}': ${(err as Error).message}`);
-    }
-  }
-
-  const text = readText(file, 'model file');
-  const result = await analyzeSource(file, text, inputShape ? { inputShape } : {});
-  if (result.models.length === 0) {
-    const why = result.diagnostics.find((d) => d.severity === 'error');
-    throw new CliError(`no model found in '${file}'${why ? `: line ${why.line}: ${why.message}` : ''}`);
-  }
-  const model = v.model !== undefined ? result.models.find((m) => m.name === v.model) : result.models[0];
-  if (!model) throw new CliError(`no model named '${v.model}' in '${file}' (found: ${result.models.map((m) => m.name).join(', ')})`);
 
   const outcome = planModel(model, cluster, options, { profile });
   if (outcome.feasible) {
     outcome.file = file;
-    if (v.trace !== undefined) writeOut(v.trace, JSON.stringify(toChromeTrace(outcome)));
+    if (v.trace !== undefined) writeTextFile(v.trace, JSON.stringify(toChromeTrace(outcome)));
   }
-  if (v.html !== undefined) {
-    try {
-      writeHtmlReport(outcome, v.html);
-    } catch (err) {
-      throw new CliError(`cannot write '${v.html}': ${(err as Error).message}`);
-    }
-  }
+  if (v.html !== undefined) writingTo(v.html, () => writeHtmlReport(outcome, v.html!));
   if (v.json) console.log(JSON.stringify(outcome, null, 2));
   else console.log(formatPlanTable(outcome));
   if (!outcome.feasible) {
@@ -150,12 +103,4 @@ async function run(args: string[]): Promise<number> {
   return 0;
 }
 
-function writeOut(path: string, text: string): void {
-  try {
-    writeFileSync(path, text);
-  } catch (err) {
-    throw new CliError(`cannot write '${path}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
-
-export const planCommand: CliCommand = { summary: 'plan GPU count and per-layer parallelism on a cluster', run };
+export const planCommand: CliCommand = { summary: 'plan GPU count and per-layer parallelism on a cluster (--measure: time the layers first)', run };

@@ -5,7 +5,9 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import '@tensorflow/tfjs-backend-cpu';
+// The package's node entry is not in its own sideEffects list, so a bare import would be dropped by the
+// bundler; the dist/index.js entry is listed and registers the cpu backend and its kernels.
+import '@tensorflow/tfjs-backend-cpu/dist/index.js';
 import { setWasmPaths, version_wasm } from '@tensorflow/tfjs-backend-wasm';
 import * as os from 'node:os';
 import type { BackendId } from '../../protocol/profile';

@@ -1,0 +1,43 @@
+/**
+ * Model file → analysed models → the one a command works on. Every command
+ * that takes a model file goes through here, so a missing file, a file with
+ * no model or an unknown model name reads the same in all of them.
+ */
+import type { AnalysisResult, AnalyzedModel } from '../core/ir';
+import { analyzeSource, sourceKindOf } from '../frontends/index';
+import { CliError } from './cliError';
+import { parseShapeFlag } from './args';
+import { readTextFile } from './files';
+
+/** `--input` as given on the command line (unparsed), so each caller need not parse it. */
+export interface ModelFlags {
+  input?: string;
+}
+
+/** Reads and analyses every model in `file`; at least one model or a CliError. */
+export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Promise<AnalysisResult> {
+  if (!sourceKindOf(file)) throw new CliError(`'${file}' is not a model file: expected a .py, .ts/.js or .json file`);
+  // Flags are checked before the file is read: a typo should not wait for a parse.
+  const inputShape = flags.input !== undefined ? parseShapeFlag(flags.input) : undefined;
+  const text = readTextFile(file);
+  const result = await analyzeSource(file, text, inputShape ? { inputShape } : {});
+  if (result.models.length === 0) {
+    const firstError = result.diagnostics.find((d) => d.severity === 'error');
+    const why = firstError ? `: ${firstError.line}:${firstError.column}: ${firstError.message}` : '';
+    throw new CliError(`no model found in '${file}'${why}`);
+  }
+  return result;
+}
+
+/** The model called `name`, or the first when no name is given. */
+export function pickModel(result: AnalysisResult, name: string | undefined): AnalyzedModel {
+  if (name === undefined) return result.models[0]!;
+  const model = result.models.find((m) => m.name === name);
+  if (!model) throw new CliError(`no model named '${name}' in '${result.file}' (found: ${result.models.map((m) => m.name).join(', ')})`);
+  return model;
+}
+
+/** analyzeModelFile + pickModel: the single model a plan or a profile is made for. */
+export async function loadModel(file: string, flags: ModelFlags & { modelName?: string }): Promise<AnalyzedModel> {
+  return pickModel(await analyzeModelFile(file, flags), flags.modelName);
+}
