@@ -16,7 +16,10 @@ import { NONE, UNKNOWN, int, keyOf, native, toNumber, type ClassV, type FuncV, t
 export const methodOwner = new WeakMap<FuncV, ClassV>();
 
 /** Depth-first, left-to-right linearisation of the bases defined in the file (close to C3 for the usual trees). */
-export function mro(cls: ClassV): Value[] {
+export function mro(cls: ClassV): readonly Value[] {
+  // Bases are fixed when the class statement runs, so the order is computed once per class.
+  const cached = mroCache.get(cls);
+  if (cached) return cached;
   const out: Value[] = [];
   const seen = new Set<Value>();
   const visit = (c: Value, depth: number): void => {
@@ -26,10 +29,14 @@ export function mro(cls: ClassV): Value[] {
     if (c.k === 'class') for (const b of c.bases) visit(b, depth + 1);
   };
   visit(cls, 0);
+  mroCache.set(cls, out);
   return out;
 }
 
+const mroCache = new WeakMap<ClassV, Value[]>();
+
 export function classLookup(cls: ClassV, name: string, after?: ClassV): Value | undefined {
+  if (!after && cls.bases.length === 0) return cls.attrs.get(name);
   const chain = mro(cls);
   let start = 0;
   if (after) start = chain.indexOf(after) + 1;

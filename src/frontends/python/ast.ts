@@ -3,7 +3,7 @@
  * nodes crosses into wasm on every property read; copying once with a cursor
  * and evaluating over plain objects keeps a 2,000-line file well under 30 ms.
  */
-import type { Tree } from 'web-tree-sitter';
+import type { Language, Tree, TreeCursor } from 'web-tree-sitter';
 import type { Diagnostic, SourceRange } from '../../core/ir';
 
 export interface PyNode {
@@ -17,6 +17,10 @@ export interface PyNode {
   missing: boolean;
   /** Offsets where each line starts (shared by all nodes of one tree): rows/columns are computed on demand. */
   lines: number[];
+  /** `namedChildren` computed once: evaluation reads the same nodes many times (a class built per model). */
+  namedCache: readonly PyNode[] | undefined;
+  /** 1-based [line, column, endLine, endColumn], computed on first use; cleared when the node moves. */
+  rangeCache: [number, number, number, number] | undefined;
 }
 
 export interface ConvertedTree {
@@ -31,56 +35,155 @@ function lineStarts(source: string): number[] {
   return out;
 }
 
-export function convertTree(tree: Tree, source: string): ConvertedTree {
-  const cursor = tree.walk();
-  const language = tree.language;
-  const types = language.types;
-  const fieldNames = language.fields;
-  const lines = lineStarts(source);
+/**
+ * Converted top-level statements of an earlier tree, by type and text. A
+ * statement whose text is unchanged parses to the same subtree, so after a
+ * keystroke only the edited statement crosses into wasm again; the rest are
+ * moved to their new offsets. Statements with syntax errors are never pooled.
+ */
+export type StatementPool = Map<string, PyNode[]>;
+
+export interface ConvertOptions {
+  /** Statements of the previous conversion of this file (consumed). */
+  reuse?: StatementPool;
+  /** Filled with this conversion's pooled statements, for the next edit. */
+  pool?: StatementPool;
+  /** Line-start table shared by all nodes of this file; updated in place so reused nodes see the new lines. */
+  lines?: number[];
+}
+
+export function convertTree(tree: Tree, source: string, options: ConvertOptions = {}): ConvertedTree {
+  const lines = options.lines ?? [];
+  lines.length = 0;
+  lines.push(...lineStarts(source));
   // Reading MISSING flags costs a wasm call per node: only pay it when the tree has errors.
-  const checkMissing = tree.rootNode.hasError;
-  const namedById = new Map<number, boolean>();
+  const hasErrors = tree.rootNode.hasError;
   const parseErrors: Diagnostic[] = [];
-  const make = (): PyNode => {
+  const converter = new SubtreeConverter(tree, source, lines, hasErrors, parseErrors);
+  const cursor = tree.walk();
+  try {
+    const root = converter.node(cursor);
+    if (!cursor.gotoFirstChild()) return { root, source, parseErrors };
+    do {
+      const typeId = cursor.nodeTypeId;
+      if (converter.isComment(typeId)) continue;
+      const start = cursor.startIndex;
+      const key = typeId + ':' + source.slice(start, cursor.endIndex);
+      let node = takeReusable(options.reuse, key, hasErrors, cursor);
+      let clean = true;
+      if (node) shift(node, start - node.start, lines);
+      else {
+        node = converter.subtree(cursor);
+        clean = !converter.sawError;
+      }
+      root.children.push(node);
+      if (options.pool && clean) {
+        const same = options.pool.get(key);
+        if (same) same.push(node);
+        else options.pool.set(key, [node]);
+      }
+    } while (cursor.gotoNextSibling());
+    return { root, source, parseErrors };
+  } finally {
+    cursor.delete();
+  }
+}
+
+function takeReusable(pool: StatementPool | undefined, key: string, hasErrors: boolean, cursor: TreeCursor): PyNode | undefined {
+  const candidates = pool?.get(key);
+  if (!candidates?.length) return undefined;
+  // In a tree with errors, recovery may have cut this statement differently even if its text is the same.
+  if (hasErrors && cursor.currentNode.hasError) return undefined;
+  return candidates.pop();
+}
+
+/** Moves a reused subtree to its new offsets (iteratively: deep trees must not overflow the stack). */
+function shift(root: PyNode, delta: number, lines: number[]): void {
+  const stack = [root];
+  while (stack.length) {
+    const n = stack.pop()!;
+    n.start += delta;
+    n.end += delta;
+    n.lines = lines;
+    // Even at the same offset the line may differ (an edit above added or removed a line break).
+    n.rangeCache = undefined;
+    for (const c of n.children) stack.push(c);
+  }
+}
+
+class SubtreeConverter {
+  private readonly language: Language;
+  private readonly types: string[];
+  private readonly fieldNames: Array<string | null>;
+  private readonly namedById = new Map<number, boolean>();
+  /** Whether the last converted subtree contained an ERROR or MISSING node. */
+  sawError = false;
+
+  constructor(
+    tree: Tree,
+    private readonly source: string,
+    private readonly lines: number[],
+    private readonly checkMissing: boolean,
+    private readonly parseErrors: Diagnostic[],
+  ) {
+    this.language = tree.language;
+    this.types = this.language.types;
+    this.fieldNames = this.language.fields;
+  }
+
+  isComment(typeId: number): boolean {
+    return this.types[typeId] === 'comment';
+  }
+
+  node(cursor: TreeCursor): PyNode {
     const typeId = cursor.nodeTypeId;
-    let named = namedById.get(typeId);
-    if (named === undefined) namedById.set(typeId, (named = language.nodeTypeIsNamed(typeId)));
+    let named = this.namedById.get(typeId);
+    if (named === undefined) this.namedById.set(typeId, (named = this.language.nodeTypeIsNamed(typeId)));
     const fieldId = cursor.currentFieldId;
     return {
-      type: types[typeId] || 'ERROR',
+      type: this.types[typeId] || 'ERROR',
       named,
-      field: fieldId ? (fieldNames[fieldId] ?? null) : null,
+      field: fieldId ? (this.fieldNames[fieldId] ?? null) : null,
       start: cursor.startIndex,
       end: cursor.endIndex,
       children: [],
-      missing: checkMissing && cursor.nodeIsMissing,
-      lines,
+      missing: this.checkMissing && cursor.nodeIsMissing,
+      lines: this.lines,
+      namedCache: undefined,
+      rangeCache: undefined,
     };
-  };
-  const root = make();
-  const stack: PyNode[] = [root];
-  // Iterative pre-order walk: deep expressions must not overflow the JS stack.
-  if (cursor.gotoFirstChild()) {
+  }
+
+  /** Converts the node under the cursor and everything below it; leaves the cursor on that node. */
+  subtree(cursor: TreeCursor): PyNode {
+    this.sawError = false;
+    const top = this.node(cursor);
+    this.check(top);
+    const stack: PyNode[] = [top];
+    // Iterative pre-order walk: deep expressions must not overflow the JS stack.
+    if (!cursor.gotoFirstChild()) return top;
     for (;;) {
-      const node = make();
+      const node = this.node(cursor);
       const parent = stack[stack.length - 1];
       if (node.type !== 'comment') parent.children.push(node);
-      if (node.type === 'ERROR' || node.missing) reportSyntaxError(node, source, parseErrors);
+      this.check(node);
       if (node.type !== 'comment' && cursor.gotoFirstChild()) {
         stack.push(node);
         continue;
       }
       while (!cursor.gotoNextSibling()) {
-        if (!cursor.gotoParent() || stack.length <= 1) {
-          cursor.delete();
-          return { root, source, parseErrors };
-        }
+        cursor.gotoParent();
         stack.pop();
+        if (stack.length === 0) return top;
       }
     }
   }
-  cursor.delete();
-  return { root, source, parseErrors };
+
+  private check(node: PyNode): void {
+    if (node.type !== 'ERROR' && !node.missing) return;
+    this.sawError = true;
+    reportSyntaxError(node, this.source, this.parseErrors);
+  }
 }
 
 function reportSyntaxError(node: PyNode, source: string, out: Diagnostic[]): void {
@@ -106,9 +209,14 @@ function position(lines: number[], offset: number): [number, number] {
 
 /** 1-based line/column range of a node. */
 export function rangeOf(node: PyNode): SourceRange {
-  const [line, column] = position(node.lines, node.start);
-  const [endLine, endColumn] = position(node.lines, node.end);
-  return { line, column, endLine, endColumn };
+  let r = node.rangeCache;
+  if (!r) {
+    const [line, column] = position(node.lines, node.start);
+    const [endLine, endColumn] = position(node.lines, node.end);
+    r = node.rangeCache = [line, column, endLine, endColumn];
+  }
+  // A fresh object each time: ranges end up in results that callers own.
+  return { line: r[0], column: r[1], endLine: r[2], endColumn: r[3] };
 }
 
 export function field(node: PyNode, name: string): PyNode | undefined {
@@ -120,8 +228,8 @@ export function fields(node: PyNode, name: string): PyNode[] {
   return node.children.filter((c) => c.field === name);
 }
 
-export function namedChildren(node: PyNode): PyNode[] {
-  return node.children.filter((c) => c.named);
+export function namedChildren(node: PyNode): readonly PyNode[] {
+  return (node.namedCache ??= node.children.filter((c) => c.named));
 }
 
 export function textOf(node: PyNode, source: string): string {

@@ -2,7 +2,7 @@
  * Python builtins and the str/list/dict methods model code uses to compute
  * layer sizes and names. Anything unknown in, Unknown out.
  */
-import { formatValue } from './expressions';
+import { formatValue } from './strings';
 import {
   FALSE,
   NONE,

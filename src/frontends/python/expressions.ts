@@ -1,12 +1,15 @@
 /**
- * The expression half of the partial evaluator: literals, names, operators,
- * comprehensions, calls and assignment targets.
+ * The expression half of the partial evaluator: literals, names, containers,
+ * comprehensions, attribute/item reads and calls. Operators live in
+ * operators.ts, strings in strings.ts, assignment targets in assignment.ts.
  */
 import { field, namedChildren, type PyNode } from './ast';
-import { getAttr, getItem, setAttr, setItem, superProxy } from './access';
+import { getAttr, getItem, superProxy } from './access';
+import { assignTarget } from './assignment';
 import { builtinNames } from './builtins';
 import type { Interp } from './interpreter';
-import { tensorBinary } from './tensorOps';
+import { binaryOp, evalComparison } from './operators';
+import { evalString } from './strings';
 import {
   NONE,
   UNKNOWN,
@@ -153,7 +156,7 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
   }
 }
 
-function evalItems(interp: Interp, nodes: PyNode[], scope: Scope): Value[] {
+function evalItems(interp: Interp, nodes: readonly PyNode[], scope: Scope): Value[] {
   const out: Value[] = [];
   for (const n of nodes) {
     if (n.type === 'list_splat') {
@@ -177,68 +180,6 @@ function evalDict(interp: Interp, node: PyNode, scope: Scope): Value {
     }
   }
   return out;
-}
-
-function evalString(interp: Interp, node: PyNode, scope: Scope): Value {
-  if (node.type !== 'string') return evalExpr(interp, node, scope);
-  const prefix = interp.text(node.children[0] ?? node).toLowerCase();
-  const raw = prefix.includes('r');
-  let out = '';
-  const append = (n: PyNode): boolean => {
-    if (n.type === 'string_content') {
-      if (n.children.length === 0) out += raw ? interp.text(n) : unescape(interp.text(n));
-      else {
-        let pos = n.start;
-        for (const e of n.children) {
-          out += interp.source.slice(pos, e.start);
-          if (e.type === 'escape_sequence' && !raw) out += unescape(interp.text(e));
-          else if (e.type === 'interpolation') {
-            if (!appendInterpolation(e)) return false;
-          } else out += interp.text(e);
-          pos = e.end;
-        }
-        out += interp.source.slice(pos, n.end);
-      }
-    } else if (n.type === 'escape_sequence') out += raw ? interp.text(n) : unescape(interp.text(n));
-    else if (n.type === 'interpolation') return appendInterpolation(n);
-    return true;
-  };
-  const appendInterpolation = (n: PyNode): boolean => {
-    const expr = field(n, 'expression');
-    const v = expr ? evalExpr(interp, expr, scope) : UNKNOWN;
-    const s = formatValue(v);
-    if (s === undefined) return false;
-    out += s;
-    return true;
-  };
-  for (const c of node.children) if (!append(c)) return UNKNOWN;
-  return str(out);
-}
-
-function unescape(s: string): string {
-  return s.replace(/\\(n|t|r|\\|'|"|\n)/g, (_, c: string) => ({ n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '\n': '' })[c] ?? c);
-}
-
-/** Python's str() for the values names are built from; undefined when unknown. */
-export function formatValue(v: Value): string | undefined {
-  switch (v.k) {
-    case 'str':
-      return v.v;
-    case 'num':
-      return v.float && Number.isInteger(v.v) ? v.v.toFixed(1) : String(v.v);
-    case 'bool':
-      return v.v ? 'True' : 'False';
-    case 'none':
-      return 'None';
-    case 'list':
-    case 'tuple': {
-      const parts = v.items.map((i) => (i.k === 'str' ? `'${i.v}'` : formatValue(i)));
-      if (parts.some((p) => p === undefined)) return undefined;
-      return v.k === 'list' ? `[${parts.join(', ')}]` : `(${parts.join(', ')}${parts.length === 1 ? ',' : ''})`;
-    }
-    default:
-      return undefined;
-  }
 }
 
 function evalSlice(interp: Interp, node: PyNode, scope: Scope): Value {
@@ -307,187 +248,4 @@ function evalCall(interp: Interp, node: PyNode, scope: Scope): Value {
     }
   }
   return interp.callValue(callee, args, kwargs, interp.site(node, interp.text(fnNode)));
-}
-
-function evalComparison(interp: Interp, node: PyNode, scope: Scope): Value {
-  const operands: PyNode[] = [];
-  const ops: string[] = [];
-  for (const c of node.children) {
-    if (c.named) operands.push(c);
-    else if (c.type === 'in' && ops[ops.length - 1] === 'not' && ops.length === operands.length) ops[ops.length - 1] = 'not in';
-    else if (c.type === 'not' && ops[ops.length - 1] === 'is' && ops.length === operands.length) ops[ops.length - 1] = 'is not';
-    else ops.push(c.type);
-  }
-  let left = evalExpr(interp, operands[0], scope);
-  let result: boolean | undefined = true;
-  for (let i = 0; i < ops.length && operands[i + 1]; i++) {
-    const right = evalExpr(interp, operands[i + 1], scope);
-    const r = compare(ops[i], left, right);
-    if (r === false) return bool(false);
-    if (r === undefined) result = undefined;
-    left = right;
-  }
-  return result === undefined ? UNKNOWN : bool(true);
-}
-
-export function compare(op: string, a: Value, b: Value): boolean | undefined {
-  if (op === 'is' || op === 'is not') {
-    const same = a === b || (a.k === 'none' && b.k === 'none') || (a.k === 'bool' && b.k === 'bool' && a.v === b.v);
-    if (a.k === 'unknown' || b.k === 'unknown') return undefined;
-    return op === 'is' ? same : !same;
-  }
-  if (op === 'in' || op === 'not in') {
-    const items = b.k === 'dict' ? undefined : iterItems(b);
-    let found: boolean | undefined;
-    if (b.k === 'dict') found = b.map.has(keyOf(a));
-    else if (b.k === 'str' && a.k === 'str') found = b.v.includes(a.v);
-    else if (items) found = items.some((i) => equal(i, a) === true);
-    if (found === undefined) return undefined;
-    return op === 'in' ? found : !found;
-  }
-  if (op === '==' || op === '!=') {
-    const e = equal(a, b);
-    return e === undefined ? undefined : op === '==' ? e : !e;
-  }
-  const x = toNumber(a) ?? (a.k === 'str' ? a.v : undefined);
-  const y = toNumber(b) ?? (b.k === 'str' ? b.v : undefined);
-  if (x === undefined || y === undefined || typeof x !== typeof y) return undefined;
-  switch (op) {
-    case '<':
-      return x < y;
-    case '<=':
-      return x <= y;
-    case '>':
-      return x > y;
-    case '>=':
-      return x >= y;
-    default:
-      return undefined;
-  }
-}
-
-function equal(a: Value, b: Value): boolean | undefined {
-  const x = toNumber(a);
-  const y = toNumber(b);
-  if (x !== undefined && y !== undefined) return x === y;
-  if (a.k === 'str' && b.k === 'str') return a.v === b.v;
-  if (a.k === 'none' || b.k === 'none') return a.k === 'unknown' || b.k === 'unknown' ? undefined : a.k === b.k;
-  if ((a.k === 'tuple' || a.k === 'list') && a.k === b.k) {
-    if (a.items.length !== b.items.length) return false;
-    for (let i = 0; i < a.items.length; i++) if (equal(a.items[i], b.items[i]) !== true) return equal(a.items[i], b.items[i]);
-    return true;
-  }
-  if (a.k === 'unknown' || b.k === 'unknown' || a.k === 'tensor' || b.k === 'tensor') return undefined;
-  if (a.k === 'str' || b.k === 'str') return false;
-  return a === b;
-}
-
-export function binaryOp(interp: Interp, op: string, a: Value, b: Value, node: PyNode): Value {
-  if (a.k === 'tensor' || b.k === 'tensor') return tensorBinary(interp, op, a, b, node);
-  const x = toNumber(a);
-  const y = toNumber(b);
-  if (x !== undefined && y !== undefined) {
-    const float = (a.k === 'num' && a.float) || (b.k === 'num' && b.float);
-    switch (op) {
-      case '+':
-        return num(x + y, float);
-      case '-':
-        return num(x - y, float);
-      case '*':
-        return num(x * y, float);
-      case '/':
-        return y === 0 ? UNKNOWN : num(x / y, true);
-      case '//':
-        return y === 0 ? UNKNOWN : num(Math.floor(x / y), float);
-      case '%':
-        return y === 0 ? UNKNOWN : num(((x % y) + y) % y, float);
-      case '**':
-        return num(x ** y, float || y < 0);
-      case '<<':
-        return int(x << y);
-      case '>>':
-        return int(x >> y);
-      case '&':
-        return int(x & y);
-      case '|':
-        return int(x | y);
-      case '^':
-        return int(x ^ y);
-      default:
-        return UNKNOWN;
-    }
-  }
-  if (op === '+') {
-    if (a.k === 'str' && b.k === 'str') return str(a.v + b.v);
-    if (a.k === 'list' && b.k === 'list') return { k: 'list', items: [...a.items, ...b.items] };
-    if (a.k === 'tuple' && b.k === 'tuple') return { k: 'tuple', items: [...a.items, ...b.items] };
-  }
-  if (op === '*') {
-    const [seq, n] = y !== undefined ? [a, y] : [b, x];
-    if (n !== undefined && n >= 0 && n < 100_000) {
-      if (seq.k === 'str') return str(seq.v.repeat(n));
-      if (seq.k === 'list' || seq.k === 'tuple') {
-        const items: Value[] = [];
-        for (let i = 0; i < n; i++) items.push(...seq.items);
-        return { k: seq.k, items };
-      }
-    }
-  }
-  if (op === '|' && a.k === 'dict' && b.k === 'dict') return { k: 'dict', map: new Map([...a.map, ...b.map]) };
-  return UNKNOWN;
-}
-
-/** Binds a value to an assignment target: names, tuples/lists (with *rest), attributes, subscripts. */
-export function assignTarget(interp: Interp, target: PyNode, value: Value, scope: Scope): void {
-  switch (target.type) {
-    case 'identifier':
-      interp.bind(interp.text(target), value, scope);
-      return;
-    case 'pattern_list':
-    case 'tuple_pattern':
-    case 'list_pattern':
-    case 'tuple':
-    case 'list':
-    case 'expression_list': {
-      const targets = namedChildren(target);
-      const items = unpack(interp, value, targets.length, target);
-      const star = targets.findIndex((t) => t.type === 'list_splat_pattern');
-      if (star < 0) {
-        targets.forEach((t, i) => assignTarget(interp, t, items?.[i] ?? UNKNOWN, scope));
-        return;
-      }
-      const all = iterItems(value);
-      const after = targets.length - star - 1;
-      targets.forEach((t, i) => {
-        if (i < star) assignTarget(interp, t, all?.[i] ?? UNKNOWN, scope);
-        else if (i === star) assignTarget(interp, namedChildren(t)[0]!, all ? { k: 'list', items: all.slice(star, all.length - after) } : UNKNOWN, scope);
-        else assignTarget(interp, t, all?.[all.length - (targets.length - i)] ?? UNKNOWN, scope);
-      });
-      return;
-    }
-    case 'parenthesized_expression': {
-      const inner = namedChildren(target)[0];
-      if (inner) assignTarget(interp, inner, value, scope);
-      return;
-    }
-    case 'attribute': {
-      const obj = field(target, 'object');
-      const attr = field(target, 'attribute');
-      if (obj && attr) setAttr(interp, evalExpr(interp, obj, scope), interp.text(attr), value, target);
-      return;
-    }
-    case 'subscript': {
-      const obj = field(target, 'value');
-      const sub = field(target, 'subscript');
-      if (obj && sub) setItem(interp, evalExpr(interp, obj, scope), evalExpr(interp, sub, scope), value);
-      return;
-    }
-    default:
-      return;
-  }
-}
-
-function unpack(interp: Interp, value: Value, n: number, node: PyNode): Value[] | undefined {
-  if (value.k === 'splitres') return Array.from({ length: n }, (_, i) => getItem(interp, value, int(i), node, n));
-  return iterItems(value);
 }

@@ -7,7 +7,19 @@ import { field, fields, namedChildren, type PyNode } from './ast';
 import type { Interp } from './interpreter';
 import type { Scope, Value } from './values';
 
+/** Attribute reads on library paths (`nn.Conv2d`) happen on every layer construction: memoised. */
+const canonicalCache = new Map<string, string>();
+
 export function canonicalPath(path: string): string {
+  let p = canonicalCache.get(path);
+  if (p === undefined) {
+    if (canonicalCache.size > 10_000) canonicalCache.clear();
+    canonicalCache.set(path, (p = computeCanonicalPath(path)));
+  }
+  return p;
+}
+
+function computeCanonicalPath(path: string): string {
   let p = path
     .replace(/^(tensorflow\.(python\.)?keras|tf_keras)(?=\.|$)/, 'keras')
     .replace(/^keras\.(src|api|_tf_keras\.keras)\./, 'keras.')

@@ -1,11 +1,13 @@
 /**
  * The Python model frontend: reads PyTorch and Keras models from source text
  * without executing it. `initPythonFrontend()` loads the grammar once; after
- * that `parsePythonSource` is synchronous and never throws.
+ * that `parsePythonSource` is synchronous and never throws. It keeps the last
+ * syntax tree per file name, so re-reading a file after an edit re-parses
+ * only what changed.
  */
 import type { Parser } from 'web-tree-sitter';
 import type { FrontendResult } from '../../core/ir';
-import { convertTree } from './ast';
+import { forgetIncremental, parseIncrementally } from './incremental';
 import { readModels } from './models';
 import { createPythonParser } from './treeSitter';
 
@@ -28,13 +30,7 @@ export function parsePythonSource(fileName: string, text: string): FrontendResul
     };
   }
   try {
-    const tree = parser.parse(text);
-    if (!tree) throw new Error('tree-sitter returned no tree');
-    try {
-      return readModels(convertTree(tree, text));
-    } finally {
-      tree.delete();
-    }
+    return readModels(parseIncrementally(parser, fileName, text));
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     return {
@@ -43,4 +39,9 @@ export function parsePythonSource(fileName: string, text: string): FrontendResul
       diagnostics: [{ severity: 'error', message: `Could not read ${fileName}: internal error (${message})`, line: 1, column: 1, code: 'internal-error' }],
     };
   }
+}
+
+/** Releases the syntax tree kept for a file (call when the editor closes it). */
+export function forgetPythonSource(fileName: string): void {
+  forgetIncremental(fileName);
 }

@@ -8,21 +8,16 @@ import type { Diagnostic, SourceRange } from '../../core/ir';
 import { field, fields, namedChildren, rangeOf, textOf, type PyNode } from './ast';
 import { methodOwner } from './access';
 import { callValue } from './calls';
-import { assignTarget, binaryOp, evalExpr } from './expressions';
+import { assignTarget } from './assignment';
+import { evalExpr } from './expressions';
+import { binaryOp } from './operators';
 import { importStatement } from './imports';
+import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
 import { BreakSignal, ContinueSignal, LimitSignal, RaiseSignal, ReturnSignal, isSignal } from './signals';
 import { NONE, UNKNOWN, iterItems, truthy, type CallSite, type ClassV, type FuncV, type Scope, type Value } from './values';
 
 const MAX_WHILE_ITERATIONS = 10_000;
-
-export interface ParamSpec {
-  name: string;
-  kind: 'pos' | 'star' | 'kwonly' | 'dstar';
-  defaultNode?: PyNode;
-}
-
-const paramCache = new WeakMap<PyNode, ParamSpec[]>();
 
 export class Interp {
   readonly globals: Scope = { vars: new Map() };
@@ -47,7 +42,7 @@ export class Interp {
   }
 
   site(node: PyNode, calleeText = ''): CallSite {
-    return { node, range: rangeOf(node), calleeText };
+    return new LazySite(node, calleeText);
   }
 
   tick(): void {
@@ -278,30 +273,8 @@ export class Interp {
     return { k: 'func', name, node, closure: scope, defaults, kind: 'method' };
   }
 
-  params(fnNode: PyNode): ParamSpec[] {
-    let cached = paramCache.get(fnNode);
-    if (cached) return cached;
-    cached = [];
-    const list = field(fnNode, 'parameters');
-    let kwonly = false;
-    for (const p of list ? namedChildren(list) : []) {
-      let node = p;
-      if (p.type === 'typed_parameter') node = namedChildren(p)[0] ?? p;
-      if (node.type === 'identifier') cached.push({ name: this.text(node), kind: kwonly ? 'kwonly' : 'pos' });
-      else if (node.type === 'default_parameter' || node.type === 'typed_default_parameter') {
-        const n = field(node, 'name');
-        if (n) cached.push({ name: this.text(n), kind: kwonly ? 'kwonly' : 'pos', defaultNode: field(node, 'value') });
-      } else if (node.type === 'list_splat_pattern') {
-        kwonly = true;
-        const n = namedChildren(node)[0];
-        if (n) cached.push({ name: this.text(n), kind: 'star' });
-      } else if (node.type === 'dictionary_splat_pattern') {
-        const n = namedChildren(node)[0];
-        if (n) cached.push({ name: this.text(n), kind: 'dstar' });
-      } else if (node.type === 'keyword_separator') kwonly = true;
-    }
-    paramCache.set(fnNode, cached);
-    return cached;
+  params(fnNode: PyNode): readonly ParamSpec[] {
+    return parametersOf(fnNode, this.source);
   }
 
   private defineClass(node: PyNode, scope: Scope, decorators: string[]): void {
@@ -346,27 +319,7 @@ export class Interp {
   callFunction(fn: FuncV, args: Value[], kwargs: Map<string, Value>, extra?: Map<string, Value>): Value {
     if (this.depth >= this.maxDepth) throw new LimitSignal('recursion too deep');
     const scope: Scope = { vars: new Map(extra), parent: fn.closure };
-    const params = this.params(fn.node);
-    let i = 0;
-    const rest = new Map(kwargs);
-    for (const p of params) {
-      if (p.kind === 'pos') {
-        if (i < args.length) scope.vars.set(p.name, args[i++]);
-        else if (rest.has(p.name)) scope.vars.set(p.name, rest.get(p.name)!);
-        else scope.vars.set(p.name, fn.defaults.get(p.name) ?? missingArgument(fn, p.name));
-        rest.delete(p.name);
-      } else if (p.kind === 'star') {
-        scope.vars.set(p.name, { k: 'tuple', items: args.slice(i) });
-        i = args.length;
-      } else if (p.kind === 'kwonly') {
-        scope.vars.set(p.name, rest.get(p.name) ?? fn.defaults.get(p.name) ?? missingArgument(fn, p.name));
-        rest.delete(p.name);
-      } else {
-        const map = new Map<string, [Value, Value]>();
-        for (const [k, v] of rest) map.set('s:' + k, [{ k: 'str', v: k }, v]);
-        scope.vars.set(p.name, { k: 'dict', map });
-      }
-    }
+    bindArguments(fn, this.params(fn.node), args, kwargs, scope.vars);
     const body = field(fn.node, 'body');
     if (!body) return UNKNOWN;
     this.depth++;
@@ -384,13 +337,16 @@ export class Interp {
   }
 }
 
-/** A required argument was not given: the call cannot be evaluated (factories need args → not models). */
-export class MissingArgument {
-  constructor(readonly fn: string, readonly param: string) {}
-}
-
-function missingArgument(fn: FuncV, param: string): never {
-  throw new MissingArgument(fn.name, param);
+/** Most calls never need their range (str methods, builtins, arithmetic helpers): compute it on first use. */
+class LazySite implements CallSite {
+  private cached: SourceRange | undefined;
+  constructor(
+    readonly node: PyNode,
+    readonly calleeText: string,
+  ) {}
+  get range(): SourceRange {
+    return (this.cached ??= rangeOf(this.node));
+  }
 }
 
 function dataclassDefault(interp: Interp, right: PyNode, scope: Scope): Value {

@@ -3,6 +3,8 @@
  * Keras' automatic `conv2d`, `conv2d_1`…), called on symbolic tensors in the
  * functional API; Sequential models as ordered layer lists; keras.Model.
  */
+import { classLookup, libraryBase } from './access';
+import { callMethod } from './calls';
 import type { Interp } from './interpreter';
 import { buildKerasLayer, kerasSnake } from './kerasLayers';
 import { recordOp, tensorsIn } from './tensorOps';
@@ -107,9 +109,22 @@ export function kerasModel(interp: Interp, args: Value[], kwargs: Map<string, Va
   };
 }
 
-/** A model used as a layer: a Sequential chains its layers; a functional model becomes one opaque node. */
+/** `class M(keras.Model)` (not keras.layers.Layer subclasses, which are parts): read like a PyTorch module. */
+export function isKerasModelInstance(v: Value): v is InstV {
+  return v.k === 'inst' && libraryBase(v.cls) === 'keras.Model';
+}
+
+/** A subclassed model or layer called: its `call` method runs on the symbolic inputs, recording the layers it calls. */
+function callKerasSubclass(interp: Interp, inst: InstV, args: Value[], kwargs: Map<string, Value>): Value {
+  const first = args[0] ?? kwargs.get('inputs');
+  if (!inst.inputShape && first?.k === 'tensor' && first.shape) inst.inputShape = first.shape.slice(1);
+  const call = classLookup(inst.cls, 'call');
+  return call?.k === 'func' ? callMethod(interp, call, inst, args, kwargs) : UNKNOWN;
+}
+
+/** A model used as a layer: a Sequential chains its layers; a functional model becomes one opaque node; a subclassed one runs `call`. */
 export function callKerasModel(interp: Interp, model: KModelV | InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
-  if (model.k === 'inst') return UNKNOWN;
+  if (model.k === 'inst') return callKerasSubclass(interp, model, args, kwargs);
   if (model.kind === 'sequential') {
     let x: Value = args[0] ?? UNKNOWN;
     for (const layer of model.layers) x = callKerasLayer(interp, layer, [x], new Map(), site);
@@ -139,6 +154,13 @@ export function kerasAttr(interp: Interp, obj: Value, name: string): Value {
     }
   }
   if (obj.k === 'klayer' && name === 'name') return { k: 'str', v: obj.name };
+  if (obj.k === 'inst' && name === 'build') {
+    return native(name, ([shape]) => {
+      const dims = shapeArg(shape);
+      if (dims) obj.inputShape = dims.slice(1);
+      return NONE;
+    });
+  }
   void interp;
   return UNKNOWN;
 }

@@ -13,7 +13,7 @@ import { attrBuiltins } from './builtins';
 import { callValue } from './calls';
 import { Graph } from './graph';
 import { Interp } from './interpreter';
-import { callKerasLayer } from './kerasRuntime';
+import { callKerasLayer, callKerasModel, isKerasModelInstance } from './kerasRuntime';
 import { LimitSignal, isSignal } from './signals';
 import { tensorsIn } from './tensorOps';
 import { assignPaths, callModule, isTorchModule } from './torchRuntime';
@@ -30,7 +30,8 @@ interface Candidate {
   graphDiagnostics: Diagnostic[];
 }
 
-const isModelValue = (v: Value | undefined): v is Root => !!v && (isTorchModule(v) || (v.k === 'mod' && v.container === 'sequential') || v.k === 'kmodel');
+const isModelValue = (v: Value | undefined): v is Root =>
+  !!v && (isTorchModule(v) || (v.k === 'mod' && (v.container === 'sequential' || v.composite !== undefined)) || v.k === 'kmodel' || isKerasModelInstance(v));
 
 export function readModels(tree: ConvertedTree): FrontendResult {
   const interp = new Interp(tree.source);
@@ -84,7 +85,8 @@ export function readModels(tree: ConvertedTree): FrontendResult {
 
   const models: ModelSpec[] = [];
   for (const c of reported) {
-    const spec = c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : torchSpec(interp, c, fileDiagnostics);
+    const spec =
+      c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(spec);
   }
   const framework = interp.imports.keras && !interp.imports.torch ? 'keras' : (models[0]?.framework ?? 'pytorch');
@@ -145,6 +147,41 @@ function collectParts(root: Value, includeRoot: boolean, out: Set<ClassV>, depth
   }
   const children = root.k === 'inst' || root.k === 'mod' ? root.children : undefined;
   for (const child of children?.values() ?? []) collectParts(child, true, out, depth + 1);
+  // Keras subclasses keep their layers as plain attributes (single or in lists).
+  if (root.k === 'inst' && !root.children) {
+    for (const v of root.attrs.values()) {
+      for (const item of v.k === 'list' || v.k === 'tuple' ? v.items : [v]) if (item.k === 'inst') collectParts(item, true, out, depth + 1);
+    }
+  }
+}
+
+/** A Keras subclassed model: `call` evaluated on symbolic inputs named after its parameters. */
+function kerasSubclassSpec(interp: Interp, c: Candidate, inst: InstV): ModelSpec {
+  const g = new Graph('keras');
+  interp.graph = g;
+  interp.steps = 0;
+  const call = classLookup(inst.cls, 'call');
+  const names = call?.k === 'func' ? interp.params(call.node).slice(1).filter((p) => p.kind === 'pos' && !p.defaultNode).map((p) => p.name) : [];
+  if (names.length === 0) names.push('inputs');
+  const shape = inst.inputShape;
+  const known = shape && shape.every((d) => d !== undefined) ? (shape as number[]) : undefined;
+  const inputs = names.map((n, i) => g.addInput(n, i === 0 && shape ? [undefined, ...shape] : undefined, 'keras', i === 0 ? known : undefined));
+  let result: Value | undefined;
+  const site = { node: inst.cls.node, range: c.range, calleeText: c.name };
+  guarded(interp, () => void (result = callKerasModel(interp, inst, inputs, new Map(), site)), g.diagnostics, c.range);
+  const outputs = result ? tensorsIn([flattenDict(result)]).map((t) => t.id) : [];
+  if (!outputs.length && g.layers.length) outputs.push(g.layers[g.layers.length - 1].id);
+  for (const input of g.inputs) if (g.layers.some((l) => l.op === 'embedding' && l.inputs[0] === input.id)) input.dtype = 'int';
+  return {
+    name: c.name,
+    framework: 'keras',
+    range: c.range,
+    layout: 'channels_last',
+    inputs: g.inputs,
+    layers: g.layers,
+    outputs: [...new Set(outputs)],
+    diagnostics: [...c.graphDiagnostics, ...g.diagnostics],
+  };
 }
 
 function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]): ModelSpec | undefined {

@@ -186,6 +186,8 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
       const shape = x.shape && v?.shape ? [...x.shape.slice(0, -1), v.shape[v.shape.length - 1]] : x.shape;
       return rec('sdpa', { causal: truthy(a.get('is_causal') ?? { k: 'bool', v: false }) === true }, shape, inputs);
     }
+    case 'linear':
+      return functionalLinear(interp, x, withTensor(['weight', 'bias']), site);
     case 'dropout':
     case 'dropout1d':
     case 'dropout2d':
@@ -227,6 +229,40 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
   }
   return undefined;
 }
+
+/**
+ * F.linear(x, weight, bias): a linear layer when the weight's size is known — an
+ * nn.Parameter of literal shape [out, in], or another layer's weight (tied, so
+ * the parameters count once) — and an opaque node saying why otherwise.
+ */
+function functionalLinear(interp: Interp, x: TensorV, a: Map<string, Value>, site: CallSite): Value {
+  const g = interp.graph;
+  const w = a.get('weight');
+  const bias = isPresent(a.get('bias'));
+  let size: [number | undefined, number | undefined] | undefined;
+  const owner = w?.k === 'param' ? w.owner : undefined;
+  if (w?.k === 'param' && owner?.k === 'mod') {
+    if (owner.type === 'Parameter') size = w.shape?.length === 2 ? [w.shape[0], w.shape[1]] : undefined;
+    else if (owner.op === 'linear') size = [numAttr(owner.attrs.outFeatures), numAttr(owner.attrs.inFeatures)];
+    else if (owner.op === 'embedding') size = [numAttr(owner.attrs.numEmbeddings), numAttr(owner.attrs.embeddingDim)];
+  }
+  // A layer's weight shares that layer's key; a bare nn.Parameter is keyed by its first F.linear.
+  const weightKey = owner ? g?.paths.get(owner) : undefined;
+  const [outFeatures, inFeatures] = size ?? [];
+  if (outFeatures === undefined || inFeatures === undefined) {
+    const why =
+      w?.k === 'param'
+        ? 'F.linear: the weight is a parameter whose size the code does not state as literals, so its parameters and FLOPs are not counted'
+        : 'F.linear: the weight is a tensor computed at run time, not a parameter of known size, so its parameters and FLOPs are not counted';
+    return recordOp(interp, { base: 'linear', type: site.calleeText, op: 'opaque', attrs: { reason: why }, inputs: [x], site });
+  }
+  const shape = x.shape ? [...x.shape.slice(0, -1), outFeatures] : undefined;
+  const t = recordOp(interp, { base: 'linear', type: site.calleeText, op: 'linear', attrs: { inFeatures, outFeatures, bias }, inputs: [x], site, shape, weightKey });
+  if (owner && !weightKey && t.k === 'tensor') g?.paths.set(owner, t.id);
+  return t;
+}
+
+const numAttr = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 const isPresent = (v: Value | undefined): boolean => !!v && v.k !== 'none' && v.k !== 'unknown';
 

@@ -199,6 +199,11 @@ export const TORCH_LAYERS: Record<string, LayerDef> = {
   },
   Flatten: { params: ['start_dim', 'end_dim'], build: (a) => ({ op: 'flatten', attrs: { startDim: numArg(a, 'start_dim', 1) ?? 1, endDim: numArg(a, 'end_dim', -1) ?? -1 } }) },
   Identity: { params: [], build: () => ({ op: 'identity', attrs: {} }) },
+  // The reshape target depends on the input's rank: torchRuntime completes it when the module is called.
+  Unflatten: {
+    params: ['dim', 'unflattened_size'],
+    build: (a) => ({ op: 'reshape', attrs: { dim: numArg(a, 'dim', 1) ?? 1, sizes: (toAttr(a.get('unflattened_size')) as number[] | undefined) ?? [] } }),
+  },
   MultiheadAttention: {
     params: ['embed_dim', 'num_heads', 'dropout', 'bias', 'add_bias_kv', 'add_zero_attn', 'kdim', 'vdim', 'batch_first'],
     build: (a) => ({
@@ -256,8 +261,10 @@ export function buildTorchLayer(type: string, args: Value[], kwargs: Map<string,
   return def.build(bindArgs(def.params, args, kwargs), type);
 }
 
+/** Copies without the null entries (deleting keys would push the object into V8's slow dictionary mode). */
 function dropNulls(attrs: Attrs): Attrs {
-  for (const k of Object.keys(attrs)) if (attrs[k] === null) delete attrs[k];
-  return attrs;
+  const out: Attrs = {};
+  for (const k in attrs) if (attrs[k] !== null) out[k] = attrs[k];
+  return out;
 }
 

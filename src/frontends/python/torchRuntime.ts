@@ -8,6 +8,7 @@ import { classLookup, libraryBase } from './access';
 import { callMethod } from './calls';
 import type { Interp } from './interpreter';
 import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
+import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
 import { buildTorchLayer } from './torchLayers';
 import { NONE, UNKNOWN, int, iterItems, keyOf, native, str, toNumber, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
 
@@ -34,6 +35,12 @@ export function constructTorchLayer(interp: Interp, type: string, args: Value[],
   if (type === 'Parameter') {
     const t = args[0];
     return { k: 'param', owner: base, shape: t?.k === 'tensor' ? t.shape : undefined };
+  }
+  if (COMPOSITE_TYPES.has(type)) {
+    const composite = constructComposite(type, args, kwargs, site);
+    if (composite) return composite;
+    const message = `nn.${type} needs literal sizes (d_model, nhead, num_layers) to be read`;
+    return { ...base, op: 'opaque', attrs: { reason: message }, warning: message };
   }
   const built = buildTorchLayer(type, args, kwargs);
   if (built) return { ...base, op: built.op, attrs: built.attrs };
@@ -172,6 +179,14 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
       g.scope.pop();
     }
   }
+  if (m.composite) {
+    g.scope.push(g.paths.get(m) ?? '');
+    try {
+      return callComposite(interp, m, args, kwargs, site, callModule);
+    } finally {
+      g.scope.pop();
+    }
+  }
   if (m.container === 'sequential') return chain(interp, [...m.children!.values()], args, kwargs, site);
   if (m.children) return UNKNOWN;
   const inputs = tensorsIn(args).concat(tensorsIn([...kwargs.values()]));
@@ -180,20 +195,36 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   const owner = m.tiedTo ?? m;
   if (m.warning && !g.calls.has(m)) interp.warnAt(m.range, m.warning, 'unknown-layer');
   g.calls.set(m, (g.calls.get(m) ?? 0) + 1);
+  const unflatten = m.type === 'Unflatten' ? unflattenCall(m, inputs[0].shape) : undefined;
   const out = recordOp(interp, {
     name: path,
     base: snake(m.type),
     type: m.type,
     op: m.op,
-    attrs: m.attrs,
+    attrs: unflatten?.attrs ?? m.attrs,
     inputs: m.op === 'mha' ? inputs : [inputs[0]],
     site,
     range: m.range,
     weightKey: g.paths.get(owner) ?? path,
-    shape: moduleOutShape(m, inputs[0].shape),
+    shape: unflatten ? unflatten.shape : moduleOutShape(m, inputs[0].shape),
   });
   if (m.op === 'mha' || m.op === 'rnn') return { k: 'tuple', items: [out, UNKNOWN] };
   return out;
+}
+
+/**
+ * nn.Unflatten(dim, sizes) is a reshape whose target depends on the input's rank:
+ * the other dims are kept (-1 where the code does not tell us their size).
+ */
+function unflattenCall(m: ModV, input: Dims | undefined): { attrs: { shape: number[] }; shape: Dims | undefined } {
+  const dim = typeof m.attrs.dim === 'number' ? m.attrs.dim : 1;
+  const sizes = Array.isArray(m.attrs.sizes) ? (m.attrs.sizes as number[]) : [];
+  // Rank unknown: the usual decoder case, [batch, features] → [batch, …sizes].
+  const rank = input?.length ?? 2;
+  const at = dim < 0 ? dim + rank : dim;
+  const rest: Dims = input ? input.slice(1) : [undefined];
+  const out: Dims = [...rest.slice(0, at - 1), ...sizes.map((s) => (s === -1 ? undefined : s)), ...rest.slice(at)];
+  return { attrs: { shape: out.map((d) => d ?? -1) }, shape: [input?.[0], ...out] };
 }
 
 function chain(interp: Interp, children: Value[], args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
@@ -206,7 +237,15 @@ function chain(interp: Interp, children: Value[], args: Value[], kwargs: Map<str
   return x;
 }
 
+const snakeCache = new Map<string, string>();
+
 export function snake(type: string): string {
+  let s = snakeCache.get(type);
+  if (s === undefined) snakeCache.set(type, (s = snakeCase(type)));
+  return s;
+}
+
+function snakeCase(type: string): string {
   return type.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toLowerCase();
 }
 

@@ -71,6 +71,8 @@ export interface InstV {
   /** Registered child modules in registration order (torch nn.Module subclasses). */
   children?: Map<string, Value>;
   range?: SourceRange;
+  /** Keras subclassed models: the input shape (without batch) from `model.build(…)` or a first call on a shaped tensor. */
+  inputShape?: Dims;
 }
 
 export type NativeFn = (args: Value[], kwargs: Map<string, Value>, call: CallSite) => Value;
@@ -110,6 +112,8 @@ export interface ModV {
   /** Weight tying: this module's weight is another module's (self.lm_head.weight = self.wte.weight). */
   tiedTo?: ModV | InstV;
   warning?: string;
+  /** Library modules made of other modules (torchComposites.ts): their forward is built in. */
+  composite?: 'transformer_encoder_layer' | 'transformer_encoder';
 }
 
 export interface SplitV {

@@ -1,0 +1,70 @@
+/**
+ * String literals (escapes, raw strings, f-strings) and Python's str() of the
+ * values that layer names are built from (`f"layer{i}"`).
+ */
+import { field, type PyNode } from './ast';
+import { evalExpr } from './expressions';
+import type { Interp } from './interpreter';
+import { UNKNOWN, str, type Scope, type Value } from './values';
+
+export function evalString(interp: Interp, node: PyNode, scope: Scope): Value {
+  if (node.type !== 'string') return evalExpr(interp, node, scope);
+  const prefix = interp.text(node.children[0] ?? node).toLowerCase();
+  const raw = prefix.includes('r');
+  let out = '';
+  const append = (n: PyNode): boolean => {
+    if (n.type === 'string_content') {
+      if (n.children.length === 0) out += raw ? interp.text(n) : unescape(interp.text(n));
+      else {
+        let pos = n.start;
+        for (const e of n.children) {
+          out += interp.source.slice(pos, e.start);
+          if (e.type === 'escape_sequence' && !raw) out += unescape(interp.text(e));
+          else if (e.type === 'interpolation') {
+            if (!appendInterpolation(e)) return false;
+          } else out += interp.text(e);
+          pos = e.end;
+        }
+        out += interp.source.slice(pos, n.end);
+      }
+    } else if (n.type === 'escape_sequence') out += raw ? interp.text(n) : unescape(interp.text(n));
+    else if (n.type === 'interpolation') return appendInterpolation(n);
+    return true;
+  };
+  const appendInterpolation = (n: PyNode): boolean => {
+    const expr = field(n, 'expression');
+    const v = expr ? evalExpr(interp, expr, scope) : UNKNOWN;
+    const s = formatValue(v);
+    if (s === undefined) return false;
+    out += s;
+    return true;
+  };
+  for (const c of node.children) if (!append(c)) return UNKNOWN;
+  return str(out);
+}
+
+function unescape(s: string): string {
+  return s.replace(/\\(n|t|r|\\|'|"|\n)/g, (_, c: string) => ({ n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '\n': '' })[c] ?? c);
+}
+
+/** Python's str() for the values names are built from; undefined when unknown. */
+export function formatValue(v: Value): string | undefined {
+  switch (v.k) {
+    case 'str':
+      return v.v;
+    case 'num':
+      return v.float && Number.isInteger(v.v) ? v.v.toFixed(1) : String(v.v);
+    case 'bool':
+      return v.v ? 'True' : 'False';
+    case 'none':
+      return 'None';
+    case 'list':
+    case 'tuple': {
+      const parts = v.items.map((i) => (i.k === 'str' ? `'${i.v}'` : formatValue(i)));
+      if (parts.some((p) => p === undefined)) return undefined;
+      return v.k === 'list' ? `[${parts.join(', ')}]` : `(${parts.join(', ')}${parts.length === 1 ? ',' : ''})`;
+    }
+    default:
+      return undefined;
+  }
+}

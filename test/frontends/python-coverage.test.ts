@@ -1,0 +1,170 @@
+/**
+ * Library coverage users hit: nn.TransformerEncoderLayer / nn.TransformerEncoder
+ * (PyTorch module names and parameter counts), nn.Unflatten, F.linear, and
+ * Keras subclassed models. Parameter counts are PyTorch's / Keras' own
+ * (sum(p.numel() for p in model.parameters()), model.count_params()).
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { analyzeModel } from '../../src/core/analyze';
+import type { AnalyzedModel } from '../../src/core/ir';
+import { initPythonFrontend, parsePythonSource } from '../../src/frontends/python';
+
+before(() => initPythonFrontend());
+
+function analyzed(src: string, name: string, inputShape?: number[]): AnalyzedModel {
+  const r = parsePythonSource('coverage.py', src);
+  const spec = r.models.find((m) => m.name === name);
+  assert.ok(spec, `model ${name} expected; got ${r.models.map((m) => m.name).join(', ')}`);
+  return analyzeModel(spec, inputShape ? { inputShape } : {});
+}
+
+const byName = (m: AnalyzedModel, name: string) => {
+  const l = m.layers.find((x) => x.name === name);
+  assert.ok(l, `${m.name} has no layer ${name}; layers: ${m.layers.map((x) => x.name).join(', ')}`);
+  return l;
+};
+
+test('nn.TransformerEncoderLayer(512, 8, 2048) has PyTorch module names and 3,152,384 params', () => {
+  const m = analyzed('import torch.nn as nn\nlayer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048)\n', 'layer', [10, 512]);
+  assert.equal(m.totals.params, 3_152_384);
+  assert.deepEqual(
+    m.layers.map((l) => l.name),
+    ['self_attn', 'dropout1', 'add', 'norm1', 'linear1', 'relu', 'dropout', 'linear2', 'dropout2', 'add_1', 'norm2'],
+  );
+  assert.equal(byName(m, 'self_attn').workload.params, 4 * 512 * 512 + 4 * 512);
+  assert.equal(byName(m, 'linear1').workload.params, 512 * 2048 + 2048);
+  assert.deepEqual(byName(m, 'add_1').inputs, ['norm1', 'dropout2'], 'post-norm: the feed-forward residual starts at norm1');
+  assert.deepEqual(m.layers[m.layers.length - 1].outputShape, [10, 512]);
+});
+
+test('nn.TransformerEncoder deep-copies its layer per index, pre-norm and gelu included', () => {
+  const m = analyzed(
+    `import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self, vocab=1000, d=256, heads=4, n=3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=4 * d, batch_first=True, norm_first=True, activation="gelu")
+        self.encoder = nn.TransformerEncoder(layer, num_layers=n, norm=nn.LayerNorm(d))
+        self.head = nn.Linear(d, vocab)
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embed(tokens)))
+`,
+    'Encoder',
+  );
+  // embed + 3 × (mha + linear1 + linear2 + 2 norms) + final norm + head, as PyTorch counts them.
+  const perLayer = 4 * 256 * 256 + 4 * 256 + (256 * 1024 + 1024) + (1024 * 256 + 256) + 2 * 512;
+  assert.equal(m.totals.params, 1000 * 256 + 3 * perLayer + 512 + 256 * 1000 + 1000);
+  for (const i of [0, 1, 2]) assert.equal(byName(m, `encoder.layers.${i}.self_attn`).op, 'mha');
+  assert.equal(byName(m, 'encoder.layers.2.gelu').attrs.fn, 'gelu');
+  assert.deepEqual(byName(m, 'encoder.layers.0.self_attn').inputs, Array(3).fill('encoder.layers.0.norm1'), 'pre-norm: attention reads norm1');
+  assert.deepEqual(byName(m, 'encoder.norm').inputs, ['encoder.layers.2.add_1']);
+  assert.equal(new Set(m.layers.map((l) => l.id)).size, m.layers.length, 'copies are distinct layers');
+});
+
+test('nn.Unflatten reshapes [batch, C·H·W] to [batch, C, H, W]', () => {
+  const m = analyzed(
+    `import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 32 * 7 * 7)
+        self.unflatten = nn.Unflatten(1, (32, 7, 7))
+        self.up = nn.ConvTranspose2d(32, 16, 4, stride=2, padding=1)
+    def forward(self, z):
+        return self.up(self.unflatten(self.fc(z)))
+`,
+    'Decoder',
+    [64],
+  );
+  assert.equal(byName(m, 'unflatten').op, 'reshape');
+  assert.deepEqual(byName(m, 'unflatten').outputShape, [32, 7, 7]);
+  assert.deepEqual(byName(m, 'up').outputShape, [16, 14, 14]);
+  assert.equal(m.totals.params, 64 * 1568 + 1568 + 32 * 16 * 16 + 16);
+});
+
+test('F.linear: nn.Parameter weights count, tied weights count once, unknown weights are opaque with the reason', () => {
+  const src = `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.w = nn.Parameter(torch.randn(32, 16))
+        self.b = nn.Parameter(torch.zeros(32))
+    def forward(self, idx):
+        x = self.emb(idx)
+        return F.linear(x, self.w, self.b), F.linear(x, self.emb.weight)
+`;
+  const m = analyzed(src, 'Head', [12]);
+  assert.equal(m.totals.params, 100 * 16 + 32 * 16 + 32, 'as sum(p.numel() for p in Head().parameters())');
+  assert.deepEqual(byName(m, 'linear').outputShape, [12, 32]);
+  assert.equal(byName(m, 'linear_1').weightKey, 'emb');
+  assert.deepEqual(byName(m, 'linear_1').outputShape, [12, 100]);
+  const opaque = analyzed(src.replace('F.linear(x, self.emb.weight)', 'F.linear(x, torch.tanh(x))'), 'Head', [12]);
+  const reason = String(byName(opaque, 'linear_1').attrs.reason);
+  assert.equal(byName(opaque, 'linear_1').op, 'opaque');
+  assert.match(reason, /^F\.linear: the weight is a tensor computed at run time/);
+  assert.ok(opaque.diagnostics.some((d) => d.code === 'unknown-layer' && d.message.includes(reason)));
+});
+
+test('Keras subclassed model: attributes are layers named as Keras names them, call() gives the dataflow', () => {
+  const src = `import keras
+from keras import layers
+
+class Block(layers.Layer):
+    def __init__(self, units):
+        super().__init__()
+        self.dense = layers.Dense(units, activation="relu")
+        self.norm = layers.LayerNormalization()
+    def call(self, x):
+        return self.norm(self.dense(x))
+
+class MLP(keras.Model):
+    def __init__(self, hidden=128, classes=10):
+        super().__init__()
+        self.block = Block(hidden)
+        self.drop = layers.Dropout(0.2)
+        self.out = layers.Dense(classes, name="logits")
+    def call(self, inputs, training=False):
+        x = self.block(inputs)
+        x = self.drop(x, training=training)
+        return self.out(x)
+
+model = MLP()
+model.build((None, 784))
+`;
+  const r = parsePythonSource('keras_sub.py', src);
+  assert.equal(r.framework, 'keras');
+  assert.deepEqual(r.models.map((x) => x.name), ['model'], 'the class is a part of the instance, Block is a layer');
+  const m = analyzeModel(r.models[0]);
+  assert.equal(m.inputAssumed, false);
+  assert.deepEqual(m.input, [784]);
+  assert.deepEqual(m.layers.map((l) => l.name), ['dense', 'layer_normalization', 'dropout', 'logits']);
+  assert.deepEqual(byName(m, 'logits').inputs, ['dropout']);
+  // model.count_params(): 784·128+128, LayerNorm 2·128, 128·10+10.
+  assert.equal(m.totals.params, 784 * 128 + 128 + 256 + 1290);
+});
+
+test('Keras subclassed model built by calling it on keras.Input', () => {
+  const m = analyzed(
+    `import tensorflow as tf
+class Tiny(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.conv = tf.keras.layers.Conv2D(8, 3, padding="same")
+        self.pool = tf.keras.layers.GlobalAveragePooling2D()
+        self.fc = tf.keras.layers.Dense(5)
+    def call(self, images):
+        return self.fc(self.pool(self.conv(images)))
+net = Tiny()
+net(tf.keras.Input(shape=(32, 32, 3)))
+`,
+    'net',
+  );
+  assert.deepEqual(m.input, [32, 32, 3]);
+  assert.equal(m.inputs[0].id, 'images');
+  assert.equal(m.totals.params, 3 * 3 * 3 * 8 + 8 + 8 * 5 + 5);
+});
