@@ -19,7 +19,7 @@ const median = (xs: number[]): number => {
 const r2 = (x: number): number => Math.round(x * 100) / 100;
 
 /** A plausible large iteration: 8 GPUs running many micro-batches, comm on two links. */
-function syntheticReport(events: number, seed: number): PlanReport {
+export function syntheticReport(events: number, seed: number): PlanReport {
   const base = loadFixture('plan-alexnet-pcie4');
   const gpus = 8;
   const perGpu = Math.floor((events * 0.9) / gpus);
@@ -55,32 +55,48 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     const plans = [syntheticReport(N, 1), syntheticReport(N, 2)];
     const { page } = await openReport(browser, loadFixture('plan-alexnet-pcie4'), 'bench-webview', { viewport: { width: 1600, height: 1000 } });
 
-    // Render: a plan message is handled (all three views update, the timeline draws) until the next frame.
-    // The message object is cloned before the clock starts: transport is the host's cost, measured separately below.
+    // Render: a plan message is handled (all three views update, the timeline draws) until the frame after it is painted.
+    // The plan is first staged in the page by its own CDP call: passing 4.6 MB as a page.evaluate argument is
+    // deserialised in the same renderer task as the timed code, and DevTools goes on working in that task for
+    // ~1-2 s after the handler returns, which earlier runs of this bench wrongly counted as render time.
+    // The message is cloned before the clock starts; the postMessage rows add the browser's clone of 20k events.
     const renders: number[] = [];
+    const handlers: number[] = [];
     const transports: number[] = [];
     for (let i = 0; i < 8; i++) {
       const viaPostMessage = i >= 6;
-      const ms = await page.evaluate(
-        async ({ outcome, viaPostMessage }) => {
-          const canvas = document.querySelector<HTMLCanvasElement>('.tl-canvas')!;
-          canvas.dataset.events = '';
-          const message = structuredClone({ type: 'plan', outcome, controls: { gpus: 8, objective: 'throughput', strategies: 'all', batch: 128 }, maxGpus: 8 });
-          const t0 = performance.now();
-          if (viaPostMessage) window.postMessage(message, '*');
-          else window.dispatchEvent(new MessageEvent('message', { data: message }));
-          await new Promise<void>((resolve) => {
-            const poll = (): void => (canvas.dataset.events === String(outcome.timeline.length) ? resolve() : void setTimeout(poll, 0));
-            poll();
-          });
-          await new Promise((r) => requestAnimationFrame(r));
-          return performance.now() - t0;
-        },
-        { outcome: plans[i % 2], viaPostMessage },
-      );
-      (viaPostMessage ? transports : renders).push(ms);
+      await page.evaluate((outcome) => void ((window as unknown as { __benchPlan: unknown }).__benchPlan = outcome), plans[i % 2]);
+      const { handler, painted } = await page.evaluate(async (viaPostMessage) => {
+        const outcome = (window as unknown as { __benchPlan: PlanReport }).__benchPlan;
+        const canvas = document.querySelector<HTMLCanvasElement>('.tl-canvas')!;
+        canvas.dataset.events = '';
+        const message = structuredClone({ type: 'plan', outcome, controls: { gpus: 8, objective: 'throughput', strategies: 'all', batch: 128 }, maxGpus: 8 });
+        const t0 = performance.now();
+        if (viaPostMessage) window.postMessage(message, '*');
+        else window.dispatchEvent(new MessageEvent('message', { data: message }));
+        await new Promise<void>((resolve) => {
+          const poll = (): void => (canvas.dataset.events === String(outcome.timeline.length) ? resolve() : void setTimeout(poll, 0));
+          poll();
+        });
+        const handled = performance.now() - t0;
+        // A task queued from requestAnimationFrame runs after that frame's style, layout and paint.
+        await new Promise<void>((resolve) =>
+          requestAnimationFrame(() => {
+            const ch = new MessageChannel();
+            ch.port1.onmessage = () => resolve();
+            ch.port2.postMessage(null);
+          }),
+        );
+        return { handler: handled, painted: performance.now() - t0 };
+      }, viaPostMessage);
+      if (viaPostMessage) transports.push(painted);
+      else {
+        renders.push(painted);
+        handlers.push(handler);
+      }
     }
     const drawnAll = Number(await page.getAttribute('.tl-canvas', 'data-drawn-total'));
+    const rectsAll = Number(await page.getAttribute('.tl-canvas', 'data-drawn-rects'));
 
     // Zoom steps: real wheel events through d3-zoom; handler = synchronous redraw, frame = until the next animation frame.
     await page.locator('.tl-canvas').scrollIntoViewIfNeeded();
@@ -116,12 +132,14 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
       {
         title: `Webview timeline in Chromium (${N.toLocaleString('en-US')} events, 8 GPU + 2 link lanes)`,
         rows: [
-          { measure: 'render: plan message handled → views drawn + frame (median of 6)', ms: r2(median(renders)), target: '≤ 500', min: r2(Math.min(...renders)), max: r2(Math.max(...renders)) },
-          { measure: 'same, including window.postMessage transport of 20k events (median of 2)', ms: r2(median(transports)), target: '—', min: r2(Math.min(...transports)), max: r2(Math.max(...transports)) },
+          { measure: 'render: plan message → views drawn → next frame painted (median of 6)', ms: r2(median(renders)), target: '≤ 500', min: r2(Math.min(...renders)), max: r2(Math.max(...renders)) },
+          { measure: 'of which the message handler (all views, timeline draw)', ms: r2(median(handlers)), target: '—', min: r2(Math.min(...handlers)), max: r2(Math.max(...handlers)) },
+          { measure: 'same render, including window.postMessage clone of 20k events (median of 2)', ms: r2(median(transports)), target: '—', min: r2(Math.min(...transports)), max: r2(Math.max(...transports)) },
           { measure: 'zoom step: wheel handler incl. redraw (median of 40)', ms: r2(median(zoom.handler)), target: '≤ 16', min: r2(Math.min(...zoom.handler)), max: r2(Math.max(...zoom.handler)) },
           { measure: 'zoom step: wheel → next frame (median of 40)', ms: r2(median(zoom.frame)), target: '—', min: r2(Math.min(...zoom.frame)), max: r2(Math.max(...zoom.frame)) },
           { measure: 'open report with 20k events embedded (goto → drawn)', ms: openMs, target: '—', min: '', max: '' },
-          { measure: `bars drawn at full view / after zoom (median)`, ms: `${drawnAll} / ${median(zoom.drawn)}`, target: `${N}`, min: '', max: '' },
+          { measure: `events drawn at full view / after zoom (median)`, ms: `${drawnAll} / ${median(zoom.drawn)}`, target: `${N}`, min: '', max: '' },
+          { measure: 'rectangles painted at full view (touching sub-pixel bars merged)', ms: rectsAll, target: '—', min: '', max: '' },
           { measure: 'machine load average (1 min) during the run', ms: r2(loadavg()[0]), target: '—', min: '', max: '' },
         ],
       },

@@ -1,7 +1,9 @@
 /**
  * Device-assignment view: one row per layer in model order, one column per
- * GPU, cells coloured by strategy (pipeline stages each get their own colour),
- * and a stacked bar of the layer's time per iteration. Rows are keyboard
+ * GPU, cells coloured by strategy (pipeline stages alternate two shades and
+ * are labelled S0, S1, …), and a stacked bar of the layer's time per
+ * iteration in the timeline's event-kind colours. The two colour sets are
+ * disjoint (see media/webview.css) and each has its own legend. Rows are keyboard
  * reachable with a roving tabindex; click or Enter reveals the source line.
  */
 import { max } from 'd3-array';
@@ -10,6 +12,7 @@ import type { LayerPlan, PlanReport } from '../src/protocol/plan';
 import { clear, el } from './dom';
 import { fmtBytes, fmtDevices, fmtMs } from './format';
 import { layerFacts, layerTotalMs, strategyLabel } from './layerFacts';
+import { KIND_LABEL } from './theme';
 import { TableToggle, type TableSpec } from './textTable';
 import { hideTooltip, showTooltip, showTooltipFor } from './tooltip';
 
@@ -17,11 +20,12 @@ export interface AssignmentCallbacks {
   reveal(layer: LayerPlan): void;
 }
 
-const SEGMENTS: Array<{ key: 'forwardMs' | 'backwardMs' | 'allreduceMs' | 'transferMs'; cls: string; label: string }> = [
-  { key: 'forwardMs', cls: 'forward', label: 'forward' },
-  { key: 'backwardMs', cls: 'backward', label: 'backward' },
-  { key: 'allreduceMs', cls: 'allreduce', label: 'all-reduce' },
-  { key: 'transferMs', cls: 'transfer', label: 'transfer' },
+/** Time-bar segments: the same kinds, labels and colour classes as the timeline's events. */
+const SEGMENTS: Array<{ key: 'forwardMs' | 'backwardMs' | 'allreduceMs' | 'transferMs'; kind: 'forward' | 'backward' | 'allreduce' | 'transfer' }> = [
+  { key: 'forwardMs', kind: 'forward' },
+  { key: 'backwardMs', kind: 'backward' },
+  { key: 'allreduceMs', kind: 'allreduce' },
+  { key: 'transferMs', kind: 'transfer' },
 ];
 
 function cellLabel(l: LayerPlan, device: number): string {
@@ -56,7 +60,7 @@ export class AssignmentView {
     this.root = el(
       'section',
       { class: 'view', id: 'assignment-view', 'aria-labelledby': 'assignment-title' },
-      el('div', { class: 'view-head' }, el('h2', { id: 'assignment-title' }, 'Device assignment'), this.legend(), this.table.button),
+      el('div', { class: 'view-head' }, el('h2', { id: 'assignment-title' }, 'Device assignment'), this.legend(), this.timeLegend(), this.table.button),
       this.empty,
       el('div', { class: 'as-scroll' }, this.grid),
       this.table.region,
@@ -69,9 +73,24 @@ export class AssignmentView {
       ['data', 'data parallel'],
       ['model', 'model parallel'],
       ['hybrid', 'hybrid'],
-      ['pipeline stage-0', 'pipeline stage'],
+      ['pipeline stage-0', 'pipeline stages'],
     ];
-    return el('ul', { class: 'legend', 'aria-label': 'Strategy colours' }, ...items.map(([cls, label]) => el('li', {}, el('span', { class: `swatch as-cell-fill ${cls}` }), label)));
+    return el(
+      'ul',
+      { class: 'legend as-strategy-legend', 'aria-label': 'Strategy colours (GPU cells)' },
+      el('li', { class: 'legend-title', 'aria-hidden': 'true' }, 'GPU cells:'),
+      ...items.map(([cls, label]) => el('li', { 'data-strategy': cls.split(' ')[0] }, el('span', { class: `swatch as-cell-fill ${cls}` }), label)),
+    );
+  }
+
+  /** The time bar's colours, drawn with the timeline legend's swatch classes so the two cannot drift apart. */
+  private timeLegend(): HTMLElement {
+    return el(
+      'ul',
+      { class: 'legend as-time-legend', 'aria-label': 'Time bar colours' },
+      el('li', { class: 'legend-title', 'aria-hidden': 'true' }, 'Time bar:'),
+      ...SEGMENTS.map((s) => el('li', { 'data-kind': s.kind }, el('span', { class: `swatch bar kind-${s.kind}` }), KIND_LABEL[s.kind])),
+    );
   }
 
   showEmpty(message: string): void {
@@ -158,7 +177,7 @@ export class AssignmentView {
     for (const s of SEGMENTS) {
       const v = l[s.key];
       if (v <= 0) continue;
-      const seg = el('span', { class: `seg ${s.cls}` });
+      const seg = el('span', { class: `seg ${s.kind}`, 'data-kind': s.kind });
       seg.style.setProperty('width', `${(v / maxMs) * 100}%`);
       bar.append(seg);
     }

@@ -51,6 +51,8 @@ export class ScalingView {
   private readonly summary: HTMLElement;
   private readonly table = new TableToggle('scaling', 'scaling curve');
   private outcome: PlanOutcome | undefined;
+  /** Width from the last ResizeObserver report: reading clientWidth mid-update would force a layout. */
+  private observedWidth = 0;
 
   constructor() {
     this.charts = el('div', { class: 'sc-charts' });
@@ -63,7 +65,12 @@ export class ScalingView {
       this.charts,
       this.table.region,
     );
-    new ResizeObserver(() => this.outcome && this.draw(this.outcome)).observe(this.charts);
+    new ResizeObserver((entries) => {
+      const width = entries[entries.length - 1].contentRect.width;
+      if (width === this.observedWidth) return;
+      this.observedWidth = width;
+      if (this.outcome) this.draw(this.outcome);
+    }).observe(this.charts);
   }
 
   private legend(): HTMLElement {
@@ -93,7 +100,7 @@ export class ScalingView {
 
   private draw(outcome: PlanOutcome): void {
     clear(this.charts);
-    const width = Math.max(260, Math.floor((this.charts.clientWidth || 800) / 2) - 12);
+    const width = Math.max(260, Math.floor((this.observedWidth || this.charts.clientWidth || 800) / 2) - 12);
     for (const m of METRICS) this.charts.append(this.chart(outcome, m, width));
   }
 

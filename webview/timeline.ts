@@ -59,6 +59,8 @@ export class TimelineView {
   private width = 0;
   private height = 0;
   private palette: Palette | undefined;
+  /** Plot width from the last ResizeObserver report: reading clientWidth mid-update would force a layout. */
+  private observedWidth = 0;
 
   constructor(private readonly callbacks: TimelineCallbacks) {
     this.labels = el('div', { class: 'tl-labels', role: 'list', 'aria-label': 'Lanes' });
@@ -87,11 +89,14 @@ export class TimelineView {
       .on('zoom', (e: D3ZoomEvent<HTMLCanvasElement, unknown>) => this.onZoom(e.transform));
     this.canvasSel.call(this.zoomer);
     this.wirePointer();
-    new ResizeObserver(() => this.resize()).observe(this.plot);
+    new ResizeObserver((entries) => {
+      this.observedWidth = entries[entries.length - 1].contentRect.width;
+      this.resize();
+    }).observe(this.plot);
   }
 
   private legend(): HTMLElement {
-    const items = KINDS.map((k) => el('li', {}, el('span', { class: `swatch kind-${k}` }), KIND_LABEL[k]));
+    const items = KINDS.map((k) => el('li', { 'data-kind': k }, el('span', { class: `swatch bar kind-${k}` }), KIND_LABEL[k]));
     items.push(el('li', {}, el('span', { class: 'swatch critical' }), 'critical path'));
     items.push(el('li', {}, el('span', { class: 'swatch idle' }), 'idle'));
     return el('ul', { class: 'legend', 'aria-label': 'Event colours' }, ...items);
@@ -150,12 +155,15 @@ export class TimelineView {
 
   private resize(resetZoom = false): void {
     if (!this.model) return;
-    const width = Math.max(100, Math.floor(this.plot.clientWidth));
+    const width = Math.max(100, Math.floor(this.observedWidth || this.plot.clientWidth));
     const dpr = window.devicePixelRatio || 1;
     const widthChanged = width !== this.width;
     this.width = width;
-    this.canvas.width = Math.round(width * dpr);
-    this.canvas.height = Math.round(this.height * dpr);
+    // The backing store is device pixels (crisp at any zoom); assigning width/height reallocates and clears it, so only on change.
+    const pxW = Math.round(width * dpr);
+    const pxH = Math.round(this.height * dpr);
+    if (this.canvas.width !== pxW) this.canvas.width = pxW;
+    if (this.canvas.height !== pxH) this.canvas.height = pxH;
     this.canvas.style.setProperty('width', `${width}px`);
     this.canvas.style.setProperty('height', `${this.height}px`);
     this.axisSvg.setAttribute('width', String(width));
@@ -208,6 +216,7 @@ export class TimelineView {
     for (const k of KINDS) ds[`drawn${k[0].toUpperCase()}${k.slice(1)}`] = String(counts[k]);
     ds.drawnTotal = String(counts.total);
     ds.drawnCritical = String(counts.critical);
+    ds.drawnRects = String(counts.rects);
     ds.lastDrawMs = (performance.now() - t0).toFixed(3);
   }
 

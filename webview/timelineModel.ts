@@ -60,6 +60,11 @@ function unionLength(starts: Float64Array, ends: Float64Array): number {
   return total;
 }
 
+function isSortedByStart(events: TimelineEvent[]): boolean {
+  for (let i = 1; i < events.length; i++) if (events[i].startMs < events[i - 1].startMs) return false;
+  return true;
+}
+
 export function buildTimeline(events: TimelineEvent[], gpus: number, stepTimeMs: number): TimelineModel {
   const byLane = new Map<string, TimelineEvent[]>();
   for (let g = 0; g < gpus; g++) byLane.set(`gpu:${g}`, []);
@@ -79,7 +84,9 @@ export function buildTimeline(events: TimelineEvent[], gpus: number, stepTimeMs:
     return ka - kb || na - nb || sa.localeCompare(sb);
   });
   const lanes = ids.map((id): Lane => {
-    const evs = byLane.get(id)!.slice().sort((a, b) => a.startMs - b.startMs);
+    const evs = byLane.get(id)!;
+    // The simulator emits each lane in start order; sort (stable) only when it did not.
+    if (!isSortedByStart(evs)) evs.sort((a, b) => a.startMs - b.startMs);
     const starts = new Float64Array(evs.length);
     const ends = new Float64Array(evs.length);
     const counts = emptyCounts();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanReport, TimelineEvent } from '../../src/protocol/plan';
 import type { FromWebviewMessage } from '../../src/protocol/webview';
 import { buildWebviewBundle } from './buildBundle';
 import { artifactsDir, launchChromium, loadFixture, openReport } from './browser';
@@ -274,6 +274,124 @@ describe('plan data stays data', () => {
     assert.match((await page.textContent('#wap-status')) ?? '', /needs 96 GB per GPU/);
     assert.equal(await page.locator('.sc-infeasible').count(), outcome.scaling.length * 2);
     assert.equal(await page.locator('circle.sc-pt.chosen').count(), 0);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+/** Reads resolved colours in the page: the time-bar segments, the timeline legend and the strategy fills, as [r, g, b]. */
+function assignmentColours(page: Page): Promise<{ segments: Array<{ kind: string; rgb: number[]; legend: number[] }>; kinds: Record<string, number[]>; strategies: Record<string, number[]>; timeLegend: string[] }> {
+  return page.evaluate(() => {
+    const rgb = (node: Element): number[] => (getComputedStyle(node).backgroundColor.match(/\d+/g) ?? []).slice(0, 3).map(Number);
+    const legendRgb = (kind: string): number[] => rgb(document.querySelector(`#timeline-view .legend [data-kind="${kind}"] .swatch`)!);
+    const segments = Array.from(document.querySelectorAll<HTMLElement>('.as-bar .seg')).map((s) => ({ kind: s.dataset.kind!, rgb: rgb(s), legend: legendRgb(s.dataset.kind!) }));
+    const kinds: Record<string, number[]> = {};
+    for (const k of ['forward', 'backward', 'allreduce', 'transfer', 'update']) kinds[k] = legendRgb(k);
+    kinds.critical = (getComputedStyle(document.querySelector('#timeline-view .swatch.critical')!).borderTopColor.match(/\d+/g) ?? []).slice(0, 3).map(Number);
+    // Probe cells with the same classes the grid gives each strategy (pipeline stages 0-5 included).
+    const strategies: Record<string, number[]> = {};
+    for (const cls of ['data', 'model', 'hybrid', ...[0, 1, 2, 3, 4, 5].map((i) => `pipeline stage-${i}`)]) {
+      const probe = document.createElement('span');
+      probe.className = `as-cell as-cell-fill ${cls}`;
+      document.querySelector('.as-grid')!.append(probe);
+      strategies[cls] = rgb(probe);
+      probe.remove();
+    }
+    const timeLegend = Array.from(document.querySelectorAll<HTMLElement>('.as-time-legend [data-kind]')).map((li) => li.textContent ?? '');
+    return { segments, kinds, strategies, timeLegend };
+  });
+}
+
+const rgbDistance = (a: number[], b: number[]): number => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+
+describe('device-assignment colours', () => {
+  const report = loadFixture('plan-vgg16-hybrid-2x2');
+  let page: Page;
+  before(async () => {
+    ({ page } = await openReport(browser, report, 'webview-colours'));
+  });
+  after(async () => page?.close());
+
+  const themes: Array<[string, (p: Page) => Promise<unknown>]> = [
+    ['dark', async () => undefined],
+    ['light', (p) => p.click('#btn-theme')],
+    [
+      'high contrast',
+      (p) =>
+        p.evaluate(() => {
+          // What VS Code does for a high-contrast theme: a body class and black/cyan theme variables.
+          document.body.classList.remove('wap-light');
+          document.body.classList.add('vscode-high-contrast');
+          for (const [k, v] of [['--vscode-editor-background', '#000000'], ['--vscode-foreground', '#ffffff'], ['--vscode-contrastBorder', '#6fc3df']]) document.body.style.setProperty(k, v);
+        }),
+    ],
+  ];
+  for (const [theme, apply] of themes) {
+    test(`${theme}: time-bar segments use the timeline colours, strategies use none of them`, async () => {
+      await apply(page);
+      const c = await assignmentColours(page);
+      assert.deepEqual(c.timeLegend, ['forward', 'backward', 'all-reduce', 'transfer']);
+      const expectedSegments = report.plan.layers.reduce((n, l) => n + [l.forwardMs, l.backwardMs, l.allreduceMs, l.transferMs].filter((v) => v > 0).length, 0);
+      assert.equal(c.segments.length, expectedSegments);
+      for (const s of c.segments) assert.deepEqual(s.rgb, s.legend, `${s.kind} segment colour is the timeline's ${s.kind}`);
+      for (const [cls, fill] of Object.entries(c.strategies)) {
+        for (const [kind, colour] of Object.entries(c.kinds)) {
+          assert.ok(rgbDistance(fill, colour) >= 60, `${theme}: strategy ${cls} rgb(${fill}) is too close to ${kind} rgb(${colour})`);
+        }
+      }
+      for (const a of ['data', 'model', 'hybrid', 'pipeline stage-0', 'pipeline stage-1']) {
+        for (const b of ['data', 'model', 'hybrid', 'pipeline stage-0', 'pipeline stage-1']) {
+          if (a < b) assert.ok(rgbDistance(c.strategies[a], c.strategies[b]) >= 40, `${theme}: ${a} and ${b} look alike`);
+        }
+      }
+      await page.locator('#assignment-view').screenshot({ path: join(artifactsDir, `webview-assignment-${theme.replace(' ', '-')}.png`) });
+    });
+  }
+});
+
+describe('a dense timeline', () => {
+  test('every event is counted once; touching sub-pixel bars share a rectangle, wide ones never do', async () => {
+    const base = loadFixture('plan-alexnet-pcie4');
+    // 3,000 back-to-back 0.01 ms forward events on GPU 0 (each far below a pixel at full view), then one wide backward.
+    const timeline: TimelineEvent[] = Array.from({ length: 3000 }, (_, i) => ({ device: 0, kind: 'forward' as const, layer: 'conv1', startMs: i * 0.01, endMs: (i + 1) * 0.01, lane: 'gpu:0' }));
+    timeline.push({ device: 0, kind: 'backward', layer: 'conv1', startMs: 30, endMs: 60, lane: 'gpu:0' });
+    const report = { ...base, plan: { ...base.plan, gpus: 1, stepTimeMs: 60, memoryPerGpuBytes: [1e9] }, timeline };
+    const { page, errors } = await openReport(browser, report, 'webview-dense');
+    const ds = await page.$eval('.tl-canvas', (c) => ({ ...(c as HTMLElement).dataset }));
+    assert.equal(Number(ds.drawnForward), 3000);
+    assert.equal(Number(ds.drawnBackward), 1);
+    assert.equal(Number(ds.drawnTotal), 3001);
+    assert.ok(Number(ds.drawnRects) < 50, `3,000 touching sub-pixel bars painted as ${ds.drawnRects} rectangles`);
+    // The merged run still covers the whole forward span: sample its pixels across the lane.
+    const gaps = await page.evaluate(() => {
+      const canvas = document.querySelector<HTMLCanvasElement>('.tl-canvas')!;
+      const lane = document.querySelector<HTMLElement>('.tl-lane[data-lane="gpu:0"]')!;
+      const [d0, d1] = [Number(canvas.dataset.domainStart), Number(canvas.dataset.domainEnd)];
+      const cssW = canvas.getBoundingClientRect().width;
+      const dpr = canvas.width / cssW;
+      const probe = document.createElement('span');
+      probe.style.color = getComputedStyle(document.body).getPropertyValue('--wap-forward').trim();
+      document.body.append(probe);
+      const want = (getComputedStyle(probe).color.match(/\d+/g) ?? []).slice(0, 3).map(Number);
+      probe.remove();
+      const y = Math.floor((Number(lane.dataset.top) + Number(lane.dataset.height) / 2) * dpr);
+      const x0 = ((0 - d0) / (d1 - d0)) * cssW;
+      const x1 = ((30 - d0) / (d1 - d0)) * cssW;
+      const row = canvas.getContext('2d')!.getImageData(0, y, canvas.width, 1).data;
+      const bad: number[] = [];
+      for (let x = Math.ceil(x0 * dpr) + 1; x < Math.floor(x1 * dpr) - 1; x++) if (want.some((c, i) => Math.abs(c - row[x * 4 + i]) > 10)) bad.push(x);
+      return bad;
+    });
+    assert.deepEqual(gaps, []);
+    // Zoomed in far enough that each forward bar is several pixels wide, every bar is its own rectangle again.
+    await page.locator('.tl-canvas').scrollIntoViewIfNeeded();
+    const r = await page.$eval('.tl-canvas', (c) => c.getBoundingClientRect().toJSON());
+    await page.mouse.move(r.left + 2, r.top + 10);
+    for (let i = 0; i < 8; i++) await page.mouse.wheel(0, -600);
+    const zoomed = await page.$eval('.tl-canvas', (c) => ({ ...(c as HTMLElement).dataset }));
+    const barPx = (0.01 / (Number(zoomed.domainEnd) - Number(zoomed.domainStart))) * r.width;
+    assert.ok(barPx > 4, `bars are ${barPx.toFixed(2)} px wide after zooming`);
+    assert.equal(Number(zoomed.drawnRects), Number(zoomed.drawnTotal));
     assert.deepEqual(errors, []);
     await page.close();
   });
