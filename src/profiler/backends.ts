@@ -10,12 +10,15 @@ import { detectLocalGpus, type LocalGpu } from './gpus';
 import { findWasmFolder } from './paths';
 import wasmPkg from '@tensorflow/tfjs-backend-wasm/package.json';
 import corePkg from '@tensorflow/tfjs-core/package.json';
+import { describeLookup, locatePackage, type PackageLookup } from './optionalPackage';
 
 export interface BackendStatus {
   id: BackendId;
   available: boolean;
   reason?: string;
   device?: string;
+  /** For an optional package: where it was found ('<name> <version> at <folder> (<how>)'). */
+  location?: string;
 }
 
 export interface TorchProbe {
@@ -30,14 +33,20 @@ export const ALL_BACKENDS: BackendId[] = ['tfjs-node-gpu', 'tfjs-node', 'wasm', 
 
 const cpuName = () => os.cpus()[0]?.model?.trim() || os.arch();
 
-function optionalPackageVersion(name: string): string | undefined {
-  try {
-    const req = eval('require') as NodeRequire;
-    req.resolve(name);
-    return (req(`${name}/package.json`) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return undefined;
-  }
+const NATIVE_HINT: Record<'tfjs-node' | 'tfjs-node-gpu', string> = {
+  'tfjs-node': 'optional; its install downloads libtensorflow',
+  'tfjs-node-gpu': 'optional; needs CUDA and libtensorflow',
+};
+
+/** Where the native package is, looked up the same way the worker loads it (./optionalPackage). */
+function nativePackage(id: 'tfjs-node' | 'tfjs-node-gpu'): PackageLookup {
+  return locatePackage(`@tensorflow/${id}`);
+}
+
+function nativeVersionOrThrow(id: 'tfjs-node' | 'tfjs-node-gpu'): string {
+  const lookup = nativePackage(id);
+  if (!lookup.found) throw new Error(describeLookup(`@tensorflow/${id}`, lookup, NATIVE_HINT[id]));
+  return lookup.found.version;
 }
 
 const TORCH_PROBE = [
@@ -84,14 +93,16 @@ function statusOf(id: BackendId, gpus: LocalGpu[], torch: TorchProbe): BackendSt
     case 'cpu':
       return { id, available: true, device: `CPU ${cpuName()} (tfjs cpu)` };
     case 'tfjs-node':
-      return optionalPackageVersion('@tensorflow/tfjs-node')
-        ? { id, available: true, device: `CPU ${cpuName()} (libtensorflow)` }
-        : { id, available: false, reason: '@tensorflow/tfjs-node is not installed (optional dependency; its install downloads libtensorflow)' };
-    case 'tfjs-node-gpu':
-      if (!optionalPackageVersion('@tensorflow/tfjs-node-gpu')) {
-        return { id, available: false, reason: '@tensorflow/tfjs-node-gpu is not installed (optional dependency; needs CUDA and libtensorflow)' };
-      }
-      return gpus.length ? { id, available: true, device: gpus.map((g) => g.name).join(', ') } : { id, available: false, reason: 'no NVIDIA GPU found (nvidia-smi)' };
+    case 'tfjs-node-gpu': {
+      const name = `@tensorflow/${id}`;
+      const lookup = nativePackage(id);
+      if (!lookup.found) return { id, available: false, reason: describeLookup(name, lookup, NATIVE_HINT[id]) };
+      const location = describeLookup(name, lookup, NATIVE_HINT[id]);
+      if (id === 'tfjs-node') return { id, available: true, device: `CPU ${cpuName()} (libtensorflow)`, location };
+      return gpus.length
+        ? { id, available: true, device: gpus.map((g) => g.name).join(', '), location }
+        : { id, available: false, reason: `no NVIDIA GPU found (nvidia-smi); ${location}`, location };
+    }
     case 'torch':
       return torch.ok
         ? { id, available: true, device: torch.gpus?.length ? torch.gpus.join(', ') : 'CPU (torch)' }
@@ -101,12 +112,12 @@ function statusOf(id: BackendId, gpus: LocalGpu[], torch: TorchProbe): BackendSt
 
 /** Auto choice: native GPU, then torch on CUDA, then native CPU, then wasm, then cpu. */
 export async function chooseBackend(): Promise<BackendId> {
-  if (optionalPackageVersion('@tensorflow/tfjs-node-gpu') && (await detectLocalGpus()).length) return 'tfjs-node-gpu';
+  if (nativePackage('tfjs-node-gpu').found && (await detectLocalGpus()).length) return 'tfjs-node-gpu';
   if ((await detectLocalGpus()).length) {
     const t = await probeTorch();
     if (t.ok && t.gpus?.length) return 'torch';
   }
-  if (optionalPackageVersion('@tensorflow/tfjs-node')) return 'tfjs-node';
+  if (nativePackage('tfjs-node').found) return 'tfjs-node';
   return findWasmFolder() ? 'wasm' : 'cpu';
 }
 
@@ -128,10 +139,10 @@ export async function deviceIdentities(backend: BackendId): Promise<DeviceIdenti
     case 'cpu':
       return [{ backend, deviceName: `CPU ${cpuName()} (tfjs cpu)`, version: `tfjs-core ${corePkg.version}`, memoryBytes: mem }];
     case 'tfjs-node':
-      return [{ backend, deviceName: `CPU ${cpuName()} (libtensorflow)`, version: `tfjs-node ${optionalPackageVersion('@tensorflow/tfjs-node') ?? '?'}`, memoryBytes: mem }];
+      return [{ backend, deviceName: `CPU ${cpuName()} (libtensorflow)`, version: `tfjs-node ${nativeVersionOrThrow('tfjs-node')}`, memoryBytes: mem }];
     case 'tfjs-node-gpu': {
       const gpus = await detectLocalGpus();
-      const v = optionalPackageVersion('@tensorflow/tfjs-node-gpu') ?? '?';
+      const v = nativeVersionOrThrow('tfjs-node-gpu');
       return gpus.map((g) => ({ backend, deviceName: g.name, version: `tfjs-node-gpu ${v} driver ${g.driver ?? '?'}`, memoryBytes: g.memoryGB * 2 ** 30, gpu: g.index }));
     }
     case 'torch': {

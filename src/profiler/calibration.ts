@@ -1,7 +1,8 @@
 /**
  * Communication calibration: fits the α-β model time = α + bytes/β to measured
  * host↔device copies (least squares), and turns nvidia-smi's topology matrix
- * into nominal device↔device links. A cluster spec overrides both later: that is
+ * into nominal device↔device links. On CPU-only backends the copy is a memcpy:
+ * recorded as 'host-memory', never as a device link. A cluster spec overrides both later: that is
  * the planner's business; here we only record what we saw and where it came from.
  */
 import type { LinkCalibration } from '../protocol/profile';
@@ -29,6 +30,17 @@ export function fitAlphaBeta(points: Array<{ bytes: number; ms: number }>): { al
 
 export const COPY_SIZES_BYTES = [4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20];
 
+/**
+ * On a CPU-only backend (wasm, cpu, tfjs-node on CPU, torch without CUDA) the
+ * "upload + read-back" is a memcpy inside one process (measured at thousands of
+ * GB/s), not a link between devices, so it is recorded as 'host-memory' and no
+ * planner should read it as host↔device bandwidth.
+ */
+export function hostMemoryLink(device: number, deviceName: string, points: Array<{ bytes: number; ms: number }>): LinkCalibration {
+  return { ...hostDeviceLink(device, deviceName, points), name: `host memory copy on ${deviceName} (CPU backend, not a device link)`, kind: 'host-memory' };
+}
+
+/** Host↔GPU copies: a real link (PCIe or NVLink-C2C) a plan can use. */
 export function hostDeviceLink(device: number, deviceName: string, points: Array<{ bytes: number; ms: number }>): LinkCalibration {
   const fit = fitAlphaBeta(points);
   return {

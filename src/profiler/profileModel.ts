@@ -16,7 +16,7 @@ import {
 } from '../protocol/profile';
 import { chooseBackend, deviceIdentities, probeTorch, type DeviceIdentity } from './backends';
 import { cacheKey, TrialCache } from './cache';
-import { COPY_SIZES_BYTES, hostDeviceLink, topologyLinks } from './calibration';
+import { COPY_SIZES_BYTES, hostDeviceLink, hostMemoryLink, topologyLinks } from './calibration';
 import { detectLocalGpus, readGpuTopology } from './gpus';
 import { analyticalEstimate, modelInputSpecs, toTrialSpec, untrialable } from './trialSpecs';
 import { Cancelled, WorkerClient, WorkerFailure, type CancelToken } from './workerClient';
@@ -250,7 +250,7 @@ class DeviceRun {
     }
   }
 
-  /** Host↔device α-β from copies of several sizes; measured once per device and cached. */
+  /** Host↔device α-β from copies of several sizes (a host memcpy on CPU backends); measured once per device and cached. */
   async calibrate(cache: TrialCache, devices: number[], warnings: string[]): Promise<LinkCalibration[]> {
     type Points = Array<{ bytes: number; ms: number }>;
     let points = cache.getExtra('copyPoints') as Points | undefined;
@@ -263,11 +263,13 @@ class DeviceRun {
         cache.putExtra('copyPoints', points);
       } catch (err) {
         if (err instanceof Cancelled) throw err;
-        warnings.push(`host↔device copy calibration failed: ${(err as Error).message}`);
+        warnings.push(`copy calibration failed: ${(err as Error).message}`);
         return [];
       }
     }
-    return devices.map((d) => hostDeviceLink(d, this.id.deviceName, points!));
+    // Only a GPU device has a host↔device link; on a CPU backend the same copy is a memcpy.
+    const link = this.id.gpu !== undefined ? hostDeviceLink : hostMemoryLink;
+    return devices.map((d) => link(d, this.id.deviceName, points!));
   }
 
   async wholeStep(model: AnalyzedModel): Promise<{ ms: number } | { error: string }> {

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { BackendId } from '../protocol/profile';
-import type { ParentMessage, WorkerMessage } from './worker/messages';
+import type { ParentMessage, RuntimeInfo, WorkerMessage } from './worker/messages';
 
 export class WorkerFailure extends Error {
   override name = 'WorkerFailure';
@@ -52,6 +52,8 @@ export class WorkerClient {
   private exited = false;
   deviceName = '';
   version = '';
+  /** From a tfjs worker's ready message: which tf namespace it measures with. */
+  runtime?: RuntimeInfo;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -107,6 +109,7 @@ export class WorkerClient {
     if (ready.type === 'ready') {
       client.deviceName = ready.deviceName;
       client.version = ready.version;
+      client.runtime = ready.runtime;
     }
     return client;
   }

@@ -43,7 +43,7 @@ export interface LayerMeasurement {
 /** α-β model of one link: time(bytes) = alpha + bytes / (betaGBs · 1e9) seconds. */
 export interface LinkCalibration {
   name: string;
-  /** 'host-device' | 'device-device' | 'inter-node' */
+  /** 'host-device' | 'device-device' | 'inter-node' | 'host-memory' (a memcpy measured on a CPU-only backend: not a link) */
   kind: string;
   devices: number[];
   alphaUs: number;

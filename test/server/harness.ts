@@ -40,6 +40,7 @@ export const SERVER = join(ROOT, 'dist/server.js');
 let built = false;
 /** Builds dist/ once per test process; flock serialises parallel test files writing the same bundles. */
 export function buildOnce(): void {
+  if (process.env.WAP_SKIP_BUILD) return;
   if (built) return;
   const r = spawnSync('flock', ['/tmp/wap-build-server.lock', process.execPath, 'scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`build failed: ${r.stderr || r.stdout}`);

@@ -5,16 +5,18 @@
  * is the same. Everything else keeps the model's own shapes and axes.
  * A layer we cannot build throws `Unsupported` with the reason.
  */
-import * as tf from '@tensorflow/tfjs-core';
+import type * as tfc from '@tensorflow/tfjs-core';
 import type { Tensor } from '@tensorflow/tfjs-core';
 import type { TrialSpec } from './messages';
+// The namespace the worker loaded (bundled core, or the native package's own): see tfRuntime.
+import { tf } from './tfRuntime';
 
 export class Unsupported extends Error {
   override name = 'Unsupported';
 }
 
 export interface BuiltLayer {
-  params: tf.Variable[];
+  params: tfc.Variable[];
   /** Inputs already in the builder's layout (see `nativeInputShapes`). */
   apply(xs: Tensor[]): Tensor;
 }
@@ -60,7 +62,7 @@ const nums = (v: unknown, rank: number, d: number): number[] =>
 const axisOf = (axis: number, rank: number): number => (axis < 0 ? axis + rank : axis);
 
 let seed = 1;
-const param = (shape: number[], scale = 0.05): tf.Variable => tf.variable(tf.randomNormal(shape, 0, scale, 'float32', seed++));
+const param = (shape: number[], scale = 0.05): tfc.Variable => tf.variable(tf.randomNormal(shape, 0, scale, 'float32', seed++));
 
 type Pad2D = 'same' | 'valid' | [[number, number], [number, number], [number, number], [number, number]];
 function pad2d(p: unknown): Pad2D {
@@ -74,7 +76,7 @@ function pad2d(p: unknown): Pad2D {
 }
 
 /** Adds a leading height-1 axis so 1-D convs and pools reuse the 2-D kernels. */
-const to2d = (x: Tensor): tf.Tensor4D => (x.rank === 3 ? tf.expandDims(x, 1) : x) as tf.Tensor4D;
+const to2d = (x: Tensor): tfc.Tensor4D => (x.rank === 3 ? tf.expandDims(x, 1) : x) as tfc.Tensor4D;
 const from2d = (y: Tensor, rank: number): Tensor => (rank === 3 ? tf.squeeze(y, [1]) : y);
 
 function conv(spec: TrialSpec, inShape: number[]): BuiltLayer {
@@ -103,7 +105,7 @@ function conv(spec: TrialSpec, inShape: number[]): BuiltLayer {
         const shape: [number, number, number, number] = outHW
           ? [n, ...(outHW.length === 2 ? [1, outHW[0]!] : outHW.slice(0, 2)), cout] as [number, number, number, number]
           : [n, h * stride[0], wd * stride[1], cout];
-        let y: Tensor = tf.conv2dTranspose(x4, w as tf.Tensor4D, shape, stride, pad as 'same' | 'valid');
+        let y: Tensor = tf.conv2dTranspose(x4, w as tfc.Tensor4D, shape, stride, pad as 'same' | 'valid');
         if (bias) y = tf.add(y, bias);
         return from2d(y, x!.rank);
       },
@@ -114,7 +116,7 @@ function conv(spec: TrialSpec, inShape: number[]): BuiltLayer {
     return {
       params: bias ? [w, bias] : [w],
       apply: ([x]) => {
-        let y: Tensor = tf.depthwiseConv2d(to2d(x!), w as tf.Tensor4D, stride, pad);
+        let y: Tensor = tf.depthwiseConv2d(to2d(x!), w as tfc.Tensor4D, stride, pad);
         if (bias) y = tf.add(y, bias);
         return from2d(y, x!.rank);
       },
@@ -126,7 +128,7 @@ function conv(spec: TrialSpec, inShape: number[]): BuiltLayer {
     apply: ([x]) => {
       const x4 = to2d(x!);
       const parts = groups === 1 ? [x4] : tf.split(x4, groups, 3);
-      const ys = parts.map((p, g) => tf.conv2d(p as tf.Tensor4D, ws[g] as tf.Tensor4D, stride, pad));
+      const ys = parts.map((p, g) => tf.conv2d(p as tfc.Tensor4D, ws[g] as tfc.Tensor4D, stride, pad));
       let y: Tensor = ys.length === 1 ? ys[0]! : tf.concat(ys, 3);
       if (bias) y = tf.add(y, bias);
       return from2d(y, x!.rank);
@@ -156,7 +158,7 @@ function separable(spec: TrialSpec, inShape: number[]): BuiltLayer {
   return {
     params: bias ? [dw, pw, bias] : [dw, pw],
     apply: ([x]) => {
-      const y = tf.separableConv2d(x as tf.Tensor4D, dw as tf.Tensor4D, pw as tf.Tensor4D, stride, pad);
+      const y = tf.separableConv2d(x as tfc.Tensor4D, dw as tfc.Tensor4D, pw as tfc.Tensor4D, stride, pad);
       return bias ? tf.add(y, bias) : y;
     },
   };
@@ -232,7 +234,7 @@ function pool(spec: TrialSpec, inShape: number[]): BuiltLayer {
     const out = (a.outputSize as Array<number | null>).map((o, i) => o ?? spatial[i]!);
     if (rank === 2 && out.every((o, i) => o % spatial[i]! === 0) && out.some((o, i) => o > spatial[i]!)) {
       // Output larger than the input by whole factors: every window holds one input cell, so it is a replication.
-      return { params: [], apply: ([x]) => tf.image.resizeNearestNeighbor(x as tf.Tensor4D, out as [number, number]) };
+      return { params: [], apply: ([x]) => tf.image.resizeNearestNeighbor(x as tfc.Tensor4D, out as [number, number]) };
     }
     if (out.some((o, i) => spatial[i]! % o !== 0)) throw new Unsupported('adaptive pooling with a non-dividing output size');
     kernel = spatial.map((d, i) => d / out[i]!);
@@ -372,7 +374,7 @@ function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
       const scale = nums(a.scale, 2, 2);
       const size = (Array.isArray(a.size) ? a.size : [s0[0]! * scale[0]!, s0[1]! * scale[1]!]) as [number, number];
       const bilinear = typeof a.mode === 'string' && a.mode.includes('linear');
-      return { params: [], apply: ([x]) => (bilinear ? tf.image.resizeBilinear(x as tf.Tensor4D, size) : tf.image.resizeNearestNeighbor(x as tf.Tensor4D, size)) };
+      return { params: [], apply: ([x]) => (bilinear ? tf.image.resizeBilinear(x as tfc.Tensor4D, size) : tf.image.resizeNearestNeighbor(x as tfc.Tensor4D, size)) };
     }
     case 'dropout': {
       const rate = num(a.rate, 0.5);

@@ -54,8 +54,20 @@ export interface TrialTiming {
   peakMemoryBytes?: number;
 }
 
+/** Which tf namespace a tfjs worker measures with: proof that native backends use the package's own. */
+export interface RuntimeInfo {
+  /** `tf.getBackend()` of the namespace in use, after the backend was set. */
+  activeBackend: string;
+  /** 'bundled tfjs-core', or the native package's folder. */
+  source: string;
+  /** True when the namespace is the worker's own bundled tfjs-core. */
+  isBundledCore: boolean;
+  /** `version_core` of the namespace in use. */
+  coreVersion: string;
+}
+
 export type WorkerMessage =
-  | { type: 'ready'; deviceName: string; version: string; backend: BackendId }
+  | { type: 'ready'; deviceName: string; version: string; backend: BackendId; runtime?: RuntimeInfo }
   | { type: 'initFailed'; error: string }
   | ({ type: 'result'; id: number } & TrialTiming)
   | { type: 'unsupported'; id: number; reason: string }

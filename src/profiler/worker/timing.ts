@@ -2,8 +2,10 @@
  * Trial timing inside a worker: warm-up, then N timed repetitions, each one
  * ending only after the device has finished (the outputs are read back).
  */
-import * as tf from '@tensorflow/tfjs-core';
+import type * as tfc from '@tensorflow/tfjs-core';
 import type { Tensor } from '@tensorflow/tfjs-core';
+// The namespace the worker loaded (bundled core, or the native package's own): see tfRuntime.
+import { tf } from './tfRuntime';
 import type { BackendId } from '../../protocol/profile';
 import { buildLayer, randomInputs, toChannelsLast, Unsupported } from './layerBuilder';
 import type { ModelInputSpec, TrialSpec, TrialTiming } from './messages';
@@ -121,7 +123,7 @@ export async function timeWholeStep(
     feeds.set(inp.id, randomInputs(layoutSpec, batch, 2)[0]!);
   }
   const params = built.flatMap((b) => b.params);
-  const forward = (): tf.Scalar => {
+  const forward = (): tfc.Scalar => {
     const values = new Map(feeds);
     specs.forEach((s, i) => {
       const xs = s.inputs.map((id) => values.get(id));
@@ -129,7 +131,7 @@ export async function timeWholeStep(
       values.set(s.id, built[i]!.apply(xs as Tensor[]));
     });
     const outs = outputs.map((id) => values.get(id)).filter((t): t is Tensor => !!t);
-    return outs.map((o) => tf.mean(o)).reduce((a, b) => tf.add(a, b)) as tf.Scalar;
+    return outs.map((o) => tf.mean(o)).reduce((a, b) => tf.add(a, b)) as tfc.Scalar;
   };
   const step = () => {
     const r = tf.variableGrads(forward, params);

@@ -1,0 +1,142 @@
+/**
+ * End to end in a real VS Code workbench: code-server serves VS Code 1.100,
+ * the packaged .vsix is installed with --install-extension, and headless
+ * Chromium (playwright-core) drives it as a user would. Each step asserts on
+ * what the user sees and saves a screenshot to test-artifacts/e2e-*.png.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { type CodeServer, ensureCodeServer, repoRoot, startCodeServer } from './codeServer';
+import { goToLine, hoverWord, launchChromium, openFile, openWorkbench, runCommand, statusBarText, webviewFrame, wordBox } from './workbench';
+
+const artifacts = join(repoRoot, 'test-artifacts');
+const vsix = join(repoRoot, 'test-artifacts', 'wap-e2e.vsix');
+let server: CodeServer | undefined;
+let browser: Browser | undefined;
+let page: Page;
+let workspace: string;
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: join(artifacts, `e2e-${name}.png`) });
+}
+
+before(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  ensureCodeServer();
+  const packaged = spawnSync(process.execPath, [join(repoRoot, 'scripts', 'package.mjs'), vsix], { cwd: repoRoot, encoding: 'utf8' });
+  assert.equal(packaged.status, 0, `npm run package failed:\n${packaged.stdout}\n${packaged.stderr}`);
+  // Edits in the workbench are real file writes, so every run works on a fresh copy of the examples.
+  workspace = join(mkdtempSync(join(tmpdir(), 'wap-e2e-ws-')), 'examples');
+  cpSync(join(repoRoot, 'examples'), workspace, { recursive: true });
+  server = await startCodeServer({ vsix });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  await openWorkbench(page, server.url, workspace);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+test('the status bar names the profiling backend', async () => {
+  await openFile(page, 'pytorch/alexnet.py');
+  await page.locator('.statusbar-item', { hasText: 'WAP' }).first().waitFor({ timeout: 60_000 });
+  const deadline = Date.now() + 60_000;
+  let text = await statusBarText(page);
+  while (!/WAP:.*wasm/.test(text) && Date.now() < deadline) {
+    await page.waitForTimeout(250);
+    text = await statusBarText(page);
+  }
+  assert.match(text, /WAP: .*wasm/);
+  await shot('status-bar');
+});
+
+test('hovering a PyTorch Linear layer shows its strategy and devices', async () => {
+  await openFile(page, 'pytorch/alexnet.py');
+  const text = await hoverWord(page, 'nn.Linear(4096, 4096)', 'Linear', /(model|data) parallel.*GPU/i, 90_000);
+  assert.match(text, /classifier\.4/);
+  assert.match(text, /(model|data) parallel ×\d+.* on GPU \d/);
+  await shot('hover-pytorch');
+  await page.keyboard.press('Escape');
+});
+
+test('hovering a Keras Dense layer shows its strategy and devices', async () => {
+  await openFile(page, 'keras/vgg16.py');
+  const source = readFileSync(join(workspace, 'keras', 'vgg16.py'), 'utf8').split('\n');
+  const denseLine = source.findIndex((l) => l.includes('layers.Dense(4096'));
+  assert.ok(denseLine >= 0, 'the Keras example has a Dense(4096) layer');
+  await goToLine(page, denseLine + 1);
+  const lineText = source[denseLine].trim().slice(0, 30);
+  const text = await hoverWord(page, lineText, 'Dense', /(model|data) parallel.*GPU/i, 90_000);
+  assert.match(text, /fc1|dense/i);
+  await shot('hover-keras');
+  await page.keyboard.press('Escape');
+});
+
+test('"WAP: Parallelize Model" shows progress, then the plan view with one lane per GPU', async () => {
+  await openFile(page, 'pytorch/alexnet.py');
+  await runCommand(page, 'WAP: Parallelize Model');
+  await page.locator('.notifications-toasts .notification-toast', { hasText: /WAP/ }).first().waitFor({ timeout: 60_000 });
+  await shot('progress');
+  const frame = await webviewFrame(page, 'div.as-row[data-layer]', 120_000);
+  const rows = await frame.locator('div.as-row[data-layer]').count();
+  assert.ok(rows >= 20, `assignment view lists the layers (${rows} rows)`);
+  const planGpus = Number(await frame.locator('.stat', { hasText: 'GPUs' }).locator('dd').first().innerText());
+  const gpuLanes = await frame.locator('[data-lane^="gpu:"]').count();
+  assert.ok(planGpus >= 1);
+  assert.equal(gpuLanes, planGpus, 'one timeline lane per GPU in the plan');
+  await page.screenshot({ path: join(artifacts, 'e2e-webview.png') });
+});
+
+test('clicking a layer in the plan view reveals its line in the editor', async () => {
+  const frame = await webviewFrame(page, 'div.as-row[data-layer]', 60_000);
+  const row = frame.locator('div.as-row[data-layer="classifier.1"]').first();
+  const line = Number(await row.getAttribute('data-line'));
+  assert.ok(line > 0);
+  await row.click();
+  // The editor shows the cursor position in the status bar: "Ln 35, Col …".
+  await page.locator('.statusbar-item', { hasText: new RegExp(`Ln ${line},`) }).first().waitFor({ timeout: 30_000 });
+  await shot('reveal');
+});
+
+test('a DeepSpeed config that disagrees with the plan gets a diagnostic and a working quick-fix', async () => {
+  const file = join(workspace, 'pytorch', 'ds_config.json');
+  const before = readFileSync(file, 'utf8');
+  await openFile(page, 'pytorch/ds_config.json');
+  // VS Code's own JSON mode flags DeepSpeed's comments; WAP's diagnostic sits on the train_batch_size value.
+  await page.locator('.editor-instance .squiggly-error, .editor-instance .squiggly-warning').first().waitFor({ timeout: 90_000 });
+  await page.keyboard.press('Control+Shift+M');
+  await page.locator('.markers-panel .monaco-list-row', { hasText: 'train_batch_size' }).first().waitFor({ timeout: 90_000 });
+  await shot('config-diagnostic');
+  const { x, y } = await wordBox(page, '"train_batch_size"', '256');
+  await page.mouse.click(x, y);
+  // Ctrl+. straight after a click can race the code-action request: wait for the lightbulb, then retry.
+  await page.locator('.lightBulbWidget, .codicon-light-bulb, .codicon-lightbulb-autofix').first().waitFor({ timeout: 30_000 });
+  const menu = page.locator('.action-widget');
+  for (let attempt = 0; attempt < 5 && !(await menu.isVisible()); attempt++) {
+    await page.keyboard.press('Control+.');
+    await menu.waitFor({ state: 'visible', timeout: 3_000 }).catch(() => undefined);
+  }
+  await menu.waitFor({ state: 'visible' });
+  await shot('quick-fix-menu');
+  // The menu sits under a pointer-blocking overlay: choose with the keyboard.
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Control+S');
+  const deadline = Date.now() + 30_000;
+  let after = before;
+  while (after === before && Date.now() < deadline) {
+    await page.waitForTimeout(200);
+    after = readFileSync(file, 'utf8');
+  }
+  assert.notEqual(after, before, 'the quick-fix edited the file');
+  const changed = after.split('\n').filter((l, i) => l !== before.split('\n')[i]);
+  assert.ok(changed.length >= 1 && changed.length <= 2, `only the value's line changes: ${changed.join(' | ')}`);
+  assert.match(changed.join('\n'), /train_batch_size|gradient_accumulation_steps|train_micro_batch_size_per_gpu/);
+  await shot('quick-fix-applied');
+});
