@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -21,8 +21,24 @@ let browser: Browser | undefined;
 let page: Page;
 let workspace: string;
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(artifacts, `e2e-${name}.png`) });
+const docsScreenshots = join(repoRoot, 'docs', 'screenshots');
+
+/** Saves a test artifact; with WAP_UPDATE_SCREENSHOTS=1 also refreshes the README's copy under docs/screenshots/. */
+async function shot(name: string, readmeName?: string, target: { screenshot(o: { path: string }): Promise<unknown> } = page): Promise<void> {
+  const path = join(artifacts, `e2e-${name}.png`);
+  await target.screenshot({ path });
+  if (readmeName && process.env.WAP_UPDATE_SCREENSHOTS === '1') {
+    mkdirSync(docsScreenshots, { recursive: true });
+    copyFileSync(path, join(docsScreenshots, `${readmeName}.png`));
+  }
+}
+
+/** Waits until the hover widget's fade-in animation is over, so screenshots show it crisp. */
+async function hoverSettled(): Promise<void> {
+  await page.waitForFunction(() => {
+    const hover = document.querySelector('.monaco-hover:not(.hidden)');
+    return !!hover && hover.getAnimations({ subtree: true }).every((a) => a.playState === 'finished');
+  });
 }
 
 before(async () => {
@@ -62,7 +78,8 @@ test('hovering a PyTorch Linear layer shows its strategy and devices', async () 
   const text = await hoverWord(page, 'nn.Linear(4096, 4096)', 'Linear', /(model|data) parallel.*GPU/i, 90_000);
   assert.match(text, /classifier\.4/);
   assert.match(text, /(model|data) parallel ×\d+.* on GPU \d/);
-  await shot('hover-pytorch');
+  await hoverSettled();
+  await shot('hover-pytorch', 'hover');
   await page.keyboard.press('Escape');
 });
 
@@ -91,7 +108,14 @@ test('"WAP: Parallelize Model" shows progress, then the plan view with one lane 
   const gpuLanes = await frame.locator('[data-lane^="gpu:"]').count();
   assert.ok(planGpus >= 1);
   assert.equal(gpuLanes, planGpus, 'one timeline lane per GPU in the plan');
-  await page.screenshot({ path: join(artifacts, 'e2e-webview.png') });
+  const webviewElement = page.locator('iframe.webview.ready').first();
+  await shot('webview-assignment', 'assignment', webviewElement);
+  await frame.locator('a[data-view="timeline"]').click();
+  await frame.locator('canvas[data-events]').first().waitFor();
+  const drawn = Number(await frame.locator('canvas[data-events]').first().getAttribute('data-events'));
+  assert.ok(drawn > 0, 'the timeline drew the simulated events');
+  await shot('webview-timeline', 'timeline', webviewElement);
+  await frame.locator('a[data-view="assignment"]').click();
 });
 
 test('clicking a layer in the plan view reveals its line in the editor', async () => {
