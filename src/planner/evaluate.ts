@@ -11,12 +11,13 @@ import { divisors, opClass, type LayerConfig } from './cost/configs';
 import { gb, usableBytes } from './cost/memory';
 import { assignmentMemory, buildCostTables, type CostTables, type TableOptions } from './cost/tables';
 import { range, type Topology } from './cost/topology';
-import { buildPipelinePlan, type PipelinePlan } from './search/pipelinePlan';
-import { searchTables, type FittedSearch } from './search/search';
+import { buildPipelinePlanSteps, type PipelinePlan } from './search/pipelinePlan';
+import { searchTablesSteps, type FittedSearch } from './search/search';
 import type { SimRun } from './simulator/engine';
-import { simulateIteration } from './simulator/iteration';
-import { simulatePipeline } from './simulator/pipeline';
+import { simulateIterationSteps } from './simulator/iteration';
+import { simulatePipelineSteps } from './simulator/pipeline';
 import { summarizeRun, type RunSummary } from './simulator/results';
+import { drain, type Steps } from './steps';
 
 export type CandidateKind = 'search' | 'dp' | 'owt' | 'pipeline';
 
@@ -32,6 +33,8 @@ export interface Candidate {
    * every count's task lists alive at once were most of the planner's memory and GC time.
    */
   replay(): SimRun;
+  /** replay() with the simulator's checkpoints. */
+  replaySteps(): Steps<SimRun>;
   summary: RunSummary;
   memoryPerGpu: number[];
   fits: boolean;
@@ -58,8 +61,10 @@ export interface EvalContext {
   searchBudgetMs: number;
 }
 
-function simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, choice: Int32Array, search?: FittedSearch): Candidate {
-  const run = simulateIteration(t, choice);
+function* simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, choice: Int32Array, search?: FittedSearch): Steps<Candidate> {
+  const replaySteps = () => simulateIterationSteps(t, choice);
+  const run = yield* replaySteps();
+  yield;
   const summary = summarizeRun(run, t.devices, ctx.topo, t.batch);
   const mem = assignmentMemory(t, choice);
   const cap = usableBytes(ctx.topo.minMemoryBytes(t.devices));
@@ -70,7 +75,8 @@ function simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, ch
     tables: t,
     choice,
     search,
-    replay: () => simulateIteration(t, choice),
+    replay: () => drain(replaySteps()),
+    replaySteps,
     summary,
     memoryPerGpu: t.devices.map(() => mem),
     fits,
@@ -111,6 +117,11 @@ export function microBatchCounts(S: number, m: number, batch: number): number[] 
 }
 
 export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean): CountResult {
+  return drain(evaluateCountSteps(ctx, n, includeOwt));
+}
+
+/** evaluateCount with checkpoints between candidates and inside the searches. */
+export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boolean): Steps<CountResult> {
   const { model, topo, options } = ctx;
   const batch = options.batch;
   const devices = range(0, n);
@@ -118,23 +129,27 @@ export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean):
   const tables = buildCostTables(model, topo, devices, batch, { ...ctx.tableOptions, mode: options.strategies });
   const dpChoice = new Int32Array(model.layers.length);
   const dpValid = tables.options.every((o) => o[0].config.k === 1 && o[0].config.d === n);
-  const dp = dpValid ? simulateTables(ctx, 'dp', tables, dpChoice) : undefined;
+  yield;
+  const dp = dpValid ? yield* simulateTables(ctx, 'dp', tables, dpChoice) : undefined;
+  yield;
   let best: Candidate | undefined = dp;
   let search: FittedSearch | undefined;
   evaluated += model.layers.length;
   if (options.strategies !== 'dp' && n > 1) {
-    const s = searchTables(tables, usableBytes(topo.minMemoryBytes(devices)), ctx.searchBudgetMs);
+    const s = yield* searchTablesSteps(tables, usableBytes(topo.minMemoryBytes(devices)), ctx.searchBudgetMs);
     evaluated += s.evaluated;
     search = s;
     const same = dp && s.choice.every((o) => o === 0);
-    if (!same) best = better(best, simulateTables(ctx, 'search', tables, s.choice, s));
+    if (!same) best = better(best, yield* simulateTables(ctx, 'search', tables, s.choice, s));
   } else if (!dp) {
-    best = simulateTables(ctx, 'search', tables, dpChoice);
+    best = yield* simulateTables(ctx, 'search', tables, dpChoice);
   }
   let owt: Candidate | undefined;
   if (includeOwt) {
     const t = buildCostTables(model, topo, devices, batch, { ...ctx.tableOptions, mode: 'hybrid', configsFor: owtConfigs(model, n) });
-    owt = simulateTables(ctx, 'owt', t, new Int32Array(model.layers.length));
+    yield;
+    owt = yield* simulateTables(ctx, 'owt', t, new Int32Array(model.layers.length));
+    yield;
     if (options.strategies !== 'dp') best = better(best, owt);
   }
   if (options.strategies === 'all' && n > 1) {
@@ -142,12 +157,16 @@ export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean):
       if (S < 2) continue;
       const Ms = options.microBatches ? [options.microBatches] : microBatchCounts(S, n / S, batch);
       for (const M of Ms) {
-        const p = buildPipelinePlan(model, topo, n, S, M, batch, ctx.tableOptions);
+        const p = yield* buildPipelinePlanSteps(model, topo, n, S, M, batch, ctx.tableOptions);
         if (!p) continue;
-        const replay = () => simulatePipeline(p.stages, topo, p.microBatch, M, p.schedule);
+        const replaySteps = () => simulatePipelineSteps(p.stages, topo, p.microBatch, M, p.schedule);
         evaluated += p.stages.length * model.layers.length;
-        const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay, summary: summarizeRun(replay(), devices, topo, batch), memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason };
+        const run = yield* replaySteps();
+        yield;
+        const summary = summarizeRun(run, devices, topo, batch);
+        const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason };
         best = better(best, cand);
+        yield;
       }
     }
   }

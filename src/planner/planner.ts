@@ -1,8 +1,10 @@
 /**
  * planModel: for every GPU count n = 1..N find the best plan (the scaling
  * curve), pick n by the objective, and report the plan, baselines and the
- * simulated timeline. The loop is a generator so the async entry point can
- * yield to the event loop between counts and honour cancellation.
+ * simulated timeline. The loop is a generator: it yields [done, total] after
+ * each count and undefined at the searches' checkpoints, so the async entry
+ * point can report progress, yield to the event loop every ~20 ms of work and
+ * honour cancellation within one such slice.
  */
 import type { AnalyzedModel } from '../core/ir';
 import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, ScalingPoint } from '../protocol/plan';
@@ -10,7 +12,7 @@ import type { ProfileFile } from '../protocol/profile';
 import type { ClusterSpec } from './cluster/spec';
 import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
-import { evaluateCount, type Candidate, type CountResult, type EvalContext } from './evaluate';
+import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { layerPlans, summaryOf } from './report';
 import { toTimeline } from './simulator/results';
 
@@ -43,7 +45,7 @@ function throughput(c: Candidate, batch: number): number {
   return c.summary.stepTimeMs > 0 ? (batch * 1000) / c.summary.stepTimeMs : 0;
 }
 
-function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number], PlanOutcome> {
+function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
   const started = Date.now();
   const diagnostics: PlanDiagnostic[] = [];
   const topo = new Topology(cluster);
@@ -83,7 +85,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   const results: CountResult[] = [];
   let evaluated = 0;
   for (let n = 1; n <= N; n++) {
-    const r = evaluateCount(ctx, n, n === N);
+    const r = yield* evaluateCountSteps(ctx, n, n === N);
     evaluated += r.evaluated;
     results.push(r);
     yield [n, N];
@@ -121,6 +123,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   const last = results[results.length - 1];
   if (results[0].best && !results[0].best.fits) diagnostics.push({ severity: 'info', message: `the model does not fit on one GPU: ${results[0].best.reason}` });
   const layers = layerPlans(c, topo, options.strategies);
+  const timeline = toTimeline(yield* c.replaySteps());
   const costSources: Record<string, number> = {};
   for (const l of layers) costSources[l.costSource.kind] = (costSources[l.costSource.kind] ?? 0) + 1;
   const report: PlanReport = {
@@ -148,7 +151,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       owt: baseline(last.owt, N, batch, 'no OWT plan'),
     },
     scaling,
-    timeline: toTimeline(c.replay()),
+    timeline,
     search: {
       method: chosen!.search?.method ?? 'chain-dp',
       exact: chosen!.search ? chosen!.search.exact : true,
@@ -176,13 +179,19 @@ function cancelled(): Error {
   return e;
 }
 
+/** Work between two turns of the event loop: short enough that a cancel lands within ~100 ms. */
+const SLICE_MS = 20;
+
 export async function planModelAsync(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: AsyncPlanExtras = {}): Promise<PlanOutcome> {
   const it = planSteps(model, cluster, options, extras);
+  let sliceStart = Date.now();
   for (;;) {
     if (extras.cancel?.isCancellationRequested) throw cancelled();
     const r = it.next();
     if (r.done) return r.value;
-    extras.onProgress?.(r.value[0], r.value[1]);
+    if (r.value) extras.onProgress?.(r.value[0], r.value[1]);
+    else if (Date.now() - sliceStart < SLICE_MS) continue;
     await new Promise<void>((resolve) => setImmediate(resolve));
+    sliceStart = Date.now();
   }
 }

@@ -1,5 +1,6 @@
 /** Exact search for chains: dynamic programming over (layer, configuration), as OptCNN does. */
 import type { CostTables } from '../cost/tables';
+import { drain, type Steps } from '../steps';
 
 export type NodeCost = (layer: number, option: number) => number;
 
@@ -19,6 +20,11 @@ export function isChain(t: CostTables): boolean {
 }
 
 export function chainSearch(t: CostTables, nodeCost: NodeCost): SearchResult {
+  return drain(chainSearchSteps(t, nodeCost));
+}
+
+/** chainSearch with a checkpoint after each layer. */
+export function* chainSearchSteps(t: CostTables, nodeCost: NodeCost): Steps<SearchResult> {
   const L = t.layers.length;
   const back: Int32Array[] = [];
   let prev = Float64Array.from(t.options[0].map((_, o) => nodeCost(0, o)));
@@ -51,6 +57,7 @@ export function chainSearch(t: CostTables, nodeCost: NodeCost): SearchResult {
     evaluated += C * P;
     back.push(arg);
     prev = cur;
+    yield;
   }
   let last = 0;
   for (let o = 1; o < prev.length; o++) if (prev[o] < prev[last]) last = o;

@@ -8,7 +8,8 @@
  */
 import type { CostTables } from '../cost/tables';
 import type { NodeCost, SearchResult } from './chain';
-import { localSearch } from './localSearch';
+import { localSearchSteps } from './localSearch';
+import { drain, type Steps } from '../steps';
 
 interface Edge {
   a: number;
@@ -24,6 +25,11 @@ interface Elimination {
 }
 
 export function eliminationSearch(t: CostTables, nodeCost: NodeCost, budgetMs = 300): SearchResult {
+  return drain(eliminationSearchSteps(t, nodeCost, budgetMs));
+}
+
+/** eliminationSearch with a checkpoint after each elimination step and each local-search pass. */
+export function* eliminationSearchSteps(t: CostTables, nodeCost: NodeCost, budgetMs = 300): Steps<SearchResult> {
   const L = t.layers.length;
   const S = L;
   const T = L + 1;
@@ -116,6 +122,7 @@ export function eliminationSearch(t: CostTables, nodeCost: NodeCost, budgetMs = 
     addEdge(u, w, M);
     if (u < L) queue.push(u);
     if (w < L) queue.push(w);
+    yield;
   }
 
   const choice = new Int32Array(L + 2);
@@ -125,7 +132,7 @@ export function eliminationSearch(t: CostTables, nodeCost: NodeCost, budgetMs = 
   if (alive.size > 0) {
     const rest = [...alive];
     const remaining = [...edges.values()];
-    const ls = localSearch(rest, remaining, nodeVec, size, budgetMs);
+    const ls = yield* localSearchSteps(rest, remaining, nodeVec, size, budgetMs);
     for (const [v, o] of ls.choice) choice[v] = o;
     evaluated += ls.evaluated;
     exact = false;

@@ -2,8 +2,12 @@
  * Bounded local search over what elimination could not reduce: coordinate
  * descent from two starts (each node's cheapest option; option 0, i.e. plain
  * data parallel), stopping at a pass or time limit. The lower bound (each node
- * and edge at its own minimum) gives the gap the result can prove.
+ * and edge at its own minimum) gives the gap the result can prove. The time
+ * limit counts only time spent searching, not time paused at a checkpoint
+ * (the async planner lets the event loop run there).
  */
+import { drain, type Steps } from '../steps';
+
 interface Edge {
   a: number;
   b: number;
@@ -19,8 +23,15 @@ export interface LocalSearchResult {
 }
 
 export function localSearch(nodes: number[], edges: Edge[], nodeVec: Float64Array[], size: (v: number) => number, budgetMs: number): LocalSearchResult {
+  return drain(localSearchSteps(nodes, edges, nodeVec, size, budgetMs));
+}
+
+/** localSearch with a checkpoint after each pass. */
+export function* localSearchSteps(nodes: number[], edges: Edge[], nodeVec: Float64Array[], size: (v: number) => number, budgetMs: number): Steps<LocalSearchResult> {
   const passLimit = 50;
   const started = Date.now();
+  let paused = 0;
+  const searchingMs = (): number => Date.now() - started - paused;
   let evaluated = 0;
   const incident = new Map<number, Edge[]>();
   for (const E of edges) {
@@ -36,11 +47,11 @@ export function localSearch(nodes: number[], edges: Edge[], nodeVec: Float64Arra
     for (const E of edges) s += E.M[(choice.get(E.a) ?? 0) * size(E.b) + (choice.get(E.b) ?? 0)];
     return s;
   };
-  const run = (init: (v: number) => number): { choice: Map<number, number>; cost: number; passes: number } => {
+  const run = function* (init: (v: number) => number): Steps<{ choice: Map<number, number>; cost: number; passes: number }> {
     const choice = new Map<number, number>(nodes.map((v) => [v, init(v)]));
     let passes = 0;
     let improved = true;
-    while (improved && passes < passLimit && Date.now() - started < budgetMs) {
+    while (improved && passes < passLimit && searchingMs() < budgetMs) {
       improved = false;
       passes++;
       for (const v of nodes) {
@@ -69,6 +80,9 @@ export function localSearch(nodes: number[], edges: Edge[], nodeVec: Float64Arra
           improved = true;
         }
       }
+      const pausedAt = Date.now();
+      yield;
+      paused += Date.now() - pausedAt;
     }
     return { choice, cost: total(choice), passes };
   };
@@ -77,8 +91,8 @@ export function localSearch(nodes: number[], edges: Edge[], nodeVec: Float64Arra
     for (let o = 1; o < size(v); o++) if (nodeVec[v][o] < nodeVec[v][b]) b = o;
     return b;
   };
-  const a = run(cheapest);
-  const b = run(() => 0);
+  const a = yield* run(cheapest);
+  const b = yield* run(() => 0);
   const best = a.cost <= b.cost ? a : b;
   let lower = 0;
   for (const v of nodes) lower += Math.min(...nodeVec[v]);

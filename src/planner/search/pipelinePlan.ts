@@ -8,6 +8,7 @@ import { buildCostTables, type TableOptions } from '../cost/tables';
 import { usableBytes } from '../cost/memory';
 import { range, type Topology } from '../cost/topology';
 import type { PipelineStage, Schedule } from '../simulator/pipeline';
+import { drain, type Steps } from '../steps';
 
 export interface PipelinePlan {
   stages: PipelineStage[];
@@ -52,12 +53,18 @@ function partition(costs: number[], S: number): number[] {
 }
 
 export function buildPipelinePlan(model: AnalyzedModel, topo: Topology, n: number, S: number, M: number, batch: number, opts: TableOptions, schedule: Schedule = '1f1b'): PipelinePlan | undefined {
+  return drain(buildPipelinePlanSteps(model, topo, n, S, M, batch, opts, schedule));
+}
+
+/** buildPipelinePlan with a checkpoint after costing each stage. */
+export function* buildPipelinePlanSteps(model: AnalyzedModel, topo: Topology, n: number, S: number, M: number, batch: number, opts: TableOptions, schedule: Schedule = '1f1b'): Steps<PipelinePlan | undefined> {
   const L = model.layers.length;
   const m = n / S;
   const microBatch = batch / M;
   if (!Number.isInteger(m) || S < 2 || S > L || microBatch < m) return undefined;
   const probe = buildCostTables(model, topo, range(0, m), microBatch, { ...opts, mode: 'dp' });
   const costs = probe.options.map((o) => o[0].forwardMs + o[0].backwardMs);
+  yield;
   const bounds = partition(costs, S);
   const stageOf = new Int32Array(L);
   for (let s = 0; s < S; s++) for (let l = bounds[s]; l < bounds[s + 1]; l++) stageOf[l] = s;
@@ -82,6 +89,7 @@ export function buildPipelinePlan(model: AnalyzedModel, topo: Topology, n: numbe
       fits = false;
       reason = `pipeline stage ${s} needs ${(mem / 1e9).toFixed(1)} GB per GPU, more than the ${(cap / 1e9).toFixed(1)} GB usable`;
     }
+    yield;
   }
   return { stages, microBatches: M, microBatch, schedule, memoryPerGpu, fits, reason };
 }

@@ -4,8 +4,9 @@
  * then raised until the plan fits, then bisected back towards speed.
  */
 import { assignmentMemory, type CostTables } from '../cost/tables';
-import { chainSearch, isChain, type SearchResult } from './chain';
-import { eliminationSearch } from './eliminate';
+import { drain, type Steps } from '../steps';
+import { chainSearchSteps, isChain, type SearchResult } from './chain';
+import { eliminationSearchSteps } from './eliminate';
 
 export interface FittedSearch extends SearchResult {
   memoryBytes: number;
@@ -13,23 +14,28 @@ export interface FittedSearch extends SearchResult {
 }
 
 export function searchTables(t: CostTables, usableBytes: number, budgetMs = 300): FittedSearch {
+  return drain(searchTablesSteps(t, usableBytes, budgetMs));
+}
+
+/** searchTables with the checkpoints of the searches it runs. */
+export function* searchTablesSteps(t: CostTables, usableBytes: number, budgetMs = 300): Steps<FittedSearch> {
   const chain = isChain(t);
   let evaluated = 0;
-  const run = (lambda: number): FittedSearch => {
+  const run = function* (lambda: number): Steps<FittedSearch> {
     const nodeCost = (i: number, o: number) => t.options[i][o].timeMs + lambda * t.options[i][o].memoryBytes;
-    const r = chain ? chainSearch(t, nodeCost) : eliminationSearch(t, nodeCost, budgetMs);
+    const r = chain ? yield* chainSearchSteps(t, nodeCost) : yield* eliminationSearchSteps(t, nodeCost, budgetMs);
     evaluated += r.evaluated;
     const memoryBytes = assignmentMemory(t, r.choice);
     return { ...r, memoryBytes, fits: memoryBytes <= usableBytes };
   };
-  const first = run(0);
+  const first = yield* run(0);
   if (first.fits) return first;
   // ms per byte: from 1 ms per TB up to 1 ms per byte, ×16 each step.
   let hi = 1e-12;
   let fitted: FittedSearch | undefined;
   let last = first;
   while (hi < 1) {
-    last = run(hi);
+    last = yield* run(hi);
     if (last.fits) {
       fitted = last;
       break;
@@ -40,7 +46,7 @@ export function searchTables(t: CostTables, usableBytes: number, budgetMs = 300)
   let lo = hi / 16;
   for (let i = 0; i < 8; i++) {
     const mid = Math.sqrt(lo * hi);
-    const r = run(mid);
+    const r = yield* run(mid);
     if (r.fits) {
       hi = mid;
       fitted = r;

@@ -2,10 +2,11 @@
  * Discrete-event core: each resource (a device's compute stream 'gpu:i', a
  * link channel 'link:<name>') runs its tasks in issue order, as CUDA streams
  * and NCCL communicators do. A task starts when its dependencies and all its
- * resources are free. The critical path is traced back from the last task
- * through whichever predecessor (dependency or stream) released it.
+ * resources are free. The critical path is traced back from the task that
+ * ends last through whichever predecessor (dependency or stream) released it.
  */
 import type { TimelineKind } from '../../protocol/plan';
+import { drain, type Steps } from '../steps';
 
 export interface SimTask {
   kind: TimelineKind;
@@ -37,34 +38,39 @@ export class Engine {
   }
 
   run(): SimRun {
+    return drain(this.runSteps());
+  }
+
+  /** run() with a checkpoint every few thousand tasks (pipelines with many micro-batches have tens of thousands). */
+  *runSteps(): Steps<SimRun> {
     const N = this.tasks.length;
     const start = new Float64Array(N);
     const end = new Float64Array(N);
-    const released = new Int32Array(N).fill(-1);
+    // Each task's stream predecessors (the previous task on each of its resources), CSR-style.
+    const streamFrom = new Int32Array(N + 1);
+    const streamPrev: number[] = [];
     const lastOn = new Map<string, number>();
     for (let i = 0; i < N; i++) {
       const t = this.tasks[i];
       let s = 0;
-      let by = -1;
       for (const d of t.deps) {
         if (d >= i || d < 0) throw new Error(`simulator: task ${i} depends on task ${d}, not an earlier one`);
-        if (end[d] >= s) {
-          s = end[d];
-          by = d;
-        }
+        if (end[d] > s) s = end[d];
       }
+      streamFrom[i] = streamPrev.length;
       for (const r of t.resources) {
         const prev = lastOn.get(r);
-        if (prev !== undefined && end[prev] > s) {
-          s = end[prev];
-          by = prev;
+        if (prev !== undefined) {
+          streamPrev.push(prev);
+          if (end[prev] > s) s = end[prev];
         }
         lastOn.set(r, i);
       }
       start[i] = s;
       end[i] = s + Math.max(0, t.durationMs);
-      released[i] = by;
+      if ((i & 4095) === 4095) yield;
     }
+    streamFrom[N] = streamPrev.length;
     let last = -1;
     let makespan = 0;
     for (let i = 0; i < N; i++) {
@@ -73,10 +79,34 @@ export class Engine {
         last = i;
       }
     }
-    const critical = new Uint8Array(N);
-    for (let i = last; i >= 0; i = released[i]) critical[i] = 1;
+    const critical = criticalPath(this.tasks, start, end, last, (i) => streamPrev.slice(streamFrom[i], streamFrom[i + 1]));
     return { tasks: this.tasks, start, end, critical, makespanMs: makespan };
   }
+}
+
+/**
+ * The chain of tasks whose durations add up to the makespan: from the task
+ * that ends last, step back each time to the predecessor (a dependency, or the
+ * previous task on one of its streams) that ends exactly when this task starts
+ * (within a rounding epsilon), i.e. the one that held it back. Dependencies are
+ * preferred on ties: a transfer or all-reduce the task waited on explains the
+ * wait better than the stream it shares. Start times are maxima of those ends,
+ * so a task that starts after 0 always has such a predecessor and the chain
+ * has no gaps; should one ever be missing, the latest-ending predecessor is
+ * taken and the gap is a wait on the path.
+ */
+export function criticalPath(tasks: readonly SimTask[], start: Float64Array, end: Float64Array, last: number, streamPrev: (task: number) => readonly number[]): Uint8Array {
+  const critical = new Uint8Array(tasks.length);
+  for (let i = last; i >= 0; ) {
+    critical[i] = 1;
+    const eps = 1e-9 * Math.max(1, start[i]);
+    if (start[i] <= eps) break;
+    const candidates = [...tasks[i].deps, ...streamPrev(i)];
+    let next = candidates.find((c) => Math.abs(end[c] - start[i]) <= eps) ?? -1;
+    if (next < 0) for (const c of candidates) if (next < 0 || end[c] > end[next]) next = c;
+    i = next;
+  }
+  return critical;
 }
 
 const groupKeys = new WeakMap<readonly number[], string[]>();

@@ -7,6 +7,7 @@
  */
 import type { CostTables } from '../cost/tables';
 import { allReduceMs } from '../cost/topology';
+import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
 
 /** PyTorch DDP's default bucket_cap_mb. */
@@ -17,6 +18,11 @@ export interface IterationOptions {
 }
 
 export function simulateIteration(t: CostTables, choice: ArrayLike<number>, opts: IterationOptions = {}): SimRun {
+  return drain(simulateIterationSteps(t, choice, opts));
+}
+
+/** simulateIteration with the engine's checkpoints. */
+export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>, opts: IterationOptions = {}): Steps<SimRun> {
   const bucketCap = opts.bucketBytes ?? DEFAULT_BUCKET_BYTES;
   const eng = new Engine();
   const L = t.layers.length;
@@ -92,5 +98,5 @@ export function simulateIteration(t: CostTables, choice: ArrayLike<number>, opts
   for (let i = 0; i < L; i++) updateMs += opt(i).updateMs;
   const allBwd = Array.from(bwdEnd);
   eng.add({ kind: 'update', layer: 'optimizer', resources: lanes, devices: t.devices, durationMs: updateMs, deps: [...allBwd, ...bucketTasks] });
-  return eng.run();
+  return yield* eng.runSteps();
 }

@@ -6,6 +6,7 @@
  */
 import type { CostTables } from '../cost/tables';
 import { allReduceMs, type Topology } from '../cost/topology';
+import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
 
 export interface PipelineStage {
@@ -29,6 +30,11 @@ function stageOrder(s: number, S: number, M: number, schedule: Schedule): Array<
 }
 
 export function simulatePipeline(stages: PipelineStage[], topo: Topology, microBatch: number, M: number, schedule: Schedule): SimRun {
+  return drain(simulatePipelineSteps(stages, topo, microBatch, M, schedule));
+}
+
+/** simulatePipeline with a checkpoint every couple of thousand tasks laid out, and the engine's own. */
+export function* simulatePipelineSteps(stages: PipelineStage[], topo: Topology, microBatch: number, M: number, schedule: Schedule): Steps<SimRun> {
   const S = stages.length;
   const eng = new Engine();
   const label = stages.map((st) => `stage ${stages.indexOf(st)} (${st.tables.layers[st.layers[0]].name}…${st.tables.layers[st.layers[st.layers.length - 1]].name})`);
@@ -60,6 +66,7 @@ export function simulatePipeline(stages: PipelineStage[], topo: Topology, microB
   const orders = stages.map((_, s) => stageOrder(s, S, M, schedule));
   const pos = stages.map(() => 0);
   const lastB: number[] = stages.map(() => -1);
+  let pauseAt = 2048;
   let progressed = true;
   while (progressed) {
     progressed = false;
@@ -82,6 +89,10 @@ export function simulatePipeline(stages: PipelineStage[], topo: Topology, microB
         if (kind === 'B') lastB[s] = id;
         pos[s]++;
         progressed = true;
+        if (eng.tasks.length >= pauseAt) {
+          pauseAt += 2048;
+          yield;
+        }
       }
     }
   }
@@ -95,5 +106,5 @@ export function simulatePipeline(stages: PipelineStage[], topo: Topology, microB
     }
     eng.add({ kind: 'update', layer: label[s], resources: gpuLanes(st.devices), devices: st.devices, durationMs: c.upd, deps });
   });
-  return eng.run();
+  return yield* eng.runSteps();
 }

@@ -114,23 +114,25 @@ export function toTimeline(run: SimRun): TimelineEvent[] {
     const endMs = round(Math.min(run.end[i], run.makespanMs));
     const critical = run.critical[i] === 1;
     // Property order as before (kind, layer, times, optional bytes/microBatch/critical, device, lane, devices): JSON output stays byte-identical.
-    const event = (device: number, lane: string, devices: number[] | undefined): TimelineEvent => {
+    const event = (device: number, lane: string, devices: number[] | undefined, flagged: boolean): TimelineEvent => {
       const e = { kind: t.kind, layer: t.layer, startMs, endMs } as TimelineEvent;
       if (t.bytes !== undefined) e.bytes = t.bytes;
       if (t.microBatch !== undefined) e.microBatch = t.microBatch;
-      if (critical) e.critical = true;
+      if (flagged) e.critical = true;
       e.device = device;
       e.lane = lane;
       if (devices) e.devices = devices;
       return e;
     };
+    let low = t.devices[0];
+    for (const d of t.devices) if (d < low) low = d;
     if (isComputeKind(t.kind)) {
+      // A group computing in lockstep is one task on one path: flag it on its lowest GPU's
+      // lane only, so the path reads as one GPU's chain (plus the links it waits on), not n copies.
       const shared = t.devices.length > 1 ? t.devices : undefined;
-      for (const d of t.devices) out.push(event(d, `gpu:${d}`, shared));
+      for (const d of t.devices) out.push(event(d, `gpu:${d}`, shared, critical && d === low));
     } else {
-      let low = t.devices[0];
-      for (const d of t.devices) if (d < low) low = d;
-      out.push(event(low, t.resources[0], t.devices));
+      out.push(event(low, t.resources[0], t.devices, critical));
     }
   }
   return out;
