@@ -196,7 +196,8 @@ function reportSyntaxError(node: PyNode, source: string, out: Diagnostic[]): voi
   out.push({ severity: 'error', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code: 'parse-error' });
 }
 
-function position(lines: number[], offset: number): [number, number] {
+/** 0-based index of the line holding `offset`, by binary search over a line-start table. */
+export function lineIndexAt(lines: number[], offset: number): number {
   let lo = 0;
   let hi = lines.length - 1;
   while (lo < hi) {
@@ -204,7 +205,12 @@ function position(lines: number[], offset: number): [number, number] {
     if (lines[mid] <= offset) lo = mid;
     else hi = mid - 1;
   }
-  return [lo + 1, offset - lines[lo] + 1];
+  return lo;
+}
+
+function position(lines: number[], offset: number): [number, number] {
+  const index = lineIndexAt(lines, offset);
+  return [index + 1, offset - lines[index] + 1];
 }
 
 /** 1-based line/column range of a node. */

@@ -7,7 +7,7 @@
  * Results are identical to a fresh parse (test/frontends/python-incremental).
  */
 import type { Edit, Parser, Point, Tree } from 'web-tree-sitter';
-import { convertTree, type ConvertedTree, type StatementPool } from './ast';
+import { convertTree, lineIndexAt, type ConvertedTree, type StatementPool } from './ast';
 
 interface FileState {
   text: string;
@@ -104,14 +104,8 @@ const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
 
 /** 0-based row/column of an offset, from a line-start table. */
 function pointAt(lines: number[], offset: number): Point {
-  let lo = 0;
-  let hi = lines.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (lines[mid] <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return { row: lo, column: offset - (lines[lo] ?? 0) };
+  const row = lineIndexAt(lines, offset);
+  return { row, column: offset - (lines[row] ?? 0) };
 }
 
 /** The point reached from `from` (at `start`) after the text up to `end`. */

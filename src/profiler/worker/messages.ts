@@ -4,7 +4,7 @@
  * Plain data only.
  */
 import type { Attrs, Layout, OpKind } from '../../core/ir';
-import type { BackendId } from '../../protocol/profile';
+import type { BackendId, LayerMeasurement } from '../../protocol/profile';
 
 /** One layer, as a worker needs it to build and time it. Shapes exclude batch, in the model's layout. */
 export interface TrialSpec {
@@ -45,14 +45,8 @@ export type ParentMessage =
     }
   | { type: 'exit' };
 
-export interface TrialTiming {
-  forwardMs: number;
-  backwardMs: number;
-  forwardSpread: number;
-  backwardSpread: number;
-  repetitions: number;
-  peakMemoryBytes?: number;
-}
+/** What one trial measures: the timing fields of a profile's LayerMeasurement. */
+export type TrialTiming = Pick<LayerMeasurement, 'forwardMs' | 'backwardMs' | 'forwardSpread' | 'backwardSpread' | 'repetitions' | 'peakMemoryBytes'>;
 
 /** Which tf namespace a tfjs worker measures with: proof that native backends use the package's own. */
 export interface RuntimeInfo {
