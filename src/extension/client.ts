@@ -30,11 +30,13 @@ export class WapClient {
       run: { module, transport: TransportKind.ipc },
       debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6009'] } },
     };
-    const initializationOptions: WapInitializationOptions = {
+    // A function, read at every (re)start: a server restarted after trust was granted must start trusted,
+    // since the one-off SetTrusted notification went to the process that died.
+    const initializationOptions = (): WapInitializationOptions => ({
       trusted: vscode.workspace.isTrusted,
       clientCommands: true,
       cacheDir: vscode.Uri.joinPath(context.globalStorageUri, 'profile-cache').fsPath,
-    };
+    });
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,
       outputChannel: output,

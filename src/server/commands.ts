@@ -24,8 +24,6 @@ export async function runServerCommand(
   const cancel = progress ? anyOf(token, progress.token) : token;
   switch (params.command) {
     case ServerCommands.parallelizeModel: {
-      const { doc } = await deps.handlers.resolve(ref);
-      void doc;
       const enabled = await deps.handlers.profileEnabled(uri);
       if (enabled) return deps.handlers.profile(ref, cancel, reporter as never);
       return deps.handlers.plan(ref, cancel, reporter as never);

@@ -62,8 +62,15 @@ export class DocumentStore {
     const existing = this.docs.get(uri);
     if (existing && !existing.hidden && hidden) return existing;
     const doc = new ModelDocument(uri, fileNameOf(uri), text, version, hidden);
-    // Re-opening keeps the plans: the same file closed and opened again plans instantly.
-    if (existing) for (const [k, v] of existing.plans) doc.plans.set(k, v);
+    // A file read from disk for a request (hidden) and then opened in the editor keeps what was
+    // computed for it: its plans, panel overrides and measured profiles (dropping the profile
+    // would make the background re-plan replace a measured plan with an analytical one).
+    if (existing) {
+      this.stopWork(existing);
+      for (const [k, v] of existing.plans) doc.plans.set(k, v);
+      for (const [k, v] of existing.overrides) doc.overrides.set(k, v);
+      for (const [k, v] of existing.profiles) doc.profiles.set(k, v);
+    }
     this.docs.set(uri, doc);
     this.schedule(doc, 0);
     return doc;
@@ -81,16 +88,24 @@ export class DocumentStore {
   close(uri: string): void {
     const doc = this.docs.get(uri);
     if (!doc) return;
-    if (doc.pendingTimer) clearTimeout(doc.pendingTimer);
-    if (doc.backgroundCancel) doc.backgroundCancel.isCancellationRequested = true;
+    this.stopWork(doc);
     this.docs.delete(uri);
+  }
+
+  private stopWork(doc: ModelDocument): void {
+    if (doc.pendingTimer) clearTimeout(doc.pendingTimer);
+    doc.pendingTimer = undefined;
+    if (doc.backgroundCancel) doc.backgroundCancel.isCancellationRequested = true;
   }
 
   private schedule(doc: ModelDocument, delayMs: number): void {
     if (doc.pendingTimer) clearTimeout(doc.pendingTimer);
     doc.pendingTimer = setTimeout(() => {
       doc.pendingTimer = undefined;
-      void this.init().then(() => this.analyzeNow(doc));
+      // Nobody awaits this chain: a failure in a listener (diagnostics, CodeLens) is reported, not left unhandled.
+      void this.init()
+        .then(() => this.analyzeNow(doc))
+        .catch((err: unknown) => this.events.error(`analysing ${doc.fileName}`, err));
     }, delayMs);
   }
 

@@ -76,11 +76,12 @@ export class Environment {
   /** Resolves `wap.cluster` (preset, spec path relative to the workspace, or unset → local GPUs → default preset). Throws ClusterSpecError. */
   async cluster(settings: WapSettings): Promise<ResolvedCluster> {
     const ref = settings.cluster || undefined;
-    const local = ref ? [] : await this.localGpus();
-    const key = ref ? `ref:${ref}` : `local:${local.map((g) => `${g.name}/${g.memoryGB}`).join(',')}`;
+    const local = !ref || ref === 'local' ? await this.localGpus() : [];
+    const key = ref && ref !== 'local' ? `ref:${ref}` : `${ref ?? 'unset'}:${local.map((g) => `${g.name}/${g.memoryGB}`).join(',')}`;
     const hit = this.clusterCache.get(key);
     if (hit) return hit;
-    const spec = resolveCluster(ref, {
+    // The planner reads an unset ref as its default preset, so detected GPUs must be asked for by name.
+    const spec = resolveCluster(ref ?? (local.length ? 'local' : undefined), {
       localGpus: local.map((g) => ({ name: g.name, memoryGB: g.memoryGB })),
       readFile: (p: string) => readFileSync(this.resolvePath(p), 'utf8'),
     });

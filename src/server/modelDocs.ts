@@ -24,6 +24,8 @@ export interface PlanEntry {
   maxGpus: number;
   clusterNote: string;
   plannedAt: number;
+  /** The document version whose analysis was planned: an older plan finishing late must not replace a newer one. */
+  analyzedVersion: number;
 }
 
 export interface LayerHit {
@@ -209,7 +211,13 @@ export class ModelDocument {
     return plan ? { plan, entry } : undefined;
   }
 
+  /**
+   * Layer signatures of this very model object. Looked up by identity, not by
+   * name: a plan that started before an edit must record the layers it planned,
+   * not those of the newer analysis that replaced `current` meanwhile.
+   */
   signaturesOf(model: AnalyzedModel): Map<string, string> {
-    return this.current?.signatures.get(model.name) ?? new Map(model.layers.map((l) => [l.name, layerSignature(l)]));
+    const snapshot = [this.current, this.lastGood].find((s) => s?.analysis.models.includes(model));
+    return snapshot?.signatures.get(model.name) ?? new Map(model.layers.map((l) => [l.name, layerSignature(l)]));
   }
 }

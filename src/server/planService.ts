@@ -48,17 +48,22 @@ export class PlanService {
 
   /** Plans one model now and records the plan on the document. */
   async plan(doc: ModelDocument, model: AnalyzedModel, job: PlanJobOptions = {}): Promise<PlanResult> {
+    // Taken before any await: an edit analysed while this plan runs must not be mistaken for what it planned.
+    const analyzedVersion = doc.analyzedVersion;
+    const signatures = new Map(doc.signaturesOf(model));
     const settings = await this.settings.get(doc.uri);
     const overrides = { ...(doc.overrides.get(model.name) ?? {}), ...(job.overrides ?? {}) };
     const options = toPlanOptions(settings, overrides);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
-    const signatures = new Map(doc.signaturesOf(model));
     const key = `${modelStructureKey(model)}#${JSON.stringify(options)}#${cluster.key}#${profile?.createdAt ?? ''}`;
     const outcome: PlanOutcome = await this.env.track(() => planModelAsync(model, cluster.spec, options, { profile, cancel: job.cancel, onProgress: job.onProgress }));
     if (job.cancel?.isCancellationRequested) throw new CancelledError();
     const maxGpus = clusterGpuCount(cluster.spec, outcome);
-    const entry: PlanEntry = { outcome, signatures, key, controls: controlsOf(options), maxGpus, clusterNote: cluster.note, plannedAt: Date.now() + this.sequence++ / 1000 };
+    const entry: PlanEntry = { outcome, signatures, key, controls: controlsOf(options), maxGpus, clusterNote: cluster.note, plannedAt: Date.now() + this.sequence++ / 1000, analyzedVersion };
+    // The requester still gets its answer; the document keeps whichever plan is of the newer text.
+    const existing = doc.plans.get(model.name);
+    if (existing && existing.analyzedVersion > analyzedVersion) return { outcome, model: model.name, controls: entry.controls, maxGpus };
     doc.plans.set(model.name, entry);
     if (job.overrides) doc.overrides.set(model.name, overrides);
     this.remember(doc.uri, model.name, entry.plannedAt);
@@ -79,7 +84,7 @@ export class PlanService {
         // Keep the last good plan while the file is half-typed: a syntax error anywhere can reshape every model.
         if (hasErrors(model) || doc.analysis?.diagnostics.some((d) => d.severity === 'error')) continue;
         try {
-          if (await this.upToDate(doc, model)) continue;
+          if (await this.isCurrent(doc, model)) continue;
           await this.plan(doc, model, { cancel });
         } catch (err) {
           if (!isCancelled(err)) this.env.reportError(`planning ${model.name}`, err);
@@ -93,7 +98,8 @@ export class PlanService {
     return this.queue;
   }
 
-  private async upToDate(doc: ModelDocument, model: AnalyzedModel): Promise<boolean> {
+  /** Whether the recorded plan is of this model as it is now, with the current settings, cluster and profile. */
+  async isCurrent(doc: ModelDocument, model: AnalyzedModel): Promise<boolean> {
     const entry = doc.plans.get(model.name);
     if (!entry) return false;
     const settings = await this.settings.get(doc.uri);

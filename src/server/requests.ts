@@ -72,10 +72,9 @@ export class RequestHandlers {
 
   async plan(params: PlanParams, token: CancellationToken, progress: WorkDoneProgressReporter): Promise<PlanResult> {
     const { doc, model } = await this.resolve(params);
-    if (params.reuse) {
+    if (params.reuse && !params.controls) {
       const entry = doc.plans.get(model.name);
-      const fresh = entry && [...doc.signaturesOf(model)].every(([name, sig]) => entry.signatures.get(name) === sig);
-      if (entry && fresh && !params.controls) return { outcome: entry.outcome, model: model.name, controls: entry.controls, maxGpus: entry.maxGpus };
+      if (entry && (await this.plans.isCurrent(doc, model))) return { outcome: entry.outcome, model: model.name, controls: entry.controls, maxGpus: entry.maxGpus };
     }
     progress.begin(`Planning ${model.name}`, 0, undefined, true);
     try {
@@ -148,11 +147,11 @@ export class RequestHandlers {
     };
   }
 
-  /** The model's current plan as a report; plans first when there is none. */
+  /** The plan of the model as it is now, as a report; plans first when the recorded one is missing or of an older text. */
   private async report(ref: ModelRef): Promise<{ model: string; report: PlanReport }> {
     const { doc, model } = await this.resolve(ref);
-    let outcome = doc.plans.get(model.name)?.outcome;
-    if (!outcome) outcome = (await this.plans.plan(doc, model)).outcome;
+    const recorded = doc.plans.get(model.name);
+    const outcome = recorded && (await this.plans.isCurrent(doc, model)) ? recorded.outcome : (await this.plans.plan(doc, model)).outcome;
     if (!outcome.feasible) throw new ResponseError(ErrorCodes.InvalidRequest, `wap: ${model.name} has no feasible plan: ${outcome.reason}`);
     return { model: model.name, report: outcome };
   }

@@ -157,13 +157,15 @@ export function startServer(connection: Connection): void {
     }),
   );
 
+  // The config check is not awaited (it may wait for a plan); its failure must still reach the log and status.
+  const checkConfig = (uri: string) => void configs.check(uri).catch((err: unknown) => env.reportError(`checking ${uri}`, err));
   texts.onDidOpen(guard('open', undefined, (e) => {
     store.open(e.document.uri, e.document.getText(), e.document.version);
-    void configs.check(e.document.uri);
+    checkConfig(e.document.uri);
   }));
   texts.onDidChangeContent(guard('change', undefined, (e) => {
     store.change(e.document.uri, e.document.getText(), e.document.version);
-    void configs.check(e.document.uri);
+    checkConfig(e.document.uri);
   }));
   texts.onDidClose(guard('close', undefined, (e) => {
     store.close(e.document.uri);

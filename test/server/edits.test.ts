@@ -7,7 +7,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DiagnosticSeverity } from 'vscode-languageserver-protocol/node';
+import { DiagnosticSeverity, DidChangeConfigurationNotification } from 'vscode-languageserver-protocol/node';
+import { PlanRequest } from '../../src/protocol/lsp';
 import { find, ROOT, TestServer } from './harness';
 
 const ALEXNET = join(ROOT, 'examples/pytorch/alexnet.py');
@@ -64,6 +65,28 @@ test('a changed layer shows its analysis, not a stale strategy, until re-planned
   // Then the background plan lands and the new layer has a strategy with its new size.
   await server.until('the re-plan of the resized layer', async () => /split 2048 outputs|Strategy/.test(await server.hoverText(uri, at.line, at.character + 4)));
   assert.match(await server.hoverText(uri, at.line, at.character + 4), /params 8\.39 M/); // 4096×2048 + 2048
+});
+
+test('a wap/plan that was waiting for settings while a layer was edited does not lend its strategy to the edited layer', async () => {
+  const good = readFileSync(ALEXNET, 'utf8');
+  const uri = await server.open(join(ROOT, 'examples/pytorch/alexnet_race.py'), good, 'python');
+  await server.planned(uri);
+  // The resize comes with a syntax error further down, so no background re-plan can paper over a wrong record.
+  const edited = `${good.replace('nn.Linear(4096, 4096)', 'nn.Linear(4096, 2048)').replace('nn.Linear(4096, num_classes)', 'nn.Linear(2048, num_classes)')}\nbroken = (\n`;
+  const at = find(edited, 'nn.Linear(4096, 2048)');
+  // A settings change empties the cache, so the plan below waits for a workspace/configuration round trip;
+  // the edit and a hover (which analyses the edit at once) reach the server before the client's answer.
+  void server.conn.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+  const planned = server.conn.sendRequest(PlanRequest, { uri });
+  void server.change(uri, edited);
+  const duringHover = server.hoverText(uri, at.line, at.character + 4);
+  const result = await planned;
+  await duringHover;
+  assert.equal(result.outcome.feasible, true);
+  // That plan is of the 4096-wide layer: the resized one must show its own analysis, not that plan.
+  const hover = await server.hoverText(uri, at.line, at.character + 4);
+  assert.doesNotMatch(hover, /\*\*Strategy:\*\*/, hover);
+  assert.match(hover, /params 8\.39 M/, hover); // 4096×2048 + 2048
 });
 
 test('a Python file with no model gets no diagnostics and no CodeLens', async () => {

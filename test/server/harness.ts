@@ -55,6 +55,8 @@ export interface ServerOptions {
   root?: string;
   /** Profiler cache folder (a fresh one keeps trials from being served from an earlier run's cache). */
   cacheDir?: string;
+  /** Environment of the server process over this one's (e.g. a PATH holding stand-in nvidia-smi/python3). */
+  env?: Record<string, string>;
 }
 
 export class TestServer {
@@ -77,7 +79,7 @@ export class TestServer {
 
   static async start(options: ServerOptions = {}): Promise<TestServer> {
     buildOnce();
-    const child = spawn(process.execPath, [SERVER, '--stdio'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SERVER, '--stdio'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
     const conn = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
     const server = new TestServer(child, conn, options.settings ?? {});
     child.stderr!.on('data', (d: Buffer) => server.logs.push(d.toString()));
