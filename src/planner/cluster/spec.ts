@@ -52,7 +52,7 @@ function num(o: Obj, key: string, path: string, opts: { positive?: boolean; inte
   if (typeof v !== 'number' || !Number.isFinite(v)) {
     throw new ClusterSpecError(`${where} must be a ${opts.positive ? 'positive ' : ''}${opts.integer ? 'integer' : 'number'}`);
   }
-  if (opts.integer && !Number.isInteger(v)) throw new ClusterSpecError(`${where} must be a positive integer`);
+  if (opts.integer && !Number.isInteger(v)) throw new ClusterSpecError(`${where} must be a ${opts.positive ? 'positive' : 'non-negative'} integer`);
   if (opts.positive ? v <= 0 : v < 0) throw new ClusterSpecError(`${where} must be a ${opts.positive ? 'positive' : 'non-negative'} ${opts.integer ? 'integer' : 'number'}`);
   return v;
 }

@@ -68,6 +68,13 @@ export interface CostTables {
   pairFraction: Float64Array;
   pairSources: Float64Array;
   link: GroupLink;
+  /**
+   * Per layout pair (a·L + b): the link the redistribution runs on. A change
+   * that keeps the batch split (same d, hence same k) stays inside each
+   * contiguous model group, often one node, so it need not pay the
+   * inter-node link the whole group spans.
+   */
+  pairLink: GroupLink[];
   edgeCost(edge: number, fromOption: number, toOption: number): number;
   /**
    * Layout-pair cost of moving this edge's tensor (L×L, a·L + b, 0 on the
@@ -266,9 +273,12 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
   const pairSources = new Float64Array(L * L);
   const fwdFraction = new Float64Array(L * L);
   const fwdSources = new Float64Array(L * L);
+  const pairLink: GroupLink[] = new Array(L * L).fill(link);
   for (let a = 0; a < L; a++) {
     for (let b = 0; b < L; b++) {
       if (a === b) continue;
+      const { d, k } = layouts[a];
+      if (k > 1 && layouts[b].d === d) pairLink[a * L + b] = groupLink('model', { d, k, split: 'out' });
       const f = redistribution(layouts[a], layouts[b]);
       const r = redistribution(layouts[b], layouts[a]);
       fwdFraction[a * L + b] = f.fraction;
@@ -287,7 +297,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     m = byBytes.get(bytes);
     if (!m) {
       m = new Float64Array(L * L);
-      for (let p = 0; p < L * L; p++) if (p % (L + 1) !== 0) m[p] = (bytes * pairFraction[p]) / link.bytesPerMs + pairSources[p] * link.alphaMs;
+      for (let p = 0; p < L * L; p++) if (p % (L + 1) !== 0) m[p] = (bytes * pairFraction[p]) / pairLink[p].bytesPerMs + pairSources[p] * pairLink[p].alphaMs;
       byBytes.set(bytes, m);
     }
     edgeMatrix[e] = m;
@@ -320,7 +330,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     const b = options[edge.to][to].inLayout;
     if (a === b) return [0, 0];
     const p = a * L + b;
-    const fwd = fwdFraction[p] > 0 ? (edge.bytes * fwdFraction[p]) / link.bytesPerMs + fwdSources[p] * link.alphaMs : 0;
+    const fwd = fwdFraction[p] > 0 ? (edge.bytes * fwdFraction[p]) / pairLink[p].bytesPerMs + fwdSources[p] * pairLink[p].alphaMs : 0;
     return [fwd, edgeCost(e, fo, to) - fwd];
   };
 
@@ -339,6 +349,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     pairFraction,
     pairSources,
     link,
+    pairLink,
     edgeCost,
     edgeCostParts,
     edgeLayoutCost,

@@ -27,11 +27,21 @@ export class Topology {
     return this.gpus.length;
   }
 
-  /** The slowest GPU among these logical devices. */
+  /**
+   * The pace of a group that splits work evenly: the lowest TFLOP/s and the
+   * lowest memory bandwidth among these logical devices. The two minima can
+   * sit on different boards (a compute-rich GDDR card beside an HBM one), and
+   * memory-bound layers wait for the slower memory, so the result may combine
+   * them; for a homogeneous group it is the GPU itself.
+   */
   slowest(devices: readonly number[]): GpuSpec {
     let s = this.gpus[devices[0]];
-    for (const d of devices) if (this.gpus[d].tflops < s.tflops) s = this.gpus[d];
-    return s;
+    let bandwidth = s.memoryBandwidthGBs;
+    for (const d of devices) {
+      if (this.gpus[d].tflops < s.tflops) s = this.gpus[d];
+      bandwidth = Math.min(bandwidth, this.gpus[d].memoryBandwidthGBs);
+    }
+    return bandwidth < s.memoryBandwidthGBs ? { ...s, memoryBandwidthGBs: bandwidth } : s;
   }
 
   /** The smallest memory among these logical devices, bytes. */
@@ -70,12 +80,6 @@ export class Topology {
 export function allReduceMs(bytes: number, p: number, link: GroupLink): number {
   if (p <= 1 || bytes <= 0) return 0;
   return ((2 * (p - 1)) / p) * (bytes / link.bytesPerMs) + 2 * (p - 1) * link.alphaMs;
-}
-
-/** Ring all-gather (or reduce-scatter) of a tensor of `bytes` in total: (p−1)/p · bytes/bw + (p−1)·α. */
-export function allGatherMs(bytes: number, p: number, link: GroupLink): number {
-  if (p <= 1 || bytes <= 0) return 0;
-  return ((p - 1) / p) * (bytes / link.bytesPerMs) + (p - 1) * link.alphaMs;
 }
 
 export function range(start: number, count: number, stride = 1): number[] {

@@ -32,6 +32,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
   const bwdCompute = new Int32Array(L);
   const opt = (i: number) => t.options[i][choice[i]];
   const modelLane = (i: number) => t.modelGroupLink(opt(i).config).lane;
+  const edgeLane = (from: number, to: number) => t.pairLink[t.outLayouts[from][choice[from]] * t.layouts.length + t.inLayouts[to][choice[to]]].lane;
 
   for (let i = 0; i < L; i++) {
     const deps: number[] = [];
@@ -39,7 +40,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       const from = t.edges[e].from;
       const [fwd] = t.edgeCostParts(e, choice[from], choice[i]);
       if (fwd > 0) {
-        deps.push(eng.add({ kind: 'transfer', layer: t.layers[i].name, resources: [t.link.lane], devices: t.devices, durationMs: fwd, deps: [fwdEnd[from]], bytes: t.edges[e].bytes }));
+        deps.push(eng.add({ kind: 'transfer', layer: t.layers[i].name, resources: [edgeLane(from, i)], devices: t.devices, durationMs: fwd, deps: [fwdEnd[from]], bytes: t.edges[e].bytes }));
       } else deps.push(fwdEnd[from]);
     }
     const o = opt(i);
@@ -75,7 +76,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       const to = t.edges[e].to;
       const [, bwd] = t.edgeCostParts(e, choice[i], choice[to]);
       if (bwd > 0) {
-        deps.push(eng.add({ kind: 'transfer', layer: t.layers[to].name, resources: [t.link.lane], devices: t.devices, durationMs: bwd, deps: [bwdEnd[to]], bytes: t.edges[e].bytes }));
+        deps.push(eng.add({ kind: 'transfer', layer: t.layers[to].name, resources: [edgeLane(i, to)], devices: t.devices, durationMs: bwd, deps: [bwdEnd[to]], bytes: t.edges[e].bytes }));
       } else deps.push(bwdEnd[to]);
     }
     if (t.outEdges[i].length === 0 && lossReady >= 0) deps.push(lossReady);

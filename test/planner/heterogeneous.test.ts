@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseClusterSpec, resolveCluster } from '../../src/planner/index';
+import { buildCostTables } from '../../src/planner/cost/tables';
+import { Topology, range } from '../../src/planner/cost/topology';
+import { simulateIteration } from '../../src/planner/simulator/iteration';
+import { ModelBuilder } from './fixtures';
+
+const link = { bandwidthGBs: 10, latencyUs: 10 };
+const gpu = (name: string, tflops: number, memoryBandwidthGBs: number) => ({ name, tflops, memoryGB: 16, memoryBandwidthGBs, powerW: 250, idlePowerW: 30 });
+
+test('a mixed group runs memory-bound layers at its slowest memory, not the slowest-TFLOP/s board', () => {
+  // A: more TFLOP/s, slower memory; B: the reverse. A relu is memory-bound on both.
+  const mixed = new Topology(parseClusterSpec({ groups: [gpu('A', 20, 300), gpu('B', 10, 900)], intraNode: link }, 'inline'));
+  const bottleneck = new Topology(parseClusterSpec({ groups: [{ ...gpu('C', 10, 300), count: 2 }], intraNode: link }, 'inline'));
+  const m = new ModelBuilder('relu', [4096]);
+  m.act('relu', m.linear('fc', 'x', 4096));
+  const model = m.build();
+  const on = (topo: Topology) => buildCostTables(model, topo, range(0, 2), 256, { mode: 'dp', optimizer: 'sgd' }).options[1][0];
+  assert.equal(mixed.slowest([0, 1]).tflops, 10);
+  assert.equal(mixed.slowest([0, 1]).memoryBandwidthGBs, 300);
+  assert.ok(Math.abs(on(mixed).forwardMs - on(bottleneck).forwardMs) < 1e-12, `${on(mixed).forwardMs} vs ${on(bottleneck).forwardMs}`);
+  assert.ok(Math.abs(on(mixed).updateMs - on(bottleneck).updateMs) < 1e-12);
+});
+
+test('a layout change inside each model group uses the intra-node link, not the inter-node one', () => {
+  const cluster = resolveCluster('h100x16-2node', {});
+  const topo = new Topology(cluster);
+  const m = new ModelBuilder('mlp', [4096]);
+  m.linear('fc2', m.linear('fc1', 'x', 4096), 4096);
+  const t = buildCostTables(m.build(), topo, range(0, 16), 64, { mode: 'hybrid', optimizer: 'sgd' });
+  const find = (layer: number) => t.options[layer].findIndex((o) => o.config.d === 2 && o.config.k === 8 && o.config.split === 'out');
+  const [o1, o2] = [find(0), find(1)];
+  assert.ok(o1 >= 0 && o2 >= 0);
+  // fc1's output is sharded 1/16 per GPU; fc2 needs its batch half in full: 7/16 missing, from 7 peers
+  // of its own 8-GPU model group (one node, NVLink). The gradient goes back with nothing missing.
+  const bytes = t.edges[0].bytes;
+  const nvlink = cluster.intraNode;
+  const expected = (bytes * 7) / 16 / (nvlink.bandwidthGBs * 1e6) + (7 * nvlink.latencyUs) / 1000;
+  assert.ok(Math.abs(t.edgeCost(0, o1, o2) - expected) < 1e-9, `${t.edgeCost(0, o1, o2)} vs ${expected}`);
+  const [fwd, bwd] = t.edgeCostParts(0, o1, o2);
+  assert.ok(Math.abs(fwd - expected) < 1e-9 && Math.abs(bwd) < 1e-9);
+  // The simulator puts that transfer on the node's NVLink lane, where IB all-reduces do not delay it.
+  const choice = Int32Array.from([o1, o2]);
+  const run = simulateIteration(t, choice);
+  const lanes = run.tasks.filter((x) => x.kind === 'transfer' && x.bytes === bytes).map((x) => x.resources[0]);
+  assert.deepEqual(lanes, ['link:nvlink-node0']);
+});
+
+test('a fractional node index is called a non-negative integer, since node 0 is allowed', () => {
+  const g = gpu('A', 10, 500);
+  assert.throws(() => parseClusterSpec({ groups: [{ ...g, node: 1.5 }], intraNode: link }, 'x'), /^ClusterSpecError: groups\[0\]\.node must be a non-negative integer$/);
+  assert.equal(parseClusterSpec({ groups: [{ ...g, node: 0 }], intraNode: link }, 'x').gpus[0].node, 0);
+});
