@@ -85,9 +85,12 @@ function gpuCountFix(launch: LaunchSettings, target: PlanTarget, describe: strin
   const add = (e: TextEdit[] | undefined): boolean => (e ? (edits.push(...e), true) : false);
   if (launch.total) {
     if (!launch.total.set) return undefined;
+    // The total alone would crowd every process onto the one machine a missing num_machines means.
+    if (!launch.nodes && target.nodes !== 1) return undefined;
     add(launch.total.set(target.gpus));
     if (launch.nodes && launch.nodes.value !== target.nodes && !add(launch.nodes.set?.(target.nodes))) return undefined;
-    if (launch.deviceIds && target.nodes === 1) add(launch.deviceIds.set?.(resizeDeviceIds(launch.deviceIds.value, target.gpus)));
+    // Device ids name the GPUs of one machine (Accelerate's gpu_ids), so they follow the per-machine count.
+    if (launch.deviceIds && target.perNode !== undefined) add(launch.deviceIds.set?.(resizeDeviceIds(launch.deviceIds.value, target.perNode)));
   } else {
     if (target.perNode === undefined) return undefined;
     if (target.nodes !== (launch.nodes?.value ?? 1)) {
@@ -168,7 +171,9 @@ export function compareLaunch(
 /** Internal consistency: the listed devices must cover the processes started on a machine. */
 export function checkDeviceIds(format: ConfigFormat, launch: LaunchSettings, perNodeLabel: string, idsLabel: string): ConfigFinding[] {
   const ids = launch.deviceIds;
-  const perNode = launch.perNode?.value ?? (launch.total && (launch.nodes?.value ?? 1) === 1 ? launch.total.value : undefined);
+  const machines = launch.nodes?.value ?? 1;
+  // A total (Accelerate's num_processes) counts every machine; the ids list one machine's GPUs.
+  const perNode = launch.perNode?.value ?? (launch.total && machines > 0 && launch.total.value % machines === 0 ? launch.total.value / machines : undefined);
   if (!ids || perNode === undefined || ids.value.length === perNode) return [];
   const fewer = ids.value.length < perNode;
   return [{

@@ -99,15 +99,20 @@ function checkBatchArithmetic(train: Field, micro: Field, accum: Field, plan: Pl
     }
     return finding('error', 'batch-arithmetic', message, { title: `Set train_batch_size to ${M * G * W}`, edits: train.set!(M * G * W), preferred: true });
   }
-  if (M !== undefined && accum === undefined && T % (M * W) !== 0) {
-    return finding('error', 'batch-arithmetic', `train_batch_size ${T} is not a multiple of micro ${M} × ${worldText}, so DeepSpeed cannot derive gradient_accumulation_steps`,
+  // An absent field is derived by DeepSpeed and an "auto" one filled in by the HF Trainer; either way
+  // a fixed train_batch_size must be a multiple of the known factors, or no whole value fits.
+  if (M !== undefined && T % (M * W) !== 0) {
+    const how = accum === 'auto' ? 'no whole gradient_accumulation_steps can fill in "auto"' : 'DeepSpeed cannot derive gradient_accumulation_steps';
+    return finding('error', 'batch-arithmetic', `train_batch_size ${T} is not a multiple of micro ${M} × ${worldText}, so ${how}`,
       { title: `Set train_batch_size to ${M * W * Math.max(1, Math.round(T / (M * W)))}`, edits: train.set!(M * W * Math.max(1, Math.round(T / (M * W)))), preferred: true });
   }
-  if (M === undefined && micro !== 'auto' && accum !== 'auto' && T % ((G ?? 1) * W) !== 0) {
-    // Only train_batch_size given: DeepSpeed takes accumulation 1 and divides by the world.
+  if (M === undefined && T % ((G ?? 1) * W) !== 0) {
+    // DeepSpeed takes a missing accumulation as 1; an "auto" one could be anything, so then only the world must divide.
     const G1 = G ?? 1;
     const fixed = G1 * W * Math.max(1, Math.round(T / (G1 * W)));
-    return finding('error', 'batch-arithmetic', `train_batch_size ${T} is not a multiple of accum ${G1} × ${worldText}, so DeepSpeed cannot derive the micro-batch per GPU`,
+    const how = micro === 'auto' ? 'no whole micro-batch per GPU can fill in "auto"' : 'DeepSpeed cannot derive the micro-batch per GPU';
+    const factors = accum === 'auto' ? worldText : `accum ${G1} × ${worldText}`;
+    return finding('error', 'batch-arithmetic', `train_batch_size ${T} is not a multiple of ${factors}, so ${how}`,
       { title: `Set train_batch_size to ${fixed}`, edits: train.set!(fixed), preferred: true });
   }
   return [];

@@ -62,7 +62,9 @@ function readNumber(option: string, raw: string, start: number, assignments: Ass
   }
   const text = v.value.trim();
   if (/^\d+$/.test(text)) {
-    const { start: s, end: e } = v;
+    // Only the digits are the value: spaces inside the quotes are the user's and stay.
+    const s = v.start + v.value.indexOf(text);
+    const e = s + text.length;
     return { value: Number(text), range: { start: s, end: e }, set: (n) => at(s, e, String(n)) };
   }
   if (['gpu', 'auto', 'cpu', 'xpu'].includes(text) || (allowElastic && /^\d+:\d+$/.test(text))) return undefined;

@@ -1,9 +1,10 @@
 /**
  * On-disk trial cache. One JSON file per (backend, device, library version), so
  * a damaged file costs only that device's entries. Entries are keyed by layer
- * signature + batch + dtype + layout. Writes go to a temp file that is renamed
- * over the old one (atomic on POSIX), after merging with what is on disk now, so
- * concurrent writers never tear the file and rarely lose each other's entries.
+ * signature + batch + dtype + layout + what the trial times (see cacheKey).
+ * Writes go to a temp file that is renamed over the old one (atomic on POSIX),
+ * after merging with what is on disk now, so concurrent writers never tear the
+ * file and rarely lose each other's entries.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
@@ -35,8 +36,14 @@ interface CacheFileShape {
   extras?: Record<string, unknown>;
 }
 
-export function cacheKey(signature: string, batch: number, dtype: string, layout: string): string {
-  return `${signature}|batch=${batch}|${dtype}|${layout}`;
+/**
+ * `trial` carries what the worker times beyond the layer signature: whether the
+ * backward pass also computes the input gradient (not for a layer fed straight
+ * by the model input) and the input dtypes. Without them the first layer's
+ * cheaper backward would be served for a later layer with the same signature.
+ */
+export function cacheKey(signature: string, batch: number, dtype: string, layout: string, trial: { needsInputGrad: boolean; inputDtypes?: readonly string[] }): string {
+  return `${signature}|batch=${batch}|${dtype}|${layout}|dx=${trial.needsInputGrad ? 1 : 0}|in=${(trial.inputDtypes ?? []).join(',')}`;
 }
 
 export function cacheFilePath(dir: string, id: CacheIdentity): string {

@@ -114,7 +114,8 @@ export async function profileModel(model: AnalyzedModel, options: ProfileOptions
       for (const [index, layer] of model.layers.entries()) {
         if (options.cancel?.isCancellationRequested) throw new Cancelled();
         const signature = layerSignature(layer, options.batch, model.dtypeBytes);
-        const key = cacheKey(signature, options.batch, 'float32', model.layout);
+        const spec = toTrialSpec(layer, model);
+        const key = cacheKey(signature, options.batch, 'float32', model.layout, spec);
         const base = { layer: layer.name, signature, device: group.devices[0]!, batch: options.batch };
         const hit = cache.get(key);
         const started = Date.now();
@@ -125,7 +126,7 @@ export async function profileModel(model: AnalyzedModel, options: ProfileOptions
           m = { ...base, ...timingOf(hit), status: 'cached' };
         } else {
           const why = untrialable(layer);
-          const outcome = why ? { error: why } : await run.trial(toTrialSpec(layer, model), index);
+          const outcome = why ? { error: why } : await run.trial(spec, index);
           if ('forwardMs' in outcome) {
             cache.put(key, outcome);
             m = { ...base, ...timingOf(outcome), status: 'measured' };

@@ -67,3 +67,28 @@ test('the fixed JSONC keeps comments (parsed after the edit)', () => {
   assert.equal(out, text.replace('"gradient_accumulation_steps": 1', '"gradient_accumulation_steps": 2'));
   assert.equal(parseJsonc(out, [], { allowTrailingComma: true }).gradient_accumulation_steps, 2);
 });
+
+test('"auto" next to fixed numbers: train_batch_size must still divide by the known factors × world', () => {
+  // micro 4 × world 4 = 16 does not divide 60: no accumulation the HF Trainer fills in can make it hold.
+  const accumAuto = ds({ train_batch_size: 60, train_micro_batch_size_per_gpu: 4, gradient_accumulation_steps: 'auto' });
+  const f = findingsOf(accumAuto).find((x) => x.code === 'batch-arithmetic');
+  assert.ok(f);
+  assert.equal(accumAuto.slice(f.range.start, f.range.end), '60');
+  assert.match(f.message, /not a multiple of micro 4 × world 4 \(from the plan\), so no whole gradient_accumulation_steps can fill in "auto"/);
+  const fixed = JSON.parse(fixAll('ds.json', accumAuto, alexnetPlan()).text);
+  assert.deepEqual(fixed, { train_batch_size: 64, train_micro_batch_size_per_gpu: 4, gradient_accumulation_steps: 'auto' });
+  // accum 3 × world 4 = 12 does not divide 64.
+  const microAuto = ds({ train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 3 });
+  const g = findingsOf(microAuto).find((x) => x.code === 'batch-arithmetic');
+  assert.ok(g);
+  assert.match(g.message, /not a multiple of accum 3 × world 4 \(from the plan\), so no whole micro-batch per GPU can fill in "auto"/);
+  assert.equal(JSON.parse(fixAll('ds.json', microAuto, alexnetPlan()).text).train_batch_size, 60);
+  // Both auto: only the world has to divide.
+  assert.ok(findingsOf(ds({ train_batch_size: 66, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 'auto' })).some((x) => x.code === 'batch-arithmetic'));
+  // Divisible values stay quiet.
+  for (const o of [
+    { train_batch_size: 64, train_micro_batch_size_per_gpu: 4, gradient_accumulation_steps: 'auto' },
+    { train_batch_size: 48, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 3 },
+    { train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 'auto' },
+  ]) assert.equal(findingsOf(ds(o)).filter((x) => x.code === 'batch-arithmetic').length, 0, JSON.stringify(o));
+});

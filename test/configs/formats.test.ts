@@ -61,6 +61,7 @@ test('torchrun: every spelling of the flags is read and edited in place', () => 
     ['python3 -u -m torch.distributed.run --standalone --nproc_per_node "8" train.py', 'python3 -u -m torch.distributed.run --standalone --nproc_per_node "4" train.py'],
     ['NGPU=${NGPU:-8}\ntorchrun --nproc_per_node=$NGPU t.py', 'NGPU=${NGPU:-4}\ntorchrun --nproc_per_node=$NGPU t.py'],
     ['torchrun \\\n  --nnodes=2 \\\n  --nproc_per_node=8 t.py', 'torchrun \\\n  --nnodes=1 \\\n  --nproc_per_node=4 t.py'],
+    ['torchrun --nproc_per_node " 8 " --nnodes=\'1\' train.py', 'torchrun --nproc_per_node " 4 " --nnodes=\'1\' train.py'],
   ];
   for (const [input, expected] of cases) {
     const text = `#!/bin/bash\n${input}\n`;
@@ -106,6 +107,21 @@ test('accelerate: num_processes beyond NO distribution, gpu_ids shorter than num
   assert.deepEqual(f.map((x) => x.code), ['device-ids-mismatch']);
   const multi = 'distributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 8\n';
   assert.equal(fixAll('a.yaml', multi, twoNodePlan()).text, 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 16\n');
+});
+
+test('accelerate: num_processes counts all machines while gpu_ids lists one machine', () => {
+  // 2 machines × 4 processes each: 4 ids per machine is right, 2 are too few.
+  assert.deepEqual(checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 8\ngpu_ids: 0,1,2,3\n', undefined).findings, []);
+  const short = checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 8\ngpu_ids: 0,1\n', undefined).findings;
+  assert.deepEqual(short.map((x) => x.code), ['device-ids-mismatch']);
+  assert.match(short[0]!.message, /lists 2 GPU\(s\) but num_processes starts 4 processes per machine/);
+  // Moving to the two-machine plan resizes gpu_ids to 8 per machine, not to the 16-process total.
+  assert.equal(fixAll('a.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 8\ngpu_ids: 0,1,2,3\n', twoNodePlan()).text,
+    'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 16\ngpu_ids: 0,1,2,3,4,5,6,7\n');
+  // No num_machines (Accelerate reads 1): raising the total alone would put 16 processes on one machine, so no fix.
+  const lone = checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 8\n', twoNodePlan()).findings.find((x) => x.code === 'gpu-count');
+  assert.ok(lone);
+  assert.equal(lone.fix, undefined);
 });
 
 test('a config that matches the plan is clean', () => {

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadProfile, profileModel, UntrustedError, type ProfileOptions } from '../../src/profiler/index';
-import { tinyCnn } from './fixtures';
+import { chainModel, tinyCnn } from './fixtures';
 
 const fresh = () => mkdtempSync(join(tmpdir(), 'wap-prof-'));
 const fast = (cacheDir: string, extra: Partial<ProfileOptions> = {}): ProfileOptions => ({
@@ -108,4 +108,21 @@ test('cancellation rejects with Cancelled and keeps finished layers cached', asy
   );
   const after = await profileModel(tinyCnn(), fast(dir));
   assert.equal(after.layers[0]!.status, 'cached');
+});
+
+test('two layers with one signature, one fed by the model input: each is measured (input gradient differs)', async () => {
+  const dir = fresh();
+  // fc1 reads the model input (no input gradient to compute); fc2 has the same op, attrs and shapes but needs dx.
+  const model = chainModel('twins', 'channels_last', [16], [
+    ['fc1', 'linear', { outFeatures: 16, bias: true }],
+    ['fc2', 'linear', { outFeatures: 16, bias: true }],
+  ]);
+  assert.equal(model.layers[0]!.op, model.layers[1]!.op);
+  const p = await profileModel(model, fast(dir));
+  assert.equal(p.layers[0]!.signature, p.layers[1]!.signature);
+  assert.deepEqual(p.layers.map((l) => l.status), ['measured', 'measured']);
+  const file = readdirSync(dir).find((f) => f.endsWith('.json'))!;
+  assert.equal(Object.keys(JSON.parse(readFileSync(join(dir, file), 'utf8')).entries).length, 2);
+  const again = await profileModel(model, fast(dir));
+  assert.deepEqual(again.layers.map((l) => [l.status, l.backwardMs]), p.layers.map((l) => ['cached', l.backwardMs]));
 });

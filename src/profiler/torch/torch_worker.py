@@ -15,9 +15,15 @@ import statistics
 import sys
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except (ImportError, OSError) as e:  # OSError: torch present but its CUDA libraries fail to load
+    # gpu-check.sh and people run this file by hand: one actionable line beats a traceback.
+    # The profiler probes `import torch` before spawning the worker, so it never relies on this.
+    sys.stderr.write("torch_worker: PyTorch cannot be imported by %s (%s); install torch for this interpreter\n" % (sys.executable, e))
+    sys.exit(2)
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
