@@ -14,16 +14,19 @@ import { isCancellation } from './progress';
 class PlanPanel {
   private last: ToWebviewMessage | undefined;
   private ready = false;
+  /** Listeners on the panel, disposed with it. */
+  readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     readonly panel: vscode.WebviewPanel,
     readonly ref: ModelRef,
     private readonly host: PlanPanels,
   ) {
-    panel.webview.onDidReceiveMessage((m: FromWebviewMessage) => void this.onMessage(m).catch((err: unknown) => this.fail(err)));
+    this.disposables.push(panel.webview.onDidReceiveMessage((m: FromWebviewMessage) => void this.onMessage(m).catch((err: unknown) => this.fail(err))));
   }
 
   show(result: PlanResult): void {
+    if (this.ref.model !== result.model) this.host.rekey(this, result.model);
     this.ref.model = result.model;
     this.panel.title = `WAP plan: ${result.model}`;
     this.post({ type: 'plan', outcome: result.outcome, controls: result.controls, maxGpus: result.maxGpus, modelUri: this.ref.uri });
@@ -103,14 +106,26 @@ export class PlanPanels implements vscode.WebviewPanelSerializer<WebviewPersiste
     readonly client: () => Promise<LanguageClient | undefined>,
   ) {}
 
+  /** One key for a model's panel, however it was opened: the document URI and the model name ('' until the name is known). */
   private static key(ref: ModelRef): string {
     return `${ref.uri}#${ref.model ?? ''}`;
+  }
+
+  /** The panel learnt its model's name (a panel restored without one): file it under the key createOrShow looks up. */
+  rekey(panel: PlanPanel, model: string): void {
+    const from = PlanPanels.key(panel.ref);
+    if (this.panels.get(from) === panel) this.panels.delete(from);
+    const to = PlanPanels.key({ uri: panel.ref.uri, model });
+    const other = this.panels.get(to);
+    if (other && other !== panel) other.panel.dispose();
+    this.panels.set(to, panel);
   }
 
   /** Reveals the model's panel (creating it when needed) and shows the plan. */
   createOrShow(ref: ModelRef, result: PlanResult): void {
     const key = PlanPanels.key({ uri: ref.uri, model: result.model });
-    let panel = this.panels.get(key);
+    // A panel restored before its model's name was known sits under the nameless key of the same document.
+    let panel = this.panels.get(key) ?? this.panels.get(PlanPanels.key({ uri: ref.uri }));
     if (panel) {
       panel.panel.reveal(undefined, true);
     } else {
@@ -127,16 +142,23 @@ export class PlanPanels implements vscode.WebviewPanelSerializer<WebviewPersiste
       return;
     }
     webviewPanel.webview.options = this.options();
-    this.adopt(webviewPanel, { uri: state.modelUri, model: state.model });
+    this.adopt(webviewPanel, { uri: state.modelUri, model: state.model || undefined });
   }
 
   private adopt(webviewPanel: vscode.WebviewPanel, ref: ModelRef): PlanPanel {
-    const key = PlanPanels.key(ref);
     const panel = new PlanPanel(webviewPanel, ref, this);
-    this.panels.set(key, panel);
-    webviewPanel.onDidDispose(() => {
-      if (this.panels.get(key) === panel) this.panels.delete(key);
-    });
+    const existing = this.panels.get(PlanPanels.key(ref));
+    // A second panel for one model (e.g. restored twice): the newest replaces it, so there are never two.
+    if (existing) existing.panel.dispose();
+    this.panels.set(PlanPanels.key(ref), panel);
+    panel.disposables.push(
+      webviewPanel.onDidDispose(() => {
+        // The key at dispose time: the panel may have been re-keyed since it was adopted.
+        const key = PlanPanels.key(panel.ref);
+        if (this.panels.get(key) === panel) this.panels.delete(key);
+        for (const d of panel.disposables.splice(0)) d.dispose();
+      }),
+    );
     webviewPanel.webview.html = this.html(webviewPanel.webview);
     return panel;
   }

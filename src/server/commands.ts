@@ -3,7 +3,7 @@
  * CodeLenses call the extension's own commands): plan a model, summarise its
  * plan, fix a config.
  */
-import { ErrorCodes, ResponseError, type CancellationToken, type Connection, type ExecuteCommandParams } from 'vscode-languageserver';
+import { ErrorCodes, ResponseError, type CancellationToken, type Connection, type ExecuteCommandParams, type WorkDoneProgressReporter } from 'vscode-languageserver';
 import { ServerCommands } from '../protocol/lsp';
 import type { PlanReport } from '../protocol/plan';
 import type { ConfigDocuments } from './configDocs';
@@ -20,16 +20,33 @@ export async function runServerCommand(
   if (typeof uri !== 'string') throw new ResponseError(ErrorCodes.InvalidParams, `wap: ${params.command} needs a document uri as its first argument`);
   const ref = { uri, model: typeof model === 'string' ? model : undefined };
   const progress = await connection.window.createWorkDoneProgress().catch(() => undefined);
-  const reporter = progress ?? { begin() {}, report() {}, done() {} };
+  const reporter = endsOnce(progress);
   const cancel = progress ? anyOf(token, progress.token) : token;
-  switch (params.command) {
+  // Every created progress is ended, also when the command fails before its handler begins one (no such model, a bad uri…).
+  try {
+    return await run(params.command, ref, uri, cancel, reporter, connection, deps);
+  } finally {
+    reporter.done();
+  }
+}
+
+async function run(
+  command: string,
+  ref: { uri: string; model: string | undefined },
+  uri: string,
+  cancel: CancellationToken,
+  reporter: WorkDoneProgressReporter,
+  connection: Connection,
+  deps: { handlers: RequestHandlers; configs: ConfigDocuments },
+): Promise<unknown> {
+  switch (command) {
     case ServerCommands.parallelizeModel: {
       const enabled = await deps.handlers.profileEnabled(uri);
-      if (enabled) return deps.handlers.profile(ref, cancel, reporter as never);
-      return deps.handlers.plan(ref, cancel, reporter as never);
+      if (enabled) return deps.handlers.profile(ref, cancel, reporter);
+      return deps.handlers.plan(ref, cancel, reporter);
     }
     case ServerCommands.planSummary: {
-      const result = await deps.handlers.plan({ ...ref, reuse: true }, cancel, reporter as never);
+      const result = await deps.handlers.plan({ ...ref, reuse: true }, cancel, reporter);
       return planSummaryMarkdown(result.model, result.outcome);
     }
     case ServerCommands.fixAllConfig: {
@@ -42,8 +59,28 @@ export async function runServerCommand(
     }
     default:
       reporter.done();
-      throw new ResponseError(ErrorCodes.MethodNotFound, `wap: unknown command ${params.command}`);
+      throw new ResponseError(ErrorCodes.MethodNotFound, `wap: unknown command ${command}`);
   }
+}
+
+/** The command's progress with an idempotent `done`: the handlers end it in their own `finally`, and so does the command. */
+function endsOnce(progress: WorkDoneProgressReporter | undefined): WorkDoneProgressReporter {
+  let ended = false;
+  return {
+    begin: (title, percentage, message, cancellable) => {
+      if (!ended) progress?.begin(title, percentage, message, cancellable);
+    },
+    report: ((a: number | string, b?: string) => {
+      if (ended || !progress) return;
+      if (typeof a === 'number') progress.report(a, b as string);
+      else progress.report(a);
+    }) as WorkDoneProgressReporter['report'],
+    done: () => {
+      if (ended) return;
+      ended = true;
+      progress?.done();
+    },
+  };
 }
 
 function anyOf(a: CancellationToken, b: CancellationToken): CancellationToken {

@@ -38,6 +38,8 @@ export class ConfigDocuments {
   private readonly states = new Map<string, ConfigState>();
   private ready: Promise<void> | undefined;
   private recheckTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Per-document debounce of re-checks after edits, like model documents: typing re-checks once it pauses. */
+  private readonly pending = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly planning = new Set<string>();
 
   constructor(
@@ -59,28 +61,51 @@ export class ConfigDocuments {
   }
 
   forget(uri: string): void {
+    this.cancelPending(uri);
     this.states.delete(uri);
+  }
+
+  /** Re-checks `uri` once edits pause for `delayMs`; failures reach the log and status. */
+  scheduleCheck(uri: string, delayMs = CHECK_DEBOUNCE_MS): void {
+    this.cancelPending(uri);
+    this.pending.set(
+      uri,
+      setTimeout(() => {
+        this.pending.delete(uri);
+        void this.check(uri).catch((err: unknown) => this.env.reportError(`checking ${uri}`, err));
+      }, delayMs),
+    );
+  }
+
+  /** Runs a pending debounced check now (a code action must see the current text's findings). */
+  async flush(uri: string): Promise<void> {
+    if (!this.pending.has(uri)) return;
+    this.cancelPending(uri);
+    await this.check(uri);
+  }
+
+  private cancelPending(uri: string): void {
+    const timer = this.pending.get(uri);
+    if (timer) clearTimeout(timer);
+    this.pending.delete(uri);
   }
 
   /** Re-checks one document (after open/edit). Not a config → no state, no diagnostics. */
   async check(uri: string): Promise<void> {
+    this.cancelPending(uri);
     await this.init();
     const doc = this.getText(uri);
     if (!doc) return;
     const fileName = fileNameOf(uri);
     const text = doc.getText();
-    let formats: unknown[];
-    try {
-      formats = detectConfigFormats(fileName, text);
-    } catch (err) {
-      this.env.reportError(`detecting the config format of ${fileName}`, err);
-      formats = [];
-    }
-    if (formats.length === 0) {
+    // Detect here, before choosing a plan: choosing one may read and plan `wap.model`, which a non-config must not trigger.
+    if (!this.isConfig(fileName, text)) {
       if (this.states.delete(uri)) this.publish(uri);
       return;
     }
     const { plan, label } = await this.planFor(uri);
+    // A newer edit arrived while the plan was chosen: its own (debounced) check will publish.
+    if (doc.version !== this.getText(uri)?.version) return;
     const result = checkConfig(fileName, text, plan);
     const diagnostics = result.findings.map((f): Diagnostic => ({
       severity: lspSeverity(f.severity),
@@ -91,6 +116,27 @@ export class ConfigDocuments {
     }));
     this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label });
     this.publish(uri);
+  }
+
+  private isConfig(fileName: string, text: string): boolean {
+    try {
+      return detectConfigFormats(fileName, text).length > 0;
+    } catch (err) {
+      this.env.reportError(`detecting the config format of ${fileName}`, err);
+      return false;
+    }
+  }
+
+  /** The fixes and unfixable findings of one open config against a given plan (the panel's "Apply to training config"). Not a config → undefined. */
+  againstPlan(uri: string, plan: PlanReport): { edits: TextEdit[]; unfixed: string[] } | undefined {
+    const doc = this.getText(uri);
+    if (!doc) return undefined;
+    const fileName = fileNameOf(uri);
+    const text = doc.getText();
+    const { formats, findings } = checkConfig(fileName, text, plan);
+    if (formats.length === 0) return undefined;
+    const edits = findings.some((f) => f.fix) ? fixAll(fileName, text, plan).edits.map((e) => toTextEdit(doc, e)) : [];
+    return { edits, unfixed: findings.filter((f) => !f.fix).map((f) => f.message) };
   }
 
   /** After any plan changes: re-check every open config, debounced. */
@@ -192,14 +238,17 @@ export class ConfigDocuments {
     return (this.states.get(uri)?.findings ?? []).filter((f) => !f.fix).map((f) => f.message);
   }
 
+  /** Documents known as configs, and those whose (debounced) check is still pending. */
   configUris(): string[] {
-    return [...this.states.keys()];
+    return [...new Set([...this.states.keys(), ...this.pending.keys()])];
   }
 
   hasFindings(uri: string): boolean {
     return (this.states.get(uri)?.findings.length ?? 0) > 0;
   }
 }
+
+const CHECK_DEBOUNCE_MS = 150;
 
 function toTextEdit(doc: TextDocument, e: { start: number; end: number; newText: string }): TextEdit {
   return { range: { start: doc.positionAt(e.start), end: doc.positionAt(e.end) }, newText: e.newText };

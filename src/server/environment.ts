@@ -30,6 +30,8 @@ export class Environment {
   private lastError: string | undefined;
   private busy = 0;
   private readonly clusterCache = new Map<string, ResolvedCluster>();
+  /** The workspace-level `wap.cluster`, so the status can describe the cluster plans really use (set by the server). */
+  workspaceClusterSetting: () => Promise<string> = () => Promise.resolve('');
 
   constructor(
     private readonly connection: Connection,
@@ -75,9 +77,11 @@ export class Environment {
 
   /** Resolves `wap.cluster` (preset, spec path relative to the workspace, or unset → local GPUs → default preset). Throws ClusterSpecError. */
   async cluster(settings: WapSettings): Promise<ResolvedCluster> {
-    const ref = settings.cluster || undefined;
+    // 'local' needs GPU detection, which spawns nvidia-smi: untrusted, plan for the default preset and say why instead of "no GPU found".
+    const untrustedLocal = settings.cluster === 'local' && !this.trusted;
+    const ref = (untrustedLocal ? undefined : settings.cluster) || undefined;
     const local = !ref || ref === 'local' ? await this.localGpus() : [];
-    const key = ref && ref !== 'local' ? `ref:${ref}` : `${ref ?? 'unset'}:${local.map((g) => `${g.name}/${g.memoryGB}`).join(',')}`;
+    const key = ref && ref !== 'local' ? `ref:${ref}` : `${untrustedLocal ? 'local-untrusted' : (ref ?? 'unset')}:${local.map((g) => `${g.name}/${g.memoryGB}`).join(',')}`;
     const hit = this.clusterCache.get(key);
     if (hit) return hit;
     // The planner reads an unset ref as its default preset, so detected GPUs must be asked for by name.
@@ -85,7 +89,9 @@ export class Environment {
       localGpus: local.map((g) => ({ name: g.name, memoryGB: g.memoryGB })),
       readFile: (p: string) => readFileSync(this.resolvePath(p), 'utf8'),
     });
-    const note = ref
+    const note = untrustedLocal
+      ? UNTRUSTED_LOCAL_NOTE
+      : ref
       ? `wap.cluster = ${ref}`
       : local.length
         ? `local GPUs (${local.length} detected)`
@@ -155,10 +161,12 @@ export class Environment {
     let clusterSource: string | undefined;
     let clusterName: string | undefined;
     try {
-      const c = await this.cluster(DEFAULT_CLUSTER_PROBE);
+      const configured = await this.workspaceClusterSetting().catch(() => '');
+      const probe = configured === 'local' ? { ...DEFAULT_CLUSTER_PROBE, cluster: 'local' } : DEFAULT_CLUSTER_PROBE;
+      const c = await this.cluster(probe);
       clusterSource = c.note;
       clusterName = (c.spec as { name?: string }).name;
-      lines.push(`Plans without wap.cluster use: ${clusterName ?? 'cluster'} (${c.note}).`);
+      lines.push(`Plans ${probe.cluster ? 'with wap.cluster = local' : 'without wap.cluster'} use: ${clusterName ?? 'cluster'} (${c.note}).`);
     } catch (err) {
       lines.push(`Cluster: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -184,6 +192,8 @@ export class Environment {
     }
   }
 }
+
+const UNTRUSTED_LOCAL_NOTE = 'default preset: wap.cluster = local, but GPU detection is off because the workspace is not trusted; trust it or choose a preset';
 
 /** Status describes the cluster an unset `wap.cluster` gives. */
 const DEFAULT_CLUSTER_PROBE: WapSettings = {

@@ -170,16 +170,17 @@ export class RequestHandlers {
     }
   }
 
+  /** Every open config's fixes against the plan of the model `ref` names, not the plan each config would otherwise compare against. */
   async applyPlanToConfigs(ref: ModelRef): Promise<ApplyPlanToConfigsResult> {
+    const { report } = await this.report(ref);
     const changes: Record<string, import('vscode-languageserver').TextEdit[]> = {};
     const unfixed: string[] = [];
     for (const uri of this.configs.configUris()) {
-      await this.configs.check(uri);
-      const edit = await this.configs.fixAllEdit(uri);
-      if (edit?.changes?.[uri]) changes[uri] = edit.changes[uri];
-      unfixed.push(...this.configs.unfixed(uri).map((m) => `${fileNameOf(uri).split(/[\\/]/).pop()}: ${m}`));
+      const against = this.configs.againstPlan(uri, report);
+      if (!against) continue;
+      if (against.edits.length) changes[uri] = against.edits;
+      unfixed.push(...against.unfixed.map((m) => `${fileNameOf(uri).split(/[\\/]/).pop()}: ${m}`));
     }
-    void ref;
     return { edit: { changes }, changed: Object.keys(changes), unfixed };
   }
 }

@@ -6,7 +6,7 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   CodeActionKind,
   CodeLensRefreshRequest,
@@ -59,6 +59,7 @@ export function startServer(connection: Connection): void {
   let codeLensRefresh = false;
   let cacheDir = join(tmpdir(), 'wap-profile-cache');
   const env = new Environment(connection, false, () => roots);
+  env.workspaceClusterSetting = async () => (await settings.get(roots[0] ? pathToFileURL(roots[0]).href : '')).cluster;
 
   const log = (m: string) => connection.console.log(m);
   const publish = (uri: string) => {
@@ -165,7 +166,7 @@ export function startServer(connection: Connection): void {
   }));
   texts.onDidChangeContent(guard('change', undefined, (e) => {
     store.change(e.document.uri, e.document.getText(), e.document.version);
-    checkConfig(e.document.uri);
+    configs.scheduleCheck(e.document.uri);
   }));
   texts.onDidClose(guard('close', undefined, (e) => {
     store.close(e.document.uri);
@@ -208,6 +209,7 @@ export function startServer(connection: Connection): void {
   connection.onCodeAction(
     guard('codeAction', [] as CodeAction[], async (params) => {
       const uri = params.textDocument.uri;
+      await configs.flush(uri);
       if (!configs.diagnostics(uri).length) await configs.check(uri);
       return configs.codeActions(uri, params.range, params.context.only);
     }),

@@ -112,3 +112,14 @@ test('a handler failure is answered as an error and the server keeps serving', a
   assert.match(status.error!, /hover/);
 });
 
+
+test('a command failing before planning begins still ends the progress it created', async () => {
+  const uri = pathToFileURL(join(ROOT, 'examples/tfjs/cnn.ts')).href;
+  const before = new Set(server.progress.keys());
+  const err = await rejection(server.conn.sendRequest(ExecuteCommandRequest.type, { command: ServerCommands.parallelizeModel, arguments: [uri, 'NoSuchModel'] }));
+  assert.match(err.message, /no model 'NoSuchModel'/);
+  const created = [...server.progress.keys()].filter((t) => !before.has(t));
+  assert.equal(created.length, 1, 'the command created one progress');
+  const kinds = await server.until('the progress to end', () => (server.progress.get(created[0])!.includes('end') ? server.progress.get(created[0]) : undefined), 5_000);
+  assert.equal(kinds.filter((k) => k === 'end').length, 1, `ended exactly once: ${kinds.join(',')}`);
+});

@@ -8,8 +8,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { CodeActionKind, CodeActionRequest, type CodeAction, type TextEdit } from 'vscode-languageserver-protocol/node';
-import { FIX_ALL_KIND } from '../../src/protocol/lsp';
+import { ApplyPlanToConfigsRequest, FIX_ALL_KIND } from '../../src/protocol/lsp';
 import { find, ROOT, TestServer } from './harness';
 
 const ALEXNET = join(ROOT, 'examples/pytorch/alexnet.py');
@@ -26,7 +27,11 @@ function applyEdits(text: string, edits: TextEdit[]): string {
 
 let server: TestServer;
 before(async () => {
-  server = await TestServer.start({ settings: { cluster: 'pcie4', batchSize: 128 } });
+  server = await TestServer.start({
+    settings: { cluster: 'pcie4', batchSize: 128 },
+    // A second AlexNet limited to 2 GPUs, so two models in one folder have different plans.
+    settingsFor: (uri) => (uri?.endsWith('alexnet_two.py') ? { cluster: 'pcie4', batchSize: 128, maxGpus: 2 } : undefined),
+  });
 });
 after(async () => server?.stop());
 
@@ -72,4 +77,38 @@ test('source.fixAll.wap alone returns only the fix-all action', async () => {
   const fixed = applyEdits(text, actions[0].edit!.changes![uri]);
   assert.ok(fixed.includes('devices=4,'));
   assert.ok(fixed.includes('# one process per GPU'), 'comments survive');
+});
+
+test('wap/applyPlanToConfigs fixes the open configs against the plan of the model it names', async () => {
+  const copy = join(ROOT, 'examples/pytorch/train_lightning_copy.py');
+  const copyUri = pathToFileURL(copy).href;
+  const alexnetUri = pathToFileURL(ALEXNET).href;
+  assert.match((await server.planned(alexnetUri))[0].command!.title, /^4 GPUs/);
+  // Planned last, in the same folder: what the configs' own diagnostics now compare against.
+  const twoUri = await server.open(join(ROOT, 'examples/pytorch/alexnet_two.py'), readFileSync(ALEXNET, 'utf8'), 'python');
+  assert.match((await server.planned(twoUri))[0].command!.title, /^2 GPUs/);
+
+  const text = readFileSync(LIGHTNING, 'utf8');
+  for (const [uri, gpus] of [[alexnetUri, 4], [twoUri, 2]] as const) {
+    const result = await server.conn.sendRequest(ApplyPlanToConfigsRequest, { uri });
+    assert.ok(result.changed.includes(copyUri), `the Trainer(devices=8) copy changes for ${uri}: ${result.changed.join(', ')}`);
+    const fixed = applyEdits(text, result.edit.changes![copyUri]);
+    assert.ok(fixed.includes(`devices=${gpus},`), `devices follow the ${gpus}-GPU plan of the named model`);
+  }
+});
+
+test('config re-checks are debounced while typing', async () => {
+  const path = join(ROOT, 'examples/configs/accelerate_typing.yaml');
+  const text = readFileSync(join(ROOT, 'examples/configs/accelerate_fsdp.yaml'), 'utf8');
+  const uri = await server.open(path, text, 'yaml');
+  await server.until('the first check', () => server.publishCount.get(uri));
+  const start = server.publishCount.get(uri)!;
+  for (let i = 1; i <= 8; i++) {
+    await server.change(uri, `${text}\n# typing ${'x'.repeat(i)}\n`);
+    await new Promise((r) => setTimeout(r, 15));
+  }
+  await server.until('a check after the burst', () => server.publishCount.get(uri)! > start);
+  await new Promise((r) => setTimeout(r, 400));
+  const checks = server.publishCount.get(uri)! - start;
+  assert.ok(checks <= 2, `8 quick edits gave ${checks} re-checks`);
 });

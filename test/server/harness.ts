@@ -20,6 +20,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
   WorkDoneProgressCreateRequest,
+  WorkDoneProgress,
   DidOpenTextDocumentNotification,
   DidChangeTextDocumentNotification,
   HoverRequest,
@@ -35,7 +36,8 @@ import {
 import { StatusNotification, type StatusParams } from '../../src/protocol/lsp';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
-export const SERVER = join(ROOT, 'dist/server.js');
+/** WAP_TEST_SERVER points the tests at another server bundle (e.g. an older build, to see a test fail). */
+export const SERVER = process.env.WAP_TEST_SERVER ?? join(ROOT, 'dist/server.js');
 
 let built = false;
 /** Builds dist/ once per test process; flock serialises parallel test files writing the same bundles. */
@@ -64,6 +66,10 @@ export class TestServer {
   readonly statuses: StatusParams[] = [];
   readonly logs: string[] = [];
   readonly appliedEdits: WorkspaceEdit[] = [];
+  /** How many times diagnostics were published per URI (to see debouncing). */
+  readonly publishCount = new Map<string, number>();
+  /** Work-done progress tokens the server created, and the kinds ('begin', 'report', 'end') sent on each. */
+  readonly progress = new Map<string, string[]>();
   settings: Record<string, unknown>;
   init!: InitializeResult;
   private waiters: Array<() => void> = [];
@@ -86,7 +92,16 @@ export class TestServer {
     conn.onRequest(ConfigurationRequest.type, (p) =>
       p.items.map((item) => (item.section === 'wap' ? (options.settingsFor?.(item.scopeUri) ?? server.settings) : null)),
     );
-    conn.onRequest(WorkDoneProgressCreateRequest.type, () => null);
+    // Per-token progress handlers: a catch-all '$/progress' handler would replace the ones tests register with onProgress.
+    conn.onRequest(WorkDoneProgressCreateRequest.type, (p) => {
+      const kinds: string[] = [];
+      server.progress.set(String(p.token), kinds);
+      conn.onProgress(WorkDoneProgress.type, p.token, (v) => {
+        kinds.push(v.kind);
+        server.wake();
+      });
+      return null;
+    });
     conn.onRequest(CodeLensRefreshRequest.type, () => null);
     conn.onRequest(ApplyWorkspaceEditRequest.type, (p) => {
       server.appliedEdits.push(p.edit);
@@ -94,6 +109,7 @@ export class TestServer {
     });
     conn.onNotification(PublishDiagnosticsNotification.type, (p) => {
       server.diagnostics.set(p.uri, p.diagnostics);
+      server.publishCount.set(p.uri, (server.publishCount.get(p.uri) ?? 0) + 1);
       server.wake();
     });
     conn.onNotification(StatusNotification, (s) => {

@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlanRequest } from '../../src/protocol/lsp';
-import { ROOT, TestServer } from './harness';
+import { find, ROOT, TestServer } from './harness';
 
 const CNN = join(ROOT, 'examples/tfjs/cnn.ts');
 
@@ -58,6 +58,29 @@ test('untrusted: no process is spawned and plans use the default preset, saying 
     const lenses = await server.planned(uri);
     assert.equal(lenses.length, 1);
     assert.deepEqual(spawned(), [], 'neither nvidia-smi nor python3 may run in an untrusted workspace');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('untrusted, wap.cluster = local: the default preset, saying detection is off for trust (not "nvidia-smi not found")', async () => {
+  rmSync(calls, { force: true });
+  const server = await TestServer.start({ trusted: false, settings: { cluster: 'local', batchSize: 64 }, env: { PATH: bin } });
+  try {
+    const uri = await server.open(CNN);
+    const { outcome } = await server.conn.sendRequest(PlanRequest, { uri });
+    assert.equal(outcome.feasible, true);
+    assert.equal(outcome.cluster.source, 'default');
+    const hover = await server.until('a hover with the plan', async () => {
+      const at = find(readFileSync(CNN, 'utf8'), 'tf.layers.conv2d');
+      const text = await server.hoverText(uri, at.line, at.character + 10);
+      return /not trusted/.test(text) ? text : undefined;
+    });
+    assert.match(hover, /GPU detection is off because the workspace is not trusted/);
+    assert.doesNotMatch(hover, /nvidia-smi/);
+    const status = await server.until('a status naming the trust', () => server.statuses.find((s) => /wap\.cluster = local/.test(s.tooltip)));
+    assert.match(status.tooltip, /not trusted/);
+    assert.deepEqual(spawned(), [], 'nothing is spawned');
   } finally {
     await server.stop();
   }
