@@ -5,7 +5,7 @@
  * distributed_type, gpu_ids and mixed_precision.
  */
 import type { PlanReport } from '../protocol/plan';
-import { checkDeviceIds, compareLaunch } from './compare';
+import { checkDeviceIds, compareLaunch, planTarget } from './compare';
 import { readCount, readGpuIds, readString, parseYamlConfig } from './yamlDoc';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
 
@@ -81,7 +81,7 @@ export const accelerateReader: ConfigReader = {
       deviceIds: gpuIds,
       parallelism: distributedType && kind ? { value: kind, range: distributedType.range } : undefined,
     };
-    findings.push(...checkDeviceIds('accelerate', launch, 'num_processes', 'gpu_ids'));
+    findings.push(...checkDeviceIds('accelerate', launch, 'num_processes', 'gpu_ids', plan && planTarget(plan).gpusPerNode));
     if (plan) findings.push(...compareWithPlan(launch, plan));
     return findings;
   },

@@ -33,8 +33,11 @@ function malformed(format: ConfigFormat, message: string, range = { start: 0, en
   return { format, severity: 'error', code: 'malformed-config', message, range };
 }
 
-export function checkConfig(fileName: string, text: string, plan: PlanReport | undefined): ConfigCheckResult {
-  const formats = detectConfigFormats(fileName, text);
+/**
+ * `formats`: the caller's own detectConfigFormats result for this same text,
+ * so a caller that already detected (the LSP server) does not detect twice.
+ */
+export function checkConfig(fileName: string, text: string, plan: PlanReport | undefined, formats: ConfigFormat[] = detectConfigFormats(fileName, text)): ConfigCheckResult {
   if (formats.length === 0) return { formats, findings: [] };
   if (text.length > MAX_CONFIG_CHARS) {
     const mb = (text.length / (1024 * 1024)).toFixed(1);
@@ -42,7 +45,8 @@ export function checkConfig(fileName: string, text: string, plan: PlanReport | u
   }
   const findings: ConfigFinding[] = [];
   for (const format of formats) {
-    const reader = READERS.find((r) => r.format === format)!;
+    const reader = READERS.find((r) => r.format === format);
+    if (!reader) continue; // a caller-given format WAP has no reader for
     if (PYTHON_FORMATS.has(format) && !pythonReady()) {
       findings.push({ format, severity: 'info', code: 'reader-unavailable', message: 'WAP: the Python config reader is still loading; checks appear on the next change', range: { start: 0, end: 0 } });
       continue;
@@ -63,8 +67,8 @@ export function checkConfig(fileName: string, text: string, plan: PlanReport | u
 }
 
 /** Every non-conflicting fix applied at once (the "Fix all WAP config issues" action and `wap config --fix`). */
-export function fixAll(fileName: string, text: string, plan: PlanReport | undefined): { edits: TextEdit[]; text: string } {
-  const { findings } = checkConfig(fileName, text, plan);
+export function fixAll(fileName: string, text: string, plan: PlanReport | undefined, formats?: ConfigFormat[]): { edits: TextEdit[]; text: string } {
+  const { findings } = checkConfig(fileName, text, plan, formats);
   const edits = combineFixes(findings.flatMap((f) => (f.fix ? [f.fix] : [])));
   return { edits, text: applyTextEdits(text, edits) };
 }

@@ -4,7 +4,7 @@
  * closures), and this module decides what disagrees and what the fix is.
  */
 import type { PlanReport } from '../protocol/plan';
-import type { ConfigFinding, ConfigFix, ConfigFormat, LaunchSettings, TextEdit } from './types';
+import type { ConfigFinding, ConfigFix, ConfigFormat, LaunchSettings, TextEdit, TextRange } from './types';
 
 /** How the plan's GPU count maps onto machines of the plan's cluster. */
 export interface PlanTarget {
@@ -148,6 +148,8 @@ export function compareLaunch(
       format, severity: 'warning', code: 'node-count', range: launch.nodes.range, fix,
       message: `${launch.nodes.value} machines requested; the plan fits its ${target.gpus} GPUs on ${target.nodes} machine(s) of '${plan.cluster.name}', where links are faster than the network`,
     });
+  } else if (world === target.gpus && target.nodes > (launch.nodes?.value ?? 1)) {
+    findings.push(tooFewMachines(format, launch, plan, target, anchor!));
   }
   const mp = modelParallelLayers(plan);
   const kind = launch.parallelism?.value;
@@ -168,19 +170,55 @@ export function compareLaunch(
   return findings;
 }
 
+/**
+ * The right GPU count crowded onto fewer machines than the plan's cluster can
+ * hold it on (e.g. 16 processes on one machine of 8-GPU machines): the launch
+ * cannot start as written. The fix sets the machine count and, per machine,
+ * the process count and device ids together so they stay consistent.
+ */
+function tooFewMachines(format: ConfigFormat, launch: LaunchSettings, plan: PlanReport, target: PlanTarget, anchor: { range: TextRange }): ConfigFinding {
+  const machines = launch.nodes?.value ?? 1;
+  const edits: TextEdit[] = [];
+  let fixable = !!launch.nodes?.set && target.perNode !== undefined;
+  if (fixable) {
+    edits.push(...launch.nodes!.set!(target.nodes));
+    if (!launch.total) {
+      if (launch.perNode?.set) edits.push(...launch.perNode.set(target.perNode!));
+      else if (!launch.deviceIds?.set) fixable = false;
+    }
+    if (fixable && launch.deviceIds) {
+      const ids = launch.deviceIds.set?.(resizeDeviceIds(launch.deviceIds.value, target.perNode!));
+      if (ids) edits.push(...ids);
+      else fixable = false;
+    }
+  }
+  const layout = target.perNode !== undefined ? `${target.nodes} machines × ${target.perNode} GPUs` : `${target.nodes} machines`;
+  return {
+    format, severity: 'warning', code: 'node-count', range: (launch.nodes ?? anchor).range,
+    message: `${machines} machine${machines === 1 ? '' : 's'} requested for ${target.gpus} processes, but the machines of '${plan.cluster.name}' have ${target.gpusPerNode} GPUs each; the plan runs on ${layout}`,
+    fix: fixable ? { title: `Use ${layout} as planned`, edits, preferred: true } : undefined,
+  };
+}
+
 /** Internal consistency: the listed devices must cover the processes started on a machine. */
-export function checkDeviceIds(format: ConfigFormat, launch: LaunchSettings, perNodeLabel: string, idsLabel: string): ConfigFinding[] {
+/**
+ * `maxPerNode` (the plan's GPUs per machine, when a plan is open) keeps the fix
+ * from listing more ids than a machine has; the node-count finding fixes that case.
+ */
+export function checkDeviceIds(format: ConfigFormat, launch: LaunchSettings, perNodeLabel: string, idsLabel: string, maxPerNode?: number): ConfigFinding[] {
   const ids = launch.deviceIds;
   const machines = launch.nodes?.value ?? 1;
   // A total (Accelerate's num_processes) counts every machine; the ids list one machine's GPUs.
   const perNode = launch.perNode?.value ?? (launch.total && machines > 0 && launch.total.value % machines === 0 ? launch.total.value / machines : undefined);
   if (!ids || perNode === undefined || ids.value.length === perNode) return [];
   const fewer = ids.value.length < perNode;
+  const overfull = maxPerNode !== undefined && perNode > maxPerNode;
   return [{
     format, severity: fewer ? 'error' : 'warning', code: 'device-ids-mismatch', range: ids.range,
-    message: fewer
+    message: (fewer
       ? `${idsLabel} lists ${ids.value.length} GPU(s) but ${perNodeLabel} starts ${perNode} processes per machine: some processes get no GPU`
-      : `${idsLabel} lists ${ids.value.length} GPUs but ${perNodeLabel} starts only ${perNode} processes per machine`,
-    fix: ids.set ? { title: `List ${perNode} GPU(s) in ${idsLabel}`, edits: ids.set(resizeDeviceIds(ids.value, perNode)) } : undefined,
+      : `${idsLabel} lists ${ids.value.length} GPUs but ${perNodeLabel} starts only ${perNode} processes per machine`)
+      + (overfull ? `; the plan's machines have only ${maxPerNode} GPUs each, so spread the processes over more machines` : ''),
+    fix: ids.set && !overfull ? { title: `List ${perNode} GPU(s) in ${idsLabel}`, edits: ids.set(resizeDeviceIds(ids.value, perNode)) } : undefined,
   }];
 }

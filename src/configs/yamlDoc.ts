@@ -66,8 +66,9 @@ export function readCount(doc: Document.Parsed, key: string): ConfigValue<number
   const node = topScalar(doc, key);
   if (!node) return undefined;
   const v = node.value;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-    throw new MalformedConfig(`${key} must be a whole number, got ${JSON.stringify(v)}`, valueRange(node));
+  // 0 processes or machines launches nothing: Accelerate refuses it, so WAP does too.
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
+    throw new MalformedConfig(`${key} must be a positive whole number, got ${JSON.stringify(v)}`, valueRange(node));
   }
   return { value: v, range: valueRange(node), set: (n) => replaceNode(node, String(n)) };
 }

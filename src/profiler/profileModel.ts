@@ -3,6 +3,8 @@
  * an isolated worker; a layer whose trial fails falls back to the analytical
  * estimate (marked), and the next layer gets a fresh worker.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AnalyzedModel } from '../core/ir';
 import { layerSignature } from '../core/signature';
 import {
@@ -81,6 +83,7 @@ function workerEnv(id: DeviceIdentity): NodeJS.ProcessEnv {
   }
   // Keep the parent's test hooks out of the worker.
   delete env.WAP_TEST_KILL_AT_LAYER;
+  delete env.WAP_TEST_FAIL_RESTART;
   return env;
 }
 
@@ -144,6 +147,7 @@ export async function profileModel(model: AnalyzedModel, options: ProfileOptions
         const etaMs = trialsRun ? Math.round((trialMsSum / trialsRun) * remainingTrials) : undefined;
         options.onProgress?.({ done, total, layer: layer.name, etaMs, cached: !!hit });
       }
+      if (run.brokenReason) warnings.push(`${group.identity.deviceName}: ${run.brokenReason}; its remaining layers use the analytical estimate`);
       fillFallbacks(model, measured, options.batch);
       // Identical GPUs share the representative's numbers.
       for (const d of group.devices) layers.push(...measured.map((m) => ({ ...m, device: d })));
@@ -205,10 +209,17 @@ function fillFallbacks(model: AnalyzedModel, measured: LayerMeasurement[], batch
   });
 }
 
-/** The worker for one device: started lazily (a fully cached run starts none) and restarted after a failure. */
+/**
+ * The worker for one device: started lazily (a fully cached run starts none) and restarted after a failure.
+ * A crashed trial worker loses nothing: if the replacement cannot start, this device is marked broken and
+ * every later request answers with that reason (the layers become analytical fallbacks) instead of failing the profile.
+ */
 class DeviceRun {
   private worker?: WorkerClient;
   private killHookUsed = false;
+  private hadWorker = false;
+  /** Why the replacement worker could not start; set once, then every request fails fast with it. */
+  brokenReason?: string;
 
   constructor(
     private readonly id: DeviceIdentity,
@@ -217,12 +228,35 @@ class DeviceRun {
 
   private async ensure(): Promise<WorkerClient> {
     if (this.worker?.alive) return this.worker;
-    this.worker = await WorkerClient.start(this.id.backend, workerEnv(this.id), INIT_TIMEOUT_MS);
-    return this.worker;
+    if (this.brokenReason) throw new WorkerFailure(this.brokenReason, 'crash');
+    if (!this.hadWorker) {
+      // The first start failing means the backend is unusable: that is the caller's error, as before.
+      this.worker = await WorkerClient.start(this.id.backend, workerEnv(this.id), INIT_TIMEOUT_MS);
+      this.hadWorker = true;
+      return this.worker;
+    }
+    // Test hook: the replacement worker's script is missing, so its start really fails.
+    const entry = process.env.WAP_TEST_FAIL_RESTART === '1' ? join(tmpdir(), 'wap-missing-trial-worker.js') : undefined;
+    try {
+      this.worker = await WorkerClient.start(this.id.backend, workerEnv(this.id), INIT_TIMEOUT_MS, entry);
+      return this.worker;
+    } catch (err) {
+      if (err instanceof Cancelled) throw err;
+      this.worker = undefined;
+      this.brokenReason = `replacement trial worker failed to start after a crash: ${(err as Error).message}`;
+      throw new WorkerFailure(this.brokenReason, 'crash');
+    }
   }
 
   async trial(spec: ReturnType<typeof toTrialSpec>, index: number): Promise<TrialTiming | { error: string }> {
-    const w = await this.ensure();
+    let w: WorkerClient;
+    try {
+      w = await this.ensure();
+    } catch (err) {
+      // Only a failed restart is absorbed; a failed first start still fails the profile.
+      if (this.brokenReason && err instanceof WorkerFailure) return { error: this.brokenReason };
+      throw err;
+    }
     const timeout = this.options.trialTimeoutMs ?? 60_000;
     const pending = w.request(
       { type: 'trial', spec, batch: this.options.batch, warmup: this.options.warmup ?? 2, repetitions: this.options.repetitions ?? 5 },

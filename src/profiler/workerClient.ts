@@ -81,7 +81,8 @@ export class WorkerClient {
     return !this.exited;
   }
 
-  static async start(backend: BackendId, env: NodeJS.ProcessEnv, initTimeoutMs: number): Promise<WorkerClient> {
+  /** `tfjsEntryFile` replaces the tfjs worker script (used by tests to make a start really fail). */
+  static async start(backend: BackendId, env: NodeJS.ProcessEnv, initTimeoutMs: number, tfjsEntryFile?: string): Promise<WorkerClient> {
     let client: WorkerClient;
     if (backend === 'torch') {
       const child = spawn('python3', [torchWorkerScript()], { env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -96,7 +97,7 @@ export class WorkerClient {
       });
       child.stdin?.on('error', () => undefined);
     } else {
-      const entry = tfjsWorkerEntry();
+      const entry = tfjsEntryFile ? { file: tfjsEntryFile, execArgv: [] } : tfjsWorkerEntry();
       const child = fork(entry.file, [], { env, execArgv: entry.execArgv, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' });
       client = new WorkerClient(child, (m) => child.connected && child.send(m), backend);
       child.on('message', (m) => client.receive(m as WorkerMessage));

@@ -15,7 +15,7 @@ import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders } from '../configs';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, type ConfigFormat } from '../configs';
 import type { PlanReport } from '../protocol/plan';
 import { FIX_ALL_KIND } from '../protocol/lsp';
 import { DIAGNOSTIC_SOURCE, lspSeverity } from './diagnostics';
@@ -99,14 +99,16 @@ export class ConfigDocuments {
     const fileName = fileNameOf(uri);
     const text = doc.getText();
     // Detect here, before choosing a plan: choosing one may read and plan `wap.model`, which a non-config must not trigger.
-    if (!this.isConfig(fileName, text)) {
+    const formats = this.detectFormats(fileName, text);
+    if (formats.length === 0) {
       if (this.states.delete(uri)) this.publish(uri);
       return;
     }
     const { plan, label } = await this.planFor(uri);
     // A newer edit arrived while the plan was chosen: its own (debounced) check will publish.
     if (doc.version !== this.getText(uri)?.version) return;
-    const result = checkConfig(fileName, text, plan);
+    // The text is unchanged since detection (same version), so its formats are reused rather than detected again.
+    const result = checkConfig(fileName, text, plan, formats);
     const diagnostics = result.findings.map((f): Diagnostic => ({
       severity: lspSeverity(f.severity),
       range: { start: doc.positionAt(f.range.start), end: doc.positionAt(f.range.end) },
@@ -118,12 +120,12 @@ export class ConfigDocuments {
     this.publish(uri);
   }
 
-  private isConfig(fileName: string, text: string): boolean {
+  private detectFormats(fileName: string, text: string): ConfigFormat[] {
     try {
-      return detectConfigFormats(fileName, text).length > 0;
+      return detectConfigFormats(fileName, text);
     } catch (err) {
       this.env.reportError(`detecting the config format of ${fileName}`, err);
-      return false;
+      return [];
     }
   }
 
@@ -135,7 +137,7 @@ export class ConfigDocuments {
     const text = doc.getText();
     const { formats, findings } = checkConfig(fileName, text, plan);
     if (formats.length === 0) return undefined;
-    const edits = findings.some((f) => f.fix) ? fixAll(fileName, text, plan).edits.map((e) => toTextEdit(doc, e)) : [];
+    const edits = findings.some((f) => f.fix) ? fixAll(fileName, text, plan, formats).edits.map((e) => toTextEdit(doc, e)) : [];
     return { edits, unfixed: findings.filter((f) => !f.fix).map((f) => f.message) };
   }
 

@@ -64,6 +64,25 @@ test('hostfile and Horovod exports list the machines and slots', () => {
   assert.match(exportPlan(alexnetPlan(), 'horovod').content, /^horovodrun -np 4 -H localhost:4 python train\.py/m);
 });
 
+test('an uneven plan (9 GPUs on 8-GPU machines) exports the real 8 + 1 split, never 2 × 8', () => {
+  const plan = { ...twoNodePlan(), plan: { ...dataParallelPlan(9).plan } };
+  const host = exportPlan(plan, 'hostfile');
+  assert.deepEqual(host.content.split('\n').filter((l) => l && !l.startsWith('#')), ['node0 slots=8', 'node1 slots=1']);
+  assert.match(host.content, /# Launch: deepspeed --hostfile=hostfile --num_nodes=2 train\.py/, 'no single --num_gpus for unequal machines');
+  assert.match(exportPlan(plan, 'horovod').content, /^horovodrun -np 9 -H node0:8,node1:1 python train\.py "\$@"$/m);
+  const run = exportPlan(plan, 'torchrun');
+  assert.match(run.content, /^SLOTS=\(8 1\)$/m);
+  assert.match(run.content, /torchrun --nnodes=2 --nproc_per_node="\$NPROC" \\/);
+  assert.match(run.description, /8 \+ 1 processes on 2 machines/);
+  const run2 = checkConfig(run.fileName, run.content, plan);
+  assert.deepEqual(run2.findings, [], 'WAP reads its own uneven torchrun script without complaint');
+  const acc = exportPlan(plan, 'accelerate');
+  const cfg = parseYaml(acc.content);
+  assert.deepEqual([cfg.num_processes, cfg.num_machines], [9, 2], 'the real total, not 16');
+  assert.match(acc.content, /split unevenly over 2 machines \(8 \+ 1\), which Accelerate cannot express/);
+  assert.match(acc.description, /Accelerate cannot launch that/);
+});
+
 test('placement preview is valid Python naming the planned devices; pure DP plans get a note instead', async () => {
   const parser = await createPythonParser();
   for (const plan of [alexnetPlan(), pipelinePlan()]) {

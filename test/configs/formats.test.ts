@@ -124,6 +124,42 @@ test('accelerate: num_processes counts all machines while gpu_ids lists one mach
   assert.equal(lone.fix, undefined);
 });
 
+test('accelerate: the planned 16 processes crowded onto one machine of 8-GPU machines', () => {
+  const plan = twoNodePlan();
+  const text = 'distributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 16\ngpu_ids: 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n';
+  const f = checkConfig('a.yaml', text, plan).findings;
+  assert.deepEqual(f.map((x) => [x.code, x.severity]), [['node-count', 'warning']]);
+  assert.equal(valueOf(text, f[0]!), '1');
+  assert.match(f[0]!.message, /1 machine requested for 16 processes, but the machines of 'two-dgx' have 8 GPUs each; the plan runs on 2 machines × 8 GPUs/);
+  // One fix moves machines and per-machine ids together.
+  assert.equal(fixAll('a.yaml', text, plan).text, 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 16\ngpu_ids: 0,1,2,3,4,5,6,7\n');
+  // Too few ids for 16 on one machine: the ids finding no longer offers ids 0-15, which no machine has.
+  const short = 'distributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 16\ngpu_ids: 0,1,2,3\n';
+  const g = checkConfig('a.yaml', short, plan).findings;
+  assert.deepEqual(g.map((x) => x.code), ['device-ids-mismatch', 'node-count']);
+  assert.equal(g[0]!.fix, undefined);
+  assert.match(g[0]!.message, /only 8 GPUs each/);
+  assert.equal(fixAll('a.yaml', short, plan).text, 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 16\ngpu_ids: 0,1,2,3,4,5,6,7\n');
+  // torchrun says the same, fixing --nnodes and --nproc_per_node together.
+  const run = 'torchrun --nnodes=1 --nproc_per_node=16 t.py\n';
+  assert.deepEqual(checkConfig('run.sh', run, plan).findings.map((x) => x.code), ['node-count']);
+  assert.equal(fixAll('run.sh', run, plan).text, 'torchrun --nnodes=2 --nproc_per_node=8 t.py\n');
+  // Without a plan the config is internally consistent: nothing to say.
+  assert.deepEqual(checkConfig('a.yaml', text, undefined).findings, []);
+});
+
+test('checkConfig uses the formats its caller already detected instead of detecting again', () => {
+  const text = 'distributed_type: MULTI_GPU\nnum_processes: 4\ngpu_ids: 0,1\n';
+  const detected = detectConfigFormats('a.yaml', text);
+  assert.deepEqual(checkConfig('a.yaml', text, undefined, detected), checkConfig('a.yaml', text, undefined));
+  // The given list is what gets checked: none means nothing is read, and a name detection would refuse is still honoured.
+  assert.deepEqual(checkConfig('a.yaml', text, undefined, []), { formats: [], findings: [] });
+  const other = checkConfig('notes.txt', text, undefined, ['accelerate']);
+  assert.deepEqual(other.formats, ['accelerate']);
+  assert.deepEqual(other.findings.map((f) => f.code), ['device-ids-mismatch']);
+  assert.equal(fixAll('notes.txt', text, undefined, ['accelerate']).text, 'distributed_type: MULTI_GPU\nnum_processes: 4\ngpu_ids: 0,1,2,3\n');
+});
+
 test('a config that matches the plan is clean', () => {
   assert.deepEqual(checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 8\n', dataParallelPlan(8)).findings, []);
   assert.deepEqual(checkConfig('run.sh', 'torchrun --standalone --nproc_per_node=8 t.py\n', dataParallelPlan(8)).findings, []);

@@ -44,7 +44,9 @@ test('a 50 MB JSON file gets one diagnostic within the time budget', () => {
 });
 
 test('wrong types in every format', () => {
-  assertMalformed('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: eight\n', /num_processes must be a whole number, got "eight"/);
+  assertMalformed('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: eight\n', /num_processes must be a positive whole number, got "eight"/);
+  assertMalformed('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 0\n', /num_processes must be a positive whole number, got 0/);
+  assertMalformed('a.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 0\nnum_processes: 8\n', /num_machines must be a positive whole number, got 0/);
   assertMalformed('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: [8]\n', /num_processes must be a single value/);
   assertMalformed('ds.json', '{"train_batch_size": "eight", "train_micro_batch_size_per_gpu": 1}', /train_batch_size must be a positive whole number or "auto", got "eight"/);
   assertMalformed('ds.json', '{"train_batch_size": 8, "zero_optimization": {"stage": "two"}}', /zero_optimization.stage must be 0, 1, 2 or 3/);

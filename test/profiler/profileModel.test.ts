@@ -83,6 +83,31 @@ test('SIGKILL of the worker mid-run: that layer is a marked fallback, the rest c
   assert.deepEqual(again.layers.map((l) => l.status), ['cached', 'cached', 'measured', 'cached', 'cached']);
 });
 
+test('a crashed worker whose replacement cannot start: remaining layers are marked fallbacks, finished ones stay cached', async () => {
+  const dir = fresh();
+  process.env.WAP_TEST_KILL_AT_LAYER = '2';
+  process.env.WAP_TEST_FAIL_RESTART = '1';
+  let p;
+  try {
+    p = await profileModel(tinyCnn(), fast(dir));
+  } finally {
+    delete process.env.WAP_TEST_KILL_AT_LAYER;
+    delete process.env.WAP_TEST_FAIL_RESTART;
+  }
+  assert.deepEqual(p.layers.map((l) => l.status), ['measured', 'measured', 'fallback', 'fallback', 'fallback']);
+  assert.match(p.layers[2]!.error ?? '', /SIGKILL/);
+  for (const l of p.layers.slice(3)) {
+    assert.match(l.error ?? '', /replacement trial worker failed to start after a crash/);
+    assert.match(l.error ?? '', /analytical estimate/);
+    assert.ok(Number.isFinite(l.forwardMs) && l.forwardMs >= 0, `${l.layer} has an estimate`);
+  }
+  assert.ok(p.layers.slice(3).some((l) => l.forwardMs > 0), 'a layer with FLOPs gets a non-zero estimate');
+  assert.ok(p.warnings.some((w) => /replacement trial worker failed to start/.test(w)), p.warnings.join('; '));
+  assert.ok(p.warnings.some((w) => /copy calibration failed/.test(w)), 'calibration on the broken device is skipped with a warning');
+  const again = await profileModel(tinyCnn(), fast(dir));
+  assert.deepEqual(again.layers.map((l) => l.status), ['cached', 'cached', 'measured', 'measured', 'measured']);
+});
+
 test('a truncated cache file is rebuilt with a warning and other cache files are untouched', async () => {
   const dir = fresh();
   await profileModel(tinyCnn(), fast(dir));
