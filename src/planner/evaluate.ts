@@ -11,7 +11,7 @@ import { divisors, opClass, type LayerConfig } from './cost/configs';
 import { gb, usableBytes } from './cost/memory';
 import { assignmentMemory, buildCostTables, type CostTables, type TableOptions } from './cost/tables';
 import { range, type Topology } from './cost/topology';
-import { buildPipelinePlanSteps, type PipelinePlan } from './search/pipelinePlan';
+import { buildPipelinePlanSteps, dataParallelStages, usesHybridStages, type PipelinePlan } from './search/pipelinePlan';
 import { searchTablesSteps, type FittedSearch } from './search/search';
 import type { SimRun } from './simulator/engine';
 import { simulateIterationSteps } from './simulator/iteration';
@@ -116,6 +116,13 @@ export function microBatchCounts(S: number, m: number, batch: number): number[] 
   return out.length > 0 ? out : [S];
 }
 
+/**
+ * Time budget of one pipeline stage's search when it falls back to local
+ * search (DAG stages): there are up to S stages × several micro-batch counts
+ * × every divisor S of every count, so each gets a small slice.
+ */
+const STAGE_SEARCH_MS = 10;
+
 export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean): CountResult {
   return drain(evaluateCountSteps(ctx, n, includeOwt));
 }
@@ -155,18 +162,27 @@ export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boo
   if (options.strategies === 'all' && n > 1) {
     for (const S of divisors(n)) {
       if (S < 2) continue;
-      const Ms = options.microBatches ? [options.microBatches] : microBatchCounts(S, n / S, batch);
+      const m = n / S;
+      // Model-parallel stages can run micro-batches smaller than the stage (down to one sample), where the bubble is smallest.
+      const Ms = options.microBatches ? [options.microBatches] : [...new Set([...microBatchCounts(S, m, batch), ...microBatchCounts(S, 1, batch)])].sort((a, b) => a - b);
       for (const M of Ms) {
-        const p = yield* buildPipelinePlanSteps(model, topo, n, S, M, batch, ctx.tableOptions);
-        if (!p) continue;
-        const replaySteps = () => simulatePipelineSteps(p.stages, topo, p.microBatch, M, p.schedule);
-        evaluated += p.stages.length * model.layers.length;
-        const run = yield* replaySteps();
-        yield;
-        const summary = summarizeRun(run, devices, topo, batch);
-        const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason };
-        best = better(best, cand);
-        yield;
+        const hybridPlan = yield* buildPipelinePlanSteps(model, topo, n, S, M, batch, ctx.tableOptions, '1f1b', STAGE_SEARCH_MS);
+        if (!hybridPlan) continue;
+        // Both the data-parallel stages (where a micro-batch spreads over the stage) and the searched ones are
+        // simulated: the search's additive estimate may mislead.
+        const variants: PipelinePlan[] = [];
+        if (hybridPlan.microBatch >= m) variants.push(dataParallelStages(hybridPlan, topo));
+        if (usesHybridStages(hybridPlan) || variants.length === 0) variants.push(hybridPlan);
+        for (const p of variants) {
+          const replaySteps = () => simulatePipelineSteps(p.stages, topo, p.microBatch, M, p.schedule);
+          evaluated += p.stages.length * model.layers.length;
+          const run = yield* replaySteps();
+          yield;
+          const summary = summarizeRun(run, devices, topo, batch);
+          const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason };
+          best = better(best, cand);
+          yield;
+        }
       }
     }
   }

@@ -6,6 +6,7 @@ import { mb } from './cost/memory';
 import type { CostTables, NodeOption } from './cost/tables';
 import type { Topology } from './cost/topology';
 import type { Candidate } from './evaluate';
+import { stageOption } from './simulator/pipeline';
 
 export function strategyOf(c: LayerConfig): StrategyKind {
   if (c.k > 1) return c.d > 1 ? 'hybrid' : 'model';
@@ -74,26 +75,36 @@ export function layerPlans(c: Candidate, topo: Topology, mode: string): LayerPla
     p.stages.forEach((st, s) => {
       for (const i of st.layers) {
         const layer = st.tables.layers[i];
-        const o = st.tables.options[i][0];
+        const o = stageOption(st, i);
+        const dim = splitDimOf(layer, o.config);
+        // Layout changes from producers in the same stage (hybrid stages), once per micro-batch.
+        let transferMs = 0;
+        if (st.choice) {
+          for (const e of st.tables.inEdges[i]) {
+            const from = st.tables.edges[e].from;
+            if (from >= st.layers[0]) transferMs += st.tables.edgeCost(e, st.choice[from], st.choice[i]) * p.microBatches;
+          }
+        }
         out.push({
           name: layer.name,
           line: layer.range.line,
           type: layer.type,
           strategy: 'pipeline',
           dataDegree: o.config.d,
-          modelDegree: 1,
+          modelDegree: o.config.k,
           devices: physical(st.devices),
           stage: s,
+          ...(dim ? { splitDim: dim } : {}),
           forwardMs: (o.forwardMs + o.mpForwardMs) * p.microBatches,
           backwardMs: (o.backwardMs + o.mpBackwardMs) * p.microBatches,
           allreduceBytes: o.allreduceBytes,
           allreduceMs: o.allreduceMs,
-          transferMs: 0,
+          transferMs,
           memoryBytesPerGpu: o.memoryBytes,
           params: layer.workload.params,
           activationBytes: layer.workload.activationBytes * p.microBatch,
           costSource: { ...st.tables.sources[i] },
-          reason: `stage ${s} of ${p.stages.length} on ${st.devices.length} GPU${st.devices.length > 1 ? 's' : ''}, ${p.microBatches} micro-batches of ${p.microBatch} (${p.schedule})`,
+          reason: `stage ${s} of ${p.stages.length} on ${st.devices.length} GPU${st.devices.length > 1 ? 's' : ''}${o.config.k > 1 ? ` as ${describeConfig(o.config)}` : ''}, ${p.microBatches} micro-batches of ${p.microBatch} (${p.schedule})`,
         });
       }
     });

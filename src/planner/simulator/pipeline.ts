@@ -4,7 +4,8 @@
  * stages, each stage's gradients all-reduced across its data-parallel group
  * after its last backward, then the update.
  */
-import type { CostTables } from '../cost/tables';
+import type { LayerConfig } from '../cost/configs';
+import type { CostTables, NodeOption } from '../cost/tables';
 import { allReduceMs, type Topology } from '../cost/topology';
 import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
@@ -15,6 +16,50 @@ export interface PipelineStage {
   tables: CostTables;
   /** Bytes per sample leaving this stage for later stages. */
   boundaryBytesPerSample: number;
+  /** Option index per model layer (hybrid stages); absent: option 0, data parallel over the stage. */
+  choice?: Int32Array;
+}
+
+export function stageOption(st: PipelineStage, layer: number): NodeOption {
+  return st.tables.options[layer][st.choice ? st.choice[layer] : 0];
+}
+
+interface StageCost {
+  f: number;
+  b: number;
+  upd: number;
+  /** Gradient all-reduces, one per data-parallel degree used in the stage. */
+  allreduces: Array<{ bytes: number; config: LayerConfig }>;
+}
+
+/** Per micro-batch compute (with model-parallel collectives and layout changes inside the stage), all-reduces and update. */
+function stageCost(st: PipelineStage): StageCost {
+  let f = 0;
+  let b = 0;
+  let upd = 0;
+  const byDegree = new Map<number, { bytes: number; config: LayerConfig }>();
+  const inStage = new Set(st.layers);
+  const pick = (l: number) => (st.choice ? st.choice[l] : 0);
+  for (const l of st.layers) {
+    const o = stageOption(st, l);
+    f += o.forwardMs + o.mpForwardMs;
+    b += o.backwardMs + o.mpBackwardMs;
+    upd += o.updateMs;
+    if (o.allreduceBytes > 0) {
+      const g = byDegree.get(o.config.d) ?? { bytes: 0, config: o.config };
+      g.bytes += o.allreduceBytes;
+      byDegree.set(o.config.d, g);
+    }
+    if (!st.choice) continue;
+    for (const e of st.tables.inEdges[l]) {
+      const from = st.tables.edges[e].from;
+      if (!inStage.has(from)) continue;
+      const [fw, bw] = st.tables.edgeCostParts(e, pick(from), pick(l));
+      f += fw;
+      b += bw;
+    }
+  }
+  return { f, b, upd, allreduces: [...byDegree.values()] };
 }
 
 export type Schedule = '1f1b' | 'gpipe';
@@ -38,20 +83,7 @@ export function* simulatePipelineSteps(stages: PipelineStage[], topo: Topology, 
   const S = stages.length;
   const eng = new Engine();
   const label = stages.map((st) => `stage ${stages.indexOf(st)} (${st.tables.layers[st.layers[0]].name}…${st.tables.layers[st.layers[st.layers.length - 1]].name})`);
-  const cost = stages.map((st) => {
-    let f = 0;
-    let b = 0;
-    let ar = 0;
-    let upd = 0;
-    for (const l of st.layers) {
-      const o = st.tables.options[l][0];
-      f += o.forwardMs + o.mpForwardMs;
-      b += o.backwardMs + o.mpBackwardMs;
-      ar += o.allreduceBytes;
-      upd += o.updateMs;
-    }
-    return { f, b, ar, upd, d: st.tables.options[st.layers[0]][0].config.d };
-  });
+  const cost = stages.map(stageCost);
   const sendMs = (s: number): { ms: number; lane: string; bytes: number } => {
     const a = stages[s].devices;
     const b = stages[s + 1].devices;
@@ -100,9 +132,10 @@ export function* simulatePipelineSteps(stages: PipelineStage[], topo: Topology, 
   stages.forEach((st, s) => {
     const c = cost[s];
     const deps = [lastB[s]];
-    if (c.ar > 0 && c.d > 1) {
-      const link = st.tables.dataGroupLink(st.tables.options[st.layers[0]][0].config);
-      deps.push(eng.add({ kind: 'allreduce', layer: label[s], resources: [link.lane], devices: st.devices, durationMs: allReduceMs(c.ar, c.d, link), deps: [lastB[s]], bytes: c.ar }));
+    for (const g of c.allreduces) {
+      if (g.config.d < 2) continue;
+      const link = st.tables.dataGroupLink(g.config);
+      deps.push(eng.add({ kind: 'allreduce', layer: label[s], resources: [link.lane], devices: st.devices, durationMs: allReduceMs(g.bytes, g.config.d, link), deps: [lastB[s]], bytes: g.bytes }));
     }
     eng.add({ kind: 'update', layer: label[s], resources: gpuLanes(st.devices), devices: st.devices, durationMs: c.upd, deps });
   });
