@@ -151,10 +151,18 @@ test('a DeepSpeed config that disagrees with the plan gets a diagnostic and a wo
   await shot('quick-fix-menu');
   // The menu sits under a pointer-blocking overlay: choose with the keyboard.
   await page.keyboard.press('Enter');
+  await menu.waitFor({ state: 'hidden' });
+  // The fix is an unsaved edit first: the tab turns dirty, then saving clears it.
+  const dirtyTab = page.locator('.tab.active.dirty[aria-label*="ds_config.json"]');
+  await dirtyTab.waitFor({ timeout: 30_000 });
   await page.keyboard.press('Control+S');
+  await dirtyTab.waitFor({ state: 'detached', timeout: 30_000 });
   const deadline = Date.now() + 30_000;
   let after = before;
-  while (after === before && Date.now() < deadline) {
+  // The save truncates then writes: wait until the file differs *and* is whole again (same line count,
+  // closing brace), so a read in the middle of the write is not taken for the result.
+  const whole = (t: string) => t !== before && t.split('\n').length === before.split('\n').length && t.trimEnd().endsWith('}');
+  while (!whole(after) && Date.now() < deadline) {
     await page.waitForTimeout(200);
     after = readFileSync(file, 'utf8');
   }
