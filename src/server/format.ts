@@ -75,7 +75,8 @@ export function describeLayerStrategy(lp: LayerPlan, splitSize?: number): string
     case 'hybrid':
       return `hybrid: data ×${lp.dataDegree} · model ×${lp.modelDegree}${split}${where}${stage}`;
     case 'pipeline':
-      return `pipeline stage ${lp.stage}${lp.dataDegree > 1 ? `, data parallel ×${lp.dataDegree}` : ''}${where}`;
+      // Stages may split a layer too (tensor parallel inside a stage), so say both degrees when they apply.
+      return `pipeline stage ${lp.stage}${lp.dataDegree > 1 ? `, data parallel ×${lp.dataDegree}` : ''}${lp.modelDegree > 1 ? `, model parallel ×${lp.modelDegree}${split}` : ''}${where}`;
     default:
       return `${STRATEGY_NAMES[lp.strategy as StrategyKind] ?? String(lp.strategy)}${where}`;
   }
