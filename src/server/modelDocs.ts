@@ -9,6 +9,7 @@
  */
 import type { Position, Range } from 'vscode-languageserver';
 import type { AnalysisResult, AnalyzedLayer, AnalyzedModel } from '../core/ir';
+import { stableStringify } from '../core/signature';
 import type { LayerPlan, PlanOutcome } from '../protocol/plan';
 import type { PlanControls } from '../protocol/webview';
 import type { ProfileFile } from '../protocol/profile';
@@ -35,13 +36,17 @@ export interface LayerHit {
   kind: 'definition' | 'call';
 }
 
-/** Shape-relevant identity of a layer: what it is and what it is fed, not where it sits. */
-export function layerSignature(layer: AnalyzedLayer): string {
-  return `${layer.type}|${layer.op}|${JSON.stringify(layer.attrs)}|${JSON.stringify(layer.inputShapes)}|${layer.inputs.length}`;
+/**
+ * Identity of a layer for "is its last plan still valid after an edit": what it is and what it is fed,
+ * not where it sits. Unlike the core's layerSignature (a cost-cache key) it includes the written type and
+ * the input count; attrs go through the core's key-order-independent stringify.
+ */
+export function layerFingerprint(layer: AnalyzedLayer): string {
+  return `${layer.type}|${layer.op}|${stableStringify(layer.attrs)}|${JSON.stringify(layer.inputShapes)}|${layer.inputs.length}`;
 }
 
 export function modelStructureKey(model: AnalyzedModel): string {
-  return `${model.name}|${JSON.stringify(model.input)}|${model.layers.map((l) => `${l.name}:${layerSignature(l)}:${l.inputs.join(',')}`).join(';')}`;
+  return `${model.name}|${JSON.stringify(model.input)}|${model.layers.map((l) => `${l.name}:${layerFingerprint(l)}:${l.inputs.join(',')}`).join(';')}`;
 }
 
 export function hasErrors(model: AnalyzedModel): boolean {
@@ -62,7 +67,7 @@ export class Snapshot {
     for (const model of analysis.models) {
       const sigs = new Map<string, string>();
       for (const layer of model.layers) {
-        sigs.set(layer.name, layerSignature(layer));
+        sigs.set(layer.name, layerFingerprint(layer));
         this.index(layer, model, toLspRange(layer.range), 'definition');
         if (layer.callRange) this.index(layer, model, toLspRange(layer.callRange), 'call');
       }
@@ -205,7 +210,7 @@ export class ModelDocument {
   layerPlan(model: AnalyzedModel, layer: AnalyzedLayer, snapshot: Snapshot | undefined = this.current): { plan: LayerPlan; entry: PlanEntry } | undefined {
     const entry = this.plans.get(model.name);
     if (!entry || !entry.outcome.feasible) return undefined;
-    const sig = snapshot?.signatures.get(model.name)?.get(layer.name) ?? layerSignature(layer);
+    const sig = snapshot?.signatures.get(model.name)?.get(layer.name) ?? layerFingerprint(layer);
     if (entry.signatures.get(layer.name) !== sig) return undefined;
     const plan = entry.outcome.plan.layers.find((l) => l.name === layer.name);
     return plan ? { plan, entry } : undefined;
@@ -218,6 +223,6 @@ export class ModelDocument {
    */
   signaturesOf(model: AnalyzedModel): Map<string, string> {
     const snapshot = [this.current, this.lastGood].find((s) => s?.analysis.models.includes(model));
-    return snapshot?.signatures.get(model.name) ?? new Map(model.layers.map((l) => [l.name, layerSignature(l)]));
+    return snapshot?.signatures.get(model.name) ?? new Map(model.layers.map((l) => [l.name, layerFingerprint(l)]));
   }
 }

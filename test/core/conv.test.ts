@@ -1,24 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { inferLayer, isInferError } from '../../src/core/catalogue/index';
-import type { InferOk } from '../../src/core/catalogue/index';
 import { resolvePads } from '../../src/core/catalogue/conv';
-import type { Attrs, Layout, Shape } from '../../src/core/ir';
+import type { Attrs } from '../../src/core/ir';
 
-const CF = { layout: 'channels_first' as Layout, dtypeBytes: 4 };
-const CL = { layout: 'channels_last' as Layout, dtypeBytes: 4 };
-
-function ok(op: string, shapes: Shape[], attrs: Attrs, ctx = CF): InferOk {
-  const r = inferLayer(op, shapes, attrs, ctx);
-  if (isInferError(r)) assert.fail(`unexpected error: ${r.error}`);
-  return r;
-}
-
-function err(op: string, shapes: Shape[], attrs: Attrs, ctx = CF): string {
-  const r = inferLayer(op, shapes, attrs, ctx);
-  assert.ok(isInferError(r), `expected an error, got ${JSON.stringify(r)}`);
-  return r.error;
-}
+import { CF, CL, err, ok } from './inferHelpers';
 
 const conv2d = (cin: number | undefined, cout: number | undefined, k: number, extra: Attrs = {}): Attrs => ({
   rank: 2,

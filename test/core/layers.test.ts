@@ -1,23 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ALL_OP_KINDS, catalogue, inferLayer, isInferError, opInfo } from '../../src/core/catalogue/index';
-import type { InferOk } from '../../src/core/catalogue/index';
-import type { Attrs, Layout, Shape } from '../../src/core/ir';
+import { ALL_OP_KINDS, catalogue, opInfo } from '../../src/core/catalogue/index';
 
-const CF = { layout: 'channels_first' as Layout, dtypeBytes: 4 };
-const CL = { layout: 'channels_last' as Layout, dtypeBytes: 4 };
-
-function ok(op: string, shapes: Shape[], attrs: Attrs, ctx = CF): InferOk {
-  const r = inferLayer(op, shapes, attrs, ctx);
-  if (isInferError(r)) assert.fail(`unexpected error: ${r.error}`);
-  return r;
-}
-
-function err(op: string, shapes: Shape[], attrs: Attrs, ctx = CF): string {
-  const r = inferLayer(op, shapes, attrs, ctx);
-  assert.ok(isInferError(r), `expected an error, got ${JSON.stringify(r)}`);
-  return r.error;
-}
+import { CF, CL, err, ok } from './inferHelpers';
 
 test('the catalogue has an entry for every OpKind and none for unknown kinds', () => {
   for (const op of ALL_OP_KINDS) assert.equal(opInfo(op)?.op, op);

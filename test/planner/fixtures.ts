@@ -5,6 +5,7 @@
  */
 import type { AnalyzedLayer, AnalyzedModel, LayerWorkload, OpKind, Shape } from '../../src/core/ir';
 import { emptyWorkload, product, rangeAt } from '../../src/core/ir';
+import { parseClusterSpec } from '../../src/planner/index';
 
 const F = 4;
 
@@ -216,3 +217,16 @@ export function syntheticChain(n: number, width = 1024): AnalyzedModel {
   for (let i = 0; i < n; i++) x = i % 2 === 0 ? b.linear(`l${i}`, x, width) : b.act(`a${i}`, x);
   return b.build();
 }
+
+/** Two DGX H100 nodes joined by 100 Gb/s Ethernet (12.5 GB/s per GPU): inter-node bandwidth is scarce. */
+export const twoNodesEthernet = parseClusterSpec(
+  {
+    name: '2x8 H100 over 100GbE',
+    nodes: 2,
+    gpusPerNode: 8,
+    gpu: { name: 'H100-SXM5-80GB', tflops: 67, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70 },
+    intraNode: { bandwidthGBs: 450, latencyUs: 3, name: 'nvlink' },
+    interNode: { bandwidthGBs: 12.5, latencyUs: 10, name: 'eth' },
+  },
+  'test',
+);

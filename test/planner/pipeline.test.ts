@@ -5,8 +5,8 @@ import { Topology } from '../../src/planner/cost/topology';
 import { buildPipelinePlan } from '../../src/planner/search/pipelinePlan';
 import { simulatePipeline } from '../../src/planner/simulator/pipeline';
 import { toTimeline } from '../../src/planner/simulator/results';
-import { parseClusterSpec, planModel } from '../../src/planner/index';
-import { syntheticChain, transformer } from './fixtures';
+import { planModel } from '../../src/planner/index';
+import { syntheticChain, transformer, twoNodesEthernet } from './fixtures';
 
 test('pipeline: balanced stages, 1F1B step time between the bubble bound and bound + transfers', () => {
   const topo = new Topology(CLUSTER_PRESETS.pcie4.spec);
@@ -41,18 +41,6 @@ test('pipeline: balanced stages, 1F1B step time between the bubble bound and bou
   }
 });
 
-/** Two DGX H100 nodes joined by 100 Gb/s Ethernet (12.5 GB/s per GPU): inter-node bandwidth is scarce. */
-const twoNodesEthernet = parseClusterSpec(
-  {
-    name: '2x8 H100 over 100GbE',
-    nodes: 2,
-    gpusPerNode: 8,
-    gpu: { name: 'H100-SXM5-80GB', tflops: 67, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70 },
-    intraNode: { bandwidthGBs: 450, latencyUs: 3, name: 'nvlink' },
-    interNode: { bandwidthGBs: 12.5, latencyUs: 10, name: 'eth' },
-  },
-  'test',
-);
 
 test('all mode picks a pipeline where it wins: deep transformer on two nodes over slow Ethernet', () => {
   const model = transformer(24, 64, 2048, 16);

@@ -13,23 +13,11 @@ import { bruteForceSearch } from '../../src/planner/search/bruteForce';
 import { restrictTables, searchStageSteps } from '../../src/planner/search/stageSearch';
 import { simulatePipeline } from '../../src/planner/simulator/pipeline';
 import { drain } from '../../src/planner/steps';
-import { parseClusterSpec, planModel, resolveCluster } from '../../src/planner/index';
-import { syntheticChain, transformer } from './fixtures';
+import { planModel, resolveCluster } from '../../src/planner/index';
+import { syntheticChain, transformer, twoNodesEthernet } from './fixtures';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-/** Two DGX H100 nodes joined by 100 Gb/s Ethernet (12.5 GB/s per GPU). */
-const twoNodesEthernet = parseClusterSpec(
-  {
-    name: '2x8 H100 over 100GbE',
-    nodes: 2,
-    gpusPerNode: 8,
-    gpu: { name: 'H100-SXM5-80GB', tflops: 67, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70 },
-    intraNode: { bandwidthGBs: 450, latencyUs: 3, name: 'nvlink' },
-    interNode: { bandwidthGBs: 12.5, latencyUs: 10, name: 'eth' },
-  },
-  'test',
-);
 
 /** The best plan the pipeline search made before stages could be model parallel: data-parallel stages only. */
 function bestDataParallelPipeline(model: ReturnType<typeof transformer>, topo: Topology, N: number, batch: number): number {
