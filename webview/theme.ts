@@ -7,7 +7,7 @@
  */
 import type { TimelineKind } from '../src/protocol/plan';
 
-export const KINDS: TimelineKind[] = ['forward', 'backward', 'allreduce', 'transfer', 'update'];
+export const KINDS: TimelineKind[] = ['forward', 'backward', 'recompute', 'allreduce', 'allgather', 'reducescatter', 'alltoall', 'transfer', 'update'];
 
 export interface Palette {
   kind: Record<TimelineKind, string>;
@@ -33,6 +33,10 @@ export function readPalette(): Palette {
       allreduce: cssVar(s, '--wap-allreduce', '#f14c4c'),
       transfer: cssVar(s, '--wap-transfer', '#d18616'),
       update: cssVar(s, '--wap-update', '#89d185'),
+      recompute: cssVar(s, '--wap-recompute', '#4ec9b0'),
+      allgather: cssVar(s, '--wap-allgather', '#e2777a'),
+      reducescatter: cssVar(s, '--wap-reducescatter', '#c72e2e'),
+      alltoall: cssVar(s, '--wap-alltoall', '#ff8c69'),
     },
     critical: cssVar(s, '--wap-critical', '#cca700'),
     laneBg: cssVar(s, '--wap-lane-bg', 'rgba(128,128,128,0.08)'),
@@ -54,4 +58,8 @@ export const KIND_LABEL: Record<TimelineKind, string> = {
   allreduce: 'all-reduce',
   transfer: 'transfer',
   update: 'update',
+  recompute: 'recompute (forward again)',
+  allgather: 'all-gather',
+  reducescatter: 'reduce-scatter',
+  alltoall: 'all-to-all (experts)',
 };

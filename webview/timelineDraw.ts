@@ -9,7 +9,7 @@
 import type { ScaleLinear } from 'd3-scale';
 import type { TimelineKind } from '../src/protocol/plan';
 import type { Palette } from './theme';
-import { visibleRange, type TimelineModel } from './timelineModel';
+import { emptyCounts, visibleRange, type TimelineModel } from './timelineModel';
 
 export interface LaneBox {
   top: number;
@@ -114,7 +114,7 @@ class RectList {
 
 export function drawTimeline(d: DrawInput): DrawCounts {
   const { ctx, model, boxes, x, width, height, dpr, palette } = d;
-  const counts: DrawCounts = { forward: 0, backward: 0, allreduce: 0, transfer: 0, update: 0, total: 0, critical: 0, rects: 0 };
+  const counts: DrawCounts = { ...emptyCounts(), total: 0, critical: 0, rects: 0 };
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, width, height);
   const [t0, t1] = x.domain();

@@ -26,11 +26,11 @@ export interface TimelineModel {
   criticalCount: number;
 }
 
-const COMPUTE: ReadonlySet<TimelineKind> = new Set(['forward', 'backward', 'update']);
+const COMPUTE: ReadonlySet<TimelineKind> = new Set(['forward', 'backward', 'update', 'recompute']);
 export const isCompute = (e: TimelineEvent): boolean => COMPUTE.has(e.kind);
 
-function emptyCounts(): Record<TimelineKind, number> {
-  return { forward: 0, backward: 0, allreduce: 0, transfer: 0, update: 0 };
+export function emptyCounts(): Record<TimelineKind, number> {
+  return { forward: 0, backward: 0, allreduce: 0, transfer: 0, update: 0, recompute: 0, allgather: 0, reducescatter: 0, alltoall: 0 };
 }
 
 function laneOrder(id: string): [number, number, string] {

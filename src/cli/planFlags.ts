@@ -4,7 +4,7 @@
  * translation into PlanOptions and a ClusterSpec.
  */
 import { readFileSync } from 'node:fs';
-import type { Objective, OptimizerKind, PlanOptions, StrategyMode } from '../protocol/plan';
+import type { Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, RecomputeMode, StrategyMode, ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';
@@ -22,6 +22,16 @@ export const PLANNER_FLAGS = {
   objective: { type: 'string' },
   strategies: { type: 'string' },
   optimizer: { type: 'string' },
+  precision: { type: 'string' },
+  zero: { type: 'string' },
+  recompute: { type: 'string' },
+  'micro-batch': { type: 'string' },
+  dp: { type: 'string' },
+  tp: { type: 'string' },
+  pp: { type: 'string' },
+  cp: { type: 'string' },
+  ep: { type: 'string' },
+  'seq-len': { type: 'string' },
 } as const;
 
 export type PlannerFlagValues = { [K in keyof typeof PLANNER_FLAGS]?: string };
@@ -36,7 +46,13 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --cluster FILE|PRESET cluster spec file, 'local' (nvidia-smi), or a preset (${Object.keys(CLUSTER_PRESETS).join(', ')}; default ${DEFAULT_PRESET})
   --objective O         throughput (default) | efficiency (smallest n within 5% of the best)
   --strategies S        dp (WAP: data parallel, choose n) | hybrid (default) | all (adds pipelines)
-  --optimizer O         sgd | momentum (default) | adam`;
+  --optimizer O         sgd | momentum (default) | adam
+  --precision P         fp32 | tf32 | fp16 | bf16 | fp8 (default: the training config's, else the GPU's best)
+  --zero S              auto (default) | 0 | 1 | 2 | 3   ZeRO stage / FSDP sharding on the data-parallel axis
+  --recompute R         auto (default) | none | selective | full   activation recompute
+  --micro-batch N       auto (default) | N samples per GPU; gradient accumulation fills the batch
+  --dp N --tp N --pp N --cp N --ep N   pin data / tensor / pipeline / context / expert parallel degrees
+  --seq-len T           tokens per sample when the code does not state it`;
 }
 
 export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
@@ -50,7 +66,41 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
   if (gpus !== undefined) options.gpus = gpus;
   const maxGpus = positiveInt('max-gpus', v['max-gpus']);
   if (maxGpus !== undefined) options.maxGpus = maxGpus;
+  if (v.precision !== undefined) {
+    options.precision = oneOf<Precision>('precision', v.precision, ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'], 'fp32');
+    options.precisionSource = '--precision';
+  }
+  const seqLen = positiveInt('seq-len', v['seq-len']);
+  if (seqLen !== undefined) options.sequenceLength = seqLen;
+  const pins = pinsFrom(v);
+  if (Object.keys(pins).length > 0) options.pins = pins;
   return options;
+}
+
+/** `auto` (or absent) leaves a dimension to the search. */
+function autoOr<T>(value: string | undefined, parse: (v: string) => T): T | undefined {
+  return value === undefined || value === 'auto' ? undefined : parse(value);
+}
+
+function pinsFrom(v: PlannerFlagValues): ParallelPins {
+  const pins: ParallelPins = {};
+  const zero = autoOr(v.zero, (z) => Number(oneOf('zero', z, ['0', '1', '2', '3'], '0')) as ZeroStage);
+  if (zero !== undefined) pins.zeroStage = zero;
+  const recompute = autoOr(v.recompute, (r) => oneOf<RecomputeMode>('recompute', r, ['none', 'selective', 'full'], 'none'));
+  if (recompute !== undefined) pins.recompute = recompute;
+  const degrees: Array<[keyof PlannerFlagValues, keyof ParallelPins]> = [
+    ['micro-batch', 'microBatch'],
+    ['dp', 'dataParallel'],
+    ['tp', 'tensorParallel'],
+    ['pp', 'pipelineStages'],
+    ['cp', 'contextParallel'],
+    ['ep', 'expertParallel'],
+  ];
+  for (const [flag, key] of degrees) {
+    const n = autoOr(v[flag], (x) => positiveInt(flag, x));
+    if (n !== undefined) (pins as Record<string, number>)[key] = n;
+  }
+  return pins;
 }
 
 /** `--cluster`: a preset, a spec file, 'local' (nvidia-smi via the profiler) or the default preset. */

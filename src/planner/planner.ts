@@ -75,6 +75,11 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       }
     }
   }
+  // Contract from issue #12: until the search honours a pin or precision, say so rather than ignore it silently.
+  for (const [pin, value] of Object.entries(options.pins ?? {})) {
+    diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by this planner version; the plan ignores it` });
+  }
+  if (options.precision && options.precision !== 'fp32') diagnostics.push({ severity: 'warning', message: `precision ${options.precision} is not modelled yet; costs are fp32` });
   if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });

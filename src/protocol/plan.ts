@@ -10,6 +10,71 @@ export type Objective = 'throughput' | 'efficiency';
 export type StrategyMode = 'dp' | 'hybrid' | 'all';
 export type OptimizerKind = 'sgd' | 'momentum' | 'adam';
 
+/** Numeric precision of training: 'bf16'/'fp16'/'fp8' mean mixed precision (fp32 master weights and optimizer state). */
+export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
+/** ZeRO stage on the data-parallel axis: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP FULL_SHARD). */
+export type ZeroStage = 0 | 1 | 2 | 3;
+/** Activation recompute: 'selective' is Korthikanti et al. (recompute attention's softmax/dropout only); 'full' recomputes each block. */
+export type RecomputeMode = 'none' | 'selective' | 'full';
+
+/**
+ * Parallel and memory-saving dimensions a user can pin (`--tp 4 --zero 2 …`,
+ * or read from their training config). An absent field is searched.
+ */
+export interface ParallelPins {
+  dataParallel?: number;
+  tensorParallel?: number;
+  pipelineStages?: number;
+  contextParallel?: number;
+  expertParallel?: number;
+  /** Interleaved 1F1B: model chunks per pipeline stage (Megatron's virtual stages). */
+  virtualStages?: number;
+  sequenceParallel?: boolean;
+  zeroStage?: ZeroStage;
+  /** Shard within a node and replicate across nodes (HSDP / ZeRO++ hpZ). */
+  hybridShard?: boolean;
+  recompute?: RecomputeMode;
+  /** Samples per GPU per forward/backward; gradient accumulation fills the global batch. */
+  microBatch?: number;
+  /** Optimizer state in host memory (ZeRO-Offload): slow, a last resort. */
+  cpuOffload?: boolean;
+}
+
+/** Memory per GPU by what holds it (bytes). */
+export interface MemoryBreakdown {
+  weights: number;
+  gradients: number;
+  optimizer: number;
+  activations: number;
+  workspace: number;
+  total: number;
+}
+
+/** The training setup a plan chose (or was pinned to), reported flat as issue #12 asks. */
+export interface TrainingSetup {
+  precision: Precision;
+  /** Why this precision: 'from ds_config.json (bf16.enabled)', 'H100 has bf16 tensor cores', '--precision'. */
+  precisionReason: string;
+  zeroStage: ZeroStage;
+  hybridShard: boolean;
+  recompute: RecomputeMode;
+  cpuOffload: boolean;
+  microBatch: number;
+  gradientAccumulation: number;
+  dataParallel: number;
+  tensorParallel: number;
+  pipelineStages: number;
+  virtualStages: number;
+  contextParallel: number;
+  expertParallel: number;
+  sequenceParallel: boolean;
+  /** Model FLOPs utilisation: model FLOPs per second ÷ (GPUs × the precision's peak). */
+  mfu: number;
+  memoryPerGpu: MemoryBreakdown;
+  /** When the plan fits only through a memory-saving dimension: which one, and what it costs. */
+  fitsThrough?: string;
+}
+
 /** Where a layer's compute time came from: always said, never implied. */
 export interface CostSource {
   kind: 'analytical' | 'measured';
@@ -53,7 +118,7 @@ export interface LayerPlan {
   alternative?: { strategy: StrategyKind; dataDegree: number; modelDegree: number; costMs: number };
 }
 
-export type TimelineKind = 'forward' | 'backward' | 'allreduce' | 'transfer' | 'update';
+export type TimelineKind = 'forward' | 'backward' | 'allreduce' | 'transfer' | 'update' | 'allgather' | 'reducescatter' | 'recompute' | 'alltoall';
 
 export interface TimelineEvent {
   /**
@@ -104,7 +169,9 @@ export interface PlanSummary {
   energyJPerSample: number;
   memoryPerGpuBytes: number[];
   layers: LayerPlan[];
-  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe'; bubbleFraction: number };
+  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe' | 'interleaved-1f1b'; bubbleFraction: number; layersPerStage?: number[] };
+  /** Precision, ZeRO, recompute, micro-batching and the DP×TP×PP×CP degrees of this plan. */
+  setup?: TrainingSetup;
 }
 
 export interface ClusterSummary {
@@ -179,4 +246,12 @@ export interface PlanOptions {
   efficiencyTolerance?: number;
   /** Micro-batches for pipeline plans (default: chosen by the search). */
   microBatches?: number;
+  /** Training precision; absent: from the training config next to the model, else the GPU's best (see TrainingSetup.precisionReason). */
+  precision?: Precision;
+  /** Where an explicit precision came from, for the report (e.g. 'accelerate_config.yaml mixed_precision'). */
+  precisionSource?: string;
+  /** Fixed dimensions; the search fills in the rest. */
+  pins?: ParallelPins;
+  /** Tokens per sample for sequence models when the code does not state it. */
+  sequenceLength?: number;
 }

@@ -126,5 +126,5 @@ export function gpuLanes(devices: readonly number[]): string[] {
 }
 
 export function isComputeKind(kind: TimelineKind): boolean {
-  return kind === 'forward' || kind === 'backward' || kind === 'update';
+  return kind === 'forward' || kind === 'backward' || kind === 'update' || kind === 'recompute';
 }
