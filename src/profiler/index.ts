@@ -8,3 +8,4 @@ export { profileModel, UntrustedError, type ProfileOptions, type ProgressEvent }
 export { loadProfile, writeProfile, ProfileFormatError } from './profileFile';
 export { Cancelled, type CancelToken } from './workerClient';
 export { fitAlphaBeta } from './calibration';
+export { resolvePython, probePython, forgetPythonProbes, type PythonInfo } from './pythonEnv';
