@@ -6,7 +6,9 @@
  */
 import type { AnalyzedLayer, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
+import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
+import { peakTflops } from '../memory/precision';
 
 /**
  * Effective fraction of fp32 peak per op kind, against the FLOPs the catalogue
@@ -77,14 +79,17 @@ export function inputBytesPerSample(layer: AnalyzedLayer, dtypeBytes: number): n
 /**
  * Times for one device running `samples` samples of the layer, doing `share`
  * of its work (1/k under model parallelism) and holding `paramShare` of its weights.
+ * `dtypeBytes` is the precision's activation/weight element size; the FLOP rate
+ * is the precision's dense peak (tensor cores for tf32/fp16/bf16/fp8).
  */
-export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, dtypeBytes: number): PassTimes {
+export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, dtypeBytes: number, precision: Precision = 'fp32'): PassTimes {
   if (FREE_OPS.has(layer.op) || samples <= 0) return { forwardMs: 0, backwardMs: 0 };
   const w = layer.workload;
   const eff = layer.op === 'conv' ? convEfficiency(layer) : (COMPUTE_EFFICIENCY[layer.op] ?? DEFAULT_COMPUTE_EFFICIENCY);
-  const flopsPerMs = gpu.tflops * 1e9 * eff;
+  const flopsPerMs = peakTflops(gpu, precision).tflops * 1e9 * eff;
   const bytesPerMs = gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY;
-  const io = (inputBytesPerSample(layer, dtypeBytes) + w.activationBytes) * samples * share;
+  const outBytes = layer.outputShape ? product(layer.outputShape) * dtypeBytes : w.activationBytes;
+  const io = (inputBytesPerSample(layer, dtypeBytes) + outBytes) * samples * share;
   const weights = w.params * dtypeBytes * paramShareOf;
   const fwd = Math.max((w.forwardFlops * samples * share) / flopsPerMs, (io + weights) / bytesPerMs);
   // Backward reads activations and output grads, writes input and weight grads: about twice the traffic.
