@@ -20,7 +20,7 @@ const raw: Record<string, { description: string; source: string; json: unknown }
   pcie4: {
     description: '4× NVIDIA TITAN Xp on PCIe 3.0 x16 (the WAP paper’s workstation)',
     source: 'NVIDIA TITAN Xp specifications; PCIe 3.0 x16 ≈ 15.75 GB/s peak, ~10 GB/s achieved',
-    json: { name: '4x TITAN Xp over PCIe', nodes: 1, gpusPerNode: 4, gpu: titanXp, intraNode: { bandwidthGBs: 10, latencyUs: 10, name: 'pcie' }, interNode: { bandwidthGBs: 12.5, latencyUs: 5, name: 'ib' } },
+    json: { name: '4x TITAN Xp over PCIe', nodes: 1, gpusPerNode: 4, gpu: titanXp, intraNode: { bandwidthGBs: 10, latencyUs: 10, name: 'pcie', p2p: false }, interNode: { bandwidthGBs: 12.5, latencyUs: 5, name: 'ib' } },
   },
   'dgx1-v100': {
     description: 'NVIDIA DGX-1 with 8× V100 SXM2 16 GB, NVLink 2 hybrid cube-mesh',

@@ -23,6 +23,13 @@ export interface LinkSpec {
   latencyUs: number;
   /** Lane name used in timelines ('pcie', 'nvlink', 'ib'); optional in input. */
   name?: string;
+  /**
+   * Whether GPUs on this link reach each other directly (NVLink, PCIe P2P).
+   * false: transfers are staged through host memory (consumer GPUs, or P2P
+   * disabled), which halves what a hop delivers (see cost/collectives.ts).
+   * Absent means true.
+   */
+  p2p?: boolean;
 }
 
 export interface ClusterSpec {
@@ -89,6 +96,10 @@ function parseLink(v: unknown, path: string, fallback?: LinkSpec): LinkSpec {
     latencyUs: num(v, 'latencyUs', `${path}.`, { optional: 0 }),
   };
   if (v.name !== undefined) link.name = str(v, 'name', `${path}.`);
+  if (v.p2p !== undefined) {
+    if (typeof v.p2p !== 'boolean') throw new ClusterSpecError(`${path}.p2p must be true or false`);
+    link.p2p = v.p2p;
+  }
   return link;
 }
 
