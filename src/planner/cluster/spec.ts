@@ -26,6 +26,8 @@ export interface GpuSpec {
   peakTflops: PeakTflops;
   /** Host↔GPU bandwidth (PCIe) one GPU can use, GB/s; optimizer offload pays it. Absent: see memory/offload.ts. */
   hostBandwidthGBs?: number;
+  /** Streaming multiprocessors: how many GEMM tiles run at once (wave quantization, cost/efficiency.ts). */
+  sms?: number;
   memoryGB: number;
   memoryBandwidthGBs: number;
   powerW: number;
@@ -104,6 +106,7 @@ function parseGpu(v: unknown, path: string): GpuModel {
     idlePowerW: num(v, 'idlePowerW', path, { optional: Math.round(powerW * 0.2) }),
   };
   if (v.hostBandwidthGBs !== undefined) gpu.hostBandwidthGBs = num(v, 'hostBandwidthGBs', path, { positive: true });
+  if (v.sms !== undefined) gpu.sms = num(v, 'sms', path, { positive: true, integer: true });
   if (gpu.idlePowerW > gpu.powerW) throw new ClusterSpecError(`${path}idlePowerW must not exceed ${path}powerW`);
   return gpu;
 }

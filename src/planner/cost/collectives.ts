@@ -88,22 +88,23 @@ export function collectiveMs(kind: CollectiveKind, bytes: number, n: number, fab
   if (n <= 1 || !(bytes > 0)) return 0;
   const g = Math.max(1, Math.min(fabric.perNode, n));
   const N = fabric.nodes;
-  if (N <= 1) return flatCollectiveMs(kind, bytes, n, fabric.intra, algorithm);
+  // Inside a node NCCL's tree is a chain through the node's GPUs, as many steps as the ring: ring it is.
+  if (N <= 1) return flatCollectiveMs(kind, bytes, n, fabric.intra, 'ring');
   if (g <= 1) return flatCollectiveMs(kind, bytes, n, fabric.inter, algorithm);
   switch (kind) {
     case 'allreduce':
       // RS inside the node on S, AR across nodes on S/g (one NIC per local rank), AG inside the node on S.
       return (
-        flatCollectiveMs('reducescatter', bytes, g, fabric.intra) +
+        flatCollectiveMs('reducescatter', bytes, g, fabric.intra, 'ring') +
         flatCollectiveMs('allreduce', bytes / g, N, fabric.inter, algorithm) +
-        flatCollectiveMs('allgather', bytes, g, fabric.intra)
+        flatCollectiveMs('allgather', bytes, g, fabric.intra, 'ring')
       );
     case 'allgather':
     case 'reducescatter':
       // Across nodes on the 1/g slice each local rank owns, then inside the node on the whole buffer.
-      return flatCollectiveMs(kind, bytes / g, N, fabric.inter) + flatCollectiveMs(kind, bytes, g, fabric.intra);
+      return flatCollectiveMs(kind, bytes / g, N, fabric.inter) + flatCollectiveMs(kind, bytes, g, fabric.intra, 'ring');
     case 'broadcast':
-      return flatCollectiveMs('broadcast', bytes, N, fabric.inter, algorithm) + flatCollectiveMs('broadcast', bytes, g, fabric.intra, algorithm);
+      return flatCollectiveMs('broadcast', bytes, N, fabric.inter, algorithm) + flatCollectiveMs('broadcast', bytes, g, fabric.intra, 'ring');
     case 'alltoall': {
       // Each rank sends S/n to every peer: (g−1) of them over the node's fabric, (n−g) over its NIC, concurrently.
       const intraBytes = (bytes * (g - 1)) / n;
