@@ -26,6 +26,8 @@ export interface GpuSpec {
   peakTflops: PeakTflops;
   /** Host↔GPU bandwidth (PCIe) one GPU can use, GB/s; optimizer offload pays it. Absent: see memory/offload.ts. */
   hostBandwidthGBs?: number;
+  /** Streaming multiprocessors: how many GEMM tiles run at once (wave quantization, cost/efficiency.ts). */
+  sms?: number;
   memoryGB: number;
   memoryBandwidthGBs: number;
   powerW: number;
@@ -38,6 +40,13 @@ export interface LinkSpec {
   latencyUs: number;
   /** Lane name used in timelines ('pcie', 'nvlink', 'ib'); optional in input. */
   name?: string;
+  /**
+   * Whether GPUs on this link reach each other directly (NVLink, PCIe P2P).
+   * false: transfers are staged through host memory (consumer GPUs, or P2P
+   * disabled), which halves what a hop delivers (see cost/collectives.ts).
+   * Absent means true.
+   */
+  p2p?: boolean;
 }
 
 export interface ClusterSpec {
@@ -97,6 +106,7 @@ function parseGpu(v: unknown, path: string): GpuModel {
     idlePowerW: num(v, 'idlePowerW', path, { optional: Math.round(powerW * 0.2) }),
   };
   if (v.hostBandwidthGBs !== undefined) gpu.hostBandwidthGBs = num(v, 'hostBandwidthGBs', path, { positive: true });
+  if (v.sms !== undefined) gpu.sms = num(v, 'sms', path, { positive: true, integer: true });
   if (gpu.idlePowerW > gpu.powerW) throw new ClusterSpecError(`${path}idlePowerW must not exceed ${path}powerW`);
   return gpu;
 }
@@ -121,6 +131,10 @@ function parseLink(v: unknown, path: string, fallback?: LinkSpec): LinkSpec {
     latencyUs: num(v, 'latencyUs', `${path}.`, { optional: 0 }),
   };
   if (v.name !== undefined) link.name = str(v, 'name', `${path}.`);
+  if (v.p2p !== undefined) {
+    if (typeof v.p2p !== 'boolean') throw new ClusterSpecError(`${path}.p2p must be true or false`);
+    link.p2p = v.p2p;
+  }
   return link;
 }
 

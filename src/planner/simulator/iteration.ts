@@ -13,9 +13,17 @@ import { Engine, gpuLanes, type SimRun } from './engine';
 
 /** PyTorch DDP's default bucket_cap_mb. */
 export const DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024;
+/**
+ * DDP caps the first bucket (the last layers' gradients, ready first) at
+ * 1 MiB so that communication starts as early as possible
+ * (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
+ */
+export const DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024;
 
 export interface IterationOptions {
   bucketBytes?: number;
+  /** Cap of the first bucket; defaults to DDP's 1 MiB, or to bucketBytes when that is given and smaller. */
+  firstBucketBytes?: number;
 }
 
 export function simulateIteration(t: CostTables, choice: ArrayLike<number>, opts: IterationOptions = {}): SimRun {
@@ -25,6 +33,7 @@ export function simulateIteration(t: CostTables, choice: ArrayLike<number>, opts
 /** simulateIteration with the engine's checkpoints. */
 export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>, opts: IterationOptions = {}): Steps<SimRun> {
   const bucketCap = opts.bucketBytes ?? DEFAULT_BUCKET_BYTES;
+  const firstCap = Math.min(bucketCap, opts.firstBucketBytes ?? DEFAULT_FIRST_BUCKET_BYTES);
   const eng = new Engine();
   const L = t.layers.length;
   const lanes = gpuLanes(t.devices);
@@ -118,7 +127,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
         bucket ??= { layers: [], bytes: 0, key };
         bucket.layers.push(i);
         bucket.bytes += o.allreduceBytes;
-        if (bucket.bytes >= bucketCap) flush();
+        if (bucket.bytes >= (bucketTasks.length === 0 ? firstCap : bucketCap)) flush();
       }
     }
     flush();
