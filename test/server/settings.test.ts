@@ -1,0 +1,35 @@
+/** wap.precision → PlanOptions, and the server's precision hint from configs beside the model. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { before, test } from 'node:test';
+import { initConfigReaders } from '../../src/configs';
+import { withPrecisionHint } from '../../src/server/precisionHint';
+import { normalizeSettings, toPlanOptions } from '../../src/server/settings';
+
+before(() => initConfigReaders());
+
+test('wap.precision maps to options.precision with its source; auto and junk leave it to the planner', () => {
+  const bf16 = toPlanOptions(normalizeSettings({ precision: 'bf16' }));
+  assert.equal(bf16.precision, 'bf16');
+  assert.equal(bf16.precisionSource, 'the wap.precision setting');
+  assert.equal(toPlanOptions(normalizeSettings({ precision: 'auto' })).precision, undefined);
+  assert.equal(normalizeSettings({ precision: 'int4' }).precision, 'auto');
+  assert.equal(normalizeSettings({}).precision, 'auto');
+});
+
+test('without wap.precision the DeepSpeed config beside the model decides; an explicit setting wins over it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wap-precision-'));
+  writeFileSync(join(dir, 'model.py'), 'import torch\n');
+  const uri = pathToFileURL(join(dir, 'model.py')).href;
+  const base = toPlanOptions(normalizeSettings({}));
+  assert.equal(withPrecisionHint(base, uri).precision, undefined, 'no config: the GPU decides');
+  writeFileSync(join(dir, 'ds_config.json'), '{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}');
+  const hinted = withPrecisionHint(base, uri);
+  assert.equal(hinted.precision, 'bf16');
+  assert.equal(hinted.precisionSource, 'ds_config.json (bf16.enabled)');
+  assert.equal(withPrecisionHint(toPlanOptions(normalizeSettings({ precision: 'fp32' })), uri).precision, 'fp32');
+  assert.equal(withPrecisionHint(base, 'untitled:Untitled-1').precision, undefined);
+});
