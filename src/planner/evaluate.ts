@@ -244,7 +244,12 @@ function* evaluateSetupSteps(ctx: EvalContext, n: number, includeOwt: boolean, s
           yield;
           const summary = summarizeRun(run, devices, topo, batch);
           const memory = pipelineBreakdown(p);
-          const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason, setup: pipeSetup, memory };
+          // The stages' sums leave out the recompute workspace; the breakdown has it.
+          const cap = usableBytes(topo.minMemoryBytes(devices));
+          const workspaceFits = memory.total - CONTEXT_BYTES <= cap;
+          const fits = p.fits && workspaceFits;
+          const reason = p.reason ?? (workspaceFits ? undefined : `needs ${gb(memory.total - CONTEXT_BYTES)} per GPU with its recompute workspace, more than the ${gb(cap)} usable`);
+          const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits, reason, setup: pipeSetup, memory };
           best = better(best, cand);
           yield;
         }
