@@ -156,6 +156,8 @@ interface ModelStatic {
   hasProducer: boolean[];
   /** Identical layers share a key id; -1 never happens (every layer gets one). */
   layerKey: Int32Array;
+  /** The edges with their bytes rescaled to a precision's activation size, by scale. */
+  scaledEdges: Map<number, PlanEdge[]>;
 }
 
 const staticCache = new WeakMap<AnalyzedModel, Map<number, ModelStatic>>();
@@ -190,7 +192,7 @@ function modelStatic(model: AnalyzedModel, batch: number): ModelStatic {
     if (id === undefined) keyIds.set(key, (id = keyIds.size));
     layerKey[li] = id;
   });
-  const made = { edges, inEdges, outEdges, hasProducer, layerKey };
+  const made = { edges, inEdges, outEdges, hasProducer, layerKey, scaledEdges: new Map<number, PlanEdge[]>() };
   byBatch.set(batch, made);
   return made;
 }
@@ -261,7 +263,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
 
   const shared = modelStatic(model, batch);
   const { inEdges, outEdges, hasProducer, layerKey } = shared;
-  const edges = actScale === 1 ? shared.edges : shared.edges.map((e) => ({ ...e, bytes: e.bytes * actScale }));
+  let edges = actScale === 1 ? shared.edges : shared.scaledEdges.get(actScale);
+  if (!edges) shared.scaledEdges.set(actScale, (edges = shared.edges.map((e) => ({ ...e, bytes: e.bytes * actScale }))));
 
   const sources: CostSource[] = [];
   // Repeated blocks (ResNet stages, transformer layers) have identical layers: cost them once.
