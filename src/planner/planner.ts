@@ -14,7 +14,7 @@ import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
-import { choosePrecision, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
+import { choosePrecisionFor, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
 import { layerPlans, summaryOf } from './report';
 import { trainingSetup } from './setupReport';
 import { toTimeline } from './simulator/results';
@@ -87,7 +87,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   if (pinProblem) return fail(pinProblem);
   let precision: PrecisionChoice;
   try {
-    precision = choosePrecision(topo.gpus[0], options.precision, options.precisionSource);
+    precision = choosePrecisionFor(topo.gpus.slice(0, N), options.precision, options.precisionSource);
     // Every GPU the plan may use needs a peak for it; a defaulted one is said, with its source.
     const said = new Set<string>();
     for (const g of topo.gpus.slice(0, N)) {

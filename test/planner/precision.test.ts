@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ClusterSpecError, CLUSTER_PRESETS, parseClusterSpec, planModel, resolveCluster } from '../../src/planner/index';
-import { choosePrecision, peakTflops, PrecisionError } from '../../src/planner/memory/index';
+import { choosePrecision, choosePrecisionFor, peakTflops, PrecisionError } from '../../src/planner/memory/index';
 import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
 import { ModelBuilder, transformer } from './fixtures';
 
@@ -78,4 +78,21 @@ test('mixed precision halves activation and gradient bytes, keeps fp32 master st
   assert.equal(bf16.plan.setup!.precisionReason, 'requested');
   assert.ok(bf16.plan.setup!.mfu <= 1 && fp32.plan.setup!.mfu <= 1);
   assert.ok(!bf16.diagnostics.some((d) => /not modelled/.test(d.message)));
+});
+
+test('a mixed cluster defaults to the best precision every GPU supports, and bad micro-batch pins name the pin', () => {
+  const mixed = parseClusterSpec({ name: 'mixed', groups: [{ ...gpuOf('a100x8'), count: 2 }, { ...gpuOf('dgx1-v100'), count: 2 }], intraNode: { bandwidthGBs: 50 } }, 'test');
+  const c = choosePrecisionFor(mixed.gpus);
+  assert.equal(c.precision, 'fp16');
+  assert.match(c.reason, /A100-SXM4-80GB: bf16; Tesla V100-SXM2-16GB: fp16/);
+  assert.equal(choosePrecisionFor(mixed.gpus.slice(0, 2)).precision, 'bf16');
+  const b = new ModelBuilder('mlp', [256]);
+  b.linear('fc', 'x', 256);
+  const o = { batch: 32, objective: 'throughput', strategies: 'dp', optimizer: 'sgd' } as const;
+  const out = planModel(b.build(), mixed, { ...o, gpus: 2, pins: { microBatch: 3 } });
+  assert.equal(out.feasible, false);
+  if (!out.feasible) assert.match(out.reason, /pin microBatch=3: the batch of 32 over 2 GPUs \(16 samples each\) is not a multiple of 3/);
+  const tooBig = planModel(b.build(), mixed, { ...o, pins: { microBatch: 64 } });
+  assert.equal(tooBig.feasible, false);
+  if (!tooBig.feasible) assert.match(tooBig.reason, /pin microBatch=64 is larger than the batch of 32/);
 });

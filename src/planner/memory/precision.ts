@@ -118,3 +118,19 @@ function hasPeak(gpu: GpuSpec, p: Precision): boolean {
 function tensorCoreGain(gpu: GpuSpec, p: Precision): boolean {
   return peakTflops(gpu, p).tflops > gpu.tflops * 1.5;
 }
+
+/**
+ * The default for a group of GPUs: the best precision every one of them runs
+ * well (a mixed A100 + V100 cluster trains in fp16, not bf16 the V100 lacks).
+ */
+export function choosePrecisionFor(gpus: readonly GpuSpec[], explicit?: Precision, source?: string): PrecisionChoice {
+  if (explicit || gpus.length === 0) return choosePrecision(gpus[0], explicit, source);
+  const distinct = [...new Map(gpus.map((g) => [g.name, g])).values()];
+  const choices = distinct.map((g) => choosePrecision(g));
+  if (choices.every((c) => c.precision === choices[0].precision)) return choices[0];
+  const rank: Precision[] = ['fp32', 'fp16', 'bf16'];
+  const worst = choices.reduce((a, b) => (rank.indexOf(b.precision) < rank.indexOf(a.precision) ? b : a));
+  const ok = worst.precision === 'fp32' || distinct.every((g) => hasPeak(g, worst.precision));
+  const precision = ok ? worst.precision : 'fp32';
+  return { precision, reason: `default: the best precision all of ${distinct.map((g) => g.name).join(', ')} support (${choices.map((c, i) => `${distinct[i].name}: ${c.precision}`).join('; ')})` };
+}
