@@ -61,7 +61,8 @@ function pending(out: PlanOutcome, opts: PlanOptions): string | undefined {
 
 function imagesPerSec(model: () => Promise<AnalyzedModel>, cluster: () => ClusterSpec, batch: number, gpus: number, precision: Precision): () => Promise<number | string> {
   return async () => {
-    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', gpus, maxGpus: gpus, precision, precisionSource: 'bench' };
+    // As the published runs trained: plain DDP, whole per-GPU batch at once, no recompute.
+    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', gpus, maxGpus: gpus, precision, precisionSource: 'bench', pins: { zeroStage: 0, recompute: 'none', microBatch: batch / gpus } };
     const out = planModel(await model(), cluster(), opts);
     const point = out.scaling[gpus - 1];
     // The memory model is a separate question: an over-full plan still has a simulated step time, shown with the reason.

@@ -68,5 +68,8 @@ test('resolveCluster: preset, default, file, inline, local', () => {
   const local = resolveCluster('local', { localGpus: [{ name: 'NVIDIA H200', memoryGB: 141 }, { name: 'NVIDIA H200', memoryGB: 141 }] });
   assert.equal(local.gpus.length, 2);
   assert.equal(local.gpus[0].memoryGB, 141);
+  assert.notEqual(local.intraNode.p2p, false, 'datacenter boards keep PCIe peer-to-peer');
+  const consumer = resolveCluster('local', { localGpus: [{ name: 'NVIDIA GeForce RTX 4090', memoryGB: 24 }, { name: 'NVIDIA GeForce RTX 4090', memoryGB: 24 }] });
+  assert.equal(consumer.intraNode.p2p, false, 'GeForce boards are host-staged');
   assert.ok(local.gpus[0].tflops > 50);
 });

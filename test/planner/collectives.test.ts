@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { busBandwidthFactor, collectiveMs, flatCollectiveMs, linkLevel, type GroupFabric } from '../../src/planner/cost/collectives';
+import { busBandwidthFactor, collectiveMs, flatCollectiveMs, groupFabric, linkLevel, type GroupFabric } from '../../src/planner/cost/collectives';
 import { Topology } from '../../src/planner/cost/topology';
 import { parseClusterSpec, resolveCluster } from '../../src/planner/index';
 
@@ -70,4 +70,13 @@ test('topology: a group spanning nodes gets the hierarchical fabric; a node-loca
   const local = topo.link([0, 1, 2, 3]);
   assert.deepEqual([local.fabric.perNode, local.fabric.nodes], [4, 1]);
   assert.ok(collectiveMs('allreduce', 1e9, 16, all.fabric) > collectiveMs('allreduce', 1e9, 8, topo.link([0, 1, 2, 3, 4, 5, 6, 7]).fabric));
+});
+
+test('groupFabric: a group described by shape costs as the same group of devices', () => {
+  const cluster = resolveCluster('h100x16-2node');
+  const topo = new Topology(cluster);
+  const devices = [0, 1, 2, 3, 8, 9, 10, 11];
+  for (const kind of ['allreduce', 'allgather', 'reducescatter', 'alltoall'] as const) {
+    close(collectiveMs(kind, 1e9, 8, groupFabric(cluster, 4, 2)), collectiveMs(kind, 1e9, 8, topo.link(devices).fabric), kind);
+  }
 });

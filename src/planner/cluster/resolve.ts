@@ -23,6 +23,9 @@ const KNOWN_GPUS: Array<{ match: RegExp; tflops: number; memoryBandwidthGBs: num
   { match: /TITAN Xp/i, tflops: 12.1, memoryBandwidthGBs: 547.7, powerW: 250, idlePowerW: 60 },
 ];
 
+/** Consumer boards, as nvidia-smi names them ("NVIDIA GeForce RTX 4090", "NVIDIA TITAN Xp"). */
+const CONSUMER_GPU = /GeForce|TITAN/i;
+
 function localCluster(gpus: ResolveContext['localGpus']): ClusterSpec {
   if (!gpus || gpus.length === 0) {
     throw new ClusterSpecError(`no local GPUs detected (nvidia-smi not found or reported none); choose a preset (${Object.keys(CLUSTER_PRESETS).join(', ')}) or a cluster spec file`);
@@ -33,7 +36,10 @@ function localCluster(gpus: ResolveContext['localGpus']): ClusterSpec {
     const base = known ?? { tflops: 10, memoryBandwidthGBs: 500, powerW: 250, idlePowerW: 30 };
     return { name: g.name, memoryGB: g.memoryGB, tflops: base.tflops, memoryBandwidthGBs: base.memoryBandwidthGBs, powerW: base.powerW, idlePowerW: base.idlePowerW, count: 1 };
   });
-  return parseClusterSpec({ name: `local (${gpus.length}x ${gpus[0].name})`, groups, intraNode: { bandwidthGBs: 10, latencyUs: 10, name: 'pcie' } }, 'local');
+  // GeForce and TITAN boards generally lack PCIe peer-to-peer (the driver disables it on GeForce RTX 30/40 boards;
+  // consumer platforms rarely enable it), so their collectives are host-staged; datacenter boards keep it.
+  const p2p = !gpus.some((g) => CONSUMER_GPU.test(g.name));
+  return parseClusterSpec({ name: `local (${gpus.length}x ${gpus[0].name})`, groups, intraNode: { bandwidthGBs: 10, latencyUs: 10, name: 'pcie', p2p } }, 'local');
 }
 
 export function resolveCluster(ref: string | object | undefined, context: ResolveContext = {}): ClusterSpec {

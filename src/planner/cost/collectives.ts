@@ -20,7 +20,7 @@
  * shard across nodes (each local rank on its own NIC, in parallel), all-gather
  * inside each node. Each phase uses its own level's busbw and α.
  */
-import type { LinkSpec } from '../cluster/spec';
+import type { ClusterSpec, LinkSpec } from '../cluster/spec';
 
 export type CollectiveKind = 'allreduce' | 'allgather' | 'reducescatter' | 'alltoall' | 'broadcast' | 'p2p';
 export type CollectiveAlgorithm = 'ring' | 'tree' | 'auto';
@@ -134,6 +134,15 @@ export function linkLevel(spec: LinkSpec): LinkLevel {
   const bandwidthGBs = staged ? spec.bandwidthGBs / 2 : spec.bandwidthGBs;
   const latencyUs = staged ? 2 * spec.latencyUs + HOST_HANDSHAKE_US : spec.latencyUs;
   return { busBytesPerMs: bandwidthGBs * 1e6, alphaMs: latencyUs / 1000 };
+}
+
+/**
+ * The fabric of a group with `perNode` ranks in each of `nodes` nodes of this
+ * cluster (for searches that reason about group shapes, not device lists:
+ * e.g. TP inside a node, DP across nodes with one rank per node per rail).
+ */
+export function groupFabric(cluster: Pick<ClusterSpec, 'intraNode' | 'interNode'>, perNode: number, nodes: number): GroupFabric {
+  return { perNode: Math.max(1, perNode), nodes: Math.max(1, nodes), intra: linkLevel(cluster.intraNode), inter: linkLevel(cluster.interNode) };
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { groupCollectiveMs, type GroupLink } from './topology';
 
-/** All-gather of a buffer of `bytes` (the gathered size) over p GPUs. */
+/** All-gather of a buffer of `bytes` (the gathered size) over p GPUs (cost/collectives.ts: ring, hierarchical across nodes). */
 export function allGatherMs(bytes: number, p: number, link: GroupLink): number {
   if (p <= 1 || bytes <= 0) return 0;
   return groupCollectiveMs('allgather', bytes, p, link);
