@@ -14,6 +14,8 @@ import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { layerPlans, summaryOf } from './report';
+import { repeatedTransformer } from './search/parallel3d/blocks';
+import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
 import { toTimeline } from './simulator/results';
 
 export interface PlanExtras {
@@ -75,12 +77,20 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       }
     }
   }
-  // Contract from issue #12: until the search honours a pin or precision, say so rather than ignore it silently.
+  if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
+  // Structure decides the search: a stack of repeated transformer blocks gets the DP×TP×PP×CP search, the rest the per-layer one.
+  const structure = repeatedTransformer(model);
+  const clusterWhy = structure ? clusterProblem(cluster) : undefined;
+  if (structure && clusterWhy) diagnostics.push({ severity: 'info', message: `the block-stack search needs identical GPUs in equal nodes (${clusterWhy}); the per-layer search plans this model` });
+  if (structure && !clusterWhy) {
+    if (extras.profile) diagnostics.push({ severity: 'warning', message: 'the block-stack search costs layers analytically; the measured profile is not used for this model' });
+    return yield* plan3dSteps({ model, structure, cluster, options: { ...options, maxGpus: N }, diagnostics, clusterInfo, started });
+  }
+  // The per-layer search honours no parallel pins: say so rather than ignore them silently.
   for (const [pin, value] of Object.entries(options.pins ?? {})) {
     diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by this planner version; the plan ignores it` });
   }
   if (options.precision && options.precision !== 'fp32') diagnostics.push({ severity: 'warning', message: `precision ${options.precision} is not modelled yet; costs are fp32` });
-  if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }
@@ -147,7 +157,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       memoryPerGpuBytes: c.memoryPerGpu,
       layers,
       ...(c.pipeline
-        ? { pipeline: { stages: c.pipeline.stages.length, microBatches: c.pipeline.microBatches, schedule: c.pipeline.schedule, bubbleFraction: (c.pipeline.stages.length - 1) / (c.pipeline.microBatches + c.pipeline.stages.length - 1) } }
+        ? { pipeline: { stages: c.pipeline.stages.length, microBatches: c.pipeline.microBatches, schedule: c.pipeline.schedule, bubbleFraction: (c.pipeline.stages.length - 1) / (c.pipeline.microBatches + c.pipeline.stages.length - 1), layersPerStage: c.pipeline.stages.map((st) => st.layers.length) } }
         : {}),
     },
     baselines: {

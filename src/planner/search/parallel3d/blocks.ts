@@ -1,0 +1,140 @@
+/**
+ * Finds the repeated block of a model (a transformer's layer, stacked L times):
+ * the longest run of consecutive, identical layer groups, where "identical"
+ * means equal workload signatures (src/core/signature.ts) and the same wiring
+ * relative to the layer's own position. The 3D search solves that block once
+ * and multiplies; layers before it (embeddings) go to the first pipeline
+ * stage, layers after it (final norm, head) to the last.
+ */
+import type { AnalyzedLayer, AnalyzedModel } from '../../../core/ir';
+import { product } from '../../../core/ir';
+import { layerSignature } from '../../../core/signature';
+
+export interface BlockStructure {
+  /** Index of the first layer of the first block. */
+  start: number;
+  /** Layers per block. */
+  period: number;
+  /** Blocks in the stack. */
+  repeats: number;
+  /** The first block's layers (its twins cost the same). */
+  block: AnalyzedLayer[];
+  /** Layers before the stack (first stage) and after it (last stage). */
+  prefix: AnalyzedLayer[];
+  suffix: AnalyzedLayer[];
+  /** Share of the model's forward FLOPs inside the stack. */
+  flopsCovered: number;
+}
+
+/** What tensor/context/expert parallelism may split in a block. */
+export interface BlockShape {
+  /** Attention heads (0 when the block has no attention). */
+  heads: number;
+  /** Feature width of the residual stream (the block's input). */
+  hidden: number;
+  /** Tokens per sample (the block input's time dim). */
+  seq: number;
+  /** Every Linear's in/out features: tensor parallel must divide them. */
+  linearDims: number[];
+  /** Residual branches (attention, MLP): one tensor-parallel all-reduce each per pass (Megatron). */
+  residualBranches: number;
+  /** Experts per MoE layer when the frontend reports them (attrs.numExperts); 0 otherwise. */
+  experts: number;
+}
+
+function layerKeys(model: AnalyzedModel): number[] {
+  const pos = new Map(model.layers.map((l, i) => [l.id, i]));
+  const ids = new Map<string, number>();
+  return model.layers.map((l, i) => {
+    const wiring = l.inputs.map((x) => (pos.has(x) ? pos.get(x)! - i : `in:${x}`)).join(',');
+    const key = `${layerSignature(l, 1)}|${wiring}`;
+    let id = ids.get(key);
+    if (id === undefined) ids.set(key, (id = ids.size));
+    return id;
+  });
+}
+
+/**
+ * The (start, period, repeats) covering the most layers with at least two
+ * repeats; O(L²) integer comparisons, a few ms for thousands of layers.
+ */
+export function findBlocks(model: AnalyzedModel): BlockStructure | undefined {
+  const keys = layerKeys(model);
+  const L = keys.length;
+  let best: { start: number; period: number; repeats: number } | undefined;
+  for (let period = 1; period <= L / 2; period++) {
+    let run = 0;
+    for (let i = 0; i + period <= L; i++) {
+      const same = i + period < L && keys[i] === keys[i + period];
+      if (same) {
+        run++;
+        continue;
+      }
+      // keys[i-run .. i+period) is periodic: floor((run+period)/period) repeats starting at i-run.
+      const repeats = Math.floor((run + period) / period);
+      const covered = repeats * period;
+      if (repeats >= 2 && (!best || covered > best.repeats * best.period || (covered === best.repeats * best.period && period < best.period))) {
+        best = { start: i - run, period, repeats };
+      }
+      run = 0;
+    }
+  }
+  if (!best) return undefined;
+  // A block must do real work: a run of identical activations is not a transformer layer.
+  const block = model.layers.slice(best.start, best.start + best.period);
+  if (!block.some((l) => l.workload.params > 0)) return undefined;
+  const end = best.start + best.period * best.repeats;
+  let total = 0;
+  let inside = 0;
+  model.layers.forEach((l, i) => {
+    total += l.workload.forwardFlops;
+    if (i >= best!.start && i < end) inside += l.workload.forwardFlops;
+  });
+  return { ...best, block, prefix: model.layers.slice(0, best.start), suffix: model.layers.slice(end), flopsCovered: total > 0 ? inside / total : 0 };
+}
+
+export function isAttention(l: AnalyzedLayer): boolean {
+  return l.op === 'mha' || l.op === 'sdpa';
+}
+
+function headsOf(l: AnalyzedLayer): number {
+  const attrs = l.attrs as Record<string, unknown>;
+  if (l.op === 'mha') return Number(attrs.numHeads) || 1;
+  // sdpa on (heads, T, d): the heads are the leading dims.
+  const q = l.inputShapes[0] ?? [];
+  return q.length > 2 ? product(q.slice(0, -2)) : 1;
+}
+
+export function blockShape(s: BlockStructure): BlockShape {
+  const first = s.block[0];
+  const input = first.inputShapes[0] ?? first.outputShape ?? [];
+  const attention = s.block.filter(isAttention);
+  const linearDims: number[] = [];
+  for (const l of s.block) {
+    if (l.op !== 'linear') continue;
+    const a = l.attrs as Record<string, unknown>;
+    for (const v of [a.inFeatures, a.outFeatures]) if (typeof v === 'number') linearDims.push(v);
+  }
+  let experts = 0;
+  for (const l of s.block) experts = Math.max(experts, Number((l.attrs as Record<string, unknown>).numExperts) || 0);
+  return {
+    heads: attention.length > 0 ? Math.min(...attention.map(headsOf)) : 0,
+    hidden: input.length > 0 ? input[input.length - 1] : 1,
+    seq: input.length >= 2 ? input[input.length - 2] : 1,
+    linearDims,
+    residualBranches: Math.max(1, s.block.filter((l) => l.op === 'add').length),
+    experts,
+  };
+}
+
+/**
+ * Structure decides the search: a stack of at least two identical blocks with
+ * attention, holding most of the compute, is a transformer the 3D search
+ * solves block by block; everything else (CNNs, small MLPs) keeps the
+ * per-layer search.
+ */
+export function repeatedTransformer(model: AnalyzedModel): BlockStructure | undefined {
+  const s = findBlocks(model);
+  if (!s || !s.block.some(isAttention) || s.flopsCovered < 0.5) return undefined;
+  return s;
+}
