@@ -1,8 +1,7 @@
 /**
  * Finds the repeated block of a model (a transformer's layer, stacked L times):
  * the longest run of consecutive, identical layer groups, where "identical"
- * means equal workload signatures (src/core/signature.ts) and the same wiring
- * relative to the layer's own position. The 3D search solves that block once
+ * means equal workload signatures (src/core/signature.ts). The 3D search solves that block once
  * and multiplies; layers before it (embeddings) go to the first pipeline
  * stage, layers after it (final norm, head) to the last.
  */
@@ -42,12 +41,15 @@ export interface BlockShape {
   experts: number;
 }
 
+/**
+ * Signature ids per layer. Wiring is left out on purpose: the first block of a
+ * stack often reads the embedding through a different edge (a skip from the
+ * input rather than from the previous block) while running the same kernels.
+ */
 function layerKeys(model: AnalyzedModel): number[] {
-  const pos = new Map(model.layers.map((l, i) => [l.id, i]));
   const ids = new Map<string, number>();
-  return model.layers.map((l, i) => {
-    const wiring = l.inputs.map((x) => (pos.has(x) ? pos.get(x)! - i : `in:${x}`)).join(',');
-    const key = `${layerSignature(l, 1)}|${wiring}`;
+  return model.layers.map((l) => {
+    const key = layerSignature(l, 1);
     let id = ids.get(key);
     if (id === undefined) ids.set(key, (id = ids.size));
     return id;

@@ -36,6 +36,15 @@ export function clusterProblem(cluster: ClusterSpec): string | undefined {
   return undefined;
 }
 
+/**
+ * Idle share of the pipeline: bubble (p−1)/v of a micro-batch's time against M
+ * micro-batches of work, i.e. Narayanan et al.'s (p−1)/(v·m) as a fraction of
+ * the whole pipeline time; (p−1)/(m+p−1) for plain 1F1B.
+ */
+export function bubbleFraction(p: number, v: number, m: number): number {
+  return (p - 1) / (v * m + p - 1);
+}
+
 const sps = (batch: number, ms: number) => (ms > 0 && Number.isFinite(ms) ? (batch * 1000) / ms : 0);
 
 export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | void, PlanOutcome, void> {
@@ -45,9 +54,10 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   const pins = options.pins ?? {};
   const shape = blockShape(structure);
   const gpusPerNode = cluster.gpus.length / cluster.nodes;
-  const space: SpaceContext = { structure, shape, batch, gpusPerNode, clusterGpus: cluster.gpus.length, pins };
+  const space: SpaceContext = { structure, shape, batch, gpusPerNode, clusterGpus: cluster.gpus.length, pins, mode: options.strategies, ...(options.microBatches ? { microBatches: options.microBatches } : {}) };
   const problem = pinProblem(space);
   if (problem) return fail(problem);
+  yield;
   const gpu = cluster.gpus[0];
   const precision: Precision = options.precision ?? 'fp32';
   const peak = peakTflops(gpu, precision);
@@ -72,16 +82,18 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   const N = Math.min(cluster.gpus.length, options.maxGpus ?? Infinity);
   const pinnedCount = fullyPinnedCount(pins);
   let counts: number[];
-  if (options.gpus !== undefined) {
-    if (pinnedCount !== undefined && pinnedCount !== options.gpus) return fail(`dp × tp × pp × cp = ${pins.dataParallel} × ${pins.tensorParallel} × ${pins.pipelineStages} × ${pins.contextParallel} = ${pinnedCount}, not the ${options.gpus} GPUs of --gpus`);
-    counts = [options.gpus];
-  } else if (pinnedCount !== undefined) {
+  if (pinnedCount !== undefined) {
+    if (options.gpus !== undefined && pinnedCount !== options.gpus) return fail(`dp × tp × pp × cp = ${pins.dataParallel} × ${pins.tensorParallel} × ${pins.pipelineStages} × ${pins.contextParallel} = ${pinnedCount}, not the ${options.gpus} GPUs of --gpus`);
     counts = [pinnedCount];
   } else {
     const unit = [pins.dataParallel, pins.tensorParallel, pins.pipelineStages, pins.contextParallel].reduce<number>((a, b) => a * (b ?? 1), 1);
     counts = candidateCounts(N, gpusPerNode, unit);
+    if (options.gpus !== undefined) {
+      if (options.gpus % unit !== 0) return fail(`the pinned degrees need a multiple of ${unit} GPUs, not --gpus ${options.gpus}`);
+      // The scaling curve around the forced count, plus the count itself.
+      counts = [...new Set([...counts.filter((n) => n <= options.gpus!), options.gpus])].sort((a, b) => a - b);
+    }
     if (counts.length === 0) return fail(`the pinned degrees need a multiple of ${unit} GPUs; at most ${N} are available`);
-    if (!counts.includes(1)) counts.unshift(1);
   }
   const result = yield* search3dSteps(ctx, space, counts);
   const scaling: ScalingPoint[] = result.counts.map((r) => {
@@ -91,7 +103,8 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
       : { gpus: r.n, feasible: false, reason: r.reason ?? `no plan on ${r.n} GPUs`, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 };
   });
   const feasible = result.counts.filter((r) => r.top.length > 0);
-  let chosen = options.gpus !== undefined || pinnedCount !== undefined ? result.counts[result.counts.length - 1] : undefined;
+  const forced = options.gpus ?? pinnedCount;
+  let chosen = forced !== undefined ? result.counts.find((r) => r.n === forced) : undefined;
   if (chosen && chosen.top.length === 0) return fail(chosen.reason ?? `no plan fits on ${chosen.n} GPUs`, scaling);
   if (!chosen) {
     if (feasible.length === 0) return fail(result.counts[result.counts.length - 1]?.reason ?? `nothing fits on up to ${N} GPUs`, scaling);
@@ -108,6 +121,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   }
   const scored = winner!.scored;
   const run = replayOf(ctx, scored, true);
+  yield;
   const c = scored.config;
   const stepMs = run.stepMs;
   let joules = 0;
@@ -121,16 +135,24 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   if (run.stagesShown.length < c.pp) diagnostics.push({ severity: 'info', message: `the timeline shows ${run.stagesShown.length} of ${c.pp} pipeline stages (every ${run.stagesShown[1] - run.stagesShown[0]}th and the last); the others run the same schedule` });
   diagnostics.push({ severity: 'info', message: `planned as ${structure.repeats} repeated blocks of ${structure.period} layers (${(structure.flopsCovered * 100).toFixed(0)}% of the FLOPs), searched as data × tensor × pipeline × context parallel; the timeline replays one data-parallel replica` });
   const through = fitsThrough(ctx, scored);
-  const baselineAt = (n: number, restrict: Partial<typeof pins>, why: string): BaselineResult => {
+  const baselineAt = function* (n: number, restrict: Partial<typeof pins>, why: string): Generator<void, BaselineResult, void> {
     const sub: SpaceContext = { ...space, pins: { ...pins, ...restrict } };
     let best: Scored | undefined;
+    let k = 0;
     for (const cfg of configsOn(sub, n)) {
       const est = estimate(ctx, cfg);
       if (est.fits && (!best || est.stepMs < best.est.stepMs)) best = { config: cfg, est };
+      if (++k % 250 === 0) yield;
     }
     if (!best) return { gpus: n, feasible: false, reason: why, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 };
-    return { gpus: n, feasible: true, samplesPerSec: sps(batch, best.est.stepMs), stepTimeMs: best.est.stepMs, energyJPerSample: 0 };
+    // Simulated like the plan, so plan and baselines compare on the same footing.
+    const ms = replayOf(ctx, best, false).stepMs;
+    return { gpus: n, feasible: true, samplesPerSec: sps(batch, ms), stepTimeMs: ms, energyJPerSample: 0 };
   };
+  const singleGpu = yield* baselineAt(1, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: 1 }, `the model does not fit on one ${gpu.name}`);
+  const dataParallel = yield* baselineAt(N, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: undefined }, `pure data parallelism does not fit or divide batch ${batch} on ${N} GPUs`);
+  const layers = layerPlans3d(ctx, scored, model);
+  yield;
   const report: PlanReport = {
     feasible: true,
     model: model.name,
@@ -145,9 +167,9 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
       samplesPerSec: sps(batch, stepMs),
       energyJPerSample,
       memoryPerGpuBytes: new Array(c.n).fill(scored.est.memory.total),
-      layers: layerPlans3d(ctx, scored, model),
+      layers,
       ...(c.pp > 1
-        ? { pipeline: { stages: c.pp, microBatches: c.microBatches, schedule: c.v > 1 ? ('interleaved-1f1b' as const) : ('1f1b' as const), bubbleFraction: (c.pp - 1) / (c.v * c.microBatches), layersPerStage: c.blocksPerStage, virtualStages: c.v } }
+        ? { pipeline: { stages: c.pp, microBatches: c.microBatches, schedule: c.v > 1 ? ('interleaved-1f1b' as const) : ('1f1b' as const), bubbleFraction: bubbleFraction(c.pp, c.v, c.microBatches), layersPerStage: c.blocksPerStage, virtualStages: c.v } }
         : {}),
       setup: {
         precision,
@@ -171,8 +193,8 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
       },
     },
     baselines: {
-      singleGpu: baselineAt(1, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: 1 }, `the model does not fit on one ${gpu.name}`),
-      dataParallel: baselineAt(N, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: undefined }, `pure data parallelism does not fit or divide batch ${batch} on ${N} GPUs`),
+      singleGpu,
+      dataParallel,
       owt: { gpus: N, feasible: false, reason: 'OWT (data-parallel convolutions, model-parallel classifier) is a baseline for per-layer plans; this model is a stack of repeated blocks', samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 },
     },
     scaling,

@@ -99,6 +99,18 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
     const device = s * perStage;
     events.push({ device, kind, layer, startMs, endMs, lane: `gpu:${device}`, devices: tpGroups[s], microBatch: micro, ...extra });
   };
+  // Per operation: the one whose end released it (stage order or the dependency through a transfer), and its events.
+  const opsPerStage = 2 * M * V;
+  const opOf = (s: number, k: number) => s * opsPerStage + k;
+  const fOp = new Int32Array(P * V * M).fill(-1);
+  const bOp = new Int32Array(P * V * M).fill(-1);
+  const pred = new Int32Array(opsTotal).fill(-1);
+  const viaTransfer = new Uint8Array(opsTotal);
+  const opEvents: number[][] = new Array(opsTotal);
+  const transferEvent = new Int32Array(opsTotal).fill(-1);
+  const lastOp = new Int32Array(P).fill(-1);
+  const lastBackwardOp = new Int32Array(P).fill(-1);
+  const mark = (): number => events.length;
   let scheduled = 0;
   while (scheduled < opsTotal) {
     let progress = false;
@@ -108,14 +120,33 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
         const op = orders[s][ptr[s]];
         if (!op) break;
         let dep = 0;
+        let depOp = -1;
+        let hopped = true;
         if (op.fwd) {
+          if (s > 0) depOp = fOp[idx(s - 1, op.chunk, op.micro)];
+          else if (op.chunk > 0) depOp = fOp[idx(P - 1, op.chunk - 1, op.micro)];
           if (s > 0) dep = fEnd[idx(s - 1, op.chunk, op.micro)] + hop;
           else if (op.chunk > 0) dep = fEnd[idx(P - 1, op.chunk - 1, op.micro)] + hop;
-        } else if (s < P - 1) dep = bEnd[idx(s + 1, op.chunk, op.micro)] + hop;
-        else if (op.chunk < V - 1) dep = bEnd[idx(0, op.chunk + 1, op.micro)] + hop;
-        else dep = fEnd[idx(s, op.chunk, op.micro)];
+        } else if (s < P - 1) {
+          dep = bEnd[idx(s + 1, op.chunk, op.micro)] + hop;
+          depOp = bOp[idx(s + 1, op.chunk, op.micro)];
+        } else if (op.chunk < V - 1) {
+          dep = bEnd[idx(0, op.chunk + 1, op.micro)] + hop;
+          depOp = bOp[idx(0, op.chunk + 1, op.micro)];
+        } else {
+          dep = fEnd[idx(s, op.chunk, op.micro)];
+          depOp = fOp[idx(s, op.chunk, op.micro)];
+          hopped = false;
+        }
         if (Number.isNaN(dep)) break;
         const start = Math.max(free[s], dep);
+        const id = opOf(s, ptr[s]);
+        if (lastOp[s] >= 0 && free[s] >= dep) pred[id] = lastOp[s];
+        else if (depOp >= 0) {
+          pred[id] = depOp;
+          viaTransfer[id] = hopped && hop > 0 ? 1 : 0;
+        }
+        const first = mark();
         const tpShare = st.tpMs / 2 / V;
         const label = `stage ${s}${V > 1 ? ` chunk ${op.chunk}` : ''}`;
         let end: number;
@@ -123,22 +154,30 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
           const compute = st.forwardMs / V + input.zero3PerMicroMs[s] / 2;
           end = start + compute + tpShare;
           fEnd[idx(s, op.chunk, op.micro)] = end;
+          fOp[idx(s, op.chunk, op.micro)] = id;
           push(s, 'forward', start, start + compute, label, op.micro);
           busy[s] += compute;
         } else {
           const re = st.recomputeMs / V;
           const compute = st.backwardMs / V + input.zero3PerMicroMs[s] / 2;
           lastBackwardStart[s] = start;
+          lastBackwardOp[s] = id;
           push(s, 'recompute', start, start + re, label, op.micro);
           push(s, 'backward', start + re, start + re + compute, label, op.micro);
           end = start + re + compute + tpShare;
           bEnd[idx(s, op.chunk, op.micro)] = end;
+          bOp[idx(s, op.chunk, op.micro)] = id;
           busy[s] += re + compute;
         }
         if (!commFolded && tpShare > 0) push(s, c.sp ? 'allgather' : 'allreduce', end - tpShare, end, `${label} tensor-parallel`, op.micro, { lane: input.links.tp.lane, bytes: 0 });
+        opEvents[id] = Array.from({ length: mark() - first }, (_, i) => first + i);
         if (!commFolded && hop > 0 && ((op.fwd && (s < P - 1 || op.chunk < V - 1)) || (!op.fwd && (s > 0 || op.chunk > 0)))) {
-          push(s, 'transfer', end, end + hop, `${label} → stage ${op.fwd ? (s + 1) % P : (s - 1 + P) % P}`, op.micro, { lane: input.links.pp.lane, bytes: input.hopBytes });
+          const to = op.fwd ? (s + 1) % P : (s - 1 + P) % P;
+          const at = mark();
+          push(s, 'transfer', end, end + hop, `${label} → stage ${to}`, op.micro, { lane: input.links.pp.lane, bytes: input.hopBytes, devices: [s * perStage, to * perStage] });
+          if (mark() > at) transferEvent[id] = at;
         }
+        lastOp[s] = id;
         free[s] = end;
         ptr[s]++;
         scheduled++;
@@ -148,18 +187,53 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
     if (!progress) throw new Error(`pipeline schedule stalled at ${scheduled} of ${opsTotal} operations (pp ${P}, v ${V}, ${M} micro-batches)`);
   }
   let stepMs = 0;
+  let endStage = 0;
+  const syncEvents: number[][] = [];
+  const updateEvent: number[] = [];
+  const syncCritical: boolean[] = [];
   for (let s = 0; s < P; s++) {
     // Gradient buckets start with the last backward and may outlast it.
     const syncStart = lastBackwardStart[s];
     const syncEnd = Math.max(free[s], syncStart + input.gradSyncMs[s]);
+    const syncFirst = mark();
+    syncCritical.push(syncStart + input.gradSyncMs[s] > free[s]);
     if (input.gradSyncMs[s] > 0) {
       const kinds: TimelineKind[] = c.zero >= 1 ? ['reducescatter', 'allgather'] : ['allreduce'];
       const share = (syncEnd - syncStart) / kinds.length;
       kinds.forEach((kind, i) => push(s, kind, syncStart + i * share, syncStart + (i + 1) * share, `stage ${s} gradients (data parallel ×${c.dp * c.cp})`, -1, { lane: input.links.dp.lane, bytes: input.gradBytes[s] / kinds.length }));
     }
+    syncEvents.push(Array.from({ length: mark() - syncFirst }, (_, i) => syncFirst + i));
+    updateEvent.push(mark());
     push(s, 'update', syncEnd, syncEnd + input.updateMs[s], `stage ${s} optimizer`, -1);
     busy[s] += input.updateMs[s];
-    stepMs = Math.max(stepMs, syncEnd + input.updateMs[s]);
+    if (syncEnd + input.updateMs[s] > stepMs) {
+      stepMs = syncEnd + input.updateMs[s];
+      endStage = s;
+    }
+  }
+  if (emit && !commFolded && shown.size === P) {
+    // The critical path, walked back from the step's last event: one chain with no waits, crossing stages through transfers.
+    const chain: number[] = [];
+    const add = (i: number) => {
+      if (i >= 0 && i < events.length) chain.push(i);
+    };
+    add(updateEvent[endStage]);
+    let op = lastOp[endStage];
+    // When the gradient sync outlasts the last backward, the path runs through the sync, which began with that backward.
+    let skipOwn = false;
+    if (syncCritical[endStage] && syncEvents[endStage].length > 0) {
+      for (const i of [...syncEvents[endStage]].reverse()) add(i);
+      op = lastBackwardOp[endStage];
+      skipOwn = true;
+    }
+    while (op >= 0) {
+      if (!skipOwn) for (const i of [...opEvents[op]].reverse()) add(i);
+      skipOwn = false;
+      const before = pred[op];
+      if (before >= 0 && viaTransfer[op]) add(transferEvent[before]);
+      op = before;
+    }
+    for (const i of chain) events[i].critical = true;
   }
   for (const e of events) if (e.microBatch === -1) delete e.microBatch;
   return { stepMs, busyMs: [...busy], events, stagesShown: [...shown].sort((a, b) => a - b), commFolded };

@@ -30,7 +30,7 @@ export interface Search3DResult {
 
 const KEEP = 3;
 /** Configurations estimated between two checkpoints (a few ms of work). */
-const CHECKPOINT_EVERY = 2000;
+const CHECKPOINT_EVERY = 250;
 
 function insertTop(top: Scored[], s: Scored): void {
   let i = top.length;

@@ -3,7 +3,7 @@
  * context, pipeline, virtual-stage and micro-batch values a block stack can
  * take on n GPUs, and, for an impossible pin, a reason that names it.
  */
-import type { ParallelPins } from '../../../protocol/plan';
+import type { ParallelPins, StrategyMode } from '../../../protocol/plan';
 import type { BlockShape, BlockStructure } from './blocks';
 
 export interface SpaceContext {
@@ -13,6 +13,10 @@ export interface SpaceContext {
   gpusPerNode: number;
   clusterGpus: number;
   pins: ParallelPins;
+  /** 'dp': data parallel (with ZeRO/recompute) only; 'hybrid': adds tensor and context parallel; 'all': adds pipelines. Pins override. */
+  mode: StrategyMode;
+  /** Micro-batches per step when the caller fixes them (PlanOptions.microBatches). */
+  microBatches?: number;
 }
 
 export function divisorsOf(n: number): number[] {
@@ -58,7 +62,7 @@ export function stageLayouts(repeats: number, pp: number): number[][] {
 
 export function ppProblem(repeats: number, pp: number): string | undefined {
   if (pp > repeats) return `the model has only ${repeats} repeated blocks, fewer than ${pp} stages`;
-  if (stageLayouts(repeats, pp).length === 0) return `${repeats} blocks cannot be split into ${pp} stages (neither ${repeats} nor ${repeats} + 2 for the embedding and head is divisible by ${pp})`;
+  if (stageLayouts(repeats, pp).length === 0) return `${repeats} repeated blocks cannot be split into ${pp} stages (neither ${repeats} nor ${repeats} + 2 for the embedding and head is divisible by ${pp})`;
   return undefined;
 }
 
@@ -100,12 +104,16 @@ export function fullyPinnedCount(p: ParallelPins): number | undefined {
   return p.dataParallel * p.tensorParallel * p.pipelineStages * p.contextParallel;
 }
 
+const EVERY_COUNT_UP_TO = 32;
+
 /**
  * GPU counts worth searching up to N: the divisors of a node, whole nodes in
  * powers of two and three times powers of two (how clusters are allocated and
  * how degrees divide), N itself, and the pinned count.
  */
 export function candidateCounts(N: number, gpusPerNode: number, pinnedUnit: number): number[] {
+  // A small cluster's every count is cheap in closed form, and the scaling curve keeps every point.
+  if (N <= EVERY_COUNT_UP_TO) return Array.from({ length: N }, (_, i) => i + 1).filter((n) => n % pinnedUnit === 0);
   const set = new Set<number>([N]);
   for (const d of divisorsOf(gpusPerNode)) set.add(d);
   for (const p of powersOfTwoUpTo(N)) set.add(p);
@@ -120,13 +128,14 @@ export function candidateCounts(N: number, gpusPerNode: number, pinnedUnit: numb
 export function* degreeTuples(ctx: SpaceContext, n: number): Generator<{ tp: number; cp: number; pp: number; dp: number }> {
   const p = ctx.pins;
   const { shape, structure } = ctx;
-  const tps = p.tensorParallel !== undefined ? [p.tensorParallel] : divisorsOf(ctx.gpusPerNode).filter((t) => !tpProblem(shape, t));
-  const cps = p.contextParallel !== undefined ? [p.contextParallel] : powersOfTwoUpTo(Math.min(shape.seq, 64)).filter((c) => shape.seq % c === 0 && (c === 1 || shape.heads > 0));
+  const dpOnly = ctx.mode === 'dp';
+  const tps = p.tensorParallel !== undefined ? [p.tensorParallel] : dpOnly ? [1] : divisorsOf(ctx.gpusPerNode).filter((t) => !tpProblem(shape, t));
+  const cps = p.contextParallel !== undefined ? [p.contextParallel] : dpOnly ? [1] : powersOfTwoUpTo(Math.min(shape.seq, 64)).filter((c) => shape.seq % c === 0 && (c === 1 || shape.heads > 0));
   for (const tp of tps) {
     for (const cp of cps) {
       if (n % (tp * cp) !== 0) continue;
       const rest = n / (tp * cp);
-      const pps = p.pipelineStages !== undefined ? [p.pipelineStages] : divisorsOf(rest).filter((s) => !ppProblem(structure.repeats, s));
+      const pps = p.pipelineStages !== undefined ? [p.pipelineStages] : ctx.mode !== 'all' ? [1] : divisorsOf(rest).filter((s) => !ppProblem(structure.repeats, s));
       for (const pp of pps) {
         if (rest % pp !== 0) continue;
         const dp = rest / pp;
@@ -141,6 +150,10 @@ export function* degreeTuples(ctx: SpaceContext, n: number): Generator<{ tp: num
 /** Samples per micro-batch for a replica holding batch/dp samples: divisors up to 64 (or the pin). */
 export function microBatchSizes(ctx: SpaceContext, dp: number): number[] {
   const perReplica = ctx.batch / dp;
+  if (ctx.microBatches !== undefined) {
+    const m = perReplica / ctx.microBatches;
+    return Number.isInteger(m) && (ctx.pins.microBatch === undefined || ctx.pins.microBatch === m) ? [m] : [];
+  }
   if (ctx.pins.microBatch !== undefined) return perReplica % ctx.pins.microBatch === 0 ? [ctx.pins.microBatch] : [];
   return divisorsOf(perReplica).filter((m) => m <= 64);
 }
