@@ -47,24 +47,14 @@ export function bubbleFraction(p: number, v: number, m: number): number {
 
 const sps = (batch: number, ms: number) => (ms > 0 && Number.isFinite(ms) ? (batch * 1000) / ms : 0);
 
-export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | void, PlanOutcome, void> {
-  const { model, structure, cluster, options, diagnostics, clusterInfo } = input;
-  const batch = options.batch;
-  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
-  const pins = options.pins ?? {};
+/** The degree space and the cost context of a model on a cluster (shared by the planner, tests and benches). */
+export function searchContext(model: AnalyzedModel, structure: BlockStructure, cluster: ClusterSpec, options: PlanOptions): { space: SpaceContext; ctx: EstimateContext; peak: { tflops: number; fallback: boolean } } {
   const shape = blockShape(structure);
   const gpusPerNode = cluster.gpus.length / cluster.nodes;
-  const space: SpaceContext = { structure, shape, batch, gpusPerNode, clusterGpus: cluster.gpus.length, pins, mode: options.strategies, ...(options.microBatches ? { microBatches: options.microBatches } : {}) };
-  const problem = pinProblem(space);
-  if (problem) return fail(problem);
-  yield;
+  const space: SpaceContext = { structure, shape, batch: options.batch, gpusPerNode, clusterGpus: cluster.gpus.length, pins: options.pins ?? {}, mode: options.strategies, ...(options.microBatches ? { microBatches: options.microBatches } : {}) };
   const gpu = cluster.gpus[0];
   const precision: Precision = options.precision ?? 'fp32';
   const peak = peakTflops(gpu, precision);
-  if (peak.fallback) diagnostics.push({ severity: 'warning', message: `the cluster spec has no ${precision} peak for ${gpu.name}; compute is costed at its fp32 peak (${gpu.tflops} TFLOP/s), bytes at ${precision}` });
-  for (const [key, v] of Object.entries(pins)) {
-    if (key === 'hybridShard' || key === 'cpuOffload') diagnostics.push({ severity: 'warning', message: `pin ${key}=${v} is not modelled by the block search; the plan ignores it` });
-  }
   const deviceBytes = gpu.memoryGB * 1e9;
   const ctx: EstimateContext = {
     structure,
@@ -79,6 +69,25 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     deviceBytes,
     cache: new Map(),
   };
+  return { space, ctx, peak };
+}
+
+export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | void, PlanOutcome, void> {
+  const { model, structure, cluster, options, diagnostics, clusterInfo } = input;
+  const batch = options.batch;
+  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
+  const pins = options.pins ?? {};
+  const { space, ctx, peak } = searchContext(model, structure, cluster, options);
+  const { gpusPerNode } = space;
+  const gpu = cluster.gpus[0];
+  const precision = ctx.precision;
+  const problem = pinProblem(space);
+  if (problem) return fail(problem);
+  yield;
+  if (peak.fallback) diagnostics.push({ severity: 'warning', message: `the cluster spec has no ${precision} peak for ${gpu.name}; compute is costed at its fp32 peak (${gpu.tflops} TFLOP/s), bytes at ${precision}` });
+  for (const [key, v] of Object.entries(pins)) {
+    if (key === 'hybridShard' || key === 'cpuOffload') diagnostics.push({ severity: 'warning', message: `pin ${key}=${v} is not modelled by the block search; the plan ignores it` });
+  }
   const N = Math.min(cluster.gpus.length, options.maxGpus ?? Infinity);
   const pinnedCount = fullyPinnedCount(pins);
   let counts: number[];
