@@ -88,7 +88,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   }
   // The per-layer search honours no parallel pins: say so rather than ignore them silently.
   for (const [pin, value] of Object.entries(options.pins ?? {})) {
-    diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by this planner version; the plan ignores it` });
+    diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
   }
   if (options.precision && options.precision !== 'fp32') diagnostics.push({ severity: 'warning', message: `precision ${options.precision} is not modelled yet; costs are fp32` });
   for (const l of model.layers) {
