@@ -100,5 +100,6 @@ export function fitsThrough(ctx: EstimateContext, scored: Scored): string | unde
   if (c.zero > 0) means.push(`ZeRO-${c.zero} (sharded over ${c.dp * c.cp} data-parallel ranks)`);
   if (c.recompute !== 'none') means.push(`${c.recompute} activation recompute`);
   const extra = scored.est.stepMs - plain.stepMs;
-  return `${means.join(' and ')}: without them it needs ${mb(plain.memory.total)} per GPU; they cost ${extra >= 0 ? '+' : ''}${extra.toFixed(1)} ms per step`;
+  const cost = extra > 0 ? `they cost +${extra.toFixed(1)} ms per step` : 'they cost no step time here (the sharded sync is as fast as the all-reduce it replaces)';
+  return `${means.join(' and ')}: without them it needs ${mb(plain.memory.total)} per GPU; ${cost}`;
 }
