@@ -10,21 +10,11 @@
  * FLOP count includes full activation recompute (4 passes), so the model-FLOPs
  * equivalent is 3/4 of it; the planner reports model FLOPs (MFU).
  */
-import type { GpuSpec } from '../src/planner/index';
 import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../src/planner/index';
 import type { AnalyzedModel } from '../src/core/ir';
 import type { PlanOptions } from '../src/protocol/plan';
 import { gptModel } from '../test/planner/gptSpec';
 import { vgg16 } from '../test/planner/fixtures';
-
-/**
- * Per-precision dense peaks, until the cluster spec carries them (issue #12 item 1):
- * NVIDIA A100 datasheet (2020): 19.5 fp32, 156 tf32, 312 bf16/fp16; NVIDIA H100 SXM5 datasheet (2022): 67 fp32, 495 tf32, 989 bf16/fp16.
- */
-function withPeaks(cluster: ClusterSpec, peaks: Record<string, number>): ClusterSpec {
-  for (const g of cluster.gpus) (g as GpuSpec & { peakTflops?: Record<string, number> }).peakTflops = peaks;
-  return cluster;
-}
 
 function nodesOf(name: string, nodes: number, gpu: object, intraGBs: number, interGBs: number): ClusterSpec {
   return parseClusterSpec({ name, nodes, gpusPerNode: 8, gpu, intraNode: { bandwidthGBs: intraGBs, latencyUs: 3, name: 'nvlink' }, interNode: { bandwidthGBs: interGBs, latencyUs: 5, name: 'ib' } }, 'bench');
@@ -35,14 +25,15 @@ const mb = (bytes: number) => Math.round(bytes / 1e6);
 export default async function (): Promise<Array<{ title: string; rows: Array<Record<string, string | number>> }>> {
   const rows: Array<Record<string, string | number>> = [];
   // DGX H100: NVLink 4 (450 GB/s per GPU per direction), 8× NDR 400 Gb/s = 50 GB/s per GPU.
-  const h100 = { name: 'H100-SXM5-80GB', tflops: 67, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70 };
+  // Dense peaks: NVIDIA H100 SXM5 datasheet (2022) and A100 datasheet (2020).
+  const h100 = { name: 'H100-SXM5-80GB', peakTflops: { fp32: 67, tf32: 495, bf16: 989, fp16: 989 }, tflops: 67, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70 };
   // DGX A100 (Selene): NVLink 3 (300 GB/s per GPU per direction), 8× HDR 200 Gb/s = 25 GB/s per GPU.
-  const a100 = { name: 'A100-SXM4-80GB', tflops: 19.5, memoryGB: 80, memoryBandwidthGBs: 2039, powerW: 400, idlePowerW: 50 };
+  const a100 = { name: 'A100-SXM4-80GB', peakTflops: { fp32: 19.5, tf32: 156, bf16: 312, fp16: 312 }, tflops: 19.5, memoryGB: 80, memoryBandwidthGBs: 2039, powerW: 400, idlePowerW: 50 };
   const cases: Array<{ name: string; model: () => AnalyzedModel; cluster: () => ClusterSpec; options: PlanOptions; targetMs: number; targetMB?: number; peak?: number; published?: string }> = [
     {
       name: '1T GPT (128 × 25600, 160 heads) on 3,072 H100 (384 nodes)',
       model: () => gptModel({ layers: 128, hidden: 25600, heads: 160, seq: 2048, name: 'gpt-1t' }),
-      cluster: () => withPeaks(nodesOf('384x8 H100', 384, h100, 450, 50), { fp32: 67, tf32: 495, bf16: 989, fp16: 989 }),
+      cluster: () => nodesOf('384x8 H100', 384, h100, 450, 50),
       options: { batch: 3072, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16' },
       targetMs: 60_000,
       targetMB: 2000,
@@ -52,7 +43,7 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     {
       name: 'GPT-3 175B (96 × 12288, 96 heads) on 1,024 A100 (128 nodes), --gpus 1024',
       model: () => gptModel({ layers: 96, hidden: 12288, heads: 96, seq: 2048, name: 'gpt3-175b' }),
-      cluster: () => withPeaks(nodesOf('128x8 A100', 128, a100, 300, 25), { fp32: 19.5, tf32: 156, bf16: 312, fp16: 312 }),
+      cluster: () => nodesOf('128x8 A100', 128, a100, 300, 25),
       options: { batch: 1536, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', gpus: 1024 },
       targetMs: 20_000,
       peak: 312,
@@ -61,7 +52,7 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     {
       name: 'GPT-3 175B, Megatron pinned (--tp 8 --pp 16 --gpus 1024)',
       model: () => gptModel({ layers: 96, hidden: 12288, heads: 96, seq: 2048, name: 'gpt3-175b' }),
-      cluster: () => withPeaks(nodesOf('128x8 A100', 128, a100, 300, 25), { fp32: 19.5, tf32: 156, bf16: 312, fp16: 312 }),
+      cluster: () => nodesOf('128x8 A100', 128, a100, 300, 25),
       options: { batch: 1536, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', gpus: 1024, pins: { tensorParallel: 8, pipelineStages: 16 } },
       targetMs: 20_000,
       peak: 312,

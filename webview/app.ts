@@ -7,7 +7,7 @@ import type { PlanControls, ToWebviewMessage, WebviewPersistedState } from '../s
 import { AssignmentView } from './assignment';
 import { ControlsBar } from './controls';
 import { clear, el } from './dom';
-import { fmtBytes, fmtJoules, fmtMs, fmtRate } from './format';
+import { fmtBytes, fmtJoules, fmtMemoryBreakdown, fmtMs, fmtRate, fmtSetup } from './format';
 import type { Host } from './host';
 import { ScalingView } from './scaling';
 import { watchTheme } from './theme';
@@ -132,6 +132,13 @@ export class App {
     add('Throughput', fmtRate(r.plan.samplesPerSec));
     add('Energy', `${fmtJoules(r.plan.energyJPerSample)} / sample`);
     add('Peak memory', `${fmtBytes(Math.max(0, ...r.plan.memoryPerGpuBytes))} / GPU`);
+    const setup = r.plan.setup;
+    if (setup) {
+      add('Setup', fmtSetup(setup));
+      this.stats.lastElementChild?.setAttribute('title', `${setup.precision}: ${setup.precisionReason}${setup.fitsThrough ? `\nfits only through ${setup.fitsThrough}` : ''}`);
+      add('MFU', `${(setup.mfu * 100).toFixed(1)}%`);
+      add('Memory / GPU', fmtMemoryBreakdown(setup.memoryPerGpu));
+    }
     const dp = r.baselines.dataParallel;
     if (dp.feasible && dp.samplesPerSec > 0) add('vs pure DP', `${(r.plan.samplesPerSec / dp.samplesPerSec).toFixed(2)}×`);
     add('Search', `${r.search.method}${r.search.exact ? ' (exact)' : r.search.bound ? ` (${r.search.bound})` : ''} · ${r.search.configurationsEvaluated.toLocaleString('en-US')} configs · ${fmtMs(r.search.elapsedMs)}`);

@@ -1,4 +1,5 @@
 /** Number formatting shared by every view, tooltip and text table. */
+import type { MemoryBreakdown, TrainingSetup } from '../src/protocol/plan';
 
 export function fmtMs(ms: number): string {
   if (!Number.isFinite(ms)) return '–';
@@ -49,4 +50,22 @@ export function fmtDevices(devices: number[]): string {
   const contiguous = sorted.every((d, i) => i === 0 || d === sorted[i - 1] + 1);
   if (contiguous && sorted.length > 2) return `GPU ${sorted[0]}–${sorted[sorted.length - 1]}`;
   return `GPU ${sorted.join(', ')}`;
+}
+
+/** The plan's training setup in one compact line: precision, degrees, memory savers. */
+export function fmtSetup(s: TrainingSetup): string {
+  const parts = [
+    s.precision,
+    `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.contextParallel > 1 ? ` × CP ${s.contextParallel}` : ''}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`,
+    `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}`,
+    `recompute ${s.recompute}`,
+    `micro-batch ${s.microBatch} × ${s.gradientAccumulation}`,
+  ];
+  if (s.cpuOffload) parts.push('CPU offload (slow)');
+  return parts.join(' · ');
+}
+
+/** Memory per GPU by holder: "weights 1.2 GB · grads … · optimizer … · activations … · workspace …". */
+export function fmtMemoryBreakdown(m: MemoryBreakdown): string {
+  return `weights ${fmtBytes(m.weights)} · grads ${fmtBytes(m.gradients)} · optimizer ${fmtBytes(m.optimizer)} · activations ${fmtBytes(m.activations)} · workspace ${fmtBytes(m.workspace)}`;
 }

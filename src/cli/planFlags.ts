@@ -3,7 +3,9 @@
  * `wap export`): their parseArgs declarations, their help lines, and their
  * translation into PlanOptions and a ClusterSpec.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { initConfigReaders, precisionHint, precisionHintCandidates } from '../configs/index';
 import type { Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, RecomputeMode, StrategyMode, ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
@@ -25,6 +27,8 @@ export const PLANNER_FLAGS = {
   precision: { type: 'string' },
   zero: { type: 'string' },
   recompute: { type: 'string' },
+  offload: { type: 'string' },
+  hsdp: { type: 'string' },
   'micro-batch': { type: 'string' },
   dp: { type: 'string' },
   tp: { type: 'string' },
@@ -51,6 +55,8 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --zero S              auto (default) | 0 | 1 | 2 | 3   ZeRO stage / FSDP sharding on the data-parallel axis
   --recompute R         auto (default) | none | selective | full   activation recompute
   --micro-batch N       auto (default) | N samples per GPU; gradient accumulation fills the batch
+  --offload O           auto (default: only when nothing else fits) | on | off   optimizer state in CPU memory
+  --hsdp H              auto (default) | on | off   shard ZeRO state within a node, replicate across nodes
   --dp N --tp N --pp N --cp N --ep N   pin data / tensor / pipeline / context / expert parallel degrees
   --seq-len T           tokens per sample when the code does not state it`;
 }
@@ -88,6 +94,10 @@ function pinsFrom(v: PlannerFlagValues): ParallelPins {
   if (zero !== undefined) pins.zeroStage = zero;
   const recompute = autoOr(v.recompute, (r) => oneOf<RecomputeMode>('recompute', r, ['none', 'selective', 'full'], 'none'));
   if (recompute !== undefined) pins.recompute = recompute;
+  const offload = autoOr(v.offload, (o) => oneOf('offload', o, ['on', 'off'], 'off') === 'on');
+  if (offload !== undefined) pins.cpuOffload = offload;
+  const hsdp = autoOr(v.hsdp, (o) => oneOf('hsdp', o, ['on', 'off'], 'off') === 'on');
+  if (hsdp !== undefined) pins.hybridShard = hsdp;
   const degrees: Array<[keyof PlannerFlagValues, keyof ParallelPins]> = [
     ['micro-batch', 'microBatch'],
     ['dp', 'dataParallel'],
@@ -112,4 +122,30 @@ export async function clusterFrom(ref: string | undefined): Promise<ClusterSpec>
     if (err instanceof ClusterSpecError) throw new CliError(`cluster: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * Without --precision, the training config next to the model says which precision the user trains in
+ * (accelerate mixed_precision, DeepSpeed bf16/fp16, Lightning precision=); else the planner picks by GPU.
+ */
+export async function withPrecisionHint(options: PlanOptions, modelFile: string): Promise<PlanOptions> {
+  if (options.precision) return options;
+  const dir = dirname(modelFile);
+  let names: string[];
+  try {
+    names = precisionHintCandidates(readdirSync(dir));
+  } catch {
+    return options;
+  }
+  await initConfigReaders();
+  const files: Array<{ name: string; text: string }> = [];
+  for (const name of names) {
+    try {
+      files.push({ name, text: readFileSync(join(dir, name), 'utf8') });
+    } catch {
+      // unreadable: no hint from it
+    }
+  }
+  const hint = precisionHint(files);
+  return hint ? { ...options, precision: hint.precision, precisionSource: hint.source } : options;
 }

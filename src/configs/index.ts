@@ -6,3 +6,4 @@ export type { ConfigFormat, ConfigFinding, ConfigFix, ConfigCheckResult, TextEdi
 export { detectConfigFormats, initConfigReaders, checkConfig, fixAll, MAX_CONFIG_CHARS } from './check';
 export { applyTextEdits } from './edits';
 export { exportPlan, EXPORT_FORMATS, type ExportFormat, type ExportedFile } from './exportPlan';
+export { precisionHint, precisionHintCandidates, type PrecisionHint } from './precisionHint';

@@ -6,13 +6,16 @@
  * chosen plan never lose to a baseline.
  */
 import type { AnalyzedModel } from '../core/ir';
-import type { PlanOptions } from '../protocol/plan';
+import type { MemoryBreakdown, PlanOptions } from '../protocol/plan';
 import { divisors, opClass, type LayerConfig } from './cost/configs';
-import { gb, usableBytes } from './cost/memory';
-import { assignmentMemory, buildCostTables, type CostTables, type TableOptions } from './cost/tables';
+import { CONTEXT_BYTES, gb, usableBytes } from './cost/memory';
+import { buildCostTables, type CostTables, type TableOptions, type TableSetup } from './cost/tables';
 import { range, type Topology } from './cost/topology';
+import { assignmentBreakdown } from './memory/assignment';
+import { hasAttentionScores } from './memory/index';
 import { buildPipelinePlanSteps, dataParallelStages, usesHybridStages, type PipelinePlan } from './search/pipelinePlan';
 import { searchTablesSteps, type FittedSearch } from './search/search';
+import { describeSavers, setupKey, setupLadder } from './search/setupLadder';
 import type { SimRun } from './simulator/engine';
 import { simulateIterationSteps } from './simulator/iteration';
 import { simulatePipelineSteps } from './simulator/pipeline';
@@ -39,6 +42,10 @@ export interface Candidate {
   memoryPerGpu: number[];
   fits: boolean;
   reason?: string;
+  /** The training setup this candidate was costed under. */
+  setup: TableSetup;
+  /** Memory per GPU of its most loaded GPU, by what holds it. */
+  memory: MemoryBreakdown;
 }
 
 export interface CountResult {
@@ -51,6 +58,8 @@ export interface CountResult {
   /** The search that ran at this count (absent in dp mode or on one GPU). */
   search?: FittedSearch;
   evaluated: number;
+  /** When the best plan fits only through memory savers: which, and what they cost against the first setup tried. */
+  fitsThrough?: string;
 }
 
 export interface EvalContext {
@@ -59,6 +68,8 @@ export interface EvalContext {
   options: PlanOptions;
   tableOptions: TableOptions;
   searchBudgetMs: number;
+  /** Precision and optimizer; the memory savers are searched (or pinned) per GPU count. */
+  baseSetup: TableSetup;
 }
 
 function* simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, choice: Int32Array, search?: FittedSearch): Steps<Candidate> {
@@ -66,10 +77,14 @@ function* simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, c
   const run = yield* replaySteps();
   yield;
   const summary = summarizeRun(run, t.devices, ctx.topo, t.batch);
-  const mem = assignmentMemory(t, choice);
+  const memory = assignmentBreakdown(t, choice);
+  // The context is part of usableBytes' margin already.
+  const mem = memory.total - CONTEXT_BYTES;
   const cap = usableBytes(ctx.topo.minMemoryBytes(t.devices));
   const fits = mem <= cap;
   return {
+    setup: t.setup,
+    memory,
     kind,
     n: t.n,
     tables: t,
@@ -82,6 +97,16 @@ function* simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, c
     fits,
     reason: fits ? undefined : `needs ${gb(mem)} per GPU, more than the ${gb(cap)} usable of ${gb(ctx.topo.minMemoryBytes(t.devices))}`,
   };
+}
+
+/** The most loaded stage's breakdown. */
+function pipelineBreakdown(p: PipelinePlan): MemoryBreakdown {
+  let worst: MemoryBreakdown | undefined;
+  for (const st of p.stages) {
+    const m = assignmentBreakdown(st.tables, st.choice ?? new Int32Array(st.tables.layers.length), st.layers);
+    if (!worst || m.total > worst.total) worst = m;
+  }
+  return worst!;
 }
 
 /** OWT ("one weird trick"): data parallel convolutions, model-parallel fully-connected layers. */
@@ -130,10 +155,43 @@ export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean):
 /** evaluateCount with checkpoints between candidates and inside the searches. */
 export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boolean): Steps<CountResult> {
   const { model, topo, options } = ctx;
+  const nodes = new Set(range(0, n).map((d) => topo.gpus[d].node));
+  const ladder = setupLadder({ n, batch: options.batch, base: ctx.baseSetup, pins: options.pins ?? {}, hasAttention: hasAttentionScores(model), multiNode: nodes.size > 1 });
+  if ('reason' in ladder) return { n, reason: ladder.reason, evaluated: 0 };
+  let first: CountResult | undefined;
+  let last: CountResult | undefined;
+  let evaluated = 0;
+  const pipelinesDone = new Set<string>();
+  for (const group of ladder) {
+    let best: CountResult | undefined;
+    for (const setup of group) {
+      const r = yield* evaluateSetupSteps(ctx, n, includeOwt, setup, pipelinesDone);
+      evaluated += r.evaluated;
+      first ??= r;
+      last = r;
+      if (r.best?.fits && (!best || r.best.summary.stepTimeMs < best.best!.summary.stepTimeMs)) best = r;
+    }
+    if (best) {
+      if (best !== first && first?.best) {
+        const base = first.best;
+        const extra = best.best!.summary.stepTimeMs - base.summary.stepTimeMs;
+        best.fitsThrough = `${describeSavers(best.best!.setup, base.setup)}: ${gb(best.best!.memory.total)} per GPU instead of ${gb(base.memory.total)}; step ${extra >= 0 ? '+' : ''}${extra.toFixed(2)} ms (${((100 * extra) / Math.max(1e-9, base.summary.stepTimeMs)).toFixed(0)}%) against the same plan without it`;
+      }
+      return { ...best, evaluated };
+    }
+  }
+  const tried = first && last && last !== first && last.best ? describeSavers(last.best.setup, first.best?.setup ?? ctx.baseSetup) : '';
+  return { ...last!, evaluated, ...(last?.reason && tried ? { reason: `${last.reason} (even with ${tried})` } : {}) };
+}
+
+/** One GPU count under one training setup: the searched plan, plain DP, OWT and (in 'all' mode) pipelines. */
+function* evaluateSetupSteps(ctx: EvalContext, n: number, includeOwt: boolean, setup: TableSetup, pipelinesDone: Set<string>): Steps<CountResult> {
+  const { model, topo, options } = ctx;
   const batch = options.batch;
   const devices = range(0, n);
   let evaluated = 0;
-  const tables = buildCostTables(model, topo, devices, batch, { ...ctx.tableOptions, mode: options.strategies });
+  const tableOptions: TableOptions = { ...ctx.tableOptions, setup };
+  const tables = buildCostTables(model, topo, devices, batch, { ...tableOptions, mode: options.strategies });
   const dpChoice = new Int32Array(model.layers.length);
   const dpValid = tables.options.every((o) => o[0].config.k === 1 && o[0].config.d === n);
   yield;
@@ -153,20 +211,26 @@ export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boo
   }
   let owt: Candidate | undefined;
   if (includeOwt) {
-    const t = buildCostTables(model, topo, devices, batch, { ...ctx.tableOptions, mode: 'hybrid', configsFor: owtConfigs(model, n) });
+    const t = buildCostTables(model, topo, devices, batch, { ...tableOptions, mode: 'hybrid', configsFor: owtConfigs(model, n) });
     yield;
     owt = yield* simulateTables(ctx, 'owt', t, new Int32Array(model.layers.length));
     yield;
     if (options.strategies !== 'dp') best = better(best, owt);
   }
-  if (options.strategies === 'all' && n > 1) {
+  // Pipelines micro-batch already (no extra accumulation) and DeepSpeed refuses ZeRO-2/3 with pipeline
+  // parallelism (DeepSpeed pipeline docs), so they run each distinct (precision, ZeRO ≤ 1, recompute) setup once.
+  const pipeSetup: TableSetup = { ...setup, zeroStage: setup.zeroStage >= 1 ? 1 : 0, hybridShard: false, microSteps: 1 };
+  const pipeKey = setupKey(pipeSetup);
+  if (options.strategies === 'all' && n > 1 && setup.microSteps === 1 && !pipelinesDone.has(pipeKey)) {
+    pipelinesDone.add(pipeKey);
+    const pipeOptions: TableOptions = { ...ctx.tableOptions, setup: pipeSetup };
     for (const S of divisors(n)) {
       if (S < 2) continue;
       const m = n / S;
       // Model-parallel stages can run micro-batches smaller than the stage (down to one sample), where the bubble is smallest.
       const Ms = options.microBatches ? [options.microBatches] : [...new Set([...microBatchCounts(S, m, batch), ...microBatchCounts(S, 1, batch)])].sort((a, b) => a - b);
       for (const M of Ms) {
-        const hybridPlan = yield* buildPipelinePlanSteps(model, topo, n, S, M, batch, ctx.tableOptions, '1f1b', STAGE_SEARCH_MS);
+        const hybridPlan = yield* buildPipelinePlanSteps(model, topo, n, S, M, batch, pipeOptions, '1f1b', STAGE_SEARCH_MS);
         if (!hybridPlan) continue;
         // Both the data-parallel stages (where a micro-batch spreads over the stage) and the searched ones are
         // simulated: the search's additive estimate may mislead.
@@ -179,7 +243,8 @@ export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boo
           const run = yield* replaySteps();
           yield;
           const summary = summarizeRun(run, devices, topo, batch);
-          const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason };
+          const memory = pipelineBreakdown(p);
+          const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits: p.fits, reason: p.reason, setup: pipeSetup, memory };
           best = better(best, cand);
           yield;
         }

@@ -1,5 +1,5 @@
 /** The CLI's plain-text plan table. */
-import type { PlanOutcome } from '../protocol/plan';
+import type { PlanOutcome, TrainingSetup } from '../protocol/plan';
 
 const pad = (s: string, w: number): string => (s.length >= w ? s : s + ' '.repeat(w - s.length));
 const fmt = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -25,6 +25,7 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   lines.push(`${r.model} on ${r.cluster.name} (${r.cluster.source}), batch ${r.batch}, ${r.strategies} strategies, objective ${r.objective}`);
   lines.push(`chosen: ${p.gpus} of ${r.cluster.gpus} GPUs  step ${fmt(p.stepTimeMs, 2)} ms  ${fmt(p.samplesPerSec, 0)} samples/s  ${fmt(p.energyJPerSample, 3)} J/sample  peak ${fmt(Math.max(...p.memoryPerGpuBytes) / 1e9, 2)} GB/GPU`);
   lines.push(`speedup: ${vs(b.singleGpu.samplesPerSec)} vs 1 GPU, ${vs(b.dataParallel.samplesPerSec)} vs pure DP on ${b.dataParallel.gpus}, ${vs(b.owt.samplesPerSec)} vs OWT`);
+  if (p.setup) lines.push(...setupLines(p.setup));
   if (p.pipeline) lines.push(`pipeline: ${p.pipeline.stages} stages, ${p.pipeline.microBatches} micro-batches (${p.pipeline.schedule}), bubble ${fmt(p.pipeline.bubbleFraction * 100, 0)}%`);
   lines.push('');
   const header = ['layer', 'line', 'type', 'strategy', 'd×k', 'devices', 'fwd ms', 'bwd ms', 'allreduce ms', 'xfer ms', 'source'];
@@ -49,4 +50,22 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   lines.push(`search: ${r.search.method}${r.search.exact ? ' (exact)' : ''}, ${r.search.configurationsEvaluated} configurations, ${fmt(r.search.elapsedMs, 0)} ms${r.search.bound ? `; ${r.search.bound}` : ''}`);
   for (const d of r.diagnostics) lines.push(`${d.severity}: ${d.message}`);
   return lines.join('\n');
+}
+
+const gbText = (b: number): string => `${(b / 1e9).toFixed(2)} GB`;
+
+/** Two lines: the training setup (precision and why, degrees, memory savers, MFU) and memory per GPU by holder. */
+export function setupLines(s: TrainingSetup): string[] {
+  const savers = [
+    `ZeRO-${s.zeroStage}${s.hybridShard ? ' (HSDP)' : ''}`,
+    `recompute ${s.recompute}`,
+    `micro-batch ${s.microBatch} × ${s.gradientAccumulation} accumulation${s.gradientAccumulation === 1 ? '' : ' steps'}`,
+    ...(s.cpuOffload ? ['optimizer offloaded to CPU (slow)'] : []),
+  ];
+  const degrees = `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.virtualStages > 1 ? `(×${s.virtualStages} virtual)` : ''} × CP ${s.contextParallel}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`;
+  const m = s.memoryPerGpu;
+  return [
+    `setup: ${s.precision} (${s.precisionReason}), ${degrees}, ${savers.join(', ')}, MFU ${fmt(s.mfu * 100, 1)}%`,
+    `memory/GPU: weights ${gbText(m.weights)}, gradients ${gbText(m.gradients)}, optimizer ${gbText(m.optimizer)}, activations ${gbText(m.activations)}, workspace ${gbText(m.workspace)} = ${gbText(m.total)}`,
+  ];
 }

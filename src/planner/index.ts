@@ -9,3 +9,6 @@ export { resolveCluster, type ResolveContext } from './cluster/resolve';
 export { planModel, planModelAsync, type PlanExtras, type AsyncPlanExtras } from './planner';
 export { toChromeTrace } from './trace';
 export { formatPlanTable } from './format';
+export { setupLines } from './format';
+export { memoryPerGpu, fitsOn, transformerLayerActivationBytes, stateBytesPerParam, modelStateBytes, choosePrecision, peakTflops, PrecisionError } from './memory/index';
+export type { MemorySetup, ParallelDegrees, GpuShare, TransformerShape } from './memory/index';

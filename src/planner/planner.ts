@@ -13,9 +13,12 @@ import type { ClusterSpec } from './cluster/spec';
 import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
+import { defaultSetup, type TableSetup } from './cost/tables';
+import { choosePrecision, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
 import { layerPlans, summaryOf } from './report';
 import { repeatedTransformer } from './search/parallel3d/blocks';
 import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
+import { trainingSetup } from './setupReport';
 import { toTimeline } from './simulator/results';
 
 export interface PlanExtras {
@@ -78,24 +81,43 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
     }
   }
   if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
+  const pinProblem = badPin(options);
+  if (pinProblem) return fail(pinProblem);
+  let precision: PrecisionChoice;
+  try {
+    precision = choosePrecision(topo.gpus[0], options.precision, options.precisionSource);
+    // Every GPU the plan may use needs a peak for it; a defaulted one is said, with its source.
+    const said = new Set<string>();
+    for (const g of topo.gpus.slice(0, N)) {
+      const peak = peakTflops(g, precision.precision);
+      if (peak.defaultedFrom && !said.has(peak.defaultedFrom)) {
+        said.add(peak.defaultedFrom);
+        diagnostics.push({ severity: 'info', message: peak.defaultedFrom });
+      }
+    }
+  } catch (e) {
+    if (e instanceof PrecisionError) return fail(e.message);
+    throw e;
+  }
   // Structure decides the search: a stack of repeated transformer blocks gets the DP×TP×PP×CP search, the rest the per-layer one.
   const structure = repeatedTransformer(model);
   const clusterWhy = structure ? clusterProblem(cluster) : undefined;
   if (structure && clusterWhy) diagnostics.push({ severity: 'info', message: `the block-stack search needs identical GPUs in equal nodes (${clusterWhy}); the per-layer search plans this model` });
   if (structure && !clusterWhy) {
     if (extras.profile) diagnostics.push({ severity: 'warning', message: 'the block-stack search costs layers analytically; the measured profile is not used for this model' });
-    return yield* plan3dSteps({ model, structure, cluster, options: { ...options, maxGpus: N }, diagnostics, clusterInfo, started });
+    return yield* plan3dSteps({ model, structure, cluster, options: { ...options, maxGpus: N, precision: precision.precision, precisionSource: precision.reason }, diagnostics, clusterInfo, started });
   }
-  // The per-layer search honours no parallel pins: say so rather than ignore them silently.
+  // Degree pins belong to the DP×TP×PP×CP search, which plans only stacks of repeated transformer blocks: say so rather than ignore them silently.
   for (const [pin, value] of Object.entries(options.pins ?? {})) {
+    if (HONOURED_PINS.has(pin)) continue;
     diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
   }
-  if (options.precision && options.precision !== 'fp32') diagnostics.push({ severity: 'warning', message: `precision ${options.precision} is not modelled yet; costs are fp32` });
+  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision };
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }
 
-  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile }, searchBudgetMs: 300 };
+  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile }, searchBudgetMs: 300, baseSetup };
   const samplesPerSec = (c: Candidate): number => throughput(c, batch);
   const results: CountResult[] = [];
   let evaluated = 0;
@@ -135,6 +157,9 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
     }
   }
   const c = chosen!.best!;
+  const setup = trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough);
+  if (setup.cpuOffload) diagnostics.push({ severity: 'warning', message: `optimizer state is offloaded to CPU memory: each step moves gradients and weights over PCIe; the CPU-side optimizer time is not modelled (${setup.fitsThrough ?? 'pinned'})` });
+  else if (setup.fitsThrough) diagnostics.push({ severity: 'info', message: `fits only through ${setup.fitsThrough}` });
   const last = results[results.length - 1];
   if (results[0].best && !results[0].best.fits) diagnostics.push({ severity: 'info', message: `the model does not fit on one GPU: ${results[0].best.reason}` });
   const layers = layerPlans(c, topo, options.strategies);
@@ -156,6 +181,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       energyJPerSample: c.summary.energyJPerSample,
       memoryPerGpuBytes: c.memoryPerGpu,
       layers,
+      setup,
       ...(c.pipeline
         ? { pipeline: { stages: c.pipeline.stages.length, microBatches: c.pipeline.microBatches, schedule: c.pipeline.schedule, bubbleFraction: (c.pipeline.stages.length - 1) / (c.pipeline.microBatches + c.pipeline.stages.length - 1), layersPerStage: c.pipeline.stages.map((st) => st.layers.length) } }
         : {}),
@@ -178,6 +204,19 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
     diagnostics,
   };
   return report;
+}
+
+/** Pins this planner honours itself (the rest are the DP×TP×PP×CP search's). */
+const HONOURED_PINS = new Set(['zeroStage', 'hybridShard', 'recompute', 'microBatch', 'cpuOffload']);
+
+/** Pins that cannot hold whatever the search does: an infeasible result naming the pin. */
+function badPin(options: PlanOptions): string | undefined {
+  const p = options.pins ?? {};
+  if (p.zeroStage !== undefined && ![0, 1, 2, 3].includes(p.zeroStage)) return `pin zeroStage=${p.zeroStage}: ZeRO stages are 0, 1, 2 and 3`;
+  if (p.recompute !== undefined && !['none', 'selective', 'full'].includes(p.recompute)) return `pin recompute=${p.recompute}: use none, selective or full`;
+  if (p.microBatch !== undefined && !(Number.isInteger(p.microBatch) && p.microBatch >= 1)) return `pin microBatch=${p.microBatch}: a micro-batch is a positive whole number of samples`;
+  if (p.microBatch !== undefined && p.microBatch > options.batch) return `pin microBatch=${p.microBatch} is larger than the batch of ${options.batch}`;
+  return undefined;
 }
 
 export function planModel(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras = {}): PlanOutcome {

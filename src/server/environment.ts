@@ -203,6 +203,7 @@ const DEFAULT_CLUSTER_PROBE: WapSettings = {
   strategies: 'all',
   maxGpus: 0,
   optimizer: 'sgd',
+  precision: 'auto',
   model: '',
   profile: { enabled: false, backend: 'auto' },
 };

@@ -1,5 +1,5 @@
 /** Human-readable numbers for hovers, CodeLenses and the status bar. */
-import type { LayerPlan, PlanOutcome, StrategyKind } from '../protocol/plan';
+import type { LayerPlan, MemoryBreakdown, PlanOutcome, StrategyKind, TrainingSetup } from '../protocol/plan';
 
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '?';
@@ -102,4 +102,23 @@ export function planLensTitle(outcome: PlanOutcome): string {
   const single = outcome.baselines.singleGpu;
   const speedup = single.feasible && single.samplesPerSec > 0 ? `${(outcome.plan.samplesPerSec / single.samplesPerSec).toFixed(1)}× vs 1 GPU` : '1 GPU does not fit';
   return `${gpus} GPU${gpus === 1 ? '' : 's'} · ${word} · ${speedup} (predicted)`;
+}
+
+/** "bf16 (from ds_config.json (bf16.enabled)) · DP 8 × TP 1 × PP 1 · ZeRO-2 · recompute selective · micro-batch 4 × 8 · MFU 41%". */
+export function setupSummary(s: TrainingSetup): string {
+  const degrees = `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.contextParallel > 1 ? ` × CP ${s.contextParallel}` : ''}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`;
+  return [
+    `${s.precision} (${s.precisionReason})`,
+    degrees,
+    `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}`,
+    `recompute ${s.recompute}`,
+    `micro-batch ${s.microBatch} × ${s.gradientAccumulation}`,
+    ...(s.cpuOffload ? ['optimizer offloaded to CPU (slow)'] : []),
+    `MFU ${(s.mfu * 100).toFixed(1)}%`,
+  ].join(' · ');
+}
+
+/** "weights 1.2 GB · gradients … · optimizer … · activations … · workspace … = 9.9 GB per GPU". */
+export function memorySummary(m: MemoryBreakdown): string {
+  return `weights ${formatBytes(m.weights)} · gradients ${formatBytes(m.gradients)} · optimizer ${formatBytes(m.optimizer)} · activations ${formatBytes(m.activations)} · workspace ${formatBytes(m.workspace)} = ${formatBytes(m.total)} per GPU`;
 }

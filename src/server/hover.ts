@@ -6,7 +6,7 @@
 import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import type { LayerPlan, PlanReport } from '../protocol/plan';
 import { ClientCommands } from '../protocol/lsp';
-import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs, formatShape, planLensTitle } from './format';
+import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs, formatShape, memorySummary, planLensTitle, setupSummary } from './format';
 import type { DocLayerHit, ModelDocument, PlanEntry } from './modelDocs';
 
 /** The size a model-parallel split divides: out features, out channels or heads. */
@@ -76,6 +76,7 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
     }
     lines.push('');
     lines.push(`_Plan: ${esc(planLensTitle(report))} · batch ${report.batch} · ${esc(report.cluster.name)} (${esc(entry.clusterNote)})_`);
+    if (report.plan.setup) lines.push('', `_Setup: ${esc(setupSummary(report.plan.setup))}_`);
   } else {
     lines.push(`- output ${formatShape(layer.outputShape)} ← input ${layer.inputShapes.map((s) => formatShape(s)).join(', ') || '—'}`);
     lines.push(`- params ${formatCount(w.params)}${w.nonTrainable ? ` (+${formatCount(w.nonTrainable)} non-trainable)` : ''}`);
@@ -101,6 +102,11 @@ export function modelHoverMarkdown(doc: ModelDocument, model: AnalyzedModel, cli
     `- params ${formatCount(t.params)} · forward ${formatFlops(t.forwardFlops)} per sample`,
   ];
   if (entry) lines.push('', `**Plan:** ${esc(planLensTitle(entry.outcome))} (${esc(entry.clusterNote)})`);
+  const setup = entry?.outcome.feasible ? entry.outcome.plan.setup : undefined;
+  if (setup) {
+    lines.push(`- setup: ${esc(setupSummary(setup))}`, `- memory: ${esc(memorySummary(setup.memoryPerGpu))}`);
+    if (setup.fitsThrough) lines.push(`- fits only through ${esc(setup.fitsThrough)}`);
+  }
   const link = openPlanLink(doc.uri, model.name, entry ? 'Open plan view' : 'Parallelize model', clientCommands);
   if (link) lines.push('', link);
   return lines.join('\n');

@@ -11,6 +11,7 @@ import type { PlanControls } from '../protocol/webview';
 import type { PlanResult } from '../protocol/lsp';
 import type { Environment } from './environment';
 import { hasErrors, modelStructureKey, type ModelDocument, type PlanEntry } from './modelDocs';
+import { withPrecisionHint } from './precisionHint';
 import { controlsOf, toPlanOptions, type SettingsCache } from './settings';
 
 export interface Cancel {
@@ -53,7 +54,7 @@ export class PlanService {
     const signatures = new Map(doc.signaturesOf(model));
     const settings = await this.settings.get(doc.uri);
     const overrides = { ...(doc.overrides.get(model.name) ?? {}), ...(job.overrides ?? {}) };
-    const options = toPlanOptions(settings, overrides);
+    const options = withPrecisionHint(toPlanOptions(settings, overrides), doc.uri);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
     const key = `${modelStructureKey(model)}#${JSON.stringify(options)}#${cluster.key}#${profile?.createdAt ?? ''}`;
@@ -103,7 +104,7 @@ export class PlanService {
     const entry = doc.plans.get(model.name);
     if (!entry) return false;
     const settings = await this.settings.get(doc.uri);
-    const options = toPlanOptions(settings, doc.overrides.get(model.name) ?? {});
+    const options = withPrecisionHint(toPlanOptions(settings, doc.overrides.get(model.name) ?? {}), doc.uri);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
     return entry.key === `${modelStructureKey(model)}#${JSON.stringify(options)}#${cluster.key}#${profile?.createdAt ?? ''}`;

@@ -4,7 +4,7 @@
  * model (some stdio clients) get the pushed settings or the defaults.
  */
 import type { Connection } from 'vscode-languageserver';
-import type { Objective, OptimizerKind, PlanOptions, StrategyMode } from '../protocol/plan';
+import type { Objective, OptimizerKind, PlanOptions, Precision, StrategyMode } from '../protocol/plan';
 import type { PlanControls } from '../protocol/webview';
 
 export interface WapSettings {
@@ -16,6 +16,8 @@ export interface WapSettings {
   /** 0 = every GPU of the cluster. */
   maxGpus: number;
   optimizer: OptimizerKind;
+  /** 'auto': the training config next to the model, else the GPU's best. */
+  precision: Precision | 'auto';
   /** Path of the model file config files compare against ('' = the most recently planned model nearby). */
   model: string;
   profile: { enabled: boolean; backend: string };
@@ -28,6 +30,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   strategies: 'hybrid',
   maxGpus: 0,
   optimizer: 'momentum',
+  precision: 'auto',
   model: '',
   profile: { enabled: false, backend: 'auto' },
 };
@@ -35,6 +38,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
 const OBJECTIVES: readonly Objective[] = ['throughput', 'efficiency'];
 const STRATEGIES: readonly StrategyMode[] = ['dp', 'hybrid', 'all'];
 const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'momentum', 'adam'];
+const PRECISIONS: ReadonlyArray<Precision | 'auto'> = ['auto', 'fp32', 'tf32', 'fp16', 'bf16', 'fp8'];
 
 function positiveInt(v: unknown, fallback: number, allowZero = false): number {
   const n = typeof v === 'string' ? Number(v) : v;
@@ -58,6 +62,7 @@ export function normalizeSettings(raw: unknown): WapSettings {
     strategies: oneOf(r.strategies, STRATEGIES, DEFAULT_SETTINGS.strategies),
     maxGpus: r.maxGpus === null ? 0 : positiveInt(r.maxGpus, 0, true),
     optimizer: oneOf(r.optimizer, OPTIMIZERS, DEFAULT_SETTINGS.optimizer),
+    precision: oneOf(r.precision, PRECISIONS, DEFAULT_SETTINGS.precision),
     model: typeof r.model === 'string' ? r.model.trim() : '',
     profile: {
       enabled: typeof profile.enabled === 'boolean' ? profile.enabled : DEFAULT_SETTINGS.profile.enabled,
@@ -75,6 +80,10 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
     optimizer: s.optimizer,
   };
   if (s.maxGpus > 0) options.maxGpus = s.maxGpus;
+  if (s.precision !== 'auto') {
+    options.precision = s.precision;
+    options.precisionSource = 'the wap.precision setting';
+  }
   if (overrides.gpus && overrides.gpus > 0) options.gpus = Math.floor(overrides.gpus);
   return options;
 }

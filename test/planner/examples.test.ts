@@ -61,7 +61,11 @@ test('wap plan CLI: --json, --trace, bad flags and bad cluster files', () => {
   assert.match(badSpec.stderr, /gpu\.tflops must be a positive number/);
   assert.equal(badSpec.stderr.trim().split('\n').length, 1);
 
-  const infeasible = wap(['examples/pytorch/vgg.py', '--cluster', 'pcie4', '--gpus', '1', '--batch', '512']);
+  // VGG-16 at batch 512 fits one TITAN Xp only through memory savers; with them pinned off nothing fits.
+  const saved = wap(['examples/pytorch/vgg.py', '--cluster', 'pcie4', '--gpus', '1', '--batch', '512']);
+  assert.equal(saved.status, 0, saved.stderr);
+  assert.match(saved.stdout, /fits only through/);
+  const infeasible = wap(['examples/pytorch/vgg.py', '--cluster', 'pcie4', '--gpus', '1', '--batch', '512', '--recompute', 'none', '--micro-batch', '512']);
   assert.equal(infeasible.status, 1, infeasible.stderr);
   assert.match(infeasible.stdout, /reason: nothing fits on 1 GPU/);
 });

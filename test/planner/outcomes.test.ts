@@ -69,9 +69,14 @@ test('a model too large for one GPU gets a reason and a plan that splits it', ()
   assert.ok(out.plan.layers.filter((l) => l.type === 'linear').every((l) => l.modelDegree > 1));
   assert.ok(Math.max(...out.plan.memoryPerGpuBytes) < 12e9);
   assert.ok(out.diagnostics.some((d) => /does not fit on one GPU/.test(d.message)));
+  // Pure data parallelism fits only by sharding (ZeRO); with every memory saver pinned off it does not fit at all.
   const dpOnly = planModel(hugeMlp(), resolveCluster('pcie4', {}), { ...opts('dp'), optimizer: 'adam' });
-  assert.equal(dpOnly.feasible, false);
-  if (!dpOnly.feasible) assert.match(dpOnly.reason, /nothing fits on 4 GPUs/);
+  assert.ok(dpOnly.feasible && dpOnly.plan.setup?.fitsThrough, 'data parallelism fits through a memory saver');
+  assert.match(dpOnly.plan.setup!.fitsThrough!, /ZeRO|recompute|accumulation|offload/);
+  const pins = { zeroStage: 0, recompute: 'none', microBatch: 32, cpuOffload: false } as const;
+  const dpPlain = planModel(hugeMlp(), resolveCluster('pcie4', {}), { ...opts('dp'), optimizer: 'adam', gpus: 4, pins });
+  assert.equal(dpPlain.feasible, false);
+  if (!dpPlain.feasible) assert.match(dpPlain.reason, /nothing fits on 4 GPUs/);
 });
 
 test('all mode can choose a pipeline and reports its schedule', () => {

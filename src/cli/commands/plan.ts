@@ -14,7 +14,7 @@ import { readTextFile, writeTextFile, writingTo } from '../files';
 import { writeHtmlReport } from '../htmlReport';
 import { measuredSummary, measureModel, measureSettingsFrom, PROFILER_FLAGS, PROFILER_FLAGS_HELP, type MeasureSettings } from '../measure';
 import { loadModel } from '../modelLoading';
-import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom } from '../planFlags';
+import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom, withPrecisionHint } from '../planFlags';
 import type { CliCommand } from './registry';
 
 /**
@@ -88,7 +88,7 @@ async function run(args: string[]): Promise<number> {
     for (const w of profile.warnings) console.error(`warning: ${w}`);
   }
 
-  const outcome = planModel(model, cluster, options, { profile });
+  const outcome = planModel(model, cluster, await withPrecisionHint(options, file), { profile });
   if (outcome.feasible) {
     outcome.file = file;
     if (v.trace !== undefined) writeTextFile(v.trace, JSON.stringify(toChromeTrace(outcome)));

@@ -4,13 +4,30 @@
  * names the offending field so a user can fix their file in one go.
  */
 
+/** Dense (non-sparse) peak TFLOP/s per precision; fp32 is always present (= `tflops`). Tensor-core rates for the others. */
+export interface PeakTflops {
+  fp32: number;
+  tf32?: number;
+  fp16?: number;
+  bf16?: number;
+  fp8?: number;
+}
+
+export const PEAK_PRECISIONS = ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'] as const;
+
 export interface GpuSpec {
   /** Global index within the cluster, 0-based, node-major. */
   index: number;
   node: number;
   name: string;
-  /** Peak dense fp32 TFLOP/s (the planner models fp32 training). */
+  /** Peak dense fp32 TFLOP/s (CUDA cores, no tensor cores). */
   tflops: number;
+  /** Per-precision dense peaks as given in the spec (fp32 = tflops); a missing one is looked up by GPU name or refused. */
+  peakTflops: PeakTflops;
+  /** Host↔GPU bandwidth (PCIe) one GPU can use, GB/s; optimizer offload pays it. Absent: see memory/offload.ts. */
+  hostBandwidthGBs?: number;
+  /** Streaming multiprocessors: how many GEMM tiles run at once (wave quantization, cost/efficiency.ts). */
+  sms?: number;
   memoryGB: number;
   memoryBandwidthGBs: number;
   powerW: number;
@@ -23,6 +40,13 @@ export interface LinkSpec {
   latencyUs: number;
   /** Lane name used in timelines ('pcie', 'nvlink', 'ib'); optional in input. */
   name?: string;
+  /**
+   * Whether GPUs on this link reach each other directly (NVLink, PCIe P2P).
+   * false: transfers are staged through host memory (consumer GPUs, or P2P
+   * disabled), which halves what a hop delivers (see cost/collectives.ts).
+   * Absent means true.
+   */
+  p2p?: boolean;
 }
 
 export interface ClusterSpec {
@@ -69,16 +93,34 @@ type GpuModel = Omit<GpuSpec, 'index' | 'node'>;
 function parseGpu(v: unknown, path: string): GpuModel {
   if (!isObj(v)) throw new ClusterSpecError(`${path.replace(/\.$/, '')} must be an object`);
   const powerW = num(v, 'powerW', path, { positive: true, optional: 300 });
+  const peaks = parsePeaks(v.peakTflops, `${path}peakTflops`);
+  const tflops = peaks?.fp32 !== undefined && v.tflops === undefined ? peaks.fp32 : num(v, 'tflops', path, { positive: true });
+  if (peaks?.fp32 !== undefined && peaks.fp32 !== tflops) throw new ClusterSpecError(`${path}peakTflops.fp32 (${peaks.fp32}) must equal ${path}tflops (${tflops}), the fp32 peak`);
   const gpu: GpuModel = {
     name: str(v, 'name', path, 'GPU'),
-    tflops: num(v, 'tflops', path, { positive: true }),
+    tflops,
+    peakTflops: { ...peaks, fp32: tflops },
     memoryGB: num(v, 'memoryGB', path, { positive: true }),
     memoryBandwidthGBs: num(v, 'memoryBandwidthGBs', path, { positive: true }),
     powerW,
     idlePowerW: num(v, 'idlePowerW', path, { optional: Math.round(powerW * 0.2) }),
   };
+  if (v.hostBandwidthGBs !== undefined) gpu.hostBandwidthGBs = num(v, 'hostBandwidthGBs', path, { positive: true });
+  if (v.sms !== undefined) gpu.sms = num(v, 'sms', path, { positive: true, integer: true });
   if (gpu.idlePowerW > gpu.powerW) throw new ClusterSpecError(`${path}idlePowerW must not exceed ${path}powerW`);
   return gpu;
+}
+
+/** `peakTflops: { fp32?, tf32?, fp16?, bf16?, fp8? }`, each a positive number; unknown keys are refused (a typo would silently fall back). */
+function parsePeaks(v: unknown, path: string): Partial<PeakTflops> | undefined {
+  if (v === undefined) return undefined;
+  if (!isObj(v)) throw new ClusterSpecError(`${path} must be an object like { "fp32": 19.5, "bf16": 312 }`);
+  const out: Partial<PeakTflops> = {};
+  for (const key of Object.keys(v)) {
+    if (!(PEAK_PRECISIONS as readonly string[]).includes(key)) throw new ClusterSpecError(`${path}.${key} is not a precision; use ${PEAK_PRECISIONS.join(', ')}`);
+    out[key as keyof PeakTflops] = num(v, key, `${path}.`, { positive: true });
+  }
+  return out;
 }
 
 function parseLink(v: unknown, path: string, fallback?: LinkSpec): LinkSpec {
@@ -89,6 +131,10 @@ function parseLink(v: unknown, path: string, fallback?: LinkSpec): LinkSpec {
     latencyUs: num(v, 'latencyUs', `${path}.`, { optional: 0 }),
   };
   if (v.name !== undefined) link.name = str(v, 'name', `${path}.`);
+  if (v.p2p !== undefined) {
+    if (typeof v.p2p !== 'boolean') throw new ClusterSpecError(`${path}.p2p must be true or false`);
+    link.p2p = v.p2p;
+  }
   return link;
 }
 

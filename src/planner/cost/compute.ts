@@ -1,63 +1,32 @@
 /**
  * Analytical compute time: a roofline max(FLOPs / (peak · efficiency),
- * bytes / (bandwidth · efficiency)) plus a kernel-launch floor. Efficiency
- * factors per op kind (and per convolution shape) are what cuDNN/cuBLAS
- * typically reach on large fp32 problems; the sources are cited below.
+ * bytes / (bandwidth · efficiency)) plus a kernel-launch floor. GEMM-shaped
+ * layers (linear, conv, attention, RNN) take their efficiency from their
+ * shape and precision (cost/efficiency.ts); the rest are priced by the
+ * memory roofline. No layer runs above the precision's peak.
  */
 import type { AnalyzedLayer, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
+import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
+import { peakTflops } from '../memory/precision';
+import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape } from './efficiency';
 
 /**
- * Effective fraction of fp32 peak per op kind, against the FLOPs the catalogue
- * counts (direct convolution, plain GEMM). Sources:
- * - linear 0.65, matmul 0.6: cuBLAS SGEMM reaches ~80–90% of peak on large
- *   square problems, less when one dimension is the (micro-)batch of 32–256.
- * - mha 0.5, sdpa 0.45: several GEMMs plus softmax/reshapes between them.
- * - rnn 0.3: sequential per-step GEMMs, small and latency-bound.
- * - separable_conv 0.3, and the 0.25 default: memory-bound kernels, where the
- *   roofline's bandwidth term usually decides anyway.
- * Convolutions: see convEfficiency.
+ * Non-GEMM kernels (element-wise, normalisation, pooling) run on CUDA cores
+ * at a few FLOPs per element loaded; a quarter of the fp32 peak keeps their
+ * FLOP term below their memory term, which is what decides them (Williams et
+ * al., "Roofline", CACM 2009: such kernels sit far left of the ridge point).
  */
-const COMPUTE_EFFICIENCY: Partial<Record<OpKind, number>> = {
-  conv: 0.75,
-  separable_conv: 0.3,
-  linear: 0.65,
-  matmul: 0.6,
-  mha: 0.5,
-  sdpa: 0.45,
-  rnn: 0.3,
-};
-const DEFAULT_COMPUTE_EFFICIENCY = 0.25;
+const NON_GEMM_EFFICIENCY = 0.25;
 
 /**
- * cuDNN picks a different algorithm per convolution shape, so one factor per
- * op kind over- or under-states most layers. Against direct-convolution FLOPs:
- * - 3×3, stride 1: Winograd (cuDNN WINOGRAD / WINOGRAD_NONFUSED, forward and
- *   both backward passes). F(2×2,3×3) needs 2.25× fewer multiplies; Lavin &
- *   Gray (CVPR 2016) measured ~1.5–1.7× over cuDNN's GEMM kernels on VGG
- *   layers, so ~0.75 × 1.6 ≈ 1.2 of peak in direct-FLOP terms.
- * - 5×5, stride 1: FFT tiling (Vasilache et al., ICLR 2015 "fbfft") gains less
- *   at these sizes than Winograd does at 3×3: ~1.4× over GEMM, ≈ 1.05.
- * - everything else (strided or large kernels, 1×1): implicit GEMM, which
- *   Chetlur et al. (cuDNN, 2014) put close to SGEMM: 0.75.
- * - grouped/depthwise: little reuse per weight, memory-bound: 0.25.
- * With these, AlexNet at batch 128 on a TITAN Xp predicts ≈ 53 ms per step,
- * against the ≈ 50 ms the WAP paper measured (it was 63 ms with one 0.85).
+ * Fraction of datasheet memory bandwidth streaming kernels reach: BabelStream
+ * (Deakin et al., 2016–2018) measures 75–90% on P100/V100/A100; kernels that
+ * read and write different tensors sit at the low end.
  */
-export function convEfficiency(layer: AnalyzedLayer): number {
-  const a = layer.attrs as Record<string, unknown>;
-  const kernel = Array.isArray(a.kernel) ? (a.kernel as number[]) : [];
-  const stride = Array.isArray(a.stride) ? (a.stride as number[]) : [];
-  const groups = typeof a.groups === 'number' ? a.groups : 1;
-  if (a.depthwise || groups > 1) return DEFAULT_COMPUTE_EFFICIENCY;
-  if (a.transposed || kernel.length !== 2 || stride.some((s) => s !== 1)) return COMPUTE_EFFICIENCY.conv!;
-  if (kernel[0] === 3 && kernel[1] === 3) return 1.2;
-  if (kernel[0] === 5 && kernel[1] === 5) return 1.05;
-  return COMPUTE_EFFICIENCY.conv!;
-}
 const MEMORY_EFFICIENCY = 0.75;
-/** Launch/framework overhead per layer and pass, ms. */
+/** Launch/framework overhead per layer and pass, ms: CUDA kernel launch ≈ 5 µs, backward launches two kernels. */
 const FORWARD_OVERHEAD_MS = 0.006;
 const BACKWARD_OVERHEAD_MS = 0.012;
 /** Views cost nothing: no kernel runs. */
@@ -74,22 +43,57 @@ export function inputBytesPerSample(layer: AnalyzedLayer, dtypeBytes: number): n
   return s;
 }
 
+/** Milliseconds for `flops` of this GEMM at its shape's efficiency, never above the peak. */
+function gemmMs(flops: number, g: GemmShape, gpu: GpuSpec, precision: Precision, peakPerMs: number, gain: number): number {
+  if (flops <= 0) return 0;
+  return flops / (peakPerMs * Math.min(1, gemmEfficiency(g, gpu, precision) * gain));
+}
+
 /**
  * Times for one device running `samples` samples of the layer, doing `share`
  * of its work (1/k under model parallelism) and holding `paramShare` of its weights.
+ * `dtypeBytes` is the precision's activation/weight element size; the FLOP rate
+ * is the precision's dense peak (tensor cores for tf32/fp16/bf16/fp8).
  */
-export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, dtypeBytes: number): PassTimes {
+export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, dtypeBytes: number, precision: Precision = 'fp32'): PassTimes {
   if (FREE_OPS.has(layer.op) || samples <= 0) return { forwardMs: 0, backwardMs: 0 };
   const w = layer.workload;
-  const eff = layer.op === 'conv' ? convEfficiency(layer) : (COMPUTE_EFFICIENCY[layer.op] ?? DEFAULT_COMPUTE_EFFICIENCY);
-  const flopsPerMs = gpu.tflops * 1e9 * eff;
+  const peakPerMs = peakTflops(gpu, precision).tflops * 1e9;
   const bytesPerMs = gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY;
-  const io = (inputBytesPerSample(layer, dtypeBytes) + w.activationBytes) * samples * share;
+  const outBytes = layer.outputShape ? product(layer.outputShape) * dtypeBytes : w.activationBytes;
+  const io = (inputBytesPerSample(layer, dtypeBytes) + outBytes) * samples * share;
   const weights = w.params * dtypeBytes * paramShareOf;
-  const fwd = Math.max((w.forwardFlops * samples * share) / flopsPerMs, (io + weights) / bytesPerMs);
+  const fwdFlops = w.forwardFlops * samples * share;
+  const bwdFlops = w.backwardFlops * samples * share;
+  const gemms = layerGemms(layer, samples, share);
+  let fwdCompute: number;
+  let bwdCompute: number;
+  if (gemms) {
+    const gain = fastConvGain(layer, precision);
+    fwdCompute = gemmMs(fwdFlops, gemms.forward, gpu, precision, peakPerMs, gain);
+    // Half the backward FLOPs compute the input gradient, half the weight gradient, each its own GEMM shape.
+    bwdCompute = gemmMs(bwdFlops / 2, gemms.inputGrad, gpu, precision, peakPerMs, gain) + gemmMs(bwdFlops / 2, gemms.weightGrad, gpu, precision, peakPerMs, gain);
+  } else {
+    // CUDA cores, at the fp32 rate whatever the storage precision.
+    const rate = gpu.tflops * 1e9 * NON_GEMM_EFFICIENCY;
+    fwdCompute = fwdFlops / rate;
+    bwdCompute = bwdFlops / rate;
+  }
+  const launches = gemms?.sequential ?? 1;
+  const fwd = Math.max(fwdCompute, (io + weights) / bytesPerMs);
   // Backward reads activations and output grads, writes input and weight grads: about twice the traffic.
-  const bwd = Math.max((w.backwardFlops * samples * share) / flopsPerMs, (2 * io + 2 * weights) / bytesPerMs);
-  return { forwardMs: fwd + FORWARD_OVERHEAD_MS, backwardMs: bwd + BACKWARD_OVERHEAD_MS };
+  const bwd = Math.max(bwdCompute, (2 * io + 2 * weights) / bytesPerMs);
+  return { forwardMs: fwd + FORWARD_OVERHEAD_MS * launches, backwardMs: bwd + BACKWARD_OVERHEAD_MS * launches };
+}
+
+/** Achieved FLOP/s of a layer's forward and backward passes under analyticalTimes (for the no-layer-above-peak check). */
+export function achievedTflops(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, dtypeBytes: number, precision: Precision = 'fp32'): { forward: number; backward: number } {
+  const t = analyticalTimes(layer, gpu, samples, 1, 1, dtypeBytes, precision);
+  const w = layer.workload;
+  return {
+    forward: t.forwardMs > 0 ? (w.forwardFlops * samples) / t.forwardMs / 1e9 : 0,
+    backward: t.backwardMs > 0 ? (w.backwardFlops * samples) / t.backwardMs / 1e9 : 0,
+  };
 }
 
 /** Optimizer step: read params, grads and state, write params and state. */

@@ -3,17 +3,12 @@
  * backward (per micro-batch in flight), and a workspace margin for the CUDA
  * context, cuDNN/cuBLAS workspaces and allocator fragmentation.
  */
-import type { OptimizerKind } from '../../protocol/plan';
+import { CONTEXT_BYTES, FRAGMENTATION_FRACTION } from '../memory/index';
 
-/** Optimizer state copies per parameter: SGD none, momentum one buffer, Adam two moments. */
-export function optimizerStateCopies(o: OptimizerKind): number {
-  return o === 'adam' ? 2 : o === 'momentum' ? 1 : 0;
-}
-
+export { optimizerStateCopies } from '../memory/index';
+export { CONTEXT_BYTES };
 /** Fraction of device memory reserved for allocator fragmentation and workspaces. */
-export const WORKSPACE_FRACTION = 0.08;
-/** CUDA context and library handles, bytes. */
-export const CONTEXT_BYTES = 0.5e9;
+export const WORKSPACE_FRACTION = FRAGMENTATION_FRACTION;
 
 export function usableBytes(deviceMemoryBytes: number): number {
   return Math.max(0, deviceMemoryBytes * (1 - WORKSPACE_FRACTION) - CONTEXT_BYTES);

@@ -10,9 +10,34 @@ import type { CostSource, OptimizerKind, StrategyMode } from '../../protocol/pla
 import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { redistribution } from './layout';
-import { optimizerStateCopies } from './memory';
+import { keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, shardCount, type MemorySetup, type RecomputePlan } from '../memory/index';
 import type { ProfileCosts } from './profileCosts';
+import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';
+
+/** The training setup a table is costed under: precision and memory savers, plus gradient accumulation. */
+export interface TableSetup extends MemorySetup {
+  /** Micro-steps per iteration (gradient accumulation); each runs batch/(d·microSteps) samples per GPU. */
+  microSteps: number;
+}
+
+export function defaultSetup(optimizer: OptimizerKind): TableSetup {
+  return { precision: 'fp32', optimizer, zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false, microSteps: 1 };
+}
+
+/**
+ * PCIe 3.0 x16 achieved host↔GPU rate (≈ 80% of 15.75 GB/s, PCI Express Base Specification 3.0), for GPUs
+ * whose spec gives no hostBandwidthGBs: the slowest bus such a GPU is likely on.
+ */
+export const DEFAULT_HOST_BANDWIDTH_GBS = 12;
+
+/** How a data-parallel group shards ZeRO state: over `shards` GPUs on `shardLink`, replicated `replicas` times (HSDP). */
+export interface ShardGroup {
+  shards: number;
+  shardLink: GroupLink;
+  replicas: number;
+  replicaLink: GroupLink;
+}
 
 export interface NodeOption {
   config: LayerConfig;
@@ -26,6 +51,15 @@ export interface NodeOption {
   allreduceBytes: number;
   allreduceMs: number;
   updateMs: number;
+  /** ZeRO-3: parameters all-gathered before the forward and again before the backward (bytes per pass, ms per iteration per pass). */
+  gatherBytes: number;
+  gatherMs: number;
+  /** Forward work recomputed before the backward (activation recompute), ms per iteration. */
+  recomputeMs: number;
+  /** Activation bytes the recompute brings back to life while this layer's backward runs (one micro-batch). */
+  recomputedBytes: number;
+  /** Model-state and activation bytes per GPU; memoryBytes is their sum. */
+  memory: { weights: number; gradients: number; optimizer: number; activations: number };
   memoryBytes: number;
   /** Surrogate cost the search minimises: everything above, serialised. */
   timeMs: number;
@@ -48,6 +82,8 @@ export interface TableOptions {
   layerRange?: readonly [number, number];
   /** Force these configurations (baselines): return undefined to use the mode's list. */
   configsFor?: (layer: AnalyzedLayer, n: number) => LayerConfig[] | undefined;
+  /** Precision and memory savers (default: fp32, nothing saved, no accumulation). */
+  setup?: TableSetup;
 }
 
 export interface CostTables {
@@ -89,6 +125,12 @@ export interface CostTables {
   edgeCostParts(edge: number, fromOption: number, toOption: number): [number, number];
   dataGroupLink(c: LayerConfig): GroupLink;
   modelGroupLink(c: LayerConfig): GroupLink;
+  /** The setup these costs assume. */
+  setup: TableSetup;
+  /** ZeRO sharding of a configuration's data-parallel group. */
+  shardGroup(c: LayerConfig): ShardGroup;
+  /** Full-recompute segments, when the setup recomputes. */
+  recompute?: RecomputePlan;
 }
 
 function w0(layer: AnalyzedLayer): number[] {
@@ -163,7 +205,14 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
   const gpu = topo.slowest(devices);
   const link = topo.link(devices);
   const copies = opts.activationCopies ?? 1;
-  const stateCopies = optimizerStateCopies(opts.optimizer);
+  const setup = opts.setup ?? defaultSetup(opts.optimizer);
+  const stateCopies = optimizerStateCopies(setup.optimizer);
+  const bytes = precisionBytes(setup.precision);
+  // The catalogue counts activations at the model's dtype; the setup's precision rescales them.
+  const actScale = bytes.activation / dtype;
+  const A = Math.max(1, setup.microSteps);
+  const recompute = setup.recompute !== 'none' ? recomputePlan(model) : undefined;
+  const hostGBs = gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS;
 
   // Numeric keys: these run for every option of every layer and count, where template strings showed in profiles.
   const groupLinks = new Map<number, GroupLink>();
@@ -193,7 +242,26 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     return i;
   };
 
-  const { edges, inEdges, outEdges, hasProducer, layerKey } = modelStatic(model, batch);
+  const shardGroups = new Map<number, ShardGroup>();
+  const shardGroup = (c: LayerConfig): ShardGroup => {
+    const key = c.d * (n + 1) + c.k;
+    let g = shardGroups.get(key);
+    if (g) return g;
+    const data = range(0, c.d, c.k).map((i) => devices[i]);
+    const node = topo.gpus[data[0]].node;
+    const local = data.filter((d) => topo.gpus[d].node === node);
+    const shards = shardCount(c.d, local.length, setup.hybridShard);
+    const dataLink = groupLink('data', c);
+    g = setup.hybridShard && shards < c.d
+      ? { shards, shardLink: topo.link(local.slice(0, shards)), replicas: c.d / shards, replicaLink: dataLink }
+      : { shards: c.d, shardLink: dataLink, replicas: 1, replicaLink: dataLink };
+    shardGroups.set(key, g);
+    return g;
+  };
+
+  const shared = modelStatic(model, batch);
+  const { inEdges, outEdges, hasProducer, layerKey } = shared;
+  const edges = actScale === 1 ? shared.edges : shared.edges.map((e) => ({ ...e, bytes: e.bytes * actScale }));
 
   const sources: CostSource[] = [];
   // Repeated blocks (ResNet stages, transformer layers) have identical layers: cost them once.
@@ -206,7 +274,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     }
     const measured = opts.profile?.lookup(layer, dtype);
     sources.push(measured?.source ?? ANALYTICAL);
-    const key = measured || opts.configsFor ? -1 : layerKey[li];
+    // Under full recompute identical layers differ by their place in a segment (first: keeps its input; inside; outside).
+    const place = recompute && setup.recompute === 'full' ? (recompute.segmentOf[li] < 0 ? 0 : recompute.segmentStart[li] ? 1 : 2) : 0;
+    const key = measured || opts.configsFor ? -1 : layerKey[li] * 3 + place;
     const hit = key >= 0 ? memo[key] : undefined;
     if (hit) return hit;
     const made = costLayer(layer, li, measured);
@@ -219,24 +289,27 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     let configs = opts.configsFor?.(layer, n) ?? layerConfigs(layer, n, opts.mode);
     configs = configs.filter((c) => c.d <= batch);
     if (configs.length === 0) configs = [{ d: 1, k: n, split: n === 1 ? 'none' : 'rep' }];
-    const inBytes = inputBytesPerSample(layer, dtype);
+    const inBytes = inputBytesPerSample(layer, bytes.activation);
+    const kept = keptActivations(layer, li, setup.recompute, recompute ?? recomputePlan(model), dtype, inputBytesPerSample(layer, dtype));
     return configs.map((c) => {
-      const samples = batch / c.d;
+      // Gradient accumulation: A micro-steps of batch/(d·A) samples each per iteration.
+      const samples = batch / c.d / A;
       const share = computeShare(c);
       const pShare = paramShare(c);
       let t;
       if (measured) {
         const m = measured.at(samples);
-        t = { forwardMs: m.forwardMs * share, backwardMs: m.backwardMs * share };
+        t = { forwardMs: m.forwardMs * share * A, backwardMs: m.backwardMs * share * A };
       } else {
-        t = analyticalTimes(layer, gpu, samples, share, pShare, dtype);
+        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision);
+        t = { forwardMs: one.forwardMs * A, backwardMs: one.backwardMs * A };
       }
       let mpF = 0;
       let mpB = 0;
       if (c.k > 1) {
         const ml = groupLink('model', c);
-        const outAR = allReduceMs(samples * safeBytes(w.activationBytes), c.k, ml);
-        const inAR = hasProducer[li] ? allReduceMs(samples * inBytes, c.k, ml) : 0;
+        const outAR = A * allReduceMs(samples * safeBytes(w.activationBytes) * actScale, c.k, ml);
+        const inAR = hasProducer[li] ? A * allReduceMs(samples * inBytes, c.k, ml) : 0;
         if (c.split === 'out') mpB = inAR;
         else if (c.split === 'in') mpF = outAR;
         else if (c.split === 'heads') {
@@ -244,13 +317,35 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
           mpB = inAR;
         }
       }
-      const arBytes = safeBytes(w.weightGradBytes) * pShare;
-      const arMs = c.d > 1 ? allReduceMs(arBytes, c.d, groupLink('data', c)) : 0;
       const paramsHere = safeBytes(w.params) * pShare;
-      const upd = updateMs(paramsHere, stateCopies, gpu, dtype);
+      const arBytes = paramsHere * bytes.gradient;
+      const sg = c.d > 1 ? shardGroup(c) : undefined;
+      const zero = sg ? setup.zeroStage : 0;
+      // ZeRO-2/3 keep only their gradient shard, so every micro-step reduces; DP and ZeRO-1 accumulate locally and sync once.
+      const syncs = zero >= 2 ? A : 1;
+      let arMs = 0;
+      let gatherBytes = 0;
+      let gatherMs = 0;
+      if (sg && zero === 3) {
+        gatherBytes = paramsHere * bytes.weight;
+        gatherMs = A * allGatherMs(gatherBytes, sg.shards, sg.shardLink);
+        arMs = syncs * (reduceScatterMs(arBytes, sg.shards, sg.shardLink) + allReduceMs(arBytes / sg.shards, sg.replicas, sg.replicaLink));
+      } else if (sg) {
+        arMs = syncs * allReduceMs(arBytes, c.d, groupLink('data', c));
+      }
+      const optShards = sg && zero >= 1 ? sg.shards : 1;
+      // Offload: gradients down and updated 16-bit weights up over PCIe; the CPU Adam itself overlaps (ZeRO-Offload's DPU) and is not costed.
+      const upd = setup.cpuOffload
+        ? hostCopyMs((paramsHere / optShards) * (bytes.gradient + bytes.weight), hostGBs)
+        : updateMs(paramsHere / optShards, stateCopies, gpu, 4);
       const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
-      const memoryBytes =
-        paramsHere * dtype * (2 + stateCopies) + safeBytes(w.nonTrainable) * dtype * pShare + safeBytes(w.savedActivationBytes) * samples * actShare * copies;
+      const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1);
+      const activations = kept.savedBytesPerSample * actScale * samples * actShare * copies;
+      const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, safeBytes(w.savedActivationBytes) - kept.savedBytesPerSample) * actScale * samples * actShare : 0;
+      const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
+      const memory = { weights: states.weights + buffers, gradients: states.gradients, optimizer: states.optimizer, activations };
+      const memoryBytes = memory.weights + memory.gradients + memory.optimizer + memory.activations;
+      const recomputeMs = kept.recomputeFraction * (t.forwardMs + mpF);
       return {
         config: c,
         inLayout: layoutOf(inputLayout(c)),
@@ -262,8 +357,13 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         allreduceBytes: c.d > 1 ? arBytes : 0,
         allreduceMs: arMs,
         updateMs: upd,
+        gatherBytes,
+        gatherMs,
+        recomputeMs,
+        recomputedBytes,
+        memory,
         memoryBytes,
-        timeMs: t.forwardMs + t.backwardMs + mpF + mpB + arMs + upd,
+        timeMs: t.forwardMs + t.backwardMs + mpF + mpB + arMs + upd + 2 * gatherMs + recomputeMs,
       };
     });
   }
@@ -357,6 +457,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     outLayouts,
     dataGroupLink: (c) => groupLink('data', c),
     modelGroupLink: (c) => groupLink('model', c),
+    setup,
+    shardGroup,
+    recompute,
   };
 }
 

@@ -5,13 +5,16 @@
  * runs at the pace of its slowest member.
  */
 import type { ClusterSpec, GpuSpec } from '../cluster/spec';
+import { collectiveMs, linkLevel, type CollectiveAlgorithm, type CollectiveKind, type GroupFabric } from './collectives';
 
 export interface GroupLink {
-  /** Bytes per millisecond. */
+  /** Point-to-point bytes per millisecond between two members (the slowest hop; host-staged links already halved). */
   bytesPerMs: number;
   alphaMs: number;
   /** Timeline lane: 'link:pcie', 'link:nvlink-node1', 'link:ib'. */
   lane: string;
+  /** How the group sits on the fabric, for collectives (intra-/inter-node levels). */
+  fabric: GroupFabric;
 }
 
 export class Topology {
@@ -56,30 +59,39 @@ export class Topology {
     const key = devices.join(',');
     const hit = this.linkCache.get(key);
     if (hit) return hit;
-    const nodes = new Set(devices.map((d) => this.gpus[d].node));
-    const intra = this.cluster.intraNode;
+    const perNodeCount = new Map<number, number>();
+    for (const d of devices) perNodeCount.set(this.gpus[d].node, (perNodeCount.get(this.gpus[d].node) ?? 0) + 1);
+    const intraSpec = this.cluster.intraNode;
+    const interSpec = this.cluster.interNode;
+    const intra = linkLevel(intraSpec);
+    const inter = linkLevel(interSpec);
+    const fabric: GroupFabric = { perNode: Math.max(...perNodeCount.values()), nodes: perNodeCount.size, intra, inter };
     let link: GroupLink;
-    if (nodes.size > 1) {
-      const inter = this.cluster.interNode;
+    if (perNodeCount.size > 1) {
       link = {
-        bytesPerMs: Math.min(inter.bandwidthGBs, intra.bandwidthGBs) * 1e6,
-        alphaMs: Math.max(inter.latencyUs, intra.latencyUs) / 1000,
-        lane: `link:${inter.name ?? 'inter'}`,
+        bytesPerMs: Math.min(inter.busBytesPerMs, intra.busBytesPerMs),
+        alphaMs: Math.max(inter.alphaMs, intra.alphaMs),
+        lane: `link:${interSpec.name ?? 'inter'}`,
+        fabric,
       };
     } else {
-      const node = [...nodes][0];
-      const base = intra.name ?? 'intra';
-      link = { bytesPerMs: intra.bandwidthGBs * 1e6, alphaMs: intra.latencyUs / 1000, lane: this.cluster.nodes > 1 ? `link:${base}-node${node}` : `link:${base}` };
+      const node = [...perNodeCount.keys()][0];
+      const base = intraSpec.name ?? 'intra';
+      link = { bytesPerMs: intra.busBytesPerMs, alphaMs: intra.alphaMs, lane: this.cluster.nodes > 1 ? `link:${base}-node${node}` : `link:${base}`, fabric };
     }
     this.linkCache.set(key, link);
     return link;
   }
 }
 
-/** Ring all-reduce, α-β: 2(p−1)/p · bytes/bw + 2(p−1)·α. */
+/** A collective over p ranks of this group link (see cost/collectives.ts for the byte conventions). */
+export function groupCollectiveMs(kind: CollectiveKind, bytes: number, p: number, link: GroupLink, algorithm: CollectiveAlgorithm = 'auto'): number {
+  return collectiveMs(kind, bytes, p, link.fabric, algorithm);
+}
+
+/** All-reduce of a per-rank buffer of `bytes` over p ranks: NCCL's ring or tree, whichever is faster, hierarchical across nodes. */
 export function allReduceMs(bytes: number, p: number, link: GroupLink): number {
-  if (p <= 1 || bytes <= 0) return 0;
-  return ((2 * (p - 1)) / p) * (bytes / link.bytesPerMs) + 2 * (p - 1) * link.alphaMs;
+  return collectiveMs('allreduce', bytes, p, link.fabric);
 }
 
 export function range(start: number, count: number, stride = 1): number[] {

@@ -6,15 +6,24 @@
  * overlapping the remaining backward, then the optimizer update.
  */
 import type { CostTables } from '../cost/tables';
+import { reduceScatterMs } from '../cost/shardedCollectives';
 import { allReduceMs } from '../cost/topology';
 import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
 
 /** PyTorch DDP's default bucket_cap_mb. */
 export const DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024;
+/**
+ * DDP caps the first bucket (the last layers' gradients, ready first) at
+ * 1 MiB so that communication starts as early as possible
+ * (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
+ */
+export const DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024;
 
 export interface IterationOptions {
   bucketBytes?: number;
+  /** Cap of the first bucket; defaults to DDP's 1 MiB, or to bucketBytes when that is given and smaller. */
+  firstBucketBytes?: number;
 }
 
 export function simulateIteration(t: CostTables, choice: ArrayLike<number>, opts: IterationOptions = {}): SimRun {
@@ -24,80 +33,114 @@ export function simulateIteration(t: CostTables, choice: ArrayLike<number>, opts
 /** simulateIteration with the engine's checkpoints. */
 export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>, opts: IterationOptions = {}): Steps<SimRun> {
   const bucketCap = opts.bucketBytes ?? DEFAULT_BUCKET_BYTES;
+  const firstCap = Math.min(bucketCap, opts.firstBucketBytes ?? DEFAULT_FIRST_BUCKET_BYTES);
   const eng = new Engine();
   const L = t.layers.length;
   const lanes = gpuLanes(t.devices);
-  const fwdEnd = new Int32Array(L);
-  const bwdEnd = new Int32Array(L);
-  const bwdCompute = new Int32Array(L);
   const opt = (i: number) => t.options[i][choice[i]];
   const modelLane = (i: number) => t.modelGroupLink(opt(i).config).lane;
   const edgeLane = (from: number, to: number) => t.pairLink[t.outLayouts[from][choice[from]] * t.layouts.length + t.inLayouts[to][choice[to]]].lane;
+  const A = Math.max(1, t.setup.microSteps);
+  const zero3 = (i: number) => opt(i).gatherMs > 0;
+  // ZeRO-2/3 reduce their gradient shards on every micro-step; DP and ZeRO-1 once per iteration.
+  const syncEveryMicroStep = t.setup.zeroStage >= 2;
 
-  for (let i = 0; i < L; i++) {
-    const deps: number[] = [];
-    for (const e of t.inEdges[i]) {
-      const from = t.edges[e].from;
-      const [fwd] = t.edgeCostParts(e, choice[from], choice[i]);
-      if (fwd > 0) {
-        deps.push(eng.add({ kind: 'transfer', layer: t.layers[i].name, resources: [edgeLane(from, i)], devices: t.devices, durationMs: fwd, deps: [fwdEnd[from]], bytes: t.edges[e].bytes }));
-      } else deps.push(fwdEnd[from]);
+  /**
+   * One forward+backward over `share` of the iteration's samples: all A micro-steps at once when A = 1, else the
+   * first A−1 micro-steps as one pass (`earlier`) and the last one, whose gradient sync is what overlaps backward.
+   */
+  const pass = (share: number, label: string, microBatch: number | undefined, after: number[], syncGradients: boolean): number[] => {
+    const fwdEnd = new Int32Array(L);
+    const fwdStart: number[] = new Array(L).fill(-1);
+    const bwdEnd = new Int32Array(L);
+    const bwdCompute = new Int32Array(L);
+    const name = (i: number) => t.layers[i].name + label;
+    const mb = microBatch === undefined ? {} : { microBatch };
+    const gatherFor = (i: number, deps: number[]): number | undefined => {
+      const o = opt(i);
+      if (!zero3(i)) return undefined;
+      const sg = t.shardGroup(o.config);
+      return eng.add({ kind: 'allgather', layer: name(i), resources: [sg.shardLink.lane], devices: t.devices, durationMs: o.gatherMs * share, deps, bytes: o.gatherBytes, ...mb });
+    };
+    for (let i = 0; i < L; i++) {
+      const deps: number[] = [...after];
+      for (const e of t.inEdges[i]) {
+        const from = t.edges[e].from;
+        const [fwd] = t.edgeCostParts(e, choice[from], choice[i]);
+        if (fwd > 0) {
+          deps.push(eng.add({ kind: 'transfer', layer: name(i), resources: [edgeLane(from, i)], devices: t.devices, durationMs: fwd * share, deps: [fwdEnd[from]], bytes: t.edges[e].bytes * share, ...mb }));
+        } else deps.push(fwdEnd[from]);
+      }
+      // FSDP prefetches the next unit's parameters while this one computes: at most two gathers ahead.
+      const g = gatherFor(i, i >= 2 ? [fwdEnd[i - 2]] : [...after]);
+      if (g !== undefined) deps.push(g);
+      const o = opt(i);
+      let last = eng.add({ kind: 'forward', layer: name(i), resources: lanes, devices: t.devices, durationMs: o.forwardMs * share, deps, ...mb });
+      fwdStart[i] = last;
+      if (o.mpForwardMs > 0) last = eng.add({ kind: 'transfer', layer: name(i), resources: [modelLane(i)], devices: t.devices, durationMs: o.mpForwardMs * share, deps: [last], ...mb });
+      fwdEnd[i] = last;
     }
-    const o = opt(i);
-    let last = eng.add({ kind: 'forward', layer: t.layers[i].name, resources: lanes, devices: t.devices, durationMs: o.forwardMs, deps });
-    if (o.mpForwardMs > 0) last = eng.add({ kind: 'transfer', layer: t.layers[i].name, resources: [modelLane(i)], devices: t.devices, durationMs: o.mpForwardMs, deps: [last] });
-    fwdEnd[i] = last;
-  }
-  const lossReady = L > 0 ? fwdEnd[L - 1] : -1;
+    const lossReady = L > 0 ? fwdEnd[L - 1] : -1;
 
-  const bucketTasks: number[] = [];
-  let bucket: { layers: number[]; bytes: number; key: string } | undefined;
-  const flush = (): void => {
-    if (!bucket || bucket.bytes <= 0) return;
-    const c = opt(bucket.layers[0]).config;
-    const link = t.dataGroupLink(c);
-    bucketTasks.push(
-      eng.add({
-        kind: 'allreduce',
-        layer: t.layers[bucket.layers[bucket.layers.length - 1]].name,
-        resources: [link.lane],
-        devices: t.devices,
-        durationMs: allReduceMs(bucket.bytes, c.d, link),
-        deps: bucket.layers.map((l) => bwdCompute[l]),
-        bytes: bucket.bytes,
-      }),
-    );
-    bucket = undefined;
+    const bucketTasks: number[] = [];
+    let bucket: { layers: number[]; bytes: number; key: string } | undefined;
+    const flush = (): void => {
+      if (!bucket || bucket.bytes <= 0) return;
+      const c = opt(bucket.layers[0]).config;
+      const layer = name(bucket.layers[bucket.layers.length - 1]);
+      const deps = bucket.layers.map((l) => bwdCompute[l]);
+      const syncs = syncEveryMicroStep ? share * A : 1;
+      if (zero3(bucket.layers[0])) {
+        const sg = t.shardGroup(c);
+        let last = eng.add({ kind: 'reducescatter', layer, resources: [sg.shardLink.lane], devices: t.devices, durationMs: syncs * reduceScatterMs(bucket.bytes, sg.shards, sg.shardLink), deps, bytes: bucket.bytes, ...mb });
+        // HSDP: each shard is then all-reduced across the node replicas.
+        if (sg.replicas > 1) last = eng.add({ kind: 'allreduce', layer, resources: [sg.replicaLink.lane], devices: t.devices, durationMs: syncs * allReduceMs(bucket.bytes / sg.shards, sg.replicas, sg.replicaLink), deps: [last], bytes: bucket.bytes / sg.shards, ...mb });
+        bucketTasks.push(last);
+      } else {
+        const link = t.dataGroupLink(c);
+        bucketTasks.push(eng.add({ kind: 'allreduce', layer, resources: [link.lane], devices: t.devices, durationMs: syncs * allReduceMs(bucket.bytes, c.d, link), deps, bytes: bucket.bytes, ...mb }));
+      }
+      bucket = undefined;
+    };
+
+    for (let i = L - 1; i >= 0; i--) {
+      const deps: number[] = [];
+      for (const e of t.outEdges[i]) {
+        const to = t.edges[e].to;
+        const [, bwd] = t.edgeCostParts(e, choice[i], choice[to]);
+        if (bwd > 0) {
+          deps.push(eng.add({ kind: 'transfer', layer: name(to), resources: [edgeLane(i, to)], devices: t.devices, durationMs: bwd * share, deps: [bwdEnd[to]], bytes: t.edges[e].bytes * share, ...mb }));
+        } else deps.push(bwdEnd[to]);
+      }
+      if (t.outEdges[i].length === 0 && lossReady >= 0) deps.push(lossReady);
+      const o = opt(i);
+      const g = gatherFor(i, i + 2 < L ? [bwdCompute[i + 2]] : [lossReady]);
+      if (g !== undefined) deps.push(g);
+      // Recompute the layer's forward (full: its block's; selective: the attention core) just before its backward.
+      if (o.recomputeMs > 0) deps.push(eng.add({ kind: 'recompute', layer: name(i), resources: lanes, devices: t.devices, durationMs: o.recomputeMs * share, deps: [...deps], ...mb }));
+      const comp = eng.add({ kind: 'backward', layer: name(i), resources: lanes, devices: t.devices, durationMs: o.backwardMs * share, deps, ...mb });
+      bwdCompute[i] = comp;
+      bwdEnd[i] = o.mpBackwardMs > 0 ? eng.add({ kind: 'transfer', layer: name(i), resources: [modelLane(i)], devices: t.devices, durationMs: o.mpBackwardMs * share, deps: [comp], ...mb }) : comp;
+      if (syncGradients && o.allreduceBytes > 0) {
+        const key = `${o.config.d}x${o.config.k}`;
+        if (bucket && bucket.key !== key) flush();
+        bucket ??= { layers: [], bytes: 0, key };
+        bucket.layers.push(i);
+        bucket.bytes += o.allreduceBytes;
+        if (bucket.bytes >= (bucketTasks.length === 0 ? firstCap : bucketCap)) flush();
+      }
+    }
+    flush();
+    return [...Array.from(bwdEnd), ...bucketTasks];
   };
 
-  for (let i = L - 1; i >= 0; i--) {
-    const deps: number[] = [];
-    for (const e of t.outEdges[i]) {
-      const to = t.edges[e].to;
-      const [, bwd] = t.edgeCostParts(e, choice[i], choice[to]);
-      if (bwd > 0) {
-        deps.push(eng.add({ kind: 'transfer', layer: t.layers[to].name, resources: [edgeLane(i, to)], devices: t.devices, durationMs: bwd, deps: [bwdEnd[to]], bytes: t.edges[e].bytes }));
-      } else deps.push(bwdEnd[to]);
-    }
-    if (t.outEdges[i].length === 0 && lossReady >= 0) deps.push(lossReady);
-    const o = opt(i);
-    const comp = eng.add({ kind: 'backward', layer: t.layers[i].name, resources: lanes, devices: t.devices, durationMs: o.backwardMs, deps });
-    bwdCompute[i] = comp;
-    bwdEnd[i] = o.mpBackwardMs > 0 ? eng.add({ kind: 'transfer', layer: t.layers[i].name, resources: [modelLane(i)], devices: t.devices, durationMs: o.mpBackwardMs, deps: [comp] }) : comp;
-    if (o.allreduceBytes > 0) {
-      const key = `${o.config.d}x${o.config.k}`;
-      if (bucket && bucket.key !== key) flush();
-      bucket ??= { layers: [], bytes: 0, key };
-      bucket.layers.push(i);
-      bucket.bytes += o.allreduceBytes;
-      if (bucket.bytes >= bucketCap) flush();
-    }
-  }
-  flush();
+  let done: number[] = [];
+  if (A > 1) done = pass((A - 1) / A, ` (micro-steps 1–${A - 1})`, 0, [], syncEveryMicroStep);
+  yield;
+  done = pass(1 / A, A > 1 ? ` (micro-step ${A})` : '', A > 1 ? A - 1 : undefined, done.length > 0 ? [done[0]] : [], true).concat(done);
 
   let updateMs = 0;
   for (let i = 0; i < L; i++) updateMs += opt(i).updateMs;
-  const allBwd = Array.from(bwdEnd);
-  eng.add({ kind: 'update', layer: 'optimizer', resources: lanes, devices: t.devices, durationMs: updateMs, deps: [...allBwd, ...bucketTasks] });
+  eng.add({ kind: 'update', layer: t.setup.cpuOffload ? 'optimizer (CPU offload: gradients down, weights up over PCIe)' : 'optimizer', resources: lanes, devices: t.devices, durationMs: updateMs, deps: done });
   return yield* eng.runSteps();
 }

@@ -27,6 +27,8 @@ export function stageOption(st: PipelineStage, layer: number): NodeOption {
 interface StageCost {
   f: number;
   b: number;
+  /** Forward work recomputed before each micro-batch's backward (activation recompute). */
+  r: number;
   upd: number;
   /** Gradient all-reduces, one per data-parallel degree used in the stage. */
   allreduces: Array<{ bytes: number; config: LayerConfig }>;
@@ -36,6 +38,7 @@ interface StageCost {
 function stageCost(st: PipelineStage): StageCost {
   let f = 0;
   let b = 0;
+  let r = 0;
   let upd = 0;
   const byDegree = new Map<number, { bytes: number; config: LayerConfig }>();
   const inStage = new Set(st.layers);
@@ -44,6 +47,7 @@ function stageCost(st: PipelineStage): StageCost {
     const o = stageOption(st, l);
     f += o.forwardMs + o.mpForwardMs;
     b += o.backwardMs + o.mpBackwardMs;
+    r += o.recomputeMs;
     upd += o.updateMs;
     if (o.allreduceBytes > 0) {
       const g = byDegree.get(o.config.d) ?? { bytes: 0, config: o.config };
@@ -59,7 +63,7 @@ function stageCost(st: PipelineStage): StageCost {
       b += bw;
     }
   }
-  return { f, b, upd, allreduces: [...byDegree.values()] };
+  return { f, b, r, upd, allreduces: [...byDegree.values()] };
 }
 
 export type Schedule = '1f1b' | 'gpipe';
@@ -109,6 +113,7 @@ export function* simulatePipelineSteps(stages: PipelineStage[], topo: Topology, 
         if (dep === undefined && !(kind === 'F' && s === 0)) break;
         const deps = dep === undefined ? [] : [dep];
         const st = stages[s];
+        if (kind === 'B' && cost[s].r > 0) deps.push(eng.add({ kind: 'recompute', layer: label[s], resources: gpuLanes(st.devices), devices: st.devices, durationMs: cost[s].r, deps: [...deps], microBatch: m }));
         const id = eng.add({ kind: kind === 'F' ? 'forward' : 'backward', layer: label[s], resources: gpuLanes(st.devices), devices: st.devices, durationMs: kind === 'F' ? cost[s].f : cost[s].b, deps, microBatch: m });
         if (kind === 'F' && s < S - 1) {
           const x = sendMs(s);

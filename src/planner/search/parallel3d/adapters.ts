@@ -1,92 +1,61 @@
 /**
- * Thin adapters over the collective, memory and precision models this search
- * needs. They stand in until the shared models land (collectives:
- * src/planner/cost/collectives.ts, memory: src/planner/cost/memory*.ts,
- * precision peaks on the GPU spec); then these bodies become calls into them.
- * Nothing here is tuned: α-β ring costs, ZeRO's per-parameter byte counts.
+ * The 3D search's view of the shared models: collectives (cost/collectives.ts,
+ * NCCL busbw conventions, hierarchical across nodes), model-state bytes
+ * (memory/model.ts, ZeRO's 2 + 2 + K) and precision (memory/precision.ts).
+ * A group of ranks is described by its size and the stride between its ranks
+ * in Megatron's order (tensor innermost, then context, data, pipeline), which
+ * is what decides how many of them share a node.
  */
 import type { OptimizerKind, Precision, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
-import { optimizerStateCopies } from '../../cost/memory';
+import { collectiveMs, linkLevel, type GroupFabric } from '../../cost/collectives';
+import { modelStateBytes as sharedModelStateBytes, peakTflops as sharedPeakTflops, precisionBytes } from '../../memory/index';
 
-/** A link as bytes per ms and per-message latency. */
+/** A group's fabric and the timeline lane its collectives are drawn on. */
 export interface Link {
-  bytesPerMs: number;
-  alphaMs: number;
+  fabric: GroupFabric;
   lane: string;
 }
 
-/**
- * The link a group of `size` ranks spaced `stride` apart runs on, in Megatron's
- * rank order (tensor innermost, then context, data, pipeline): it stays inside a
- * node when size·stride fits in one, else it takes the inter-node link (the
- * ring's slowest hop; every GPU of a DGX-class node has its own NIC).
- */
 export function groupLink(cluster: ClusterSpec, gpusPerNode: number, size: number, stride: number): Link {
-  const intra = cluster.intraNode;
-  if (size <= 1 || size * stride <= gpusPerNode) return { bytesPerMs: intra.bandwidthGBs * 1e6, alphaMs: intra.latencyUs / 1000, lane: `link:${intra.name ?? 'intra'}` };
-  const inter = cluster.interNode;
-  return {
-    bytesPerMs: Math.min(inter.bandwidthGBs, intra.bandwidthGBs) * 1e6,
-    alphaMs: Math.max(inter.latencyUs, intra.latencyUs) / 1000,
-    lane: `link:${inter.name ?? 'inter'}`,
-  };
+  const perNode = Math.max(1, Math.min(size, Math.floor(gpusPerNode / Math.max(1, stride))));
+  const nodes = Math.ceil(size / perNode);
+  const fabric: GroupFabric = { perNode, nodes, intra: linkLevel(cluster.intraNode), inter: linkLevel(cluster.interNode) };
+  const lane = nodes > 1 ? `link:${cluster.interNode.name ?? 'inter'}` : `link:${cluster.intraNode.name ?? 'intra'}`;
+  return { fabric, lane };
 }
 
-/** Ring all-reduce (NCCL's busbw convention): 2(p−1)/p · bytes / bw + 2(p−1)·α. */
 export function allReduceMs(bytes: number, p: number, link: Link): number {
-  if (p <= 1 || bytes <= 0) return 0;
-  return ((2 * (p - 1)) / p) * (bytes / link.bytesPerMs) + 2 * (p - 1) * link.alphaMs;
+  return collectiveMs('allreduce', bytes, p, link.fabric);
 }
 
-/** Ring all-gather or reduce-scatter of a `bytes` tensor (each rank holds bytes/p): (p−1)/p · bytes / bw + (p−1)·α. */
+/** All-gather (or reduce-scatter) of a `bytes` buffer that each rank holds 1/p of. */
 export function allGatherMs(bytes: number, p: number, link: Link): number {
-  if (p <= 1 || bytes <= 0) return 0;
-  return ((p - 1) / p) * (bytes / link.bytesPerMs) + (p - 1) * link.alphaMs;
+  return collectiveMs('allgather', bytes, p, link.fabric);
 }
 
 /** All-to-all where each rank sends `bytes` spread over the others (expert dispatch). */
 export function allToAllMs(bytes: number, p: number, link: Link): number {
-  if (p <= 1 || bytes <= 0) return 0;
-  return ((p - 1) / p) * (bytes / link.bytesPerMs) + (p - 1) * link.alphaMs;
+  return collectiveMs('alltoall', bytes, p, link.fabric);
 }
 
-/** One point-to-point send (pipeline activations, ring-attention KV). */
+/** One point-to-point send between neighbours of the group (pipeline activations, ring-attention KV). */
 export function p2pMs(bytes: number, link: Link): number {
-  return bytes <= 0 ? 0 : bytes / link.bytesPerMs + link.alphaMs;
+  if (bytes <= 0) return 0;
+  const level = link.fabric.nodes > 1 ? link.fabric.inter : link.fabric.intra;
+  return bytes / level.busBytesPerMs + level.alphaMs;
 }
 
-/** Bytes per element of activations, weights and gradients at a precision. */
+/** Bytes per element of activations at a precision. */
 export function activationBytes(precision: Precision): number {
-  return precision === 'fp32' || precision === 'tf32' ? 4 : 2;
+  return precisionBytes(precision).activation;
 }
 
-/**
- * Peak TFLOP/s of `gpu` at `precision`: the spec's per-precision peak when it
- * has one (the `peakTflops` field the precision work adds), else its fp32 peak
- * with `fallback` set so the report says the costs are fp32.
- */
+/** The precision's peak (the planner has already checked it exists or said where a default came from). */
 export function peakTflops(gpu: GpuSpec, precision: Precision): { tflops: number; fallback: boolean } {
-  const perPrecision = (gpu as GpuSpec & { peakTflops?: Partial<Record<Precision, number>> }).peakTflops;
-  const p = perPrecision?.[precision];
-  if (typeof p === 'number' && p > 0) return { tflops: p, fallback: false };
-  return { tflops: gpu.tflops, fallback: precision !== 'fp32' };
+  return { tflops: sharedPeakTflops(gpu, precision).tflops, fallback: false };
 }
 
-/**
- * Model-state bytes per parameter held on one GPU (Rajbhandari et al., ZeRO,
- * SC'20, §3 and Fig. 1): mixed precision keeps 16-bit weights and gradients
- * plus fp32 master weights and optimizer state (2 + 2 + 4 + 4·copies); fp32
- * keeps 4 + 4 + 4·copies. ZeRO stage 1 shards the optimizer state (and the
- * master copy) over `shards` ranks, stage 2 also the gradients, stage 3 also the weights.
- */
 export function modelStateBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number): { weights: number; gradients: number; optimizer: number } {
-  const w = activationBytes(precision);
-  const mixed = w === 2;
-  const optimizerPerParam = 4 * optimizerStateCopies(optimizer) + (mixed ? 4 : 0);
-  return {
-    weights: (params * w) / (zero >= 3 ? shards : 1),
-    gradients: (params * w) / (zero >= 2 ? shards : 1),
-    optimizer: (params * optimizerPerParam) / (zero >= 1 ? shards : 1),
-  };
+  return sharedModelStateBytes(params, { precision, optimizer, zeroStage: zero, hybridShard: false, recompute: 'none', cpuOffload: false }, shards);
 }

@@ -103,7 +103,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     const expertShare = e > 0 ? ep : 1;
     const share = 1 / (tpShare * cp);
     const paramShare = (tensor ? 1 / tp : 1) / expertShare;
-    const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes);
+    const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes, env.precision);
     c.forwardMs += t.forwardMs;
     c.backwardMs += t.backwardMs;
     c.recomputeFullMs += t.forwardMs;

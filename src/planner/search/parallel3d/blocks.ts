@@ -1,13 +1,12 @@
 /**
  * Finds the repeated block of a model (a transformer's layer, stacked L times):
  * the longest run of consecutive, identical layer groups, where "identical"
- * means equal workload signatures (src/core/signature.ts). The 3D search solves that block once
+ * means equal workload signatures (the fields of src/core/signature.ts). The 3D search solves that block once
  * and multiplies; layers before it (embeddings) go to the first pipeline
  * stage, layers after it (final norm, head) to the last.
  */
 import type { AnalyzedLayer, AnalyzedModel } from '../../../core/ir';
 import { product } from '../../../core/ir';
-import { layerSignature } from '../../../core/signature';
 
 export interface BlockStructure {
   /** Index of the first layer of the first block. */
@@ -49,7 +48,9 @@ export interface BlockShape {
 function layerKeys(model: AnalyzedModel): number[] {
   const ids = new Map<string, number>();
   return model.layers.map((l) => {
-    const key = layerSignature(l, 1);
+    // layerSignature's fields (op, attrs, input shapes) without its key sorting: attrs of one model come from one
+    // frontend pass in one key order, and plain JSON is several times cheaper on thousands of layers.
+    const key = `${l.op}|${JSON.stringify(l.attrs ?? {})}|${(l.inputShapes ?? []).map((x) => x.join('x')).join(',')}`;
     let id = ids.get(key);
     if (id === undefined) ids.set(key, (id = ids.size));
     return id;
@@ -57,14 +58,32 @@ function layerKeys(model: AnalyzedModel): number[] {
 }
 
 /**
+ * Periods worth trying: the distances from each layer to the next and the
+ * second-next layer with the same signature (a block's period is one of them
+ * unless every layer in it occurs three or more times per block).
+ */
+function candidatePeriods(keys: number[]): number[] {
+  const seen = new Map<number, number[]>();
+  const out = new Set<number>();
+  keys.forEach((k, i) => {
+    const at = seen.get(k) ?? [];
+    if (at.length >= 1) out.add(i - at[at.length - 1]);
+    if (at.length >= 2) out.add(i - at[at.length - 2]);
+    at.push(i);
+    seen.set(k, at);
+  });
+  return [...out].filter((p) => p <= keys.length / 2).sort((a, b) => a - b);
+}
+
+/**
  * The (start, period, repeats) covering the most layers with at least two
- * repeats; O(L²) integer comparisons, a few ms for thousands of layers.
+ * repeats: one linear scan per candidate period.
  */
 export function findBlocks(model: AnalyzedModel): BlockStructure | undefined {
   const keys = layerKeys(model);
   const L = keys.length;
   let best: { start: number; period: number; repeats: number } | undefined;
-  for (let period = 1; period <= L / 2; period++) {
+  for (const period of candidatePeriods(keys)) {
     let run = 0;
     for (let i = 0; i + period <= L; i++) {
       const same = i + period < L && keys[i] === keys[i + period];

@@ -11,7 +11,7 @@
 import type { MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { updateMs } from '../../cost/compute';
-import { optimizerStateCopies } from '../../cost/memory';
+import { optimizerStateCopies } from '../../memory/index';
 import { activationBytes, allGatherMs, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';

@@ -60,7 +60,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     structure,
     shape,
     cluster,
-    gpu: { ...gpu, tflops: peak.tflops },
+    gpu,
     gpusPerNode,
     precision,
     optimizer: options.optimizer,

@@ -1,0 +1,90 @@
+/**
+ * The training precision a config next to the model states, so the planner
+ * costs what the user actually runs:
+ * - Accelerate YAML `mixed_precision: no|fp16|bf16|fp8`;
+ * - DeepSpeed JSON `bf16.enabled` / `fp16.enabled` (neither: DeepSpeed trains in fp32);
+ * - Lightning `Trainer(precision=…)`: "32-true"/32, "16-mixed"/16, "bf16-mixed",
+ *   "16-true", "bf16-true", "transformer-engine" (fp8).
+ * Values WAP cannot know ("auto", expressions) are not guesses: they give no hint.
+ * The caller lists the directory; this module reads only what it is handed.
+ */
+import type { Precision } from '../protocol/plan';
+import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
+import { parseJsonConfig, valueAt } from './jsonDoc';
+import { callArgs, findCalls, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
+import { parseYamlConfig, readString } from './yamlDoc';
+import type { ConfigFormat } from './types';
+
+export interface PrecisionHint {
+  precision: Precision;
+  /** For the report: 'accelerate_config.yaml (mixed_precision: bf16)'. */
+  source: string;
+}
+
+const ACCELERATE: Record<string, Precision> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
+
+const LIGHTNING: Record<string, Precision> = {
+  '32': 'fp32', '32-true': 'fp32', '16': 'fp16', '16-mixed': 'fp16', '16-true': 'fp16',
+  bf16: 'bf16', 'bf16-mixed': 'bf16', 'bf16-true': 'bf16', 'transformer-engine': 'fp8', 'transformer-engine-float16': 'fp8',
+};
+
+function fromAccelerate(name: string, text: string): PrecisionHint | undefined {
+  const v = readString(parseYamlConfig(text), 'mixed_precision');
+  const p = v ? ACCELERATE[v.value.toLowerCase()] : undefined;
+  return p ? { precision: p, source: `${name} (mixed_precision: ${v!.value})` } : undefined;
+}
+
+function fromDeepSpeed(name: string, text: string): PrecisionHint | undefined {
+  const root = parseJsonConfig(text);
+  for (const key of ['bf16', 'fp16'] as const) {
+    const enabled = valueAt(root, [key, 'enabled']);
+    if (enabled?.value === true) return { precision: key, source: `${name} (${key}.enabled)` };
+    // "auto": the HF Trainer decides at launch; WAP cannot know which.
+    if (enabled?.value === 'auto') return undefined;
+    // A section without "enabled" is enabled (DeepSpeed's default for a present fp16/bf16 block is false, so no).
+  }
+  return { precision: 'fp32', source: `${name} (no fp16/bf16 enabled: DeepSpeed trains in fp32)` };
+}
+
+function fromLightning(name: string, text: string): PrecisionHint | undefined {
+  if (!pythonReady()) return undefined;
+  return withPythonTree(text, (root) => {
+    for (const call of findCalls(root, 'Trainer')) {
+      const value = callArgs(call)?.keywords.get('precision');
+      if (!value) continue;
+      const raw = stringLiteral(value) ?? (intLiteral(value) !== undefined ? String(intLiteral(value)) : undefined);
+      const p = raw !== undefined ? LIGHTNING[raw.trim().toLowerCase()] : undefined;
+      if (p) return { precision: p, source: `${name} (Trainer precision=${value.text})` };
+    }
+    return undefined;
+  });
+}
+
+const READ: Partial<Record<ConfigFormat, (name: string, text: string) => PrecisionHint | undefined>> = {
+  accelerate: fromAccelerate,
+  deepspeed: fromDeepSpeed,
+  lightning: fromLightning,
+};
+
+/** The first config (in the order given) that states a precision. Broken or oversized files give no hint. */
+export function precisionHint(files: ReadonlyArray<{ name: string; text: string }>): PrecisionHint | undefined {
+  for (const f of files) {
+    if (f.text.length > MAX_CONFIG_CHARS) continue;
+    for (const format of detectConfigFormats(f.name, f.text)) {
+      const read = READ[format];
+      if (!read) continue;
+      try {
+        const hint = read(f.name, f.text);
+        if (hint) return hint;
+      } catch {
+        // A malformed config is reported by the config checks; here it just says nothing.
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Files worth reading for a hint: configs by name, sorted so the answer does not depend on directory order. */
+export function precisionHintCandidates(names: readonly string[]): string[] {
+  return names.filter((n) => /\.(ya?ml|jsonc?|py)$/i.test(n)).sort().slice(0, 64);
+}

@@ -1,0 +1,53 @@
+/**
+ * The memory room's API. `memoryPerGpu` is what a search calls to prune by
+ * memory before simulating (the per-layer cost tables use the same pieces).
+ */
+import type { MemoryBreakdown } from '../../protocol/plan';
+import { breakdown, modelStateBytes, shardCount, stateBytesPerParam, type MemorySetup } from './model';
+
+export * from './model';
+export { choosePrecision, isMixed, peakTflops, precisionBytes, PrecisionError, type PrecisionBytes, type PrecisionChoice } from './precision';
+export { hasAttentionScores, keptActivations, largestSegmentBytesPerSample, recomputePlan, scoreElementsPerSample, selectiveRecomputeFraction, type RecomputePlan } from './recompute';
+
+/** How a GPU's share of the model is cut. */
+export interface ParallelDegrees {
+  /** Data-parallel group size (the ZeRO axis). */
+  dataParallel: number;
+  /** Members of the data-parallel group inside one node (HSDP shards over these); default dataParallel. */
+  dataParallelPerNode?: number;
+}
+
+/** What one GPU holds before ZeRO: its parameters (after tensor/pipeline division) and activations. */
+export interface GpuShare {
+  /** Trainable parameters on this GPU before data-parallel sharding (after TP/PP/EP division). */
+  params: number;
+  /** Saved activation bytes of all micro-batches alive at once, in the setup's precision, after recompute. */
+  activationBytes: number;
+  /**
+   * Largest unit of parameters gathered at once under ZeRO-3 (an FSDP unit / one layer), before sharding.
+   * FSDP keeps the unit in use and the prefetched next one: 2 units of 16-bit weights.
+   */
+  largestGatherParams?: number;
+  /** Other transient buffers (the recomputed segment under full recompute), bytes. */
+  extraWorkspace?: number;
+}
+
+/** Framework context (CUDA context, cuBLAS/cuDNN handles): NVIDIA's CUDA context is typically 0.3–0.5 GB. */
+export const CONTEXT_BYTES = 0.5e9;
+/** Fraction of device memory lost to the caching allocator's fragmentation (PyTorch CUDA memory management notes). */
+export const FRAGMENTATION_FRACTION = 0.08;
+
+/** Bytes per GPU: weights, gradients, optimizer state, activations, workspace (context + gather/recompute buffers). */
+export function memoryPerGpu(share: GpuShare, setup: MemorySetup, degrees: ParallelDegrees): MemoryBreakdown {
+  const shards = shardCount(degrees.dataParallel, degrees.dataParallelPerNode ?? degrees.dataParallel, setup.hybridShard);
+  const states = modelStateBytes(share.params, setup, shards);
+  const gather = shards > 1 && setup.zeroStage === 3 ? 2 * (share.largestGatherParams ?? 0) * stateBytesPerParam(setup.precision, setup.optimizer).weights : 0;
+  return breakdown({ ...states, activations: share.activationBytes, workspace: CONTEXT_BYTES + gather + (share.extraWorkspace ?? 0) });
+}
+
+/** Does a breakdown fit a device of `deviceBytes`, leaving the allocator's fragmentation margin? */
+export function fitsOn(m: MemoryBreakdown, deviceBytes: number): boolean {
+  return m.total <= deviceBytes * (1 - FRAGMENTATION_FRACTION);
+}
+
+export type { MemorySetup };

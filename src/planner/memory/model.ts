@@ -1,0 +1,114 @@
+/**
+ * The memory model: bytes per GPU held by weights, gradients, optimizer
+ * state, saved activations and workspace, under a training setup (precision,
+ * ZeRO/FSDP stage, HSDP, activation recompute, micro-batch, CPU offload).
+ *
+ * Model states follow the ZeRO paper (Rajbhandari et al., SC 2020, §3.1 and
+ * Figure 1): with Ψ parameters, mixed-precision Adam holds 2Ψ (fp16/bf16
+ * weights) + 2Ψ (gradients) + KΨ with K = 12 (fp32 master weights, momentum
+ * and variance), i.e. 16Ψ; stage 1 divides the K part by the data-parallel
+ * degree N_d, stage 2 also the gradients, stage 3 also the weights:
+ *   (2 + 2 + K)Ψ → (4 + K/N_d)Ψ → (2 + (2+K)/N_d)Ψ → (2 + 2 + K)Ψ/N_d.
+ * HSDP (PyTorch FSDP HYBRID_SHARD; ZeRO++ hpZ) shards within a node only, so
+ * N_d is the part of the data-parallel group that shares a node.
+ */
+import type { MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../protocol/plan';
+import { precisionBytes } from './precision';
+
+/** Everything the memory model needs to know about how training runs. */
+export interface MemorySetup {
+  precision: Precision;
+  optimizer: OptimizerKind;
+  zeroStage: ZeroStage;
+  hybridShard: boolean;
+  recompute: RecomputeMode;
+  cpuOffload: boolean;
+}
+
+/** Optimizer state buffers per parameter: SGD none, momentum one, Adam two (m and v). */
+export function optimizerStateCopies(o: OptimizerKind): number {
+  return o === 'adam' ? 2 : o === 'momentum' ? 1 : 0;
+}
+
+/** Model-state bytes per parameter before any sharding (the ZeRO paper's 2 + 2 + K). */
+export interface StateBytesPerParam {
+  weights: number;
+  gradients: number;
+  /** fp32 master copy (mixed precision) plus the optimizer's fp32 state buffers: the paper's K. */
+  optimizer: number;
+}
+
+export function stateBytesPerParam(precision: Precision, optimizer: OptimizerKind): StateBytesPerParam {
+  const b = precisionBytes(precision);
+  return { weights: b.weight, gradients: b.gradient, optimizer: b.master + optimizerStateCopies(optimizer) * b.optimizerState };
+}
+
+export interface ModelStateBytes {
+  weights: number;
+  gradients: number;
+  optimizer: number;
+}
+
+/**
+ * Per-GPU model-state bytes of `params` parameters (already divided by tensor
+ * or pipeline parallelism) on a data-parallel group whose ZeRO shards span
+ * `shards` GPUs. CPU offload (ZeRO-Offload, Ren et al., USENIX ATC 2021)
+ * moves the optimizer part (master weights and moments) to host memory.
+ */
+export function modelStateBytes(params: number, setup: MemorySetup, shards: number): ModelStateBytes {
+  const per = stateBytesPerParam(setup.precision, setup.optimizer);
+  const n = Math.max(1, shards);
+  const z = shards > 1 ? setup.zeroStage : 0;
+  return {
+    weights: (params * per.weights) / (z >= 3 ? n : 1),
+    gradients: (params * per.gradients) / (z >= 2 ? n : 1),
+    optimizer: setup.cpuOffload ? 0 : (params * per.optimizer) / (z >= 1 ? n : 1),
+  };
+}
+
+/**
+ * How many GPUs a ZeRO stage shards over: the whole data-parallel group, or
+ * under HSDP only its members inside one node.
+ */
+export function shardCount(dataParallel: number, dataParallelPerNode: number, hybridShard: boolean): number {
+  return hybridShard ? Math.max(1, Math.min(dataParallel, dataParallelPerNode)) : Math.max(1, dataParallel);
+}
+
+/**
+ * Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+ * Transformer Models", Table 2 and §4): activation bytes of one transformer
+ * layer with 16-bit activations, sequence s, micro-batch b, hidden h, heads a,
+ * tensor-parallel t:
+ * - none:       sbh(10 + 24/t + 5as/(ht)), or with sequence parallel sbh(34 + 5as/h)/t
+ * - selective:  sbh(10 + 24/t),            or with sequence parallel 34sbh/t
+ * - full:       2sbh (only the layer input), /t with sequence parallel
+ * fp32 activations double the 16-bit terms (the 1-byte dropout masks stay; ignored here).
+ */
+export interface TransformerShape {
+  seq: number;
+  microBatch: number;
+  hidden: number;
+  heads: number;
+}
+
+export function transformerLayerActivationBytes(x: TransformerShape, opts: { tensorParallel?: number; sequenceParallel?: boolean; recompute: RecomputeMode; activationBytes?: number }): number {
+  const { seq: s, microBatch: b, hidden: h, heads: a } = x;
+  const t = Math.max(1, opts.tensorParallel ?? 1);
+  const sp = !!opts.sequenceParallel && t > 1;
+  const scale = (opts.activationBytes ?? 2) / 2;
+  const sbh = s * b * h;
+  let bytes: number;
+  if (opts.recompute === 'full') bytes = (2 * sbh) / (sp ? t : 1);
+  else if (opts.recompute === 'selective') bytes = sp ? (34 * sbh) / t : sbh * (10 + 24 / t);
+  else bytes = sp ? (sbh * (34 + (5 * a * s) / h)) / t : sbh * (10 + 24 / t + (5 * a * s) / (h * t));
+  return bytes * scale;
+}
+
+/** Sum of a breakdown's parts, filled in. */
+export function breakdown(parts: Omit<MemoryBreakdown, 'total'>): MemoryBreakdown {
+  return { ...parts, total: parts.weights + parts.gradients + parts.optimizer + parts.activations + parts.workspace };
+}
+
+export function addBreakdown(a: Omit<MemoryBreakdown, 'total'>, b: Omit<MemoryBreakdown, 'total'>): Omit<MemoryBreakdown, 'total'> {
+  return { weights: a.weights + b.weights, gradients: a.gradients + b.gradients, optimizer: a.optimizer + b.optimizer, activations: a.activations + b.activations, workspace: a.workspace + b.workspace };
+}

@@ -1,0 +1,144 @@
+/**
+ * Activation recompute on the layer graph: which saved activations each mode
+ * drops, and what it recomputes in exchange.
+ *
+ * - selective (Korthikanti et al. 2022, §4.2): recompute only the attention
+ *   core (QKᵀ, softmax, dropout, attention over V), whose s²-sized tensors are
+ *   most of a transformer layer's activation memory (the 5as²b term) but a
+ *   small part of its FLOPs.
+ * - full: checkpoint each block (torch.utils.checkpoint per transformer layer,
+ *   Megatron's "full" granularity): keep only every block's input, recompute
+ *   the block's forward before its backward. Blocks are read from layer names
+ *   (`h.3.attn` belongs to block `h.3`); a model without repeated blocks is cut
+ *   into √L segments of its layer order (Chen et al. 2016, "Training Deep Nets
+ *   with Sublinear Memory Cost"). During backward one segment's activations are
+ *   alive again, so the largest segment is added as workspace.
+ */
+import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
+import { product } from '../../core/ir';
+import type { RecomputeMode } from '../../protocol/plan';
+
+const positive = (x: number | undefined): number => (Number.isFinite(x) && (x as number) > 0 ? (x as number) : 0);
+
+/** An s×s-shaped tensor (rank ≥ 3, the last two dims equal and > 1): attention scores or probabilities. */
+function scoreShaped(shape: readonly number[] | undefined): boolean {
+  return !!shape && shape.length >= 3 && shape[shape.length - 1] === shape[shape.length - 2] && shape[shape.length - 1] > 1;
+}
+
+/** Elements of the attention-score matrices a layer saves per sample (what selective recompute drops). */
+export function scoreElementsPerSample(layer: AnalyzedLayer): number {
+  const inputs = layer.inputShapes;
+  const attrs = layer.attrs as Record<string, unknown>;
+  if ((layer.op === 'mha' || layer.op === 'sdpa') && inputs.length > 0 && layer.outputShape) {
+    const q = inputs[0];
+    const k = inputs[1] ?? q;
+    if (q.length < 2 || k.length < 2) return 0;
+    const heads = layer.op === 'mha' && typeof attrs.numHeads === 'number' ? attrs.numHeads : 1;
+    return product(q.slice(0, -2)) * heads * q[q.length - 2] * k[k.length - 2];
+  }
+  if ((layer.op === 'activation' && (attrs.fn === 'softmax' || attrs.fn === 'log_softmax')) || layer.op === 'dropout') {
+    return scoreShaped(layer.outputShape) ? product(layer.outputShape!) : 0;
+  }
+  if (layer.op === 'matmul' && scoreShaped(inputs[0])) return product(inputs[0]);
+  return 0;
+}
+
+/** Saved-activation bytes per sample (at the model's dtype) that selective recompute no longer keeps. */
+export function selectiveSavedBytesPerSample(layer: AnalyzedLayer, modelDtypeBytes: number): number {
+  const scores = scoreElementsPerSample(layer);
+  if (scores === 0) return 0;
+  // Dropout keeps a 1-byte mask per element, the others a value at the model's dtype.
+  const perElement = layer.op === 'dropout' ? positive(layer.workload.savedActivationBytes) / Math.max(1, product(layer.outputShape ?? [1])) : modelDtypeBytes;
+  return Math.min(positive(layer.workload.savedActivationBytes), scores * perElement);
+}
+
+/** Fraction of a layer's forward FLOPs selective recompute runs again: the attention core. */
+export function selectiveRecomputeFraction(layer: AnalyzedLayer): number {
+  const scores = scoreElementsPerSample(layer);
+  if (scores === 0) return 0;
+  const fwd = positive(layer.workload.forwardFlops);
+  if (fwd === 0 || layer.op !== 'mha') return 1;
+  const q = layer.inputShapes[0];
+  const attrs = layer.attrs as Record<string, unknown>;
+  const heads = typeof attrs.numHeads === 'number' ? attrs.numHeads : 1;
+  const headDim = q[q.length - 1] / heads;
+  // QKᵀ and attention·V: 2·scores·d each; softmax ~5 per score (as the catalogue counts).
+  return Math.min(1, (scores * (4 * headDim + 5)) / fwd);
+}
+
+/** Full-recompute segments of a model: the block of each layer (−1 = outside any block, activations kept). */
+export interface RecomputePlan {
+  segmentOf: Int32Array;
+  /** True for the first layer of its segment: that layer's input is what stays saved. */
+  segmentStart: Uint8Array;
+  /** Saved activation bytes per sample (model dtype) of each segment. */
+  segmentSaved: number[];
+  /** Block-based (from layer names) or √L segments. */
+  kind: 'blocks' | 'sqrt';
+}
+
+const BLOCK = /^(.*?\.\d+)(?:\.|$)/;
+
+const plans = new WeakMap<AnalyzedModel, RecomputePlan>();
+
+export function recomputePlan(model: AnalyzedModel): RecomputePlan {
+  const hit = plans.get(model);
+  if (hit) return hit;
+  const L = model.layers.length;
+  const segmentOf = new Int32Array(L).fill(-1);
+  const keys = model.layers.map((l) => BLOCK.exec(l.name)?.[1]);
+  const members = new Map<string, number[]>();
+  keys.forEach((k, i) => k !== undefined && members.set(k, [...(members.get(k) ?? []), i]));
+  const blocks = [...members.values()].filter((m) => m.length >= 2);
+  let kind: RecomputePlan['kind'] = 'blocks';
+  if (blocks.length >= 2) {
+    blocks.forEach((m, s) => m.forEach((i) => (segmentOf[i] = s)));
+  } else {
+    kind = 'sqrt';
+    const size = Math.max(1, Math.ceil(Math.sqrt(L)));
+    for (let i = 0; i < L; i++) segmentOf[i] = Math.floor(i / size);
+  }
+  const count = Math.max(0, ...segmentOf) + 1;
+  const segmentSaved = new Array<number>(count).fill(0);
+  const segmentStart = new Uint8Array(L);
+  const seen = new Set<number>();
+  for (let i = 0; i < L; i++) {
+    const s = segmentOf[i];
+    if (s < 0) continue;
+    segmentSaved[s] += positive(model.layers[i].workload.savedActivationBytes);
+    if (!seen.has(s)) {
+      seen.add(s);
+      segmentStart[i] = 1;
+    }
+  }
+  const made = { segmentOf, segmentStart, segmentSaved, kind };
+  plans.set(model, made);
+  return made;
+}
+
+/**
+ * Saved-activation bytes per sample (model dtype) a layer keeps under a mode,
+ * and the fraction of its forward recomputed before its backward. Under full
+ * recompute a segment's first layer keeps its input; the rest keep nothing.
+ */
+export function keptActivations(layer: AnalyzedLayer, index: number, mode: RecomputeMode, plan: RecomputePlan, modelDtypeBytes: number, inputBytesPerSample: number): { savedBytesPerSample: number; recomputeFraction: number } {
+  const saved = positive(layer.workload.savedActivationBytes);
+  if (mode === 'selective') {
+    const drop = selectiveSavedBytesPerSample(layer, modelDtypeBytes);
+    return { savedBytesPerSample: saved - drop, recomputeFraction: drop > 0 ? selectiveRecomputeFraction(layer) : 0 };
+  }
+  if (mode === 'full' && plan.segmentOf[index] >= 0) {
+    return { savedBytesPerSample: plan.segmentStart[index] ? inputBytesPerSample : 0, recomputeFraction: 1 };
+  }
+  return { savedBytesPerSample: saved, recomputeFraction: 0 };
+}
+
+/** The largest segment's activations (per sample, model dtype): alive again while its backward runs. */
+export function largestSegmentBytesPerSample(plan: RecomputePlan): number {
+  return plan.segmentSaved.reduce((a, b) => Math.max(a, b), 0);
+}
+
+/** True when selective recompute would save anything on this model (it has attention scores). */
+export function hasAttentionScores(model: AnalyzedModel): boolean {
+  return model.layers.some((l) => scoreElementsPerSample(l) > 0);
+}

@@ -1,0 +1,80 @@
+/**
+ * The report's `plan.setup`: the training setup a chosen plan runs under,
+ * flat (precision and why, ZeRO, recompute, micro-batching, the parallel
+ * degrees), with its MFU and memory per GPU.
+ */
+import type { AnalyzedModel } from '../core/ir';
+import type { TrainingSetup } from '../protocol/plan';
+import type { LayerConfig } from './cost/configs';
+import type { NodeOption } from './cost/tables';
+import type { Topology } from './cost/topology';
+import type { Candidate } from './evaluate';
+import { peakTflops, type PrecisionChoice } from './memory/index';
+import { stageOption } from './simulator/pipeline';
+
+/**
+ * The plan's data × tensor degrees: per-layer plans may mix configurations, so
+ * report the one holding most of the parameters (most of the compute when
+ * nothing has parameters): what a Megatron/DeepSpeed launch would be set to.
+ */
+function degrees(options: NodeOption[]): { dp: number; tp: number } {
+  const weight = new Map<string, { c: LayerConfig; params: number; ms: number }>();
+  for (const o of options) {
+    const c: LayerConfig = o.config;
+    const k = c.split === 'rep' ? 1 : c.k;
+    const key = `${c.d}x${k}`;
+    const w = weight.get(key) ?? { c: { ...c, k }, params: 0, ms: 0 };
+    w.params += o.memory.weights;
+    w.ms += o.forwardMs + o.backwardMs;
+    weight.set(key, w);
+  }
+  let best: { c: LayerConfig; params: number; ms: number } | undefined;
+  for (const w of weight.values()) if (!best || w.params > best.params || (w.params === best.params && w.ms > best.ms)) best = w;
+  return { dp: best?.c.d ?? 1, tp: best?.c.k ?? 1 };
+}
+
+export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology, batch: number, precision: PrecisionChoice, fitsThrough?: string): TrainingSetup {
+  let dp: number;
+  let tp: number;
+  let microBatch: number;
+  let accumulation: number;
+  let stages = 1;
+  if (c.pipeline) {
+    const p = c.pipeline;
+    stages = p.stages.length;
+    const all = p.stages.flatMap((st) => st.layers.map((l) => stageOption(st, l)));
+    ({ dp, tp } = degrees(all));
+    microBatch = p.microBatch / dp;
+    accumulation = p.microBatches;
+  } else {
+    const t = c.tables!;
+    ({ dp, tp } = degrees(t.layers.map((_, i) => t.options[i][c.choice![i]])));
+    accumulation = Math.max(1, c.setup.microSteps);
+    microBatch = batch / dp / accumulation;
+  }
+  const modelFlops = (model.totals.forwardFlops + model.totals.backwardFlops) * batch;
+  let peak = 0;
+  for (let d = 0; d < c.n; d++) peak += peakTflops(topo.gpus[d], precision.precision).tflops * 1e12;
+  const seconds = c.summary.stepTimeMs / 1000;
+  const s: TrainingSetup = {
+    precision: precision.precision,
+    precisionReason: precision.reason,
+    zeroStage: dp > 1 ? c.setup.zeroStage : 0,
+    hybridShard: dp > 1 && c.setup.hybridShard,
+    recompute: c.setup.recompute,
+    cpuOffload: c.setup.cpuOffload,
+    microBatch: Number.isInteger(microBatch) ? microBatch : Number(microBatch.toFixed(3)),
+    gradientAccumulation: accumulation,
+    dataParallel: dp,
+    tensorParallel: tp,
+    pipelineStages: stages,
+    virtualStages: 1,
+    contextParallel: 1,
+    expertParallel: 1,
+    sequenceParallel: false,
+    mfu: seconds > 0 && peak > 0 ? modelFlops / seconds / peak : 0,
+    memoryPerGpu: c.memory,
+  };
+  if (fitsThrough) s.fitsThrough = fitsThrough;
+  return s;
+}

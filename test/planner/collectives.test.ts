@@ -1,0 +1,73 @@
+/**
+ * Collective times against hand calculations in nccl-tests' conventions
+ * (doc/PERFORMANCE.md): t = S · busbw-factor / busbw + steps · α.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { busBandwidthFactor, collectiveMs, flatCollectiveMs, linkLevel, type GroupFabric } from '../../src/planner/cost/collectives';
+import { Topology } from '../../src/planner/cost/topology';
+import { parseClusterSpec, resolveCluster } from '../../src/planner/index';
+
+const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
+/** 100 GB/s, 5 µs: 1e8 bytes per ms, 0.005 ms per step. */
+const nvlink = { busBytesPerMs: 1e8, alphaMs: 0.005 };
+const ib = { busBytesPerMs: 2.5e7, alphaMs: 0.01 };
+
+test('busbw factors are nccl-tests’: all-reduce 2(n−1)/n, all-gather/reduce-scatter/all-to-all (n−1)/n', () => {
+  assert.equal(busBandwidthFactor('allreduce', 8), 1.75);
+  assert.equal(busBandwidthFactor('allgather', 8), 0.875);
+  assert.equal(busBandwidthFactor('reducescatter', 4), 0.75);
+  assert.equal(busBandwidthFactor('alltoall', 2), 0.5);
+  assert.equal(busBandwidthFactor('p2p', 2), 1);
+  assert.equal(busBandwidthFactor('allreduce', 1), 0);
+});
+
+test('flat ring: 1 GB all-reduce on 8 GPUs at 100 GB/s busbw = 17.5 ms + 14 × 5 µs', () => {
+  close(flatCollectiveMs('allreduce', 1e9, 8, nvlink, 'ring'), 17.5 + 14 * 0.005, 'all-reduce');
+  // algbw = S / t and busbw = algbw · 2(n−1)/n recovers the link's 100 GB/s once α is negligible.
+  const t = flatCollectiveMs('allreduce', 1e12, 8, nvlink, 'ring');
+  close(Math.round(((1e12 / t / 1e6) * 1.75) * 1000) / 1000, 100, 'busbw');
+  close(flatCollectiveMs('allgather', 1e9, 8, nvlink), 8.75 + 7 * 0.005, 'all-gather of a 1 GB output');
+  close(flatCollectiveMs('reducescatter', 1e9, 8, nvlink), 8.75 + 7 * 0.005, 'reduce-scatter of a 1 GB input');
+  close(flatCollectiveMs('alltoall', 1e9, 8, nvlink), 8.75 + 7 * 0.005, 'all-to-all');
+  close(flatCollectiveMs('p2p', 1e9, 2, nvlink), 10 + 0.005, 'p2p');
+});
+
+test('tree all-reduce keeps the bandwidth term and pays 2⌈log2 n⌉ steps; auto takes the faster', () => {
+  close(flatCollectiveMs('allreduce', 1e3, 64, ib, 'tree'), (1e3 * 126) / 64 / 2.5e7 + 12 * 0.01, 'tree');
+  close(flatCollectiveMs('allreduce', 1e3, 64, ib, 'ring'), (1e3 * 126) / 64 / 2.5e7 + 126 * 0.01, 'ring');
+  close(flatCollectiveMs('allreduce', 1e3, 64, ib, 'auto'), flatCollectiveMs('allreduce', 1e3, 64, ib, 'tree'), 'auto');
+});
+
+test('hierarchical all-reduce across 4 nodes × 8: RS(8) on S, AR(4) on S/8 over the NICs, AG(8) on S', () => {
+  const fabric: GroupFabric = { perNode: 8, nodes: 4, intra: nvlink, inter: ib };
+  const S = 8e9;
+  const rs = (S * 7) / 8 / 1e8 + 7 * 0.005;
+  const arRing = ((S / 8) * 1.5) / 2.5e7 + 6 * 0.01;
+  const arTree = ((S / 8) * 1.5) / 2.5e7 + 4 * 0.01;
+  close(collectiveMs('allreduce', S, 32, fabric), rs + Math.min(arRing, arTree) + rs, 'hierarchical');
+  // Inside one node the intra level is used alone, as a ring.
+  close(collectiveMs('allreduce', S, 8, { ...fabric, nodes: 1 }), (S * 1.75) / 1e8 + 14 * 0.005, 'one node');
+  // All-gather: across nodes on the 1/8 slice, then inside the node on the whole buffer.
+  close(collectiveMs('allgather', S, 32, fabric), ((S / 8) * 0.75) / 2.5e7 + 3 * 0.01 + (S * 7) / 8 / 1e8 + 7 * 0.005, 'all-gather');
+});
+
+test('host-staged PCIe (p2p: false): half the bandwidth, twice the latency plus a handshake; pcie4 is host-staged, NVLink presets are not', () => {
+  assert.deepEqual(linkLevel({ bandwidthGBs: 10, latencyUs: 10, p2p: false }), { busBytesPerMs: 5e6, alphaMs: 0.021 });
+  assert.deepEqual(linkLevel({ bandwidthGBs: 10, latencyUs: 10 }), { busBytesPerMs: 1e7, alphaMs: 0.01 });
+  assert.equal(resolveCluster('pcie4').intraNode.p2p, false);
+  assert.notEqual(resolveCluster('a100x8').intraNode.p2p, false);
+  const topo = new Topology(resolveCluster('pcie4'));
+  // 100 MB all-reduce on 4 TITAN Xp: 1.5 × 100 MB / 5 GB/s + 6 × 21 µs.
+  close(collectiveMs('allreduce', 1e8, 4, topo.link([0, 1, 2, 3]).fabric), 30 + 6 * 0.021, 'pcie4');
+  assert.throws(() => parseClusterSpec({ gpusPerNode: 2, gpu: { tflops: 1, memoryGB: 1, memoryBandwidthGBs: 1 }, intraNode: { bandwidthGBs: 1, p2p: 'no' } }, 't'), /intraNode\.p2p must be true or false/);
+});
+
+test('topology: a group spanning nodes gets the hierarchical fabric; a node-local one the intra level', () => {
+  const topo = new Topology(resolveCluster('h100x16-2node'));
+  const all = topo.link(Array.from({ length: 16 }, (_, i) => i));
+  assert.deepEqual([all.fabric.perNode, all.fabric.nodes], [8, 2]);
+  const local = topo.link([0, 1, 2, 3]);
+  assert.deepEqual([local.fabric.perNode, local.fabric.nodes], [4, 1]);
+  assert.ok(collectiveMs('allreduce', 1e9, 16, all.fabric) > collectiveMs('allreduce', 1e9, 8, topo.link([0, 1, 2, 3, 4, 5, 6, 7]).fabric));
+});

@@ -1,0 +1,164 @@
+/**
+ * The memory model against hand calculations (ZeRO paper Figure 1, Korthikanti
+ * et al. Table 2), and the planner choosing memory savers at the fits /
+ * doesn't-fit boundary.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseClusterSpec, planModel, resolveCluster } from '../../src/planner/index';
+import { memoryPerGpu, modelStateBytes, shardCount, stateBytesPerParam, transformerLayerActivationBytes, type MemorySetup } from '../../src/planner/memory/index';
+import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import { hugeMlp, ModelBuilder, transformer } from './fixtures';
+
+const adamBf16: MemorySetup = { precision: 'bf16', optimizer: 'adam', zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false };
+const sum = (s: { weights: number; gradients: number; optimizer: number }): number => s.weights + s.gradients + s.optimizer;
+const close = (a: number, b: number, what: string): void => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
+
+test('model states per parameter: mixed-precision Adam is the ZeRO paper’s 2 + 2 + 12 = 16 bytes; fp32 and SGD differ as they should', () => {
+  assert.deepEqual(stateBytesPerParam('bf16', 'adam'), { weights: 2, gradients: 2, optimizer: 12 });
+  assert.deepEqual(stateBytesPerParam('fp16', 'adam'), { weights: 2, gradients: 2, optimizer: 12 });
+  // fp32: no master copy; Adam's m and v.
+  assert.deepEqual(stateBytesPerParam('fp32', 'adam'), { weights: 4, gradients: 4, optimizer: 8 });
+  assert.deepEqual(stateBytesPerParam('tf32', 'momentum'), { weights: 4, gradients: 4, optimizer: 4 });
+  // Mixed-precision SGD still keeps the fp32 master weights.
+  assert.deepEqual(stateBytesPerParam('bf16', 'sgd'), { weights: 2, gradients: 2, optimizer: 4 });
+});
+
+test('ZeRO stages on 7.5B parameters over 64 GPUs reproduce the ZeRO paper’s Figure 1 (120, 31.4, 16.6, 1.9 GB)', () => {
+  const psi = 7.5e9;
+  const nd = 64;
+  const at = (zeroStage: 0 | 1 | 2 | 3) => modelStateBytes(psi, { ...adamBf16, zeroStage }, nd);
+  close(sum(at(0)), 16 * psi, 'baseline 16Ψ');
+  close(sum(at(1)), (2 + 2 + 12 / nd) * psi, 'P_os');
+  close(sum(at(2)), (2 + 14 / nd) * psi, 'P_os+g');
+  close(sum(at(3)), (16 * psi) / nd, 'P_os+g+p');
+  assert.equal(Math.round(sum(at(0)) / 1e9), 120);
+  assert.equal((sum(at(1)) / 1e9).toFixed(1), '31.4');
+  assert.equal((sum(at(2)) / 1e9).toFixed(1), '16.6');
+  assert.equal((sum(at(3)) / 1e9).toFixed(1), '1.9');
+  // Stage 3 divides each part by N_d; offload takes the optimizer part off the GPU.
+  close(at(3).weights, (2 * psi) / nd, 'stage-3 weights');
+  assert.equal(modelStateBytes(psi, { ...adamBf16, zeroStage: 2, cpuOffload: true }, nd).optimizer, 0);
+  // One GPU: nothing to shard with, whatever the stage.
+  close(sum(modelStateBytes(psi, { ...adamBf16, zeroStage: 3 }, 1)), 16 * psi, 'stage 3 on one GPU');
+});
+
+test('HSDP shards within a node only; ZeRO-3 adds two gathered units of 16-bit weights as workspace', () => {
+  assert.equal(shardCount(16, 8, true), 8);
+  assert.equal(shardCount(16, 8, false), 16);
+  assert.equal(shardCount(4, 8, true), 4);
+  const share = { params: 1e9, activationBytes: 3e9, largestGatherParams: 5e7 };
+  const m = memoryPerGpu(share, { ...adamBf16, zeroStage: 3, hybridShard: true }, { dataParallel: 16, dataParallelPerNode: 8 });
+  close(m.weights + m.gradients + m.optimizer, (16 * 1e9) / 8, 'HSDP shards over the 8 GPUs of a node');
+  close(m.workspace, 0.5e9 + 2 * 5e7 * 2, 'context + current and prefetched unit');
+  close(m.total, m.weights + m.gradients + m.optimizer + m.activations + m.workspace, 'total');
+});
+
+test('transformer activations per layer follow Korthikanti et al. (34sbh + 5as²b; 34sbh selective; 2sbh full; TP/SP divide)', () => {
+  const x = { seq: 2048, microBatch: 1, hidden: 12288, heads: 96 };
+  const sbh = 2048 * 12288;
+  close(transformerLayerActivationBytes(x, { recompute: 'none' }), sbh * 34 + 5 * 96 * 2048 * 2048, 'no parallelism');
+  close(transformerLayerActivationBytes(x, { recompute: 'selective' }), 34 * sbh, 'selective');
+  close(transformerLayerActivationBytes(x, { recompute: 'full' }), 2 * sbh, 'full');
+  close(transformerLayerActivationBytes(x, { recompute: 'none', tensorParallel: 8 }), sbh * (10 + 24 / 8 + (5 * 96 * 2048) / (12288 * 8)), 'TP 8');
+  close(transformerLayerActivationBytes(x, { recompute: 'selective', tensorParallel: 8, sequenceParallel: true }), (34 * sbh) / 8, 'TP 8 + SP + selective');
+  close(transformerLayerActivationBytes(x, { recompute: 'none', activationBytes: 4 }), 2 * (sbh * 34 + 5 * 96 * 2048 * 2048), 'fp32 doubles');
+});
+
+const opts = (o: Partial<PlanOptions> = {}): PlanOptions => ({ batch: 32, objective: 'throughput', strategies: 'dp', optimizer: 'adam', precision: 'fp32', ...o });
+
+/** Two GPUs of `memoryGB` each (fp32 only, no tensor cores): the boundary is set by memory alone. */
+function twoGpus(memoryGB: number) {
+  return parseClusterSpec({ name: `2x${memoryGB}GB`, nodes: 1, gpusPerNode: 2, gpu: { name: 'Test GPU', tflops: 10, memoryGB, memoryBandwidthGBs: 500 }, intraNode: { bandwidthGBs: 10, latencyUs: 10 } }, 'test');
+}
+
+test('fits / doesn’t fit: the cheapest memory saver that fits is chosen, said in fitsThrough, and pinning it off makes the plan infeasible', () => {
+  const model = hugeMlp(2, 8192);
+  const params = model.totals.params;
+  const plain = planModel(model, twoGpus(80), opts({ gpus: 2 })) as PlanReport;
+  assert.ok(plain.feasible);
+  const m0 = plain.plan.setup!.memoryPerGpu;
+  assert.equal(plain.plan.setup!.zeroStage, 0);
+  assert.equal(plain.plan.setup!.fitsThrough, undefined);
+  // Pure DP, fp32 Adam: each GPU holds all weights (4 B), gradients (4 B) and m, v (8 B).
+  close(m0.weights, params * 4, 'weights');
+  close(m0.gradients, params * 4, 'gradients');
+  close(m0.optimizer, params * 8, 'optimizer');
+  // ZeRO-1 halves the optimizer state on 2 GPUs: size the GPUs between the two totals.
+  const z1Total = m0.total - m0.optimizer / 2;
+  const memoryGB = ((m0.total + z1Total) / 2 / 0.92) / 1e9;
+  const tight = planModel(model, twoGpus(memoryGB), opts({ gpus: 2 })) as PlanReport;
+  assert.ok(tight.feasible, 'fits through ZeRO-1');
+  assert.equal(tight.plan.setup!.zeroStage, 1);
+  close(tight.plan.setup!.memoryPerGpu.optimizer, (params * 8) / 2, 'ZeRO-1 optimizer shard');
+  assert.match(tight.plan.setup!.fitsThrough ?? '', /^ZeRO-1 \(optimizer state sharded\)/);
+  assert.ok(tight.diagnostics.some((d) => /fits only through ZeRO-1/.test(d.message)));
+  const pinned = planModel(model, twoGpus(memoryGB), opts({ gpus: 2, pins: { zeroStage: 0, microBatch: 16, cpuOffload: false, recompute: 'none' } }));
+  assert.equal(pinned.feasible, false);
+  if (!pinned.feasible) assert.match(pinned.reason, /nothing fits on 2 GPUs/);
+  // The pins are honoured, not warned about.
+  assert.ok(!pinned.diagnostics.some((d) => /not honoured/.test(d.message)));
+});
+
+test('pins are honoured: ZeRO-3 gives parameter all-gathers and gradient reduce-scatters with 16-bit bytes; recompute and micro-batches show in the timeline', () => {
+  const model = transformer(2, 64, 256, 4);
+  const r = planModel(model, resolveCluster('a100x8', {}), { batch: 16, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 4, pins: { zeroStage: 3, recompute: 'full', microBatch: 2 } }) as PlanReport;
+  assert.ok(r.feasible);
+  const s = r.plan.setup!;
+  assert.equal(s.precision, 'bf16');
+  assert.match(s.precisionReason, /A100.*bf16 tensor cores/);
+  assert.equal(s.zeroStage, 3);
+  assert.equal(s.recompute, 'full');
+  assert.equal(s.microBatch, 2);
+  assert.equal(s.gradientAccumulation, 2);
+  assert.equal(s.dataParallel, 4);
+  const fc = model.layers.find((l) => l.name === 'h.0.mlp.c_fc')!;
+  const gathers = r.timeline.filter((e) => e.kind === 'allgather' && e.layer.startsWith('h.0.mlp.c_fc'));
+  // Forward and backward, on each of the 2 micro-steps (the first as one aggregated pass): 4 gathers of the bf16 weights.
+  assert.equal(gathers.length, 4);
+  for (const g of gathers) assert.equal(g.bytes, fc.workload.params * 2);
+  const scatters = r.timeline.filter((e) => e.kind === 'reducescatter');
+  assert.ok(scatters.length > 0);
+  assert.equal(r.timeline.filter((e) => e.kind === 'allreduce').length, 0, 'ZeRO-3 reduce-scatters instead of all-reducing');
+  const scattered = scatters.filter((e) => e.microBatch === 1).reduce((a, e) => a + (e.bytes ?? 0), 0);
+  close(scattered, model.totals.params * 2, 'last micro-step reduce-scatters every bf16 gradient once');
+  // Full recompute re-runs every block layer's forward before its backward.
+  const recomputed = new Set(r.timeline.filter((e) => e.kind === 'recompute').map((e) => e.layer.replace(/ \(.*\)$/, '')));
+  for (const l of model.layers.filter((x) => x.name.startsWith('h.') && x.workload.forwardFlops > 0)) assert.ok(recomputed.has(l.name), l.name);
+  assert.ok(!recomputed.has('lm_head'), 'outside the blocks nothing is recomputed');
+  assert.ok(r.timeline.some((e) => e.kind === 'forward' && / \(micro-step 2\)$/.test(e.layer)));
+  assert.ok(!r.diagnostics.some((d) => /not honoured/.test(d.message)));
+  assert.ok(s.mfu > 0 && s.mfu < 1);
+});
+
+test('ZeRO-1/2 move the same bytes as the all-reduce; ZeRO-3 1.5× (gather forward, gather backward, reduce-scatter)', () => {
+  const b = new ModelBuilder('mlp', [4096]);
+  b.linear('fc2', b.linear('fc1', 'x', 4096), 4096);
+  const model = b.build();
+  const cluster = resolveCluster('a100x8', {});
+  const base = { batch: 64, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 8, precision: 'bf16' } as const;
+  const commBytes = (r: PlanReport) => r.timeline.filter((e) => ['allreduce', 'allgather', 'reducescatter'].includes(e.kind)).reduce((a, e) => a + (e.kind === 'allreduce' ? 2 : 1) * (e.bytes ?? 0), 0);
+  const z0 = planModel(model, cluster, { ...base, pins: { zeroStage: 0 } }) as PlanReport;
+  const z2 = planModel(model, cluster, { ...base, pins: { zeroStage: 2 } }) as PlanReport;
+  const z3 = planModel(model, cluster, { ...base, pins: { zeroStage: 3 } }) as PlanReport;
+  // An all-reduce is a reduce-scatter plus an all-gather: count it twice.
+  close(commBytes(z0), 2 * model.totals.params * 2, 'DP: bf16 gradients all-reduced');
+  close(commBytes(z2), commBytes(z0), 'ZeRO-2 same volume');
+  close(commBytes(z3), 1.5 * commBytes(z0), 'ZeRO-3 1.5×');
+  assert.ok(z3.plan.setup!.memoryPerGpu.weights < z0.plan.setup!.memoryPerGpu.weights / 7);
+});
+
+test('selective recompute drops the attention scores and recomputes only the attention core', () => {
+  const model = transformer(2, 256, 256, 4);
+  const run = (recompute: 'none' | 'selective') =>
+    planModel(model, resolveCluster('a100x8', {}), { batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 1, precision: 'bf16', pins: { recompute } }) as PlanReport;
+  const none = run('none');
+  const sel = run('selective');
+  const scores = 2 * 4 * 256 * 256 * 8 * 2; // 2 blocks × heads × T × T × batch, in bf16
+  close(none.plan.setup!.memoryPerGpu.activations - sel.plan.setup!.memoryPerGpu.activations, scores, 'dropped score bytes');
+  const rec = sel.timeline.filter((e) => e.kind === 'recompute');
+  assert.deepEqual([...new Set(rec.map((e) => e.layer))].sort(), ['h.0.attn', 'h.1.attn']);
+  const attnFwd = sel.timeline.find((e) => e.kind === 'forward' && e.layer === 'h.0.attn')!;
+  const attnRec = rec.find((e) => e.layer === 'h.0.attn')!;
+  assert.ok(attnRec.endMs - attnRec.startMs < attnFwd.endMs - attnFwd.startMs, 'only part of the forward is recomputed');
+});
