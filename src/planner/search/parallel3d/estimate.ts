@@ -11,7 +11,7 @@
 import type { MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { updateMs } from '../../cost/compute';
-import { optimizerStateCopies } from '../../memory/index';
+import { CONTEXT_BYTES, optimizerStateCopies } from '../../memory/index';
 import { activationBytes, allGatherMs, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
@@ -45,7 +45,7 @@ export interface EstimateContext {
   precision: Precision;
   optimizer: OptimizerKind;
   modelDtypeBytes: number;
-  /** Memory a plan may use per GPU (device memory less the workspace reserve). */
+  /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
   usableBytes: number;
   deviceBytes: number;
   cache: Map<string, { block: GroupCost; prefix: GroupCost; suffix: GroupCost }>;
@@ -130,13 +130,12 @@ export function memoryOf(ctx: EstimateContext, c: Config3D, costs: { block: Grou
     const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
     const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards);
     const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
-    let acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
-    // Recomputing a whole block rebuilds its activations for the backward in progress.
-    if (c.recompute === 'full') acts += block.savedNone;
-    // ZeRO-3 gathers the current and the prefetched block's weights.
-    const gathered = c.zero >= 3 ? 2 * block.params * activationBytes(ctx.precision) : 0;
-    const workspace = ctx.deviceBytes - ctx.usableBytes + gathered;
-    const total = state.weights + state.gradients + state.optimizer + acts + gathered;
+    const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
+    // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
+    // and under full recompute the block whose activations are rebuilt for the backward in progress.
+    const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * activationBytes(ctx.precision) : 0;
+    const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
+    const total = state.weights + state.gradients + state.optimizer + acts + workspace;
     if (!worst || total > worst.total) worst = { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
   }
   return worst!;

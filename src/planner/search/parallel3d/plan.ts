@@ -7,7 +7,7 @@
 import type { AnalyzedModel } from '../../../core/ir';
 import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, Precision, ScalingPoint } from '../../../protocol/plan';
 import type { ClusterSpec } from '../../cluster/spec';
-import { usableBytes } from '../../cost/memory';
+import { FRAGMENTATION_FRACTION } from '../../memory/index';
 import { activationBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
 import { costsFor, estimate, gradSync, linksFor, stageTime, type EstimateContext } from './estimate';
@@ -65,7 +65,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     precision,
     optimizer: options.optimizer,
     modelDtypeBytes: model.dtypeBytes,
-    usableBytes: usableBytes(deviceBytes),
+    usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
     deviceBytes,
     cache: new Map(),
   };
