@@ -16,6 +16,8 @@ import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext 
 import { defaultSetup, type TableSetup } from './cost/tables';
 import { choosePrecisionFor, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
 import { layerPlans, summaryOf } from './report';
+import { repeatedTransformer } from './search/parallel3d/blocks';
+import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
 import { trainingSetup } from './setupReport';
 import { toTimeline } from './simulator/results';
 
@@ -78,11 +80,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       }
     }
   }
-  // Degree pins belong to the DP×TP×PP×CP search; until it honours them, say so rather than ignore them silently.
-  for (const [pin, value] of Object.entries(options.pins ?? {})) {
-    if (HONOURED_PINS.has(pin)) continue;
-    diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by this planner version; the plan ignores it` });
-  }
+  if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
   const pinProblem = badPin(options);
   if (pinProblem) return fail(pinProblem);
   let precision: PrecisionChoice;
@@ -101,8 +99,20 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
     if (e instanceof PrecisionError) return fail(e.message);
     throw e;
   }
+  // Structure decides the search: a stack of repeated transformer blocks gets the DP×TP×PP×CP search, the rest the per-layer one.
+  const structure = repeatedTransformer(model);
+  const clusterWhy = structure ? clusterProblem(cluster) : undefined;
+  if (structure && clusterWhy) diagnostics.push({ severity: 'info', message: `the block-stack search needs identical GPUs in equal nodes (${clusterWhy}); the per-layer search plans this model` });
+  if (structure && !clusterWhy) {
+    if (extras.profile) diagnostics.push({ severity: 'warning', message: 'the block-stack search costs layers analytically; the measured profile is not used for this model' });
+    return yield* plan3dSteps({ model, structure, cluster, options: { ...options, maxGpus: N, precision: precision.precision, precisionSource: precision.reason }, diagnostics, clusterInfo, started });
+  }
+  // Degree pins belong to the DP×TP×PP×CP search, which plans only stacks of repeated transformer blocks: say so rather than ignore them silently.
+  for (const [pin, value] of Object.entries(options.pins ?? {})) {
+    if (HONOURED_PINS.has(pin)) continue;
+    diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
+  }
   const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision };
-  if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }
@@ -173,7 +183,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       layers,
       setup,
       ...(c.pipeline
-        ? { pipeline: { stages: c.pipeline.stages.length, microBatches: c.pipeline.microBatches, schedule: c.pipeline.schedule, bubbleFraction: (c.pipeline.stages.length - 1) / (c.pipeline.microBatches + c.pipeline.stages.length - 1) } }
+        ? { pipeline: { stages: c.pipeline.stages.length, microBatches: c.pipeline.microBatches, schedule: c.pipeline.schedule, bubbleFraction: (c.pipeline.stages.length - 1) / (c.pipeline.microBatches + c.pipeline.stages.length - 1), layersPerStage: c.pipeline.stages.map((st) => st.layers.length) } }
         : {}),
     },
     baselines: {

@@ -169,7 +169,11 @@ export interface PlanSummary {
   energyJPerSample: number;
   memoryPerGpuBytes: number[];
   layers: LayerPlan[];
-  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe' | 'interleaved-1f1b'; bubbleFraction: number; layersPerStage?: number[] };
+  /**
+   * layersPerStage: model layers per stage for per-layer pipelines; for block stacks (search.method 'parallel3d'),
+   * repeated blocks (transformer layers) per stage, embedding and head not counted. virtualStages: interleaved chunks per stage.
+   */
+  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe' | 'interleaved-1f1b'; bubbleFraction: number; layersPerStage?: number[]; virtualStages?: number };
   /** Precision, ZeRO, recompute, micro-batching and the DP×TP×PP×CP degrees of this plan. */
   setup?: TrainingSetup;
 }
@@ -184,7 +188,8 @@ export interface ClusterSummary {
 }
 
 export interface SearchInfo {
-  method: 'chain-dp' | 'dag-dp' | 'local-search' | 'brute-force';
+  /** 'parallel3d': the DP×TP×PP×CP(×EP) search over a stack of repeated blocks (transformers); the others search per layer. */
+  method: 'chain-dp' | 'dag-dp' | 'local-search' | 'brute-force' | 'parallel3d';
   exact: boolean;
   /** For local search: the bound that stopped it (iterations or ms) and the gap it can prove. */
   bound?: string;

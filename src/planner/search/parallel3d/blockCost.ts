@@ -1,0 +1,148 @@
+/**
+ * What one group of layers (a transformer block, or the embedding/head layers
+ * around the stack) costs on one GPU for one micro-batch, under tensor
+ * parallel tp (Megatron: attention heads and Linear features split, one
+ * all-reduce per residual branch per pass), sequence parallel (norms,
+ * dropouts and residual adds split along the sequence too; the all-reduce
+ * becomes an all-gather plus a reduce-scatter of equal volume), context
+ * parallel cp (ring attention: tokens split cp ways, K/V passed around the
+ * ring) and expert parallel ep. Compute comes from the shared roofline
+ * (cost/compute.ts) at the training precision.
+ */
+import type { AnalyzedLayer } from '../../../core/ir';
+import { product } from '../../../core/ir';
+import type { Precision } from '../../../protocol/plan';
+import type { GpuSpec } from '../../cluster/spec';
+import { analyticalTimes } from '../../cost/compute';
+import { allGatherMs, allReduceMs, allToAllMs, p2pMs, activationBytes, type Link } from './adapters';
+import { isAttention, type BlockShape } from './blocks';
+
+export interface GroupCost {
+  /** Compute per micro-batch, ms (no communication). */
+  forwardMs: number;
+  backwardMs: number;
+  /** Extra forward work in backward under selective (attention core) and full (whole block) recompute, ms. */
+  recomputeSelectiveMs: number;
+  recomputeFullMs: number;
+  /** Tensor-parallel collectives per micro-batch (forward, backward), ms; not overlapped (Megatron-LM). */
+  tpForwardMs: number;
+  tpBackwardMs: number;
+  tpBytes: number;
+  /** Ring-attention KV exchange left exposed after overlapping attention compute, ms. */
+  cpForwardMs: number;
+  cpBackwardMs: number;
+  /** Expert-parallel all-to-alls (dispatch and combine) per micro-batch, ms. */
+  epMs: number;
+  /** Parameters held per GPU (tensor- and expert-parallel shares). */
+  params: number;
+  /** Activation bytes kept for backward per micro-batch under each recompute mode. */
+  savedNone: number;
+  savedSelective: number;
+  savedFull: number;
+}
+
+export interface Degrees {
+  tp: number;
+  cp: number;
+  ep: number;
+  sp: boolean;
+  mb: number;
+}
+
+export interface CostEnv {
+  gpu: GpuSpec;
+  precision: Precision;
+  /** Bytes per element the model was analysed at (workloads are in those bytes). */
+  modelDtypeBytes: number;
+  shape: BlockShape;
+  tpLink: Link;
+  cpLink: Link;
+  epLink: Link;
+}
+
+const TENSOR_OPS = new Set(['linear', 'mha', 'sdpa', 'matmul', 'embedding']);
+
+/** Fraction of the attention op's work and saved bytes that is the score matrix (h·T·T), which selective recompute drops. */
+function scoreBytes(l: AnalyzedLayer, elementBytes: number): number {
+  if (!isAttention(l)) return 0;
+  const q = l.inputShapes[0] ?? [];
+  if (q.length < 2) return 0;
+  const t = q[q.length - 2];
+  const lead = l.op === 'sdpa' ? product(q.slice(0, -2)) : Number((l.attrs as Record<string, unknown>).numHeads) || 1;
+  return lead * t * t * elementBytes;
+}
+
+function attentionCoreShare(l: AnalyzedLayer): number {
+  if (l.op === 'sdpa') return 1;
+  if (l.op !== 'mha') return 0;
+  const q = l.inputShapes[0] ?? [];
+  const t = q[q.length - 2] ?? 1;
+  const e = q[q.length - 1] ?? 1;
+  // Two T×T×E products against the layer's forward FLOPs (projections included).
+  return Math.min(1, (4 * t * t * e) / Math.max(1, l.workload.forwardFlops));
+}
+
+function experts(l: AnalyzedLayer): number {
+  return Number((l.attrs as Record<string, unknown>).numExperts) || 0;
+}
+
+export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: CostEnv, isBlock: boolean): GroupCost {
+  const { tp, cp, ep, sp, mb } = deg;
+  const bytes = activationBytes(env.precision);
+  const scale = bytes / env.modelDtypeBytes;
+  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
+  let attentionFwd = 0;
+  let attentionBwd = 0;
+  for (const l of layers) {
+    const tensor = TENSOR_OPS.has(l.op);
+    const out = l.outputShape ?? [];
+    // Ops on the residual stream (hidden-wide) are replicated across the tensor group unless sequence parallel splits them.
+    const onResidual = !tensor && out.length > 0 && out[out.length - 1] === env.shape.hidden;
+    const tpShare = tensor || !onResidual || sp ? tp : 1;
+    const e = experts(l);
+    const expertShare = e > 0 ? ep : 1;
+    const share = 1 / (tpShare * cp);
+    const paramShare = (tensor ? 1 / tp : 1) / expertShare;
+    const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes, env.precision);
+    c.forwardMs += t.forwardMs;
+    c.backwardMs += t.backwardMs;
+    c.recomputeFullMs += t.forwardMs;
+    c.recomputeSelectiveMs += t.forwardMs * attentionCoreShare(l);
+    if (isAttention(l)) {
+      attentionFwd += t.forwardMs;
+      attentionBwd += t.backwardMs;
+    }
+    c.params += l.workload.params * paramShare;
+    const saved = l.workload.savedActivationBytes * scale * mb * share;
+    c.savedNone += saved;
+    c.savedSelective += Math.max(0, saved - scoreBytes(l, bytes) * mb * share);
+    if (e > 0 && ep > 1) {
+      // Dispatch and combine, forward and backward: four all-to-alls of the micro-batch's tokens.
+      const tokens = (mb * env.shape.seq * env.shape.hidden * bytes) / (cp * (sp ? tp : 1));
+      c.epMs += 4 * allToAllMs(tokens, ep, env.epLink);
+    }
+  }
+  if (!isBlock) {
+    c.recomputeFullMs = 0;
+    c.recomputeSelectiveMs = 0;
+    c.savedSelective = c.savedFull = c.savedNone;
+  } else {
+    // Full recompute keeps only each block's input (split by sequence parallel and context parallel).
+    c.savedFull = (mb * env.shape.seq * env.shape.hidden * bytes) / (cp * (sp ? tp : 1));
+  }
+  if (tp > 1 && isBlock) {
+    const residualBytes = (mb * env.shape.seq * env.shape.hidden * bytes) / cp;
+    const one = sp ? 2 * allGatherMs(residualBytes, tp, env.tpLink) : allReduceMs(residualBytes, tp, env.tpLink);
+    c.tpForwardMs = env.shape.residualBranches * one;
+    c.tpBackwardMs = env.shape.residualBranches * one;
+    c.tpBytes = env.shape.residualBranches * residualBytes;
+  }
+  if (cp > 1 && isBlock) {
+    // Ring attention (Liu et al., 2023): cp−1 steps, each passing the local K and V; backward passes dK/dV too.
+    const kv = (2 * mb * (env.shape.seq / cp) * (env.shape.hidden / tp) * bytes);
+    const attentions = layers.filter(isAttention).length;
+    c.cpForwardMs = Math.max(0, attentions * (cp - 1) * p2pMs(kv, env.cpLink) - attentionFwd);
+    c.cpBackwardMs = Math.max(0, attentions * (cp - 1) * p2pMs(2 * kv, env.cpLink) - attentionBwd);
+  }
+  return c;
+}

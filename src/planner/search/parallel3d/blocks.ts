@@ -1,0 +1,161 @@
+/**
+ * Finds the repeated block of a model (a transformer's layer, stacked L times):
+ * the longest run of consecutive, identical layer groups, where "identical"
+ * means equal workload signatures (the fields of src/core/signature.ts). The 3D search solves that block once
+ * and multiplies; layers before it (embeddings) go to the first pipeline
+ * stage, layers after it (final norm, head) to the last.
+ */
+import type { AnalyzedLayer, AnalyzedModel } from '../../../core/ir';
+import { product } from '../../../core/ir';
+
+export interface BlockStructure {
+  /** Index of the first layer of the first block. */
+  start: number;
+  /** Layers per block. */
+  period: number;
+  /** Blocks in the stack. */
+  repeats: number;
+  /** The first block's layers (its twins cost the same). */
+  block: AnalyzedLayer[];
+  /** Layers before the stack (first stage) and after it (last stage). */
+  prefix: AnalyzedLayer[];
+  suffix: AnalyzedLayer[];
+  /** Share of the model's forward FLOPs inside the stack. */
+  flopsCovered: number;
+}
+
+/** What tensor/context/expert parallelism may split in a block. */
+export interface BlockShape {
+  /** Attention heads (0 when the block has no attention). */
+  heads: number;
+  /** Feature width of the residual stream (the block's input). */
+  hidden: number;
+  /** Tokens per sample (the block input's time dim). */
+  seq: number;
+  /** Every Linear's in/out features: tensor parallel must divide them. */
+  linearDims: number[];
+  /** Residual branches (attention, MLP): one tensor-parallel all-reduce each per pass (Megatron). */
+  residualBranches: number;
+  /** Experts per MoE layer when the frontend reports them (attrs.numExperts); 0 otherwise. */
+  experts: number;
+}
+
+/**
+ * Signature ids per layer. Wiring is left out on purpose: the first block of a
+ * stack often reads the embedding through a different edge (a skip from the
+ * input rather than from the previous block) while running the same kernels.
+ */
+function layerKeys(model: AnalyzedModel): number[] {
+  const ids = new Map<string, number>();
+  return model.layers.map((l) => {
+    // layerSignature's fields (op, attrs, input shapes) without its key sorting: attrs of one model come from one
+    // frontend pass in one key order, and plain JSON is several times cheaper on thousands of layers.
+    const key = `${l.op}|${JSON.stringify(l.attrs ?? {})}|${(l.inputShapes ?? []).map((x) => x.join('x')).join(',')}`;
+    let id = ids.get(key);
+    if (id === undefined) ids.set(key, (id = ids.size));
+    return id;
+  });
+}
+
+/**
+ * Periods worth trying: the distances from each layer to the next and the
+ * second-next layer with the same signature (a block's period is one of them
+ * unless every layer in it occurs three or more times per block).
+ */
+function candidatePeriods(keys: number[]): number[] {
+  const seen = new Map<number, number[]>();
+  const out = new Set<number>();
+  keys.forEach((k, i) => {
+    const at = seen.get(k) ?? [];
+    if (at.length >= 1) out.add(i - at[at.length - 1]);
+    if (at.length >= 2) out.add(i - at[at.length - 2]);
+    at.push(i);
+    seen.set(k, at);
+  });
+  return [...out].filter((p) => p <= keys.length / 2).sort((a, b) => a - b);
+}
+
+/**
+ * The (start, period, repeats) covering the most layers with at least two
+ * repeats: one linear scan per candidate period.
+ */
+export function findBlocks(model: AnalyzedModel): BlockStructure | undefined {
+  const keys = layerKeys(model);
+  const L = keys.length;
+  let best: { start: number; period: number; repeats: number } | undefined;
+  for (const period of candidatePeriods(keys)) {
+    let run = 0;
+    for (let i = 0; i + period <= L; i++) {
+      const same = i + period < L && keys[i] === keys[i + period];
+      if (same) {
+        run++;
+        continue;
+      }
+      // keys[i-run .. i+period) is periodic: floor((run+period)/period) repeats starting at i-run.
+      const repeats = Math.floor((run + period) / period);
+      const covered = repeats * period;
+      if (repeats >= 2 && (!best || covered > best.repeats * best.period || (covered === best.repeats * best.period && period < best.period))) {
+        best = { start: i - run, period, repeats };
+      }
+      run = 0;
+    }
+  }
+  if (!best) return undefined;
+  // A block must do real work: a run of identical activations is not a transformer layer.
+  const block = model.layers.slice(best.start, best.start + best.period);
+  if (!block.some((l) => l.workload.params > 0)) return undefined;
+  const end = best.start + best.period * best.repeats;
+  let total = 0;
+  let inside = 0;
+  model.layers.forEach((l, i) => {
+    total += l.workload.forwardFlops;
+    if (i >= best!.start && i < end) inside += l.workload.forwardFlops;
+  });
+  return { ...best, block, prefix: model.layers.slice(0, best.start), suffix: model.layers.slice(end), flopsCovered: total > 0 ? inside / total : 0 };
+}
+
+export function isAttention(l: AnalyzedLayer): boolean {
+  return l.op === 'mha' || l.op === 'sdpa';
+}
+
+function headsOf(l: AnalyzedLayer): number {
+  const attrs = l.attrs as Record<string, unknown>;
+  if (l.op === 'mha') return Number(attrs.numHeads) || 1;
+  // sdpa on (heads, T, d): the heads are the leading dims.
+  const q = l.inputShapes[0] ?? [];
+  return q.length > 2 ? product(q.slice(0, -2)) : 1;
+}
+
+export function blockShape(s: BlockStructure): BlockShape {
+  const first = s.block[0];
+  const input = first.inputShapes[0] ?? first.outputShape ?? [];
+  const attention = s.block.filter(isAttention);
+  const linearDims: number[] = [];
+  for (const l of s.block) {
+    if (l.op !== 'linear') continue;
+    const a = l.attrs as Record<string, unknown>;
+    for (const v of [a.inFeatures, a.outFeatures]) if (typeof v === 'number') linearDims.push(v);
+  }
+  let experts = 0;
+  for (const l of s.block) experts = Math.max(experts, Number((l.attrs as Record<string, unknown>).numExperts) || 0);
+  return {
+    heads: attention.length > 0 ? Math.min(...attention.map(headsOf)) : 0,
+    hidden: input.length > 0 ? input[input.length - 1] : 1,
+    seq: input.length >= 2 ? input[input.length - 2] : 1,
+    linearDims,
+    residualBranches: Math.max(1, s.block.filter((l) => l.op === 'add').length),
+    experts,
+  };
+}
+
+/**
+ * Structure decides the search: a stack of at least two identical blocks with
+ * attention, holding most of the compute, is a transformer the 3D search
+ * solves block by block; everything else (CNNs, small MLPs) keeps the
+ * per-layer search.
+ */
+export function repeatedTransformer(model: AnalyzedModel): BlockStructure | undefined {
+  const s = findBlocks(model);
+  if (!s || !s.block.some(isAttention) || s.flopsCovered < 0.5) return undefined;
+  return s;
+}

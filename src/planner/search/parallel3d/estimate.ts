@@ -1,0 +1,215 @@
+/**
+ * The closed-form cost of one 3D configuration: memory per GPU on its fullest
+ * pipeline stage (checked first, so configurations that cannot fit are never
+ * timed) and step time from the pipeline formula
+ *   T = M·max_s w_s + (Σ_s w_s − max_s w_s) / v
+ * (w_s: one micro-batch through stage s; with equal stages this is
+ * (M + (p−1)/v)·w, the interleaved-1F1B bubble (p−1)/(v·M) of Narayanan et
+ * al., SC'21), plus the data-parallel gradient sync the last backward cannot
+ * hide and the optimizer step. The simulator replays the winner event by event.
+ */
+import type { MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
+import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
+import { updateMs } from '../../cost/compute';
+import { CONTEXT_BYTES, optimizerStateCopies } from '../../memory/index';
+import { activationBytes, allGatherMs, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
+import type { BlockShape, BlockStructure } from './blocks';
+import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
+
+export interface Config3D {
+  n: number;
+  dp: number;
+  tp: number;
+  pp: number;
+  cp: number;
+  ep: number;
+  /** Virtual stages (model chunks) per pipeline stage; 1 is plain 1F1B. */
+  v: number;
+  sp: boolean;
+  /** Samples per micro-batch per replica. */
+  mb: number;
+  /** Micro-batches per step per replica (gradient accumulation steps). */
+  microBatches: number;
+  zero: ZeroStage;
+  recompute: RecomputeMode;
+  /** Blocks per pipeline stage. */
+  blocksPerStage: number[];
+}
+
+export interface EstimateContext {
+  structure: BlockStructure;
+  shape: BlockShape;
+  cluster: ClusterSpec;
+  gpu: GpuSpec;
+  gpusPerNode: number;
+  precision: Precision;
+  optimizer: OptimizerKind;
+  modelDtypeBytes: number;
+  /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
+  usableBytes: number;
+  deviceBytes: number;
+  cache: Map<string, { block: GroupCost; prefix: GroupCost; suffix: GroupCost }>;
+}
+
+export interface StageTimes {
+  /** One micro-batch through the stage (all its chunks): forward, backward (incl. recompute) and communication, ms. */
+  forwardMs: number;
+  backwardMs: number;
+  recomputeMs: number;
+  tpMs: number;
+  p2pMs: number;
+  params: number;
+}
+
+export interface Estimate {
+  stepMs: number;
+  pipelineMs: number;
+  gradSyncMs: number;
+  updateMs: number;
+  memory: MemoryBreakdown;
+  fits: boolean;
+  /** The representative stages (first, a middle one, last) in that order. */
+  stages: StageTimes[];
+}
+
+export interface Links {
+  tp: Link;
+  cp: Link;
+  dp: Link;
+  pp: Link;
+  ep: Link;
+}
+
+export function linksFor(ctx: EstimateContext, c: Pick<Config3D, 'tp' | 'cp' | 'dp' | 'ep'>): Links {
+  const g = ctx.gpusPerNode;
+  return {
+    tp: groupLink(ctx.cluster, g, c.tp, 1),
+    cp: groupLink(ctx.cluster, g, c.cp, c.tp),
+    // Gradients are synchronised over data × context ranks (Megatron folds CP into the gradient group).
+    dp: groupLink(ctx.cluster, g, c.dp * c.cp, c.tp),
+    pp: groupLink(ctx.cluster, g, 2, c.tp * c.cp * c.dp),
+    ep: groupLink(ctx.cluster, g, c.ep, c.tp * c.cp),
+  };
+}
+
+export function costsFor(ctx: EstimateContext, deg: Degrees, links: Links): { block: GroupCost; prefix: GroupCost; suffix: GroupCost } {
+  const key = `${deg.tp}/${deg.cp}/${deg.ep}/${deg.sp ? 1 : 0}/${deg.mb}/${links.tp.lane}/${links.cp.lane}/${links.ep.lane}`;
+  const hit = ctx.cache.get(key);
+  if (hit) return hit;
+  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep };
+  const r = { block: groupCost(ctx.structure.block, deg, env, true), prefix: groupCost(ctx.structure.prefix, deg, env, false), suffix: groupCost(ctx.structure.suffix, deg, env, false) };
+  ctx.cache.set(key, r);
+  return r;
+}
+
+function savedPerBlock(b: GroupCost, r: RecomputeMode): number {
+  return r === 'full' ? b.savedFull : r === 'selective' ? b.savedSelective : b.savedNone;
+}
+
+/**
+ * The stages that differ: the first (embedding, most micro-batches in flight),
+ * the second standing for every middle stage (same blocks, fewer in flight than
+ * the first) and the last (head). Costing these three keeps a 128-stage
+ * pipeline as cheap to estimate as a 3-stage one.
+ */
+export function representativeStages(pp: number): Array<{ s: number; count: number }> {
+  if (pp === 1) return [{ s: 0, count: 1 }];
+  if (pp === 2) return [{ s: 0, count: 1 }, { s: 1, count: 1 }];
+  return [{ s: 0, count: 1 }, { s: 1, count: pp - 2 }, { s: pp - 1, count: 1 }];
+}
+
+/** Memory on the fullest stage. 1F1B keeps pp − s micro-batches in flight on stage s; interleaving adds (p−1)/(p·v) (Korthikanti et al., 2022, §4.2.3). */
+export function memoryOf(ctx: EstimateContext, c: Config3D, costs: { block: GroupCost; prefix: GroupCost; suffix: GroupCost }): MemoryBreakdown {
+  const { block, prefix, suffix } = costs;
+  const shards = c.dp * c.cp;
+  const last = c.pp - 1;
+  let worst: MemoryBreakdown | undefined;
+  const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
+  for (const { s } of representativeStages(c.pp)) {
+    const blocks = c.blocksPerStage[s];
+    const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
+    const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards);
+    const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
+    const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
+    // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
+    // and under full recompute the block whose activations are rebuilt for the backward in progress.
+    const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * activationBytes(ctx.precision) : 0;
+    const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
+    const total = state.weights + state.gradients + state.optimizer + acts + workspace;
+    if (!worst || total > worst.total) worst = { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
+  }
+  return worst!;
+}
+
+/** Times of one micro-batch through stage s, given the block costs. */
+export function stageTime(ctx: EstimateContext, c: Config3D, costs: { block: GroupCost; prefix: GroupCost; suffix: GroupCost }, links: Links, s: number): StageTimes {
+  const { block, prefix, suffix } = costs;
+  const recompute = c.recompute === 'full' ? block.recomputeFullMs + block.tpForwardMs : c.recompute === 'selective' ? block.recomputeSelectiveMs : 0;
+  const bytes = activationBytes(ctx.precision);
+  // Megatron's scatter/gather optimisation sends 1/tp of the boundary activation and all-gathers it on the receiving side over NVLink.
+  const boundary = (c.mb * ctx.shape.seq * ctx.shape.hidden * bytes) / (c.cp * c.tp);
+  const hop = c.pp > 1 ? p2pMs(boundary, links.pp) : 0;
+  const k = c.blocksPerStage[s];
+  const first = s === 0;
+  const lastStage = s === c.pp - 1;
+  const f = k * (block.forwardMs + block.cpForwardMs + block.epMs / 2) + (first ? prefix.forwardMs : 0) + (lastStage ? suffix.forwardMs : 0);
+  const b = k * (block.backwardMs + block.cpBackwardMs + block.epMs / 2) + (first ? prefix.backwardMs : 0) + (lastStage ? suffix.backwardMs : 0);
+  const params = k * block.params + (first ? prefix.params : 0) + (lastStage ? suffix.params : 0);
+  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params };
+}
+
+export function workOf(s: StageTimes): number {
+  return s.forwardMs + s.backwardMs + s.recomputeMs + s.tpMs + s.p2pMs;
+}
+
+/**
+ * Gradient sync after the last micro-batch: an all-reduce (ZeRO 0) or a
+ * reduce-scatter of gradients plus an all-gather of updated weights (ZeRO ≥ 1,
+ * the same ring volume, Rajbhandari et al. §5), over the data × context ranks.
+ * Buckets overlap the last micro-batch's backward (PyTorch DDP, Li et al.,
+ * VLDB 2020); accumulation steps before it do not sync.
+ */
+export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; zero3Ms: number } {
+  const p = c.dp * c.cp;
+  const bytes = stage.params * activationBytes(ctx.precision);
+  const totalMs = c.zero >= 1 ? 2 * allGatherMs(bytes, p, links.dp) : allReduceMs(bytes, p, links.dp);
+  const exposedMs = Math.max(0, totalMs - stage.backwardMs);
+  // ZeRO-3 all-gathers weights for every forward and backward of every micro-batch; prefetch hides it behind compute.
+  const perMicro = c.zero >= 3 ? Math.max(0, 2 * allGatherMs(bytes, p, links.dp) - (stage.forwardMs + stage.backwardMs)) : 0;
+  return { totalMs, exposedMs, zero3Ms: perMicro * c.microBatches };
+}
+
+export type Costs = { block: GroupCost; prefix: GroupCost; suffix: GroupCost };
+
+export function estimate(ctx: EstimateContext, c: Config3D, pruneByMemory = true): Estimate {
+  const links = linksFor(ctx, c);
+  return estimateWith(ctx, c, costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, links), links, pruneByMemory);
+}
+
+/** estimate() with the links and block costs already looked up (the search's inner loop). */
+export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, links: Links, pruneByMemory: boolean): Estimate {
+  const memory = memoryOf(ctx, c, costs);
+  const fits = memory.total <= ctx.usableBytes;
+  // Pruned: memory only, never timed.
+  if (!fits && pruneByMemory) return { stepMs: Infinity, pipelineMs: Infinity, gradSyncMs: 0, updateMs: 0, memory, fits, stages: [] };
+  const stages: StageTimes[] = [];
+  let max = 0;
+  let sum = 0;
+  let maxStage: StageTimes | undefined;
+  for (const { s, count } of representativeStages(c.pp)) {
+    const st = stageTime(ctx, c, costs, links, s);
+    stages.push(st);
+    const w = workOf(st);
+    sum += w * count;
+    if (!maxStage || w > max) {
+      max = w;
+      maxStage = st;
+    }
+  }
+  const pipelineMs = c.microBatches * max + (sum - max) / c.v;
+  const sync = gradSync(ctx, c, maxStage!, links);
+  const shards = c.zero >= 1 ? c.dp * c.cp : 1;
+  const upd = updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
+  const stepMs = pipelineMs + sync.exposedMs + sync.zero3Ms + upd;
+  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.zero3Ms, updateMs: upd, memory, fits, stages };
+}

@@ -1,0 +1,238 @@
+/**
+ * Plans a block-stack model (a transformer) with the 3D search: validates the
+ * pins, picks the GPU counts worth searching, searches each, simulates the
+ * best few at the chosen count and builds the same PlanReport the per-layer
+ * planner does (scaling curve, baselines, timeline, setup, pipeline).
+ */
+import type { AnalyzedModel } from '../../../core/ir';
+import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, Precision, ScalingPoint } from '../../../protocol/plan';
+import type { ClusterSpec } from '../../cluster/spec';
+import { FRAGMENTATION_FRACTION } from '../../memory/index';
+import { activationBytes, p2pMs, peakTflops } from './adapters';
+import { blockShape, type BlockStructure } from './blocks';
+import { costsFor, estimate, gradSync, linksFor, stageTime, type EstimateContext } from './estimate';
+import { layerPlans3d, describe3d, fitsThrough } from './report';
+import { replay, type ReplayResult } from './schedule';
+import { configsOn, search3dSteps, type Scored } from './search';
+import { candidateCounts, fullyPinnedCount, pinProblem, type SpaceContext } from './space';
+
+export interface Plan3DInput {
+  model: AnalyzedModel;
+  structure: BlockStructure;
+  cluster: ClusterSpec;
+  options: PlanOptions;
+  diagnostics: PlanDiagnostic[];
+  clusterInfo: InfeasiblePlan['cluster'];
+  started: number;
+}
+
+/** Why the 3D search cannot model this cluster (it assumes identical GPUs and equal nodes), or undefined. */
+export function clusterProblem(cluster: ClusterSpec): string | undefined {
+  const g = cluster.gpus[0];
+  if (cluster.gpus.some((x) => x.name !== g.name || x.tflops !== g.tflops || x.memoryGB !== g.memoryGB)) return 'the cluster mixes GPU models';
+  if (cluster.gpus.length % cluster.nodes !== 0) return 'nodes hold different numbers of GPUs';
+  const per = cluster.gpus.length / cluster.nodes;
+  if (cluster.gpus.some((x, i) => x.node !== Math.floor(i / per))) return 'nodes hold different numbers of GPUs';
+  return undefined;
+}
+
+/**
+ * Idle share of the pipeline: bubble (p−1)/v of a micro-batch's time against M
+ * micro-batches of work, i.e. Narayanan et al.'s (p−1)/(v·m) as a fraction of
+ * the whole pipeline time; (p−1)/(m+p−1) for plain 1F1B.
+ */
+export function bubbleFraction(p: number, v: number, m: number): number {
+  return (p - 1) / (v * m + p - 1);
+}
+
+const sps = (batch: number, ms: number) => (ms > 0 && Number.isFinite(ms) ? (batch * 1000) / ms : 0);
+
+/** The degree space and the cost context of a model on a cluster (shared by the planner, tests and benches). */
+export function searchContext(model: AnalyzedModel, structure: BlockStructure, cluster: ClusterSpec, options: PlanOptions): { space: SpaceContext; ctx: EstimateContext; peak: { tflops: number; fallback: boolean } } {
+  const shape = blockShape(structure);
+  const gpusPerNode = cluster.gpus.length / cluster.nodes;
+  const space: SpaceContext = { structure, shape, batch: options.batch, gpusPerNode, clusterGpus: cluster.gpus.length, pins: options.pins ?? {}, mode: options.strategies, ...(options.microBatches ? { microBatches: options.microBatches } : {}) };
+  const gpu = cluster.gpus[0];
+  const precision: Precision = options.precision ?? 'fp32';
+  const peak = peakTflops(gpu, precision);
+  const deviceBytes = gpu.memoryGB * 1e9;
+  const ctx: EstimateContext = {
+    structure,
+    shape,
+    cluster,
+    gpu,
+    gpusPerNode,
+    precision,
+    optimizer: options.optimizer,
+    modelDtypeBytes: model.dtypeBytes,
+    usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
+    deviceBytes,
+    cache: new Map(),
+  };
+  return { space, ctx, peak };
+}
+
+export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | void, PlanOutcome, void> {
+  const { model, structure, cluster, options, diagnostics, clusterInfo } = input;
+  const batch = options.batch;
+  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
+  const pins = options.pins ?? {};
+  const { space, ctx, peak } = searchContext(model, structure, cluster, options);
+  const { gpusPerNode } = space;
+  const gpu = cluster.gpus[0];
+  const precision = ctx.precision;
+  const problem = pinProblem(space);
+  if (problem) return fail(problem);
+  yield;
+  if (peak.fallback) diagnostics.push({ severity: 'warning', message: `the cluster spec has no ${precision} peak for ${gpu.name}; compute is costed at its fp32 peak (${gpu.tflops} TFLOP/s), bytes at ${precision}` });
+  for (const [key, v] of Object.entries(pins)) {
+    if (key === 'hybridShard' || key === 'cpuOffload') diagnostics.push({ severity: 'warning', message: `pin ${key}=${v} is not modelled by the block search; the plan ignores it` });
+  }
+  const N = Math.min(cluster.gpus.length, options.maxGpus ?? Infinity);
+  const pinnedCount = fullyPinnedCount(pins);
+  let counts: number[];
+  if (pinnedCount !== undefined) {
+    if (options.gpus !== undefined && pinnedCount !== options.gpus) return fail(`dp × tp × pp × cp = ${pins.dataParallel} × ${pins.tensorParallel} × ${pins.pipelineStages} × ${pins.contextParallel} = ${pinnedCount}, not the ${options.gpus} GPUs of --gpus`);
+    counts = [pinnedCount];
+  } else {
+    const unit = [pins.dataParallel, pins.tensorParallel, pins.pipelineStages, pins.contextParallel].reduce<number>((a, b) => a * (b ?? 1), 1);
+    counts = candidateCounts(N, gpusPerNode, unit);
+    if (options.gpus !== undefined) {
+      if (options.gpus % unit !== 0) return fail(`the pinned degrees need a multiple of ${unit} GPUs, not --gpus ${options.gpus}`);
+      // The scaling curve around the forced count, plus the count itself.
+      counts = [...new Set([...counts.filter((n) => n <= options.gpus!), options.gpus])].sort((a, b) => a - b);
+    }
+    if (counts.length === 0) return fail(`the pinned degrees need a multiple of ${unit} GPUs; at most ${N} are available`);
+  }
+  const result = yield* search3dSteps(ctx, space, counts);
+  const scaling: ScalingPoint[] = result.counts.map((r) => {
+    const best = r.top[0];
+    return best
+      ? { gpus: r.n, feasible: true, samplesPerSec: sps(batch, best.est.stepMs), stepTimeMs: best.est.stepMs, energyJPerSample: 0, summary: describe3d(best.config) }
+      : { gpus: r.n, feasible: false, reason: r.reason ?? `no plan on ${r.n} GPUs`, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 };
+  });
+  const feasible = result.counts.filter((r) => r.top.length > 0);
+  const forced = options.gpus ?? pinnedCount;
+  let chosen = forced !== undefined ? result.counts.find((r) => r.n === forced) : undefined;
+  if (chosen && chosen.top.length === 0) return fail(chosen.reason ?? `no plan fits on ${chosen.n} GPUs`, scaling);
+  if (!chosen) {
+    if (feasible.length === 0) return fail(result.counts[result.counts.length - 1]?.reason ?? `nothing fits on up to ${N} GPUs`, scaling);
+    const best = Math.max(...feasible.map((r) => sps(batch, r.top[0].est.stepMs)));
+    const tol = options.objective === 'efficiency' ? (options.efficiencyTolerance ?? 0.05) : 0;
+    chosen = feasible.find((r) => sps(batch, r.top[0].est.stepMs) >= (1 - tol) * best)!;
+  }
+  // The simulator has the last word among the search's best few.
+  let winner: { scored: Scored; run: ReplayResult } | undefined;
+  for (const scored of chosen.top) {
+    const run = replayOf(ctx, scored, false);
+    yield;
+    if (!winner || run.stepMs < winner.run.stepMs) winner = { scored, run };
+  }
+  const scored = winner!.scored;
+  const run = replayOf(ctx, scored, true);
+  yield;
+  const c = scored.config;
+  const stepMs = run.stepMs;
+  let joules = 0;
+  run.busyMs.forEach((b) => (joules += ((c.n / c.pp) * (b * gpu.powerW + Math.max(0, stepMs - b) * gpu.idlePowerW)) / 1000));
+  const energyJPerSample = joules / batch;
+  const point = scaling.find((p) => p.gpus === c.n);
+  if (point) Object.assign(point, { stepTimeMs: stepMs, samplesPerSec: sps(batch, stepMs), energyJPerSample });
+  const flops = (model.totals.forwardFlops + model.totals.backwardFlops) * batch;
+  const mfu = stepMs > 0 ? flops / (stepMs / 1000) / (c.n * peak.tflops * 1e12) : 0;
+  if (run.commFolded) diagnostics.push({ severity: 'info', message: 'the timeline folds tensor-parallel and pipeline transfers into the compute bars to stay under 20,000 events' });
+  if (run.stagesShown.length < c.pp) diagnostics.push({ severity: 'info', message: `the timeline shows ${run.stagesShown.length} of ${c.pp} pipeline stages (every ${run.stagesShown[1] - run.stagesShown[0]}th and the last); the others run the same schedule` });
+  diagnostics.push({ severity: 'info', message: `planned as ${structure.repeats} repeated blocks of ${structure.period} layers (${(structure.flopsCovered * 100).toFixed(0)}% of the FLOPs), searched as data × tensor × pipeline × context parallel; the timeline replays one data-parallel replica` });
+  const through = fitsThrough(ctx, scored);
+  const baselineAt = function* (n: number, restrict: Partial<typeof pins>, why: string): Generator<void, BaselineResult, void> {
+    const sub: SpaceContext = { ...space, pins: { ...pins, ...restrict } };
+    let best: Scored | undefined;
+    let k = 0;
+    for (const cfg of configsOn(sub, n)) {
+      const est = estimate(ctx, cfg);
+      if (est.fits && (!best || est.stepMs < best.est.stepMs)) best = { config: cfg, est };
+      if (++k % 250 === 0) yield;
+    }
+    if (!best) return { gpus: n, feasible: false, reason: why, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 };
+    // Simulated like the plan, so plan and baselines compare on the same footing.
+    const ms = replayOf(ctx, best, false).stepMs;
+    return { gpus: n, feasible: true, samplesPerSec: sps(batch, ms), stepTimeMs: ms, energyJPerSample: 0 };
+  };
+  const singleGpu = yield* baselineAt(1, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: 1 }, `the model does not fit on one ${gpu.name}`);
+  const dataParallel = yield* baselineAt(N, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: undefined }, `pure data parallelism does not fit or divide batch ${batch} on ${N} GPUs`);
+  const layers = layerPlans3d(ctx, scored, model);
+  yield;
+  const report: PlanReport = {
+    feasible: true,
+    model: model.name,
+    batch,
+    objective: options.objective,
+    strategies: options.strategies,
+    optimizer: options.optimizer,
+    cluster: clusterInfo,
+    plan: {
+      gpus: c.n,
+      stepTimeMs: stepMs,
+      samplesPerSec: sps(batch, stepMs),
+      energyJPerSample,
+      memoryPerGpuBytes: new Array(c.n).fill(scored.est.memory.total),
+      layers,
+      ...(c.pp > 1
+        ? { pipeline: { stages: c.pp, microBatches: c.microBatches, schedule: c.v > 1 ? ('interleaved-1f1b' as const) : ('1f1b' as const), bubbleFraction: bubbleFraction(c.pp, c.v, c.microBatches), layersPerStage: c.blocksPerStage, virtualStages: c.v } }
+        : {}),
+      setup: {
+        precision,
+        precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'fp32: the planner default until the cluster spec carries per-precision peaks'),
+        zeroStage: c.zero,
+        hybridShard: false,
+        recompute: c.recompute,
+        cpuOffload: false,
+        microBatch: c.mb,
+        gradientAccumulation: c.microBatches,
+        dataParallel: c.dp,
+        tensorParallel: c.tp,
+        pipelineStages: c.pp,
+        virtualStages: c.v,
+        contextParallel: c.cp,
+        expertParallel: c.ep,
+        sequenceParallel: c.sp,
+        mfu,
+        memoryPerGpu: scored.est.memory,
+        ...(through ? { fitsThrough: through } : {}),
+      },
+    },
+    baselines: {
+      singleGpu,
+      dataParallel,
+      owt: { gpus: N, feasible: false, reason: 'OWT (data-parallel convolutions, model-parallel classifier) is a baseline for per-layer plans; this model is a stack of repeated blocks', samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 },
+    },
+    scaling,
+    timeline: run.events,
+    search: { method: 'parallel3d', exact: true, bound: `GPU counts ${counts.join(', ')}; ${result.prunedByMemory} of ${result.evaluated} configurations pruned by memory before timing`, configurationsEvaluated: result.evaluated, elapsedMs: Date.now() - input.started },
+    costSources: { analytical: model.layers.length },
+    diagnostics,
+  };
+  return report;
+}
+
+/** Event replay of one configuration: every stage timed, the schedule simulated. */
+export function replayOf(ctx: EstimateContext, scored: Scored, emit: boolean): ReplayResult {
+  const c = scored.config;
+  const links = linksFor(ctx, c);
+  const costs = costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, links);
+  const stages = Array.from({ length: c.pp }, (_, s) => stageTime(ctx, c, costs, links, s));
+  const hopBytes = (c.mb * ctx.shape.seq * ctx.shape.hidden * activationBytes(ctx.precision)) / (c.cp * c.tp);
+  const syncs = stages.map((st) => gradSync(ctx, c, st, links));
+  const maxParams = stages.reduce((a, st) => Math.max(a, st.params), 0);
+  return replay({
+    config: c,
+    stages,
+    hopMs: p2pMs(hopBytes, links.pp),
+    hopBytes,
+    links,
+    gradSyncMs: syncs.map((s) => s.totalMs),
+    zero3PerMicroMs: syncs.map((s) => s.zero3Ms / c.microBatches),
+    updateMs: stages.map((st) => (scored.est.updateMs * st.params) / Math.max(1, maxParams)),
+    gradBytes: stages.map((st) => st.params * activationBytes(ctx.precision)),
+  }, emit);
+}

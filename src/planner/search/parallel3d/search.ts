@@ -1,0 +1,121 @@
+/**
+ * The 3D search: for each candidate GPU count, every (tp, cp, pp, dp) the
+ * block stack admits, every micro-batch size, stage layout, interleaving
+ * depth, sequence-parallel flag, ZeRO stage and recompute mode, pinned ones
+ * fixed. Memory is checked before time, so configurations that cannot fit
+ * are never timed; the few best at each count are kept for the simulator.
+ */
+import type { ParallelPins, RecomputeMode, ZeroStage } from '../../../protocol/plan';
+import { estimateWith, costsFor, linksFor, type Config3D, type Estimate, type EstimateContext } from './estimate';
+import { degreeTuples, divisorsOf, microBatchSizes, stageLayouts, virtualStageCounts, type SpaceContext } from './space';
+
+export interface Scored {
+  config: Config3D;
+  est: Estimate;
+}
+
+export interface CountBest {
+  n: number;
+  /** The best few by estimated step time, best first. */
+  top: Scored[];
+  /** Why nothing fits at this count. */
+  reason?: string;
+}
+
+export interface Search3DResult {
+  counts: CountBest[];
+  evaluated: number;
+  prunedByMemory: number;
+}
+
+const KEEP = 3;
+/** Configurations estimated between two checkpoints (a few ms of work). */
+const CHECKPOINT_EVERY = 250;
+
+function insertTop(top: Scored[], s: Scored): void {
+  let i = top.length;
+  while (i > 0 && top[i - 1].est.stepMs > s.est.stepMs) i--;
+  if (i >= KEEP) return;
+  top.splice(i, 0, s);
+  if (top.length > KEEP) top.pop();
+}
+
+export function zeroStages(pins: ParallelPins, shards: number): ZeroStage[] {
+  if (pins.zeroStage !== undefined) return [pins.zeroStage];
+  return shards > 1 ? [0, 1, 2, 3] : [0];
+}
+
+export function recomputeModes(pins: ParallelPins): RecomputeMode[] {
+  return pins.recompute !== undefined ? [pins.recompute] : ['none', 'selective', 'full'];
+}
+
+export function expertDegrees(space: SpaceContext, dp: number, cp: number): number[] {
+  const pinned = space.pins.expertParallel;
+  if (space.shape.experts === 0) return [1];
+  if (pinned !== undefined) return (dp * cp) % pinned === 0 ? [pinned] : [];
+  return divisorsOf(space.shape.experts).filter((e) => (dp * cp) % e === 0);
+}
+
+/** Every configuration of the space on n GPUs (the brute-force order the search also follows). */
+export function* configsOn(space: SpaceContext, n: number): Generator<Config3D> {
+  const pins = space.pins;
+  for (const { tp, cp, pp, dp } of degreeTuples(space, n)) {
+    for (const ep of expertDegrees(space, dp, cp)) {
+      for (const mb of microBatchSizes(space, dp)) {
+        const microBatches = space.batch / dp / mb;
+        for (const layout of stageLayouts(space.structure.repeats, pp)) {
+          const even = layout.every((k) => k === layout[0]);
+          for (const v of virtualStageCounts(space, pp, microBatches)) {
+            if (v > 1 && !even) continue;
+            const sps = tp > 1 ? (pins.sequenceParallel !== undefined ? [pins.sequenceParallel] : [true, false]) : [false];
+            for (const sp of sps) {
+              for (const zero of zeroStages(pins, dp * cp)) {
+                for (const recompute of recomputeModes(pins)) {
+                  yield { n, dp, tp, pp, cp, ep, v, sp, mb, microBatches, zero, recompute, blocksPerStage: layout };
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts: number[]): Generator<[number, number] | void, Search3DResult, void> {
+  const out: CountBest[] = [];
+  let evaluated = 0;
+  let pruned = 0;
+  let sinceCheckpoint = 0;
+  let done = 0;
+  for (const n of counts) {
+    const top: Scored[] = [];
+    let smallest: Estimate | undefined;
+    let lastKey = '';
+    let costs: ReturnType<typeof costsFor> | undefined;
+    let links: ReturnType<typeof linksFor> | undefined;
+    for (const config of configsOn(space, n)) {
+      const key = `${config.tp}/${config.cp}/${config.dp}/${config.ep}/${config.sp ? 1 : 0}/${config.mb}`;
+      if (key !== lastKey) {
+        links = linksFor(ctx, config);
+        costs = costsFor(ctx, { tp: config.tp, cp: config.cp, ep: config.ep, sp: config.sp, mb: config.mb }, links);
+        lastKey = key;
+      }
+      evaluated++;
+      const est = estimateWith(ctx, config, costs!, links!, true);
+      if (est.fits) insertTop(top, { config, est });
+      else {
+        pruned++;
+        if (!smallest || est.memory.total < smallest.memory.total) smallest = est;
+      }
+      if (++sinceCheckpoint >= CHECKPOINT_EVERY) {
+        sinceCheckpoint = 0;
+        yield;
+      }
+    }
+    const reason = top.length > 0 ? undefined : smallest ? `nothing fits on ${n} GPUs: the smallest configuration needs ${(smallest.memory.total / 1e9).toFixed(1)} GB per GPU, more than the ${(ctx.usableBytes / 1e9).toFixed(1)} GB usable` : `no configuration of the block stack divides ${n} GPUs under the pins`;
+    out.push({ n, top, reason });
+    yield [++done, counts.length];
+  }
+  return { counts: out, evaluated, prunedByMemory: pruned };
+}
