@@ -13,7 +13,7 @@ export interface Completeness {
   opaqueLayers: number;
   /** Known layers whose shape and workload could not be inferred (bad attrs, or an unknown layer upstream). */
   unshapedLayers: number;
-  /** One line per distinct cause, for people (the diagnostics carry the ranges). */
+  /** One line per distinct cause (the flagged diagnostics' messages; the diagnostics carry the ranges). */
   reasons: string[];
 }
 
@@ -42,8 +42,6 @@ export function assessCompleteness(layers: readonly AnalyzedLayer[], diagnostics
   const opaqueLayers = layers.filter((l) => l.op === 'opaque').length;
   const unshapedLayers = layers.filter((l) => l.op !== 'opaque' && l.outputShape === undefined).length;
   const reasons: string[] = [];
-  if (opaqueLayers > 0) reasons.push(`${opaqueLayers} layer${opaqueLayers === 1 ? '' : 's'} opaque`);
-  if (unshapedLayers > 0) reasons.push(`${unshapedLayers} layer${unshapedLayers === 1 ? '' : 's'} without a shape`);
   const flagged = diagnostics.filter(marksIncomplete);
   for (const d of flagged) {
     if (reasons.length >= MAX_REASONS) break;
