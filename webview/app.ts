@@ -9,6 +9,7 @@ import { ControlsBar } from './controls';
 import { clear, el } from './dom';
 import { fmtBytes, fmtJoules, fmtMemoryBreakdown, fmtMs, fmtRate, fmtSetup } from './format';
 import type { Host } from './host';
+import { IncompleteBanner } from './incompleteBanner';
 import { ScalingView } from './scaling';
 import { watchTheme } from './theme';
 import { TimelineView } from './timeline';
@@ -22,6 +23,7 @@ export class App {
   private readonly subtitle = el('p', { class: 'subtitle' });
   private readonly stats = el('dl', { class: 'stats' });
   private readonly status = el('p', { class: 'status', role: 'status', 'aria-live': 'polite', id: 'wap-status' });
+  private readonly incomplete = new IncompleteBanner();
   private readonly diagnostics = el('ul', { class: 'diagnostics', 'aria-label': 'Planner diagnostics' });
   private readonly controls: ControlsBar;
   private readonly assignment: AssignmentView;
@@ -62,6 +64,7 @@ export class App {
     }
     root.append(
       el('header', { class: 'wap-header' }, el('div', { class: 'title-block' }, this.title, this.subtitle), headerTools),
+      this.incomplete.root,
       this.stats,
       this.controls.root,
       this.status,
@@ -93,6 +96,7 @@ export class App {
     this.outcome = outcome;
     this.title.textContent = outcome.model;
     this.controls.show(controls, maxGpus, outcome.feasible);
+    this.incomplete.update(outcome);
     this.showStats(outcome);
     clear(this.diagnostics);
     for (const d of outcome.diagnostics ?? []) {

@@ -5,7 +5,7 @@
  * mismatches), 2 usage or input error with a one-line message.
  */
 import { commands } from './commands/registry';
-import { CliError } from './cliError';
+import { CliError, cliErrorJson } from './cliError';
 
 const usage = `wap — workload-aware parallelizer
 
@@ -42,6 +42,11 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     // One line for expected input errors; a stack only for real bugs.
+    // Under --json stdout always carries a JSON object, with the file's diagnostics when there are any.
+    if (process.argv.includes('--json')) {
+      const asCli = err instanceof CliError ? err : new CliError(`internal error: ${err instanceof Error ? err.message : String(err)}`);
+      console.log(JSON.stringify(cliErrorJson(asCli), null, 2));
+    }
     if (err instanceof CliError) console.error(`wap: ${err.message}`);
     else console.error(`wap: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     process.exitCode = 2;

@@ -24,7 +24,7 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
   if (result.models.length === 0) {
     const firstError = result.diagnostics.find((d) => d.severity === 'error');
     const why = firstError ? `: ${firstError.line}:${firstError.column}: ${firstError.message}` : '';
-    throw new CliError(`no model found in '${file}'${why}`);
+    throw new CliError(`no model found in '${file}'${why}`, 2, { file, diagnostics: result.diagnostics });
   }
   return result;
 }

@@ -7,6 +7,7 @@ import { inferLayer, isInferError } from './catalogue/index';
 import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpec, LayerWorkload, ModelInput, ModelSpec, ModelTotals, Shape, SourceRange } from './ir';
 import { emptyWorkload, product } from './ir';
 import { assumeInput } from './inputDefaults';
+import { assessCompleteness } from './completeness';
 
 const DEFAULT_DTYPE_BYTES = 4;
 
@@ -34,7 +35,16 @@ function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnostics: Di
   let assumed = false;
   const inputs = declared.map((input, i) => {
     if (i === 0 && override) return { ...input, shape: override };
-    if (isShape(input.shape)) return { ...input, shape: input.shape };
+    if (isShape(input.shape)) {
+      if (typeof input.assumed === 'string') {
+        // A default the frontend chose (e.g. a Hugging Face config's max positions): said like any assumed input.
+        assumed = true;
+        diagnostics.push(
+          diag('info', 'assumed-input', `No input shape for ${spec.name} input '${input.id}': assumed ${showShape(input.shape)}, ${input.assumed}, without batch. Override with \`--input ${input.shape.join(',')}\`.`, spec.range),
+        );
+      }
+      return { ...input, shape: input.shape };
+    }
     const guess = assumeInput(spec);
     assumed = true;
     const flag = guess.shape.join(',');
@@ -93,17 +103,20 @@ function analyzeLayer(
     const code = result.error.startsWith('unknown op kind') ? 'unknown-layer' : 'shape-error';
     return { ...failed('warning', code, `${result.error} (input ${inputShapes.map(showShape).join(', ')})`), inputShapes };
   }
+  // Parameters the op itself does not own (nn.Parameter tensors such as a class token) are carried as attrs.extraParams.
+  const extra = typeof layer.attrs?.extraParams === 'number' && Number.isInteger(layer.attrs.extraParams) && layer.attrs.extraParams > 0 ? layer.attrs.extraParams : 0;
+  const params = result.params + extra;
   return {
     inputShapes,
     outputShape: result.outputShape,
     workload: {
-      params: result.params,
+      params,
       nonTrainable: result.nonTrainable,
       forwardFlops: result.forwardFlops,
       backwardFlops: result.backwardFlops,
       activationBytes: product(result.outputShape) * dtypeBytes,
       savedActivationBytes: result.savedActivationBytes ?? 0,
-      weightGradBytes: result.params * dtypeBytes,
+      weightGradBytes: params * dtypeBytes,
     },
   };
 }
@@ -183,5 +196,6 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
     totals: sumTotals(layers),
     dtypeBytes,
     diagnostics,
+    completeness: assessCompleteness(layers, diagnostics),
   };
 }

@@ -16,6 +16,8 @@
  *   → axis 1), and may be negative.
  */
 
+import type { Completeness } from './completeness';
+
 export type Shape = readonly number[];
 
 export type Framework = 'pytorch' | 'keras' | 'tfjs' | 'keras-json';
@@ -41,6 +43,8 @@ export interface Diagnostic {
   endColumn?: number;
   /** Stable machine-readable code, e.g. 'unknown-layer', 'parse-error', 'assumed-input'. */
   code?: string;
+  /** Set by a frontend when what it reports leaves the model incomplete (see core/completeness.ts for the codes that always do). */
+  incomplete?: boolean;
 }
 
 /** Attribute values a frontend can hand the catalogue after partial evaluation. */
@@ -107,6 +111,11 @@ export interface ModelInput {
   shape?: Shape;
   /** 'int' inputs are token ids (Embedding); 'float' is the default. */
   dtype?: 'float' | 'int';
+  /**
+   * Set when the shape is a default the frontend chose rather than one the code
+   * states, in words for the diagnostic ("the config's max_position_embeddings").
+   */
+  assumed?: string;
 }
 
 /** A model as a frontend read it. */
@@ -182,6 +191,8 @@ export interface AnalyzedModel {
   /** Bytes per element used for activations and gradients (4 = fp32). */
   dtypeBytes: number;
   diagnostics: Diagnostic[];
+  /** Whether parts of the model are known to be missing or guessed (see core/completeness.ts). */
+  completeness?: Completeness;
 }
 
 export interface AnalysisResult {

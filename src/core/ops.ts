@@ -12,6 +12,12 @@
  * - Channel counts the code does not state (Keras filters-only layers, LazyConv)
  *   are left undefined: the catalogue takes them from the input shape.
  * - Axes include the batch dimension, as in the framework (see ir.ts).
+ * - Any op may carry `extraParams: N`: trainable parameters the layer uses that
+ *   its op does not own (an nn.Parameter class token or position table added
+ *   in forward); analyzeModel adds them to the layer's params.
+ * - Mixture-of-experts layers carry `expert: {index, count}` (an expert's own
+ *   layers) or `moe: {experts, topK, role: 'router'|'dispatch'|'combine'}`;
+ *   the catalogue ignores both, the planner may place experts by them.
  */
 import type { OpKind } from './ir';
 

@@ -8,6 +8,7 @@ import type { AnalysisResult, AnalyzeOptions, Framework, FrontendResult } from '
 import { initPythonFrontend, parsePythonSource } from './python';
 import { parseScriptSource } from './typescript';
 import { parseTopologyJson } from './json';
+import { looksLikeHfConfig, parseHfConfigJson } from './huggingface/json';
 
 export type SourceKind = 'python' | 'script' | 'json';
 
@@ -32,7 +33,7 @@ export function parseSource(fileName: string, text: string): FrontendResult | un
     case 'script':
       return parseScriptSource(fileName, text);
     case 'json':
-      return parseTopologyJson(fileName, text);
+      return looksLikeHfConfig(text) ? parseHfConfigJson(fileName, text) : parseTopologyJson(fileName, text);
     default:
       return undefined;
   }

@@ -15,6 +15,7 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   if (!outcome.feasible) {
     lines.push(`${outcome.model} on ${outcome.cluster.name}, batch ${outcome.batch}: no feasible plan`);
     lines.push(`reason: ${outcome.reason}`);
+    if (outcome.incomplete) lines.push(`model ${outcome.incomplete.summary}`);
     if (scaling) lines.push(`samples/s by GPU count: ${scaling}`);
     return lines.join('\n');
   }
@@ -26,6 +27,7 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   lines.push(`chosen: ${p.gpus} of ${r.cluster.gpus} GPUs  step ${fmt(p.stepTimeMs, 2)} ms  ${fmt(p.samplesPerSec, 0)} samples/s  ${fmt(p.energyJPerSample, 3)} J/sample  peak ${fmt(Math.max(...p.memoryPerGpuBytes) / 1e9, 2)} GB/GPU`);
   lines.push(`speedup: ${vs(b.singleGpu.samplesPerSec)} vs 1 GPU, ${vs(b.dataParallel.samplesPerSec)} vs pure DP on ${b.dataParallel.gpus}, ${vs(b.owt.samplesPerSec)} vs OWT`);
   if (p.setup) lines.push(...setupLines(p.setup));
+  if (r.incomplete) lines.push(`model ${r.incomplete.summary} (${r.incomplete.reasons.slice(0, 3).join('; ')}): the plan covers only the layers WAP could read`);
   if (p.pipeline) lines.push(`pipeline: ${p.pipeline.stages} stages, ${p.pipeline.microBatches} micro-batches (${p.pipeline.schedule}), bubble ${fmt(p.pipeline.bubbleFraction * 100, 0)}%`);
   lines.push('');
   const header = ['layer', 'line', 'type', 'strategy', 'd×k', 'devices', 'fwd ms', 'bwd ms', 'allreduce ms', 'xfer ms', 'source'];

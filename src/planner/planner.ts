@@ -6,8 +6,9 @@
  * point can report progress, yield to the event loop every ~20 ms of work and
  * honour cancellation within one such slice.
  */
+import { describeIncomplete } from '../core/completeness';
 import type { AnalyzedModel } from '../core/ir';
-import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, ScalingPoint } from '../protocol/plan';
+import type { BaselineResult, IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, ScalingPoint } from '../protocol/plan';
 import type { ProfileFile } from '../protocol/profile';
 import type { ClusterSpec } from './cluster/spec';
 import { ProfileCosts, profileProblem } from './cost/profileCosts';
@@ -56,7 +57,9 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   const topo = new Topology(cluster);
   const batch = options.batch;
   const clusterInfo = clusterSummary(cluster);
-  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
+  const incomplete = incompleteInfo(model);
+  if (incomplete) diagnostics.push({ severity: 'warning', message: `${model.name} is ${incomplete.summary}; the plan covers only the layers WAP could read` });
+  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, ...(incomplete ? { incomplete } : {}), model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
   if (!(Number.isInteger(batch) && batch >= 1)) return fail(`batch must be a positive integer (got ${batch})`);
   if (model.layers.length === 0) return fail(`model '${model.name}' has no layers to plan`);
   let N = Math.min(topo.size, options.maxGpus ?? Infinity);
@@ -168,6 +171,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   for (const l of layers) costSources[l.costSource.kind] = (costSources[l.costSource.kind] ?? 0) + 1;
   const report: PlanReport = {
     feasible: true,
+    ...(incomplete ? { incomplete } : {}),
     model: model.name,
     batch,
     objective: options.objective,
@@ -248,4 +252,12 @@ export async function planModelAsync(model: AnalyzedModel, cluster: ClusterSpec,
     await new Promise<void>((resolve) => setImmediate(resolve));
     sliceStart = Date.now();
   }
+}
+
+/** The model's completeness as the plan report carries it; undefined for a model read in full. */
+function incompleteInfo(model: AnalyzedModel): IncompleteModelInfo | undefined {
+  const c = model.completeness;
+  const summary = describeIncomplete(c);
+  if (!c || !summary) return undefined;
+  return { summary, opaqueLayers: c.opaqueLayers, unshapedLayers: c.unshapedLayers, reasons: c.reasons };
 }

@@ -205,8 +205,22 @@ export interface PlanDiagnostic {
 }
 
 /** A successful plan. */
+/**
+ * The planned model is known to be incomplete (layers WAP could not map or
+ * shape, constructs it dropped or guessed): the plan covers only what was read.
+ */
+export interface IncompleteModelInfo {
+  /** "incomplete: 3 layers opaque" — what surfaces show. */
+  summary: string;
+  opaqueLayers: number;
+  unshapedLayers: number;
+  reasons: string[];
+}
+
 export interface PlanReport {
   feasible: true;
+  /** Set when the model is known to be incomplete; absent for a model read in full. */
+  incomplete?: IncompleteModelInfo;
   model: string;
   file?: string;
   batch: number;
@@ -227,6 +241,7 @@ export interface PlanReport {
 /** Nothing fits: the planner says why rather than throwing. */
 export interface InfeasiblePlan {
   feasible: false;
+  incomplete?: IncompleteModelInfo;
   model: string;
   batch: number;
   cluster: ClusterSummary;

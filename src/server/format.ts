@@ -1,5 +1,7 @@
 /** Human-readable numbers for hovers, CodeLenses and the status bar. */
 import type { LayerPlan, MemoryBreakdown, PlanOutcome, StrategyKind, TrainingSetup } from '../protocol/plan';
+import { describeIncomplete } from '../core/completeness';
+import type { AnalyzedModel } from '../core/ir';
 
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '?';
@@ -96,12 +98,20 @@ export function planStrategyWord(layers: readonly LayerPlan[], pipelined: boolea
 
 /** "4 GPUs · hybrid · 3.1× vs 1 GPU (predicted)", or why nothing fits. */
 export function planLensTitle(outcome: PlanOutcome): string {
-  if (!outcome.feasible) return `Does not fit: ${outcome.reason}`;
+  if (!outcome.feasible) return `Does not fit: ${outcome.reason}${outcome.incomplete ? ` · ⚠ ${outcome.incomplete.summary}` : ''}`;
   const gpus = outcome.plan.gpus;
   const word = planStrategyWord(outcome.plan.layers, (outcome.plan.pipeline?.stages ?? 1) > 1);
   const single = outcome.baselines.singleGpu;
   const speedup = single.feasible && single.samplesPerSec > 0 ? `${(outcome.plan.samplesPerSec / single.samplesPerSec).toFixed(1)}× vs 1 GPU` : '1 GPU does not fit';
-  return `${gpus} GPU${gpus === 1 ? '' : 's'} · ${word} · ${speedup} (predicted)`;
+  return `${gpus} GPU${gpus === 1 ? '' : 's'} · ${word} · ${speedup} (predicted)${outcome.incomplete ? ` · ⚠ ${outcome.incomplete.summary}` : ''}`;
+}
+
+/** The hover's Markdown warning for a model known to be incomplete (`esc` escapes text for Markdown); undefined when complete. */
+export function incompleteHoverLine(model: AnalyzedModel, esc: (text: string) => string): string | undefined {
+  const summary = describeIncomplete(model.completeness);
+  if (!summary) return undefined;
+  const why = model.completeness!.reasons[0];
+  return `⚠️ **${esc(summary)}** — params, FLOPs and the plan cover only what WAP could read${why ? `: ${esc(why)}` : ''}`;
 }
 
 /** "bf16 (from ds_config.json (bf16.enabled)) · DP 8 × TP 1 × PP 1 · ZeRO-2 · recompute selective · micro-batch 4 × 8 · MFU 41%". */

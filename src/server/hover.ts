@@ -6,7 +6,7 @@
 import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import type { LayerPlan, PlanReport } from '../protocol/plan';
 import { ClientCommands } from '../protocol/lsp';
-import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs, formatShape, memorySummary, planLensTitle, setupSummary } from './format';
+import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs, formatShape, memorySummary, incompleteHoverLine, planLensTitle, setupSummary } from './format';
 import type { DocLayerHit, ModelDocument, PlanEntry } from './modelDocs';
 
 /** The size a model-parallel split divides: out features, out channels or heads. */
@@ -52,6 +52,8 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
   const lines: string[] = [];
   lines.push(`**${esc(layer.name)}** · \`${esc(layer.type)}\` · model \`${esc(model.name)}\``);
   lines.push('');
+  const incomplete = incompleteHoverLine(model, esc);
+  if (incomplete) lines.push(incomplete, '');
   const w = layer.workload;
   if (planned) {
     const { plan: lp, entry } = planned;
@@ -101,6 +103,8 @@ export function modelHoverMarkdown(doc: ModelDocument, model: AnalyzedModel, cli
     `- input ${formatShape(model.input)}${model.inputAssumed ? ' (assumed)' : ''}`,
     `- params ${formatCount(t.params)} · forward ${formatFlops(t.forwardFlops)} per sample`,
   ];
+  const incomplete = incompleteHoverLine(model, esc);
+  if (incomplete) lines.push('', incomplete);
   if (entry) lines.push('', `**Plan:** ${esc(planLensTitle(entry.outcome))} (${esc(entry.clusterNote)})`);
   const setup = entry?.outcome.feasible ? entry.outcome.plan.setup : undefined;
   if (setup) {

@@ -21,6 +21,7 @@ import {
   type WorkDoneProgressReporter,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
+import { setHfSearchRoots } from '../frontends/huggingface/sources';
 import {
   ApplyPlanToConfigsRequest,
   ClientCommands,
@@ -118,6 +119,8 @@ export function startServer(connection: Connection): void {
     codeLensRefresh = params.capabilities.workspace?.codeLens?.refreshSupport === true;
     roots = (params.workspaceFolders ?? []).map((f) => safePath(f.uri)).filter((p): p is string => !!p);
     if (roots.length === 0 && params.rootUri) roots = [safePath(params.rootUri)].filter((p): p is string => !!p);
+    // from_pretrained('./folder') also looks under the workspace folders.
+    setHfSearchRoots(roots);
     void store.init();
     void configs.init();
     return {

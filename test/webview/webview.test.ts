@@ -267,6 +267,24 @@ describe('plan data stays data', () => {
     await page.close();
   });
 
+  test('a plan for an incomplete model shows a visible banner with the count and reasons; a complete one shows none', async () => {
+    const alex = loadFixture('plan-alexnet-pcie4');
+    const incomplete = { summary: 'incomplete: 3 layers opaque', opaqueLayers: 3, unshapedLayers: 0, reasons: ["'mystery.FancyBlock' is not something WAP models"] };
+    const { page, errors } = await openReport(browser, { ...alex, incomplete }, 'webview-incomplete');
+    const banner = page.locator('#wap-incomplete');
+    assert.equal(await banner.isVisible(), true);
+    assert.match((await banner.textContent()) ?? '', /incomplete: 3 layers opaque — the plan covers only the layers WAP could read/);
+    assert.match((await banner.textContent()) ?? '', /mystery\.FancyBlock/);
+    const box = await banner.boundingBox();
+    assert.ok(box && box.height > 10 && box.width > 100, `banner box ${JSON.stringify(box)}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+
+    const complete = await openReport(browser, alex, 'webview-complete');
+    assert.equal(await complete.page.locator('#wap-incomplete').isVisible(), false);
+    await complete.page.close();
+  });
+
   test('an infeasible plan shows its reason and still draws the scaling curve', async () => {
     const alex = loadFixture('plan-alexnet-pcie4');
     const outcome = { feasible: false as const, model: 'GPT-XL', batch: 512, cluster: alex.cluster, reason: 'needs 96 GB per GPU; A100 has 40 GB', scaling: alex.scaling.map((p) => ({ ...p, feasible: false, reason: 'out of memory', samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 })), diagnostics: [] };

@@ -8,6 +8,7 @@
  * forwardFlops, … } }], diagnostics: [{ severity, message, line, column }] }.
  * FLOPs in JSON are per sample; --batch scales the table and adds "batch".
  */
+import { describeIncomplete } from '../../core/completeness';
 import type { AnalysisResult, AnalyzedModel, Diagnostic, Shape } from '../../core/ir';
 import { parseCommandArgs, positiveInt, singlePositional } from '../args';
 import { analyzeModelFile, pickModel } from '../modelLoading';
@@ -51,10 +52,13 @@ function modelTable(model: AnalyzedModel, batch: number): string[] {
   const scale = batch;
   const flopsHeader = batch > 1 ? `Fwd GFLOPs (batch ${batch})` : 'Fwd GFLOPs';
   const rows = model.layers.map((l) => [l.name, l.type, String(l.range.line), showShape(l.outputShape), l.workload.params.toLocaleString('en-US'), gflops(l.workload.forwardFlops * scale)]);
-  rows.push(['Total', '', '', '', model.totals.params.toLocaleString('en-US'), gflops(model.totals.forwardFlops * scale)]);
+  rows.push([model.completeness && !model.completeness.complete ? 'Total (incomplete)' : 'Total', '', '', '', model.totals.params.toLocaleString('en-US'), gflops(model.totals.forwardFlops * scale)]);
   const input = `${showShape(model.input)}${model.inputAssumed ? ' (assumed)' : ''}`;
   const title = `Model ${model.name} (line ${model.range.line}, ${model.framework}, ${model.layout}), input ${input}`;
-  return [title, ...alignTable(['Layer', 'Type', 'Line', 'Output shape', 'Params', flopsHeader], rows, new Set([2, 4, 5]))];
+  const incomplete = describeIncomplete(model.completeness);
+  // Said above the table, not only in the diagnostics below it: the totals undercount.
+  const warning = incomplete ? [`${incomplete} — totals cover only what WAP could read (${model.completeness!.reasons.slice(0, 3).join('; ')})`] : [];
+  return [title, ...warning, ...alignTable(['Layer', 'Type', 'Line', 'Output shape', 'Params', flopsHeader], rows, new Set([2, 4, 5]))];
 }
 
 function toJson(file: string, result: AnalysisResult, batch: number | undefined): unknown {
@@ -88,6 +92,7 @@ function toJson(file: string, result: AnalysisResult, batch: number | undefined)
         ...(l.weightOwner ? { weightOwner: l.weightOwner } : {}),
       })),
       totals: { ...m.totals, ...(batch !== undefined ? { forwardFlopsBatch: m.totals.forwardFlops * batch } : {}) },
+      completeness: m.completeness ?? null,
     })),
     diagnostics: allDiagnostics(result).map((d) => ({ severity: d.severity, message: d.message, line: d.line, column: d.column, ...(d.code ? { code: d.code } : {}) })),
   };

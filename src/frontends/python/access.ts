@@ -8,6 +8,7 @@ import { methodOf } from './builtins';
 import type { Interp } from './interpreter';
 import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
+import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { libraryAttr } from './library';
 import { isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
 import { NONE, UNKNOWN, int, keyOf, native, toNumber, type ClassV, type FuncV, type InstV, type Scope, type Value } from './values';
@@ -88,6 +89,8 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
     case 'klayer':
     case 'kmodel':
       return kerasAttr(interp, obj, name);
+    case 'hf':
+      return transformersAttr(obj, name);
     case 'param':
       if (name === 'shape' && obj.shape) return { k: 'tuple', items: obj.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) };
       return UNKNOWN;
@@ -120,6 +123,7 @@ export function setAttr(interp: Interp, obj: Value, name: string, value: Value, 
     return;
   }
   if (obj.k === 'mod') return torchSetModAttr(interp, obj, name, value, node);
+  if (obj.k === 'hf') return transformersSetAttr(interp, obj, name, value, node);
   if (obj.k === 'class') obj.attrs.set(name, value);
 }
 

@@ -6,6 +6,7 @@ import { classLookup, libraryBase, methodOwner, mro } from './access';
 import type { Interp } from './interpreter';
 import { callKerasLayer, callKerasModel } from './kerasRuntime';
 import { callLibrary } from './library';
+import { opaqueCall } from './opaqueCalls';
 import { callModule, isTorchModule } from './torchRuntime';
 import { UNKNOWN, type CallSite, type ClassV, type FuncV, type InstV, type Value } from './values';
 
@@ -21,8 +22,10 @@ export function callValue(interp: Interp, callee: Value, args: Value[], kwargs: 
       return callMethod(interp, callee.fn, callee.self, args, kwargs);
     case 'class':
       return instantiate(interp, callee, args, kwargs, site);
-    case 'lib':
-      return callLibrary(interp, callee.path, args, kwargs, site);
+    case 'lib': {
+      const result = callLibrary(interp, callee.path, args, kwargs, site);
+      return result.k === 'unknown' ? opaqueCall(interp, callee, args, kwargs, site) : result;
+    }
     case 'mod':
       return callModule(interp, callee, args, kwargs, site);
     case 'inst': {
@@ -36,6 +39,8 @@ export function callValue(interp: Interp, callee: Value, args: Value[], kwargs: 
       return callKerasLayer(interp, callee, args, kwargs, site);
     case 'kmodel':
       return callKerasModel(interp, callee, args, kwargs, site);
+    case 'unknown':
+      return opaqueCall(interp, callee, args, kwargs, site);
     default:
       return UNKNOWN;
   }

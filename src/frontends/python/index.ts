@@ -30,7 +30,7 @@ export function parsePythonSource(fileName: string, text: string): FrontendResul
     };
   }
   try {
-    return readModels(parseIncrementally(parser, fileName, text));
+    return readModels(parseIncrementally(parser, fileName, text), fileName);
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     return {

@@ -32,6 +32,8 @@ export class Interp {
   imports = { torch: false, keras: false };
   /** `from x import *` modules: unknown names resolve into them. */
   readonly wildcards: string[] = [];
+  /** The file being read (for paths it names, e.g. from_pretrained('./folder')); undefined for unnamed text. */
+  file: string | undefined = undefined;
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */
   kerasNames = new Map<string, number>();
 

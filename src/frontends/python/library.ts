@@ -7,6 +7,7 @@ import type { Interp } from './interpreter';
 import { constructKerasLayer, kerasInput, kerasModel, kerasSequential } from './kerasRuntime';
 import { torchFunction, tensorsIn } from './tensorOps';
 import { constructTorchLayer } from './torchRuntime';
+import { callTransformers } from './transformersRuntime';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
 
 const CONSTANTS: Record<string, Value> = {
@@ -41,6 +42,7 @@ const MATH: Record<string, (xs: number[]) => number> = {
 export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const last = path.slice(path.lastIndexOf('.') + 1);
   if (path.startsWith('torch.')) return callTorch(interp, path, last, args, kwargs, site);
+  if (path.startsWith('transformers.')) return callTransformers(interp, path, args, kwargs, site);
   if (path.startsWith('keras.')) {
     if (path === 'keras.Input') return kerasInput(interp, args, kwargs, site);
     if (path === 'keras.Sequential') return kerasSequential(interp, args, kwargs, site);

@@ -17,9 +17,10 @@ import { callKerasLayer, callKerasModel, isKerasModelInstance } from './kerasRun
 import { LimitSignal, isSignal } from './signals';
 import { tensorsIn } from './tensorOps';
 import { assignPaths, callModule, isTorchModule } from './torchRuntime';
-import type { ClassV, FuncV, InstV, KModelV, ModV, Value } from './values';
+import { hfSpec } from './transformersModels';
+import type { ClassV, FuncV, HfV, InstV, KModelV, ModV, Value } from './values';
 
-type Root = InstV | ModV | KModelV;
+type Root = InstV | ModV | KModelV | HfV;
 
 interface Candidate {
   name: string;
@@ -31,10 +32,12 @@ interface Candidate {
 }
 
 const isModelValue = (v: Value | undefined): v is Root =>
-  !!v && (isTorchModule(v) || (v.k === 'mod' && (v.container === 'sequential' || v.composite !== undefined)) || v.k === 'kmodel' || isKerasModelInstance(v));
+  !!v &&
+  (isTorchModule(v) || (v.k === 'mod' && (v.container === 'sequential' || v.composite !== undefined)) || v.k === 'kmodel' || isKerasModelInstance(v) || (v.k === 'hf' && v.what === 'model'));
 
-export function readModels(tree: ConvertedTree): FrontendResult {
+export function readModels(tree: ConvertedTree, fileName?: string): FrontendResult {
   const interp = new Interp(tree.source);
+  interp.file = fileName;
   for (const [name, value] of attrBuiltins(
     (obj, name) => getAttr(interp, obj, name, tree.root),
     (obj, name, v) => setAttr(interp, obj, name, v, tree.root),
@@ -86,9 +89,14 @@ export function readModels(tree: ConvertedTree): FrontendResult {
   const models: ModelSpec[] = [];
   for (const c of reported) {
     const spec =
-      c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
+      c.root.k === 'hf'
+        ? hfSpec(c.root, c.name, c.graphDiagnostics)
+        : c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(spec);
   }
+  fileDiagnostics.push(...interp.diagnostics);
+  // Module-level warnings must not vanish when no instance model carries them.
+  if (!candidates.some((c) => c.graphDiagnostics === moduleGraph.diagnostics)) fileDiagnostics.push(...moduleGraph.diagnostics.filter((d) => d.severity !== 'info'));
   const framework = interp.imports.keras && !interp.imports.torch ? 'keras' : (models[0]?.framework ?? 'pytorch');
   return { framework, models, diagnostics: fileDiagnostics };
 }

@@ -29,6 +29,7 @@ export type Value =
   | { k: 'param'; owner: ModV | InstV; shape?: Dims }
   | KLayerV
   | KModelV
+  | HfV
   | { k: 'unknown'; why?: string };
 
 export type Dims = Array<number | undefined>;
@@ -150,6 +151,20 @@ export interface KModelV {
   range: SourceRange;
   /** The recorder its layers were called in (functional models). */
   graph?: Graph;
+}
+
+/** A Hugging Face config or model (transformersRuntime.ts): only its config is kept; ../huggingface builds the graph. */
+export interface HfV {
+  k: 'hf';
+  what: 'config' | 'model';
+  config: Record<string, AttrValue>;
+  /** The class as written: LlamaConfig, AutoConfig, LlamaForCausalLM, AutoModelForCausalLM. */
+  className: string;
+  head?: import('../huggingface/configs').HfHead;
+  encoderOnly?: boolean;
+  /** Where the config came from, in words or as a path. */
+  source: string;
+  range: SourceRange;
 }
 
 export const NONE: Value = { k: 'none' };

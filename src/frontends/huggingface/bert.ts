@@ -1,0 +1,74 @@
+/**
+ * BERT (modeling_bert.py) and RoBERTa (modeling_roberta.py): bidirectional
+ * encoders with word, position and token-type embeddings, post-LayerNorm
+ * blocks and separate query/key/value projections with biases.
+ * Position and token-type ids have input_ids' shape, so those embeddings take
+ * input_ids as their shape source. Heads:
+ * - base (BertModel / RobertaModel): with the pooler (dense + tanh on the first token);
+ * - masked-lm: transform dense → act → LayerNorm → decoder tied to the word embeddings (its bias is its own);
+ * - sequence-classification: BERT pooler → classifier; RoBERTa classifier.dense → tanh → out_proj on the first token.
+ */
+import { boolField, intField, strField } from './configs';
+import type { BuildContext } from './decoder';
+import type { HfGraph } from './graph';
+
+function firstToken(g: HfGraph, name: string, h: string): string {
+  return g.add(name, 'select first token', 'split', { axis: 1, sizes: [1], index: 0 }, [h]);
+}
+
+export function buildBertFamily(ctx: BuildContext): string[] {
+  const { graph: g, config } = ctx;
+  const roberta = config.model_type === 'roberta';
+  const hidden = intField(config, 'hidden_size');
+  const heads = intField(config, 'num_attention_heads');
+  const layers = intField(config, 'num_hidden_layers');
+  const inner = intField(config, 'intermediate_size');
+  const vocab = intField(config, 'vocab_size');
+  const act = strField(config, 'hidden_act', 'gelu');
+  if (hidden % heads !== 0) throw new Error(`hidden_size ${hidden} is not divisible by num_attention_heads ${heads}`);
+  const base = ctx.head === 'base' ? '' : roberta ? 'roberta.' : 'bert.';
+
+  const ids = g.input('input_ids', [ctx.seqLen], 'int');
+  const words = g.embedding(`${base}embeddings.word_embeddings`, vocab, hidden, ids);
+  const pos = g.add(`${base}embeddings.position_embeddings`, 'Embedding (positions of input_ids)', 'embedding', { numEmbeddings: intField(config, 'max_position_embeddings'), embeddingDim: hidden }, [ids]);
+  const types = g.add(`${base}embeddings.token_type_embeddings`, 'Embedding (token types of input_ids)', 'embedding', { numEmbeddings: intField(config, 'type_vocab_size'), embeddingDim: hidden }, [ids]);
+  let h = g.norm(`${base}embeddings.LayerNorm`, hidden, 'layernorm', g.sum(`${base}embeddings.sum`, [words, pos, types]));
+  for (let i = 0; i < layers; i++) {
+    const p = `${base}encoder.layer.${i}`;
+    const q = g.linear(`${p}.attention.self.query`, hidden, hidden, true, h);
+    const k = g.linear(`${p}.attention.self.key`, hidden, hidden, true, h);
+    const v = g.linear(`${p}.attention.self.value`, hidden, hidden, true, h);
+    const a = g.attention(`${p}.attention.self`, q, k, v, { heads, kvHeads: heads, headDim: hidden / heads, causal: false });
+    const dense = g.linear(`${p}.attention.output.dense`, hidden, hidden, true, a);
+    const n1 = g.norm(`${p}.attention.output.LayerNorm`, hidden, 'layernorm', g.sum(`${p}.attention.output.residual`, [dense, h]));
+    const up = g.linear(`${p}.intermediate.dense`, hidden, inner, true, n1);
+    const gelu = g.act(`${p}.intermediate.intermediate_act_fn`, act, up);
+    const down = g.linear(`${p}.output.dense`, inner, hidden, true, gelu);
+    h = g.norm(`${p}.output.LayerNorm`, hidden, 'layernorm', g.sum(`${p}.output.residual`, [down, n1]));
+  }
+  const pooler = (): string => {
+    const first = firstToken(g, `${base}pooler.first_token`, h);
+    return g.act(`${base}pooler.activation`, 'tanh', g.linear(`${base}pooler.dense`, hidden, hidden, true, first), 'Tanh');
+  };
+  switch (ctx.head) {
+    case 'base':
+      return [pooler()];
+    case 'masked-lm': {
+      const tied = boolField(config, 'tie_word_embeddings', true);
+      const pre = roberta ? 'lm_head' : 'cls.predictions.transform';
+      const dense = g.linear(`${pre}.dense`, hidden, hidden, true, h);
+      const gelu = g.act(roberta ? 'lm_head.gelu' : `${pre}.transform_act_fn`, roberta ? 'gelu' : act, dense);
+      const normed = g.norm(roberta ? 'lm_head.layer_norm' : `${pre}.LayerNorm`, hidden, 'layernorm', gelu);
+      return [g.linear(roberta ? 'lm_head.decoder' : 'cls.predictions.decoder', hidden, vocab, true, normed, {}, tied ? `${base}embeddings.word_embeddings` : undefined)];
+    }
+    case 'sequence-classification': {
+      const labels = intField(config, 'num_labels', 2);
+      if (!roberta) return [g.linear('classifier', hidden, labels, true, pooler())];
+      const first = firstToken(g, 'classifier.first_token', h);
+      const dense = g.act('classifier.activation', 'tanh', g.linear('classifier.dense', hidden, hidden, true, first), 'Tanh');
+      return [g.linear('classifier.out_proj', hidden, labels, true, dense)];
+    }
+    default:
+      throw new Error(`${roberta ? 'RoBERTa' : 'BERT'} has no ${ctx.head} head in WAP's catalogue`);
+  }
+}

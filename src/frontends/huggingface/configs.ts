@@ -1,0 +1,112 @@
+/**
+ * Hugging Face configs as plain data: each architecture's defaults (the keyword
+ * defaults of its config class's `__init__` in transformers 4.46, plus the
+ * PretrainedConfig defaults it inherits) and the class names that select an
+ * architecture and a head. Pure: no file access.
+ */
+import type { AttrValue } from '../../core/ir';
+
+export type HfConfig = Record<string, AttrValue>;
+
+/** What sits on top of the base model (which `…For…` class, or the bare `…Model`). */
+export type HfHead = 'base' | 'causal-lm' | 'masked-lm' | 'sequence-classification' | 'seq2seq-lm' | 'image-classification';
+
+/** PretrainedConfig defaults every config inherits (transformers 4.46, configuration_utils.py). */
+const PRETRAINED: HfConfig = { tie_word_embeddings: true, num_labels: 2 };
+
+const LLAMA: HfConfig = {
+  vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32,
+  num_key_value_heads: null, hidden_act: 'silu', max_position_embeddings: 2048, tie_word_embeddings: false,
+  attention_bias: false, mlp_bias: false, head_dim: null,
+};
+
+/** Per model_type: transformers 4.46 `XConfig.__init__` defaults (only the fields that shape the model). */
+export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
+  llama: LLAMA,
+  mistral: { ...LLAMA, intermediate_size: 14336, num_key_value_heads: 8, max_position_embeddings: 4096 * 32 },
+  mixtral: { ...LLAMA, intermediate_size: 14336, num_key_value_heads: 8, max_position_embeddings: 4096 * 32, num_experts_per_tok: 2, num_local_experts: 8 },
+  qwen2: { ...LLAMA, vocab_size: 151936, intermediate_size: 22016, num_key_value_heads: 32, max_position_embeddings: 32768 },
+  gemma: {
+    ...LLAMA, vocab_size: 256000, hidden_size: 3072, intermediate_size: 24576, num_hidden_layers: 28, num_attention_heads: 16,
+    num_key_value_heads: 16, head_dim: 256, hidden_act: 'gelu_pytorch_tanh', hidden_activation: null, max_position_embeddings: 8192, tie_word_embeddings: true,
+  },
+  gpt2: { vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, n_inner: null, activation_function: 'gelu_new', tie_word_embeddings: true },
+  gpt_neox: {
+    vocab_size: 50432, hidden_size: 6144, num_hidden_layers: 44, num_attention_heads: 64, intermediate_size: 24576, hidden_act: 'gelu',
+    max_position_embeddings: 2048, use_parallel_residual: true, attention_bias: true, tie_word_embeddings: false,
+  },
+  bert: { vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2 },
+  // RobertaConfig keeps BertConfig's keyword defaults (the released checkpoints override vocab and positions in config.json).
+  roberta: { vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2 },
+  t5: {
+    vocab_size: 32128, d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_decoder_layers: null, num_heads: 8,
+    relative_attention_num_buckets: 32, feed_forward_proj: 'relu', tie_word_embeddings: true,
+  },
+  vit: { hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', image_size: 224, patch_size: 16, num_channels: 3, qkv_bias: true },
+};
+
+/** Class-name prefixes as transformers spells them → model_type. */
+const PREFIXES: Array<[string, string]> = [
+  ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'],
+  ['Gemma', 'gemma'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['T5', 't5'], ['ViT', 'vit'],
+];
+
+const HEAD_SUFFIXES: Array<[string, HfHead]> = [
+  ['ForCausalLM', 'causal-lm'], ['LMHeadModel', 'causal-lm'], ['ForMaskedLM', 'masked-lm'], ['ForSequenceClassification', 'sequence-classification'],
+  ['ForConditionalGeneration', 'seq2seq-lm'], ['ForImageClassification', 'image-classification'], ['EncoderModel', 'base'], ['Model', 'base'],
+];
+
+/** `LlamaConfig` → 'llama'. */
+export function configClassType(className: string): string | undefined {
+  if (!className.endsWith('Config')) return undefined;
+  const prefix = className.slice(0, -'Config'.length);
+  return PREFIXES.find(([p]) => p === prefix)?.[1];
+}
+
+/** `LlamaForCausalLM` → llama + causal-lm; `T5EncoderModel` → t5 + base (encoder only). */
+export function modelClassType(className: string): { modelType: string; head: HfHead; encoderOnly?: boolean } | undefined {
+  for (const [suffix, head] of HEAD_SUFFIXES) {
+    if (!className.endsWith(suffix)) continue;
+    const prefix = className.slice(0, -suffix.length);
+    const modelType = PREFIXES.find(([p]) => p === prefix)?.[1];
+    if (modelType) return { modelType, head, ...(suffix === 'EncoderModel' ? { encoderOnly: true } : {}) };
+  }
+  return undefined;
+}
+
+/** `AutoModelForCausalLM` → causal-lm; `AutoModel` → base. */
+export function autoClassHead(className: string): HfHead | undefined {
+  if (className === 'AutoModel') return 'base';
+  const m = /^AutoModelFor(\w+)$/.exec(className);
+  if (!m) return undefined;
+  const map: Record<string, HfHead> = {
+    CausalLM: 'causal-lm', MaskedLM: 'masked-lm', SequenceClassification: 'sequence-classification', Seq2SeqLM: 'seq2seq-lm', ImageClassification: 'image-classification',
+  };
+  return map[m[1]];
+}
+
+/** The config with the architecture's defaults filled in for every field the user did not give. */
+export function withDefaults(modelType: string, given: HfConfig): HfConfig {
+  return { ...PRETRAINED, ...(CONFIG_DEFAULTS[modelType] ?? {}), ...given, model_type: modelType };
+}
+
+export function knownModelTypes(): string[] {
+  return Object.keys(CONFIG_DEFAULTS);
+}
+
+/** An integer field (a positive one unless `allowZero`); throws a readable error for the diagnostic. */
+export function intField(config: HfConfig, key: string, fallback?: number): number {
+  const v = config[key] ?? fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new Error(`config field '${key}' must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+export function boolField(config: HfConfig, key: string, fallback: boolean): boolean {
+  const v = config[key];
+  return typeof v === 'boolean' ? v : fallback;
+}
+
+export function strField(config: HfConfig, key: string, fallback: string): string {
+  const v = config[key];
+  return typeof v === 'string' ? v : fallback;
+}

@@ -1,0 +1,129 @@
+/**
+ * The Llama family of decoder-only transformers: llama, mistral, mixtral,
+ * qwen2 and gemma share modeling_llama.py's layout
+ *   model.embed_tokens → model.layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj,
+ *   post_attention_layernorm, mlp.{gate,up,down}_proj} → model.norm → lm_head
+ * with RMSNorm (a weight, no bias), rotary position embeddings (no parameters;
+ * their elementwise cost is left out), grouped-query attention when
+ * num_key_value_heads < num_attention_heads, and a SwiGLU MLP. What differs:
+ * - qwen2: q/k/v projections have a bias (modeling_qwen2.py, `bias=True`);
+ * - gemma: embeddings scaled by √hidden, GeGLU (gelu tanh) MLP, head_dim 256, tied head;
+ * - mixtral: the MLP is a sparse mixture of experts (block_sparse_moe.gate + experts.E.{w1,w2,w3}).
+ */
+import { boolField, intField, strField, type HfConfig, type HfHead } from './configs';
+import type { HfGraph } from './graph';
+
+export interface BuildContext {
+  graph: HfGraph;
+  config: HfConfig;
+  head: HfHead;
+  /** Tokens per sample: the user's, or the config's max positions (reported as assumed). */
+  seqLen: number;
+  seqAssumed: boolean;
+}
+
+interface DecoderDims {
+  hidden: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  intermediate: number;
+  layers: number;
+  vocab: number;
+}
+
+function dims(config: HfConfig): DecoderDims {
+  const hidden = intField(config, 'hidden_size');
+  const heads = intField(config, 'num_attention_heads');
+  const kvHeads = intField(config, 'num_key_value_heads', heads);
+  if (heads % kvHeads !== 0) throw new Error(`num_attention_heads ${heads} is not a multiple of num_key_value_heads ${kvHeads}`);
+  const headDim = intField(config, 'head_dim', Math.floor(hidden / heads));
+  return { hidden, heads, kvHeads, headDim, intermediate: intField(config, 'intermediate_size'), layers: intField(config, 'num_hidden_layers'), vocab: intField(config, 'vocab_size') };
+}
+
+function gatedMlp(ctx: BuildContext, prefix: string, x: string, d: DecoderDims, act: string, bias: boolean): string {
+  const g = ctx.graph;
+  const gate = g.linear(`${prefix}.gate_proj`, d.hidden, d.intermediate, bias, x);
+  const up = g.linear(`${prefix}.up_proj`, d.hidden, d.intermediate, bias, x);
+  const activated = g.act(`${prefix}.act_fn`, act, gate);
+  const product = g.mul(`${prefix}.mul`, [activated, up]);
+  return g.linear(`${prefix}.down_proj`, d.intermediate, d.hidden, bias, product);
+}
+
+/**
+ * Mixtral's sparse MoE block. Each token goes to its top-k experts; assuming
+ * balanced routing, every expert sees T·k/E tokens. The dispatch (tokens copied
+ * per chosen expert, T·k rows) and combine (the k expert outputs of a token
+ * summed with its routing weights) are shaping nodes; the router and each
+ * expert's w1/w3/w2 are layers marked with `moe` / `expert` attrs so the planner
+ * can place experts (expert parallelism).
+ */
+function sparseMoe(ctx: BuildContext, prefix: string, x: string, d: DecoderDims, act: string): string {
+  const g = ctx.graph;
+  const experts = intField(ctx.config, 'num_local_experts');
+  const topK = intField(ctx.config, 'num_experts_per_tok');
+  if (experts < 1 || topK < 1 || topK > experts) throw new Error(`mixtral needs 1 ≤ num_experts_per_tok (${topK}) ≤ num_local_experts (${experts})`);
+  const moe = { experts, topK };
+  const logits = g.linear(`${prefix}.gate`, d.hidden, experts, false, x, { moe: { ...moe, role: 'router' } });
+  g.add(`${prefix}.routing_weights`, 'softmax', 'activation', { fn: 'softmax', axis: -1, moe: { ...moe, role: 'router' } }, [logits]);
+  const copies = Array.from({ length: topK }, () => x);
+  const dispatched = topK === 1 ? x : g.add(`${prefix}.dispatch`, 'index_select', 'concat', { axis: 1, moe: { ...moe, role: 'dispatch' } }, copies);
+  const outs: string[] = [];
+  for (let e = 0; e < experts; e++) {
+    const p = `${prefix}.experts.${e}`;
+    const expert = { index: e, count: experts };
+    const tokens = g.add(`${p}.tokens`, 'routed tokens', 'split', { axis: 1, chunks: experts, index: e, expert }, [dispatched]);
+    const w1 = g.linear(`${p}.w1`, d.hidden, d.intermediate, false, tokens, { expert });
+    const w3 = g.linear(`${p}.w3`, d.hidden, d.intermediate, false, tokens, { expert });
+    const a = g.add(`${p}.act_fn`, act, 'activation', { fn: act === 'silu' ? 'silu' : act, expert }, [w1]);
+    const m = g.add(`${p}.mul`, 'mul', 'mul', { expert }, [a, w3]);
+    outs.push(g.linear(`${p}.w2`, d.intermediate, d.hidden, false, m, { expert }));
+  }
+  const gathered = experts === 1 ? outs[0] : g.add(`${prefix}.gather`, 'index_add', 'concat', { axis: 1, moe: { ...moe, role: 'combine' } }, outs);
+  if (topK === 1) return gathered;
+  const parts = Array.from({ length: topK }, (_, i) => g.add(`${prefix}.combine_${i}`, 'routed outputs', 'split', { axis: 1, chunks: topK, index: i, moe: { ...moe, role: 'combine' } }, [gathered]));
+  return g.sum(`${prefix}.combine`, parts);
+}
+
+export function buildLlamaFamily(ctx: BuildContext): string[] {
+  const { graph: g, config } = ctx;
+  const type = String(config.model_type);
+  const d = dims(config);
+  const gemma = type === 'gemma';
+  const act = gemma ? strField(config, 'hidden_activation', 'gelu_pytorch_tanh') : strField(config, 'hidden_act', 'silu');
+  const qkvBias = type === 'qwen2' ? true : boolField(config, 'attention_bias', false);
+  const oBias = type === 'qwen2' ? false : boolField(config, 'attention_bias', false);
+  const mlpBias = boolField(config, 'mlp_bias', false);
+  const base = ctx.head === 'base' ? '' : 'model.';
+
+  const ids = g.input('input_ids', [ctx.seqLen], 'int');
+  let h = g.embedding(`${base}embed_tokens`, d.vocab, d.hidden, ids);
+  // Gemma multiplies the embeddings by √hidden_size (modeling_gemma.py, `normalizer`).
+  if (gemma) h = g.mul(`${base}embed_scale`, [h]);
+  for (let i = 0; i < d.layers; i++) {
+    const p = `${base}layers.${i}`;
+    const normed = g.norm(`${p}.input_layernorm`, d.hidden, 'rmsnorm', h);
+    const q = g.linear(`${p}.self_attn.q_proj`, d.hidden, d.heads * d.headDim, qkvBias, normed);
+    const k = g.linear(`${p}.self_attn.k_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
+    const v = g.linear(`${p}.self_attn.v_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
+    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true });
+    const o = g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, oBias, ctxOut);
+    const r1 = g.sum(`${p}.residual_attn`, [h, o]);
+    const normed2 = g.norm(`${p}.post_attention_layernorm`, d.hidden, 'rmsnorm', r1);
+    const mlp = type === 'mixtral' ? sparseMoe(ctx, `${p}.block_sparse_moe`, normed2, d, act) : gatedMlp(ctx, `${p}.mlp`, normed2, d, act, mlpBias);
+    h = g.sum(`${p}.residual_mlp`, [r1, mlp]);
+  }
+  h = g.norm(`${base}norm`, d.hidden, 'rmsnorm', h);
+  return [lmHead(ctx, h, d.hidden, d.vocab, `${base}embed_tokens`, 'lm_head')];
+}
+
+/** The LM head (or a classifier) on top of the final hidden states; tied to the input embeddings when the config says so. */
+export function lmHead(ctx: BuildContext, h: string, hidden: number, vocab: number, embeddingKey: string, name: string): string {
+  const g = ctx.graph;
+  if (ctx.head === 'causal-lm') {
+    const tied = boolField(ctx.config, 'tie_word_embeddings', true);
+    return g.linear(name, hidden, vocab, false, h, {}, tied ? embeddingKey : undefined);
+  }
+  if (ctx.head === 'sequence-classification') return g.linear('score', hidden, intField(ctx.config, 'num_labels', 2), false, h);
+  return h;
+}

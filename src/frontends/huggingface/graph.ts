@@ -1,0 +1,91 @@
+/**
+ * A small recorder for the layer graphs the Hugging Face architectures build:
+ * each call adds one LayerSpec named as transformers names the module
+ * (`model.layers.0.self_attn.q_proj`) and returns its id for the next layer's
+ * inputs. Every layer points at the same source range (the call or file the
+ * config came from): the modules live in transformers, not in the user's code.
+ */
+import type { Attrs, Diagnostic, LayerSpec, ModelInput, OpKind, SourceRange } from '../../core/ir';
+
+export class HfGraph {
+  readonly layers: LayerSpec[] = [];
+  readonly inputs: ModelInput[] = [];
+  readonly diagnostics: Diagnostic[] = [];
+  private readonly ids = new Set<string>();
+
+  constructor(readonly range: SourceRange) {}
+
+  /** A model input with a shape (the registry marks it assumed when the config, not the user, chose it). */
+  input(id: string, shape: number[], dtype: 'int' | 'float'): string {
+    this.inputs.push({ id, shape, dtype });
+    this.ids.add(id);
+    return id;
+  }
+
+  add(name: string, type: string, op: OpKind, attrs: Attrs, inputs: string[], weightKey?: string): string {
+    let id = name;
+    for (let i = 2; this.ids.has(id); i++) id = `${name}#${i}`;
+    this.ids.add(id);
+    this.layers.push({ id, name, type, op, attrs, inputs, range: this.range, ...(weightKey ? { weightKey } : {}) });
+    return id;
+  }
+
+  linear(name: string, inFeatures: number, outFeatures: number, bias: boolean, x: string, extra: Attrs = {}, weightKey?: string): string {
+    return this.add(name, 'Linear', 'linear', { inFeatures, outFeatures, bias, ...extra }, [x], weightKey);
+  }
+
+  embedding(name: string, numEmbeddings: number, embeddingDim: number, x: string): string {
+    return this.add(name, 'Embedding', 'embedding', { numEmbeddings, embeddingDim }, [x]);
+  }
+
+  /** LayerNorm (weight and bias) or RMSNorm (weight only: `center: false`), over the last dim. */
+  norm(name: string, size: number, kind: 'layernorm' | 'rmsnorm', x: string, type?: string, extra: Attrs = {}): string {
+    const rms = kind === 'rmsnorm';
+    return this.add(name, type ?? (rms ? 'RMSNorm' : 'LayerNorm'), 'layernorm', { normalizedShape: [size], scale: true, center: !rms, ...(rms ? { rms: true } : {}), ...extra }, [x]);
+  }
+
+  act(name: string, fn: string, x: string, type?: string): string {
+    return this.add(name, type ?? fn, 'activation', { fn: canonicalActivation(fn) }, [x]);
+  }
+
+  sum(name: string, inputs: string[]): string {
+    return this.add(name, 'add', 'add', {}, inputs);
+  }
+
+  mul(name: string, inputs: string[]): string {
+    return this.add(name, 'mul', 'mul', {}, inputs);
+  }
+
+  /**
+   * The attention core between the projections: split into heads, softmax(QKᵀ/√d)·V,
+   * merge heads. With grouped-query attention (kvHeads < heads) each key/value head
+   * serves heads/kvHeads query heads, which is what transformers' `repeat_kv`
+   * computes; here the query heads are laid out [kv, group, T, d] and keys/values
+   * [kv, 1, T, d] so broadcasting gives the same products without the copy.
+   * q: [T, heads·d]; k, v: [Tk, kvHeads·d]. Returns [T, heads·d].
+   */
+  attention(prefix: string, q: string, k: string, v: string, s: { heads: number; kvHeads: number; headDim: number; causal: boolean }): string {
+    const { heads, kvHeads, headDim: d } = s;
+    const group = heads / kvHeads;
+    // The token count stays -1 in the views so a user's --input sequence length flows through.
+    const split = (x: string, role: string, n: number, g: number): string => {
+      const viewed = this.add(`${prefix}.${role}_view`, 'view', 'reshape', { shape: group === 1 ? [-1, n, d] : [-1, n, g, d] }, [x]);
+      return this.add(`${prefix}.${role}_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 2, 3, 1, 4] }, [viewed]);
+    };
+    const qh = split(q, 'q', kvHeads, group);
+    const kh = split(k, 'k', kvHeads, 1);
+    const vh = split(v, 'v', kvHeads, 1);
+    const attn = this.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', { causal: s.causal, heads, kvHeads }, [qh, kh, vh]);
+    const back = this.add(`${prefix}.out_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 3, 1, 2, 4] }, [attn]);
+    return this.add(`${prefix}.out_view`, 'reshape', 'reshape', { shape: [-1, heads * d] }, [back]);
+  }
+}
+
+/** transformers' ACT2FN names → the catalogue's activation functions (the tanh approximation of GELU costs like GELU). */
+export function canonicalActivation(name: string): string {
+  const n = name.toLowerCase();
+  if (n.startsWith('gelu')) return 'gelu';
+  if (n === 'silu' || n === 'swish') return 'silu';
+  if (n === 'relu' || n === 'tanh' || n === 'sigmoid' || n === 'relu6' || n === 'softmax' || n === 'leaky_relu' || n === 'elu') return n;
+  return n;
+}

@@ -1,0 +1,112 @@
+/**
+ * The Hugging Face model catalogue: model_type → the builder that turns a
+ * config into WAP's IR with transformers' own module names. Pure (no files):
+ * sources.ts finds configs, the Python and JSON frontends call `buildHfModel`.
+ */
+import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
+import { buildBertFamily } from './bert';
+import { intField, knownModelTypes, withDefaults, type HfConfig, type HfHead } from './configs';
+import { buildLlamaFamily, type BuildContext } from './decoder';
+import { buildGpt2, buildGptNeox } from './gpt';
+import { HfGraph } from './graph';
+import { buildT5 } from './t5';
+import { buildVit } from './vit';
+
+type Builder = (ctx: BuildContext, encoderOnly: boolean) => string[];
+
+const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
+  llama: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  mistral: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  mixtral: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  qwen2: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  gemma: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  gpt2: { build: buildGpt2, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  gpt_neox: { build: buildGptNeox, heads: ['base', 'causal-lm'] },
+  bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
+  roberta: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
+  t5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
+  vit: { build: buildVit, heads: ['base', 'image-classification'] },
+};
+
+/** What the file asked for: a config (as given, not yet defaulted), the head, and where. */
+export interface HfModelRequest {
+  /** The config's fields as written (config.json or XConfig(...) keywords); must carry model_type. */
+  config: HfConfig;
+  head: HfHead;
+  encoderOnly?: boolean;
+  /** The model's name in WAP (the variable, or the config file's name). */
+  name: string;
+  /** The class as the user wrote it, for messages and the model's type ('LlamaForCausalLM'). */
+  className: string;
+  range: SourceRange;
+  /** Where the config came from, in words ("./llama/config.json", "LlamaConfig(...) defaults"). */
+  source: string;
+}
+
+/** The context length the model was configured for, and the config key it came from. */
+function configuredLength(config: HfConfig): { length: number; key: string } {
+  for (const key of ['max_position_embeddings', 'n_positions', 'n_ctx']) {
+    const v = config[key];
+    if (typeof v === 'number' && Number.isInteger(v) && v > 0) return { length: v, key };
+  }
+  // T5 has relative positions and no maximum; its pre-training used 512 tokens (Raffel et al., 2020, §3.1.2).
+  return { length: 512, key: 'T5 pre-training length' };
+}
+
+function diag(severity: Diagnostic['severity'], code: string, message: string, r: SourceRange, incomplete = false): Diagnostic {
+  return { severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, ...(incomplete ? { incomplete: true } : {}) };
+}
+
+function opaqueModel(req: HfModelRequest, reason: string): ModelSpec {
+  const layer: LayerSpec = { id: req.className, name: req.className, type: req.className, op: 'opaque', attrs: { reason }, inputs: [], range: req.range };
+  return {
+    name: req.name,
+    framework: 'pytorch',
+    range: req.range,
+    layout: 'channels_first',
+    inputs: [{ id: 'input_ids', dtype: 'int' }],
+    layers: [layer],
+    outputs: [layer.id],
+    diagnostics: [diag('warning', 'hf-unsupported', `${req.className} (${req.source}): ${reason}`, req.range, true)],
+  };
+}
+
+export function supportedModelTypes(): string[] {
+  return Object.keys(BUILDERS);
+}
+
+/** Builds the model a config describes; never throws: problems come back as an opaque layer with a diagnostic. */
+export function buildHfModel(req: HfModelRequest, seqLen?: number): ModelSpec {
+  const modelType = typeof req.config.model_type === 'string' ? req.config.model_type : undefined;
+  if (!modelType) return opaqueModel(req, 'the config has no model_type, so WAP cannot tell the architecture');
+  const entry = BUILDERS[modelType];
+  if (!entry) return opaqueModel(req, `model_type '${modelType}' is not in WAP's Hugging Face catalogue (known: ${knownModelTypes().join(', ')})`);
+  if (!entry.heads.includes(req.head)) return opaqueModel(req, `WAP's catalogue has no '${req.head}' head for ${modelType} (known: ${entry.heads.join(', ')})`);
+  const config = withDefaults(modelType, req.config);
+  const configured = configuredLength(config);
+  const graph = new HfGraph(req.range);
+  const ctx: BuildContext = { graph, config, head: req.head, seqLen: seqLen ?? configured.length, seqAssumed: seqLen === undefined };
+  let outputs: string[];
+  try {
+    outputs = entry.build(ctx, req.encoderOnly === true);
+  } catch (e) {
+    return opaqueModel(req, `cannot build ${modelType} from this config: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const inputs = graph.inputs.map((i) =>
+    i.dtype === 'int' && seqLen === undefined ? { ...i, assumed: `the ${configured.key} of ${req.source} (${configured.length} tokens)` } : i.dtype === 'float' ? { ...i, assumed: `the config's image_size` } : i,
+  );
+  const positions = config.max_position_embeddings ?? config.n_positions;
+  if (typeof positions === 'number' && seqLen !== undefined && seqLen > positions) {
+    graph.diagnostics.push(diag('warning', 'hf-sequence', `${seqLen} tokens exceed the ${positions} positions ${req.className} is configured for`, req.range));
+  }
+  return {
+    name: req.name,
+    framework: 'pytorch',
+    range: req.range,
+    layout: 'channels_first',
+    inputs,
+    layers: graph.layers,
+    outputs,
+    diagnostics: [diag('info', 'hf-config', `${req.className} built from ${req.source} (model_type '${modelType}', ${intField(config, 'num_hidden_layers', intField(config, 'n_layer', intField(config, 'num_layers', 0)))} layers)`, req.range), ...graph.diagnostics],
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * The evaluator's stand-in for `transformers`: configs and models are values
+ * holding a config dict (never transformers' modeling code, which is too
+ * dynamic to evaluate). Supported:
+ *   LlamaConfig(...), AutoConfig.from_pretrained(ref), AutoConfig.for_model(type, ...),
+ *   LlamaForCausalLM(cfg), LlamaForCausalLM.from_pretrained(ref), AutoModelFor*.from_config(cfg),
+ *   AutoModelFor*.from_pretrained(ref), `cfg.num_hidden_layers = 4`, `model.config`.
+ * The model graph itself is built by ../huggingface from the config.
+ */
+import type { AttrValue, SourceRange } from '../../core/ir';
+import { autoClassHead, configClassType, modelClassType, type HfConfig, type HfHead } from '../huggingface/configs';
+import { findPretrainedConfig } from '../huggingface/sources';
+import type { PyNode } from './ast';
+import type { Interp } from './interpreter';
+import { UNKNOWN, bool, list, num, str, toAttr, type CallSite, type HfV, type Value } from './values';
+
+/** from_pretrained keywords that load or place weights but do not change the architecture. */
+const LOADER_KWARGS = new Set([
+  'torch_dtype', 'device_map', 'revision', 'cache_dir', 'trust_remote_code', 'attn_implementation', 'low_cpu_mem_usage',
+  'quantization_config', 'token', 'use_auth_token', 'local_files_only', 'force_download', 'subfolder', 'config', 'use_safetensors', 'variant',
+]);
+
+function overrides(kwargs: Map<string, Value>, skipLoader: boolean): HfConfig {
+  const out: HfConfig = {};
+  for (const [key, value] of kwargs) {
+    if (skipLoader && LOADER_KWARGS.has(key)) continue;
+    const attr = toAttr(value);
+    if (attr !== undefined) out[key] = attr;
+  }
+  return out;
+}
+
+function configValue(config: HfConfig, className: string, source: string, range: SourceRange): HfV {
+  return { k: 'hf', what: 'config', config, className, source, range };
+}
+
+/** A config WAP cannot get means no model at all: the file (not some other model in it) carries the error, once. */
+function fileError(interp: Interp, site: CallSite, message: string): void {
+  const r = site.range;
+  interp.diagnostics.push({ severity: 'error', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code: 'hf-config-missing' });
+}
+
+/** Loads a from_pretrained reference, or records a diagnostic at the call and returns undefined. */
+function pretrained(interp: Interp, args: Value[], kwargs: Map<string, Value>, site: CallSite): { config: HfConfig; source: string } | undefined {
+  const ref = args[0]?.k === 'str' ? args[0].v : kwargs.get('pretrained_model_name_or_path')?.k === 'str' ? (kwargs.get('pretrained_model_name_or_path') as { v: string }).v : undefined;
+  if (ref === undefined) {
+    fileError(interp, site, `${site.calleeText}: the model name or folder is not a string WAP can read, so the config (and the model) are unknown`);
+    return undefined;
+  }
+  const found = findPretrainedConfig(ref, interp.file);
+  if ('error' in found) {
+    fileError(interp, site, `${site.calleeText}('${ref}'): ${found.error}`);
+    return undefined;
+  }
+  return { config: { ...found.config, ...overrides(kwargs, true) }, source: found.path };
+}
+
+function modelValue(interp: Interp, config: HfConfig, className: string, head: HfHead, encoderOnly: boolean, source: string, site: CallSite): Value {
+  return { k: 'hf', what: 'model', config: { ...config }, className, head, encoderOnly, source, range: site.range };
+}
+
+/** `transformers.<Class>` or `transformers.<Class>.<method>` (any module path in between). */
+export function callTransformers(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const parts = path.split('.');
+  let classIndex = -1;
+  for (let i = parts.length - 1; i >= 0 && classIndex < 0; i--) if (/^[A-Z]/.test(parts[i])) classIndex = i;
+  if (classIndex < 0) return UNKNOWN;
+  const cls = parts[classIndex];
+  const method = parts[classIndex + 1];
+  const configType = configClassType(cls);
+  if (cls === 'AutoConfig' || configType) {
+    if (method === undefined && configType) return configValue({ ...overrides(kwargs, false), model_type: configType }, cls, `${cls}(...) with transformers' defaults`, site.range);
+    if (method === 'from_pretrained') {
+      const loaded = pretrained(interp, args, kwargs, site);
+      return loaded ? configValue(configType ? { ...loaded.config, model_type: configType } : loaded.config, cls, loaded.source, site.range) : UNKNOWN;
+    }
+    if (method === 'for_model' && args[0]?.k === 'str') return configValue({ ...overrides(kwargs, false), model_type: args[0].v }, cls, `AutoConfig.for_model('${args[0].v}')`, site.range);
+    return UNKNOWN;
+  }
+  const auto = autoClassHead(cls);
+  const concrete = modelClassType(cls);
+  if (!auto && !concrete) return UNKNOWN;
+  const head = (auto ?? concrete?.head) as HfHead;
+  let config: HfConfig | undefined;
+  let source = '';
+  if (method === 'from_pretrained') {
+    const loaded = pretrained(interp, args, kwargs, site);
+    if (!loaded) return UNKNOWN;
+    ({ config, source } = loaded);
+  } else if (method === 'from_config' || method === '_from_config' || method === undefined) {
+    const given = args[0] ?? kwargs.get('config');
+    if (given?.k === 'hf' && given.what === 'config') {
+      config = given.config;
+      source = given.source;
+    } else if (method === undefined && concrete && !given) {
+      // `GPT2LMHeadModel()` is not valid transformers, but a config-less call means the class's own defaults.
+      config = { model_type: concrete.modelType };
+      source = `${cls} defaults`;
+    } else {
+      fileError(interp, site, `${site.calleeText}: its config is not one WAP can read (pass an XConfig(...) or AutoConfig value)`);
+      return UNKNOWN;
+    }
+  } else return UNKNOWN;
+  if (concrete) {
+    const given = config.model_type;
+    if (typeof given === 'string' && given !== concrete.modelType) {
+      interp.warnAt(site.range, `${cls} is a ${concrete.modelType} model but its config says model_type '${given}'; built as ${concrete.modelType}`, 'hf-config-mismatch', 'warning');
+    }
+    config = { ...config, model_type: concrete.modelType };
+  }
+  return modelValue(interp, config, cls, head, concrete?.encoderOnly === true, source, site);
+}
+
+function attrToValue(v: AttrValue | undefined): Value {
+  if (v === undefined) return UNKNOWN;
+  if (v === null) return { k: 'none' };
+  if (typeof v === 'number') return num(v);
+  if (typeof v === 'string') return str(v);
+  if (typeof v === 'boolean') return bool(v);
+  if (Array.isArray(v)) return list(v.map(attrToValue));
+  return UNKNOWN;
+}
+
+/** `config.hidden_size`, `model.config`. */
+export function transformersAttr(obj: HfV, name: string): Value {
+  if (obj.what === 'model') return name === 'config' ? { ...obj, what: 'config' } : UNKNOWN;
+  return attrToValue(obj.config[name]);
+}
+
+/** `config.num_hidden_layers = 4` before the model is built. */
+export function transformersSetAttr(interp: Interp, obj: HfV, name: string, value: Value, node: PyNode): void {
+  if (obj.what !== 'config') return;
+  const attr = toAttr(value);
+  if (attr !== undefined) {
+    obj.config[name] = attr;
+    return;
+  }
+  // Keeping the old value would be a silent guess: say so where it happens.
+  interp.warn(node, `config.${name} is set to a value WAP cannot compute; the model keeps ${JSON.stringify(obj.config[name] ?? 'the default')}`, 'hf-config-guess', 'warning');
+  const diag = interp.graph?.diagnostics ?? interp.diagnostics;
+  diag[diag.length - 1].incomplete = true;
+}
