@@ -19,6 +19,8 @@ export interface WapSettings {
   /** Path of the model file config files compare against ('' = the most recently planned model nearby). */
   model: string;
   profile: { enabled: boolean; backend: string };
+  /** `wap.python`: interpreter whose site-packages imports are read from ('' = the Python extension's, else python3). */
+  python?: string;
 }
 
 export const DEFAULT_SETTINGS: WapSettings = {
@@ -30,6 +32,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   optimizer: 'momentum',
   model: '',
   profile: { enabled: false, backend: 'auto' },
+  python: '',
 };
 
 const OBJECTIVES: readonly Objective[] = ['throughput', 'efficiency'];
@@ -63,6 +66,7 @@ export function normalizeSettings(raw: unknown): WapSettings {
       enabled: typeof profile.enabled === 'boolean' ? profile.enabled : DEFAULT_SETTINGS.profile.enabled,
       backend: typeof profile.backend === 'string' && profile.backend ? profile.backend : DEFAULT_SETTINGS.profile.backend,
     },
+    python: typeof r.python === 'string' ? r.python.trim() : '',
   };
 }
 
