@@ -30,7 +30,8 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
   const text = readTextFile(file);
   const result = await analyzeFollowingImports(file, text, inputShape ? { inputShape } : {}, flags.python);
   if (result.models.length === 0) {
-    const firstError = result.diagnostics.find((d) => d.severity === 'error');
+    // An import that could not be followed is the likeliest reason for "no model" in a training script.
+    const firstError = result.diagnostics.find((d) => d.severity === 'error') ?? result.diagnostics.find((d) => d.code === 'import-unresolved' || d.code === 'import-name-missing');
     const why = firstError ? `: ${firstError.line}:${firstError.column}: ${firstError.message}` : '';
     throw new CliError(`no model found in '${file}'${why}`);
   }

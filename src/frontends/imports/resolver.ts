@@ -114,8 +114,8 @@ export class ImportResolver {
     }
     if (namespace) return namespace;
     if (compiledModuleIn(this.libraries, parts)) return { kind: 'library', name };
-    const interp = this.options.interpreter ? ` of ${this.options.interpreter}` : '';
-    return { kind: 'missing', name, looked, why: `'${parts[0]}' is not installed for the interpreter${interp} and not in the workspace` };
+    const interp = this.options.interpreter ? `for ${this.options.interpreter}` : 'for the interpreter';
+    return { kind: 'missing', name, looked, why: `'${parts[0]}' is not installed ${interp} (not on its sys.path) and is not in the workspace` };
   }
 }
 

@@ -8,6 +8,7 @@
 import { field, fields, namedChildren, rangeOf, type PyNode } from './ast';
 import type { Interp } from './interpreter';
 import type { LoadedModule, ModuleLoader, ModuleV } from './modules';
+import { isTimmFactory } from './timmRegistry';
 import type { Resolution } from '../imports';
 import type { Scope } from './values';
 
@@ -68,14 +69,16 @@ export function followImport(interp: Interp, loader: ModuleLoader, node: PyNode,
     return;
   }
   const mod = loader.moduleFor(r);
-  loader.load(mod);
+  // `from timm import create_model` needs timm's registry, not its package __init__ (which imports every model file).
+  const onlyFactories = !wildcard && imported.length > 0 && imported.every((i) => isTimmFactory(mod, i.name));
+  if (!onlyFactories) loader.load(mod);
   if (wildcard) {
     for (const [n, v] of loader.starExports(mod)) scope.vars.set(n, v);
     return;
   }
   for (const i of imported) {
     if (!i.name) continue;
-    const v = mod.scope.vars.get(i.name) ?? (mod.dirs.length ? loader.submodule(mod, i.name) : undefined);
+    const v = (isTimmFactory(mod, i.name) ? loader.attribute(mod, i.name) : undefined) ?? mod.scope.vars.get(i.name) ?? (mod.dirs.length ? loader.submodule(mod, i.name) : undefined);
     if (v !== undefined) {
       scope.vars.set(i.as, v);
       continue;

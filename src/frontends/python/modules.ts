@@ -8,12 +8,13 @@
  * torchvision` binds a module whose attributes are resolved on first use,
  * so `torchvision.models.resnet50` never evaluates `torchvision/__init__.py`.
  */
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import type { Diagnostic } from '../../core/ir';
 import { foreignFiles, type ConvertedTree, type PyNode } from './ast';
 import { ImportResolver, readSource, type ImportOptions, type Resolution } from '../imports';
 import type { Interp } from './interpreter';
 import { LimitSignal, isSignal } from './signals';
+import { isTimmFactory, timmCreateModel } from './timmRegistry';
 import type { Scope, Value } from './values';
 
 /** Deeper import chains than this are not followed (guards pathological packages). */
@@ -68,7 +69,8 @@ export class ModuleLoader {
 
   /** The analysed file itself is a module too: a circular import back into it sees its partial scope. */
   registerMain(scope: Scope): void {
-    const mod: LoadedModule = { name: '__main__', file: this.ctx.mainFile, dirs: [], library: false, state: 'loading', scope };
+    const name = basename(this.ctx.mainFile).replace(/\.pyi?$/, '');
+    const mod: LoadedModule = { name, file: this.ctx.mainFile, dirs: [], library: false, state: 'loading', scope };
     this.modules.set(this.ctx.mainFile, mod);
     this.loading.push(this.ctx.mainFile);
   }
@@ -166,6 +168,10 @@ export class ModuleLoader {
    * evaluate `torchvision/__init__.py` (its other imports are not needed).
    */
   attribute(mod: LoadedModule, name: string): Value | undefined {
+    if (isTimmFactory(mod, name)) {
+      const timmDir = timmPackageDir(mod);
+      if (timmDir) return timmCreateModel(this.interp, this, timmDir);
+    }
     const own = mod.scope.vars.get(name);
     if (own !== undefined) return own;
     if (mod.dirs.length) {
@@ -204,4 +210,12 @@ export class ModuleLoader {
     }
     return [...mod.scope.vars].filter(([n]) => !n.startsWith('_'));
   }
+}
+
+/** The `timm/` folder of a timm module (`timm/__init__.py`, `timm/models/__init__.py`…). */
+function timmPackageDir(mod: LoadedModule): string | undefined {
+  const file = mod.file ?? (mod.dirs[0] ? join(mod.dirs[0], '__init__.py') : undefined);
+  if (!file) return undefined;
+  const i = file.lastIndexOf(`${sep}timm${sep}`);
+  return i >= 0 ? file.slice(0, i + 5) : undefined;
 }
