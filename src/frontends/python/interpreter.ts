@@ -47,8 +47,16 @@ export class Interp {
   /** The text of the file a node lies in (the analysed file, or an imported module). */
   sourceFor(node: PyNode): string {
     if (node.lines === this.mainLines) return this.source;
-    return foreignFiles.get(node.lines)?.source ?? this.source;
+    // Evaluation stays in one imported file for long stretches: remember the last one looked up.
+    if (node.lines === this.lastForeignLines) return this.lastForeignSource;
+    const source = foreignFiles.get(node.lines)?.source ?? this.source;
+    this.lastForeignLines = node.lines;
+    this.lastForeignSource = source;
+    return source;
   }
+
+  private lastForeignLines: number[] | undefined;
+  private lastForeignSource = '';
 
   text(node: PyNode): string {
     return this.sourceFor(node).slice(node.start, node.end);
