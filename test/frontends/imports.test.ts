@@ -147,3 +147,10 @@ test('from torchvision.models import resnet18: an imported builder nothing insta
   const r = await analyzeSource(join(dir, 'tv_offer.py'), 'from torchvision.models import resnet18\n', {}, { workspaceFolders: [dir], libraryRoots: info.sysPath });
   assert.deepEqual(r.models.map((m) => [m.name, m.totals.params]), [['resnet18', 11_689_512]]);
 });
+
+test('an imported model class taking a fully defaulted config is offered as GPT(GPTConfig()) when nothing builds it', { skip: !hasTorch && 'needs torch' }, async () => {
+  const dir = join(fixtures, 'nanogpt');
+  const r = await analyzeSource(join(dir, 'offer.py'), 'from model import GPT, GPTConfig\n', {}, { workspaceFolders: [dir] });
+  assert.deepEqual(r.models.map((m) => m.name), ['GPT']);
+  assert.equal(r.models[0].totals.params, torchParams(dir, 'from model import GPT, GPTConfig', 'GPT(GPTConfig())'));
+});

@@ -18,7 +18,7 @@ import { callKerasLayer, callKerasModel, isKerasModelInstance } from './kerasRun
 import { LimitSignal, isSignal } from './signals';
 import { tensorsIn } from './tensorOps';
 import { assignPaths, callModule, isTorchModule } from './torchRuntime';
-import type { ClassV, FuncV, InstV, KModelV, ModV, Value } from './values';
+import type { ClassV, FuncV, InstV, KModelV, ModV, Scope, Value } from './values';
 
 type Root = InstV | ModV | KModelV;
 
@@ -179,11 +179,34 @@ function importedCandidates(interp: Interp, imported: Map<string, SourceRange>, 
     const base = libraryBase(v);
     if (!base || !(base.startsWith('torch.nn') || base === 'keras.Model')) continue;
     const init = classLookup(v, '__init__');
-    if (init?.k === 'func' && requiresArgs(interp, init, 1)) continue;
-    const built = build(interp, () => callValue(interp, v, [], new Map(), { node: v.node, range, calleeText: name }), fileDiagnostics, range);
+    let args: Value[] = [];
+    if (init?.k === 'func' && requiresArgs(interp, init, 1)) {
+      // `GPT(config)` with a fully defaulted `GPTConfig` beside it: built as `GPT(GPTConfig())`.
+      const config = defaultedConfigFor(interp, init);
+      if (!config) continue;
+      args = [config];
+    }
+    const built = build(interp, () => callValue(interp, v, args, new Map(), { node: v.node, range, calleeText: name }), fileDiagnostics, range);
     if (isModelValue(built.value)) out.push({ name, range, root: built.value, kind: 'factory', graphDiagnostics: built.graph.diagnostics });
   }
   return out;
+}
+
+/**
+ * A config instance for a constructor whose one required parameter is a
+ * config (`def __init__(self, config)`): the dataclass named `…Config` in the
+ * constructor's module when every field has a default. Undefined otherwise.
+ */
+function defaultedConfigFor(interp: Interp, init: FuncV): Value | undefined {
+  const required = interp.params(init.node).slice(1).filter((p) => (p.kind === 'pos' || p.kind === 'kwonly') && !p.defaultNode);
+  if (required.length !== 1 || !/^(config|cfg|conf|args)$/i.test(required[0].name)) return undefined;
+  for (let s: Scope | undefined = init.closure; s; s = s.parent) {
+    for (const [n, c] of s.vars) {
+      if (c.k !== 'class' || !c.dataclass || !/Config$/.test(n) || c.fields.some((f) => f.default === undefined)) continue;
+      return callValue(interp, c, [], new Map(), { node: c.node, range: rangeOf(c.node), calleeText: n });
+    }
+  }
+  return undefined;
 }
 
 function collectParts(root: Value, includeRoot: boolean, out: Set<ClassV>, depth = 0): void {
