@@ -5,6 +5,7 @@
  * the workspace folders, then the `sys.path` of the user's interpreter
  * (site-packages). Nothing is imported or run; only `stat` and reads.
  */
+import { readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { isModelledOrStdlib, isSitePackages } from './policy';
 import { statKind } from './sourceFiles';
@@ -130,7 +131,16 @@ function findIn(root: string, parts: string[], name: string, library: boolean): 
 
 function compiledModuleIn(roots: readonly string[], parts: string[]): boolean {
   // Extension modules (`_C.cpython-311-x86_64-linux-gnu.so`) cannot be read; they are libraries, not missing.
-  return roots.some((r) => statKind(join(r, ...parts.slice(0, -1))) === 'dir' && statKind(join(r, ...parts) + '.so') === 'file');
+  const last = parts[parts.length - 1];
+  return roots.some((r) => {
+    const dir = join(r, ...parts.slice(0, -1));
+    if (statKind(dir) !== 'dir') return false;
+    try {
+      return readdirSync(dir).some((f) => f.startsWith(last + '.') && /\.(so|pyd)$/.test(f));
+    } catch {
+      return false;
+    }
+  });
 }
 
 function isInside(file: string, folder: string): boolean {
