@@ -5,6 +5,8 @@
  * and the median of 20 warm calls. Target: ≤ 30 ms warm, the budget for
  * re-analysing on each keystroke in the editor.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { analyzeSourceSync, initFrontends, parseSource } from '../src/frontends/index';
 
@@ -168,9 +170,50 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     });
   }
   return [
+    ...importRows(),
     {
       title: `analyzeSourceSync on ~2,000-line files: cold = first call; warm = median of ${WARM_RUNS} (same text); edited = median of ${WARM_RUNS} one-number edits`,
       rows,
     },
   ];
+}
+
+/**
+ * A training script whose model lives in a sibling file (nanoGPT layout, the
+ * test fixture): imports followed, imported trees cached per file version.
+ * `follow ms` isolates what following costs: the same script with a small
+ * GPT config, so the model's own shape inference hardly counts.
+ */
+function importRows(): Array<{ title: string; rows: Array<Record<string, string | number>> }> {
+  const dir = join(__dirname, '..', 'test', 'fixtures', 'nanogpt');
+  const file = join(dir, 'train.py');
+  const text = readFileSync(file, 'utf8');
+  const small = text.replace(/GPT\(GPTConfig\([^)]*\)\)/, 'GPT(GPTConfig(n_layer=1, n_head=2, n_embd=64, block_size=64, vocab_size=128))');
+  // The baseline: the same model and script in one file, nothing to follow.
+  const oneFile = readFileSync(join(dir, 'model.py'), 'utf8') + '\n' + text.replace(/^from model import .*$/m, '');
+  const run = (t: string, f = file) => analyzeSourceSync(f, t, {}, { workspaceFolders: [dir] });
+  const rows: Array<Record<string, string | number>> = [];
+  const cases = [
+    ['train.py → model.py (GPT 24×1024)', text, file],
+    ['same, one file (no import)', oneFile, join(dir, 'one_file.py')],
+    ['train.py → model.py (GPT 1×64)', small, file],
+  ] as const;
+  for (const [name, t, f] of cases) {
+    const run1 = () => run(t, f);
+    const cold = time(run1);
+    const warm = Array.from({ length: WARM_RUNS }, () => time(run1));
+    const result = run1();
+    const warmCpu = median(warm.map((x) => x.cpuMs));
+    rows.push({
+      file: name,
+      layers: result.models.reduce((n, m) => n + m.layers.length, 0),
+      params: result.models[0]?.totals.params ?? 0,
+      'cold ms': cold.wallMs,
+      'warm ms': median(warm.map((x) => x.wallMs)),
+      'warm cpu ms': warmCpu,
+      'target ms': TARGET_MS,
+      'warm cpu / target': warmCpu / TARGET_MS,
+    });
+  }
+  return [{ title: `analyzeSourceSync following imports (nanoGPT layout; warm = median of ${WARM_RUNS}, model.py tree cached per file version)`, rows }];
 }

@@ -162,7 +162,7 @@ export class App {
   }
 
   private reveal(l: LayerPlan): void {
-    this.host.post({ type: 'reveal', layer: l.name, line: l.line });
+    this.host.post({ type: 'reveal', layer: l.name, line: l.line, ...(l.file ? { file: l.file } : {}) });
   }
 
   private revealByName(name: string): void {

@@ -32,6 +32,8 @@ export interface SourceRange {
   column: number;
   endLine: number;
   endColumn: number;
+  /** The file this range lies in, when it is not the analysed file (a class or layer defined in an imported module). */
+  file?: string;
 }
 
 export interface Diagnostic {
@@ -45,6 +47,8 @@ export interface Diagnostic {
   code?: string;
   /** Set by a frontend when what it reports leaves the model incomplete (see core/completeness.ts for the codes that always do). */
   incomplete?: boolean;
+  /** The file the line/column refer to, when it is not the analysed file (code in an imported module). */
+  file?: string;
 }
 
 /** Attribute values a frontend can hand the catalogue after partial evaluation. */

@@ -5,7 +5,8 @@
  */
 import * as vscode from 'vscode';
 import { CloseAction, ErrorAction, LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { SetTrustedNotification, StatusNotification, type WapInitializationOptions } from '../protocol/lsp';
+import { SetPythonNotification, SetTrustedNotification, StatusNotification, type WapInitializationOptions } from '../protocol/lsp';
+import { selectedPythonInterpreter, watchPythonInterpreter } from './pythonInterpreter';
 import type { StatusBar } from './statusBar';
 
 export const MAX_RESTARTS = 4;
@@ -19,6 +20,8 @@ const DOCUMENT_SELECTOR = ['python', 'typescript', 'typescriptreact', 'javascrip
 export class WapClient {
   readonly client: LanguageClient;
   private restarts = 0;
+  /** The Python extension's selected interpreter, passed at every (re)start and on change. */
+  private python: string | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -36,6 +39,7 @@ export class WapClient {
       trusted: vscode.workspace.isTrusted,
       clientCommands: true,
       cacheDir: vscode.Uri.joinPath(context.globalStorageUri, 'profile-cache').fsPath,
+      ...(this.python ? { python: this.python } : {}),
     });
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,
@@ -52,6 +56,8 @@ export class WapClient {
 
   async start(): Promise<void> {
     const started = Date.now();
+    // The Python extension's choice, when installed; never awaited long (a missing API answers at once).
+    this.python = await selectedPythonInterpreter();
     await this.client.start();
     this.output.appendLine(`WAP: language server started in ${Date.now() - started} ms`);
     this.context.subscriptions.push(
@@ -60,6 +66,11 @@ export class WapClient {
         void this.client.sendNotification(SetTrustedNotification, { trusted: true });
       }),
     );
+    const watcher = await watchPythonInterpreter((path) => {
+      this.python = path;
+      void this.client.sendNotification(SetPythonNotification, { interpreter: path, source: 'python-extension' });
+    });
+    if (watcher) this.context.subscriptions.push(watcher);
   }
 
   /** Restart a crashed server a few times; then stop and tell the user rather than loop. */

@@ -52,7 +52,8 @@ class PlanPanel {
         else await this.replan(undefined, true);
         return;
       case 'reveal': {
-        const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(this.ref.uri));
+        // Layers defined in an imported module (train.py → model.py) open that file.
+        const doc = await vscode.workspace.openTextDocument(m.file ? vscode.Uri.file(m.file) : vscode.Uri.parse(this.ref.uri));
         const line = Math.max(0, m.line - 1);
         const range = new vscode.Range(line, 0, line, 0);
         await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, selection: range, preserveFocus: false });

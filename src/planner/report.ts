@@ -88,6 +88,7 @@ export function layerPlans(c: Candidate, topo: Topology, mode: string): LayerPla
         out.push({
           name: layer.name,
           line: layer.range.line,
+          ...(layer.range.file ? { file: layer.range.file } : {}),
           type: layer.type,
           strategy: 'pipeline',
           dataDegree: o.config.d,
@@ -120,6 +121,7 @@ export function layerPlans(c: Candidate, topo: Topology, mode: string): LayerPla
     const plan: LayerPlan = {
       name: layer.name,
       line: layer.range.line,
+      ...(layer.range.file ? { file: layer.range.file } : {}),
       type: layer.type,
       strategy: strategyOf(o.config),
       dataDegree: o.config.d,

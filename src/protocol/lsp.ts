@@ -148,7 +148,22 @@ export interface WapInitializationOptions {
   clientCommands?: boolean;
   /** Directory for the profiler's measurement cache (default: a folder under the OS temp dir). */
   cacheDir?: string;
+  /** The interpreter selected in the Python extension, if any (later changes: `wap/setPython`). */
+  python?: string;
 }
 
 // Command ids and the fix-all kind live in ./commands (no runtime imports), so the extension can read them at activation without loading the protocol library.
 export { ClientCommands, FIX_ALL_KIND, ServerCommands } from './commands';
+
+/**
+ * `wap/setPython` (client → server): the Python interpreter whose installed
+ * libraries imports are read from — the one selected in the Python extension,
+ * else the `wap.python` setting. Undefined clears the choice (server falls back
+ * to `wap.python`, then `WAP_PYTHON`, then `python3`).
+ */
+export interface SetPythonParams {
+  interpreter?: string;
+  /** Where the choice came from, for the log and status: 'python-extension' or 'setting'. */
+  source?: string;
+}
+export const SetPythonNotification = new NotificationType<SetPythonParams>('wap/setPython');

@@ -90,6 +90,8 @@ export interface LayerPlan {
   name: string;
   /** 1-based line of the layer's definition. */
   line: number;
+  /** The file that line is in, when the layer is defined in an imported module (not the planned file). */
+  file?: string;
   type: string;
   strategy: StrategyKind;
   dataDegree: number;

@@ -22,7 +22,7 @@ export type ToWebviewMessage =
 /** Webview → extension. */
 export type FromWebviewMessage =
   | { type: 'ready' }
-  | { type: 'reveal'; layer: string; line: number }
+  | { type: 'reveal'; layer: string; line: number; file?: string }
   | { type: 'replan'; controls: PlanControls }
   | { type: 'exportTrace' }
   | { type: 'applyToConfig' };

@@ -1,5 +1,7 @@
 /** Frontend, analysis and plan findings of a model file → LSP diagnostics. A file with no model gets none. */
-import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
+import { basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DiagnosticSeverity, type Diagnostic, type Range } from 'vscode-languageserver';
 import type { Diagnostic as WapDiagnostic, Severity } from '../core/ir';
 import type { ModelDocument } from './modelDocs';
 import { LINE_END, toLspRange, toLspRangeLoose } from './positions';
@@ -11,7 +13,25 @@ export function lspSeverity(s: Severity | string): DiagnosticSeverity {
   return s === 'error' ? DiagnosticSeverity.Error : s === 'warning' ? DiagnosticSeverity.Warning : DiagnosticSeverity.Information;
 }
 
-function convert(d: WapDiagnostic): Diagnostic {
+/**
+ * A finding inside an imported module (`d.file`) cannot be drawn at its own
+ * line in this document: it is shown at `anchor` (the model, or the top of the
+ * file) naming the other file, with a related location that opens it there.
+ */
+function convertForeign(d: WapDiagnostic, file: string, anchor: Range): Diagnostic {
+  const where = toLspRangeLoose(d.line, d.column, d.endLine, d.endColumn);
+  return {
+    severity: lspSeverity(d.severity),
+    range: { start: anchor.start, end: { line: anchor.start.line, character: LINE_END } },
+    message: `${basename(file)}:${d.line}: ${d.message}`,
+    source: DIAGNOSTIC_SOURCE,
+    code: d.code,
+    relatedInformation: [{ location: { uri: pathToFileURL(file).href, range: where }, message: d.message }],
+  };
+}
+
+function convert(d: WapDiagnostic, doc?: ModelDocument, anchor?: Range): Diagnostic {
+  if (d.file && doc && d.file !== doc.fileName) return convertForeign(d, d.file, anchor ?? { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
   const range = toLspRangeLoose(d.line, d.column, d.endLine, d.endColumn);
   // A notice about a whole model marks its first line, not the whole class body.
   if (d.severity === 'info' && range.end.line > range.start.line) range.end = { line: range.start.line, character: LINE_END };
@@ -35,9 +55,10 @@ export function modelDiagnostics(doc: ModelDocument): Diagnostic[] {
     seen.add(key);
     out.push(d);
   };
-  for (const d of analysis.diagnostics) push(convert(d));
+  const firstModel = analysis.models[0] ? toLspRange(analysis.models[0].range) : undefined;
+  for (const d of analysis.diagnostics) push(convert(d, doc, firstModel));
   for (const model of analysis.models) {
-    for (const d of model.diagnostics) push(convert(d));
+    for (const d of model.diagnostics) push(convert(d, doc, toLspRange(model.range)));
     if (model.inputAssumed && !model.diagnostics.some((d) => d.code === 'assumed-input')) {
       push({
         severity: DiagnosticSeverity.Information,
@@ -58,7 +79,7 @@ export function modelDiagnostics(doc: ModelDocument): Diagnostic[] {
       if (model.inputAssumed && /assumed/i.test(pd.message) && !pd.layer) continue;
       // Plan findings point at their layer's current line when the layer still exists.
       const layer = pd.layer ? model.layers.find((l) => l.name === pd.layer) : undefined;
-      const range = layer ? toLspRange(layer.range) : pd.line ? toLspRangeLoose(pd.line, 1) : modelRange;
+      const range = layer && !layer.range.file ? toLspRange(layer.range) : pd.line && !layer ? toLspRangeLoose(pd.line, 1) : modelRange;
       push({ severity: lspSeverity(pd.severity), range, message: pd.message, source: DIAGNOSTIC_SOURCE, code: 'plan' });
     }
   }

@@ -4,7 +4,7 @@
  * the current text (hover, CodeLens, plan) flushes the pending analysis first.
  */
 import { fileURLToPath } from 'node:url';
-import { analyzeSourceSync, initFrontends, sourceKindOf } from '../frontends';
+import { analyzeSourceSync, initFrontends, sourceKindOf, type ImportOptions } from '../frontends';
 import type { AnalysisResult } from '../core/ir';
 import { ModelDocument } from './modelDocs';
 
@@ -32,10 +32,17 @@ export interface StoreEvents {
   error(context: string, err: unknown): void;
 }
 
+/** Where imports resolve (importEnvironment.ts); absent, imports are not followed. */
+export interface ImportProvider {
+  options(): ImportOptions;
+  afterAnalysis(options: ImportOptions): void;
+}
+
 export class DocumentStore {
   readonly docs = new Map<string, ModelDocument>();
   private ready: Promise<void> | undefined;
   private isReady = false;
+  imports: ImportProvider | undefined;
 
   constructor(private readonly events: StoreEvents) {}
 
@@ -83,6 +90,21 @@ export class DocumentStore {
     doc.version = version;
     if (doc.backgroundCancel) doc.backgroundCancel.isCancellationRequested = true;
     this.schedule(doc, ANALYSIS_DEBOUNCE_MS);
+    this.dependencyChanged({ file: doc.fileName });
+  }
+
+  /**
+   * Something an analysis read changed: an imported file (edited in the editor
+   * or on disk) or the installed libraries (the interpreter's sys.path became
+   * known). The documents that depended on it are analysed again.
+   */
+  dependencyChanged(what: { file?: string; libraries?: boolean }): void {
+    for (const doc of this.docs.values()) {
+      const depends = (what.file !== undefined && what.file !== doc.fileName && doc.importedFiles.has(what.file)) || (what.libraries && doc.wantsLibraries);
+      if (!depends) continue;
+      doc.analyzedVersion = -1;
+      this.schedule(doc, ANALYSIS_DEBOUNCE_MS);
+    }
   }
 
   close(uri: string): void {
@@ -137,8 +159,9 @@ export class DocumentStore {
     const text = doc.text;
     const started = performance.now();
     let result: AnalysisResult;
+    const imports = this.imports?.options();
     try {
-      result = analyzeSourceSync(doc.fileName, text);
+      result = analyzeSourceSync(doc.fileName, text, {}, imports);
     } catch (err) {
       // A frontend bug must not take the document down: report it as one diagnostic.
       this.events.error(`analysing ${doc.fileName}`, err);
@@ -150,6 +173,11 @@ export class DocumentStore {
       };
     }
     doc.setAnalysis(result, version, performance.now() - started, text);
+    if (imports) {
+      doc.importedFiles = imports.filesRead ?? new Set();
+      doc.wantsLibraries = (imports.wantedLibraries?.size ?? 0) > 0 || imports.libraryRoots !== undefined && doc.importedFiles.size > 0;
+      this.imports?.afterAnalysis(imports);
+    }
     this.events.analyzed(doc);
   }
 }

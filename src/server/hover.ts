@@ -3,6 +3,8 @@
  * their source, sizes, memory and the reason, or, before the first plan, the
  * analysis (shapes, params, FLOPs).
  */
+import { basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import type { LayerPlan, PlanReport } from '../protocol/plan';
 import { ClientCommands } from '../protocol/lsp';
@@ -111,7 +113,21 @@ export function modelHoverMarkdown(doc: ModelDocument, model: AnalyzedModel, cli
     lines.push(`- setup: ${esc(setupSummary(setup))}`, `- memory: ${esc(memorySummary(setup.memoryPerGpu))}`);
     if (setup.fitsThrough) lines.push(`- fits only through ${esc(setup.fitsThrough)}`);
   }
+  const elsewhere = definedElsewhere(model);
+  if (elsewhere.length) lines.push('', `Layers defined in ${elsewhere.join(', ')}`);
   const link = openPlanLink(doc.uri, model.name, entry ? 'Open plan view' : 'Parallelize model', clientCommands);
   if (link) lines.push('', link);
   return lines.join('\n');
+}
+
+/** Links to the imported files the model's layers are defined in (`model.py` line of its first layer there). */
+function definedElsewhere(model: AnalyzedModel): string[] {
+  const firstLine = new Map<string, number>();
+  for (const layer of model.layers) {
+    const file = layer.range.file;
+    if (!file) continue;
+    const line = firstLine.get(file);
+    if (line === undefined || layer.range.line < line) firstLine.set(file, layer.range.line);
+  }
+  return [...firstLine].slice(0, 5).map(([file, line]) => `[${esc(basename(file))}:${line}](${pathToFileURL(file).href}#L${line} "${esc(file)}")`);
 }

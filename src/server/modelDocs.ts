@@ -68,8 +68,9 @@ export class Snapshot {
       const sigs = new Map<string, string>();
       for (const layer of model.layers) {
         sigs.set(layer.name, layerFingerprint(layer));
-        this.index(layer, model, toLspRange(layer.range), 'definition');
-        if (layer.callRange) this.index(layer, model, toLspRange(layer.callRange), 'call');
+        // Layers defined in an imported module have their lines in that file, not this one.
+        if (!layer.range.file) this.index(layer, model, toLspRange(layer.range), 'definition');
+        if (layer.callRange && !layer.callRange.file) this.index(layer, model, toLspRange(layer.callRange), 'call');
       }
       this.signatures.set(model.name, sigs);
     }
@@ -145,6 +146,10 @@ export class ModelDocument {
   /** Set by the planner: lets a newer edit cancel an outdated background plan. */
   backgroundCancel: { isCancellationRequested: boolean } | undefined;
   pendingTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Files the last analysis read to follow imports: a change to one re-analyses this document. */
+  importedFiles = new Set<string>();
+  /** The last analysis imported installed libraries (re-analysed when the interpreter's sys.path changes). */
+  wantsLibraries = false;
 
   constructor(
     readonly uri: string,

@@ -34,6 +34,7 @@ import {
   ProfileRequest,
   ServerCommands,
   SetTrustedNotification,
+  SetPythonNotification,
   type WapInitializationOptions,
   type ClusterPresetsResult,
   type PlanParams,
@@ -46,6 +47,7 @@ import { DocumentStore } from './documentStore';
 import { Environment } from './environment';
 import { planLensTitle } from './format';
 import { layerHoverMarkdown, modelHoverMarkdown } from './hover';
+import { ImportEnvironment } from './importEnvironment';
 import { PlanService } from './planService';
 import { asResponseError, RequestHandlers } from './requests';
 import { SettingsCache } from './settings';
@@ -88,6 +90,13 @@ export function startServer(connection: Connection): void {
     refreshLenses();
     configs.scheduleRecheck();
   });
+  const importEnv = new ImportEnvironment(
+    () => roots,
+    () => new Map([...store.docs.values()].filter((d) => !d.hidden).map((d) => [d.fileName, d.text])),
+    (what) => store.dependencyChanged(what),
+    log,
+  );
+  store.imports = importEnv;
   const configs: ConfigDocuments = new ConfigDocuments(store, plans, settings, env, (uri) => texts.get(uri), () => texts.all().map((d) => d.uri), publish);
   const handlers = new RequestHandlers(connection, store, plans, configs, settings, env, cacheDir);
 
@@ -111,6 +120,8 @@ export function startServer(connection: Connection): void {
   connection.onInitialize((params): InitializeResult => {
     const init = (params.initializationOptions ?? {}) as WapInitializationOptions & { settings?: unknown };
     env.trusted = init.trusted === true;
+    importEnv.trusted = env.trusted;
+    if (typeof init.python === 'string' && init.python) importEnv.selectedInterpreter = init.python;
     clientCommands = init.clientCommands === true;
     if (typeof init.cacheDir === 'string' && init.cacheDir) cacheDir = init.cacheDir;
     Object.assign(handlers, { cacheDir });
@@ -139,6 +150,7 @@ export function startServer(connection: Connection): void {
   connection.onInitialized(
     guard('initialized', undefined, async () => {
       log(`wap: server ready (trusted: ${env.trusted}, workspace: ${roots.join(', ') || 'none'})`);
+      await readPythonSetting();
       await env.publishStatus();
     }),
   );
@@ -147,6 +159,7 @@ export function startServer(connection: Connection): void {
     guard('configuration change', undefined, (params) => {
       settings.clear(params.settings);
       env.clearClusterCache();
+      void readPythonSetting();
       for (const doc of store.docs.values()) if (!doc.hidden) plans.scheduleBackground(doc);
       configs.scheduleRecheck();
       void env.publishStatus();
@@ -157,9 +170,32 @@ export function startServer(connection: Connection): void {
     SetTrustedNotification,
     guard('trust change', undefined, (p) => {
       env.setTrusted(p?.trusted === true);
+      if (importEnv.trusted !== env.trusted) {
+        importEnv.trusted = env.trusted;
+        importEnv.reset();
+      }
       for (const doc of store.docs.values()) if (!doc.hidden) plans.scheduleBackground(doc);
     }),
   );
+
+  connection.onNotification(
+    SetPythonNotification,
+    guard('python change', undefined, (p) => {
+      const chosen = typeof p?.interpreter === 'string' && p.interpreter ? p.interpreter : undefined;
+      if (chosen === importEnv.selectedInterpreter) return;
+      importEnv.selectedInterpreter = chosen;
+      log(`wap: Python interpreter ${chosen ?? '(none selected)'}${p?.source ? ` from ${p.source}` : ''}`);
+      importEnv.reset();
+    }),
+  );
+
+  /** `wap.python` of the first workspace folder; a change re-reads installed libraries. */
+  async function readPythonSetting(): Promise<void> {
+    const python = (await settings.get(roots[0] ? pathToFileURL(roots[0]).href : '')).python ?? '';
+    if (python === importEnv.settingInterpreter) return;
+    importEnv.settingInterpreter = python;
+    importEnv.reset();
+  }
 
   // The config check is not awaited (it may wait for a plan); its failure must still reach the log and status.
   const checkConfig = (uri: string) => void configs.check(uri).catch((err: unknown) => env.reportError(`checking ${uri}`, err));

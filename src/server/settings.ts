@@ -21,6 +21,8 @@ export interface WapSettings {
   /** Path of the model file config files compare against ('' = the most recently planned model nearby). */
   model: string;
   profile: { enabled: boolean; backend: string };
+  /** `wap.python`: interpreter whose site-packages imports are read from ('' = the Python extension's, else python3). */
+  python?: string;
 }
 
 export const DEFAULT_SETTINGS: WapSettings = {
@@ -33,6 +35,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   precision: 'auto',
   model: '',
   profile: { enabled: false, backend: 'auto' },
+  python: '',
 };
 
 const OBJECTIVES: readonly Objective[] = ['throughput', 'efficiency'];
@@ -68,6 +71,7 @@ export function normalizeSettings(raw: unknown): WapSettings {
       enabled: typeof profile.enabled === 'boolean' ? profile.enabled : DEFAULT_SETTINGS.profile.enabled,
       backend: typeof profile.backend === 'string' && profile.backend ? profile.backend : DEFAULT_SETTINGS.profile.backend,
     },
+    python: typeof r.python === 'string' ? r.python.trim() : '',
   };
 }
 

@@ -7,6 +7,7 @@
 import type { AttrValue, Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Graph } from './graph';
+import type { ModuleV } from './modules';
 
 export type Value =
   | { k: 'none' }
@@ -30,6 +31,7 @@ export type Value =
   | KLayerV
   | KModelV
   | HfV
+  | ModuleV
   | { k: 'unknown'; why?: string };
 
 export type Dims = Array<number | undefined>;
