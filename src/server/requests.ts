@@ -107,6 +107,8 @@ export class RequestHandlers {
           cacheDir: this.cacheDir,
           trusted: this.env.trusted,
           cancel: token,
+          // `wap.python` / the Python extension's interpreter (engineer imports adds it to WapSettings); read structurally so either order of merge compiles.
+          python: pythonSetting(settings),
           onProgress: (e) => progress.report(e.total > 0 ? Math.round((100 * e.done) / e.total) : 0, `${e.layer}${e.cached ? ' (cached)' : ''} · ${e.done}/${e.total}`),
         }),
       );
@@ -191,4 +193,10 @@ export function asResponseError(err: unknown, context: string): ResponseError<vo
   if (isCancelled(err)) return new ResponseError(LSPErrorCodes.RequestCancelled, `wap: ${context} cancelled`);
   const message = err instanceof Error ? err.message : String(err);
   return new ResponseError(ErrorCodes.InternalError, `wap: ${context} failed: ${message}`);
+}
+
+/** The interpreter the editor chose, when the settings carry one. */
+function pythonSetting(settings: object): string | undefined {
+  const py = (settings as { python?: unknown }).python;
+  return typeof py === 'string' && py.trim() ? py.trim() : undefined;
 }
