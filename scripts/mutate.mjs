@@ -48,7 +48,7 @@ const OPERATORS = [
   [/ === /, ' !== ', '=== → !=='],
   [/ && /, ' || ', '&& → ||'],
   [/\b(0\.\d+)\b/, (m) => String(Number(m) * 2), 'constant ×2'],
-  [/\b([2-9]|[1-9]\d+)\b(?![.\]'"`])/, (m) => String(Number(m) + 1), 'integer +1'],
+  [/(?<![.\d])\b([2-9]|[1-9]\d+)\b(?![.\d\]'"`])/, (m) => String(Number(m) + 1), 'integer +1'],
   [/\breturn true\b/, 'return false', 'true → false'],
   [/\bMath\.max\(/, 'Math.min(', 'max → min'],
   [/\bMath\.min\(/, 'Math.max(', 'min → max'],

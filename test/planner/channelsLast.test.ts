@@ -38,3 +38,10 @@ test('hover split size reads the channel axis of the layout when the conv does n
   assert.equal(splitSize(layer, 'channels', 'channels_last'), 64);
   assert.equal(splitSize({ ...first.layers[0]!, attrs: noChannels }, 'channels', 'channels_first'), 64);
 });
+
+test('hover split size: a linear splits its output features, attention its heads', () => {
+  const m = chainModel('fc', 'channels_first', [64], [['fc', 'linear', { outFeatures: 48, bias: true }, 'Linear']], 'pytorch');
+  assert.equal(splitSize(m.layers[0]!, 'outputs'), 48);
+  assert.equal(splitSize({ ...m.layers[0]!, attrs: { bias: true } }, 'outputs'), 48, 'from the output shape when attrs do not say');
+  assert.equal(splitSize({ ...m.layers[0]!, attrs: { numHeads: 12 } }, 'heads'), 12);
+});
