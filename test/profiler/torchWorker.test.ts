@@ -208,3 +208,25 @@ test('torch_worker.py --specs without torch: one clear line and exit 2, no trace
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('wap profile --backend torch --python /usr/bin/python3 names the interpreter and torch; the profile file records them', async () => {
+  const version = await requireTorch();
+  const { capture } = await import('../cli/helpers');
+  const { profileCommand } = await import('../../src/cli/commands/profile');
+  const { loadProfile } = await import('../../src/profiler/index');
+  const { readFileSync, writeFileSync: write } = await import('node:fs');
+  const dir = fresh();
+  try {
+    const model = join(dir, 'tiny.py');
+    write(model, 'import torch.nn as nn\n\nmodel = nn.Sequential(nn.Linear(8, 4), nn.ReLU())\n');
+    const out = join(dir, 'p.json');
+    const r = await capture(() => profileCommand.run([model, '--input', '8', '--batch', '2', '--backend', 'torch', '--python', TORCH_PYTHON, '--repetitions', '2', '--cache', join(dir, 'cache'), '--out', out]));
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, new RegExp(`Measured with torch ${version.replace(/[.+]/g, '\\$&')} in /usr/bin/python3`));
+    const p = loadProfile(readFileSync(out, 'utf8'));
+    assert.deepEqual([p.python?.interpreter, p.python?.torchVersion], [TORCH_PYTHON, version]);
+    assert.ok(p.layers.every((l) => l.status === 'measured'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
