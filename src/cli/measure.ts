@@ -20,6 +20,7 @@ export const PROFILER_FLAGS = {
   backend: { type: 'string' },
   cache: { type: 'string' },
   repetitions: { type: 'string' },
+  python: { type: 'string' },
 } as const;
 
 export type ProfilerFlagValues = { [K in keyof typeof PROFILER_FLAGS]?: string };
@@ -27,12 +28,15 @@ export type ProfilerFlagValues = { [K in keyof typeof PROFILER_FLAGS]?: string }
 export const PROFILER_FLAGS_HELP = `  --backend B           ${BACKENDS.join(' | ')} (default auto)
   --cache DIR           trial cache folder (default ${DEFAULT_CACHE_DIR}/ in the current directory;
                         git-ignored; delete it to re-measure)
-  --repetitions N       timed repetitions per layer (default 5)`;
+  --repetitions N       timed repetitions per layer (default 5)
+  --python PATH         Python interpreter for the torch backend (a venv's or conda
+                        environment's python; default $WAP_PYTHON, else python3)`;
 
 export interface MeasureSettings {
   backend: BackendId | 'auto';
   cacheDir: string;
   repetitions: number;
+  python?: string;
 }
 
 /** Checks the profiler flags before anything is read or spawned. */
@@ -41,6 +45,7 @@ export function measureSettingsFrom(v: ProfilerFlagValues): MeasureSettings {
     backend: oneOf('backend', v.backend, BACKENDS, 'auto'),
     cacheDir: resolve(v.cache ?? DEFAULT_CACHE_DIR),
     repetitions: positiveInt('repetitions', v.repetitions) ?? 5,
+    ...(v.python !== undefined ? { python: v.python } : {}),
   };
 }
 
@@ -76,7 +81,13 @@ export function fmtMs(ms: number): string {
 export function measuredBy(p: ProfileFile): string {
   const used = new Set(p.layers.map((l) => l.device));
   const names = p.devices.filter((d) => used.has(d.index)).map((d) => `${d.backend} / ${d.name}`);
-  return [...new Set(names)].join(', ') || 'no device';
+  const list = [...new Set(names)].join(', ') || 'no device';
+  return p.python ? `${list} (${describePython(p.python)})` : list;
+}
+
+/** 'torch 1.13.0 in /usr/bin/python3': which interpreter measured. */
+export function describePython(py: NonNullable<ProfileFile['python']>): string {
+  return `torch ${py.torchVersion ?? '?'} in ${py.executable ?? py.interpreter}`;
 }
 
 export function statusCounts(p: ProfileFile): Record<'measured' | 'cached' | 'fallback', number> {

@@ -72,6 +72,25 @@ export function registerCommands(context: vscode.ExtensionContext, ready: () => 
       const t = await target(args);
       if (t) await (await import('./exports')).exportPlanAs(t.c, t.ref);
     }),
+    run(ClientCommands.validatePlan, async (...args) => {
+      // Starts training processes: trusted workspaces only (the server refuses too).
+      if (!vscode.workspace.isTrusted) {
+        void vscode.window.showWarningMessage('WAP: validating runs training processes with torchrun, which is off in an untrusted workspace.');
+        return;
+      }
+      const t = await target(args);
+      if (!t) return;
+      const devices = await vscode.window.showInputBox({ title: 'WAP: Validate Plan on which devices?', prompt: 'cpu:N (gloo processes) or cuda:0,1,… (NCCL)', value: 'cpu:2' });
+      if (!devices) return;
+      const { withServerProgress } = await import('./progress');
+      const { ValidateRequest } = await import('../protocol/lsp');
+      const r = await withServerProgress(t.c, `WAP: validating ${t.ref.model ?? 'model'} on ${devices}`, (token, workDoneToken) => t.c.sendRequest(ValidateRequest, { ...t.ref, devices, workDoneToken }, token));
+      output.appendLine(`WAP: validate ${r.model} at batch ${r.batch} on ${r.devicesDescription}, torch ${r.torchVersion} (${r.python})`);
+      for (const p of r.phases) output.appendLine(`  ${p.label}: predicted ${p.predictedMs.toFixed(1)} ms, measured ${p.measuredMs.toFixed(1)} ms (${p.ratio.toFixed(2)})`);
+      for (const n of r.notValidated) output.appendLine(`  not validated: ${n}`);
+      output.show(true);
+      void vscode.window.showInformationMessage(`WAP: predicted/measured step ${r.predictedStepMs.toFixed(1)} / ${r.measuredStepMs.toFixed(1)} ms = ${r.ratio.toFixed(2)} on ${r.devicesDescription}`);
+    }),
   );
 
   // Revive plan panels after a window reload; the serializer must be registered during activation.

@@ -3,7 +3,6 @@
  * identity (name + library version) the cache is keyed by. Worked out in the
  * parent without loading tfjs, so a fully cached re-run never starts a worker.
  */
-import { execFile } from 'node:child_process';
 import * as os from 'node:os';
 import type { BackendId } from '../protocol/profile';
 import { detectLocalGpus, type LocalGpu } from './gpus';
@@ -11,6 +10,7 @@ import { findWasmFolder } from './paths';
 import wasmPkg from '@tensorflow/tfjs-backend-wasm/package.json';
 import corePkg from '@tensorflow/tfjs-core/package.json';
 import { describeLookup, locatePackage, type PackageLookup } from './optionalPackage';
+import { probePython, resolvePython } from './pythonEnv';
 
 export interface BackendStatus {
   id: BackendId;
@@ -27,6 +27,9 @@ export interface TorchProbe {
   version?: string;
   cuda?: string;
   gpus?: string[];
+  /** The interpreter as chosen (path or command) and `sys.executable`. */
+  python?: string;
+  executable?: string;
 }
 
 export const ALL_BACKENDS: BackendId[] = ['tfjs-node-gpu', 'tfjs-node', 'wasm', 'cpu', 'torch'];
@@ -49,38 +52,16 @@ function nativeVersionOrThrow(id: 'tfjs-node' | 'tfjs-node-gpu'): string {
   return lookup.found.version;
 }
 
-const TORCH_PROBE = [
-  'import json',
-  'try:',
-  '    import torch',
-  'except Exception as e:',
-  '    print(json.dumps({"ok": False, "reason": "python3 cannot import torch: %s" % e}))',
-  'else:',
-  '    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []',
-  '    print(json.dumps({"ok": True, "version": torch.__version__, "cuda": torch.version.cuda, "gpus": gpus}))',
-].join('\n');
-
-let torchProbe: Promise<TorchProbe> | undefined;
-
-/** `python3 -c "import torch"`, once per process. */
-export function probeTorch(): Promise<TorchProbe> {
-  torchProbe ??= new Promise((resolve) => {
-    execFile('python3', ['-c', TORCH_PROBE], { timeout: 60_000, windowsHide: true }, (err, stdout) => {
-      const line = String(stdout ?? '').trim().split('\n').pop() ?? '';
-      try {
-        if (line.startsWith('{')) return resolve(JSON.parse(line) as TorchProbe);
-      } catch {
-        /* fall through */
-      }
-      const why = err && (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'python3 was not found on PATH' : `python3 failed: ${err?.message.split('\n')[0] ?? 'no output'}`;
-      resolve({ ok: false, reason: why });
-    });
-  });
-  return torchProbe;
+/** torch as one interpreter sees it (src/profiler/pythonEnv.ts probes each interpreter once per process). */
+export async function probeTorch(python?: string): Promise<TorchProbe> {
+  const info = await probePython(resolvePython(python));
+  if (!info.ok) return { ok: false, reason: info.reason, python: info.interpreter };
+  if (!info.torchVersion) return { ok: false, reason: `${info.interpreter} cannot import torch: ${info.torchReason ?? 'unknown reason'}`, python: info.interpreter, executable: info.executable };
+  return { ok: true, version: info.torchVersion, cuda: info.cudaVersion, gpus: info.cudaDevices, python: info.interpreter, executable: info.executable };
 }
 
-export async function availableBackends(): Promise<BackendStatus[]> {
-  const [gpus, torch] = await Promise.all([detectLocalGpus(), probeTorch()]);
+export async function availableBackends(python?: string): Promise<BackendStatus[]> {
+  const [gpus, torch] = await Promise.all([detectLocalGpus(), probeTorch(python)]);
   return ALL_BACKENDS.map((id) => statusOf(id, gpus, torch));
 }
 
@@ -105,16 +86,16 @@ function statusOf(id: BackendId, gpus: LocalGpu[], torch: TorchProbe): BackendSt
     }
     case 'torch':
       return torch.ok
-        ? { id, available: true, device: torch.gpus?.length ? torch.gpus.join(', ') : 'CPU (torch)' }
+        ? { id, available: true, device: torch.gpus?.length ? torch.gpus.join(', ') : 'CPU (torch)', location: `torch ${torch.version} in ${torch.executable ?? torch.python}` }
         : { id, available: false, reason: torch.reason ?? 'torch is not importable' };
   }
 }
 
 /** Auto choice: native GPU, then torch on CUDA, then native CPU, then wasm, then cpu. */
-export async function chooseBackend(): Promise<BackendId> {
+export async function chooseBackend(python?: string): Promise<BackendId> {
   if (nativePackage('tfjs-node-gpu').found && (await detectLocalGpus()).length) return 'tfjs-node-gpu';
   if ((await detectLocalGpus()).length) {
-    const t = await probeTorch();
+    const t = await probeTorch(python);
     if (t.ok && t.gpus?.length) return 'torch';
   }
   if (nativePackage('tfjs-node').found) return 'tfjs-node';
@@ -131,7 +112,7 @@ export interface DeviceIdentity {
   gpu?: number;
 }
 
-export async function deviceIdentities(backend: BackendId): Promise<DeviceIdentity[]> {
+export async function deviceIdentities(backend: BackendId, python?: string): Promise<DeviceIdentity[]> {
   const mem = os.totalmem();
   switch (backend) {
     case 'wasm':
@@ -146,7 +127,7 @@ export async function deviceIdentities(backend: BackendId): Promise<DeviceIdenti
       return gpus.map((g) => ({ backend, deviceName: g.name, version: `tfjs-node-gpu ${v} driver ${g.driver ?? '?'}`, memoryBytes: g.memoryGB * 2 ** 30, gpu: g.index }));
     }
     case 'torch': {
-      const t = await probeTorch();
+      const t = await probeTorch(python);
       if (!t.ok) throw new Error(`torch backend unavailable: ${t.reason}`);
       const gpus = await detectLocalGpus();
       const ver = `torch ${t.version} cuda ${t.cuda ?? 'none'}`;

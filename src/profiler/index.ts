@@ -9,3 +9,4 @@ export { loadProfile, writeProfile, ProfileFormatError } from './profileFile';
 export { Cancelled, type CancelToken } from './workerClient';
 export { fitAlphaBeta } from './calibration';
 export { resolvePython, probePython, forgetPythonProbes, type PythonInfo } from './pythonEnv';
+export { runDistributed, parseDevices, describeDevices, threadsPerProcess, type DeviceSet, type DistributedMeasurement } from './validate/runDistributed';

@@ -20,6 +20,7 @@ import { chooseBackend, deviceIdentities, probeTorch, type DeviceIdentity } from
 import { cacheKey, TrialCache } from './cache';
 import { COPY_SIZES_BYTES, hostDeviceLink, hostMemoryLink, topologyLinks } from './calibration';
 import { detectLocalGpus, readGpuTopology } from './gpus';
+import { resolvePython } from './pythonEnv';
 import { analyticalEstimate, modelInputSpecs, toTrialSpec, untrialable } from './trialSpecs';
 import { Cancelled, WorkerClient, WorkerFailure, type CancelToken } from './workerClient';
 import type { TrialTiming } from './worker/messages';
@@ -47,6 +48,13 @@ export interface ProfileOptions {
   wholeStep?: boolean;
   /** Source file, recorded in the profile. */
   file?: string;
+  /**
+   * CPU threads each torch trial may use (OMP_NUM_THREADS), to measure as one of
+   * N processes sharing the machine does (`wap validate`). Part of the device name, so the cache keeps them apart.
+   */
+  threads?: number;
+  /** Interpreter for the torch backend (CLI `--python`, the editor's selected environment); else WAP_PYTHON, else python3. */
+  python?: string;
 }
 
 export class UntrustedError extends Error {
@@ -75,8 +83,9 @@ function groupDevices(ids: DeviceIdentity[]): DeviceGroup[] {
   return [...groups.values()];
 }
 
-function workerEnv(id: DeviceIdentity): NodeJS.ProcessEnv {
+function workerEnv(id: DeviceIdentity, threads?: number): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
+  if (threads) env.OMP_NUM_THREADS = String(threads);
   if (id.gpu !== undefined) {
     env.CUDA_VISIBLE_DEVICES = String(id.gpu);
     env.WAP_GPU_NAME = id.deviceName;
@@ -90,12 +99,17 @@ function workerEnv(id: DeviceIdentity): NodeJS.ProcessEnv {
 export async function profileModel(model: AnalyzedModel, options: ProfileOptions): Promise<ProfileFile> {
   if (!options.trusted) throw new UntrustedError();
   if (!Number.isInteger(options.batch) || options.batch < 1) throw new Error(`batch must be a positive integer, got ${options.batch}`);
-  const backend = !options.backend || options.backend === 'auto' ? await chooseBackend() : options.backend;
+  const backend = !options.backend || options.backend === 'auto' ? await chooseBackend(options.python) : options.backend;
+  let python: ProfileFile['python'];
   if (backend === 'torch') {
-    const t = await probeTorch();
+    const t = await probeTorch(options.python);
     if (!t.ok) throw new Error(`torch backend unavailable: ${t.reason}`);
+    python = { interpreter: t.python ?? resolvePython(options.python), executable: t.executable, torchVersion: t.version };
   }
-  const identities = await deviceIdentities(backend);
+  const threads = backend === 'torch' && options.threads ? options.threads : undefined;
+  const identities = (await deviceIdentities(backend, options.python)).map((id) =>
+    threads && id.gpu === undefined ? { ...id, deviceName: `${id.deviceName}, ${threads} thread${threads > 1 ? 's' : ''}` } : id,
+  );
   if (identities.length === 0) throw new Error(`backend ${backend} found no device to measure on`);
   const devices: MeasuredDevice[] = identities.map((d, index) => ({ index, name: d.deviceName, backend, version: d.version, memoryBytes: d.memoryBytes }));
   const warnings: string[] = [];
@@ -177,6 +191,7 @@ export async function profileModel(model: AnalyzedModel, options: ProfileOptions
     layers,
     links,
     wholeStep,
+    ...(python ? { python } : {}),
     warnings,
   };
 }
@@ -231,14 +246,14 @@ class DeviceRun {
     if (this.brokenReason) throw new WorkerFailure(this.brokenReason, 'crash');
     if (!this.hadWorker) {
       // The first start failing means the backend is unusable: that is the caller's error, as before.
-      this.worker = await WorkerClient.start(this.id.backend, workerEnv(this.id), INIT_TIMEOUT_MS);
+      this.worker = await WorkerClient.start(this.id.backend, workerEnv(this.id, this.id.backend === 'torch' ? this.options.threads : undefined), INIT_TIMEOUT_MS, { python: this.options.python });
       this.hadWorker = true;
       return this.worker;
     }
     // Test hook: the replacement worker's script is missing, so its start really fails.
     const entry = process.env.WAP_TEST_FAIL_RESTART === '1' ? join(tmpdir(), 'wap-missing-trial-worker.js') : undefined;
     try {
-      this.worker = await WorkerClient.start(this.id.backend, workerEnv(this.id), INIT_TIMEOUT_MS, entry);
+      this.worker = await WorkerClient.start(this.id.backend, workerEnv(this.id, this.id.backend === 'torch' ? this.options.threads : undefined), INIT_TIMEOUT_MS, { tfjsEntryFile: entry, python: this.options.python });
       return this.worker;
     } catch (err) {
       if (err instanceof Cancelled) throw err;

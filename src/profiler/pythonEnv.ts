@@ -31,6 +31,8 @@ export interface PythonInfo {
   torchVersion?: string;
   /** Why torch did not import, when it did not. */
   torchReason?: string;
+  /** `torch.version.cuda` (undefined on CPU-only builds). */
+  cudaVersion?: string;
   /** CUDA device names torch sees (empty on CPU-only builds). */
   cudaDevices: string[];
 }
@@ -48,6 +50,7 @@ const PROBE = [
   'try:',
   '    import torch',
   '    out["torchVersion"] = torch.__version__',
+  '    out["cudaVersion"] = torch.version.cuda',
   '    if torch.cuda.is_available():',
   '        out["cudaDevices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]',
   'except Exception as e:',

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { BackendId } from '../protocol/profile';
 import type { ParentMessage, RuntimeInfo, WorkerMessage } from './worker/messages';
+import { resolvePython } from './pythonEnv';
 
 export class WorkerFailure extends Error {
   override name = 'WorkerFailure';
@@ -81,11 +82,16 @@ export class WorkerClient {
     return !this.exited;
   }
 
-  /** `tfjsEntryFile` replaces the tfjs worker script (used by tests to make a start really fail). */
-  static async start(backend: BackendId, env: NodeJS.ProcessEnv, initTimeoutMs: number, tfjsEntryFile?: string): Promise<WorkerClient> {
+  /**
+   * `tfjsEntryFile` replaces the tfjs worker script (used by tests to make a start really fail);
+   * `python` is the torch backend's interpreter (resolvePython: explicit, WAP_PYTHON, python3).
+   */
+  static async start(backend: BackendId, env: NodeJS.ProcessEnv, initTimeoutMs: number, opts: { tfjsEntryFile?: string; python?: string } = {}): Promise<WorkerClient> {
     let client: WorkerClient;
+    const tfjsEntryFile = opts.tfjsEntryFile;
     if (backend === 'torch') {
-      const child = spawn('python3', [torchWorkerScript()], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      // -B: no __pycache__ beside the worker script (it may sit in a read-only extension folder).
+      const child = spawn(resolvePython(opts.python), ['-B', torchWorkerScript()], { env, stdio: ['pipe', 'pipe', 'pipe'] });
       client = new WorkerClient(child, (m) => child.stdin?.write(`${JSON.stringify(m)}\n`), backend);
       createInterface({ input: child.stdout! }).on('line', (line) => {
         if (!line.trim().startsWith('{')) return;

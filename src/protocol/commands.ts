@@ -22,6 +22,7 @@ export const ClientCommands = {
   selectCluster: 'wap.selectCluster',
   exportTimeline: 'wap.exportTimeline',
   exportPlan: 'wap.exportPlan',
+  validatePlan: 'wap.validatePlan',
 } as const;
 
 /** The code action kind of "Fix all WAP config issues". */

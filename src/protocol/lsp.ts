@@ -11,6 +11,7 @@ import { NotificationType, ProtocolRequestType, ProtocolRequestType0 } from 'vsc
 import type { Range, WorkDoneProgressParams, WorkspaceEdit } from 'vscode-languageserver-protocol';
 import type { PlanOutcome } from './plan';
 import type { PlanControls } from './webview';
+import type { ValidationReport } from './validate';
 
 /** Identifies one model: the document and, when it holds several, the model's name (default: the first). */
 export interface ModelRef {
@@ -48,6 +49,16 @@ export interface ProfileResult extends PlanResult {
   warnings: string[];
 }
 export const ProfileRequest = new ProtocolRequestType<ProfileParams, ProfileResult, never, void, void>('wap/profile');
+
+/**
+ * `wap/validate`: run a few real data-parallel training steps of the model with torchrun on local
+ * devices and compare with the prediction (trusted workspaces only; see src/protocol/validate.ts).
+ */
+export interface ValidateParams extends ModelRef, WorkDoneProgressParams {
+  /** 'cpu:N' or 'cuda:0,1,…'; default: the local GPUs, else cpu:2. */
+  devices?: string;
+}
+export const ValidateRequest = new ProtocolRequestType<ValidateParams, ValidationReport, never, void, void>('wap/validate');
 
 /** `wap/models`: the models found in a document. */
 export interface ModelsParams {

@@ -64,5 +64,7 @@ export interface ProfileFile {
   links: LinkCalibration[];
   /** Whole-step time measured on the same backend, when `--fidelity` ran; used to report fidelity. */
   wholeStep?: { device: number; batch: number; ms: number };
+  /** The Python interpreter and torch version that measured (torch backend, `wap validate`). */
+  python?: { interpreter: string; executable?: string; torchVersion?: string };
   warnings: string[];
 }

@@ -12,14 +12,15 @@ import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs,
 import type { DocLayerHit, ModelDocument, PlanEntry } from './modelDocs';
 
 /** The size a model-parallel split divides: out features, out channels or heads. */
-export function splitSize(layer: AnalyzedLayer, splitDim: LayerPlan['splitDim']): number | undefined {
+export function splitSize(layer: AnalyzedLayer, splitDim: LayerPlan['splitDim'], layout: AnalyzedModel['layout'] = 'channels_first'): number | undefined {
   const attrs = layer.attrs as Record<string, unknown>;
   const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
   switch (splitDim) {
     case 'outputs':
       return num(attrs.outFeatures) ?? layer.outputShape?.[layer.outputShape.length - 1];
     case 'channels':
-      return num(attrs.outChannels) ?? (layer.outputShape ? layer.outputShape[0] : undefined);
+      // Channels are dim 0 of (C,H,W) and the last dim of (H,W,C).
+      return num(attrs.outChannels) ?? (layer.outputShape ? layer.outputShape[layout === 'channels_last' ? layer.outputShape.length - 1 : 0] : undefined);
     case 'heads':
       return num(attrs.numHeads);
     case 'inputs':
@@ -60,7 +61,7 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
   if (planned) {
     const { plan: lp, entry } = planned;
     const report = entry.outcome as PlanReport;
-    lines.push(`**Strategy:** ${describeLayerStrategy(lp, splitSize(layer, lp.splitDim))}`);
+    lines.push(`**Strategy:** ${describeLayerStrategy(lp, splitSize(layer, lp.splitDim, model.layout))}`);
     lines.push('');
     lines.push(`- forward ${formatMs(lp.forwardMs)} · backward ${formatMs(lp.backwardMs)} per iteration — ${costSourceText(lp)}`);
     lines.push(`- params ${formatCount(lp.params)} · activation ${formatBytes(lp.activationBytes)} per iteration (${formatBytes(w.activationBytes)} per sample)`);

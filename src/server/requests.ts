@@ -10,11 +10,14 @@ import { join } from 'node:path';
 import { ErrorCodes, LSPErrorCodes, ResponseError, type CancellationToken, type Connection, type WorkDoneProgressReporter } from 'vscode-languageserver';
 import type { AnalyzedModel } from '../core/ir';
 import { toChromeTrace } from '../planner';
-import { profileModel } from '../profiler';
+import { detectLocalGpus, profileModel } from '../profiler';
+import type { ValidationReport } from '../protocol/validate';
+import { validatePlan } from '../validate/validatePlan';
 import { exportPlan } from '../configs';
 import type { PlanReport } from '../protocol/plan';
 import type { BackendId } from '../protocol/profile';
 import type {
+  ValidateParams,
   ApplyPlanToConfigsResult,
   ExportPlanParams,
   ExportPlanResult,
@@ -90,6 +93,39 @@ export class RequestHandlers {
     }
   }
 
+  async validate(params: ValidateParams, token: CancellationToken, progress: WorkDoneProgressReporter): Promise<ValidationReport> {
+    if (!this.env.trusted) {
+      throw new ResponseError(ErrorCodes.InvalidRequest, 'wap: validating runs training processes with torchrun, which is disabled in an untrusted workspace. Trust the workspace to validate.');
+    }
+    const { doc, model } = await this.resolve(params);
+    const settings = await this.settings.get(doc.uri);
+    const gpus = (await detectLocalGpus()).length;
+    const devices = params.devices ?? (gpus > 1 ? `cuda:${Array.from({ length: gpus }, (_, i) => i).join(',')}` : 'cpu:2');
+    const batch = doc.overrides.get(model.name)?.batch ?? settings.batchSize;
+    progress.begin(`Validating ${model.name} on ${devices}`, undefined, 'calibrating', true);
+    try {
+      const { report } = await this.env.track(() =>
+        validatePlan(model, {
+          devices,
+          batch,
+          python: pythonSetting(settings),
+          optimizer: settings.optimizer,
+          cacheDir: this.cacheDir,
+          trusted: this.env.trusted,
+          cancel: token,
+          file: fileNameOf(doc.uri),
+          onStage: (stage) => progress.report(stage),
+        }),
+      );
+      return report;
+    } catch (err) {
+      if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'wap: validation cancelled');
+      throw asResponseError(err, `validating ${model.name}`);
+    } finally {
+      progress.done();
+    }
+  }
+
   async profile(params: ProfileParams, token: CancellationToken, progress: WorkDoneProgressReporter): Promise<ProfileResult> {
     if (!this.env.trusted) {
       throw new ResponseError(ErrorCodes.InvalidRequest, 'wap: profiling runs trials in a worker process, which is disabled in an untrusted workspace. Trust the workspace to profile; analytical plans still work.');
@@ -107,6 +143,8 @@ export class RequestHandlers {
           cacheDir: this.cacheDir,
           trusted: this.env.trusted,
           cancel: token,
+          // `wap.python` / the Python extension's interpreter (engineer imports adds it to WapSettings); read structurally so either order of merge compiles.
+          python: pythonSetting(settings),
           onProgress: (e) => progress.report(e.total > 0 ? Math.round((100 * e.done) / e.total) : 0, `${e.layer}${e.cached ? ' (cached)' : ''} · ${e.done}/${e.total}`),
         }),
       );
@@ -191,4 +229,10 @@ export function asResponseError(err: unknown, context: string): ResponseError<vo
   if (isCancelled(err)) return new ResponseError(LSPErrorCodes.RequestCancelled, `wap: ${context} cancelled`);
   const message = err instanceof Error ? err.message : String(err);
   return new ResponseError(ErrorCodes.InternalError, `wap: ${context} failed: ${message}`);
+}
+
+/** The interpreter the editor chose, when the settings carry one. */
+function pythonSetting(settings: object): string | undefined {
+  const py = (settings as { python?: unknown }).python;
+  return typeof py === 'string' && py.trim() ? py.trim() : undefined;
 }

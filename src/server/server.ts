@@ -32,6 +32,8 @@ import {
   ModelsRequest,
   PlanRequest,
   ProfileRequest,
+  ValidateRequest,
+  type ValidateParams,
   ServerCommands,
   SetTrustedNotification,
   SetPythonNotification,
@@ -260,6 +262,7 @@ export function startServer(connection: Connection): void {
   const withProgress = (p: { workDoneToken?: string | number } | undefined): WorkDoneProgressReporter => connection.window.attachWorkDoneProgress(p?.workDoneToken);
   connection.onRequest(PlanRequest, guard('wap/plan', undefined as never, (p: PlanParams, token: CancellationToken) => handlers.plan(p, token, withProgress(p)), true));
   connection.onRequest(ProfileRequest, guard('wap/profile', undefined as never, (p: ProfileParams, token: CancellationToken) => handlers.profile(p, token, withProgress(p)), true));
+  connection.onRequest(ValidateRequest, guard('wap/validate', undefined as never, (p: ValidateParams, token: CancellationToken) => handlers.validate(p, token, withProgress(p)), true));
   connection.onRequest(ModelsRequest, guard('wap/models', { models: [] }, (p) => handlers.models(p.uri)));
   connection.onRequest(ExportTraceRequest, guard('wap/exportTrace', undefined as never, (p) => handlers.exportTrace(p), true));
   connection.onRequest(ExportPlanRequest, guard('wap/exportPlan', undefined as never, (p) => handlers.exportPlan(p), true));

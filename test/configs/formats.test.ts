@@ -164,3 +164,15 @@ test('a config that matches the plan is clean', () => {
   assert.deepEqual(checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 8\n', dataParallelPlan(8)).findings, []);
   assert.deepEqual(checkConfig('run.sh', 'torchrun --standalone --nproc_per_node=8 t.py\n', dataParallelPlan(8)).findings, []);
 });
+
+test('accelerate: non-contiguous gpu_ids are counted, kept and resized by id, not by position', () => {
+  // Two processes on GPUs 0 and 2: two ids for two processes is right, whatever the ids are.
+  assert.deepEqual(checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 2\ngpu_ids: 0,2\n', undefined).findings, []);
+  assert.deepEqual(checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 3\ngpu_ids: 1,5,7\n', undefined).findings, []);
+  // Too few: the user's ids stay first, the lowest free ids are added.
+  const grow = checkConfig('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 4\ngpu_ids: 1,3\n', undefined).findings;
+  assert.deepEqual(grow.map((x) => x.code), ['device-ids-mismatch']);
+  assert.equal(fixAll('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 4\ngpu_ids: 1,3\n', undefined).text, 'distributed_type: MULTI_GPU\nnum_processes: 4\ngpu_ids: 1,3,0,2\n');
+  // Too many: the first ids the user listed are kept.
+  assert.equal(fixAll('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 2\ngpu_ids: 2,5,7\n', undefined).text, 'distributed_type: MULTI_GPU\nnum_processes: 2\ngpu_ids: 2,5\n');
+});

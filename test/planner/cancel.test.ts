@@ -36,6 +36,31 @@ test('cancel 50 ms into a big plan rejects with Cancelled within 500 ms of the c
   assert.ok(progress.length < 16, 'the plan ran to the end');
 });
 
+test('a cancel inside one GPU count lands within 200 ms, before that count finishes', async () => {
+  const token = { isCancellationRequested: false };
+  const progress: number[] = [];
+  let requestedAt = 0;
+  let progressAtCancel = -1;
+  const pending = planModelAsync(big(), resolveCluster('h100x16-2node', {}), bigOptions, {
+    cancel: token,
+    onProgress: (d) => {
+      progress.push(d);
+      // Count 9 of 16 (pipelines and 3-D splits: hundreds of ms) has just begun: cancel a few ms into it.
+      if (d === 8)
+        setTimeout(() => {
+          requestedAt = performance.now();
+          progressAtCancel = progress.length;
+          token.isCancellationRequested = true;
+        }, 5);
+    },
+  });
+  await assert.rejects(pending, (e: Error) => e.name === 'Cancelled');
+  const latency = performance.now() - requestedAt;
+  assert.ok(requestedAt > 0, 'the plan ended before the cancel');
+  assert.equal(progress.length, progressAtCancel, `GPU count ${progressAtCancel + 1} ran to its end before the cancel was seen`);
+  assert.ok(latency < 200, `cancellation took ${latency.toFixed(0)} ms`);
+});
+
 test('the async planner lets the event loop run inside a GPU count, and plans as the sync one does', async () => {
   const cluster = resolveCluster('h100x16-2node', {});
   const options: PlanOptions = { ...bigOptions, batch: 64 };

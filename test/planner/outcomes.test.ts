@@ -81,15 +81,20 @@ test('a model too large for one GPU gets a reason and a plan that splits it', ()
   if (!dpPlain.feasible) assert.match(dpPlain.reason, /nothing fits on 4 GPUs/);
 });
 
-test('all mode can choose a pipeline and reports its schedule', () => {
-  const r = report(transformer(8, 256, 1024, 16), 'pcie4', opts('all', { batch: 32, gpus: 4 }));
-  assert.ok(r.scaling.length === 4);
-  if (r.plan.pipeline) {
-    assert.ok(r.plan.pipeline.stages >= 2);
-    assert.ok(r.plan.layers.every((l) => l.strategy === 'pipeline'));
-    assert.ok(r.timeline.some((e) => e.microBatch !== undefined));
-  }
-  assert.ok(r.plan.samplesPerSec >= r.baselines.dataParallel.samplesPerSec);
+test('all mode chooses a pipeline where only a pipeline trains the model, and reports its schedule', () => {
+  // 24 wide blocks with Adam on 12 GB TITAN Xps: no data-parallel or layer-split plan fits, stages do.
+  const model = transformer(24, 512, 2048, 16);
+  const hybrid = planModel(model, resolveCluster('pcie4', {}), { ...opts('hybrid', { batch: 16, gpus: 4 }), optimizer: 'adam' });
+  assert.equal(hybrid.feasible, false, 'the case needs the pipeline');
+  const r = report(model, 'pcie4', { ...opts('all', { batch: 16, gpus: 4 }), optimizer: 'adam' });
+  assert.equal(r.scaling.length, 4);
+  assert.ok(r.plan.pipeline, 'the chosen plan is a pipeline');
+  assert.ok(r.plan.pipeline.stages >= 2);
+  assert.ok(r.plan.pipeline.microBatches >= r.plan.pipeline.stages, 'enough micro-batches to fill the stages');
+  assert.ok(r.plan.pipeline.bubbleFraction > 0 && r.plan.pipeline.bubbleFraction < 0.5);
+  assert.ok(r.plan.layers.every((l) => l.strategy === 'pipeline'));
+  assert.ok(new Set(r.plan.layers.map((l) => l.stage)).size === r.plan.pipeline.stages);
+  assert.ok(r.timeline.some((e) => e.microBatch !== undefined));
 });
 
 test('planModelAsync reports progress and rejects with Cancelled', async () => {

@@ -4,12 +4,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { availableBackends, fitAlphaBeta, loadProfile, profileModel } from '../../src/profiler/index';
+import { availableBackends, fitAlphaBeta, loadProfile } from '../../src/profiler/index';
 import { parseGpuQuery, parseTopology } from '../../src/profiler/gpus';
-import { probeTorch } from '../../src/profiler/backends';
 import { TrialCache } from '../../src/profiler/cache';
 import { PROFILE_FORMAT, PROFILE_VERSION } from '../../src/protocol/profile';
-import { tinyCnn } from './fixtures';
 
 const minimal = { format: PROFILE_FORMAT, version: PROFILE_VERSION, createdAt: 'x', model: 'm', dtype: 'float32', devices: [{ index: 0, name: 'd', backend: 'wasm', version: 'v' }], layers: [], links: [], warnings: [] };
 
@@ -57,18 +55,7 @@ test('two cache writers interleaving never tear the file and keep both entries',
   assert.equal(other.size, 0, 'another library version has its own file');
 });
 
-test('torch backend: unavailable with the reason when python3 cannot import torch', async (t) => {
-  const probe = await probeTorch();
-  const torch = (await availableBackends()).find((b) => b.id === 'torch')!;
-  if (probe.ok) {
-    assert.equal(torch.available, true);
-    t.skip('torch is installed here; the real-torch path is exercised by scripts/gpu-check.sh');
-    return;
-  }
-  assert.equal(torch.available, false);
-  assert.match(torch.reason ?? '', /torch|python3/);
-  await assert.rejects(profileModel(tinyCnn(), { backend: 'torch', batch: 2, cacheDir: mkdtempSync(join(tmpdir(), 'wap-t-')), trusted: true }), /torch backend unavailable: .*(torch|python3)/);
-});
+// The torch backend with and without torch: test/profiler/torchWorker.test.ts (real interpreters).
 
 test('availableBackends: wasm and cpu are always there; native ones say why not', async () => {
   const list = await availableBackends();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PlanRequest } from '../../src/protocol/lsp';
+import { PlanRequest, ValidateRequest } from '../../src/protocol/lsp';
 import { find, ROOT, TestServer } from './harness';
 
 const CNN = join(ROOT, 'examples/tfjs/cnn.ts');
@@ -57,6 +57,8 @@ test('untrusted: no process is spawned and plans use the default preset, saying 
     assert.deepEqual(status.gpus, []);
     const lenses = await server.planned(uri);
     assert.equal(lenses.length, 1);
+    // Validation starts torchrun: refused before anything runs.
+    await assert.rejects(server.conn.sendRequest(ValidateRequest, { uri, devices: 'cpu:2' }), /validating runs training processes with torchrun, which is disabled in an untrusted workspace/);
     assert.deepEqual(spawned(), [], 'neither nvidia-smi nor python3 may run in an untrusted workspace');
   } finally {
     await server.stop();

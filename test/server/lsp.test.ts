@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { CodeActionKind, ExecuteCommandRequest } from 'vscode-languageserver-protocol/node';
 import { ModelsRequest, PlanRequest, ServerCommands, type PlanResult } from '../../src/protocol/lsp';
 import { find, ROOT, TestServer } from './harness';
+import { formatMs } from '../../src/server/format';
 
 const CNN = join(ROOT, 'examples/tfjs/cnn.ts');
 const ALEXNET = join(ROOT, 'examples/pytorch/alexnet.py');
@@ -57,6 +58,9 @@ test('TF.js CNN: a CodeLens for the model, then the hover names strategy and dev
   assert.match(hover, /on GPU \d/);
   assert.ok(hover.includes(`GPU ${dense.devices[0]}`), `hover should name device ${dense.devices[0]}:\n${hover}`);
   assert.match(hover, /forward .* backward .*estimated/);
+  // The numbers are this layer's, each under its own name.
+  assert.ok(hover.includes(`forward ${formatMs(dense.forwardMs)} · backward ${formatMs(dense.backwardMs)} per iteration`), hover);
+  assert.notEqual(formatMs(dense.forwardMs), formatMs(dense.backwardMs), 'the case tells forward from backward');
   assert.match(hover, /memory per GPU/);
   assert.match(hover, /\*\*Why:\*\*/);
 });

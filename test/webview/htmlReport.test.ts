@@ -23,7 +23,9 @@ test('report inlines the built bundle and stylesheet under one nonce, with no ex
   const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1] ?? '';
   const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
   assert.ok(nonce, csp);
-  assert.match(csp, /^default-src 'none';/);
+  // The whole policy: a loosened directive anywhere (unsafe-inline, a host, connect-src) fails here.
+  assert.equal(csp, `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; font-src data:`);
+  assert.equal(html.match(/http-equiv="Content-Security-Policy"/g)?.length, 1, 'exactly one policy');
   assert.ok(html.includes(`<script nonce="${nonce}">`));
   assert.ok(html.includes(`<style nonce="${nonce}">`));
   assert.ok(html.includes('<title>AlexNet &amp; friends</title>'));
@@ -66,7 +68,9 @@ test('a missing bundle is a clear error naming the fix', () => {
 
 test('panel shell: nonce CSP with the webview source, assets by URI, no data', () => {
   const html = renderWebviewHtml({ scriptUri: 'vscode-resource://x/media/webview.js', styleUri: 'vscode-resource://x/media/webview.css', cspSource: 'vscode-webview://abc', nonce: 'AbCdEfGh12345678' });
-  assert.ok(html.includes(`content="default-src 'none'; script-src 'nonce-AbCdEfGh12345678'; style-src vscode-webview://abc 'nonce-AbCdEfGh12345678'; img-src vscode-webview://abc data:; font-src vscode-webview://abc"`));
+  const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
+  assert.equal(csp, "default-src 'none'; script-src 'nonce-AbCdEfGh12345678'; style-src vscode-webview://abc 'nonce-AbCdEfGh12345678'; img-src vscode-webview://abc data:; font-src vscode-webview://abc");
+  assert.equal(html.match(/http-equiv="Content-Security-Policy"/g)?.length, 1, 'exactly one policy');
   assert.ok(html.includes('<script nonce="AbCdEfGh12345678" src="vscode-resource://x/media/webview.js"></script>'));
   assert.ok(html.includes('<link rel="stylesheet" nonce="AbCdEfGh12345678" href="vscode-resource://x/media/webview.css">'));
   assert.equal(html.includes('wap-data'), false);

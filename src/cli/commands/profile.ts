@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { writeProfile } from '../../profiler/index';
 import type { ProfileFile } from '../../protocol/profile';
 import { parseCommandArgs, positiveInt, singlePositional } from '../args';
-import { fmtMs, measureModel, measureSettingsFrom, PROFILER_FLAGS, PROFILER_FLAGS_HELP, statusCounts } from '../measure';
+import { describePython, fmtMs, measureModel, measureSettingsFrom, PROFILER_FLAGS, PROFILER_FLAGS_HELP, statusCounts } from '../measure';
 import { writingTo } from '../files';
 import { MODEL_SOURCE_FLAGS, MODEL_SOURCE_HELP, loadModel } from '../modelLoading';
 import type { CliCommand } from './registry';
@@ -71,6 +71,7 @@ async function run(args: string[]): Promise<number> {
   const sum = profile.layers.filter((l) => l.device === profile.layers[0]?.device).reduce((s, l) => s + l.forwardMs + l.backwardMs, 0);
   const counts = statusCounts(profile);
   console.log(`Σ layers ${fmtMs(sum)} ms; ${counts.measured} measured, ${counts.cached} cached, ${counts.fallback} fallback`);
+  if (profile.python) console.log(`Measured with ${describePython(profile.python)}`);
   if (profile.wholeStep) console.log(`Whole training step ${fmtMs(profile.wholeStep.ms)} ms; fidelity Σ layers ÷ step = ${(sum / profile.wholeStep.ms).toFixed(3)}`);
   for (const link of profile.links) console.log(`Link ${link.name}: α ${link.alphaUs} µs, β ${link.bandwidthGBs} GB/s (${link.source})`);
   for (const w of profile.warnings) console.error(`warning: ${w}`);

@@ -4,6 +4,7 @@ import { planCommand } from './plan';
 import { configCommand } from './config';
 import { exportCommand } from './export';
 import { profileCommand } from './profile';
+import { validateCommand } from './validate';
 export interface CliCommand {
   summary: string;
   /** Returns the exit code; throws CliError for one-line input errors. */
@@ -16,4 +17,5 @@ export const commands: Record<string, CliCommand> = {
   config: configCommand,
   export: exportCommand,
   profile: profileCommand,
+  validate: validateCommand,
 };

@@ -11,7 +11,7 @@
  *  - shard: an element-/channel-wise op working on a feature shard as is.
  *  - rep:   k devices compute the same thing (ops that cannot be split).
  */
-import type { AnalyzedLayer } from '../../core/ir';
+import type { AnalyzedLayer, Layout as TensorLayout } from '../../core/ir';
 import type { StrategyMode } from '../../protocol/plan';
 
 export type SplitKind = 'none' | 'out' | 'in' | 'heads' | 'shard' | 'rep';
@@ -52,11 +52,16 @@ export function opClass(layer: AnalyzedLayer): OpClass {
   }
 }
 
-function outFeatures(layer: AnalyzedLayer): number {
+/**
+ * The size a column split divides: a conv's output channels sit on dim 0 of a
+ * channels_first shape (C,H,W) and on the last dim of a channels_last one
+ * (H,W,C); other ops split their last (feature) dim.
+ */
+export function outFeatures(layer: AnalyzedLayer, layout: TensorLayout = 'channels_first'): number {
   const s = layer.outputShape;
   if (!s || s.length === 0) return 1;
-  // channels_first image tensors split along dim 0 (channels); sequences/features along the last dim.
-  return layer.op === 'conv' ? s[0] : s[s.length - 1];
+  if (layer.op === 'conv' && layout === 'channels_first') return s[0]!;
+  return s[s.length - 1]!;
 }
 
 export function divisors(n: number): number[] {
@@ -66,11 +71,11 @@ export function divisors(n: number): number[] {
 }
 
 /** All configurations for a layer on n devices under a strategy mode. */
-export function layerConfigs(layer: AnalyzedLayer, n: number, mode: StrategyMode): LayerConfig[] {
+export function layerConfigs(layer: AnalyzedLayer, n: number, mode: StrategyMode, layout: TensorLayout = 'channels_first'): LayerConfig[] {
   if (mode === 'dp' || n === 1) return [{ d: n, k: 1, split: 'none' }];
   const cls = opClass(layer);
   const out: LayerConfig[] = [];
-  const features = outFeatures(layer);
+  const features = outFeatures(layer, layout);
   const heads = Number((layer.attrs as Record<string, unknown>).numHeads) || 1;
   const inFeatures = layer.inputShapes[0]?.[layer.inputShapes[0].length - 1] ?? 1;
   for (const k of divisors(n)) {

@@ -289,7 +289,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
 
   function costLayer(layer: AnalyzedLayer, li: number, measured: ReturnType<NonNullable<TableOptions['profile']>['lookup']>): NodeOption[] {
     const w = layer.workload;
-    let configs = opts.configsFor?.(layer, n) ?? layerConfigs(layer, n, opts.mode);
+    let configs = opts.configsFor?.(layer, n) ?? layerConfigs(layer, n, opts.mode, model.layout);
     configs = configs.filter((c) => c.d <= batch);
     if (configs.length === 0) configs = [{ d: 1, k: n, split: n === 1 ? 'none' : 'rep' }];
     const inBytes = inputBytesPerSample(layer, bytes.activation);
