@@ -5,6 +5,7 @@
 import type { PlanReport } from '../protocol/plan';
 import { accelerateReader } from './accelerate';
 import { deepspeedReader } from './deepspeed';
+import { flagReplacedValues } from './comments';
 import { combineFixes, applyTextEdits } from './edits';
 import { kerasMirroredReader } from './kerasMirrored';
 import { torchrunReader, visibleDevicesReader } from './launchScripts';
@@ -63,7 +64,9 @@ export function checkConfig(fileName: string, text: string, plan: PlanReport | u
   }
   // A malformed config gets that one diagnostic, never half-read findings beside it.
   const broken = findings.find((f) => f.code === 'malformed-config');
-  return { formats, findings: broken ? [broken] : findings };
+  if (broken) return { formats, findings: [broken] };
+  // A fix that leaves a comment saying the old value says so in its title.
+  return { formats, findings: findings.map((f) => (f.fix ? { ...f, fix: flagReplacedValues(text, f.fix) } : f)) };
 }
 
 /** Every non-conflicting fix applied at once (the "Fix all WAP config issues" action and `wap config --fix`). */
