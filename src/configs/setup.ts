@@ -108,7 +108,7 @@ function isOff(key: SetupKey, v: unknown): boolean {
 /** How prose says a dimension's old value ("stage 0", "fp32", "TP 2"): plain numbers alone would match too much. */
 function proseFor(key: SetupKey, v: unknown): string[] {
   if (key === 'precision') return wordsFor(v);
-  if (key === 'zeroStage') return [`stage ${v}`, `stage-${v}`, `zero-${v}`, `zero ${v}`, `zero${v}`];
+  if (key === 'zeroStage') return [`stage ${v}`, `stage-${v}`, `zero-${v}`, `zero ${v}`, `zero${v}`, ...(v === 0 ? ['plain data parallel', 'no sharding', 'ddp', 'no_shard', 'full replica'] : [])];
   if (key === 'tensorParallel') return [`tp ${v}`, `tp=${v}`, `tp${v}`];
   if (key === 'pipelineStages') return [`pp ${v}`, `pp=${v}`, `${v} stages`];
   if (key === 'recompute' && typeof v === 'string') return v === 'none' ? ['no recompute', 'no checkpointing'] : [`${v} recompute`];
