@@ -15,7 +15,7 @@ export interface SetupDim<T> {
   stated: boolean;
   range: TextRange;
   /** Edits that make the config say `next`; undefined when the format cannot write it mechanically here. */
-  set?: (next: T) => TextEdit[] | undefined;
+  set?: (next: T, plan?: TrainingSetup) => TextEdit[] | undefined;
   /** When the format only has coarser words (recompute on/off): does the plan's value say the same thing? */
   matches?: (plan: T) => boolean;
 }
@@ -170,7 +170,7 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
   const unwritable: string[] = [];
   const changes: Array<[string, unknown]> = [];
   for (const d of differs) {
-    const e = d.dim.set?.(d.to);
+    const e = d.dim.set?.(d.to, want);
     if (e) {
       edits.push(...e);
       changes.push([d.key, d.to]);
@@ -185,8 +185,8 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
     const microChanges = split && split.micro !== stated.microBatch.value;
     const accumChanges = split && split.accumulation !== (stated.gradientAccumulation?.value ?? 1);
     if (split && (microChanges || accumChanges)) {
-      const m = microChanges ? stated.microBatch.set?.(split.micro) : [];
-      const a = accumChanges ? stated.gradientAccumulation?.set?.(split.accumulation) : [];
+      const m = microChanges ? stated.microBatch.set?.(split.micro, want) : [];
+      const a = accumChanges ? stated.gradientAccumulation?.set?.(split.accumulation, want) : [];
       if (m && a) {
         edits.push(...m, ...a);
         if (microChanges) changes.push(['microBatch', split.micro]);
