@@ -3,18 +3,11 @@
  * and the CLI call (re-exported by index.ts).
  */
 import type { PlanReport } from '../protocol/plan';
-import { accelerateReader } from './accelerate';
-import { deepspeedReader } from './deepspeed';
 import { flagReplacedValues } from './comments';
 import { combineFixes, applyTextEdits } from './edits';
-import { kerasMirroredReader } from './kerasMirrored';
-import { torchrunReader, visibleDevicesReader } from './launchScripts';
-import { lightningReader } from './lightning';
-import { torchtitanReader } from './torchtitan';
 import { initPythonConfigs, pythonReady } from './python';
-import { MalformedConfig, type ConfigCheckResult, type ConfigFinding, type ConfigFormat, type ConfigReader, type TextEdit } from './types';
-
-const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader];
+import { READERS } from './readers';
+import { MalformedConfig, type ConfigCheckResult, type ConfigFinding, type ConfigFormat, type TextEdit } from './types';
 const PYTHON_FORMATS = new Set<ConfigFormat>(['lightning', 'keras-mirrored']);
 
 /** Configs are small; anything bigger is refused before parsing so an editor never stalls on it. */

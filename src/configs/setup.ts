@@ -204,7 +204,7 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
   const first = real[0]?.dim ?? stated.microBatch!;
   const fix: ConfigFix | undefined = edits.length > 0
     ? flagComments({
-      title: `Use the plan's ${describeSetup(Object.fromEntries(changes.filter(([k]) => k in DIM_NAMES)) as Partial<TrainingSetup>) || 'setup'} (${batchNote}keeps the global batch${global !== undefined ? ` ${global}` : ''})${unwritable.length ? `; set ${unwritable.join(', ')} by hand` : ''}`,
+      title: `Use the plan's ${describeSetup(Object.fromEntries(changes.filter(([k]) => k in DIM_NAMES)) as Partial<TrainingSetup>) || 'setup'} (${batchNote}keeps the global batch${global !== undefined ? ` ${global}` : ''})${unwritable.length ? `; ${unwritable.join(', ')} cannot be written in this ${stated.label} and stays` : ''}`,
       edits,
       preferred: true,
     }, real.map((d) => contradictingComment(text, d.dim.range, proseFor(d.key, d.from))))
