@@ -53,6 +53,12 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   return options;
 }
 
+/** The global batch the config trains with, when it says (stated, or micro × accumulation × data-parallel degree). */
+export function statedBatch(setup: StatedSetup): number | undefined {
+  const probe = pinnedOptions({ batch: -1, objective: 'throughput', strategies: 'all', optimizer: 'adam' }, setup, '');
+  return probe.batch > 0 ? probe.batch : undefined;
+}
+
 export interface RunSummary {
   feasible: boolean;
   reason?: string;

@@ -53,7 +53,7 @@ function planLine(report: PlanReport): string {
 
 function mpNote(report: PlanReport, comment: string): string {
   const mp = modelParallelLayers(report);
-  return mp ? `${comment} Note: a launcher cannot split ${mp} over GPUs; see \`wap export --format placement\`.\n` : '';
+  return mp ? `${comment} Note: a launcher cannot split ${mp} over GPUs; see \`wap export --format torch-parallelize\`.\n` : '';
 }
 
 function deepspeedConfig(report: PlanReport): ExportedFile {
@@ -75,7 +75,7 @@ function deepspeedConfig(report: PlanReport): ExportedFile {
   const notes = [
     `train_batch_size ${train} = micro ${micro} × accumulation ${accum} × data-parallel world ${world}${pipeline ? ` (${report.plan.gpus} GPUs in ${pipeline.stages} pipeline stages)` : ''}.`,
     train !== report.batch ? `The plan's batch ${report.batch} does not split evenly over ${world * accum}; rounded to ${train}.` : '',
-    modelParallelLayers(report) ? `Model parallelism for ${modelParallelLayers(report)} cannot be said in a DeepSpeed config: see the placement export.` : '',
+    modelParallelLayers(report) ? `Model parallelism for ${modelParallelLayers(report)} cannot be said in a DeepSpeed config: see the torch-parallelize export.` : '',
   ].filter(Boolean);
   return {
     fileName: 'ds_config.json',
