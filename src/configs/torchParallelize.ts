@@ -74,7 +74,7 @@ export function torchParallelizeSnippet(report: PlanReport): ExportedFile {
   for (const l of unsupported) body.push(`    # ${l.name} (${l.type}) is split ×${l.modelDegree} in the plan; parallelize_module has no style for ${l.type}: shard it by hand.`);
   if (recompute !== 'none' && blocks.length) {
     body.push(`    # Activation recompute (${recompute} in the plan): each repeated block re-runs its forward in backward.`);
-    body.push(`    for name in ${JSON.stringify(blocks)}:`);
+    body.push(`    for name in [${blocks.map(py).join(', ')}]:`);
     body.push('        parent, _, child = name.rpartition(".")');
     body.push('        owner = model.get_submodule(parent) if parent else model');
     body.push('        owner.register_module(child, checkpoint_wrapper(model.get_submodule(name)))');
@@ -83,7 +83,7 @@ export function torchParallelizeSnippet(report: PlanReport): ExportedFile {
     body.push(`    # FSDP2 over the data-parallel axis: ZeRO-${zero}${zero === 2 ? ' (weights stay gathered between forward and backward)' : ''}.`);
     body.push(`    mp = MixedPrecisionPolicy(param_dtype=${bf16 ?? 'torch.float32'}, reduce_dtype=torch.float32)`);
     if (blocks.length) {
-      body.push(`    for name in ${JSON.stringify(blocks)}:`);
+      body.push(`    for name in [${blocks.map(py).join(', ')}]:`);
       body.push(`        fully_shard(model.get_submodule(name), mesh=mesh["dp"], mp_policy=mp, reshard_after_forward=${zero === 3 ? 'True' : 'False'})`);
     }
     body.push(`    fully_shard(model, mesh=mesh["dp"], mp_policy=mp, reshard_after_forward=${zero === 3 ? 'True' : 'False'})`);
