@@ -51,10 +51,10 @@ export function configMentioned(scriptText: string, configBaseName: string): boo
 /** `from llama import LlamaForCausalLM, Lit` / `import llama` lines: module and imported names. */
 export function localModelImports(text: string): Array<{ module: string; names: string[] }> {
   const out: Array<{ module: string; names: string[] }> = [];
-  for (const m of text.matchAll(/^from\s+(\.?[\w.]+)\s+import\s+\(?([\w\s,]+)\)?/gm)) {
-    out.push({ module: m[1]!.replace(/^\./, ''), names: m[2]!.split(',').map((n) => n.trim().split(/\s+as\s+/)[0]!).filter(Boolean) });
+  for (const m of text.matchAll(/^from[ \t]+(\.?[\w.]+)[ \t]+import[ \t]+(?:\(([\w\s,]+)\)|([\w \t,]+))/gm)) {
+    out.push({ module: m[1]!.replace(/^\./, ''), names: (m[2] ?? m[3]!).split(',').map((n) => n.trim().split(/\s+as\s+/)[0]!).filter(Boolean) });
   }
-  for (const m of text.matchAll(/^import\s+([\w.]+)(?:\s+as\s+\w+)?\s*$/gm)) out.push({ module: m[1]!, names: [] });
+  for (const m of text.matchAll(/^import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+\w+)?[ \t]*$/gm)) out.push({ module: m[1]!, names: [] });
   return out;
 }
 
