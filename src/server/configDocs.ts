@@ -18,7 +18,9 @@ import { pathToFileURL } from 'node:url';
 import { CodeActionKind, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, resolveLaunchedModel, type ConfigFormat } from '../configs';
+import type { AnalyzedModel } from '../core/ir';
 import type { PlanReport } from '../protocol/plan';
+import { configVersus } from './configVersus';
 import { FIX_ALL_KIND } from '../protocol/lsp';
 import { DIAGNOSTIC_SOURCE, lspSeverity } from './diagnostics';
 import type { DocumentStore } from './documentStore';
@@ -34,6 +36,17 @@ interface ConfigState {
   findings: Finding[];
   diagnostics: Diagnostic[];
   planLabel?: string;
+  /** "your config … · best plan …", when the config states a setup and a plan is known. */
+  versus?: string;
+}
+
+interface PlanChoice {
+  plan: PlanReport | undefined;
+  label?: string;
+  /** Why there is no model to compare with, and how to choose one. */
+  missing?: string;
+  /** The model that was planned, for planning it again with the config's setup pinned. */
+  model?: AnalyzedModel;
 }
 
 export class ConfigDocuments {
@@ -106,7 +119,11 @@ export class ConfigDocuments {
       if (this.states.delete(uri)) this.publish(uri);
       return;
     }
-    const { plan, label, missing } = await this.planFor(uri);
+    const { plan, label, missing, model } = await this.planFor(uri);
+    const versus = plan && model ? await configVersus(fileName, text, plan, model, await this.settings.get(uri), this.env).catch((err: unknown) => {
+      this.env.reportError(`comparing ${fileName} with the best plan`, err);
+      return undefined;
+    }) : undefined;
     // A newer edit arrived while the plan was chosen: its own (debounced) check will publish.
     if (doc.version !== this.getText(uri)?.version) return;
     // The text is unchanged since detection (same version), so its formats are reused rather than detected again.
@@ -118,11 +135,16 @@ export class ConfigDocuments {
       source: DIAGNOSTIC_SOURCE,
       code: f.code,
     }));
+    if (versus) {
+      const f: Finding = { format: formats[0]!, severity: 'info', code: 'config-vs-best', message: versus.line, range: versus.anchor };
+      result.findings.push(f);
+      diagnostics.push({ severity: lspSeverity('info'), range: { start: doc.positionAt(f.range.start), end: doc.positionAt(f.range.end) }, message: label ? `${f.message} (model: ${label})` : f.message, source: DIAGNOSTIC_SOURCE, code: f.code });
+    }
     if (missing) {
       result.findings.push({ format: formats[0]!, severity: 'info', code: 'no-model', message: missing, range: { start: 0, end: Math.min(doc.getText().indexOf('\n') >>> 0, doc.getText().length) } });
       diagnostics.push({ severity: lspSeverity('info'), range: { start: doc.positionAt(0), end: doc.positionAt(Math.min(doc.getText().indexOf('\n') >>> 0, doc.getText().length)) }, message: missing, source: DIAGNOSTIC_SOURCE, code: 'no-model' });
     }
-    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label });
+    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label, versus: versus && (label ? `${versus.line} (model: ${label})` : versus.line) });
     this.publish(uri);
   }
 
@@ -159,7 +181,7 @@ export class ConfigDocuments {
   }
 
   /** The plan a config compares against (see the file comment for the order). */
-  async planFor(configUri: string): Promise<{ plan: PlanReport | undefined; label?: string; missing?: string }> {
+  async planFor(configUri: string): Promise<PlanChoice> {
     const configPath = fileNameOf(configUri);
     const doc = this.getText(configUri);
     // 1. The model of the script this config launches (or the Lightning script itself).
@@ -176,7 +198,7 @@ export class ConfigDocuments {
   }
 
   /** The newest feasible plan of `model` (or the file's first model) in `path`, planning it in the background when there is none yet. */
-  private planOfFile(path: string, model: string | undefined, label: string): { plan: PlanReport | undefined; label?: string } {
+  private planOfFile(path: string, model: string | undefined, label: string): PlanChoice {
     const uri = pathToFileURL(path).href;
     let doc = this.store.get(uri);
     if (!doc) {
@@ -190,7 +212,12 @@ export class ConfigDocuments {
     const entry = model ? doc.plans.get(model) : undefined;
     const best = entry?.outcome.feasible ? { model: model!, report: entry.outcome } : model && doc.findModel(model) ? undefined : newestFeasible(doc.plans);
     if (!best) this.planInBackground(doc, model);
-    return best ? { plan: best.report, label } : { plan: undefined };
+    return best ? { plan: best.report, label, model: doc.findModel(best.model) } : { plan: undefined };
+  }
+
+  /** The config file's hover: one line, your config vs the best plan. */
+  hoverLine(uri: string): string | undefined {
+    return this.states.get(uri)?.versus;
   }
 
   /** The `wap.model` file is not open: plan it once, then re-check the configs against it. */
