@@ -5,6 +5,8 @@
  * distributed_type, gpu_ids and mixed_precision.
  */
 import type { PlanReport } from '../protocol/plan';
+import { readAccelerateSetup } from './accelerateSetup';
+import { compareSetup } from './setup';
 import { checkDeviceIds, compareLaunch, planTarget } from './compare';
 import { readCount, readGpuIds, readString, parseYamlConfig } from './yamlDoc';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
@@ -82,8 +84,15 @@ export const accelerateReader: ConfigReader = {
       parallelism: distributedType && kind ? { value: kind, range: distributedType.range } : undefined,
     };
     findings.push(...checkDeviceIds('accelerate', launch, 'num_processes', 'gpu_ids', plan && planTarget(plan).gpusPerNode));
-    if (plan) findings.push(...compareWithPlan(launch, plan));
+    if (plan) {
+      findings.push(...compareSetup('accelerate', text, readAccelerateSetup(text, doc, numProcesses?.value), plan));
+      findings.push(...compareWithPlan(launch, plan));
+    }
     return findings;
+  },
+  readSetup(_fileName, text) {
+    const doc = parseYamlConfig(text);
+    return readAccelerateSetup(text, doc, readCount(doc, 'num_processes')?.value);
   },
 };
 

@@ -3,16 +3,11 @@
  * and the CLI call (re-exported by index.ts).
  */
 import type { PlanReport } from '../protocol/plan';
-import { accelerateReader } from './accelerate';
-import { deepspeedReader } from './deepspeed';
+import { flagReplacedValues } from './comments';
 import { combineFixes, applyTextEdits } from './edits';
-import { kerasMirroredReader } from './kerasMirrored';
-import { torchrunReader, visibleDevicesReader } from './launchScripts';
-import { lightningReader } from './lightning';
 import { initPythonConfigs, pythonReady } from './python';
-import { MalformedConfig, type ConfigCheckResult, type ConfigFinding, type ConfigFormat, type ConfigReader, type TextEdit } from './types';
-
-const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader];
+import { READERS } from './readers';
+import { MalformedConfig, type ConfigCheckResult, type ConfigFinding, type ConfigFormat, type TextEdit } from './types';
 const PYTHON_FORMATS = new Set<ConfigFormat>(['lightning', 'keras-mirrored']);
 
 /** Configs are small; anything bigger is refused before parsing so an editor never stalls on it. */
@@ -63,7 +58,9 @@ export function checkConfig(fileName: string, text: string, plan: PlanReport | u
   }
   // A malformed config gets that one diagnostic, never half-read findings beside it.
   const broken = findings.find((f) => f.code === 'malformed-config');
-  return { formats, findings: broken ? [broken] : findings };
+  if (broken) return { formats, findings: [broken] };
+  // A fix that leaves a comment saying the old value says so in its title.
+  return { formats, findings: findings.map((f) => (f.fix ? { ...f, fix: flagReplacedValues(text, f.fix) } : f)) };
 }
 
 /** Every non-conflicting fix applied at once (the "Fix all WAP config issues" action and `wap config --fix`). */

@@ -157,14 +157,14 @@ export function compareLaunch(
     const what = kind === 'data' ? 'DP' : 'Sharded DP (ZeRO/FSDP)';
     findings.push({
       format, severity: 'info', code: 'model-parallel-advice', range: (launch.parallelism ?? anchor)!.range,
-      message: `${what} on ${world ?? target.gpus} GPUs but ${mp} want model parallelism: consider splitting them across GPUs (preview with \`wap export --format placement\`) or a tensor-parallel strategy`,
+      message: `${what} on ${world ?? target.gpus} GPUs but ${mp} want model parallelism: consider splitting them across GPUs (export runnable code with \`wap export --format torch-parallelize\`) or a tensor-parallel strategy`,
     });
   }
   if (plan.plan.pipeline && (kind === 'data' || kind === 'sharded')) {
     const p = plan.plan.pipeline;
     findings.push({
       format, severity: 'info', code: 'pipeline-advice', range: (launch.parallelism ?? anchor)!.range,
-      message: `The plan pipelines the model in ${p.stages} stages with ${p.microBatches} micro-batches (${p.schedule}); a plain data-parallel launch does not: see \`wap export --format placement\``,
+      message: `The plan pipelines the model in ${p.stages} stages with ${p.microBatches} micro-batches (${p.schedule}); a plain data-parallel launch does not: see \`wap export --format torch-parallelize\``,
     });
   }
   return findings;

@@ -7,6 +7,8 @@
 import type { Node } from 'jsonc-parser';
 import type { PlanReport } from '../protocol/plan';
 import { compareLaunch } from './compare';
+import { readDeepspeedSetup } from './deepspeedSetup';
+import { changeBatchFix, compareSetup } from './setup';
 import { parseJsonConfig, rangeOf, setJsonValue, valueAt } from './jsonDoc';
 import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type TextRange } from './types';
 
@@ -43,6 +45,9 @@ export function deepspeedWorld(plan: PlanReport): number {
 
 export const deepspeedReader: ConfigReader = {
   format: 'deepspeed',
+  readSetup(_fileName, text) {
+    return readDeepspeedSetup(text, parseJsonConfig(text));
+  },
   detect(fileName, text) {
     return /\.jsonc?$/i.test(fileName) && /"(train_batch_size|train_micro_batch_size_per_gpu|zero_optimization)"\s*:/.test(text);
   },
@@ -54,10 +59,14 @@ export const deepspeedReader: ConfigReader = {
     if (stage && (stage.value < 0 || stage.value > 3)) {
       findings.push({ format: 'deepspeed', severity: 'error', code: 'unknown-value', range: stage.range, message: `zero_optimization.stage ${stage.value} does not exist; DeepSpeed has stages 0-3` });
     }
-    findings.push(...checkBatchArithmetic(train, micro, accum, plan));
+    const setup = readDeepspeedSetup(text, root);
+    // The setup fix also moves micro-batch and accumulation at the config's own batch, so it goes first.
+    const setupFindings = plan ? compareSetup('deepspeed', text, setup, plan) : [];
+    findings.push(...setupFindings);
+    if (!setupFindings.some((f) => f.fix)) findings.push(...checkBatchArithmetic(train, micro, accum, plan));
     if (plan && train && train !== 'auto' && train.value !== plan.batch) {
       findings.push({
-        format: 'deepspeed', severity: 'info', code: 'batch-differs', range: train.range,
+        format: 'deepspeed', severity: 'info', code: 'batch-differs', range: train.range, fix: changeBatchFix(setup, plan),
         message: `The plan was made for a global batch of ${plan.batch}; this config trains with ${train.value}, so memory and step time differ from the plan`,
       });
     }

@@ -11,7 +11,8 @@ const overlaps = (a: TextEdit, b: TextEdit): boolean =>
  * MULTI_GPU) do not clash; the edit is kept once.
  */
 export function combineFixes(fixes: ConfigFix[]): TextEdit[] {
-  const ordered = [...fixes.filter((f) => f.preferred), ...fixes.filter((f) => !f.preferred)];
+  const safe = fixes.filter((f) => !f.changesTraining);
+  const ordered = [...safe.filter((f) => f.preferred), ...safe.filter((f) => !f.preferred)];
   const accepted: TextEdit[] = [];
   for (const fix of ordered) {
     const fresh = fix.edits.filter((e) => !accepted.some((a) => same(a, e)));

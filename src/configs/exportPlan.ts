@@ -1,16 +1,18 @@
 /**
  * Plan → the files real distributed engines read: DeepSpeed config,
  * Accelerate config, torchrun / DeepSpeed / Horovod launch lines, and (for
- * model-parallel plans) a device-placement preview. Every output says where
+ * every plan) runnable PyTorch parallelize() code (torchParallelize.ts). Every output says where
  * its numbers came from.
  */
 import type { PlanReport } from '../protocol/plan';
 import { modelParallelLayers, planTarget } from './compare';
 import { deepspeedWorld } from './deepspeed';
-import { placementSnippet } from './placement';
+import { torchParallelizeSnippet } from './torchParallelize';
 
-export type ExportFormat = 'deepspeed' | 'accelerate' | 'torchrun' | 'hostfile' | 'horovod' | 'placement';
-export const EXPORT_FORMATS: readonly ExportFormat[] = ['deepspeed', 'accelerate', 'torchrun', 'hostfile', 'horovod', 'placement'];
+export type ExportFormat = 'deepspeed' | 'accelerate' | 'torchrun' | 'hostfile' | 'horovod' | 'torch-parallelize' | 'placement';
+/** The formats to offer; 'placement' is still accepted as the old name of 'torch-parallelize'. */
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['deepspeed', 'accelerate', 'torchrun', 'hostfile', 'horovod', 'torch-parallelize'];
+export const RENAMED_FORMATS: Readonly<Record<string, ExportFormat>> = { placement: 'torch-parallelize' };
 
 export interface ExportedFile {
   fileName: string;
@@ -53,7 +55,7 @@ function planLine(report: PlanReport): string {
 
 function mpNote(report: PlanReport, comment: string): string {
   const mp = modelParallelLayers(report);
-  return mp ? `${comment} Note: a launcher cannot split ${mp} over GPUs; see \`wap export --format placement\`.\n` : '';
+  return mp ? `${comment} Note: a launcher cannot split ${mp} over GPUs; see \`wap export --format torch-parallelize\`.\n` : '';
 }
 
 function deepspeedConfig(report: PlanReport): ExportedFile {
@@ -75,7 +77,7 @@ function deepspeedConfig(report: PlanReport): ExportedFile {
   const notes = [
     `train_batch_size ${train} = micro ${micro} × accumulation ${accum} × data-parallel world ${world}${pipeline ? ` (${report.plan.gpus} GPUs in ${pipeline.stages} pipeline stages)` : ''}.`,
     train !== report.batch ? `The plan's batch ${report.batch} does not split evenly over ${world * accum}; rounded to ${train}.` : '',
-    modelParallelLayers(report) ? `Model parallelism for ${modelParallelLayers(report)} cannot be said in a DeepSpeed config: see the placement export.` : '',
+    modelParallelLayers(report) ? `Model parallelism for ${modelParallelLayers(report)} cannot be said in a DeepSpeed config: see the torch-parallelize export.` : '',
   ].filter(Boolean);
   return {
     fileName: 'ds_config.json',
@@ -179,8 +181,12 @@ export function exportPlan(report: PlanReport, format: ExportFormat): ExportedFi
       return deepspeedHostfile(report);
     case 'horovod':
       return horovodScript(report);
-    case 'placement':
-      return placementSnippet(report);
+    case 'torch-parallelize':
+      return torchParallelizeSnippet(report);
+    case 'placement': {
+      const file = torchParallelizeSnippet(report);
+      return { ...file, description: `'placement' was renamed 'torch-parallelize' (runnable DTensor/FSDP2 code instead of a preview). ${file.description}` };
+    }
     default:
       throw new Error(`unknown export format '${String(format)}'; use one of ${EXPORT_FORMATS.join(', ')}`);
   }

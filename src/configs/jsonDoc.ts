@@ -2,7 +2,7 @@
  * JSON / JSONC reading through jsonc-parser (what VS Code uses): a syntax tree
  * with offsets for ranges, and `modify` for edits that touch only the value.
  */
-import { findNodeAtLocation, modify, type Node, parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { applyEdits, findNodeAtLocation, modify, type Node, parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { MalformedConfig, type TextEdit, type TextRange } from './types';
 
 export function parseJsonConfig(text: string): Node {
@@ -49,4 +49,27 @@ export function setJsonValue(text: string, path: Array<string | number>, value: 
     end: e.offset + e.length,
     newText: e.content,
   }));
+}
+
+/**
+ * Several values set at once: each `modify` runs on the text the previous one
+ * produced (independent insertions into one object would clash), and the
+ * result becomes one edit spanning first to last change; every byte outside
+ * the changed values is carried over unchanged.
+ */
+export function setJsonValues(text: string, changes: Array<[Array<string | number>, unknown]>): TextEdit[] {
+  // Independent edits when they do not touch each other: each stays as small as the value it changes.
+  const separate = changes.flatMap(([path, value]) => setJsonValue(text, path, value)).sort((a, b) => a.start - b.start);
+  if (separate.every((e, i) => i === 0 || separate[i - 1]!.end < e.start)) return separate;
+  let next = text;
+  for (const [path, value] of changes) {
+    const edits = modify(next, path, value, { formattingOptions: { insertSpaces: true, tabSize: 2 } });
+    next = applyEdits(next, edits);
+  }
+  if (next === text) return [];
+  let p = 0;
+  while (p < text.length && p < next.length && text[p] === next[p]) p++;
+  let s = 0;
+  while (s < text.length - p && s < next.length - p && text[text.length - 1 - s] === next[next.length - 1 - s]) s++;
+  return [{ start: p, end: text.length - s, newText: next.slice(p, next.length - s) }];
 }

@@ -5,6 +5,8 @@
  */
 import type { Node } from 'web-tree-sitter';
 import { compareLaunch } from './compare';
+import { readLightningSetup } from './lightningSetup';
+import { compareSetup, type StatedSetup } from './setup';
 import { callArgs, findCalls, intLiteral, malformedIfBroken, nodeRange, quoteOf, replaceWith, stringLiteral, withPythonTree } from './python';
 import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type LaunchSettings } from './types';
 
@@ -98,9 +100,26 @@ export const lightningReader: ConfigReader = {
         // No strategy means "auto", which is DDP as soon as there is more than one device.
         launch.parallelism = readStrategy(args.keywords.get('strategy')) ??
           (devices && world && world > 1 ? { value: 'data', range: nodeRange(devices) } : undefined);
-        if (plan) findings.push(...compareLaunch('lightning', launch, plan, (t) => `devices=${t.perNode ?? t.gpus}${t.nodes > 1 ? `, num_nodes=${t.nodes}` : ''}`));
+        if (plan) {
+          findings.push(...compareSetup('lightning', text, readLightningSetup(text, args, world && world * (launch.nodes?.value ?? 1)), plan));
+          findings.push(...compareLaunch('lightning', launch, plan, (t) => `devices=${t.perNode ?? t.gpus}${t.nodes > 1 ? `, num_nodes=${t.nodes}` : ''}`));
+        }
       }
       return findings;
+    });
+  },
+  readSetup(_fileName, text) {
+    return withPythonTree(text, (root): StatedSetup | undefined => {
+      for (const call of findCalls(root, 'Trainer')) {
+        const args = callArgs(call);
+        if (!args) continue;
+        const devices = args.keywords.get('devices');
+        const d = devices ? readDevices(devices) : {};
+        const nodes = args.keywords.get('num_nodes') && readNodes(args.keywords.get('num_nodes')!);
+        const perNode = d.perNode?.value ?? d.deviceIds?.value.length;
+        return readLightningSetup(text, args, perNode && perNode * (nodes?.value ?? 1));
+      }
+      return undefined;
     });
   },
 };

@@ -94,3 +94,31 @@ export function intLiteral(n: Node): number | undefined {
 export function malformedIfBroken(call: Node, what: string): void {
   if (call.hasError) throw new MalformedConfig(`Python: syntax error inside the ${what} call`, nodeRange(call));
 }
+
+/**
+ * Inserts `name=value` as the call's last argument, in the call's own layout:
+ * on a line of its own with the arguments' indentation when they are one per
+ * line (after the last argument's comma and comment), else inline.
+ */
+export function insertKeyword(text: string, args: CallArgs, name: string, value: string): TextEdit[] {
+  const items = args.list.namedChildren.filter((c): c is Node => !!c && c.type !== 'comment');
+  const last = items[items.length - 1];
+  const close = args.list.endIndex - 1; // the ')'
+  if (!last) return [{ start: close, end: close, newText: `${name}=${value}` }];
+  const multiline = text.slice(last.endIndex, close).includes('\n') || items.some((c, i) => i > 0 && c.startPosition.row !== items[i - 1]!.startPosition.row);
+  if (!multiline) return [{ start: last.endIndex, end: last.endIndex, newText: `, ${name}=${value}` }];
+  const lineStart = text.lastIndexOf('\n', last.startIndex - 1) + 1;
+  const indent = text.slice(lineStart, last.startIndex);
+  const after = text.slice(last.endIndex);
+  const comma = /^[ \t]*,/.exec(after);
+  if (!comma || /\S/.test(indent)) return [{ start: last.endIndex, end: last.endIndex, newText: `, ${name}=${value}` }];
+  const nl = text.indexOf('\n', last.endIndex);
+  if (nl < 0 || nl > close) return [{ start: last.endIndex + comma[0].length, end: last.endIndex + comma[0].length, newText: ` ${name}=${value},` }];
+  return [{ start: nl + 1, end: nl + 1, newText: `${indent}${name}=${value},\n` }];
+}
+
+/** The callee's last name: `FSDPStrategy` for `L.strategies.FSDPStrategy(…)`. */
+export function calleeName(call: Node): string | undefined {
+  const fn = call.childForFieldName('function');
+  return fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
+}

@@ -4,7 +4,7 @@
  * Offsets are UTF-16 code units into the text (what VS Code and JS strings use).
  */
 
-export type ConfigFormat = 'accelerate' | 'deepspeed' | 'lightning' | 'keras-mirrored' | 'torchrun' | 'cuda-visible-devices';
+export type ConfigFormat = 'accelerate' | 'deepspeed' | 'lightning' | 'keras-mirrored' | 'torchrun' | 'cuda-visible-devices' | 'torchtitan' | 'megatron';
 
 export interface TextRange {
   start: number;
@@ -19,6 +19,8 @@ export interface ConfigFix {
   title: string;
   edits: TextEdit[];
   preferred?: boolean;
+  /** Changes what is trained (the global batch): offered on its own, never part of "Fix all". */
+  changesTraining?: boolean;
 }
 
 export interface ConfigFinding {
@@ -73,6 +75,8 @@ export interface ConfigReader {
   detect(fileName: string, text: string): boolean;
   /** Every finding for this format, plan-dependent ones only when a plan is given. Never throws. */
   check(fileName: string, text: string, plan: import('../protocol/plan').PlanReport | undefined): ConfigFinding[];
+  /** The training setup the config states (for planning "your config" with it pinned); may throw MalformedConfig. */
+  readSetup?(fileName: string, text: string): import('./setup').StatedSetup | undefined;
 }
 
 /** Raised inside readers for bad input; index.ts turns it into one 'malformed-config' finding. */

@@ -4,7 +4,7 @@
  * source span, so comments, key order, quoting and indentation elsewhere stay
  * byte-for-byte as they were.
  */
-import { Document, isMap, isScalar, parseDocument, Scalar } from 'yaml';
+import { Document, isMap, isScalar, parseDocument, Scalar, type YAMLMap } from 'yaml';
 import { MalformedConfig, type ConfigValue, type TextEdit, type TextRange } from './types';
 
 /** Aliases allowed when expanding the document; far above what real configs use, far below a "billion laughs". */
@@ -93,4 +93,56 @@ export function readGpuIds(doc: Document.Parsed, key: string): ConfigValue<numbe
   const parts = raw.split(',').map((p) => p.trim());
   if (!parts.every((p) => /^\d+$/.test(p))) throw new MalformedConfig(`${key} must be 'all' or GPU ids like 0,1,2,3, got ${JSON.stringify(raw)}`, valueRange(node));
   return { value: parts.map(Number), range: valueRange(node), set: (ids) => replaceNode(node, renderString(node, ids.join(','))) };
+}
+
+/** The block mapping at `path` (top level for []), or undefined when absent or not a mapping. */
+export function mapAt(doc: Document.Parsed, path: string[]): YAMLMap | undefined {
+  let node: unknown = doc.contents;
+  for (const key of path) {
+    if (!isMap(node)) return undefined;
+    node = node.items.find((p) => isScalar(p.key) && p.key.value === key)?.value;
+  }
+  return isMap(node) ? node : undefined;
+}
+
+/** A scalar inside a nested mapping (fsdp_config.fsdp_sharding_strategy), or undefined. */
+export function nestedScalar(doc: Document.Parsed, path: string[], key: string): Scalar | undefined {
+  const map = mapAt(doc, path);
+  const pair = map?.items.find((p) => isScalar(p.key) && p.key.value === key);
+  return pair && isScalar(pair.value) && pair.value.value !== null ? pair.value : undefined;
+}
+
+/**
+ * An insertion of `key: value` as the last entry of the block mapping at
+ * `path`, on a line of its own with the entries' indentation; nothing else in
+ * the text moves. Undefined for flow mappings ({a: 1}) and absent mappings.
+ */
+export function insertYamlKey(text: string, doc: Document.Parsed, path: string[], key: string, value: string): TextEdit[] | undefined {
+  const map = mapAt(doc, path);
+  if (!map || map.flow) return undefined;
+  const last = map.items[map.items.length - 1];
+  const keyNode = last && isScalar(last.key) ? last.key : undefined;
+  if (!keyNode?.range) {
+    return path.length === 0 ? [{ start: text.length, end: text.length, newText: `${text.endsWith('\n') || text === '' ? '' : '\n'}${key}:${sep(value)}${value}\n` }] : undefined;
+  }
+  const lineStart = text.lastIndexOf('\n', keyNode.range[0] - 1) + 1;
+  const indent = text.slice(lineStart, keyNode.range[0]);
+  if (/\S/.test(indent)) return undefined; // `- key:` in a sequence: not a place WAP writes into
+  const valueEnd = (last!.value as { range?: [number, number, number] } | null)?.range?.[1] ?? keyNode.range[1];
+  const nl = text.indexOf('\n', valueEnd);
+  if (nl < 0) return [{ start: text.length, end: text.length, newText: `\n${indent}${key}:${sep(value)}${value}` }];
+  return [{ start: nl + 1, end: nl + 1, newText: `${indent}${key}:${sep(value)}${value}\n` }];
+}
+
+/** A nested block (value starting on the next line) follows the colon directly. */
+const sep = (value: string): string => (value.startsWith('\n') ? '' : ' ');
+
+/** Rewrites a scalar in its own quoting style. */
+export function setScalar(node: Scalar, value: string | number | boolean): TextEdit[] {
+  return replaceNode(node, typeof value === 'string' ? renderString(node, value) : String(value));
+}
+
+/** Whether the top-level mapping has `key` at all (any value, null included). */
+export function hasTopKey(doc: Document.Parsed, key: string): boolean {
+  return isMap(doc.contents) && doc.contents.items.some((p) => isScalar(p.key) && p.key.value === key);
 }

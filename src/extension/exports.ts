@@ -27,7 +27,7 @@ const FORMATS: Array<{ id: string; label: string; detail: string; language: stri
   { id: 'torchrun', label: 'torchrun command line', detail: 'single- or multi-node launch', language: 'shellscript' },
   { id: 'hostfile', label: 'Multi-node hostfile and launch', detail: 'DeepSpeed hostfile, torchrun rendezvous, Horovod -H', language: 'shellscript' },
   { id: 'horovod', label: 'Horovod launch', detail: 'horovodrun -np N -H host:slots', language: 'shellscript' },
-  { id: 'placement', label: 'PyTorch device-placement snippet', detail: 'for model-parallel layers (.to(f"cuda:{i}") and forward changes) — a preview, never applied', language: 'python' },
+  { id: 'torch-parallelize', label: 'PyTorch parallelize() (torch ≥ 2.4)', detail: 'DeviceMesh, ColwiseParallel/RowwiseParallel by module name, fully_shard (FSDP2), checkpointing', language: 'python' },
 ];
 
 export async function exportPlanAs(client: LanguageClient, ref: ModelRef): Promise<void> {

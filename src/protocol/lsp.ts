@@ -89,7 +89,7 @@ export const ExportTraceRequest = new ProtocolRequestType<ModelRef, ExportTraceR
 
 /** `wap/exportPlan`: the plan as a launch config for a distributed engine. */
 export interface ExportPlanParams extends ModelRef {
-  /** e.g. 'deepspeed', 'accelerate', 'torchrun', 'hostfile', 'horovod', 'placement' (see src/configs). */
+  /** e.g. 'deepspeed', 'accelerate', 'torchrun', 'hostfile', 'horovod', 'torch-parallelize' (see src/configs). */
   format: string;
 }
 export interface ExportPlanResult {

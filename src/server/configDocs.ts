@@ -4,19 +4,23 @@
  * diagnostics, their fixes as quick-fixes, and "Fix all WAP config issues".
  *
  * Which plan does a config compare against? In this order:
- *   1. the model file named by the `wap.model` setting (read from disk and planned when not open);
- *   2. a model in the config document itself (a train.py holding both);
- *   3. the most recently planned model in the same folder;
- *   4. the most recently planned model anywhere in the workspace.
- * Without any plan, only the config's own consistency is checked (e.g. DeepSpeed batch arithmetic).
+ *   1. the model of the script the config launches (torchrun/accelerate/deepspeed script argument,
+ *      a launch script beside a YAML/JSON/TOML config that names it, a Lightning script itself),
+ *      following the script's import of a local model module (src/configs/modelFor.ts);
+ *   2. the model file named by the `wap.model` setting (read from disk and planned when not open);
+ *   3. none: an info diagnostic says how to choose. Never "the model planned last".
+ * Without a plan, only the config's own consistency is checked (e.g. DeepSpeed batch arithmetic).
  */
 import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, type ConfigFormat } from '../configs';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, resolveLaunchedModel, type ConfigFormat } from '../configs';
+import type { AnalyzedModel } from '../core/ir';
 import type { PlanReport } from '../protocol/plan';
+import { configVersus } from './configVersus';
 import { FIX_ALL_KIND } from '../protocol/lsp';
 import { DIAGNOSTIC_SOURCE, lspSeverity } from './diagnostics';
 import type { DocumentStore } from './documentStore';
@@ -32,6 +36,17 @@ interface ConfigState {
   findings: Finding[];
   diagnostics: Diagnostic[];
   planLabel?: string;
+  /** "your config … · best plan …", when the config states a setup and a plan is known. */
+  versus?: string;
+}
+
+interface PlanChoice {
+  plan: PlanReport | undefined;
+  label?: string;
+  /** Why there is no model to compare with, and how to choose one. */
+  missing?: string;
+  /** The model that was planned, for planning it again with the config's setup pinned. */
+  model?: AnalyzedModel;
 }
 
 export class ConfigDocuments {
@@ -104,7 +119,11 @@ export class ConfigDocuments {
       if (this.states.delete(uri)) this.publish(uri);
       return;
     }
-    const { plan, label } = await this.planFor(uri);
+    const { plan, label, missing, model } = await this.planFor(uri);
+    const versus = plan && model ? await configVersus(fileName, text, plan, model, await this.settings.get(uri), this.env).catch((err: unknown) => {
+      this.env.reportError(`comparing ${fileName} with the best plan`, err);
+      return undefined;
+    }) : undefined;
     // A newer edit arrived while the plan was chosen: its own (debounced) check will publish.
     if (doc.version !== this.getText(uri)?.version) return;
     // The text is unchanged since detection (same version), so its formats are reused rather than detected again.
@@ -116,7 +135,16 @@ export class ConfigDocuments {
       source: DIAGNOSTIC_SOURCE,
       code: f.code,
     }));
-    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label });
+    if (versus) {
+      const f: Finding = { format: formats[0]!, severity: 'info', code: 'config-vs-best', message: versus.line, range: versus.anchor };
+      result.findings.push(f);
+      diagnostics.push({ severity: lspSeverity('info'), range: { start: doc.positionAt(f.range.start), end: doc.positionAt(f.range.end) }, message: label ? `${f.message} (model: ${label})` : f.message, source: DIAGNOSTIC_SOURCE, code: f.code });
+    }
+    if (missing) {
+      result.findings.push({ format: formats[0]!, severity: 'info', code: 'no-model', message: missing, range: { start: 0, end: Math.min(doc.getText().indexOf('\n') >>> 0, doc.getText().length) } });
+      diagnostics.push({ severity: lspSeverity('info'), range: { start: doc.positionAt(0), end: doc.positionAt(Math.min(doc.getText().indexOf('\n') >>> 0, doc.getText().length)) }, message: missing, source: DIAGNOSTIC_SOURCE, code: 'no-model' });
+    }
+    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label, versus: versus && (label ? `${versus.line} (model: ${label})` : versus.line) });
     this.publish(uri);
   }
 
@@ -153,43 +181,53 @@ export class ConfigDocuments {
   }
 
   /** The plan a config compares against (see the file comment for the order). */
-  async planFor(configUri: string): Promise<{ plan: PlanReport | undefined; label?: string }> {
+  async planFor(configUri: string): Promise<PlanChoice> {
+    const configPath = fileNameOf(configUri);
+    const doc = this.getText(configUri);
+    // 1. The model of the script this config launches (or the Lightning script itself).
+    const target = doc ? resolveLaunchedModel(configPath, doc.getText(), {
+      read: (p) => this.getText(pathToFileURL(p).href)?.getText() ?? readOrUndefined(p),
+      list: (dir) => listOrEmpty(dir),
+    }) : undefined;
+    if (target) return this.planOfFile(target.file, target.modelName, `${target.modelName ?? basename(target.file)} in ${basename(target.file)}, ${target.how}`);
+    // 2. The wap.model setting.
     const settings = await this.settings.get(configUri);
-    if (settings.model) {
-      const path = this.env.resolvePath(settings.model);
-      const uri = pathToFileURL(path).href;
-      let doc = this.store.get(uri);
-      if (!doc) {
-        try {
-          doc = this.store.open(uri, readFileSync(path, 'utf8'), 0, true);
-        } catch (err) {
-          this.env.reportError(`reading wap.model ${settings.model}`, err);
-        }
+    if (settings.model) return this.planOfFile(this.env.resolvePath(settings.model), undefined, `${basename(settings.model)} from the wap.model setting`);
+    // 3. Never a guess (such as the model planned last): say how to choose.
+    return { plan: undefined, missing: 'WAP does not know which model this config trains: no launch script names it. Set "wap.model" to the model file (Settings) so WAP can compare this config with its plan.' };
+  }
+
+  /** The newest feasible plan of `model` (or the file's first model) in `path`, planning it in the background when there is none yet. */
+  private planOfFile(path: string, model: string | undefined, label: string): PlanChoice {
+    const uri = pathToFileURL(path).href;
+    let doc = this.store.get(uri);
+    if (!doc) {
+      try {
+        doc = this.store.open(uri, readFileSync(path, 'utf8'), 0, true);
+      } catch (err) {
+        this.env.reportError(`reading the model file ${path}`, err);
       }
-      const best = doc && newestFeasible(doc.plans);
-      if (!best && doc) this.planInBackground(doc);
-      return best ? { plan: best.report, label: `${best.model} from wap.model` } : { plan: undefined };
     }
-    const own = this.store.get(configUri);
-    const ownBest = own && newestFeasible(own.plans);
-    if (ownBest) return { plan: ownBest.report, label: ownBest.model };
-    const dir = dirname(fileNameOf(configUri));
-    const candidates = [...this.plans.recent].reverse();
-    const pick = candidates.find((r) => dirname(fileNameOf(r.uri)) === dir) ?? candidates[0];
-    if (!pick) return { plan: undefined };
-    const entry = this.store.get(pick.uri)?.plans.get(pick.model);
-    if (!entry?.outcome.feasible) return { plan: undefined };
-    return { plan: entry.outcome, label: `${pick.model} in ${fileNameOf(pick.uri).split(/[\\/]/).pop()}` };
+    if (!doc) return { plan: undefined };
+    const entry = model ? doc.plans.get(model) : undefined;
+    const best = entry?.outcome.feasible ? { model: model!, report: entry.outcome } : model && doc.findModel(model) ? undefined : newestFeasible(doc.plans);
+    if (!best) this.planInBackground(doc, model);
+    return best ? { plan: best.report, label, model: doc.findModel(best.model) } : { plan: undefined };
+  }
+
+  /** The config file's hover: one line, your config vs the best plan. */
+  hoverLine(uri: string): string | undefined {
+    return this.states.get(uri)?.versus;
   }
 
   /** The `wap.model` file is not open: plan it once, then re-check the configs against it. */
-  private planInBackground(doc: import('./modelDocs').ModelDocument): void {
+  private planInBackground(doc: import('./modelDocs').ModelDocument, name?: string): void {
     if (this.planning.has(doc.uri)) return;
     this.planning.add(doc.uri);
     void this.store
       .current(doc)
       .then(async () => {
-        const model = doc.findModel();
+        const model = (name && doc.findModel(name)) || doc.findModel();
         if (model) await this.plans.plan(doc, model);
         this.scheduleRecheck();
       })
@@ -269,3 +307,19 @@ function newestFeasible(plans: Map<string, { outcome: import('../protocol/plan')
   return best;
 }
 
+
+function readOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function listOrEmpty(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

@@ -38,8 +38,6 @@ export function isCancelled(err: unknown): boolean {
 export class PlanService {
   private queue: Promise<void> = Promise.resolve();
   private sequence = 0;
-  /** (uri, model) of the most recent plans, newest last: config files compare against these. */
-  readonly recent: Array<{ uri: string; model: string; at: number }> = [];
 
   constructor(
     private readonly settings: SettingsCache,
@@ -67,7 +65,6 @@ export class PlanService {
     if (existing && existing.analyzedVersion > analyzedVersion) return { outcome, model: model.name, controls: entry.controls, maxGpus };
     doc.plans.set(model.name, entry);
     if (job.overrides) doc.overrides.set(model.name, overrides);
-    this.remember(doc.uri, model.name, entry.plannedAt);
     this.env.clearError();
     this.planned(doc, model.name, entry);
     return { outcome, model: model.name, controls: entry.controls, maxGpus };
@@ -108,13 +105,6 @@ export class PlanService {
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
     return entry.key === `${modelStructureKey(model)}#${JSON.stringify(options)}#${cluster.key}#${profile?.createdAt ?? ''}`;
-  }
-
-  private remember(uri: string, model: string, at: number): void {
-    const i = this.recent.findIndex((r) => r.uri === uri && r.model === model);
-    if (i >= 0) this.recent.splice(i, 1);
-    this.recent.push({ uri, model, at });
-    if (this.recent.length > 64) this.recent.shift();
   }
 }
 

@@ -218,7 +218,9 @@ export function startServer(connection: Connection): void {
   connection.onHover(
     guard('hover', null as Hover | null, async (params) => {
       const doc = store.get(params.textDocument.uri);
-      if (!doc) return null;
+      const versus = configs.hoverLine(params.textDocument.uri);
+      const configHover = versus ? ({ contents: { kind: 'markdown', value: `**WAP** · ${versus}` } } as Hover) : null;
+      if (!doc) return configHover;
       if (!store.flush(doc)) await store.current(doc);
       const hit = doc.layerAt(params.position);
       if (hit) {
@@ -228,7 +230,7 @@ export function startServer(connection: Connection): void {
       if (model && toLspRange(model.range).start.line === params.position.line) {
         return { contents: { kind: 'markdown', value: modelHoverMarkdown(doc, model, clientCommands) } };
       }
-      return null;
+      return configHover;
     }),
   );
 

@@ -59,6 +59,8 @@ export function calibratedCluster(
     node: 0,
     name,
     tflops,
+    // CPU processes train in fp32: no other precision has a measured rate, so none is offered.
+    peakTflops: { fp32: tflops },
     memoryGB: memoryBytesPerProcess / 1e9,
     memoryBandwidthGBs,
     // Energy is not validated: no power figures for a CPU process.

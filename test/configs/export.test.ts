@@ -2,7 +2,6 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { checkConfig, exportPlan, EXPORT_FORMATS, initConfigReaders } from '../../src/configs';
-import { createPythonParser } from '../../src/frontends/python/treeSitter';
 import { alexnetPlan, dataParallelPlan, pipelinePlan, twoNodePlan } from './fixtures';
 
 before(() => initConfigReaders());
@@ -81,23 +80,6 @@ test('an uneven plan (9 GPUs on 8-GPU machines) exports the real 8 + 1 split, ne
   assert.deepEqual([cfg.num_processes, cfg.num_machines], [9, 2], 'the real total, not 16');
   assert.match(acc.content, /split unevenly over 2 machines \(8 \+ 1\), which Accelerate cannot express/);
   assert.match(acc.description, /Accelerate cannot launch that/);
-});
-
-test('placement preview is valid Python naming the planned devices; pure DP plans get a note instead', async () => {
-  const parser = await createPythonParser();
-  for (const plan of [alexnetPlan(), pipelinePlan()]) {
-    const out = exportPlan(plan, 'placement');
-    const tree = parser.parse(out.content)!;
-    assert.equal(tree.rootNode.hasError, false, out.content);
-    tree.delete();
-    assert.match(out.description, /^Preview only/);
-  }
-  const mp = exportPlan(alexnetPlan(), 'placement').content;
-  assert.match(mp, /"fc6": \(ColumnParallelLinear, \["cuda:0", "cuda:1", "cuda:2", "cuda:3"\]\)/);
-  assert.match(mp, /\.to\(dev\)/);
-  assert.match(exportPlan(pipelinePlan(), 'placement').content, /x = x\.to\("cuda:2"\) {2}# before classifier\.1/);
-  assert.match(exportPlan(dataParallelPlan(8), 'placement').content, /no layer needs placing/);
-  parser.delete();
 });
 
 test('every export format produces a named, described file', () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CodeActionKind, CodeActionRequest, type CodeAction, type TextEdit } from 'vscode-languageserver-protocol/node';
+import { CodeActionKind, CodeActionRequest, HoverRequest, type CodeAction, type Hover, type TextEdit } from 'vscode-languageserver-protocol/node';
 import { ApplyPlanToConfigsRequest, FIX_ALL_KIND } from '../../src/protocol/lsp';
 import { find, ROOT, TestServer } from './harness';
 
@@ -111,4 +111,20 @@ test('config re-checks are debounced while typing', async () => {
   await new Promise((r) => setTimeout(r, 400));
   const checks = server.publishCount.get(uri)! - start;
   assert.ok(checks <= 2, `8 quick edits gave ${checks} re-checks`);
+});
+
+test('a config shows "your config vs best plan" as a diagnostic and as its hover; its model is the one the script imports', async () => {
+  const uri = pathToFileURL(LIGHTNING).href;
+  const diag = await server.until('the your-config-vs-best diagnostic', () => (server.diagnostics.get(uri) ?? []).find((d) => d.code === 'config-vs-best'));
+  assert.match(diag.message, /^your config: .* · best plan: .* \(model: AlexNet in alexnet\.py, imported by train_lightning\.py, the Lightning script train_lightning\.py\)$/);
+  const hover = (await server.conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 0, character: 3 } })) as Hover | null;
+  assert.match(String((hover?.contents as { value: string }).value), /^\*\*WAP\*\* · your config: .* · best plan: /);
+});
+
+test('a config no launch script names and no wap.model points to gets an info saying how to choose, never the model planned last', async () => {
+  const path = join(ROOT, 'examples/configs/unnamed_accelerate.yaml');
+  const uri = await server.open(path, 'distributed_type: MULTI_GPU\nnum_processes: 8\n', 'yaml');
+  const diag = await server.until('the no-model diagnostic', () => (server.diagnostics.get(uri) ?? []).find((d) => d.code === 'no-model'));
+  assert.match(diag.message, /does not know which model this config trains.*"wap\.model"/);
+  assert.ok(!(server.diagnostics.get(uri) ?? []).some((d) => d.code === 'gpu-count'), 'no comparison with a guessed model');
 });

@@ -4,8 +4,10 @@
  * CUDA_VISIBLE_DEVICES) against the plan for a model, for CI.
  * Exit 0: clean (info notes allowed); 1: errors or warnings remain; 2: bad input.
  */
-import type { PlanReport } from '../../protocol/plan';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, type ConfigFinding } from '../../configs/index';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { PlanOutcome, PlanReport } from '../../protocol/plan';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, type ConfigFinding, type ModelTarget, type RunSummary } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { readTextFile, writeTextFile } from '../files';
@@ -15,10 +17,15 @@ import type { CliCommand } from './registry';
 const HELP = `Usage: wap config <configFile> [--model <modelFile>] [options]
 
 Checks a training config against the plan WAP makes for the model, and prints
-each mismatch as file:line:col: severity: message.
+each mismatch as file:line:col: severity: message; then plans the model with
+the config's own setup pinned and prints it beside the best plan:
+"your config: 3.4 s/step, 41% MFU, fits (62 GB/GPU) · best plan: 2.1 s/step (1.6×), ZeRO-2 + bf16 + TP 2".
 
 Options:
-  --model FILE          the model source to plan (without it only internal consistency is checked)
+  --model FILE          the model source to plan (default: the model of the script the config
+                        launches, e.g. train.py in 'accelerate launch train.py'; without one
+                        only internal consistency is checked)
+  --json                print findings and "your config vs best plan" as JSON
 ${PLAN_FLAGS_HELP}
   --fix                 apply every quick-fix to the config file in place
 
@@ -44,8 +51,44 @@ function print(file: string, text: string, findings: ConfigFinding[]): void {
 
 const failing = (findings: ConfigFinding[]): number => findings.filter((f) => f.severity !== 'info').length;
 
+const fileAccess = {
+  read: (p: string): string | undefined => {
+    try {
+      return readFileSync(p, 'utf8');
+    } catch {
+      return undefined;
+    }
+  },
+  list: (dir: string): string[] => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  },
+};
+
+interface Versus {
+  yours: RunSummary;
+  best: RunSummary;
+  line: string;
+  /** Which format's setup was pinned. */
+  from: string;
+}
+
+/** Plans the model again with the config's stated setup pinned; undefined when the config states none. */
+async function versusBest(file: string, text: string, model: string, v: Parameters<typeof planForModelFile>[1], best: PlanOutcome): Promise<Versus | undefined> {
+  const setups = readConfigSetups(file, text);
+  const setup = setups[0];
+  if (!setup) return undefined;
+  const yoursOutcome = await planForModelFile(model, v, (o) => pinnedOptions(o, setup, basename(file)));
+  const yours = summarizeRun(yoursOutcome);
+  const bestSummary = summarizeRun(best);
+  return { yours, best: bestSummary, line: versusLine(yours, bestSummary), from: setup.label };
+}
+
 async function run(args: string[]): Promise<number> {
-  const parsed = parseCommandArgs('config', HELP, args, { ...PLAN_FLAGS, model: { type: 'string' }, fix: { type: 'boolean' } });
+  const parsed = parseCommandArgs('config', HELP, args, { ...PLAN_FLAGS, model: { type: 'string' }, fix: { type: 'boolean' }, json: { type: 'boolean' } });
   if (!parsed) return 0;
   const v = parsed.values;
   const file = singlePositional('config', parsed.positionals, 'config file');
@@ -56,13 +99,25 @@ async function run(args: string[]): Promise<number> {
   await initConfigReaders();
 
   let plan: PlanReport | undefined;
-  if (v.model !== undefined) {
-    const outcome = await planForModelFile(v.model, v);
+  // The model: --model, else the one the script this config launches builds; never a guess.
+  const target: ModelTarget | undefined = v.model !== undefined ? { file: v.model, how: '--model' } : resolveLaunchedModel(file, text, fileAccess);
+  const flags = { ...v, 'model-name': v['model-name'] ?? (v.model === undefined ? target?.modelName : undefined) };
+  // Compare at the batch the config trains with, unless --batch says otherwise: a fair "your config vs best".
+  const configBatch = readConfigSetups(file, text).map(statedBatch).find((b) => b !== undefined);
+  if (flags.batch === undefined && configBatch !== undefined) flags.batch = String(configBatch);
+  let versus: Versus | undefined;
+  if (target) {
+    if (!v.json) console.error(`wap: model ${target.file}${target.modelName ? ` (${target.modelName})` : ''}: ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
+    const outcome = await planForModelFile(target.file, flags);
+    versus = await versusBest(file, text, target.file, flags, outcome);
     if (!outcome.feasible) {
-      console.log(`${file}:1:1: error: no plan to compare with: ${outcome.reason} [infeasible-plan]`);
+      if (v.json) console.log(JSON.stringify({ file, model: target, findings: [], best: summarizeRun(outcome), yours: versus?.yours }, null, 2));
+      else console.log(`${file}:1:1: error: no plan to compare with: ${outcome.reason} [infeasible-plan]`);
       return 1;
     }
     plan = outcome;
+  } else if (!v.json) {
+    console.error(`wap: no model for ${file}: no launch script names it; pass --model FILE (only the config's own consistency is checked)`);
   }
 
   if (v.fix) {
@@ -75,8 +130,20 @@ async function run(args: string[]): Promise<number> {
     print(file, fixed, remaining);
     return failing(remaining) > 0 ? 1 : 0;
   }
-  const { findings } = checkConfig(file, text, plan);
+  const { findings, formats } = checkConfig(file, text, plan);
+  if (v.json) {
+    console.log(JSON.stringify({
+      file, formats, model: target,
+      findings: findings.map((f) => ({ ...lineColumn(text, f.range.start), severity: f.severity, code: f.code, message: f.message, fix: f.fix?.title })),
+      yours: versus?.yours, best: versus?.best, versus: versus?.line,
+    }, null, 2));
+    return failing(findings) > 0 ? 1 : 0;
+  }
   print(file, text, findings);
+  if (versus) {
+    console.log(`${file}: ${versus.line}`);
+    for (const w of new Set(versus.yours.warnings)) console.log(`${file}: note (your config's plan): ${w}`);
+  }
   return failing(findings) > 0 ? 1 : 0;
 }
 

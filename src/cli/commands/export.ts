@@ -1,9 +1,9 @@
 /**
  * `wap export <modelFile> --format F [--out FILE]`: writes the plan in a form a
  * distributed engine reads (DeepSpeed, Accelerate, torchrun, hostfile,
- * Horovod) or a device-placement preview. Prints to stdout unless --out.
+ * Horovod) or runnable PyTorch parallelize() code. Prints to stdout unless --out.
  */
-import { EXPORT_FORMATS, exportPlan, type ExportFormat } from '../../configs/index';
+import { EXPORT_FORMATS, exportPlan, RENAMED_FORMATS, type ExportFormat } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { writeTextFile } from '../files';
@@ -18,7 +18,9 @@ Plans the model and writes the plan for a distributed engine:
   torchrun    torchrun launch script (multi-machine: --nnodes with c10d rendezvous)
   hostfile    DeepSpeed hostfile with the launch line
   horovod     horovodrun -np N -H host:slots,… script
-  placement   PyTorch device-placement preview for model-parallel layers (read it; WAP never applies it)
+  torch-parallelize  PyTorch (torch >= 2.4) parallelize(model): DeviceMesh, ColwiseParallel /
+              RowwiseParallel by the model's module names, fully_shard (FSDP2), checkpointing
+              ('placement' is its old name and still accepted)
 
 Options:
   --format F            one of the above (required)
@@ -31,7 +33,8 @@ async function run(args: string[]): Promise<number> {
   const v = parsed.values;
   const modelFile = singlePositional('export', parsed.positionals, 'model file');
   const format = v.format;
-  if (!format || !(EXPORT_FORMATS as readonly string[]).includes(format)) {
+  if (format && RENAMED_FORMATS[format]) console.error(`wap: --format ${format} was renamed ${RENAMED_FORMATS[format]}`);
+  if (!format || !((EXPORT_FORMATS as readonly string[]).includes(format) || RENAMED_FORMATS[format])) {
     throw new CliError(`--format must be one of ${EXPORT_FORMATS.join(', ')}${format ? `, got '${format}'` : ''}`);
   }
   const outcome = await planForModelFile(modelFile, v);
@@ -47,4 +50,4 @@ async function run(args: string[]): Promise<number> {
   return 0;
 }
 
-export const exportCommand: CliCommand = { summary: 'export the plan as a DeepSpeed/Accelerate config, launch script or placement preview', run };
+export const exportCommand: CliCommand = { summary: 'export the plan as a DeepSpeed/Accelerate config, launch script or runnable PyTorch parallelize() code', run };

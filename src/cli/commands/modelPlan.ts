@@ -4,7 +4,7 @@
  * file is given by --model (config) or positionally (export), so the model
  * *name* is --model-name (issue #7).
  */
-import type { PlanOutcome } from '../../protocol/plan';
+import type { PlanOptions, PlanOutcome } from '../../protocol/plan';
 import { planModel } from '../../planner/index';
 import { loadModel } from '../modelLoading';
 import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom, withPrecisionHint, type PlannerFlagValues } from '../planFlags';
@@ -16,8 +16,8 @@ export const PLAN_FLAGS_HELP = plannerFlagsHelp('--model-name NAME');
 
 export type PlanFlagValues = PlannerFlagValues & { 'model-name'?: string };
 
-export async function planForModelFile(file: string, v: PlanFlagValues): Promise<PlanOutcome> {
-  const options = planOptionsFrom(v);
+export async function planForModelFile(file: string, v: PlanFlagValues, adjust: (o: PlanOptions) => PlanOptions = (o) => o): Promise<PlanOutcome> {
+  const options = adjust(planOptionsFrom(v));
   const cluster = await clusterFrom(v.cluster);
   const model = await loadModel(file, { input: v.input, python: v.python, modelName: v['model-name'] });
   const outcome = planModel(model, cluster, await withPrecisionHint(options, file));

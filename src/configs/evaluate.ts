@@ -1,0 +1,101 @@
+/**
+ * "Your config vs the best plan": the dimensions a config states become
+ * planner pins (the caller plans twice, pinned and free), and the two
+ * outcomes become one line and a JSON object. Pure: planning is the caller's.
+ */
+import type { ParallelPins, PlanOptions, PlanOutcome, TrainingSetup } from '../protocol/plan';
+import { detectConfigFormats } from './check';
+import { READERS_BY_FORMAT } from './readers';
+import { describeSetup, statedGlobalBatch, type StatedSetup } from './setup';
+
+/** The setups a config states, one per format that can say one (a script may hold several). */
+export function readConfigSetups(fileName: string, text: string): StatedSetup[] {
+  const out: StatedSetup[] = [];
+  for (const format of detectConfigFormats(fileName, text)) {
+    const setup = READERS_BY_FORMAT.get(format)?.readSetup?.(fileName, text);
+    if (setup) out.push(setup);
+  }
+  return out;
+}
+
+const OFF: Pick<ParallelPins, 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel'> = { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, sequenceParallel: false };
+
+/**
+ * Plan options that pin what the config says: its precision, ZeRO stage,
+ * recompute, offload, degrees, micro-batch, GPU count and global batch. A
+ * dimension the format cannot express is pinned off (a DDP launch has no TP).
+ */
+export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: string): PlanOptions {
+  const pins: ParallelPins = { ...base.pins };
+  for (const key of Object.keys(setup.inexpressible) as Array<keyof typeof OFF>) if (key in OFF) (pins as Record<string, unknown>)[key] = OFF[key];
+  const copy = <K extends keyof ParallelPins>(key: K, dim: { value: ParallelPins[K] } | undefined): void => {
+    if (dim) pins[key] = dim.value;
+  };
+  copy('zeroStage', setup.zeroStage);
+  copy('hybridShard', setup.hybridShard);
+  copy('cpuOffload', setup.cpuOffload);
+  copy('recompute', setup.recompute);
+  copy('tensorParallel', setup.tensorParallel);
+  copy('pipelineStages', setup.pipelineStages);
+  copy('contextParallel', setup.contextParallel);
+  copy('sequenceParallel', setup.sequenceParallel);
+  copy('dataParallel', setup.dataParallel);
+  copy('microBatch', setup.microBatch);
+  const options: PlanOptions = { ...base, pins };
+  if (setup.precision) {
+    options.precision = setup.precision.value;
+    options.precisionSource = `${source} (${setup.label})`;
+  }
+  if (setup.world !== undefined) options.gpus = setup.world;
+  const dp = setup.dataParallel?.value ?? (setup.world !== undefined ? setup.world / ((setup.tensorParallel?.value ?? 1) * (setup.pipelineStages?.value ?? 1) * (setup.contextParallel?.value ?? 1)) : undefined);
+  const global = statedGlobalBatch(setup, dp !== undefined && Number.isInteger(dp) ? dp : undefined);
+  if (global !== undefined) options.batch = global;
+  return options;
+}
+
+/** The global batch the config trains with, when it says (stated, or micro × accumulation × data-parallel degree). */
+export function statedBatch(setup: StatedSetup): number | undefined {
+  const probe = pinnedOptions({ batch: -1, objective: 'throughput', strategies: 'all', optimizer: 'adam' }, setup, '');
+  return probe.batch > 0 ? probe.batch : undefined;
+}
+
+export interface RunSummary {
+  feasible: boolean;
+  reason?: string;
+  gpus?: number;
+  stepTimeMs?: number;
+  samplesPerSec?: number;
+  mfu?: number;
+  memoryPerGpuBytes?: number;
+  setup?: TrainingSetup;
+  /** "ZeRO-2 + bf16 + TP 2", or the plan's strategy summary when it reports no setup. */
+  describe: string;
+  /** Planner warnings (e.g. a pin this planner version does not honour yet): the comparison is only as good as they allow. */
+  warnings: string[];
+}
+
+export function summarizeRun(outcome: PlanOutcome): RunSummary {
+  const warnings = outcome.diagnostics.filter((d) => d.severity !== 'info').map((d) => d.message);
+  if (!outcome.feasible) return { feasible: false, reason: outcome.reason, describe: 'does not fit', warnings };
+  const p = outcome.plan;
+  const at = outcome.scaling.find((s) => s.gpus === p.gpus);
+  return {
+    feasible: true, gpus: p.gpus, stepTimeMs: p.stepTimeMs, samplesPerSec: p.samplesPerSec, mfu: p.setup?.mfu,
+    memoryPerGpuBytes: Math.max(0, ...p.memoryPerGpuBytes), setup: p.setup,
+    describe: `${p.gpus} GPU${p.gpus === 1 ? '' : 's'}${p.setup ? `, ${describeSetup(p.setup) || 'plain data parallel'}` : at?.summary ? `, ${at.summary}` : ''}`,
+    warnings,
+  };
+}
+
+const seconds = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s/step` : `${ms.toFixed(ms >= 100 ? 0 : 1)} ms/step`);
+const gb = (b: number): string => `${Math.round(b / 1e9)} GB/GPU`;
+
+/** "your config: 3.4 s/step, 41% MFU, fits (62 GB/GPU) · best plan: 2.1 s/step (1.6×), ZeRO-2 + bf16 + TP 2" */
+export function versusLine(yours: RunSummary, best: RunSummary): string {
+  const mine = yours.feasible
+    ? `your config: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
+    : `your config: does not fit (${yours.reason})`;
+  if (!best.feasible) return `${mine} · best plan: nothing fits (${best.reason})`;
+  const speedup = yours.feasible && best.stepTimeMs! > 0 ? ` (${(yours.stepTimeMs! / best.stepTimeMs!).toFixed(1)}×)` : '';
+  return `${mine} · best plan: ${seconds(best.stepTimeMs!)}${speedup}, ${best.describe}`;
+}

@@ -1,0 +1,128 @@
+/**
+ * Megatron-LM launch arguments in shell scripts (pretrain_gpt.py and friends):
+ * --tensor-model-parallel-size, --pipeline-model-parallel-size,
+ * --context-parallel-size, --sequence-parallel, --recompute-granularity,
+ * --micro-batch-size, --global-batch-size, --bf16/--fp16 and
+ * --use-distributed-optimizer. Arguments live in bash arrays, strings or
+ * continued lines alike, so they are found as flag tokens anywhere outside
+ * comments; `$TP`-style values resolve through the script's one assignment.
+ */
+import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
+import { isLaunchScriptName } from './launchScripts';
+import { compareSetup, type SetupDim, type StatedSetup } from './setup';
+import { findAssignments, isMakefileName, resolveReference, splitCommands } from './shellWords';
+import type { ConfigReader, TextEdit, TextRange } from './types';
+
+interface Flag {
+  name: string;
+  start: number;
+  end: number;
+  value?: { raw: string; start: number; end: number };
+}
+
+/** `--name value` / `--name=value` / `--name` tokens outside comments. */
+function scanFlags(text: string): Flag[] {
+  const flags: Flag[] = [];
+  const re = /(^|[\s("'])(--[a-z][a-z0-9-]*)(?:(=|[ \t]+)([^\s"')\\]+))?/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const start = m.index + m[1]!.length;
+    const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+    if (/^\s*#/.test(text.slice(lineStart, start)) || text.slice(lineStart, start).includes(' #')) continue;
+    const flag: Flag = { name: m[2]!, start, end: start + m[2]!.length };
+    const raw = m[4];
+    if (raw !== undefined && !raw.startsWith('--')) {
+      const vs = start + m[2]!.length + m[3]!.length;
+      flag.value = { raw, start: vs, end: vs + raw.length };
+    } else if (raw !== undefined) re.lastIndex = flag.end; // the next token is a flag of its own
+    flags.push(flag);
+  }
+  return flags;
+}
+
+const NUMERIC: Array<[string, 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'microBatch' | 'globalBatch']> = [
+  ['--tensor-model-parallel-size', 'tensorParallel'],
+  ['--pipeline-model-parallel-size', 'pipelineStages'],
+  ['--context-parallel-size', 'contextParallel'],
+  ['--micro-batch-size', 'microBatch'],
+  ['--global-batch-size', 'globalBatch'],
+];
+
+function readMegatronSetup(fileName: string, text: string): StatedSetup | undefined {
+  const flags = scanFlags(text);
+  const megatron = flags.filter((f) => f.name.startsWith('--tensor-model-parallel') || f.name.startsWith('--pipeline-model-parallel') || f.name === '--micro-batch-size');
+  if (megatron.length === 0) return undefined;
+  const assignments = findAssignments(text, splitCommands(text), isMakefileName(fileName));
+  const known = new Set([...NUMERIC.map(([n]) => n), '--bf16', '--fp16', '--sequence-parallel', '--recompute-granularity', '--recompute-activations', '--use-distributed-optimizer']);
+  const last = flags.filter((f) => known.has(f.name)).reduce((a, b) => (b.end > a.end ? b : a), megatron[0]!);
+  const tail = last.value?.end ?? last.end;
+  const anchor: TextRange = { start: megatron[0]!.start, end: megatron[0]!.end };
+  const find = (name: string): Flag | undefined => flags.find((f) => f.name === name);
+  // A missing flag goes after the last Megatron argument, on its line.
+  const add = (flag: string): TextEdit[] => [{ start: tail, end: tail, newText: ` ${flag}` }];
+  const drop = (f: Flag): TextEdit[] => {
+    const lineStart = text.lastIndexOf('\n', f.start - 1) + 1;
+    const nl = text.indexOf('\n', f.value?.end ?? f.end);
+    const lineEnd = nl < 0 ? text.length : nl;
+    // A flag alone on its line (an array element, a continued line) takes its line with it.
+    if (!/\S/.test(text.slice(lineStart, f.start)) && /^\s*(\\)?\s*$/.test(text.slice(f.value?.end ?? f.end, lineEnd)) && nl >= 0) return [{ start: lineStart, end: nl + 1, newText: '' }];
+    const before = text.slice(0, f.start).match(/[ \t]*$/)![0].length;
+    return [{ start: f.start - before, end: f.value?.end ?? f.end, newText: '' }];
+  };
+  const stated: StatedSetup = { label: 'Megatron-LM launch', anchor, inexpressible: {} };
+  for (const [name, key] of NUMERIC) {
+    const f = find(name);
+    if (!f?.value) continue;
+    let v: { value: string; start: number; end: number } = { value: f.value.raw, start: f.value.start, end: f.value.end };
+    if (v.value.startsWith('$')) {
+      const r = resolveReference(v.value, v.start, assignments);
+      if (!r) continue; // computed at run time
+      v = r;
+    }
+    if (!/^\d+$/.test(v.value.trim())) continue;
+    const at = v;
+    stated[key] = { value: Number(v.value), stated: true, range: { start: at.start, end: at.end }, set: (n: number) => [{ start: at.start, end: at.end, newText: String(n) }] } as SetupDim<number>;
+  }
+  const set = (name: string, on: boolean): TextEdit[] => {
+    const f = find(name);
+    return on ? (f ? [] : add(name)) : f ? drop(f) : [];
+  };
+  const bf16 = find('--bf16');
+  const fp16 = find('--fp16');
+  const precision: Precision = bf16 ? 'bf16' : fp16 ? 'fp16' : 'fp32';
+  stated.precision = {
+    value: precision, stated: !!(bf16 ?? fp16), range: bf16 ?? fp16 ?? anchor,
+    set: (p) => {
+      if (p === 'fp8') return undefined;
+      const want = p === 'bf16' ? '--bf16' : p === 'fp16' ? '--fp16' : undefined;
+      const other = want === '--bf16' ? fp16 : want === '--fp16' ? bf16 : undefined;
+      // Swapping one precision flag for the other keeps its place (and its line in an array).
+      if (want && other && !find(want)) return [{ start: other.start, end: other.end, newText: want }];
+      return [...set('--bf16', p === 'bf16'), ...set('--fp16', p === 'fp16')];
+    },
+  };
+  const sp = find('--sequence-parallel');
+  stated.sequenceParallel = { value: !!sp, stated: !!sp, range: sp ?? anchor, set: (on) => set('--sequence-parallel', on) };
+  const gran = find('--recompute-granularity');
+  const recompute: RecomputeMode = gran?.value ? (gran.value.raw === 'full' ? 'full' : 'selective') : find('--recompute-activations') ? 'selective' : 'none';
+  stated.recompute = {
+    value: recompute, stated: !!gran, range: gran?.value ?? anchor,
+    set: (r) => (gran?.value ? (r === 'none' ? drop(gran) : [{ start: gran.value.start, end: gran.value.end, newText: r }]) : r === 'none' ? [] : add(`--recompute-granularity ${r}`)),
+  };
+  const dist = find('--use-distributed-optimizer');
+  stated.zeroStage = { value: (dist ? 1 : 0) as ZeroStage, stated: !!dist, range: dist ?? anchor, set: (z) => (z <= 1 ? set('--use-distributed-optimizer', z === 1) : undefined) };
+  // Megatron derives accumulation from --global-batch-size; with it stated, moving the micro-batch keeps the batch.
+  if (stated.microBatch && stated.globalBatch) stated.gradientAccumulation = { value: 1, stated: false, range: anchor, set: () => [] };
+  return stated;
+}
+
+export const megatronReader: ConfigReader = {
+  format: 'megatron',
+  detect(fileName, text) {
+    return isLaunchScriptName(fileName, text) && /--tensor-model-parallel-size|--pipeline-model-parallel-size/.test(text);
+  },
+  check(fileName, text, plan) {
+    const setup = plan && readMegatronSetup(fileName, text);
+    return setup ? compareSetup('megatron', text, setup, plan) : [];
+  },
+  readSetup: readMegatronSetup,
+};

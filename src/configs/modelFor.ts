@@ -1,0 +1,102 @@
+/**
+ * Which model a config belongs to, made explicit: the script the config
+ * launches (torchrun's script argument, `accelerate launch train.py`,
+ * `deepspeed train.py`, a Lightning script itself, or a launch script next to
+ * a YAML/JSON/TOML config that names it), then the model that script imports
+ * from a local module. File access is injected so the room stays pure; the
+ * CLI and the LSP server pass their own.
+ */
+import { isLaunchScriptName } from './launchScripts';
+import { splitCommands } from './shellWords';
+
+export interface ModelTarget {
+  /** The model source file. */
+  file: string;
+  /** The model class or builder the script uses, when it names one. */
+  modelName?: string;
+  /** How WAP found it, for the diagnostic: "imported by train.py, which launch.sh runs with torchrun". */
+  how: string;
+}
+
+export interface FileAccess {
+  read(path: string): string | undefined;
+  list(dir: string): string[];
+}
+
+const dirOf = (p: string): string => (/[\\/]/.test(p) ? p.replace(/[\\/][^\\/]*$/, '') : '.');
+const baseOf = (p: string): string => p.replace(/^.*[\\/]/, '');
+const join = (dir: string, rel: string): string => (/^([\\/]|[A-Za-z]:)/.test(rel) ? rel : `${dir}/${rel.replace(/^\.\//, '')}`);
+
+const LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*|srun|mpirun|horovodrun)$/;
+
+/** Python scripts a launch script runs, as written (relative to the script's folder), with the launcher's name. */
+export function launchedScripts(fileName: string, text: string): Array<{ script: string; launcher: string }> {
+  if (/\.py$/i.test(fileName)) return /\bTrainer\s*\(/.test(text) ? [{ script: fileName, launcher: 'Lightning' }] : [];
+  if (!isLaunchScriptName(fileName, text)) return [];
+  const out: Array<{ script: string; launcher: string }> = [];
+  for (const words of splitCommands(text)) {
+    const launcher = words.find((w) => LAUNCHERS.test(w.raw.replace(/^.*\//, '')));
+    if (!launcher) continue;
+    const script = words.slice(words.indexOf(launcher) + 1).find((w) => /\.py["']?$/.test(w.raw) && !w.raw.startsWith('-'));
+    if (script) out.push({ script: script.raw.replace(/^["']|["']$/g, ''), launcher: launcher.raw.replace(/^.*\//, '') });
+  }
+  return out;
+}
+
+/** Whether a launch script refers to the config file by name (--config_file x.yaml, --deepspeed ds.json, --job.config_file x.toml). */
+export function configMentioned(scriptText: string, configBaseName: string): boolean {
+  return new RegExp(`(^|[\\s=/"'])${configBaseName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=$|[\\s"';)])`, 'm').test(scriptText);
+}
+
+/** `from llama import LlamaForCausalLM, Lit` / `import llama` lines: module and imported names. */
+export function localModelImports(text: string): Array<{ module: string; names: string[] }> {
+  const out: Array<{ module: string; names: string[] }> = [];
+  for (const m of text.matchAll(/^from[ \t]+(\.?[\w.]+)[ \t]+import[ \t]+(?:\(([\w\s,]+)\)|([\w \t,]+))/gm)) {
+    out.push({ module: m[1]!.replace(/^\./, ''), names: (m[2] ?? m[3]!).split(',').map((n) => n.trim().split(/\s+as\s+/)[0]!).filter(Boolean) });
+  }
+  for (const m of text.matchAll(/^import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+\w+)?[ \t]*$/gm)) out.push({ module: m[1]!, names: [] });
+  return out;
+}
+
+/** The model a script builds: a class it imports from a local module and calls, else the script itself. */
+function modelOfScript(scriptPath: string, io: FileAccess, how: string): ModelTarget | undefined {
+  const text = io.read(scriptPath);
+  if (text === undefined) return undefined;
+  const dir = dirOf(scriptPath);
+  for (const imp of localModelImports(text)) {
+    const rel = imp.module.replace(/\./g, '/');
+    const file = [join(dir, `${rel}.py`), join(dir, `${rel}/__init__.py`)].find((f) => io.read(f) !== undefined);
+    if (!file) continue; // torch, transformers…: not the user's code
+    const called = imp.names.filter((n) => /^[A-Z]/.test(n) && new RegExp(`\\b${n}\\s*\\(`).test(text));
+    return { file, ...(called[0] ? { modelName: called[0] } : {}), how: `imported by ${baseOf(scriptPath)}, ${how}` };
+  }
+  return { file: scriptPath, how: how.replace(/^which /, '') };
+}
+
+/**
+ * The model for a config, found through the script it launches; undefined
+ * when no launching script names it (then `wap.model`, then ask the user).
+ */
+export function resolveLaunchedModel(configPath: string, text: string, io: FileAccess): ModelTarget | undefined {
+  const dir = dirOf(configPath);
+  const own = launchedScripts(configPath, text);
+  for (const { script, launcher } of own) {
+    const path = script === configPath ? script : join(dir, script);
+    if (path === configPath) return modelOfScript(path, io, `the Lightning script ${baseOf(configPath)}`) ?? undefined;
+    const found = modelOfScript(path, io, `which ${baseOf(configPath)} runs with ${launcher}`);
+    if (found) return found;
+  }
+  // A YAML/JSON/TOML config: the launch script beside it that passes it by name.
+  const name = baseOf(configPath);
+  for (const sibling of io.list(dir)) {
+    const path = join(dir, sibling);
+    if (path === configPath) continue;
+    const body = io.read(path);
+    if (body === undefined || !configMentioned(body, name)) continue;
+    for (const { script, launcher } of launchedScripts(path, body)) {
+      const found = modelOfScript(join(dir, script), io, `which ${sibling} runs with ${launcher} and ${name}`);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,12 @@
+/** Every config format WAP reads, in detection order. */
+import { accelerateReader } from './accelerate';
+import { deepspeedReader } from './deepspeed';
+import { kerasMirroredReader } from './kerasMirrored';
+import { torchrunReader, visibleDevicesReader } from './launchScripts';
+import { lightningReader } from './lightning';
+import { megatronReader } from './megatron';
+import { torchtitanReader } from './torchtitan';
+import type { ConfigFormat, ConfigReader } from './types';
+
+export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader];
+export const READERS_BY_FORMAT = new Map<ConfigFormat, ConfigReader>(READERS.map((r) => [r.format, r]));

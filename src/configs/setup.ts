@@ -1,0 +1,230 @@
+/**
+ * The training setup a config states (precision, ZeRO/FSDP, recompute,
+ * micro-batch and accumulation, TP/PP/CP degrees), normalised across formats,
+ * and its comparison with the plan's `plan.setup`. Each format module reads
+ * its own keys into a StatedSetup (with edit closures); this module decides
+ * what disagrees, what the fix writes, and what the format cannot say at all.
+ */
+import type { Precision, PlanReport, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
+import { contradictingComment, flagComments, wordsFor } from './comments';
+import type { ConfigFinding, ConfigFix, ConfigFormat, TextEdit, TextRange } from './types';
+
+/** One dimension as the config states it. `stated: false` means the format's default applies (the key is absent). */
+export interface SetupDim<T> {
+  value: T;
+  stated: boolean;
+  range: TextRange;
+  /** Edits that make the config say `next`; undefined when the format cannot write it mechanically here. */
+  set?: (next: T, plan?: TrainingSetup) => TextEdit[] | undefined;
+  /** When the format only has coarser words (recompute on/off): does the plan's value say the same thing? */
+  matches?: (plan: T) => boolean;
+}
+
+export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel';
+
+export interface StatedSetup {
+  precision?: SetupDim<Precision>;
+  zeroStage?: SetupDim<ZeroStage>;
+  hybridShard?: SetupDim<boolean>;
+  cpuOffload?: SetupDim<boolean>;
+  recompute?: SetupDim<RecomputeMode>;
+  tensorParallel?: SetupDim<number>;
+  pipelineStages?: SetupDim<number>;
+  contextParallel?: SetupDim<number>;
+  sequenceParallel?: SetupDim<boolean>;
+  dataParallel?: SetupDim<number>;
+  microBatch?: SetupDim<number>;
+  gradientAccumulation?: SetupDim<number>;
+  /** The training batch over all replicas, when the format states it (DeepSpeed train_batch_size, Megatron --global-batch-size). */
+  globalBatch?: SetupDim<number>;
+  /** Dimensions this format has no words for, with what to use instead (shown when the plan needs them). */
+  inexpressible: Partial<Record<SetupKey, string>>;
+  /** Where a finding about the whole setup points. */
+  anchor: TextRange;
+  /** The format's name in messages, e.g. 'DeepSpeed config'. */
+  label: string;
+  /** GPUs the config launches on, when it says (num_processes, devices × num_nodes…). */
+  world?: number;
+  /**
+   * Writes several dimensions at once, for formats whose single edits clash
+   * (two JSON insertions into one object). Keys are SetupKey or 'microBatch'/'gradientAccumulation'.
+   */
+  writeAll?: (changes: Array<[string, unknown]>) => TextEdit[] | undefined;
+}
+
+/** Zero-length insertions at one offset become one edit, so a fix never clashes with itself. */
+export function mergeInsertions(edits: TextEdit[]): TextEdit[] {
+  const out: TextEdit[] = [];
+  for (const e of edits) {
+    const same = out.find((o) => o.start === e.start && o.end === o.start && e.end === e.start);
+    if (same) same.newText += e.newText;
+    else out.push({ ...e });
+  }
+  return out;
+}
+
+const PRECISION_WORDS: Record<Precision, string> = { fp32: 'fp32', tf32: 'tf32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
+
+/** "ZeRO-2 + bf16 + TP 2": the plan's choices a reader cares about, defaults left out. */
+export function describeSetup(s: Partial<TrainingSetup>): string {
+  const parts: string[] = [];
+  if (s.zeroStage) parts.push(`${s.hybridShard ? 'HSDP ' : ''}ZeRO-${s.zeroStage}`);
+  if (s.cpuOffload) parts.push('CPU offload');
+  if (s.precision) parts.push(PRECISION_WORDS[s.precision]);
+  if (s.tensorParallel && s.tensorParallel > 1) parts.push(`TP ${s.tensorParallel}${s.sequenceParallel ? ' + SP' : ''}`);
+  if (s.pipelineStages && s.pipelineStages > 1) parts.push(`PP ${s.pipelineStages}`);
+  if (s.contextParallel && s.contextParallel > 1) parts.push(`CP ${s.contextParallel}`);
+  if (s.recompute && s.recompute !== 'none') parts.push(`${s.recompute} recompute`);
+  return parts.join(' + ');
+}
+
+const DIM_NAMES: Record<SetupKey, string> = {
+  precision: 'precision', zeroStage: 'ZeRO stage', hybridShard: 'hybrid sharding', cpuOffload: 'CPU offload', recompute: 'activation recompute',
+  tensorParallel: 'tensor parallelism', pipelineStages: 'pipeline parallelism', contextParallel: 'context parallelism', sequenceParallel: 'sequence parallelism',
+};
+
+function showValue(key: SetupKey, v: unknown): string {
+  switch (key) {
+    case 'zeroStage': return `ZeRO ${v as number}`;
+    case 'hybridShard': return v ? 'hybrid sharding' : 'no hybrid sharding';
+    case 'cpuOffload': return v ? 'CPU offload' : 'no offload';
+    case 'recompute': return `recompute ${v as string}`;
+    case 'tensorParallel': return `TP ${v as number}`;
+    case 'pipelineStages': return `PP ${v as number}`;
+    case 'contextParallel': return `CP ${v as number}`;
+    case 'sequenceParallel': return v ? 'sequence parallel' : 'no sequence parallel';
+    default: return String(v);
+  }
+}
+
+/** Whether the plan's value of `key` is the format's default "off" (no need to say it when the format cannot). */
+function isOff(key: SetupKey, v: unknown): boolean {
+  if (key === 'precision') return v === 'fp32' || v === 'tf32';
+  if (typeof v === 'number') return key === 'zeroStage' ? v === 0 : v <= 1;
+  if (key === 'recompute') return v === 'none';
+  return v === false;
+}
+
+/** How prose says a dimension's old value ("stage 0", "fp32", "TP 2"): plain numbers alone would match too much. */
+function proseFor(key: SetupKey, v: unknown): string[] {
+  if (key === 'precision') return wordsFor(v);
+  if (key === 'zeroStage') return [`stage ${v}`, `stage-${v}`, `zero-${v}`, `zero ${v}`, `zero${v}`, ...(v === 0 ? ['plain data parallel', 'no sharding', 'ddp', 'no_shard', 'full replica'] : [])];
+  if (key === 'tensorParallel') return [`tp ${v}`, `tp=${v}`, `tp${v}`];
+  if (key === 'pipelineStages') return [`pp ${v}`, `pp=${v}`, `${v} stages`];
+  if (key === 'recompute' && typeof v === 'string') return v === 'none' ? ['no recompute', 'no checkpointing'] : [`${v} recompute`];
+  return [];
+}
+
+const precisionClass = (p: unknown): unknown => (p === 'tf32' ? 'fp32' : p);
+
+const SETUP_KEYS: SetupKey[] = ['precision', 'zeroStage', 'hybridShard', 'cpuOffload', 'recompute', 'tensorParallel', 'pipelineStages', 'contextParallel', 'sequenceParallel'];
+
+/**
+ * The batch split the plan's micro-batch implies at the config's own global
+ * batch: the global batch stays, micro-batch and accumulation move.
+ */
+export function keepGlobalBatch(global: number, planMicro: number, dataParallel: number): { micro: number; accumulation: number } | undefined {
+  const perReplica = global / Math.max(1, dataParallel);
+  if (!Number.isInteger(perReplica) || perReplica < 1) return undefined;
+  // The largest micro-batch not above the plan's that divides the per-replica batch: memory stays within the plan's.
+  for (let m = Math.min(planMicro, perReplica); m >= 1; m--) if (perReplica % m === 0) return { micro: m, accumulation: perReplica / m };
+  return undefined;
+}
+
+/** The config's global batch: stated, else micro × accumulation × data-parallel degree when all are known. */
+export function statedGlobalBatch(s: StatedSetup, dataParallel: number | undefined): number | undefined {
+  if (s.globalBatch) return s.globalBatch.value;
+  const dp = s.dataParallel?.value ?? dataParallel;
+  if (s.microBatch && dp !== undefined) return s.microBatch.value * (s.gradientAccumulation?.value ?? 1) * dp;
+  return undefined;
+}
+
+/**
+ * Findings for a config's setup against the plan's. Nothing when the planner
+ * did not report a setup (older planner): the GPU-count comparison still runs.
+ */
+export function compareSetup(format: ConfigFormat, text: string, stated: StatedSetup, plan: PlanReport): ConfigFinding[] {
+  const want = plan.plan.setup;
+  if (!want) return [];
+  const findings: ConfigFinding[] = [];
+  const differs: Array<{ key: SetupKey; from: unknown; to: unknown; dim: SetupDim<unknown> }> = [];
+  const cannot: Array<{ key: SetupKey; to: unknown; instead: string }> = [];
+  for (const key of SETUP_KEYS) {
+    const to = want[key];
+    const dim = stated[key] as SetupDim<unknown> | undefined;
+    if (dim) {
+      // No config has a word for tf32: fp32 training runs its matmuls in tf32 where torch allows it.
+      const same = key === 'precision' ? precisionClass(dim.value) === precisionClass(to) : dim.value === to;
+      if (dim.matches ? !dim.matches(to) : !same) differs.push({ key, from: dim.value, to, dim });
+    } else if (stated.inexpressible[key] !== undefined && !isOff(key, to)) {
+      cannot.push({ key, to, instead: stated.inexpressible[key]! });
+    }
+  }
+  for (const c of cannot) {
+    findings.push({
+      format, severity: 'info', code: 'cannot-express', range: stated.anchor,
+      message: `The plan uses ${showValue(c.key, c.to)}, which a ${stated.label} cannot express: ${c.instead}`,
+    });
+  }
+  let edits: TextEdit[] = [];
+  const unwritable: string[] = [];
+  const changes: Array<[string, unknown]> = [];
+  for (const d of differs) {
+    const e = d.dim.set?.(d.to, want);
+    if (e) {
+      edits.push(...e);
+      changes.push([d.key, d.to]);
+    } else unwritable.push(DIM_NAMES[d.key]);
+  }
+  // Micro-batch and accumulation follow the plan, at the config's own global batch.
+  let batchNote = '';
+  const global = statedGlobalBatch(stated, want.dataParallel);
+  const dpChanges = stated.dataParallel ? stated.dataParallel.value !== want.dataParallel : false;
+  if (stated.microBatch && global !== undefined && (stated.microBatch.value !== want.microBatch || dpChanges || differs.length > 0)) {
+    const split = keepGlobalBatch(global, want.microBatch, want.dataParallel);
+    const microChanges = split && split.micro !== stated.microBatch.value;
+    const accumChanges = split && split.accumulation !== (stated.gradientAccumulation?.value ?? 1);
+    if (split && (microChanges || accumChanges)) {
+      const m = microChanges ? stated.microBatch.set?.(split.micro, want) : [];
+      const a = accumChanges ? stated.gradientAccumulation?.set?.(split.accumulation, want) : [];
+      if (m && a) {
+        edits.push(...m, ...a);
+        if (microChanges) changes.push(['microBatch', split.micro]);
+        if (accumChanges) changes.push(['gradientAccumulation', split.accumulation]);
+        batchNote = `micro-batch ${split.micro} × accumulation ${split.accumulation}, `;
+      }
+    }
+  }
+  const real = differs;
+  if (real.length === 0 && !batchNote) return findings;
+  if (stated.writeAll && changes.length > 0) edits = stated.writeAll(changes) ?? [];
+  edits = mergeInsertions(edits);
+  const yours = real.map((d) => showValue(d.key, d.from)).join(', ');
+  const planned = real.map((d) => showValue(d.key, d.to)).join(', ');
+  const first = real[0]?.dim ?? stated.microBatch!;
+  const fix: ConfigFix | undefined = edits.length > 0
+    ? flagComments({
+      title: `Use the plan's ${describeSetup(Object.fromEntries(changes.filter(([k]) => k in DIM_NAMES)) as Partial<TrainingSetup>) || 'setup'} (${batchNote}keeps the global batch${global !== undefined ? ` ${global}` : ''})${unwritable.length ? `; ${unwritable.join(', ')} cannot be written in this ${stated.label} and stays` : ''}`,
+      edits,
+      preferred: true,
+    }, real.map((d) => contradictingComment(text, d.dim.range, proseFor(d.key, d.from))))
+    : undefined;
+  findings.push({
+    format, severity: 'warning', code: 'setup-differs', range: first.range, fix,
+    message: real.length > 0
+      ? `This ${stated.label} trains with ${yours}; the plan for ${plan.model} on '${plan.cluster.name}' uses ${planned}${want.fitsThrough ? ` (${want.fitsThrough})` : ''}`
+      : `This ${stated.label}'s micro-batch ${stated.microBatch!.value} differs from the plan's ${want.microBatch}`,
+  });
+  return findings;
+}
+
+/**
+ * The explicit, separately titled fix that changes the training batch itself
+ * to the plan's (never preferred: it changes what is trained).
+ */
+export function changeBatchFix(stated: StatedSetup, plan: PlanReport): ConfigFix | undefined {
+  const g = stated.globalBatch;
+  if (!g?.set || g.value === plan.batch) return undefined;
+  const edits = g.set(plan.batch);
+  return edits ? { title: `Change the training batch to the plan's ${plan.batch} (changes training: learning rate and schedule may need retuning)`, edits, changesTraining: true } : undefined;
+}

@@ -1,0 +1,108 @@
+/**
+ * Issue 14 acceptance, config side: a commented config for an 8B Llama on
+ * 8× H100 with no sharding and fp32 gets a finding against the plan's setup
+ * (ZeRO-3 + bf16, hand-written plan report in llamaPlan.ts); its fix writes
+ * the plan's ZeRO stage and bf16, keeps the global batch, and keeps every
+ * comment byte for byte — for DeepSpeed, Accelerate FSDP, Lightning,
+ * torchtitan TOML and Megatron-LM arguments.
+ */
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkConfig, fixAll, initConfigReaders, readConfigSetups, statedBatch } from '../../src/configs';
+import { alexnetPlan } from './fixtures';
+import { readExample } from './helpers';
+import { llamaPlan } from './llamaPlan';
+
+before(() => initConfigReaders());
+
+const CASES = [
+  { file: 'test/configs/data/llama/ds_config.json', format: 'deepspeed' },
+  { file: 'test/configs/data/llama/accelerate_fsdp.yaml', format: 'accelerate' },
+  { file: 'test/configs/data/llama/train_lightning.py', format: 'lightning' },
+  { file: 'test/configs/data/llama/llama3_8b.toml', format: 'torchtitan' },
+] as const;
+
+/** Comments as the test sees them (independent of the code under test): from '#', '//' or '/*' to the end of the line. */
+function comments(text: string): string[] {
+  return text.split('\n').map((l) => /(#|\/\/|\/\*).*$/.exec(l)?.[0]).filter((c): c is string => !!c && !/^#!/.test(c));
+}
+
+for (const { file, format } of CASES) {
+  test(`${format}: ZeRO 0 + fp32 for Llama-8B on h100x8 → one setup finding; its fix writes ZeRO-3 and bf16, keeps the batch and every comment`, () => {
+    const text = readExample(file);
+    const plan = llamaPlan();
+    const before = readConfigSetups(file, text)[0]!;
+    assert.equal(before.zeroStage?.value, 0);
+    assert.equal(before.precision?.value, 'fp32');
+    const finding = checkConfig(file, text, plan).findings.find((f) => f.code === 'setup-differs');
+    assert.ok(finding?.fix, `a setup finding with a fix for ${file}`);
+    assert.match(finding.message, /fp32.*ZeRO 0.*the plan for LlamaForCausalLM on 'h100x8' uses bf16, ZeRO 3/);
+    assert.match(finding.fix.title, /ZeRO-3 \+ bf16/);
+    assert.match(finding.fix.title, /keeps the global batch/);
+
+    const fixed = fixAll(file, text, plan).text;
+    const after = readConfigSetups(file, fixed)[0]!;
+    assert.equal(after.zeroStage?.value, 3, fixed);
+    assert.equal(after.precision?.value, 'bf16', fixed);
+    assert.deepEqual(comments(fixed), comments(text), 'every comment survives byte for byte');
+    const batch = statedBatch(before);
+    if (batch !== undefined) assert.equal(statedBatch(after), batch, 'the global batch stays');
+    assert.ok(!checkConfig(file, fixed, plan).findings.some((f) => f.code === 'setup-differs' && /ZeRO|bf16|fp32/.test(f.message)), 'fixed: no ZeRO/precision difference left');
+  });
+}
+
+test('DeepSpeed: micro-batch follows the plan at the same train_batch_size; changing the batch is a separate fix, never in Fix all', () => {
+  const file = 'test/configs/data/llama/ds_config.json';
+  const text = readExample(file);
+  const plan = llamaPlan();
+  const fixed = fixAll(file, text, plan).text;
+  assert.match(fixed, /"train_batch_size": 1024,/);
+  assert.match(fixed, /"train_micro_batch_size_per_gpu": 2,/);
+  assert.match(fixed, /"gradient_accumulation_steps": 64,/);
+  const batchFix = checkConfig(file, text, plan).findings.find((f) => f.code === 'batch-differs')?.fix;
+  assert.ok(batchFix);
+  assert.match(batchFix.title, /^Change the training batch to the plan's 128 \(changes training/);
+  assert.ok(!batchFix.preferred);
+});
+
+test('a fix that contradicts a comment says so in its title', () => {
+  const file = 'test/configs/data/llama/ds_config.json';
+  const setup = checkConfig(file, readExample(file), llamaPlan()).findings.find((f) => f.code === 'setup-differs')!;
+  assert.match(setup.fix!.title, /the comment .*"\/\/ stage 0: plain data parallel, every GPU holds everything".* will no longer be true/);
+  assert.match(setup.fix!.title, /"\/\/ fp32 training"/);
+
+  const yaml = '# all eight GPUs of the box\nnum_processes: 8\ndistributed_type: MULTI_GPU\n';
+  const gpu = checkConfig('accelerate.yaml', yaml, alexnetPlan()).findings.find((f) => f.code === 'gpu-count')!;
+  assert.match(gpu.fix!.title, /^Use 4 GPUs as planned .*the comment "# all eight GPUs of the box" will no longer be true/);
+  const plain = 'num_processes: 8\ndistributed_type: MULTI_GPU\n';
+  assert.doesNotMatch(checkConfig('accelerate.yaml', plain, alexnetPlan()).findings.find((f) => f.code === 'gpu-count')!.fix!.title, /comment/);
+});
+
+test('a dimension the format cannot express gets a diagnostic pointing to an export that can', () => {
+  const plan = llamaPlan({ tensorParallel: 2 });
+  for (const file of ['test/configs/data/llama/ds_config.json', 'test/configs/data/llama/accelerate_fsdp.yaml', 'test/configs/data/llama/train_lightning.py']) {
+    const f = checkConfig(file, readExample(file), plan).findings.find((x) => x.code === 'cannot-express' && /TP 2/.test(x.message));
+    assert.ok(f, file);
+    assert.match(f.message, /cannot express.*torch-parallelize/);
+  }
+  // torchtitan has the words: it is written, not flagged.
+  const toml = 'test/configs/data/llama/llama3_8b.toml';
+  const fixed = fixAll(toml, readExample(toml), plan).text;
+  assert.match(fixed, /^tensor_parallel_degree = 2$/m);
+  assert.match(fixed, /^data_parallel_shard_degree = 4$/m);
+});
+
+test('Megatron-LM arguments: --fp16 becomes --bf16 in place, recompute and micro-batch follow the plan at the same --global-batch-size', () => {
+  const file = 'test/configs/data/llama/pretrain_llama.sh';
+  const text = readExample(file);
+  const plan = llamaPlan({ tensorParallel: 2 });
+  const s = readConfigSetups(file, text).find((x) => x.label === 'Megatron-LM launch')!;
+  assert.equal(s.tensorParallel?.value, 1, '$TP resolves through TP=1');
+  const fixed = fixAll(file, text, plan).text;
+  assert.match(fixed, /^TP=2$/m, 'the one assignment $TP refers to is what changes');
+  assert.match(fixed, /--micro-batch-size 2\n/);
+  assert.match(fixed, /--global-batch-size 256\n/);
+  assert.match(fixed, /--bf16 --sequence-parallel --recompute-granularity selective\n|--bf16 --recompute-granularity selective --sequence-parallel\n/);
+  assert.doesNotMatch(fixed, /--fp16/);
+  assert.deepEqual(comments(fixed), comments(text));
+});

@@ -1,0 +1,65 @@
+/**
+ * `--format torch-parallelize`: the snippet parses as Python (CPython's own
+ * parser, through /usr/bin/python3 with an argument array) and keys its
+ * tensor-parallel plan by the model's real module names, for a hand-written
+ * Llama plan and for a real plan of examples/pytorch/gpt.py.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { exportPlan, EXPORT_FORMATS } from '../../src/configs';
+import { loadModel } from '../../src/cli/modelLoading';
+import { CLUSTER_PRESETS, planModel, resolveCluster } from '../../src/planner/index';
+import { llamaPlan } from './llamaPlan';
+import { root } from './helpers';
+import { join } from 'node:path';
+
+function assertParses(code: string): void {
+  const r = spawnSync('/usr/bin/python3', ['-c', 'import ast,sys; ast.parse(sys.stdin.read())'], { input: code, encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.status, 0, `${r.stderr}\n${code}`);
+}
+
+const tpKeys = (code: string): string[] => [...code.matchAll(/^ {8}"([^"]+)": (ColwiseParallel|RowwiseParallel|SequenceParallel)\(\)/gm)].map((m) => m[1]!);
+
+test('Llama plan with TP 2 and ZeRO-3: mesh 4×2, Colwise q/k/v/gate/up, Rowwise o/down, FSDP2 per block, checkpointing', () => {
+  const plan = llamaPlan({ tensorParallel: 2 });
+  const out = exportPlan(plan, 'torch-parallelize');
+  assertParses(out.content);
+  assert.match(out.content, /init_device_mesh\("cuda", \(4, 2\), mesh_dim_names=\("dp", "tp"\)\)/);
+  assert.match(out.content, /"model\.layers\.31\.self_attn\.q_proj": ColwiseParallel\(\)/);
+  assert.match(out.content, /"model\.layers\.0\.self_attn\.o_proj": RowwiseParallel\(\)/);
+  assert.match(out.content, /"model\.layers\.7\.mlp\.down_proj": RowwiseParallel\(\)/);
+  assert.match(out.content, /fully_shard\(model\.get_submodule\(name\), mesh=mesh\["dp"\], mp_policy=mp, reshard_after_forward=True\)/);
+  assert.match(out.content, /param_dtype=torch\.bfloat16/);
+  assert.match(out.content, /checkpoint_wrapper\(model\.get_submodule\(name\)\)/);
+  assert.match(out.content, /"model\.layers\.0", "model\.layers\.1",/);
+  const names = new Set(plan.plan.layers.map((l) => l.name));
+  const keys = tpKeys(out.content);
+  assert.equal(keys.length, 32 * 7 + 1, 'every split Linear of 32 blocks and lm_head');
+  for (const k of keys) assert.ok(names.has(k), `${k} is a module of the plan`);
+});
+
+test('a pure data-parallel plan replicates with no tensor-parallel plan; placement is a renamed alias', () => {
+  const out = exportPlan(llamaPlan({ zeroStage: 0, recompute: 'none' }), 'torch-parallelize');
+  assertParses(out.content);
+  assert.deepEqual(tpKeys(out.content), []);
+  assert.match(out.content, /replicate\(model, device_mesh=mesh\["dp"\]\)/);
+  assert.doesNotMatch(out.content, /fully_shard|checkpoint_wrapper/);
+  const alias = exportPlan(llamaPlan(), 'placement');
+  assert.match(alias.description, /'placement' was renamed 'torch-parallelize'/);
+  assert.ok(EXPORT_FORMATS.includes('torch-parallelize') && !EXPORT_FORMATS.includes('placement'));
+});
+
+test('a real plan of examples/pytorch/gpt.py on h100x8: every tensor-parallel key is a layer the Python frontend read', async () => {
+  const model = await loadModel(join(root, 'examples/pytorch/gpt.py'), {});
+  const plan = planModel(model, resolveCluster('h100x8', {}), { batch: 32, objective: 'throughput', strategies: 'hybrid', optimizer: 'adam' });
+  assert.ok(plan.feasible);
+  const out = exportPlan(plan, 'torch-parallelize');
+  assertParses(out.content);
+  const names = new Set(model.layers.map((l) => l.name));
+  const keys = tpKeys(out.content);
+  const split = plan.plan.layers.filter((l) => l.modelDegree > 1 && /^(Linear|Embedding)$/.test(l.type));
+  assert.equal(keys.length, split.length, out.content);
+  for (const k of keys) assert.ok(names.has(k), `${k} is a module of gpt.py (${[...names].slice(0, 5).join(', ')}…)`);
+  assert.ok(CLUSTER_PRESETS);
+});
