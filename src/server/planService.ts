@@ -52,7 +52,9 @@ export class PlanService {
     const analyzedVersion = doc.analyzedVersion;
     const signatures = new Map(doc.signaturesOf(model));
     const settings = await this.settings.get(doc.uri);
-    const overrides = { ...(doc.overrides.get(model.name) ?? {}), ...(job.overrides ?? {}) };
+    // The panel always sends its whole control set, so a new set replaces the old one: merging would
+    // keep an earlier fixed GPU count when the user goes back to "Auto" (which sends no `gpus`).
+    const overrides = job.overrides ?? doc.overrides.get(model.name) ?? {};
     const options = toPlanOptions(settings, overrides);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
