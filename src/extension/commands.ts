@@ -13,6 +13,12 @@ export function registerCommands(context: vscode.ExtensionContext, ready: () => 
       const { PlanPanels } = await import('./planPanel');
       panels = new PlanPanels(context.extensionUri, output, client);
       context.subscriptions.push(panels);
+      const c = await client();
+      if (c) {
+        const { PlansStaleNotification } = await import('../protocol/lsp');
+        const host = panels;
+        context.subscriptions.push(c.onNotification(PlansStaleNotification, (p) => host.refreshAll(p.reason)));
+      }
     }
     return panels;
   };

@@ -32,6 +32,7 @@ import {
   PlanRequest,
   ProfileRequest,
   ServerCommands,
+  PlansStaleNotification,
   SetTrustedNotification,
   type WapInitializationOptions,
   type ClusterPresetsResult,
@@ -147,6 +148,8 @@ export function startServer(connection: Connection): void {
       for (const doc of store.docs.values()) if (!doc.hidden) plans.scheduleBackground(doc);
       configs.scheduleRecheck();
       void env.publishStatus();
+      // Sent after the settings cache is cleared: a view that re-plans on it reads the new settings.
+      void connection.sendNotification(PlansStaleNotification, { reason: 'settings changed' }).catch(() => undefined);
     }),
   );
 
