@@ -97,3 +97,27 @@ test('the timeline legend lists ZeRO and recompute kinds only when the plan has 
     }
   }
 });
+
+test('the header speaks plainly: no "vs pure DP" on a plan that is that baseline, search details in a tooltip', async () => {
+  const report = loadFixture('plan-vgg16-hybrid-2x2');
+  const asBaseline = structuredClone(report);
+  asBaseline.plan.gpus = asBaseline.baselines.dataParallel.gpus;
+  for (const l of asBaseline.plan.layers) l.strategy = 'data';
+  for (const [outcome, expectRatio] of [
+    [report, true],
+    [asBaseline, false],
+  ] as const) {
+    const { page } = await openReport(browser, outcome, `header-${expectRatio}`, { viewport: { width: 1400, height: 900 } });
+    try {
+      const stats = await page.evaluate(() => Array.from(document.querySelectorAll<HTMLElement>('.stat')).map((s) => ({ k: s.querySelector('dt')!.textContent!, v: s.querySelector('dd')!.textContent!, tip: s.title })));
+      const ratio = stats.find((s) => s.k.startsWith('vs data parallel'));
+      assert.equal(!!ratio, expectRatio, JSON.stringify(stats));
+      const search = stats.find((s) => s.k === 'Search')!;
+      assert.doesNotMatch(search.v, /chain-dp|configs/);
+      assert.match(search.tip, /configurations evaluated/);
+      assert.ok(!stats.some((s) => /^Costs$/.test(s.k)));
+    } finally {
+      await page.close();
+    }
+  }
+});
