@@ -7,6 +7,7 @@
  * shows its planned strategy, even while the file does not parse cleanly; a
  * changed layer shows its fresh analysis until the background re-plan lands.
  */
+import type { Remedy } from './remedies';
 import type { Position, Range } from 'vscode-languageserver';
 import type { AnalysisResult, AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import { stableStringify } from '../core/signature';
@@ -27,6 +28,8 @@ export interface PlanEntry {
   plannedAt: number;
   /** The document version whose analysis was planned: an older plan finishing late must not replace a newer one. */
   analyzedVersion: number;
+  /** For an infeasible plan: what the user can change so that one fits (found after the plan is published). */
+  remedies?: Remedy[];
 }
 
 export interface LayerHit {

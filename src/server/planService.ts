@@ -5,12 +5,14 @@
  * not starve the others; a newer edit cancels an outdated one.
  */
 import type { AnalyzedModel } from '../core/ir';
-import { planModelAsync } from '../planner';
-import type { PlanOutcome } from '../protocol/plan';
+import { planModelAsync, type ClusterSpec } from '../planner';
+import { ClientCommands } from '../protocol/commands';
+import type { PlanOptions, PlanOutcome } from '../protocol/plan';
 import type { PlanControls } from '../protocol/webview';
 import type { PlanResult } from '../protocol/lsp';
 import type { Environment } from './environment';
 import { hasErrors, modelStructureKey, type ModelDocument, type PlanEntry } from './modelDocs';
+import { findRemedies } from './remedies';
 import { controlsOf, toPlanOptions, type SettingsCache } from './settings';
 
 export interface Cancel {
@@ -71,7 +73,20 @@ export class PlanService {
     this.remember(doc.uri, model.name, entry.plannedAt);
     this.env.clearError();
     this.planned(doc, model.name, entry);
+    if (!outcome.feasible) void this.attachRemedies(doc, model, entry, cluster.spec, options, job.cancel);
     return { outcome, model: model.name, controls: entry.controls, maxGpus };
+  }
+
+  /** Finds what would make an infeasible model fit, then re-publishes while that plan is still the current one. */
+  private async attachRemedies(doc: ModelDocument, model: AnalyzedModel, entry: PlanEntry, cluster: ClusterSpec, options: PlanOptions, cancel: PlanJobOptions['cancel']): Promise<void> {
+    try {
+      const remedies = await this.env.track(() => findRemedies(model, cluster, options, cancel, ClientCommands.selectCluster));
+      if (doc.plans.get(model.name) !== entry) return;
+      entry.remedies = remedies;
+      this.planned(doc, model.name, entry);
+    } catch (err) {
+      if (!(err instanceof Error && err.name === 'Cancelled')) this.env.reportError(`finding a batch that fits ${model.name}`, err);
+    }
   }
 
   /** Queues analytical plans for every clean model of the document whose inputs changed. */

@@ -42,6 +42,7 @@ import {
 import { CLUSTER_PRESETS, DEFAULT_PRESET } from '../planner';
 import { ConfigDocuments } from './configDocs';
 import { modelDiagnostics } from './diagnostics';
+import { modelCodeActions } from './modelActions';
 import { DocumentStore } from './documentStore';
 import { Environment } from './environment';
 import { planLensTitle } from './format';
@@ -212,9 +213,11 @@ export function startServer(connection: Connection): void {
   connection.onCodeAction(
     guard('codeAction', [] as CodeAction[], async (params) => {
       const uri = params.textDocument.uri;
+      const doc = store.get(uri);
+      const modelActions = doc && !doc.hidden && (!params.context.only || params.context.only.some((k) => k.startsWith(CodeActionKind.QuickFix))) ? modelCodeActions(doc, params.range, params.context.diagnostics, clientCommands) : [];
       await configs.flush(uri);
       if (!configs.diagnostics(uri).length) await configs.check(uri);
-      return configs.codeActions(uri, params.range, params.context.only);
+      return [...modelActions, ...(await configs.codeActions(uri, params.range, params.context.only))];
     }),
   );
   connection.onExecuteCommand(
