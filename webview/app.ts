@@ -122,7 +122,7 @@ export class App {
 
   private showStats(o: PlanOutcome): void {
     clear(this.stats);
-    const add = (k: string, v: string): void => void this.stats.append(el('div', { class: 'stat' }, el('dt', {}, k), el('dd', {}, v)));
+    const add = (k: string, v: string, tooltip?: string): void => void this.stats.append(el('div', { class: 'stat', ...(tooltip ? { title: tooltip } : {}) }, el('dt', {}, k), el('dd', {}, v)));
     const cluster = `${o.cluster.name} · ${o.cluster.gpus} × ${o.cluster.gpuNames[0] ?? 'GPU'}${o.cluster.nodes > 1 ? ` on ${o.cluster.nodes} nodes` : ''}`;
     if (!o.feasible) {
       this.subtitle.textContent = `batch ${o.batch} · ${cluster}`;
@@ -144,9 +144,20 @@ export class App {
       add('Memory / GPU', fmtMemoryBreakdown(setup.memoryPerGpu));
     }
     const dp = r.baselines.dataParallel;
-    if (dp.feasible && dp.samplesPerSec > 0) add('vs pure DP', `${(r.plan.samplesPerSec / dp.samplesPerSec).toFixed(2)}×`);
-    add('Search', `${r.search.method}${r.search.exact ? ' (exact)' : r.search.bound ? ` (${r.search.bound})` : ''} · ${r.search.configurationsEvaluated.toLocaleString('en-US')} configs · ${fmtMs(r.search.elapsedMs)}`);
-    add('Costs', Object.entries(r.costSources).map(([k, n]) => `${n} ${k}`).join(', ') || '–');
+    // Comparing a plan with itself says nothing: only a plan that differs from plain data parallelism on every GPU gets the ratio.
+    const isThatBaseline = r.plan.gpus === dp.gpus && r.plan.layers.every((l) => l.strategy === 'data');
+    if (dp.feasible && dp.samplesPerSec > 0 && !isThatBaseline) {
+      add(`vs data parallel on ${dp.gpus} GPUs`, `${(r.plan.samplesPerSec / dp.samplesPerSec).toFixed(2)}× faster`, `Plain data parallelism on all ${dp.gpus} GPUs: ${fmtRate(dp.samplesPerSec)}`);
+    }
+    const s = r.search;
+    add(
+      'Search',
+      s.exact ? 'best plan (exhaustive)' : 'good plan (time-bounded)',
+      `${s.method}${s.bound ? ` · ${s.bound}` : ''} · ${s.configurationsEvaluated.toLocaleString('en-US')} configurations evaluated in ${fmtMs(s.elapsedMs)}`,
+    );
+    const measured = r.costSources.measured ?? 0;
+    const estimated = r.costSources.analytical ?? 0;
+    add('Layer times', measured === 0 ? 'estimated' : estimated === 0 ? 'measured' : `${measured} measured, ${estimated} estimated`, 'Estimated: analytical cost model. Measured: timing trials (WAP: Profile Layers).');
   }
 
   private setStatus(text: string, kind: 'idle' | 'busy' | 'error'): void {

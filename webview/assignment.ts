@@ -118,7 +118,7 @@ export class AssignmentView {
       .join((enter) => enter.append('div').attr('class', 'as-head').attr('role', 'row'))
       .each(function () {
         clear(this);
-        this.append(el('span', { role: 'columnheader' }, 'Layer'), el('span', { role: 'columnheader' }, 'Strategy'));
+        this.append(el('span', { role: 'columnheader', class: 'as-name-head' }, 'Layer'), el('span', { role: 'columnheader', class: 'as-strategy-head' }, 'Strategy'));
         for (const g of gpuIdx) this.append(el('span', { role: 'columnheader', class: 'as-gpu-head', title: report.cluster.gpuNames[g] ?? `GPU ${g}` }, String(g)));
         this.append(el('span', { role: 'columnheader' }, 'Time / iteration'));
       });
@@ -140,7 +140,7 @@ export class AssignmentView {
       .raise()
       .each(function () {
         clear(this);
-        this.append(el('span', { role: 'rowheader' }, 'Memory / GPU'), el('span', { role: 'cell' }, ''));
+        this.append(el('span', { role: 'rowheader', class: 'as-name-head' }, 'Memory / GPU'), el('span', { role: 'cell', class: 'as-strategy-head' }, ''));
         for (const g of gpuIdx) {
           const b = report.plan.memoryPerGpuBytes[g] ?? 0;
           this.append(el('span', { role: 'cell', class: 'as-mem', title: `GPU ${g}: ${fmtBytes(b)}` }, (b / 1e9).toFixed(1)));
@@ -163,7 +163,14 @@ export class AssignmentView {
     row.setAttribute('aria-rowindex', String(index + 2));
     row.setAttribute('aria-label', `${l.name}, line ${l.line}: ${strategyLabel(l)}, ${fmtDevices(l.devices)}, ${fmtMs(total)} per iteration`);
     row.append(
-      el('span', { role: 'rowheader', class: 'as-name' }, el('span', { class: 'as-layer' }, l.name), el('span', { class: 'as-type' }, `${l.type} · L${l.line}`)),
+      el(
+        'span',
+        { role: 'rowheader', class: 'as-name' },
+        el('span', { class: 'as-layer' }, l.name),
+        el('span', { class: 'as-type' }, `${l.type} · L${l.line}`),
+        // Shown instead of the Strategy column when the view is too narrow for it (see media/webview.css).
+        el('span', { class: 'as-strategy-inline', 'aria-hidden': 'true' }, strategyLabel(l)),
+      ),
       el('span', { role: 'cell', class: 'as-strategy' }, strategyLabel(l)),
     );
     const cls = strategyClass(l);

@@ -23,7 +23,7 @@ const METRICS: Metric[] = [
 const BASELINES: Array<{ key: 'singleGpu' | 'dataParallel' | 'owt'; label: string; shape: 'line' | 'square' | 'triangle' }> = [
   { key: 'singleGpu', label: '1 GPU', shape: 'line' },
   { key: 'dataParallel', label: 'pure data parallel', shape: 'square' },
-  { key: 'owt', label: 'OWT (data conv + model FC)', shape: 'triangle' },
+  { key: 'owt', label: 'data parallel for convolutions, model parallel for FC layers (OWT)', shape: 'triangle' },
 ];
 const H = 230;
 const M = { top: 22, right: 22, bottom: 40, left: 72 };
@@ -81,7 +81,7 @@ export class ScalingView {
       el('li', {}, el('span', { class: 'swatch sc-swatch-chosen' }), 'chosen'),
       el('li', {}, el('span', { class: 'swatch sc-swatch-single' }), '1 GPU'),
       el('li', {}, el('span', { class: 'swatch sc-swatch-dp' }), 'pure DP'),
-      el('li', {}, el('span', { class: 'swatch sc-swatch-owt' }), 'OWT'),
+      el('li', { title: 'Krizhevsky\'s "one weird trick": data parallel convolutions, model parallel fully-connected layers' }, el('span', { class: 'swatch sc-swatch-owt' }), 'conv data + FC model parallel (OWT)'),
       el('li', {}, el('span', { class: 'sc-x' }, '✕'), 'infeasible'),
     );
   }

@@ -12,6 +12,9 @@ import type { PlanReport, TimelineEvent } from '../src/protocol/plan';
 import { clear, el, svgEl } from './dom';
 import { fmtBytes, fmtDevices, fmtMs } from './format';
 import { KIND_LABEL, KINDS, readPalette, type Palette } from './theme';
+import type { TimelineKind } from '../src/protocol/plan';
+
+const ALWAYS_LISTED: ReadonlySet<TimelineKind> = new Set(['forward', 'backward', 'allreduce', 'transfer', 'update']);
 import { createButton, createCheckbox, isChecked, onChange } from './toolkit';
 import { drawTimeline, type LaneBox } from './timelineDraw';
 import { buildTimeline, hitTest, type TimelineModel } from './timelineModel';
@@ -150,6 +153,11 @@ export class TimelineView {
       `Gantt chart: ${gpuLanes.length} GPU lanes and ${model.lanes.length - gpuLanes.length} link lanes, ${model.eventCount} events over ${fmtMs(model.endMs)}. Use the table toggle for the numbers.`,
     );
     this.table.setContent(() => this.tableSpecs(report));
+    // Kinds beyond the classic five (ZeRO gathers, recompute, expert all-to-all) appear in the legend only when the plan has them.
+    for (const item of Array.from(this.root.querySelectorAll<HTMLElement>('.legend li[data-kind]'))) {
+      const kind = item.dataset.kind as TimelineKind;
+      item.hidden = !ALWAYS_LISTED.has(kind) && !model.lanes.some((l) => l.counts[kind] > 0);
+    }
     this.resize(true);
   }
 

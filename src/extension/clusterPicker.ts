@@ -24,6 +24,13 @@ export async function selectCluster(client: LanguageClient | undefined): Promise
     if (!files?.[0]) return;
     value = vscode.workspace.asRelativePath(files[0], false);
   }
-  const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const target = folders.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   await config.update('cluster', value, target);
+  // Say where the choice went: a workspace setting lands in a file the user may commit.
+  const where = folders.length ? (vscode.workspace.workspaceFile ? vscode.workspace.asRelativePath(vscode.workspace.workspaceFile) : `${folders[0].name}/.vscode/settings.json`) : 'your user settings';
+  const shown = value ?? 'the local GPUs';
+  void vscode.window.showInformationMessage(`WAP: plans now use ${shown} (wap.cluster saved in ${where}); open plan views re-plan.`, 'Open settings').then((choice) => {
+    if (choice) void vscode.commands.executeCommand(folders.length ? 'workbench.action.openWorkspaceSettings' : 'workbench.action.openSettings', 'wap.cluster');
+  });
 }

@@ -1,7 +1,7 @@
 /** Registers the WAP commands. Each waits for the language client, then talks to the server. */
 import * as vscode from 'vscode';
 import type { WapClient } from './client';
-import { ClientCommands } from '../protocol/commands';
+import { ClientActionCommands, ClientCommands } from '../protocol/commands';
 import type { ModelRef, PlanResult } from '../protocol/lsp';
 
 export function registerCommands(context: vscode.ExtensionContext, ready: () => Promise<WapClient | undefined>, output: vscode.OutputChannel): void {
@@ -13,6 +13,12 @@ export function registerCommands(context: vscode.ExtensionContext, ready: () => 
       const { PlanPanels } = await import('./planPanel');
       panels = new PlanPanels(context.extensionUri, output, client);
       context.subscriptions.push(panels);
+      const c = await client();
+      if (c) {
+        const { PlansStaleNotification } = await import('../protocol/lsp');
+        const host = panels;
+        context.subscriptions.push(c.onNotification(PlansStaleNotification, (p) => host.refreshAll(p.reason)));
+      }
     }
     return panels;
   };
@@ -67,6 +73,15 @@ export function registerCommands(context: vscode.ExtensionContext, ready: () => 
     run(ClientCommands.exportTimeline, async (...args) => {
       const t = await target(args);
       if (t) await (await import('./exports')).exportTimeline(t.c, t.ref);
+    }),
+    // Code actions (e.g. "Use batch 32") write a wap.* setting where the document's folder reads it.
+    run(ClientActionCommands.applySetting, async (key, value, uri) => {
+      if (typeof key !== 'string' || !/^[A-Za-z][\w.]*$/.test(key)) throw new Error(`not a WAP setting: ${String(key)}`);
+      const scope = typeof uri === 'string' ? vscode.Uri.parse(uri) : undefined;
+      const folder = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
+      const target = folder ? vscode.ConfigurationTarget.WorkspaceFolder : vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+      await vscode.workspace.getConfiguration('wap', scope).update(key, value, target);
+      void vscode.window.showInformationMessage(`WAP: set wap.${key} to ${JSON.stringify(value)}${folder ? ` for ${folder.name}` : ''}; plans refresh.`);
     }),
     run(ClientCommands.exportPlan, async (...args) => {
       const t = await target(args);

@@ -17,7 +17,15 @@ export async function exportTimeline(client: LanguageClient, ref: ModelRef): Pro
   });
   if (!target) return;
   await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(JSON.stringify(trace)));
-  void vscode.window.showInformationMessage(`WAP: timeline saved to ${vscode.workspace.asRelativePath(target)}`);
+  announceSaved(target, 'timeline');
+}
+
+/** A saved file is only useful once found: offer to open it or show it in the file explorer. */
+function announceSaved(target: vscode.Uri, what: string): void {
+  void vscode.window.showInformationMessage(`WAP: ${what} saved to ${vscode.workspace.asRelativePath(target)}`, 'Open', 'Reveal in Explorer').then((choice) => {
+    if (choice === 'Open') void vscode.commands.executeCommand('vscode.open', target);
+    if (choice === 'Reveal in Explorer') void vscode.commands.executeCommand('revealInExplorer', target);
+  });
 }
 
 /** Formats the configs room exports; shown in the QuickPick. */
@@ -40,5 +48,7 @@ export async function exportPlanAs(client: LanguageClient, ref: ModelRef): Promi
   const choice = await vscode.window.showInformationMessage(`WAP: ${result.description}`, 'Save as…');
   if (choice !== 'Save as…') return;
   const target = await vscode.window.showSaveDialog({ defaultUri: defaultUri(ref, result.fileName), title: `Save ${result.fileName}` });
-  if (target) await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(result.content));
+  if (!target) return;
+  await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(result.content));
+  announceSaved(target, picked.label);
 }

@@ -71,10 +71,15 @@ class PlanPanel {
     }
   }
 
-  async replan(controls: PlanControls | undefined, reuse: boolean): Promise<void> {
+  /** Re-plans with the controls the server keeps for this model (settings or cluster changed). */
+  refresh(reason: string): void {
+    void this.replan(undefined, false, `Re-planning: ${reason}…`).catch((err: unknown) => this.fail(err));
+  }
+
+  async replan(controls: PlanControls | undefined, reuse: boolean, busyMessage = 'Planning…'): Promise<void> {
     const client = await this.host.client();
     if (!client) return;
-    this.post({ type: 'busy', message: 'Planning…' });
+    this.post({ type: 'busy', message: busyMessage });
     const result = await client.sendRequest(PlanRequest, { uri: this.ref.uri, model: this.ref.model, controls, reuse });
     this.show(result);
   }
@@ -171,6 +176,11 @@ export class PlanPanels implements vscode.WebviewPanelSerializer<WebviewPersiste
   private html(webview: vscode.Webview): string {
     const media = (file: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', file)).toString();
     return renderWebviewHtml({ scriptUri: media('webview.js'), styleUri: media('webview.css'), cspSource: webview.cspSource, nonce: randomBytes(16).toString('base64') });
+  }
+
+  /** Every open view shows a plan computed with the old settings: re-plan them all. */
+  refreshAll(reason: string): void {
+    for (const p of new Set(this.panels.values())) p.refresh(reason);
   }
 
   dispose(): void {

@@ -25,5 +25,11 @@ export const ClientCommands = {
   validatePlan: 'wap.validatePlan',
 } as const;
 
+/** Commands the extension registers for code actions only (not in the command palette). */
+export const ClientActionCommands = {
+  /** args: [key under `wap.`, value, documentUri]: writes the setting for that document's workspace folder. */
+  applySetting: 'wap.applySetting',
+} as const;
+
 /** The code action kind of "Fix all WAP config issues". */
 export const FIX_ALL_KIND = 'source.fixAll.wap';

@@ -141,6 +141,17 @@ export interface StatusParams {
 }
 export const StatusNotification = new NotificationType<StatusParams>('wap/status');
 
+/**
+ * `wap/plansStale` (server → client): a setting or the cluster changed, so
+ * every plan shown is out of date. Open plan views re-plan on it; the server
+ * re-plans in the background for hovers and CodeLenses itself.
+ */
+export interface PlansStaleParams {
+  /** Shown while the view re-plans, e.g. 'settings changed'. */
+  reason: string;
+}
+export const PlansStaleNotification = new NotificationType<PlansStaleParams>('wap/plansStale');
+
 /** `wap/setTrusted` (client → server): workspace trust changed. The initial value is `initializationOptions.trusted`. */
 export interface SetTrustedParams {
   trusted: boolean;

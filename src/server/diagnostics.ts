@@ -2,7 +2,8 @@
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DiagnosticSeverity, type Diagnostic, type Range } from 'vscode-languageserver';
-import type { Diagnostic as WapDiagnostic, Severity } from '../core/ir';
+import type { AnalyzedModel, Diagnostic as WapDiagnostic, Severity } from '../core/ir';
+import { remediesSentence } from './remedies';
 import type { ModelDocument } from './modelDocs';
 import { LINE_END, toLspRange, toLspRangeLoose } from './positions';
 import { formatShape } from './format';
@@ -44,6 +45,11 @@ function convert(d: WapDiagnostic, doc?: ModelDocument, anchor?: Range): Diagnos
   };
 }
 
+export function modelNameRange(model: AnalyzedModel): Range {
+  const start = toLspRange(model.range).start;
+  return { start, end: { line: start.line, character: LINE_END } };
+}
+
 export function modelDiagnostics(doc: ModelDocument): Diagnostic[] {
   const analysis = doc.analysis;
   if (!analysis) return [];
@@ -70,9 +76,11 @@ export function modelDiagnostics(doc: ModelDocument): Diagnostic[] {
     }
     const entry = doc.plans.get(model.name);
     if (!entry) continue;
-    const modelRange = toLspRange(model.range);
+    // Model-level findings mark the line that names the model, not the whole class or function body.
+    const modelRange = modelNameRange(model);
     if (!entry.outcome.feasible) {
-      push({ severity: DiagnosticSeverity.Error, range: modelRange, message: `${model.name} does not fit: ${entry.outcome.reason}`, source: DIAGNOSTIC_SOURCE, code: 'plan-infeasible' });
+      const ways = entry.remedies ? ` ${remediesSentence(entry.remedies)}` : '';
+      push({ severity: DiagnosticSeverity.Error, range: modelRange, message: `${model.name} does not fit: ${entry.outcome.reason.replace(/\.$/, '')}.${ways}`, source: DIAGNOSTIC_SOURCE, code: 'plan-infeasible' });
     }
     for (const pd of entry.outcome.diagnostics) {
       // The planner repeats the assumed-input notice the analysis already gave.

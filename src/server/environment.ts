@@ -162,17 +162,18 @@ export class Environment {
     let clusterName: string | undefined;
     try {
       const configured = await this.workspaceClusterSetting().catch(() => '');
-      const probe = configured === 'local' ? { ...DEFAULT_CLUSTER_PROBE, cluster: 'local' } : DEFAULT_CLUSTER_PROBE;
+      const probe = configured ? { ...DEFAULT_CLUSTER_PROBE, cluster: configured } : DEFAULT_CLUSTER_PROBE;
       const c = await this.cluster(probe);
       clusterSource = c.note;
       clusterName = (c.spec as { name?: string }).name;
-      lines.push(`Plans ${probe.cluster ? 'with wap.cluster = local' : 'without wap.cluster'} use: ${clusterName ?? 'cluster'} (${c.note}).`);
+      lines.push(`Plans ${probe.cluster ? `with wap.cluster = ${probe.cluster}` : 'without wap.cluster'} use: ${clusterName ?? 'cluster'} (${c.note}).`);
     } catch (err) {
       lines.push(`Cluster: ${err instanceof Error ? err.message : String(err)}`);
     }
     if (this.lastError) lines.push(`Last error: ${this.lastError}`);
     return {
-      text: `WAP: ${text}`,
+      // The cluster leads: it is what every plan, hover and quick-fix is computed for.
+      text: `WAP: ${clusterName ? `${clusterName} · ` : ''}${text}`,
       tooltip: lines.join('\n'),
       backend: backend?.id,
       gpus: gpus.map((g) => ({ index: g.index, name: g.name, memoryGB: g.memoryGB })),

@@ -57,6 +57,8 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
   lines.push('');
   const incomplete = incompleteHoverLine(model, esc);
   if (incomplete) lines.push(incomplete, '');
+  if (hit.instances.length > 1) lines.push(instancesLine(doc, hit), '');
+  if (hit.otherModels.length) lines.push(`_Also built for ${hit.otherModels.map((m) => `\`${esc(m)}\``).join(', ')}; this hover shows \`${esc(model.name)}\`._`, '');
   const w = layer.workload;
   if (planned) {
     const { plan: lp, entry } = planned;
@@ -95,6 +97,26 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
   if (hit.stale) lines.push('', '_The file has errors right now: this is the last good analysis of this unchanged layer._');
   if (link) lines.push('', link);
   return lines.join('\n');
+}
+
+/** A line that builds several layers (a loop, a block class): how many, which, and their strategies when they differ. */
+function instancesLine(doc: ModelDocument, hit: DocLayerHit): string {
+  const groups: Array<{ first: string; last: string; what: string; count: number }> = [];
+  for (const inst of hit.instances) {
+    const planned = doc.layerPlan(hit.model, inst, hit.snapshot);
+    const what = planned ? describeLayerStrategy(planned.plan, splitSize(inst, planned.plan.splitDim)) : 'not planned yet';
+    const g = groups.at(-1);
+    if (g && g.what === what) {
+      g.last = inst.name;
+      g.count++;
+    } else groups.push({ first: inst.name, last: inst.name, what, count: 1 });
+  }
+  const span = (g: (typeof groups)[number]) => (g.count === 1 ? esc(g.first) : `${esc(g.first)} … ${esc(g.last)} (${g.count})`);
+  const head = `**Built ${hit.instances.length}× here:**`;
+  if (groups.length === 1) return `${head} ${span(groups[0])}`;
+  const shown = groups.slice(0, 6).map((g) => `- ${span(g)}: ${esc(g.what)}`);
+  if (groups.length > 6) shown.push(`- … ${groups.length - 6} more groups`);
+  return [head, ...shown].join('\n');
 }
 
 export function modelHoverMarkdown(doc: ModelDocument, model: AnalyzedModel, clientCommands: boolean): string {

@@ -7,6 +7,7 @@
  * shows its planned strategy, even while the file does not parse cleanly; a
  * changed layer shows its fresh analysis until the background re-plan lands.
  */
+import type { Remedy } from './remedies';
 import type { Position, Range } from 'vscode-languageserver';
 import type { AnalysisResult, AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import { stableStringify } from '../core/signature';
@@ -27,6 +28,8 @@ export interface PlanEntry {
   plannedAt: number;
   /** The document version whose analysis was planned: an older plan finishing late must not replace a newer one. */
   analyzedVersion: number;
+  /** For an infeasible plan: what the user can change so that one fits (found after the plan is published). */
+  remedies?: Remedy[];
 }
 
 export interface LayerHit {
@@ -35,6 +38,17 @@ export interface LayerHit {
   range: Range;
   kind: 'definition' | 'call';
 }
+
+/** What a hover shows for a position: the chosen layer, its siblings built by the same line, and other models built from it. */
+export interface LayerLookup extends LayerHit {
+  /** Every layer of the chosen model defined by this very range (a loop or a block class builds many), in model order. */
+  instances: AnalyzedLayer[];
+  /** Other models of the file that build a layer here (e.g. vgg11 and vgg16 from one class). */
+  otherModels: string[];
+}
+
+/** Ranks models for a position several models share: higher wins. */
+export type ModelPreference = (model: AnalyzedModel) => number;
 
 /**
  * Identity of a layer for "is its last plan still valid after an edit": what it is and what it is fed,
@@ -89,24 +103,43 @@ export class Snapshot {
     }
   }
 
-  /** The layer under the cursor: a range that contains the position (innermost first), else the layer defined on that line. */
-  layerAt(position: Position): LayerHit | undefined {
+  /**
+   * The layer under the cursor: a range that contains the position (innermost first), else the layer
+   * defined on that line. Several models (or loop iterations) may share that range: the preferred model
+   * wins, then the first layer of it in model order.
+   */
+  layerAt(position: Position, prefer: ModelPreference = () => 0): LayerLookup | undefined {
     const hits = this.lineIndex.get(position.line);
     if (!hits?.length) return undefined;
-    let best: LayerHit | undefined;
+    let best: LayerHit[] = [];
     let bestSize = Infinity;
     for (const h of hits) {
       if (!rangeContains(h.range, position)) continue;
       const size = (h.range.end.line - h.range.start.line) * 10_000 + (h.range.end.character - h.range.start.character);
       if (size < bestSize) {
-        best = h;
+        best = [h];
         bestSize = size;
-      }
+      } else if (size === bestSize) best.push(h);
     }
-    if (best) return best;
-    // Anywhere on a definition's first line still counts as that layer ("hover on a layer's line").
-    return hits.find((h) => h.kind === 'definition' && h.range.start.line === position.line) ?? hits.find((h) => h.range.start.line === position.line);
+    if (best.length === 0) {
+      // Anywhere on a definition's first line still counts as that layer ("hover on a layer's line").
+      const onLine = hits.filter((h) => h.range.start.line === position.line);
+      const definitions = onLine.filter((h) => h.kind === 'definition');
+      best = definitions.length ? definitions : onLine;
+      if (best.length === 0) return undefined;
+      const first = best[0].range;
+      best = best.filter((h) => sameRange(h.range, first));
+    }
+    let chosen = best[0];
+    for (const h of best) if (prefer(h.model) > prefer(chosen.model)) chosen = h;
+    const instances = best.filter((h) => h.model === chosen.model).map((h) => h.layer);
+    const otherModels = [...new Set(best.filter((h) => h.model !== chosen.model).map((h) => h.model.name))];
+    return { ...chosen, instances, otherModels };
   }
+}
+
+function sameRange(a: Range, b: Range): boolean {
+  return a.start.line === b.start.line && a.start.character === b.start.character && a.end.line === b.end.line && a.end.character === b.end.character;
 }
 
 /**
@@ -125,7 +158,7 @@ export function mapLineToOld(oldLines: string[], newLines: string[], line: numbe
   return undefined;
 }
 
-export interface DocLayerHit extends LayerHit {
+export interface DocLayerHit extends LayerLookup {
   snapshot: Snapshot;
   /** True when the layer comes from the last good analysis because the current text does not parse. */
   stale: boolean;
@@ -184,16 +217,22 @@ export class ModelDocument {
   }
 
   /** The layer under the cursor in the current analysis, else (while the text has errors) in the last good one when that line is unchanged. */
+  /** The model the user last asked about by name (plan view, Parallelize): hovers on shared lines show it. */
+  focusedModel: string | undefined;
+
+  /** Prefer the model the user is looking at, then the one planned most recently. */
+  private readonly preference: ModelPreference = (model) => (model.name === this.focusedModel ? 2e15 : 0) + (this.plans.get(model.name)?.plannedAt ?? 0);
+
   layerAt(position: Position): DocLayerHit | undefined {
     const cur = this.current;
     if (!cur) return undefined;
-    const hit = cur.layerAt(position);
+    const hit = cur.layerAt(position, this.preference);
     if (hit) return { ...hit, snapshot: cur, stale: false };
     const good = this.lastGood;
     if (!good || good === cur || cur.clean) return undefined;
     const oldLine = mapLineToOld(good.textLines, cur.textLines, position.line);
     if (oldLine === undefined) return undefined;
-    const old = good.layerAt({ line: oldLine, character: position.character });
+    const old = good.layerAt({ line: oldLine, character: position.character }, this.preference);
     if (!old) return undefined;
     const shift = position.line - oldLine;
     const range = { start: { line: old.range.start.line + shift, character: old.range.start.character }, end: { line: old.range.end.line + shift, character: old.range.end.character } };

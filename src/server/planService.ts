@@ -5,13 +5,15 @@
  * not starve the others; a newer edit cancels an outdated one.
  */
 import type { AnalyzedModel } from '../core/ir';
-import { planModelAsync } from '../planner';
-import type { PlanOutcome } from '../protocol/plan';
+import { planModelAsync, type ClusterSpec } from '../planner';
+import { ClientCommands } from '../protocol/commands';
+import type { PlanOptions, PlanOutcome } from '../protocol/plan';
 import type { PlanControls } from '../protocol/webview';
 import type { PlanResult } from '../protocol/lsp';
 import type { Environment } from './environment';
 import { hasErrors, modelStructureKey, type ModelDocument, type PlanEntry } from './modelDocs';
 import { withPrecisionHint } from './precisionHint';
+import { findRemedies } from './remedies';
 import { controlsOf, toPlanOptions, type SettingsCache } from './settings';
 
 export interface Cancel {
@@ -51,7 +53,9 @@ export class PlanService {
     const analyzedVersion = doc.analyzedVersion;
     const signatures = new Map(doc.signaturesOf(model));
     const settings = await this.settings.get(doc.uri);
-    const overrides = { ...(doc.overrides.get(model.name) ?? {}), ...(job.overrides ?? {}) };
+    // The panel always sends its whole control set, so a new set replaces the old one: merging would
+    // keep an earlier fixed GPU count when the user goes back to "Auto" (which sends no `gpus`).
+    const overrides = job.overrides ?? doc.overrides.get(model.name) ?? {};
     const options = withPrecisionHint(toPlanOptions(settings, overrides), doc.uri);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
@@ -67,7 +71,20 @@ export class PlanService {
     if (job.overrides) doc.overrides.set(model.name, overrides);
     this.env.clearError();
     this.planned(doc, model.name, entry);
+    if (!outcome.feasible) void this.attachRemedies(doc, model, entry, cluster.spec, options, job.cancel);
     return { outcome, model: model.name, controls: entry.controls, maxGpus };
+  }
+
+  /** Finds what would make an infeasible model fit, then re-publishes while that plan is still the current one. */
+  private async attachRemedies(doc: ModelDocument, model: AnalyzedModel, entry: PlanEntry, cluster: ClusterSpec, options: PlanOptions, cancel: PlanJobOptions['cancel']): Promise<void> {
+    try {
+      const remedies = await this.env.track(() => findRemedies(model, cluster, options, cancel, ClientCommands.selectCluster));
+      if (doc.plans.get(model.name) !== entry) return;
+      entry.remedies = remedies;
+      this.planned(doc, model.name, entry);
+    } catch (err) {
+      if (!(err instanceof Error && err.name === 'Cancelled')) this.env.reportError(`finding a batch that fits ${model.name}`, err);
+    }
   }
 
   /** Queues analytical plans for every clean model of the document whose inputs changed. */

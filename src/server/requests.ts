@@ -75,6 +75,8 @@ export class RequestHandlers {
 
   async plan(params: PlanParams, token: CancellationToken, progress: WorkDoneProgressReporter): Promise<PlanResult> {
     const { doc, model } = await this.resolve(params);
+    // A model named by the user (plan view, Parallelize on a model) is the one hovers on shared lines describe.
+    if (params.model) doc.focusedModel = model.name;
     if (params.reuse && !params.controls) {
       const entry = doc.plans.get(model.name);
       if (entry && (await this.plans.isCurrent(doc, model))) return { outcome: entry.outcome, model: model.name, controls: entry.controls, maxGpus: entry.maxGpus };

@@ -35,6 +35,7 @@ import {
   ValidateRequest,
   type ValidateParams,
   ServerCommands,
+  PlansStaleNotification,
   SetTrustedNotification,
   SetPythonNotification,
   type WapInitializationOptions,
@@ -45,6 +46,7 @@ import {
 import { CLUSTER_PRESETS, DEFAULT_PRESET } from '../planner';
 import { ConfigDocuments } from './configDocs';
 import { modelDiagnostics } from './diagnostics';
+import { modelCodeActions } from './modelActions';
 import { DocumentStore } from './documentStore';
 import { Environment } from './environment';
 import { planLensTitle } from './format';
@@ -165,6 +167,8 @@ export function startServer(connection: Connection): void {
       for (const doc of store.docs.values()) if (!doc.hidden) plans.scheduleBackground(doc);
       configs.scheduleRecheck();
       void env.publishStatus();
+      // Sent after the settings cache is cleared: a view that re-plans on it reads the new settings.
+      void connection.sendNotification(PlansStaleNotification, { reason: 'settings changed' }).catch(() => undefined);
     }),
   );
 
@@ -252,9 +256,11 @@ export function startServer(connection: Connection): void {
   connection.onCodeAction(
     guard('codeAction', [] as CodeAction[], async (params) => {
       const uri = params.textDocument.uri;
+      const doc = store.get(uri);
+      const modelActions = doc && !doc.hidden && (!params.context.only || params.context.only.some((k) => k.startsWith(CodeActionKind.QuickFix))) ? modelCodeActions(doc, params.range, params.context.diagnostics, clientCommands) : [];
       await configs.flush(uri);
       if (!configs.diagnostics(uri).length) await configs.check(uri);
-      return configs.codeActions(uri, params.range, params.context.only);
+      return [...modelActions, ...(await configs.codeActions(uri, params.range, params.context.only))];
     }),
   );
   connection.onExecuteCommand(

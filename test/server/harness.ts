@@ -57,6 +57,8 @@ export interface ServerOptions {
   root?: string;
   /** Profiler cache folder (a fresh one keeps trials from being served from an earlier run's cache). */
   cacheDir?: string;
+  /** Answer as the VS Code extension does (CodeLenses and quick fixes run client commands). */
+  clientCommands?: boolean;
   /** Environment of the server process over this one's (e.g. a PATH holding stand-in nvidia-smi/python3). */
   env?: Record<string, string>;
 }
@@ -124,7 +126,7 @@ export class TestServer {
       rootUri: pathToFileURL(root).href,
       workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'root' }],
       capabilities: { workspace: { configuration: true, codeLens: { refreshSupport: true }, applyEdit: true }, window: { workDoneProgress: true } },
-      initializationOptions: { trusted: options.trusted ?? false, cacheDir: options.cacheDir },
+      initializationOptions: { trusted: options.trusted ?? false, cacheDir: options.cacheDir, clientCommands: options.clientCommands ?? false },
     });
     await conn.sendNotification(InitializedNotification.type, {});
     return server;

@@ -77,6 +77,23 @@ test('wap/models lists models with LSP ranges; wap/plan honours control override
   assert.equal(two.maxGpus, 4);
 });
 
+test('wap/plan: going back to Auto after a fixed GPU count lets the planner choose again', async () => {
+  const uri = await server.open(CNN);
+  const { models } = await server.conn.sendRequest(ModelsRequest, { uri });
+  const model = models[0].name;
+  const fixed: PlanResult = await server.conn.sendRequest(PlanRequest, { uri, model, controls: { gpus: 3, objective: 'throughput', strategies: 'hybrid', batch: 128 } });
+  assert.equal(fixed.controls.gpus, 3);
+  // The panel's "Auto" sends the whole control set without `gpus`.
+  const auto: PlanResult = await server.conn.sendRequest(PlanRequest, { uri, model, controls: { objective: 'throughput', strategies: 'hybrid', batch: 128 } });
+  assert.equal(auto.controls.gpus, undefined);
+  assert.ok(auto.outcome.feasible);
+  const best = Math.max(...auto.outcome.scaling.filter((p) => p.feasible).map((p) => p.samplesPerSec));
+  assert.equal(auto.outcome.plan.samplesPerSec, best, 'Auto picks the fastest count, not the earlier fixed one');
+  // A later background/reuse plan keeps Auto too.
+  const again: PlanResult = await server.conn.sendRequest(PlanRequest, { uri, model, reuse: true });
+  assert.equal(again.controls.gpus, undefined);
+});
+
 test('executeCommand wap.server.parallelizeModel plans and answers the plan', async () => {
   const uri = await server.open(CNN);
   const result = (await server.conn.sendRequest(ExecuteCommandRequest.type, { command: ServerCommands.parallelizeModel, arguments: [uri] })) as PlanResult;

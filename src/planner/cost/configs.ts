@@ -124,6 +124,7 @@ export function paramShare(c: LayerConfig): number {
 
 export function describeConfig(c: LayerConfig): string {
   if (c.k === 1) return c.d === 1 ? 'single GPU' : `data ×${c.d}`;
-  const what = { out: 'model', in: 'row-model', heads: 'heads', shard: 'sharded', rep: 'replicated', none: 'model' }[c.split];
+  // Words a user knows: what the split divides, not the kernel jargon ("row-model").
+  const what = { out: 'model parallel (split outputs)', in: 'model parallel (split inputs)', heads: 'model parallel (split heads)', shard: 'sharded', rep: 'replicated', none: 'model parallel' }[c.split];
   return c.d === 1 ? `${what} ×${c.k}` : `data ×${c.d} · ${what} ×${c.k}`;
 }
