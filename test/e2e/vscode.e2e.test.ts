@@ -10,7 +10,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
 import { type CodeServer, ensureCodeServer, repoRoot, startCodeServer } from './codeServer';
 import { goToLine, hoverWord, launchChromium, openFile, openWorkbench, runCommand, statusBarText, webviewFrame, wordBox } from './workbench';
 
@@ -171,4 +171,116 @@ test('a DeepSpeed config that disagrees with the plan gets a diagnostic and a wo
   assert.ok(changed.length >= 1 && changed.length <= 2, `only the value's line changes: ${changed.join(' | ')}`);
   assert.match(changed.join('\n'), /train_batch_size|gradient_accumulation_steps|train_micro_batch_size_per_gpu/);
   await shot('quick-fix-applied');
+});
+
+/** The value of a plan-view statistic ("GPUs", "Layer times", …) once it matches `want`. */
+async function statValue(frame: Frame, label: string, want: RegExp, timeoutMs = 120_000): Promise<string> {
+  const dd = frame.locator('.stat', { has: frame.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd').first();
+  const deadline = Date.now() + timeoutMs;
+  let text = '';
+  while (Date.now() < deadline) {
+    text = (await dd.innerText().catch(() => '')).trim();
+    if (want.test(text)) return text;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`stat '${label}' never matched ${want}; last '${text}'`);
+}
+
+/** Sets a toolkit dropdown or field in the plan view the way the widget does on a user's pick: value, then 'change'. */
+async function setControl(frame: Frame, id: string, value: string): Promise<void> {
+  await frame.locator(`#${id}`).evaluate((el, v) => {
+    (el as HTMLElement & { value: string }).value = v;
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }, value);
+}
+
+/** Answers the simple file dialog code-server shows for showSaveDialog: accept the proposed path. */
+async function acceptSaveDialog(): Promise<void> {
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  await page.keyboard.press('Enter');
+  await input.waitFor({ state: 'hidden', timeout: 30_000 }).catch(() => undefined);
+}
+
+async function toast(text: RegExp, timeoutMs = 60_000) {
+  const t = page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+  await t.waitFor({ timeout: timeoutMs });
+  return t;
+}
+
+test('the plan view: a fixed GPU count, then Auto again, re-plans each time', async () => {
+  await openFile(page, 'pytorch/alexnet.py');
+  await runCommand(page, 'WAP: Show Plan');
+  const frame = await webviewFrame(page, 'div.as-row[data-layer]', 120_000);
+  const auto = Number(await statValue(frame, 'GPUs', /^\d+$/));
+  const fixed = auto === 1 ? 2 : 1;
+  await setControl(frame, 'ctl-gpus', String(fixed));
+  await statValue(frame, 'GPUs', new RegExp(`^${fixed}$`));
+  await setControl(frame, 'ctl-gpus', 'auto');
+  await statValue(frame, 'GPUs', new RegExp(`^${auto}$`));
+  assert.equal(await frame.locator('#ctl-gpus').evaluate((el) => (el as HTMLElement & { value: string }).value), 'auto');
+  await shot('panel-auto-again');
+});
+
+test('"WAP: Select Cluster" says where it saved, and the open plan view re-plans for the new cluster', async () => {
+  await runCommand(page, 'WAP: Select Cluster');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('h100x8');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'h100x8' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await toast(/wap\.cluster saved in .*settings\.json/);
+  const frame = await webviewFrame(page, 'div.as-row[data-layer]', 60_000);
+  const deadline = Date.now() + 120_000;
+  let subtitle = '';
+  while (!/H100/.test(subtitle) && Date.now() < deadline) {
+    subtitle = await frame.locator('.subtitle').innerText().catch(() => '');
+    await page.waitForTimeout(250);
+  }
+  assert.match(subtitle, /H100/, 'the plan view shows the new cluster without a manual re-plan');
+  assert.match(await statusBarText(page), /WAP: .*H100/);
+  await shot('cluster-selected');
+});
+
+test('"WAP: Export Timeline" writes a Chrome trace a viewer can load, and offers to open it', async () => {
+  await openFile(page, 'pytorch/alexnet.py');
+  await runCommand(page, 'WAP: Export Timeline (Chrome trace)');
+  await acceptSaveDialog();
+  const saved = await toast(/timeline saved to/);
+  const name = /saved to (\S+\.json)/.exec(await saved.innerText())![1];
+  const trace = JSON.parse(readFileSync(join(workspace, name), 'utf8')) as { traceEvents: Array<{ ph: string; dur?: number }> };
+  assert.ok(trace.traceEvents.filter((e) => e.ph === 'X' && (e.dur ?? 0) > 0).length > 10, 'complete events with durations');
+  assert.ok(await saved.locator('a, .monaco-button', { hasText: 'Open' }).count());
+  await shot('export-timeline');
+});
+
+for (const format of ['DeepSpeed config', 'HF Accelerate config', 'torchrun command line']) {
+  test(`"WAP: Export plan as…" ${format} opens a preview of the file`, async () => {
+    await openFile(page, 'pytorch/alexnet.py');
+    await runCommand(page, 'WAP: Export plan as…');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(format);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: format }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await toast(/Save as…|WAP:/);
+    const expected = { 'DeepSpeed config': /train_batch_size/, 'HF Accelerate config': /num_processes/, 'torchrun command line': /torchrun/ }[format]!;
+    await page.locator('.editor-instance .view-lines', { hasText: expected }).first().waitFor({ timeout: 30_000 });
+    await page.keyboard.press('Escape');
+  });
+}
+
+test('"WAP: Profile Layers" measures every layer on wasm and the plan view says so', async () => {
+  await openFile(page, 'tfjs/cnn.ts');
+  await runCommand(page, 'WAP: Parallelize Model');
+  let frame = await webviewFrame(page, '.subtitle', 120_000);
+  // A small batch keeps CPU trials short: the profile runs at the panel's batch.
+  await setControl(frame, 'ctl-batch', '8');
+  await statValue(frame, 'Layer times', /^estimated$/);
+  await openFile(page, 'tfjs/cnn.ts');
+  await runCommand(page, 'WAP: Profile Layers');
+  frame = await webviewFrame(page, '.subtitle', 60_000);
+  const measured = await statValue(frame, 'Layer times', /measured/, 300_000);
+  assert.match(measured, /^measured$|measured/);
+  await shot('profiled');
 });

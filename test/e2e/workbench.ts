@@ -44,7 +44,8 @@ export async function openFile(page: Page, relativePath: string): Promise<void> 
     await page.waitForTimeout(100);
   }
   await page.keyboard.press('Enter');
-  await page.locator(`.tab.active[aria-label*="${base}"]`).waitFor({ timeout: 30_000 });
+  // With the editor split (a plan view or an export preview beside it), each group may show the file: any active tab will do.
+  await page.locator(`.tab.active[aria-label*="${base}"]`).first().waitFor({ timeout: 30_000 });
   await page.locator('.editor-instance .view-lines').first().waitFor();
 }
 
