@@ -3,8 +3,9 @@
  * that takes a model file goes through here, so a missing file, a file with
  * no model or an unknown model name reads the same in all of them.
  */
-import type { AnalysisResult, AnalyzedModel } from '../core/ir';
-import { analyzeSource, sourceKindOf } from '../frontends/index';
+import type { AnalysisResult, AnalyzedModel, AnalyzeOptions } from '../core/ir';
+import { analyzeSource, sourceKindOf, type ImportOptions } from '../frontends/index';
+import { probePython, resolvePython } from '../profiler/pythonEnv';
 import { CliError } from './cliError';
 import { parseShapeFlag } from './args';
 import { readTextFile } from './files';
@@ -12,7 +13,14 @@ import { readTextFile } from './files';
 /** `--input` as given on the command line (unparsed), so each caller need not parse it. */
 export interface ModelFlags {
   input?: string;
+  /** `--python PATH`: the interpreter whose site-packages imported libraries are read from. */
+  python?: string;
 }
+
+/** parseArgs declaration of the flags every model-reading command takes besides `--input`. */
+export const MODEL_SOURCE_FLAGS = { python: { type: 'string' } } as const;
+
+export const MODEL_SOURCE_HELP = '  --python PATH         interpreter whose installed libraries imports are read from (default: $WAP_PYTHON, python3)';
 
 /** Reads and analyses every model in `file`; at least one model or a CliError. */
 export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Promise<AnalysisResult> {
@@ -20,7 +28,7 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
   // Flags are checked before the file is read: a typo should not wait for a parse.
   const inputShape = flags.input !== undefined ? parseShapeFlag(flags.input) : undefined;
   const text = readTextFile(file);
-  const result = await analyzeSource(file, text, inputShape ? { inputShape } : {});
+  const result = await analyzeFollowingImports(file, text, inputShape ? { inputShape } : {}, flags.python);
   if (result.models.length === 0) {
     const firstError = result.diagnostics.find((d) => d.severity === 'error');
     const why = firstError ? `: ${firstError.line}:${firstError.column}: ${firstError.message}` : '';
@@ -40,4 +48,21 @@ export function pickModel(result: AnalysisResult, name: string | undefined): Ana
 /** analyzeModelFile + pickModel: the single model a plan or a profile is made for. */
 export async function loadModel(file: string, flags: ModelFlags & { modelName?: string }): Promise<AnalyzedModel> {
   return pickModel(await analyzeModelFile(file, flags), flags.modelName);
+}
+
+/**
+ * Analyses with imports followed. The interpreter is asked for its `sys.path`
+ * only when the file imports something outside the workspace and the modelled
+ * libraries (the CLI runs in a trusted shell; `--python` chooses which one).
+ */
+async function analyzeFollowingImports(file: string, text: string, options: AnalyzeOptions, python: string | undefined): Promise<AnalysisResult> {
+  const base: ImportOptions = { workspaceFolders: [process.cwd()], wantedLibraries: new Set() };
+  const first = await analyzeSource(file, text, options, { ...base, libraryNote: 'installed libraries were not looked up' });
+  if (base.wantedLibraries!.size === 0) return first;
+  const interpreter = resolvePython(python);
+  const info = await probePython(interpreter);
+  const imports: ImportOptions = info.ok
+    ? { workspaceFolders: base.workspaceFolders, libraryRoots: info.sysPath, interpreter: info.executable ?? interpreter }
+    : { workspaceFolders: base.workspaceFolders, libraryNote: `the interpreter could not be asked for its sys.path (${info.reason})`, interpreter };
+  return analyzeSource(file, text, options, imports);
 }

@@ -15,6 +15,7 @@ export const DEFAULT_PLAN_BATCH = 128;
 /** parseArgs declarations; the model-choosing flag differs per command and is not here. */
 export const PLANNER_FLAGS = {
   input: { type: 'string' },
+  python: { type: 'string' },
   batch: { type: 'string' },
   gpus: { type: 'string' },
   'max-gpus': { type: 'string' },
@@ -40,6 +41,7 @@ export type PlannerFlagValues = { [K in keyof typeof PLANNER_FLAGS]?: string };
 export function plannerFlagsHelp(modelFlag: string): string {
   return `  ${modelFlag.padEnd(21)} which model in the file (default: the first)
   --input C,H,W|T       input shape without batch
+  --python PATH         interpreter whose installed libraries imports are read from (default: $WAP_PYTHON, python3)
   --batch B             global batch size (default ${DEFAULT_PLAN_BATCH})
   --gpus N              use exactly N GPUs
   --max-gpus N          consider at most N GPUs

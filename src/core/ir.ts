@@ -30,6 +30,8 @@ export interface SourceRange {
   column: number;
   endLine: number;
   endColumn: number;
+  /** The file this range lies in, when it is not the analysed file (a class or layer defined in an imported module). */
+  file?: string;
 }
 
 export interface Diagnostic {
@@ -41,6 +43,8 @@ export interface Diagnostic {
   endColumn?: number;
   /** Stable machine-readable code, e.g. 'unknown-layer', 'parse-error', 'assumed-input'. */
   code?: string;
+  /** The file the line/column refer to, when it is not the analysed file (code in an imported module). */
+  file?: string;
 }
 
 /** Attribute values a frontend can hand the catalogue after partial evaluation. */

@@ -5,6 +5,7 @@
  */
 import { analyzeModel } from '../core/analyze';
 import type { AnalysisResult, AnalyzeOptions, Framework, FrontendResult } from '../core/ir';
+import type { ImportOptions } from './imports';
 import { initPythonFrontend, parsePythonSource } from './python';
 import { parseScriptSource } from './typescript';
 import { parseTopologyJson } from './json';
@@ -25,10 +26,10 @@ export async function initFrontends(): Promise<void> {
 }
 
 /** Parses without analysis: the frontend's ModelSpecs. Requires `initFrontends()` for Python. */
-export function parseSource(fileName: string, text: string): FrontendResult | undefined {
+export function parseSource(fileName: string, text: string, imports?: ImportOptions): FrontendResult | undefined {
   switch (sourceKindOf(fileName)) {
     case 'python':
-      return parsePythonSource(fileName, text);
+      return parsePythonSource(fileName, text, imports);
     case 'script':
       return parseScriptSource(fileName, text);
     case 'json':
@@ -39,16 +40,17 @@ export function parseSource(fileName: string, text: string): FrontendResult | un
 }
 
 /** Parse and analyse. Never throws for bad input: problems come back as diagnostics. Requires `initFrontends()`. */
-export function analyzeSourceSync(fileName: string, text: string, options: AnalyzeOptions = {}): AnalysisResult {
-  const parsed = parseSource(fileName, text);
+/** `imports` follows Python imports into other files (see frontends/imports); omitted, imported names stay library paths. */
+export function analyzeSourceSync(fileName: string, text: string, options: AnalyzeOptions = {}, imports?: ImportOptions): AnalysisResult {
+  const parsed = parseSource(fileName, text, imports);
   if (!parsed) return { file: fileName, framework: undefined, models: [], diagnostics: [] };
   const models = parsed.models.map((spec) => analyzeModel(spec, options));
   return { file: fileName, framework: parsed.framework, models, diagnostics: parsed.diagnostics };
 }
 
-export async function analyzeSource(fileName: string, text: string, options: AnalyzeOptions = {}): Promise<AnalysisResult> {
+export async function analyzeSource(fileName: string, text: string, options: AnalyzeOptions = {}, imports?: ImportOptions): Promise<AnalysisResult> {
   await initFrontends();
-  return analyzeSourceSync(fileName, text, options);
+  return analyzeSourceSync(fileName, text, options, imports);
 }
 
-export type { Framework };
+export type { Framework, ImportOptions };

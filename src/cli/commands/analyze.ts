@@ -10,7 +10,7 @@
  */
 import type { AnalysisResult, AnalyzedModel, Diagnostic, Shape } from '../../core/ir';
 import { parseCommandArgs, positiveInt, singlePositional } from '../args';
-import { analyzeModelFile, pickModel } from '../modelLoading';
+import { MODEL_SOURCE_FLAGS, MODEL_SOURCE_HELP, analyzeModelFile, pickModel } from '../modelLoading';
 import type { CliCommand } from './registry';
 
 const HELP = `Usage: wap analyze <file> [--model NAME] [--input C,H,W|T] [--batch N] [--json]
@@ -23,7 +23,8 @@ Options:
   --model NAME    show only this model (default: every model in the file)
   --input SHAPE   input shape without batch, e.g. 3,224,224 or 1024
   --batch N       batch size: table FLOPs are multiplied by N (default 1)
-  --json          print machine-readable JSON instead of the table`;
+  --json          print machine-readable JSON instead of the table
+${MODEL_SOURCE_HELP}`;
 
 function allDiagnostics(result: AnalysisResult): Diagnostic[] {
   return [...result.diagnostics, ...result.models.flatMap((m) => m.diagnostics)];
@@ -89,12 +90,12 @@ function toJson(file: string, result: AnalysisResult, batch: number | undefined)
       })),
       totals: { ...m.totals, ...(batch !== undefined ? { forwardFlopsBatch: m.totals.forwardFlops * batch } : {}) },
     })),
-    diagnostics: allDiagnostics(result).map((d) => ({ severity: d.severity, message: d.message, line: d.line, column: d.column, ...(d.code ? { code: d.code } : {}) })),
+    diagnostics: allDiagnostics(result).map((d) => ({ severity: d.severity, message: d.message, line: d.line, column: d.column, ...(d.code ? { code: d.code } : {}), ...(d.file ? { file: d.file } : {}) })),
   };
 }
 
 async function run(args: string[]): Promise<number> {
-  const parsed = parseCommandArgs('analyze', HELP, args, { model: { type: 'string' }, input: { type: 'string' }, batch: { type: 'string' }, json: { type: 'boolean' } });
+  const parsed = parseCommandArgs('analyze', HELP, args, { ...MODEL_SOURCE_FLAGS, model: { type: 'string' }, input: { type: 'string' }, batch: { type: 'string' }, json: { type: 'boolean' } });
   if (!parsed) return 0;
   const values = parsed.values;
   const file = singlePositional('analyze', parsed.positionals, 'model file');
@@ -108,7 +109,7 @@ async function run(args: string[]): Promise<number> {
   }
   const out: string[] = [];
   for (const model of result.models) out.push(...modelTable(model, batch ?? 1), '');
-  for (const d of allDiagnostics(result)) out.push(`${file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
+  for (const d of allDiagnostics(result)) out.push(`${d.file ?? file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
   console.log(out.join('\n').trimEnd());
   return 0;
 }

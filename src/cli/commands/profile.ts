@@ -10,7 +10,7 @@ import type { ProfileFile } from '../../protocol/profile';
 import { parseCommandArgs, positiveInt, singlePositional } from '../args';
 import { fmtMs, measureModel, measureSettingsFrom, PROFILER_FLAGS, PROFILER_FLAGS_HELP, statusCounts } from '../measure';
 import { writingTo } from '../files';
-import { loadModel } from '../modelLoading';
+import { MODEL_SOURCE_FLAGS, MODEL_SOURCE_HELP, loadModel } from '../modelLoading';
 import type { CliCommand } from './registry';
 
 const DEFAULT_BATCH = 8;
@@ -27,6 +27,7 @@ Options:
   --batch N             batch size (default ${DEFAULT_BATCH})
   --out FILE            profile to write (default profile.json)
 ${PROFILER_FLAGS_HELP}
+${MODEL_SOURCE_HELP}
   --fidelity            also time one whole training step and report Σ layers ÷ step`;
 
 export function profileTable(p: ProfileFile): string[] {
@@ -49,6 +50,7 @@ export function profileTable(p: ProfileFile): string[] {
 async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('profile', HELP, args, {
     ...PROFILER_FLAGS,
+    ...MODEL_SOURCE_FLAGS,
     model: { type: 'string' },
     input: { type: 'string' },
     batch: { type: 'string' },
@@ -60,7 +62,7 @@ async function run(args: string[]): Promise<number> {
   const file = singlePositional('profile', parsed.positionals, 'model file');
   const settings = measureSettingsFrom(v);
   const batch = positiveInt('batch', v.batch) ?? DEFAULT_BATCH;
-  const model = await loadModel(file, { input: v.input, modelName: v.model });
+  const model = await loadModel(file, { input: v.input, python: v.python, modelName: v.model });
   const out = resolve(v.out ?? 'profile.json');
   const profile = await measureModel(model, settings, { batch, file, wholeStep: v.fidelity });
   writingTo(out, () => writeProfile(out, profile));

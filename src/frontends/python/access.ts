@@ -81,6 +81,8 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
     }
     case 'lib':
       return libraryAttr(canonicalPath(obj.path + '.' + name));
+    case 'module':
+      return interp.loader?.attribute(obj.mod, name) ?? { k: 'unknown', why: `${obj.mod.name} has no attribute '${name}'` };
     case 'mod':
       return torchModAttr(interp, obj, name);
     case 'tensor':

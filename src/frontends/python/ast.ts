@@ -213,7 +213,14 @@ function position(lines: number[], offset: number): [number, number] {
   return [index + 1, offset - lines[index] + 1];
 }
 
-/** 1-based line/column range of a node. */
+/**
+ * Trees of modules followed through imports (modules.ts): their line tables
+ * identify the file and text each node came from, so ranges and node texts
+ * stay right when code from another file is evaluated.
+ */
+export const foreignFiles = new WeakMap<number[], { file: string; source: string }>();
+
+/** 1-based line/column range of a node; `file` is set for nodes of an imported module. */
 export function rangeOf(node: PyNode): SourceRange {
   let r = node.rangeCache;
   if (!r) {
@@ -222,6 +229,8 @@ export function rangeOf(node: PyNode): SourceRange {
     r = node.rangeCache = [line, column, endLine, endColumn];
   }
   // A fresh object each time: ranges end up in results that callers own.
+  const foreign = foreignFiles.get(node.lines);
+  if (foreign) return { line: r[0], column: r[1], endLine: r[2], endColumn: r[3], file: foreign.file };
   return { line: r[0], column: r[1], endLine: r[2], endColumn: r[3] };
 }
 

@@ -4,6 +4,7 @@
  * (`tf.keras.layers`, `tensorflow.keras.layers`, `keras.layers` → 'keras.layers').
  */
 import { field, fields, namedChildren, type PyNode } from './ast';
+import { followImport } from './importBinding';
 import type { Interp } from './interpreter';
 import type { Scope, Value } from './values';
 
@@ -39,6 +40,12 @@ export function importStatement(interp: Interp, node: PyNode, scope: Scope): voi
     if (/^torch(\.|$)|^torchvision/.test(path)) interp.imports.torch = true;
     if (/^(keras|tensorflow|tf_keras)(\.|$)/.test(path)) interp.imports.keras = true;
   };
+  if (interp.loader) {
+    const moduleNode = node.type === 'import_from_statement' ? field(node, 'module_name') : undefined;
+    if (moduleNode) note(interp.text(moduleNode));
+    else for (const n of fields(node, 'name')) note(interp.text(n.type === 'aliased_import' ? (field(n, 'name') ?? n) : n));
+    return followImport(interp, interp.loader, node, scope, (name, path) => scope.vars.set(name, lib(path)));
+  }
   if (node.type === 'import_statement') {
     for (const n of fields(node, 'name')) {
       if (n.type === 'aliased_import') {

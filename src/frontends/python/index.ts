@@ -5,8 +5,11 @@
  * syntax tree per file name, so re-reading a file after an edit re-parses
  * only what changed.
  */
+import { resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import type { FrontendResult } from '../../core/ir';
+import type { ImportOptions } from '../imports';
+import { convertTree, type ConvertedTree } from './ast';
 import { forgetIncremental, parseIncrementally } from './incremental';
 import { readModels } from './models';
 import { createPythonParser } from './treeSitter';
@@ -21,7 +24,12 @@ export function initPythonFrontend(): Promise<void> {
   return loading;
 }
 
-export function parsePythonSource(fileName: string, text: string): FrontendResult {
+/**
+ * Reads the models of a Python file. With `imports`, imports are followed into
+ * workspace modules and installed libraries (read statically, never run);
+ * without, imported names stay library paths.
+ */
+export function parsePythonSource(fileName: string, text: string, imports?: ImportOptions): FrontendResult {
   if (!parser) {
     return {
       framework: 'pytorch',
@@ -30,7 +38,9 @@ export function parsePythonSource(fileName: string, text: string): FrontendResul
     };
   }
   try {
-    return readModels(parseIncrementally(parser, fileName, text));
+    const p = parser;
+    const context = imports ? { options: imports, parse: (file: string, source: string, version: string) => parseModule(p, file, source, version), mainFile: resolve(fileName) } : undefined;
+    return readModels(parseIncrementally(parser, fileName, text), context);
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     return {
@@ -44,4 +54,24 @@ export function parsePythonSource(fileName: string, text: string): FrontendResul
 /** Releases the syntax tree kept for a file (call when the editor closes it). */
 export function forgetPythonSource(fileName: string): void {
   forgetIncremental(fileName);
+}
+
+/** Converted trees of imported modules per file version: a training script re-analysed after an edit re-parses none of them. */
+const moduleTrees = new Map<string, { version: string; tree: ConvertedTree }>();
+const MAX_MODULE_TREES = 600;
+
+function parseModule(parser: Parser, file: string, text: string, version: string): ConvertedTree {
+  const hit = moduleTrees.get(file);
+  if (hit && hit.version === version) return hit.tree;
+  const tree = parser.parse(text);
+  if (!tree) throw new Error(`tree-sitter could not parse ${file}`);
+  try {
+    const converted = convertTree(tree, text);
+    moduleTrees.delete(file);
+    if (moduleTrees.size >= MAX_MODULE_TREES) moduleTrees.delete(moduleTrees.keys().next().value as string);
+    moduleTrees.set(file, { version, tree: converted });
+    return converted;
+  } finally {
+    tree.delete();
+  }
 }

@@ -5,7 +5,7 @@
  * Step and depth budgets guarantee termination on any input.
  */
 import type { Diagnostic, SourceRange } from '../../core/ir';
-import { field, fields, namedChildren, rangeOf, textOf, type PyNode } from './ast';
+import { field, fields, foreignFiles, namedChildren, rangeOf, type PyNode } from './ast';
 import { methodOwner } from './access';
 import { callValue } from './calls';
 import { assignTarget } from './assignment';
@@ -14,6 +14,7 @@ import { binaryOp } from './operators';
 import { importStatement } from './imports';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
+import type { ModuleLoader } from './modules';
 import { BreakSignal, ContinueSignal, LimitSignal, RaiseSignal, ReturnSignal, isSignal } from './signals';
 import { NONE, UNKNOWN, iterItems, truthy, type CallSite, type ClassV, type FuncV, type Scope, type Value } from './values';
 
@@ -34,11 +35,23 @@ export class Interp {
   readonly wildcards: string[] = [];
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */
   kerasNames = new Map<string, number>();
+  /** Follows imports into other files (modules.ts); absent when the caller gave no import context. */
+  loader: ModuleLoader | undefined;
 
-  constructor(readonly source: string) {}
+  constructor(
+    readonly source: string,
+    /** The analysed file's line table: nodes with another one come from an imported module. */
+    private readonly mainLines?: number[],
+  ) {}
+
+  /** The text of the file a node lies in (the analysed file, or an imported module). */
+  sourceFor(node: PyNode): string {
+    if (node.lines === this.mainLines) return this.source;
+    return foreignFiles.get(node.lines)?.source ?? this.source;
+  }
 
   text(node: PyNode): string {
-    return textOf(node, this.source);
+    return this.sourceFor(node).slice(node.start, node.end);
   }
 
   site(node: PyNode, calleeText = ''): CallSite {
@@ -55,6 +68,7 @@ export class Interp {
 
   warnAt(r: SourceRange, message: string, code: string, severity: Diagnostic['severity'] = 'warning'): void {
     const diag: Diagnostic = { severity, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code };
+    if (r.file) diag.file = r.file;
     (this.graph?.diagnostics ?? this.diagnostics).push(diag);
   }
 
@@ -274,7 +288,7 @@ export class Interp {
   }
 
   params(fnNode: PyNode): readonly ParamSpec[] {
-    return parametersOf(fnNode, this.source);
+    return parametersOf(fnNode, this.sourceFor(fnNode));
   }
 
   private defineClass(node: PyNode, scope: Scope, decorators: string[]): void {

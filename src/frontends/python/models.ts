@@ -7,12 +7,13 @@
  * symbolic input; Keras graphs from the layer calls already recorded.
  */
 import type { Diagnostic, FrontendResult, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
-import { field, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
+import { field, foreignFiles, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
 import { classLookup, getAttr, libraryBase, mro, setAttr } from './access';
 import { attrBuiltins } from './builtins';
 import { callValue } from './calls';
 import { Graph } from './graph';
 import { Interp } from './interpreter';
+import { ModuleLoader, type ImportContext } from './modules';
 import { callKerasLayer, callKerasModel, isKerasModelInstance } from './kerasRuntime';
 import { LimitSignal, isSignal } from './signals';
 import { tensorsIn } from './tensorOps';
@@ -33,8 +34,12 @@ interface Candidate {
 const isModelValue = (v: Value | undefined): v is Root =>
   !!v && (isTorchModule(v) || (v.k === 'mod' && (v.container === 'sequential' || v.composite !== undefined)) || v.k === 'kmodel' || isKerasModelInstance(v));
 
-export function readModels(tree: ConvertedTree): FrontendResult {
-  const interp = new Interp(tree.source);
+export function readModels(tree: ConvertedTree, imports?: ImportContext): FrontendResult {
+  const interp = new Interp(tree.source, tree.root.lines);
+  if (imports) {
+    interp.loader = new ModuleLoader(interp, imports);
+    interp.loader.registerMain(interp.globals);
+  }
   for (const [name, value] of attrBuiltins(
     (obj, name) => getAttr(interp, obj, name, tree.root),
     (obj, name, v) => setAttr(interp, obj, name, v, tree.root),
@@ -45,6 +50,7 @@ export function readModels(tree: ConvertedTree): FrontendResult {
   interp.graph = moduleGraph;
   const fileDiagnostics: Diagnostic[] = [...tree.parseErrors];
   guarded(interp, () => interp.exec(tree.root, interp.globals), fileDiagnostics, rangeOf(tree.root));
+  interp.loader?.finishMain();
 
   const definitions = topLevelDefinitions(interp, tree.root);
   const candidates: Candidate[] = [];
@@ -79,6 +85,9 @@ export function readModels(tree: ConvertedTree): FrontendResult {
     if (isModelValue(built.value)) candidates.push({ name, range, root: built.value, kind: 'class', graphDiagnostics: built.graph.diagnostics });
   }
 
+  // 4. Nothing in the file builds a model: offer the models it imports (`from torchvision.models import vit_b_16`).
+  if (!candidates.some((c) => c.kind === 'instance')) candidates.push(...importedCandidates(interp, definitions.imported, fileDiagnostics, seen));
+
   const parts = new Set<ClassV>();
   for (const c of candidates) collectParts(c.root, c.kind !== 'class', parts);
   const reported = candidates.filter((c) => c.kind !== 'class' || (c.root.k === 'inst' && !parts.has(c.root.cls)));
@@ -89,6 +98,7 @@ export function readModels(tree: ConvertedTree): FrontendResult {
       c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(spec);
   }
+  if (interp.loader) fileDiagnostics.push(...interp.loader.diagnostics);
   const framework = interp.imports.keras && !interp.imports.torch ? 'keras' : (models[0]?.framework ?? 'pytorch');
   return { framework, models, diagnostics: fileDiagnostics };
 }
@@ -124,19 +134,56 @@ function topLevelDefinitions(interp: Interp, root: PyNode) {
   const assignments = new Map<string, SourceRange>();
   const functions = new Map<string, SourceRange>();
   const classes = new Map<string, SourceRange>();
+  const imported = new Map<string, SourceRange>();
   const statements = (n: PyNode): PyNode[] => n.children.flatMap((c) => (c.type === 'ERROR' ? statements(c) : [c]));
   for (const stmt of statements(root)) {
     const def = stmt.type === 'decorated_definition' ? field(stmt, 'definition') : stmt;
     const name = def && field(def, 'name');
     if (def?.type === 'function_definition' && name) functions.set(interp.text(name), rangeOf(stmt));
     else if (def?.type === 'class_definition' && name) classes.set(interp.text(name), rangeOf(stmt));
+    else if (stmt.type === 'import_from_statement') {
+      for (const n of namedChildren(stmt)) {
+        if (n.field !== 'name') continue;
+        imported.set(interp.text(n.type === 'aliased_import' ? (field(n, 'alias') ?? n) : n), rangeOf(n));
+      }
+    }
     else if (stmt.type === 'expression_statement') {
       const a = namedChildren(stmt)[0];
       const left = a?.type === 'assignment' ? field(a, 'left') : undefined;
       if (left?.type === 'identifier') assignments.set(interp.text(left), rangeOf(stmt));
     }
   }
-  return { assignments, functions, classes };
+  return { assignments, functions, classes, imported };
+}
+
+/**
+ * Builders and model classes imported from followed modules, built with their
+ * defaults (`def resnet50(*, weights=None, progress=True, **kwargs)`, `GPT`
+ * when its config is fully defaulted). Named as imported, ranged on the import.
+ */
+function importedCandidates(interp: Interp, imported: Map<string, SourceRange>, fileDiagnostics: Diagnostic[], seen: Set<Value>): Candidate[] {
+  const out: Candidate[] = [];
+  if (!interp.loader) return out;
+  for (const [name, range] of imported) {
+    const v = interp.globals.vars.get(name);
+    if (name.startsWith('_') || !v || (v.k !== 'func' && v.k !== 'class') || !foreignFiles.has(v.node.lines)) continue;
+    if (v.k === 'func') {
+      if (requiresArgs(interp, v, 0)) continue;
+      const built = build(interp, () => interp.callFunction(v, [], new Map()), fileDiagnostics, range);
+      if (isModelValue(built.value) && !seen.has(built.value)) {
+        seen.add(built.value);
+        out.push({ name, range, root: built.value, kind: 'factory', graphDiagnostics: built.graph.diagnostics });
+      }
+      continue;
+    }
+    const base = libraryBase(v);
+    if (!base || !(base.startsWith('torch.nn') || base === 'keras.Model')) continue;
+    const init = classLookup(v, '__init__');
+    if (init?.k === 'func' && requiresArgs(interp, init, 1)) continue;
+    const built = build(interp, () => callValue(interp, v, [], new Map(), { node: v.node, range, calleeText: name }), fileDiagnostics, range);
+    if (isModelValue(built.value)) out.push({ name, range, root: built.value, kind: 'factory', graphDiagnostics: built.graph.diagnostics });
+  }
+  return out;
 }
 
 function collectParts(root: Value, includeRoot: boolean, out: Set<ClassV>, depth = 0): void {

@@ -18,14 +18,14 @@ export function evalString(interp: Interp, node: PyNode, scope: Scope): Value {
       else {
         let pos = n.start;
         for (const e of n.children) {
-          out += interp.source.slice(pos, e.start);
+          out += interp.sourceFor(n).slice(pos, e.start);
           if (e.type === 'escape_sequence' && !raw) out += unescape(interp.text(e));
           else if (e.type === 'interpolation') {
             if (!appendInterpolation(e)) return false;
           } else out += interp.text(e);
           pos = e.end;
         }
-        out += interp.source.slice(pos, n.end);
+        out += interp.sourceFor(n).slice(pos, n.end);
       }
     } else if (n.type === 'escape_sequence') out += raw ? interp.text(n) : unescape(interp.text(n));
     else if (n.type === 'interpolation') return appendInterpolation(n);

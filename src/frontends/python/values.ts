@@ -7,6 +7,7 @@
 import type { AttrValue, Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Graph } from './graph';
+import type { ModuleV } from './modules';
 
 export type Value =
   | { k: 'none' }
@@ -29,6 +30,7 @@ export type Value =
   | { k: 'param'; owner: ModV | InstV; shape?: Dims }
   | KLayerV
   | KModelV
+  | ModuleV
   | { k: 'unknown'; why?: string };
 
 export type Dims = Array<number | undefined>;
