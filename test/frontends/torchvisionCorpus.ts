@@ -102,7 +102,7 @@ export async function runCorpus(truth: Truth, packageParent: string): Promise<Bu
     let p = parsed.get(file);
     if (!p) {
       const started = performance.now();
-      const result = parseSource(file, readFileSync(file, 'utf8'));
+      const result = parseSource(file, readFileSync(file, 'utf8'), { libraryRoots: [packageParent] });
       p = { result, millis: performance.now() - started };
       parsed.set(file, p);
     }

@@ -67,6 +67,7 @@ function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): V
 export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode): Value {
   switch (obj.k) {
     case 'inst': {
+      if (name === '__class__') return obj.cls;
       const own = obj.attrs.get(name) ?? obj.children?.get(name);
       if (own !== undefined) return own;
       const member = classLookup(obj.cls, name);
@@ -75,6 +76,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       return kerasAttr(interp, obj, name);
     }
     case 'class': {
+      if (name === '__name__' || name === '__qualname__') return { k: 'str', v: obj.name };
       const member = classLookup(obj, name);
       if (member?.k === 'func' && member.kind === 'class') return { k: 'bound', self: obj, fn: member };
       return member ?? UNKNOWN;

@@ -190,6 +190,7 @@ function isInstance(obj: Value | undefined, cls: Value): boolean | undefined {
   }
   if (cls.k === 'lib') {
     const short = cls.path.split('.').pop() ?? '';
+    if (cls.path === 'types.FunctionType') return obj.k === 'func' || obj.k === 'native';
     if (obj.k === 'mod') return short === 'Module' || obj.type === short;
     if (obj.k === 'klayer') return short === 'Layer' || obj.type === short;
     return undefined;
