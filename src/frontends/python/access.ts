@@ -9,6 +9,8 @@ import type { Interp } from './interpreter';
 import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { libraryAttr } from './library';
+import { readParameter } from './torchParameters';
+import { indexTensor } from './tensorIndexing';
 import { isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
 import { NONE, UNKNOWN, int, keyOf, native, toNumber, type ClassV, type FuncV, type InstV, type Scope, type Value } from './values';
 
@@ -69,6 +71,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
     case 'inst': {
       if (name === '__class__') return obj.cls;
       const own = obj.attrs.get(name) ?? obj.children?.get(name);
+      if (own?.k === 'param' && obj.children) return readParameter(interp, obj, name, own);
       if (own !== undefined) return own;
       const member = classLookup(obj.cls, name);
       if (member !== undefined) return bindMember(interp, obj, member, node);
@@ -183,7 +186,7 @@ export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, un
       return children[i < 0 ? i + children.length : i]?.[1] ?? UNKNOWN;
     }
     case 'tensor':
-      return obj;
+      return obj.framework === 'pytorch' && obj.id ? indexTensor(interp, obj, key, node) : obj;
     case 'splitres':
       return splitPart(interp, obj, toNumber(key), unpackCount);
     default:
@@ -211,7 +214,13 @@ export function superProxy(interp: Interp, scope: Scope, name: string): Value {
   if (!self || self.k !== 'inst' || !owner || owner.k !== 'class') return UNKNOWN;
   const member = classLookup(self.cls, name, owner);
   if (member !== undefined) return bindMember(interp, self, member, owner.node);
-  if (name === '__init__') return native('super.__init__', (args) => libraryInit(self, args));
+  if (name === '__init__') {
+    // The __init__ a @dataclass base generates: bind its fields from the arguments.
+    const chain = mro(self.cls);
+    const parent = chain.slice(chain.indexOf(owner) + 1).find((c): c is ClassV => c.k === 'class' && c.dataclass);
+    if (parent) return native('super.__init__', (args, kwargs) => bindFields(self, parent, args, kwargs));
+    return native('super.__init__', (args) => libraryInit(self, args));
+  }
   return isTorchModule(self) ? torchBaseAttr(interp, self, name) : UNKNOWN;
 }
 
@@ -223,5 +232,12 @@ function libraryInit(self: InstV, args: Value[]): Value {
     if (items?.k === 'dict') for (const [, [k, v]] of items.map) self.children.set(k.k === 'str' ? k.v : String(self.children.size), v);
     else for (const a of items?.k === 'list' ? items.items : args) self.children.set(String(self.children.size), a);
   }
+  return NONE;
+}
+
+function bindFields(self: InstV, cls: ClassV, args: Value[], kwargs: Map<string, Value>): Value {
+  const fields: Array<{ name: string; default?: Value }> = [];
+  for (const c of [...mro(cls)].reverse()) if (c.k === 'class' && c.dataclass) fields.push(...c.fields);
+  fields.forEach((f, i) => self.attrs.set(f.name, i < args.length ? args[i] : (kwargs.get(f.name) ?? f.default ?? UNKNOWN)));
   return NONE;
 }

@@ -161,6 +161,8 @@ export function assignPaths(paths: Map<object, string>, root: Value, prefix = ''
   }
 }
 
+const lostReported = new WeakSet<object>();
+
 /** Calling a module (inside forward): containers chain, leaves record a layer, user modules run forward. */
 export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const g = interp.graph;
@@ -190,7 +192,12 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   if (m.container === 'sequential') return chain(interp, [...m.children!.values()], args, kwargs, site);
   if (m.children) return UNKNOWN;
   const inputs = tensorsIn(args).concat(tensorsIn([...kwargs.values()]));
-  if (inputs.length === 0) return UNKNOWN;
+  if (inputs.length === 0) {
+    // Its input could not be computed: the layer (and what follows) would vanish without a word.
+    if (!g.calls.has(m) && !lostReported.has(g)) interp.warnAt(site.range, `${g.paths.get(m) ?? m.type} (${m.type}) is called on a value the evaluator could not compute; it and the layers after it are missing`, 'lost-tensor');
+    lostReported.add(g);
+    return UNKNOWN;
+  }
   const path = g.paths.get(m);
   const owner = m.tiedTo ?? m;
   if (m.warning && !g.calls.has(m)) interp.warnAt(m.range, m.warning, 'unknown-layer');
