@@ -11,8 +11,8 @@ import { kerasAttr } from './kerasRuntime';
 import { libraryAttr } from './library';
 import { readParameter } from './torchParameters';
 import { indexTensor } from './tensorIndexing';
-import { isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
-import { NONE, UNKNOWN, int, keyOf, native, toNumber, type ClassV, type FuncV, type InstV, type Scope, type Value } from './values';
+import { BUILTIN_LAYER, constructTorchLayer, isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
+import { NONE, UNKNOWN, int, keyOf, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type Value } from './values';
 
 /** Which class a method was defined in (for `super()`), by function identity. */
 export const methodOwner = new WeakMap<FuncV, ClassV>();
@@ -219,14 +219,21 @@ export function superProxy(interp: Interp, scope: Scope, name: string): Value {
     const chain = mro(self.cls);
     const parent = chain.slice(chain.indexOf(owner) + 1).find((c): c is ClassV => c.k === 'class' && c.dataclass);
     if (parent) return native('super.__init__', (args, kwargs) => bindFields(self, parent, args, kwargs));
-    return native('super.__init__', (args) => libraryInit(self, args));
+    return native('super.__init__', (args, kwargs, site) => libraryInit(interp, self, args, kwargs, site));
   }
   return isTorchModule(self) ? torchBaseAttr(interp, self, name) : UNKNOWN;
 }
 
 /** nn.Sequential / nn.ModuleList subclasses register their constructor arguments as children. */
-function libraryInit(self: InstV, args: Value[]): Value {
+export function libraryInit(interp: Interp, self: InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const base = libraryBase(self.cls);
+  // A subclass of a built-in layer (`class LayerNorm2d(nn.LayerNorm)`): the layer it extends holds its
+  // attributes and weights (`self.weight`, `self.normalized_shape`), and runs when it has no forward of its own.
+  const layerType = base?.match(/^torch\.nn\.([A-Z]\w*)$/)?.[1];
+  if (self.children && layerType && !['Module', 'Sequential', 'ModuleList', 'ModuleDict'].includes(layerType)) {
+    self.attrs.set(BUILTIN_LAYER, constructTorchLayer(interp, layerType, args, kwargs, site));
+    return NONE;
+  }
   if (self.children && (base === 'torch.nn.Sequential' || base === 'torch.nn.ModuleList')) {
     const items = args.length === 1 && (args[0].k === 'list' || args[0].k === 'dict') ? args[0] : undefined;
     if (items?.k === 'dict') for (const [, [k, v]] of items.map) self.children.set(k.k === 'str' ? k.v : String(self.children.size), v);

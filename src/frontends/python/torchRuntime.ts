@@ -125,8 +125,13 @@ export function torchSetModAttr(interp: Interp, m: ModV, name: string, value: Va
   void node;
 }
 
+/** Where a subclass of a built-in layer keeps the layer it extends (see access.ts libraryInit). */
+export const BUILTIN_LAYER = '__wap_builtin_layer__';
+
 /** nn.Module's own attributes on user subclasses. */
 export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value {
+  const layer = inst.attrs.get(BUILTIN_LAYER);
+  if (layer?.k === 'mod' && name !== 'add_module' && name !== 'register_module') return torchModAttr(interp, layer, name);
   switch (name) {
     case 'training':
       return { k: 'bool', v: true };
@@ -170,10 +175,22 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   if (m.k === 'inst') {
     const path = g.paths.get(m) ?? '';
     const forward = classLookup(m.cls, 'forward');
-    if (path && m.children!.size === 0) g.leafPaths.add(path);
+    const leaf = !!path && m.children!.size === 0;
+    if (leaf) g.leafPaths.add(path);
     g.scope.push(path);
     try {
-      if (forward?.k === 'func') return callMethod(interp, forward, m, args, kwargs);
+      if (forward?.k === 'func') {
+        const from = g.layers.length;
+        const out = callMethod(interp, forward, m, args, kwargs);
+        if (!leaf || out.k !== 'tensor' || !out.id || g.calls.has(m)) return out;
+        g.calls.set(m, 1);
+        return { ...out, id: g.nameLeafOutput(from, out.id, path, m.cls.name, m.range ?? site.range) };
+      }
+      const layer = m.attrs.get(BUILTIN_LAYER);
+      if (layer?.k === 'mod') {
+        if (path) g.paths.set(layer, path);
+        return callModule(interp, layer, args, kwargs, site);
+      }
       const base = libraryBase(m.cls);
       if (base !== 'torch.nn.Sequential') interp.warn(m.cls.node, `${m.cls.name} has no forward we can read; its children are chained in registration order`, 'no-forward');
       return chain(interp, [...m.children!.values()], args, kwargs, site);
