@@ -219,7 +219,11 @@ export class Interp {
     const right = field(node, 'right');
     const body = field(node, 'body');
     if (!left || !right || !body) return;
-    const items = iterItems(evalExpr(this, right, scope)) ?? [];
+    const iterable = evalExpr(this, right, scope);
+    const known = iterItems(iterable);
+    // A loop over something unknown builds nothing: say so, or the layers it would create vanish silently.
+    if (!known && iterable.k !== 'tensor') this.warn(right, `Cannot iterate \`${this.text(right).slice(0, 80)}\` while reading the model (its value is unknown); the loop is skipped`, 'unknown-loop');
+    const items = known ?? [];
     let broke = false;
     for (const item of items) {
       this.tick();

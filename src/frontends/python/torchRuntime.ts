@@ -144,6 +144,13 @@ export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value 
     case 'register_buffer':
     case 'register_parameter':
       return native(name, () => NONE);
+    // Weight-init loops (`for m in self.modules(): if isinstance(m, nn.Conv2d): …`) walk the module tree.
+    case 'modules':
+      return native(name, () => ({ k: 'list', items: descendants(inst) }));
+    case 'children':
+      return native(name, () => ({ k: 'list', items: [...inst.children!.values()].filter(isModule) }));
+    case 'named_children':
+      return native(name, () => ({ k: 'list', items: [...inst.children!].filter(([, v]) => isModule(v)).map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
     case 'append':
       return native(name, ([v]) => (v && inst.children!.set(String(inst.children!.size), v), inst));
     default:
@@ -317,3 +324,11 @@ export function splitPart(interp: Interp, s: SplitV, index: number | undefined, 
   return recordOp(interp, { base: 'split', type, op: 'split', attrs, inputs: [s.src], site: s.site, shape, dedupeKey: keyOf(s) + ':' + index });
 }
 
+
+function descendants(root: Value, out: Value[] = [], depth = 0): Value[] {
+  if (depth > 40 || out.includes(root)) return out;
+  out.push(root);
+  const children = root.k === 'inst' || root.k === 'mod' ? root.children : undefined;
+  for (const child of children?.values() ?? []) if (isModule(child)) descendants(child, out, depth + 1);
+  return out;
+}
