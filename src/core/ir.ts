@@ -87,6 +87,8 @@ export type OpKind =
   | 'sdpa'
   | 'rnn'
   | 'identity'
+  /** A learned tensor used directly in forward (class token, position embedding, layer scale). */
+  | 'parameter'
   | 'opaque';
 
 /** A layer as the frontend found it: before shape inference. */

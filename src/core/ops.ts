@@ -23,6 +23,16 @@ import type { OpKind } from './ir';
 
 export type Padding = 'same' | 'valid' | Array<[number, number]>;
 
+/**
+ * A parameter tensor read in forward (nn.Parameter): `shape` is its full shape;
+ * `batched` when its leading 1 stands for the batch (a [1, 197, 768] position
+ * embedding added to [B, 197, 768]), so the output shape drops it.
+ */
+export interface ParameterAttrs {
+  shape: number[];
+  batched?: boolean;
+}
+
 export interface ConvAttrs {
   /** 1, 2 or 3 spatial dims. */
   rank: number;
@@ -243,6 +253,7 @@ export interface OpAttrMap {
   sdpa: SdpaAttrs;
   rnn: RnnAttrs;
   identity: Record<string, never>;
+  parameter: ParameterAttrs;
   opaque: OpaqueAttrs;
 }
 

@@ -11,6 +11,7 @@ import { convOps } from './conv';
 import { linearOps } from './linear';
 import { normOps } from './norms';
 import { opaqueOps } from './opaque';
+import { parameterOps } from './parameter';
 import { poolingOps } from './pooling';
 import { recurrentOps } from './recurrent';
 import { shapingOps } from './shaping';
@@ -18,7 +19,7 @@ import type { InferContext, InferResult, OpInfo } from './types';
 import { runInfer } from './types';
 
 function buildRegistry(): Record<OpKind, OpInfo> {
-  const all = [...shapingOps, ...convOps, ...linearOps, ...normOps, ...poolingOps, ...activationOps, ...combiningOps, ...attentionOps, ...recurrentOps, ...opaqueOps];
+  const all = [...shapingOps, ...convOps, ...linearOps, ...normOps, ...poolingOps, ...activationOps, ...combiningOps, ...attentionOps, ...recurrentOps, ...parameterOps, ...opaqueOps];
   const registry = {} as Record<OpKind, OpInfo>;
   for (const info of all) registry[info.op] = info;
   return registry;
@@ -29,7 +30,7 @@ const KIND_SET: Record<OpKind, true> = {
   input: true, conv: true, separable_conv: true, linear: true, embedding: true, batchnorm: true, layernorm: true,
   groupnorm: true, pool: true, flatten: true, reshape: true, permute: true, zeropad: true, upsample: true,
   dropout: true, activation: true, add: true, mul: true, concat: true, split: true, matmul: true, mha: true,
-  sdpa: true, rnn: true, identity: true, opaque: true,
+  sdpa: true, rnn: true, identity: true, parameter: true, opaque: true,
 };
 export const ALL_OP_KINDS: readonly OpKind[] = Object.keys(KIND_SET) as OpKind[];
 

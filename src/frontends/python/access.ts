@@ -10,8 +10,10 @@ import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { libraryAttr } from './library';
-import { isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
-import { NONE, UNKNOWN, int, keyOf, native, toNumber, type ClassV, type FuncV, type InstV, type Scope, type Value } from './values';
+import { readParameter } from './torchParameters';
+import { indexTensor } from './tensorIndexing';
+import { BUILTIN_LAYER, constructTorchLayer, isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
+import { NONE, UNKNOWN, int, keyOf, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type Value } from './values';
 
 /** Which class a method was defined in (for `super()`), by function identity. */
 export const methodOwner = new WeakMap<FuncV, ClassV>();
@@ -68,7 +70,9 @@ function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): V
 export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode): Value {
   switch (obj.k) {
     case 'inst': {
+      if (name === '__class__') return obj.cls;
       const own = obj.attrs.get(name) ?? obj.children?.get(name);
+      if (own?.k === 'param' && obj.children) return readParameter(interp, obj, name, own);
       if (own !== undefined) return own;
       const member = classLookup(obj.cls, name);
       if (member !== undefined) return bindMember(interp, obj, member, node);
@@ -76,6 +80,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       return kerasAttr(interp, obj, name);
     }
     case 'class': {
+      if (name === '__name__' || name === '__qualname__') return { k: 'str', v: obj.name };
       const member = classLookup(obj, name);
       if (member?.k === 'func' && member.kind === 'class') return { k: 'bound', self: obj, fn: member };
       return member ?? UNKNOWN;
@@ -185,7 +190,7 @@ export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, un
       return children[i < 0 ? i + children.length : i]?.[1] ?? UNKNOWN;
     }
     case 'tensor':
-      return obj;
+      return obj.framework === 'pytorch' && obj.id ? indexTensor(interp, obj, key, node) : obj;
     case 'splitres':
       return splitPart(interp, obj, toNumber(key), unpackCount);
     default:
@@ -213,17 +218,37 @@ export function superProxy(interp: Interp, scope: Scope, name: string): Value {
   if (!self || self.k !== 'inst' || !owner || owner.k !== 'class') return UNKNOWN;
   const member = classLookup(self.cls, name, owner);
   if (member !== undefined) return bindMember(interp, self, member, owner.node);
-  if (name === '__init__') return native('super.__init__', (args) => libraryInit(self, args));
+  if (name === '__init__') {
+    // The __init__ a @dataclass base generates: bind its fields from the arguments.
+    const chain = mro(self.cls);
+    const parent = chain.slice(chain.indexOf(owner) + 1).find((c): c is ClassV => c.k === 'class' && c.dataclass);
+    if (parent) return native('super.__init__', (args, kwargs) => bindFields(self, parent, args, kwargs));
+    return native('super.__init__', (args, kwargs, site) => libraryInit(interp, self, args, kwargs, site));
+  }
   return isTorchModule(self) ? torchBaseAttr(interp, self, name) : UNKNOWN;
 }
 
 /** nn.Sequential / nn.ModuleList subclasses register their constructor arguments as children. */
-function libraryInit(self: InstV, args: Value[]): Value {
+export function libraryInit(interp: Interp, self: InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const base = libraryBase(self.cls);
+  // A subclass of a built-in layer (`class LayerNorm2d(nn.LayerNorm)`): the layer it extends holds its
+  // attributes and weights (`self.weight`, `self.normalized_shape`), and runs when it has no forward of its own.
+  const layerType = base?.match(/^torch\.nn\.([A-Z]\w*)$/)?.[1];
+  if (self.children && layerType && !['Module', 'Sequential', 'ModuleList', 'ModuleDict'].includes(layerType)) {
+    self.attrs.set(BUILTIN_LAYER, constructTorchLayer(interp, layerType, args, kwargs, site));
+    return NONE;
+  }
   if (self.children && (base === 'torch.nn.Sequential' || base === 'torch.nn.ModuleList')) {
     const items = args.length === 1 && (args[0].k === 'list' || args[0].k === 'dict') ? args[0] : undefined;
     if (items?.k === 'dict') for (const [, [k, v]] of items.map) self.children.set(k.k === 'str' ? k.v : String(self.children.size), v);
     else for (const a of items?.k === 'list' ? items.items : args) self.children.set(String(self.children.size), a);
   }
+  return NONE;
+}
+
+function bindFields(self: InstV, cls: ClassV, args: Value[], kwargs: Map<string, Value>): Value {
+  const fields: Array<{ name: string; default?: Value }> = [];
+  for (const c of [...mro(cls)].reverse()) if (c.k === 'class' && c.dataclass) fields.push(...c.fields);
+  fields.forEach((f, i) => self.attrs.set(f.name, i < args.length ? args[i] : (kwargs.get(f.name) ?? f.default ?? UNKNOWN)));
   return NONE;
 }

@@ -110,23 +110,26 @@ const fns: Record<string, NativeFn> = {
     const [start, stop, step] = (ns.length === 1 ? [0, ns[0], 1] : [ns[0], ns[1], ns[2] ?? 1]) as number[];
     return { k: 'range', start, stop, step };
   },
-  list: ([a]) => ({ k: 'list', items: a ? [...(iterItems(a) ?? [])] : [] }),
-  tuple: ([a]) => ({ k: 'tuple', items: a ? [...(iterItems(a) ?? [])] : [] }),
-  set: ([a]) => ({ k: 'list', items: a ? [...(iterItems(a) ?? [])] : [] }),
+  // An unknown iterable stays unknown (an empty list would silently drop what a loop over it builds).
+  list: ([a]) => (!a ? { k: 'list', items: [] } : iterable(a, (items) => ({ k: 'list', items: [...items] }))),
+  tuple: ([a]) => (!a ? { k: 'tuple', items: [] } : iterable(a, (items) => ({ k: 'tuple', items: [...items] }))),
+  set: ([a]) => (!a ? { k: 'list', items: [] } : iterable(a, (items) => ({ k: 'list', items: [...new Map(items.map((v) => [keyOf(v), v])).values()] }))),
   sorted: ([a]) => {
     const items = a ? iterItems(a) : undefined;
     const ns = items ? numbers([a]) : undefined;
     if (ns) return { k: 'list', items: [...items!].sort((x, y) => toNumber(x)! - toNumber(y)!) };
     return items ? { k: 'list', items: [...items] } : UNKNOWN;
   },
-  reversed: ([a]) => ({ k: 'list', items: [...(iterItems(a) ?? [])].reverse() }),
+  reversed: ([a]) => iterable(a, (items) => ({ k: 'list', items: [...items].reverse() })),
   dict: (args, kwargs) => dictFrom(args, kwargs),
   enumerate: ([a, start]) => {
     const s = toNumber(start) ?? 0;
-    return { k: 'list', items: (iterItems(a) ?? []).map((v, i) => ({ k: 'tuple', items: [int(i + s), v] })) };
+    return iterable(a, (items) => ({ k: 'list', items: items.map((v, i) => ({ k: 'tuple', items: [int(i + s), v] })) }));
   },
   zip: (args) => {
-    const lists = args.map((a) => iterItems(a) ?? []);
+    const known = args.map((a) => iterItems(a));
+    if (known.some((l) => l === undefined)) return UNKNOWN;
+    const lists = known as Value[][];
     const n = lists.length ? Math.min(...lists.map((l) => l.length)) : 0;
     return { k: 'list', items: Array.from({ length: n }, (_, i) => ({ k: 'tuple', items: lists.map((l) => l[i]) })) };
   },
@@ -190,8 +193,22 @@ function isInstance(obj: Value | undefined, cls: Value): boolean | undefined {
   }
   if (cls.k === 'lib') {
     const short = cls.path.split('.').pop() ?? '';
+    if (cls.path === 'types.FunctionType') return obj.k === 'func' || obj.k === 'native';
     if (obj.k === 'mod') return short === 'Module' || obj.type === short;
     if (obj.k === 'klayer') return short === 'Layer' || obj.type === short;
+    if (obj.k === 'inst') {
+      // A user class is an instance of the library classes among its ancestors.
+      const seen = new Set<Value>();
+      const walk = (c: Value): boolean | undefined => {
+        if (seen.has(c)) return false;
+        seen.add(c);
+        if (c.k === 'lib') return c.path === cls.path || (short === 'Module' && c.path.startsWith('torch.nn.')) ? true : c.path.startsWith('torch.nn.') ? false : undefined;
+        if (c.k !== 'class') return undefined;
+        const r = c.bases.map(walk);
+        return r.includes(true) ? true : r.every((x) => x === false) ? false : undefined;
+      };
+      return walk(obj.cls);
+    }
     return undefined;
   }
   return undefined;
@@ -331,4 +348,9 @@ export function methodOf(obj: Value, name: string): Value | undefined {
     }
   }
   return undefined;
+}
+
+function iterable(a: Value | undefined, make: (items: Value[]) => Value): Value {
+  const items = a ? iterItems(a) : undefined;
+  return items ? make(items) : UNKNOWN;
 }

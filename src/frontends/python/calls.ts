@@ -2,7 +2,7 @@
  * Calling values: user functions and methods, classes (instantiation with
  * __init__, dataclasses), library stand-ins, modules and layers.
  */
-import { classLookup, libraryBase, methodOwner, mro } from './access';
+import { classLookup, libraryBase, libraryInit, methodOwner, mro } from './access';
 import type { Interp } from './interpreter';
 import { callKerasLayer, callKerasModel } from './kerasRuntime';
 import { callLibrary } from './library';
@@ -69,7 +69,8 @@ function instantiate(interp: Interp, cls: ClassV, args: Value[], kwargs: Map<str
   if (init?.k === 'func') callMethod(interp, init, inst, args, kwargs);
   else if (!cls.dataclass && base) {
     // No __init__ in the file: the library's own constructor (nn.Sequential subclasses register their args).
-    registerLibraryArgs(inst, base, args);
+    if (/^torch\.nn\.[A-Z]/.test(base)) libraryInit(interp, inst, args, kwargs, site);
+    else registerLibraryArgs(inst, base, args);
   }
   const post = classLookup(cls, '__post_init__');
   if (post?.k === 'func') callMethod(interp, post, inst, [], new Map());

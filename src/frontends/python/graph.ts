@@ -49,6 +49,41 @@ export class Graph {
     }
   }
 
+  /**
+   * A user module without children (a custom LayerNorm2d, StochasticDepth) is
+   * one leaf to torch: its output is the tensor its forward returns. That
+   * tensor's layer takes the module's name (`from` is where the module's own
+   * layers begin); a forward that returns its input unchanged gets an
+   * identity layer of that name. Returns the id now holding the output.
+   */
+  nameLeafOutput(from: number, outputId: string, name: string, type: string, range: LayerSpec['range']): string {
+    if (outputId === name) return name;
+    const own = this.layers.slice(from);
+    const renameIn = (oldId: string, newId: string): void => {
+      for (const l of own) {
+        if (l.id === oldId) l.id = newId;
+        l.inputs = l.inputs.map((i) => (i === oldId ? newId : i));
+      }
+    };
+    const holder = own.find((l) => l.id === name);
+    if (holder) {
+      // The first functional op took the leaf's name (freshName); it moves aside.
+      const moved = this.freshId(`${name}.${holder.type.split('.').pop()!.toLowerCase()}`);
+      renameIn(name, moved);
+      holder.name = moved;
+      if (outputId === name) outputId = moved;
+    }
+    const out = own.find((l) => l.id === outputId);
+    if (out) {
+      this.ids.add(name);
+      renameIn(outputId, name);
+      out.name = name;
+      return name;
+    }
+    this.add({ name, type, op: 'identity', attrs: {}, inputs: [outputId], range }, undefined, name);
+    return name;
+  }
+
   addInput(name: string, shape: Dims | undefined, framework: 'pytorch' | 'keras', known?: number[]): TensorV {
     const id = this.freshId(name);
     const input: ModelInput = { id };

@@ -12,6 +12,7 @@ import { assignTarget } from './assignment';
 import { evalExpr } from './expressions';
 import { binaryOp } from './operators';
 import { importStatement } from './imports';
+import { decideBranch, reportRaise } from './branches';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
@@ -151,7 +152,7 @@ export class Interp {
       case 'continue_statement':
         throw new ContinueSignal();
       case 'raise_statement':
-        throw new RaiseSignal();
+        throw new RaiseSignal(node);
       case 'import_statement':
       case 'import_from_statement':
         return importStatement(this, node, scope);
@@ -213,26 +214,14 @@ export class Interp {
   private execIf(node: PyNode, scope: Scope): void {
     const cond = field(node, 'condition');
     if (cond && /^__name__\s*==\s*['"]__main__['"]$/.test(this.text(cond))) return;
-    // Unknown conditions take the first branch: model code branches on config, and
-    // the first branch is usually the main path (`if self.training`, `if x is None`).
-    if (cond && truthy(evalExpr(this, cond, scope)) !== false) {
-      const body = field(node, 'consequence');
-      if (body) this.exec(body, scope);
-      return;
-    }
+    const branches: Array<{ cond?: PyNode; body?: PyNode }> = [{ cond, body: field(node, 'consequence') }];
     for (const alt of fields(node, 'alternative')) {
-      if (alt.type === 'else_clause') {
-        const body = field(alt, 'body');
-        if (body) this.exec(body, scope);
-        return;
-      }
-      const c = field(alt, 'condition');
-      if (c && truthy(evalExpr(this, c, scope)) !== false) {
-        const body = field(alt, 'consequence');
-        if (body) this.exec(body, scope);
-        return;
-      }
+      if (alt.type === 'else_clause') branches.push({ body: field(alt, 'body') });
+      else branches.push({ cond: field(alt, 'condition'), body: field(alt, 'consequence') });
     }
+    const taken = decideBranch(this, branches, scope);
+    const body = taken === undefined ? undefined : branches[taken].body;
+    if (body) this.exec(body, scope);
   }
 
   private execFor(node: PyNode, scope: Scope): void {
@@ -240,7 +229,11 @@ export class Interp {
     const right = field(node, 'right');
     const body = field(node, 'body');
     if (!left || !right || !body) return;
-    const items = iterItems(evalExpr(this, right, scope)) ?? [];
+    const iterable = evalExpr(this, right, scope);
+    const known = iterItems(iterable);
+    // A loop over something unknown builds nothing: say so, or the layers it would create vanish silently.
+    if (!known && iterable.k !== 'tensor') this.warn(right, `Cannot iterate \`${this.text(right).slice(0, 80)}\` while reading the model (its value is unknown); the loop is skipped`, 'unknown-loop');
+    const items = known ?? [];
     let broke = false;
     for (const item of items) {
       this.tick();
@@ -309,6 +302,9 @@ export class Interp {
     for (const b of superclasses ? namedChildren(superclasses) : []) if (b.type !== 'keyword_argument') bases.push(evalExpr(this, b, scope));
     const cls: ClassV = { k: 'class', name: this.text(nameNode), bases, attrs: new Map(), node, dataclass: decorators.some((d) => /(^|\.)dataclass$/.test(d)), fields: [] };
     const classScope: Scope = { vars: cls.attrs, parent: scope };
+    // As Python does: a class knows the module it was defined in (`obj.__module__`).
+    const moduleName = this.lookup('__name__', scope);
+    if (moduleName?.k === 'str') cls.attrs.set('__module__', moduleName);
     const body = field(node, 'body');
     if (body) {
       for (const stmt of body.children) {
@@ -353,7 +349,11 @@ export class Interp {
       return NONE;
     } catch (e) {
       if (e instanceof ReturnSignal) return e.value;
-      if (e instanceof RaiseSignal || e instanceof MissingArgument) return UNKNOWN;
+      if (e instanceof RaiseSignal) {
+        reportRaise(this, fn, e);
+        return UNKNOWN;
+      }
+      if (e instanceof MissingArgument) return UNKNOWN;
       throw e;
     } finally {
       this.depth--;

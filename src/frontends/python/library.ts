@@ -72,6 +72,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
     const r = MATH[last](xs as number[]);
     return ['ceil', 'floor', 'isqrt', 'gcd'].includes(last) ? int(r) : num(r, true);
   }
+  if (path === 'copy.copy' || path === 'copy.deepcopy') return copyValue(args[0] ?? UNKNOWN);
   if (path === 'dataclasses.dataclass' || path === 'functools.wraps') return args[0] ?? UNKNOWN;
   if (path === 'typing.cast') return args[1] ?? UNKNOWN;
   return UNKNOWN;
@@ -79,6 +80,10 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
 
 function callTorch(interp: Interp, path: string, last: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   if (path.startsWith('torch.nn.init.')) return NONE;
+  // Reading a model is neither scripting nor tracing it.
+  if (path === 'torch.jit.is_scripting' || path === 'torch.jit.is_tracing' || path === 'torch._C._get_tracing_state') return { k: 'bool', v: false };
+  if (path === 'torch.jit.annotate') return args[1] ?? UNKNOWN;
+  if (path === 'torch._assert' || path === 'torch._C._log_api_usage_once') return NONE;
   if (path.startsWith('torch.nn.') && !path.startsWith('torch.nn.functional.') && /^[A-Z]/.test(last) && path.split('.').length === 3) {
     if (last === 'Module') return UNKNOWN;
     return constructTorchLayer(interp, last, args, kwargs, site);
@@ -94,4 +99,18 @@ function callTorch(interp: Interp, path: string, last: string, args: Value[], kw
     return tensors[0];
   }
   return UNKNOWN;
+}
+
+/** `copy.copy(cfg)`: a new object with the same attributes (config objects are copied before being edited). */
+function copyValue(v: Value): Value {
+  switch (v.k) {
+    case 'inst':
+      return { ...v, attrs: new Map(v.attrs), children: v.children && new Map(v.children) };
+    case 'list':
+      return { k: 'list', items: [...v.items] };
+    case 'dict':
+      return { k: 'dict', map: new Map(v.map) };
+    default:
+      return v;
+  }
 }

@@ -48,6 +48,8 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     (obj, name, v) => setAttr(interp, obj, name, v, tree.root),
   ))
     interp.globals.vars.set(name, value);
+  // The analysed file runs as a script would: its classes' `__module__` is '__main__'.
+  if (!interp.globals.vars.has('__name__')) interp.globals.vars.set('__name__', { k: 'str', v: '__main__' });
 
   const moduleGraph = new Graph('keras');
   interp.graph = moduleGraph;

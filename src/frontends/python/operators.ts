@@ -77,6 +77,8 @@ function equal(a: Value, b: Value): boolean | undefined {
     return true;
   }
   if (a.k === 'unknown' || b.k === 'unknown' || a.k === 'tensor' || b.k === 'tensor') return undefined;
+  // Classes and functions compare by identity (`self.__class__ == ConvNormActivation`).
+  if (a.k === 'class' || a.k === 'func' || b.k === 'class' || b.k === 'func') return a === b;
   if (a.k === 'str' || b.k === 'str') return false;
   return a === b;
 }

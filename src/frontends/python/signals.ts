@@ -1,4 +1,5 @@
 /** Control flow of the evaluator, carried by exceptions so deep recursion unwinds cleanly. */
+import type { PyNode } from './ast';
 import type { Value } from './values';
 
 export class ReturnSignal {
@@ -7,7 +8,9 @@ export class ReturnSignal {
 export class BreakSignal {}
 export class ContinueSignal {}
 /** A `raise` in user code: aborts the current user function call. */
-export class RaiseSignal {}
+export class RaiseSignal {
+  constructor(readonly node?: PyNode) {}
+}
 /** Step or depth budget exhausted: aborts the whole model evaluation. */
 export class LimitSignal {
   constructor(readonly why: string) {}

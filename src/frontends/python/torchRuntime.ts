@@ -125,8 +125,13 @@ export function torchSetModAttr(interp: Interp, m: ModV, name: string, value: Va
   void node;
 }
 
+/** Where a subclass of a built-in layer keeps the layer it extends (see access.ts libraryInit). */
+export const BUILTIN_LAYER = '__wap_builtin_layer__';
+
 /** nn.Module's own attributes on user subclasses. */
 export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value {
+  const layer = inst.attrs.get(BUILTIN_LAYER);
+  if (layer?.k === 'mod' && name !== 'add_module' && name !== 'register_module') return torchModAttr(interp, layer, name);
   switch (name) {
     case 'training':
       return { k: 'bool', v: true };
@@ -139,6 +144,13 @@ export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value 
     case 'register_buffer':
     case 'register_parameter':
       return native(name, () => NONE);
+    // Weight-init loops (`for m in self.modules(): if isinstance(m, nn.Conv2d): …`) walk the module tree.
+    case 'modules':
+      return native(name, () => ({ k: 'list', items: descendants(inst) }));
+    case 'children':
+      return native(name, () => ({ k: 'list', items: [...inst.children!.values()].filter(isModule) }));
+    case 'named_children':
+      return native(name, () => ({ k: 'list', items: [...inst.children!].filter(([, v]) => isModule(v)).map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
     case 'append':
       return native(name, ([v]) => (v && inst.children!.set(String(inst.children!.size), v), inst));
     default:
@@ -161,6 +173,8 @@ export function assignPaths(paths: Map<object, string>, root: Value, prefix = ''
   }
 }
 
+const lostReported = new WeakSet<object>();
+
 /** Calling a module (inside forward): containers chain, leaves record a layer, user modules run forward. */
 export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const g = interp.graph;
@@ -168,10 +182,22 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   if (m.k === 'inst') {
     const path = g.paths.get(m) ?? '';
     const forward = classLookup(m.cls, 'forward');
-    if (path && m.children!.size === 0) g.leafPaths.add(path);
+    const leaf = !!path && m.children!.size === 0;
+    if (leaf) g.leafPaths.add(path);
     g.scope.push(path);
     try {
-      if (forward?.k === 'func') return callMethod(interp, forward, m, args, kwargs);
+      if (forward?.k === 'func') {
+        const from = g.layers.length;
+        const out = callMethod(interp, forward, m, args, kwargs);
+        if (!leaf || out.k !== 'tensor' || !out.id || g.calls.has(m)) return out;
+        g.calls.set(m, 1);
+        return { ...out, id: g.nameLeafOutput(from, out.id, path, m.cls.name, m.range ?? site.range) };
+      }
+      const layer = m.attrs.get(BUILTIN_LAYER);
+      if (layer?.k === 'mod') {
+        if (path) g.paths.set(layer, path);
+        return callModule(interp, layer, args, kwargs, site);
+      }
       const base = libraryBase(m.cls);
       if (base !== 'torch.nn.Sequential') interp.warn(m.cls.node, `${m.cls.name} has no forward we can read; its children are chained in registration order`, 'no-forward');
       return chain(interp, [...m.children!.values()], args, kwargs, site);
@@ -190,7 +216,12 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   if (m.container === 'sequential') return chain(interp, [...m.children!.values()], args, kwargs, site);
   if (m.children) return UNKNOWN;
   const inputs = tensorsIn(args).concat(tensorsIn([...kwargs.values()]));
-  if (inputs.length === 0) return UNKNOWN;
+  if (inputs.length === 0) {
+    // Its input could not be computed: the layer (and what follows) would vanish without a word.
+    if (!g.calls.has(m) && !lostReported.has(g)) interp.warnAt(site.range, `${g.paths.get(m) ?? m.type} (${m.type}) is called on a value the evaluator could not compute; it and the layers after it are missing`, 'lost-tensor');
+    lostReported.add(g);
+    return UNKNOWN;
+  }
   const path = g.paths.get(m);
   const owner = m.tiedTo ?? m;
   if (m.warning && !g.calls.has(m)) interp.warnAt(m.range, m.warning, 'unknown-layer');
@@ -293,3 +324,11 @@ export function splitPart(interp: Interp, s: SplitV, index: number | undefined, 
   return recordOp(interp, { base: 'split', type, op: 'split', attrs, inputs: [s.src], site: s.site, shape, dedupeKey: keyOf(s) + ':' + index });
 }
 
+
+function descendants(root: Value, out: Value[] = [], depth = 0): Value[] {
+  if (depth > 40 || out.includes(root)) return out;
+  out.push(root);
+  const children = root.k === 'inst' || root.k === 'mod' ? root.children : undefined;
+  for (const child of children?.values() ?? []) if (isModule(child)) descendants(child, out, depth + 1);
+  return out;
+}

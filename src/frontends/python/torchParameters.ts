@@ -1,0 +1,39 @@
+/**
+ * nn.Parameter attributes of user modules (ViT's class token and position
+ * embedding, ConvNeXt's layer scale). Read inside forward, a parameter becomes
+ * a `parameter` node named like torch names it (`encoder.pos_embedding`), so
+ * its elements count as the model's params and its shape flows into the ops
+ * that use it. Read anywhere else (in __init__, for init calls), it stays a
+ * plain value.
+ */
+import type { Interp } from './interpreter';
+import { recordOp } from './tensorOps';
+import { keyOf, type InstV, type Value } from './values';
+
+type ParamV = Extract<Value, { k: 'param' }>;
+
+export function readParameter(interp: Interp, owner: InstV, name: string, p: ParamV): Value {
+  const g = interp.graph;
+  if (!g || g.framework !== 'pytorch' || g.scope.length === 0) return p;
+  const key = 'param:' + keyOf(p);
+  const seen = g.memo.get(key);
+  if (seen) return seen;
+  const prefix = g.paths.get(owner);
+  const shape = p.shape && p.shape.every((d) => d !== undefined) ? (p.shape as number[]) : undefined;
+  // A leading 1 on a tensor of rank ≥ 2 is the batch dim it broadcasts over; otherwise it has none.
+  const batched = !!shape && shape.length >= 2 && shape[0] === 1;
+  const site = interp.site(owner.cls.node, name);
+  const t = recordOp(interp, {
+    name: prefix ? `${prefix}.${name}` : name,
+    base: name,
+    type: 'nn.Parameter',
+    op: 'parameter',
+    attrs: { shape: shape ?? [], batched },
+    inputs: [],
+    site,
+    range: owner.range,
+    shape: shape ? (batched ? shape : [1, ...shape]) : undefined,
+  });
+  if (t.k === 'tensor') g.memo.set(key, t);
+  return t;
+}
