@@ -27,6 +27,7 @@ const OPTIONS: Record<string, string[]> = {
   profile: ['--model', '--input', '--batch', '--backend', '--out', '--cache', '--repetitions', '--fidelity'],
   config: ['--model', '--model-name', '--input', '--batch', '--gpus', '--max-gpus', '--cluster', '--objective', '--strategies', '--optimizer', '--fix'],
   export: ['--format', '--out', '--model-name', '--input', '--batch', '--gpus', '--max-gpus', '--cluster', '--objective', '--strategies', '--optimizer'],
+  validate: ['--devices', '--model', '--input', '--batch', '--python', '--optimizer', '--steps', '--timeout', '--cache', '--save-profile', '--json'],
 };
 
 /** Rejects with a one-line CliError (exit 2) whose message matches. */

@@ -53,7 +53,7 @@ test('analyze: the table says incomplete above the layers and on the total; the 
   const lines = r.stdout.split('\n');
   assert.match(lines[1], /^incomplete: 1 layer opaque, 1 layer without a shape — totals cover only what WAP could read \(.*mystery\.FancyBlock/);
   assert.match(r.stdout, /^Total \(incomplete\)\s+544\b/m);
-  assert.match(r.stdout, /partial\.py:14:25: warning: block \(block\): .*'mystery\.FancyBlock' is not something WAP models/);
+  assert.match(r.stdout, /partial\.py:14:25: warning: block \(block\): .*'mystery\.FancyBlock' is imported from 'mystery', which could not be resolved/);
 });
 
 test('analyze --json: completeness per model', () => {

@@ -88,14 +88,3 @@ test('every export format produces a named, described file', () => {
     assert.ok(out.fileName && out.content.endsWith('\n') && out.description.length > 20, format);
   }
 });
-
-test('placement preview: a channel-split conv gets the conv wrapper, a model-split embedding no linear sketch', () => {
-  const plan = alexnetPlan();
-  const conv = plan.plan.layers.find((l) => l.type.toLowerCase().includes('conv'))!;
-  Object.assign(conv, { strategy: 'model', modelDegree: 2, dataDegree: 1, splitDim: 'channels', devices: [0, 1], params: conv.params || 1 });
-  const emb = { ...conv, name: 'emb', type: 'Embedding', splitDim: 'outputs' as const };
-  plan.plan.layers.push(emb);
-  const out = exportPlan(plan, 'placement').content;
-  assert.ok(out.includes(`${JSON.stringify(conv.name)}: (ChannelParallelConv, ["cuda:0", "cuda:1"])`), out);
-  assert.doesNotMatch(out, /"emb": \(/, 'no Linear wrapper for an embedding');
-});

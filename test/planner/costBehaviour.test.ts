@@ -52,7 +52,9 @@ test('a 3×3 stride-1 conv runs faster per FLOP than a 1×1 conv (Winograd, Lavi
   assert.equal(m3.layers[0]!.workload.forwardFlops, m1.layers[0]!.workload.forwardFlops);
   const t = (m: AnalyzedModel) => plan(m, 'a100x8', { gpus: 1, batch: 64, precision: 'fp32' }).plan.layers[0]!.forwardMs;
   const ratio = t(m1) / t(m3);
-  assert.ok(ratio >= 1.3, `1×1 / 3×3 time per FLOP = ${ratio.toFixed(2)}`);
+  // Winograd's 1.6× is capped at the fp32 peak (no layer beats the datasheet), so the 3×3 layer runs at peak
+  // while the 1×1 GEMM runs at large-GEMM efficiency: a clear gap, and none without the Winograd factor.
+  assert.ok(ratio >= 1.1, `1×1 / 3×3 time per FLOP = ${ratio.toFixed(2)}`);
 });
 
 test('LSTM FLOPs by hand: four gate GEMMs of 2·H·(I+H) per step and direction, plus pointwise work', () => {

@@ -81,12 +81,13 @@ test('a model too large for one GPU gets a reason and a plan that splits it', ()
   if (!dpPlain.feasible) assert.match(dpPlain.reason, /nothing fits on 4 GPUs/);
 });
 
-test('all mode chooses a pipeline where only a pipeline trains the model, and reports its schedule', () => {
-  // 24 wide blocks with Adam on 12 GB TITAN Xps: no data-parallel or layer-split plan fits, stages do.
+test('all mode chooses a pipeline where it beats every non-pipeline plan, and reports its schedule', () => {
+  // 24 wide blocks with Adam on 12 GB TITAN Xps over host-staged PCIe: tensor-parallel all-reduces and ZeRO
+  // gathers cross the slow link every layer, pipeline stages exchange one activation per stage boundary.
   const model = transformer(24, 512, 2048, 16);
   const hybrid = planModel(model, resolveCluster('pcie4', {}), { ...opts('hybrid', { batch: 16, gpus: 4 }), optimizer: 'adam' });
-  assert.equal(hybrid.feasible, false, 'the case needs the pipeline');
   const r = report(model, 'pcie4', { ...opts('all', { batch: 16, gpus: 4 }), optimizer: 'adam' });
+  assert.ok(!hybrid.feasible || r.plan.samplesPerSec > hybrid.plan.samplesPerSec, 'the pipeline beats the best non-pipeline plan');
   assert.equal(r.scaling.length, 4);
   assert.ok(r.plan.pipeline, 'the chosen plan is a pipeline');
   assert.ok(r.plan.pipeline.stages >= 2);

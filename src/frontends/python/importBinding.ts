@@ -65,7 +65,8 @@ export function followImport(interp: Interp, loader: ModuleLoader, node: PyNode,
   }
   if (r.kind === 'missing') {
     const why = report(interp, loader, moduleNode, r);
-    for (const i of imported) scope.vars.set(i.as, { k: 'unknown', why });
+    // Each name says which import it came from, so a layer built from it names e.g. 'mystery.FancyBlock'.
+    for (const i of imported) scope.vars.set(i.as, { k: 'unknown', why: `'${r.name}.${i.name}' is imported ${why}` });
     return;
   }
   const mod = loader.moduleFor(r);

@@ -19,6 +19,7 @@ import { LimitSignal, isSignal } from './signals';
 import { tensorsIn } from './tensorOps';
 import { assignPaths, callModule, isTorchModule } from './torchRuntime';
 import { hfSpec } from './transformersModels';
+import { dropUnconsumedParameters } from './torchParameters';
 import type { ClassV, FuncV, HfV, InstV, KModelV, ModV, Scope, Value } from './values';
 
 type Root = InstV | ModV | KModelV | HfV;
@@ -287,7 +288,7 @@ function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]):
     range: c.range,
     layout: 'channels_first',
     inputs: g.inputs,
-    layers: g.layers,
+    layers: dropUnconsumedParameters(g.layers, outputs),
     outputs: [...new Set(outputs)],
     diagnostics: [...c.graphDiagnostics, ...g.diagnostics],
   };

@@ -17,6 +17,8 @@ export function opaqueCall(interp: Interp, callee: Value, args: Value[], kwargs:
     if (callee.k === 'lib' && /^[A-Z]/.test(callee.path.slice(callee.path.lastIndexOf('.') + 1)) && !/^(torch|keras|collections|typing|enum|dataclasses|functools)\./.test(callee.path)) {
       return { k: 'unknown', why: `'${callee.path}' is not something WAP models (an unresolved import or an unsupported library class)` };
     }
+    // A module built from an unresolved name keeps that name's reason for the layer it becomes in forward.
+    if (callee.k === 'unknown' && callee.why) return callee;
     return UNKNOWN;
   }
   const written = site.calleeText.replace(/^self\./, '').replace(/\(.*$/s, '');

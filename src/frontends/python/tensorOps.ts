@@ -135,7 +135,12 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     return rec('activation', attrs);
   }
   if (PASSTHROUGH.has(name)) return x;
-  const withTensor = (params: string[]) => bindArgs(['input', ...params], args, kwargs);
+  // Weights and biases passed to functional ops are the parameters themselves (their sizes make the layer's params).
+  const withTensor = (params: string[]) => {
+    const bound = bindArgs(['input', ...params], args, kwargs);
+    for (const [k, v] of bound) if (k !== 'input' && v.k === 'tensor' && v.param) bound.set(k, v.param);
+    return bound;
+  };
   switch (name) {
     case 'flatten': {
       const a = withTensor(['start_dim', 'end_dim']);

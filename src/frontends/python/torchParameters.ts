@@ -6,11 +6,23 @@
  * that use it. Read anywhere else (in __init__, for init calls), it stays a
  * plain value.
  */
+import type { LayerSpec } from '../../core/ir';
 import type { Interp } from './interpreter';
 import { recordOp } from './tensorOps';
 import { keyOf, type InstV, type Value } from './values';
 
 type ParamV = Extract<Value, { k: 'param' }>;
+
+/**
+ * Parameter nodes nothing consumes were read only for their metadata or handed to a
+ * functional op as its weight (which counts them itself): dropping them keeps each
+ * parameter counted once.
+ */
+export function dropUnconsumedParameters(layers: LayerSpec[], outputs: readonly string[]): LayerSpec[] {
+  const used = new Set(outputs);
+  for (const l of layers) for (const i of l.inputs) used.add(i);
+  return layers.filter((l) => l.op !== 'parameter' || used.has(l.id));
+}
 
 export function readParameter(interp: Interp, owner: InstV, name: string, p: ParamV): Value {
   const g = interp.graph;
@@ -34,6 +46,8 @@ export function readParameter(interp: Interp, owner: InstV, name: string, p: Par
     range: owner.range,
     shape: shape ? (batched ? shape : [1, ...shape]) : undefined,
   });
-  if (t.k === 'tensor') g.memo.set(key, t);
-  return t;
+  if (t.k !== 'tensor') return t;
+  const tensor = { ...t, param: p };
+  g.memo.set(key, tensor);
+  return tensor;
 }

@@ -298,6 +298,8 @@ function moduleOutShape(m: ModV, s: Dims | undefined): Dims | undefined {
 }
 
 export function tensorAttr(interp: Interp, t: TensorV, name: string): Value {
+  // A parameter's shape is its own (no batch): F.layer_norm(x, self.weight.shape, …) in nanoGPT.
+  if (t.param && name === 'shape') return t.param.shape ? { k: 'tuple', items: t.param.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
   if (name === 'shape') return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
   if (name === 'T' || name === 'mT') return t;
   if (name === 'dtype' || name === 'device') return UNKNOWN;

@@ -101,6 +101,11 @@ export interface TensorV {
   /** Including batch; undefined when even the rank is unknown. */
   shape?: Dims;
   framework: 'pytorch' | 'keras';
+  /**
+   * Set on an nn.Parameter read in forward: functional ops that take it as their weight
+   * (F.linear, F.layer_norm) and `.shape` see the parameter itself, not its graph node.
+   */
+  param?: Extract<Value, { k: 'param' }>;
 }
 
 /** A library module instance: nn.Conv2d(…) or a container (Sequential, ModuleList, ModuleDict). */
