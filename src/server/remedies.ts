@@ -3,12 +3,13 @@
  * can change in the editor so that one fits, and offer each as a code action
  * rather than as advice to type a CLI flag.
  *
- * The planner already searches every memory-saving dimension it models
- * (precision, ZeRO, recompute, micro-batching) when they are not pinned, so
- * what is left to the user is the workload and the hardware: a smaller batch
- * (wap.batchSize) or another cluster (WAP: Select Cluster). The batch found is
- * the largest power-of-two fraction of the current one that the same planner
- * says fits, so the action's title is a prediction, not a guess.
+ * The planner already searches the memory-saving dimensions it models (ZeRO,
+ * recompute, micro-batching with accumulation, offload) when they are not
+ * pinned, so a smaller batch never helps. What is left to the user is the
+ * precision, when a setting or training config fixed it (the GPU's own
+ * mixed precision halves activations and weights), and the hardware (WAP:
+ * Select Cluster). A precision remedy is offered only when the same planner
+ * says it fits, so its title is a prediction, not a guess.
  */
 import type { AnalyzedModel } from '../core/ir';
 import type { PlanOptions, PlanOutcome } from '../protocol/plan';
@@ -23,9 +24,6 @@ export interface Remedy {
   command?: string;
 }
 
-/** The batch search stops after this long: remedies are a convenience and must not hold the planner queue. */
-const REMEDY_BUDGET_MS = 3000;
-
 export async function findRemedies(
   model: AnalyzedModel,
   cluster: ClusterSpec,
@@ -34,16 +32,15 @@ export async function findRemedies(
   selectClusterCommand: string,
 ): Promise<Remedy[]> {
   const remedies: Remedy[] = [];
-  const started = Date.now();
-  for (let batch = Math.floor(options.batch / 2); batch >= 1; batch = Math.floor(batch / 2)) {
-    if (cancel?.isCancellationRequested || Date.now() - started > REMEDY_BUDGET_MS) break;
-    const outcome: PlanOutcome = await planModelAsync(model, cluster, { ...options, batch }, { cancel });
-    if (outcome.feasible) {
+  if (options.precision && !cancel?.isCancellationRequested) {
+    // Without the fixed precision the planner picks the GPUs' best (bf16/fp16 mixed precision where they have it).
+    const { precision: _fixed, precisionSource: _source, ...rest } = options;
+    const outcome: PlanOutcome = await planModelAsync(model, cluster, rest, { cancel });
+    if (outcome.feasible && outcome.plan.setup && outcome.plan.setup.precision !== options.precision) {
       remedies.push({
-        title: `Use batch ${batch} (fits on ${outcome.plan.gpus} GPU${outcome.plan.gpus > 1 ? 's' : ''}: ${Math.round(outcome.plan.samplesPerSec).toLocaleString('en-US')} samples/s)`,
-        setting: { key: 'batchSize', value: batch },
+        title: `Plan in ${outcome.plan.setup.precision} instead of ${options.precision} (fits on ${outcome.plan.gpus} GPU${outcome.plan.gpus > 1 ? 's' : ''}: ${Math.round(outcome.plan.samplesPerSec).toLocaleString('en-US')} samples/s)`,
+        setting: { key: 'precision', value: 'auto' },
       });
-      break;
     }
   }
   remedies.push({ title: 'Choose another cluster…', command: selectClusterCommand });
@@ -52,6 +49,6 @@ export async function findRemedies(
 
 /** One line for the diagnostic: what the code actions offer. */
 export function remediesSentence(remedies: readonly Remedy[]): string {
-  const batch = remedies.find((r) => r.setting?.key === 'batchSize');
-  return batch ? `Ways out (quick fixes): batch ${String(batch.setting!.value)} fits, or choose another cluster.` : 'Quick fix: choose another cluster.';
+  const precision = remedies.find((r) => r.setting?.key === 'precision');
+  return precision ? `Quick fixes: ${precision.title.replace(/ \(.*$/, '').toLowerCase()} fits, or choose another cluster.` : 'WAP already searched ZeRO, recompute and micro-batching; quick fix: choose another cluster.';
 }
