@@ -88,7 +88,8 @@ export function summarizeRun(outcome: PlanOutcome): RunSummary {
 }
 
 const seconds = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s/step` : `${ms.toFixed(ms >= 100 ? 0 : 1)} ms/step`);
-const gb = (b: number): string => `${Math.round(b / 1e9)} GB/GPU`;
+// Small models use well under a gigabyte: one decimal keeps them from reading as '0 GB'.
+const gb = (b: number): string => `${b < 10e9 ? (b / 1e9).toFixed(1) : Math.round(b / 1e9)} GB/GPU`;
 
 /** "your config: 3.4 s/step, 41% MFU, fits (62 GB/GPU) · best plan: 2.1 s/step (1.6×), ZeRO-2 + bf16 + TP 2" */
 export function versusLine(yours: RunSummary, best: RunSummary): string {

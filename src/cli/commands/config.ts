@@ -107,7 +107,7 @@ async function run(args: string[]): Promise<number> {
   if (flags.batch === undefined && configBatch !== undefined) flags.batch = String(configBatch);
   let versus: Versus | undefined;
   if (target) {
-    if (!v.json) console.error(`wap: model ${target.file}${target.modelName ? ` (${target.modelName})` : ''}: ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
+    if (!v.json) console.error(`wap: comparing with the model in ${target.file}${target.modelName ? ` (${target.modelName})` : ''}, found by ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
     const outcome = await planForModelFile(target.file, flags);
     versus = await versusBest(file, text, target.file, flags, outcome);
     if (!outcome.feasible) {
