@@ -282,7 +282,8 @@ class DeviceRun {
     const killAt = process.env.WAP_TEST_KILL_AT_LAYER;
     if (killAt !== undefined && Number(killAt) === index && !this.killHookUsed) {
       this.killHookUsed = true;
-      setImmediate(() => w.kill('SIGKILL'));
+      // At once, not on a later tick: a small layer's trial must not finish before the kill lands.
+      w.kill('SIGKILL');
     }
     try {
       const r = await pending;

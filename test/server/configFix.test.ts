@@ -110,7 +110,9 @@ test('config re-checks are debounced while typing', async () => {
   await server.until('a check after the burst', () => server.publishCount.get(uri)! > start);
   await new Promise((r) => setTimeout(r, 400));
   const checks = server.publishCount.get(uri)! - start;
-  assert.ok(checks <= 2, `8 quick edits gave ${checks} re-checks`);
+  // One debounced check for the burst, plus at most one re-check when the plan it asked for lands
+  // (a plan of the config's model re-checks every config); without debouncing 8 edits give 8 or more.
+  assert.ok(checks <= 3, `8 quick edits gave ${checks} re-checks`);
 });
 
 test('a config shows "your config vs best plan" as a diagnostic and as its hover; its model is the one the script imports', async () => {
