@@ -30,7 +30,7 @@ for (const name of CONFIGS) {
     assert.ok(text.code === 0 || text.code === 1, text.err);
     const line = text.out.split('\n').find((l) => l.includes('your config:'));
     assert.ok(line, text.out + text.err);
-    assert.match(line, /your config: (\d[\d.]* (ms|s)\/step.*fits \(\d+ GB\/GPU\)|does not fit \(.+\)) · best plan: \d[\d.]* (ms|s)\/step/);
+    assert.match(line, /your config: (\d[\d.]* (ms|s)\/step.*fits \(\d[\d.]* GB\/GPU\)|does not fit \(.+\)) · best plan: \d[\d.]* (ms|s)\/step/);
 
     const json = await capture(() => configCommand.run([file, ...flags, '--json']));
     const out = JSON.parse(json.out) as { yours: { feasible: boolean; stepTimeMs?: number }; best: { feasible: boolean; stepTimeMs: number; gpus: number }; versus: string; findings: unknown[] };

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -49,6 +49,9 @@ before(async () => {
   // Edits in the workbench are real file writes, so every run works on a fresh copy of the examples.
   workspace = join(mkdtempSync(join(tmpdir(), 'wap-e2e-ws-')), 'examples');
   cpSync(join(repoRoot, 'examples'), workspace, { recursive: true });
+  // Configs are compared with an explicit model, never "the last planned": the workspace names it as a user would.
+  mkdirSync(join(workspace, '.vscode'), { recursive: true });
+  writeFileSync(join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'wap.model': 'pytorch/alexnet.py' }, null, 2));
   server = await startCodeServer({ vsix });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
