@@ -108,7 +108,9 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   if (structure && clusterWhy) diagnostics.push({ severity: 'info', message: `the block-stack search needs identical GPUs in equal nodes (${clusterWhy}); the per-layer search plans this model` });
   if (structure && !clusterWhy) {
     if (extras.profile) diagnostics.push({ severity: 'warning', message: 'the block-stack search costs layers analytically; the measured profile is not used for this model' });
-    return yield* plan3dSteps({ model, structure, cluster, options: { ...options, maxGpus: N, precision: precision.precision, precisionSource: precision.reason }, diagnostics, clusterInfo, started });
+    const outcome = yield* plan3dSteps({ model, structure, cluster, options: { ...options, maxGpus: N, precision: precision.precision, precisionSource: precision.reason }, diagnostics, clusterInfo, started });
+    // Either search's report says when the model it planned is known to be incomplete.
+    return incomplete ? { ...outcome, incomplete } : outcome;
   }
   // Degree pins belong to the DP×TP×PP×CP search, which plans only stacks of repeated transformer blocks: say so rather than ignore them silently.
   for (const [pin, value] of Object.entries(options.pins ?? {})) {
