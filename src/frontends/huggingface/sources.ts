@@ -7,9 +7,10 @@
  * preferring the revision refs/main points at). A config that is not on disk
  * comes back as an error naming every place looked in and how to fetch it.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { readSource, statKind } from '../imports/sourceFiles';
 import type { HfConfig } from './configs';
 
 export type ConfigLookup = { config: HfConfig; path: string } | { error: string };
@@ -21,21 +22,14 @@ export function setHfSearchRoots(roots: readonly string[]): void {
   searchRoots = [...roots];
 }
 
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
+// The import room's reader: cached per modification time and size-capped, so a from_pretrained call
+// re-analysed on every keystroke costs one stat, not a read and parse of the config each time.
+const isFile = (p: string): boolean => statKind(p) === 'file';
 
 function readConfig(path: string): ConfigLookup {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    return { error: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}` };
-  }
+  const read = readSource(path);
+  if ('why' in read) return { error: `cannot read config: ${read.why}` };
+  const text = read.text;
   try {
     const parsed: unknown = JSON.parse(text);
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return { error: `${path} is not a JSON object` };
@@ -59,12 +53,9 @@ export function hubCacheDirs(env: NodeJS.ProcessEnv = process.env): string[] {
 function cachedConfig(cacheDir: string, repoId: string): string | undefined {
   const repoDir = join(cacheDir, `models--${repoId.replace(/\//g, '--')}`);
   const snapshots = join(repoDir, 'snapshots');
-  try {
-    const main = readFileSync(join(repoDir, 'refs', 'main'), 'utf8').trim();
-    if (main && isFile(join(snapshots, main, 'config.json'))) return join(snapshots, main, 'config.json');
-  } catch {
-    // no refs/main: fall through to any snapshot
-  }
+  const ref = readSource(join(repoDir, 'refs', 'main'));
+  const main = 'why' in ref ? '' : ref.text.trim();
+  if (main && isFile(join(snapshots, main, 'config.json'))) return join(snapshots, main, 'config.json');
   try {
     for (const rev of readdirSync(snapshots).sort()) if (isFile(join(snapshots, rev, 'config.json'))) return join(snapshots, rev, 'config.json');
   } catch {
@@ -92,7 +83,7 @@ export function findPretrainedConfig(ref: string, fromFile: string | undefined, 
   if (!local && HUB_ID.test(ref)) {
     for (const dir of hubCacheDirs(env)) {
       looked.push(join(dir, `models--${ref.replace(/\//g, '--')}`, 'snapshots', '*', 'config.json'));
-      if (!existsSync(dir)) continue;
+      if (statKind(dir) !== 'dir') continue;
       const found = cachedConfig(dir, ref);
       if (found) return readConfig(found);
     }
