@@ -203,3 +203,11 @@ test('cancel lands quickly in a GPT-3-sized 3D plan', async () => {
   clearTimeout(timer);
   assert.ok(rejectedAt - dueAt < 300, `cancellation took ${(rejectedAt - dueAt).toFixed(0)} ms`);
 });
+
+test('baselines of a DP×TP×PP×CP plan carry their simulated energy, like the plan itself', () => {
+  const out = planModel(gptModel({ layers: 8, hidden: 1024, heads: 16, seq: 1024 }), resolveCluster('h100x8', {}), { batch: 32, objective: 'throughput', strategies: 'all', optimizer: 'adam' });
+  assert.ok(out.feasible);
+  assert.equal(out.search.method, 'parallel3d');
+  assert.ok(out.plan.energyJPerSample > 0);
+  for (const b of [out.baselines.singleGpu, out.baselines.dataParallel]) if (b.feasible) assert.ok(b.energyJPerSample > 0, JSON.stringify(b));
+});

@@ -133,9 +133,13 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   yield;
   const c = scored.config;
   const stepMs = run.stepMs;
-  let joules = 0;
-  run.busyMs.forEach((b) => (joules += ((c.n / c.pp) * (b * gpu.powerW + Math.max(0, stepMs - b) * gpu.idlePowerW)) / 1000));
-  const energyJPerSample = joules / batch;
+  // Each replayed stage stands for its n/pp GPUs: busy at full power, idle at idle power for the rest of the step.
+  const energyOf = (r: ReplayResult, cfg: Scored['config']): number => {
+    let joules = 0;
+    for (const b of r.busyMs) joules += ((cfg.n / cfg.pp) * (b * gpu.powerW + Math.max(0, r.stepMs - b) * gpu.idlePowerW)) / 1000;
+    return joules / batch;
+  };
+  const energyJPerSample = energyOf(run, c);
   const point = scaling.find((p) => p.gpus === c.n);
   if (point) Object.assign(point, { stepTimeMs: stepMs, samplesPerSec: sps(batch, stepMs), energyJPerSample });
   const flops = (model.totals.forwardFlops + model.totals.backwardFlops) * batch;
@@ -155,8 +159,8 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     }
     if (!best) return { gpus: n, feasible: false, reason: why, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 };
     // Simulated like the plan, so plan and baselines compare on the same footing.
-    const ms = replayOf(ctx, best, false).stepMs;
-    return { gpus: n, feasible: true, samplesPerSec: sps(batch, ms), stepTimeMs: ms, energyJPerSample: 0 };
+    const replay = replayOf(ctx, best, false);
+    return { gpus: n, feasible: true, samplesPerSec: sps(batch, replay.stepMs), stepTimeMs: replay.stepMs, energyJPerSample: energyOf(replay, best.config) };
   };
   const singleGpu = yield* baselineAt(1, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: 1 }, `the model does not fit on one ${gpu.name}`);
   const dataParallel = yield* baselineAt(N, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: undefined }, `pure data parallelism does not fit or divide batch ${batch} on ${N} GPUs`);
@@ -182,7 +186,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
         : {}),
       setup: {
         precision,
-        precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'fp32: the planner default until the cluster spec carries per-precision peaks'),
+        precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
         zeroStage: c.zero,
         hybridShard: false,
         recompute: c.recompute,
