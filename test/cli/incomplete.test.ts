@@ -8,7 +8,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,21 +16,8 @@ const root = join(__dirname, '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'wap-incomplete-cli-'));
 let cli = '';
 
-const PARTIAL = `import torch
-from torch import nn
-from mystery import FancyBlock
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(16, 32)
-        self.block = FancyBlock(32)
-        self.fc2 = nn.Linear(32, 4)
-
-    def forward(self, x):
-        return self.fc2(self.block(self.fc1(x)))
-`;
+// A model with one layer from an import WAP cannot resolve (a real file, shared with the other incomplete-model test).
+const PARTIAL = readFileSync(join(__dirname, '..', 'fixtures', 'incomplete', 'partial.py'), 'utf8');
 
 before(() => {
   const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, encoding: 'utf8' });
