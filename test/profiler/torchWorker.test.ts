@@ -147,7 +147,8 @@ test('worker SIGKILLed mid-profile: only that layer falls back (marked), the res
   process.env.WAP_TEST_KILL_AT_LAYER = '2';
   try {
     const p = await profileModel(tinyCnn(), opts(dir));
-    assert.deepEqual(p.layers.map((l) => l.status), ['measured', 'measured', 'fallback', 'measured', 'measured']);
+    // The errors ride along so that a failure under load says why each layer fell back.
+    assert.deepEqual(p.layers.map((l) => l.status), ['measured', 'measured', 'fallback', 'measured', 'measured'], JSON.stringify(p.layers.map((l) => l.error ?? l.status)));
     assert.match(p.layers[2]!.error ?? '', /killed by SIGKILL/);
     assert.match(p.layers[2]!.error ?? '', /analytical estimate/);
   } finally {

@@ -286,7 +286,7 @@ def time_layer(spec, batch, warmup, reps):
     with torch.no_grad():
         y = m(*xs)
     dy = torch.randn_like(y)
-    fwd, both = [], []
+    fwd, bwd = [], []
     for i in range(warmup + reps):
         with Timer() as t:
             y = m(*xs)
@@ -297,14 +297,15 @@ def time_layer(spec, batch, warmup, reps):
     for i in range(warmup + reps):
         if not targets:
             break
+        # The backward pass is timed on its own: subtracting a forward median from forward+backward
+        # goes to zero (and was clamped there) whenever a noisy machine stalls one forward run.
+        y = m(*xs)
         with Timer() as t:
-            y = m(*xs)
             torch.autograd.grad(y, targets, dy)
         if i >= warmup:
-            both.append(t.ms)
+            bwd.append(t.ms)
     f_med, f_spread = stats(fwd)
-    bwd = [max(0.0, b - f_med) for b in both] or [0.0]
-    b_med, b_spread = stats(bwd)
+    b_med, b_spread = stats(bwd or [0.0])
     out = dict(forwardMs=f_med, backwardMs=b_med, forwardSpread=f_spread, backwardSpread=b_spread, repetitions=reps)
     if DEVICE.type == "cuda":
         out["peakMemoryBytes"] = int(torch.cuda.max_memory_allocated())
