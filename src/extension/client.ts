@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { CloseAction, ErrorAction, LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { SetPythonNotification, SetTrustedNotification, StatusNotification, type WapInitializationOptions } from '../protocol/lsp';
+import { configModelsForServer } from './configModels';
 import { selectedPythonInterpreter, watchPythonInterpreter } from './pythonInterpreter';
 import type { StatusBar } from './statusBar';
 
@@ -40,6 +41,8 @@ export class WapClient {
       clientCommands: true,
       cacheDir: vscode.Uri.joinPath(context.globalStorageUri, 'profile-cache').fsPath,
       ...(this.python ? { python: this.python } : {}),
+      // The per-config model choices, so a restarted server knows them too.
+      configModels: configModelsForServer(context),
     });
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,

@@ -83,6 +83,11 @@ export function registerCommands(context: vscode.ExtensionContext, ready: () => 
       await vscode.workspace.getConfiguration('wap', scope).update(key, value, target);
       void vscode.window.showInformationMessage(`WAP: set wap.${key} to ${JSON.stringify(value)}${folder ? ` for ${folder.name}` : ''}; plans refresh.`);
     }),
+    // The config quick fix "Choose the model this config trains…": a quick pick, remembered per config.
+    run(ClientActionCommands.chooseConfigModel, async (configUri) => {
+      const c = await client();
+      if (c) await (await import('./configModels')).chooseConfigModel(context, c, configUri);
+    }),
     run(ClientCommands.exportPlan, async (...args) => {
       const t = await target(args);
       if (t) await (await import('./exports')).exportPlanAs(t.c, t.ref);

@@ -29,6 +29,8 @@ export const ClientCommands = {
 export const ClientActionCommands = {
   /** args: [key under `wap.`, value, documentUri]: writes the setting for that document's workspace folder. */
   applySetting: 'wap.applySetting',
+  /** args: [configUri]: asks which model file the config trains (quick pick), remembers it, tells the server. */
+  chooseConfigModel: 'wap.chooseConfigModel',
 } as const;
 
 /** The code action kind of "Fix all WAP config issues". */

@@ -172,6 +172,8 @@ export interface WapInitializationOptions {
   cacheDir?: string;
   /** The interpreter selected in the Python extension, if any (later changes: `wap/setPython`). */
   python?: string;
+  /** The models the user chose for configs, as in `wap/setConfigModels` (later changes: that notification). */
+  configModels?: Record<string, string>;
 }
 
 // Command ids and the fix-all kind live in ./commands (no runtime imports), so the extension can read them at activation without loading the protocol library.
@@ -189,3 +191,16 @@ export interface SetPythonParams {
   source?: string;
 }
 export const SetPythonNotification = new NotificationType<SetPythonParams>('wap/setPython');
+
+/**
+ * `wap/setConfigModels` (client → server): the model file the user picked for
+ * each training config that no launch script names while `wap.model` is unset
+ * (the last step of the order in src/server/configDocs.ts). The client asks
+ * with a quick pick when the user takes the config's quick fix, remembers the
+ * answer per config, and sends the whole map on every change: config document
+ * URI → model file URI. An absent config means "not chosen".
+ */
+export interface SetConfigModelsParams {
+  models: Record<string, string>;
+}
+export const SetConfigModelsNotification = new NotificationType<SetConfigModelsParams>('wap/setConfigModels');

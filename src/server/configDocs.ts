@@ -8,19 +8,22 @@
  *      a launch script beside a YAML/JSON/TOML config that names it, a Lightning script itself),
  *      following the script's import of a local model module (src/configs/modelFor.ts);
  *   2. the model file named by the `wap.model` setting (read from disk and planned when not open);
- *   3. none: an info diagnostic says how to choose. Never "the model planned last".
+ *   3. the model file the user picked for this config (the client's quick pick, remembered per
+ *      config and sent with `wap/setConfigModels`; see configModelChoice.ts);
+ *   4. none: an info diagnostic whose quick fix asks. Never "the model planned last".
  * Without a plan, only the config's own consistency is checked (e.g. DeepSpeed batch arithmetic).
  */
 import { readFileSync } from 'node:fs';
 import { readdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CodeActionKind, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
+import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, resolveLaunchedModel, type ConfigFormat } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import type { PlanReport } from '../protocol/plan';
 import { configVersus } from './configVersus';
+import { chosenLabel, ConfigModelChoices, missingModelMessage, modelChoiceAction, type ModelSource } from './configModelChoice';
 import { FIX_ALL_KIND } from '../protocol/lsp';
 import { DIAGNOSTIC_SOURCE, lspSeverity } from './diagnostics';
 import type { DocumentStore } from './documentStore';
@@ -38,6 +41,8 @@ interface ConfigState {
   planLabel?: string;
   /** "your config … · best plan …", when the config states a setup and a plan is known. */
   versus?: string;
+  /** Where the model came from: decides how the user changes it (code action). */
+  modelSource: ModelSource;
 }
 
 interface PlanChoice {
@@ -47,6 +52,7 @@ interface PlanChoice {
   missing?: string;
   /** The model that was planned, for planning it again with the config's setup pinned. */
   model?: AnalyzedModel;
+  source: ModelSource;
 }
 
 export class ConfigDocuments {
@@ -56,6 +62,10 @@ export class ConfigDocuments {
   /** Per-document debounce of re-checks after edits, like model documents: typing re-checks once it pauses. */
   private readonly pending = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly planning = new Set<string>();
+  /** The models the user picked per config (step 3 of the order). */
+  readonly choices = new ConfigModelChoices();
+  /** True for the VS Code extension: the wording points at its quick fixes. */
+  clientCommands = false;
 
   constructor(
     private readonly store: DocumentStore,
@@ -119,7 +129,7 @@ export class ConfigDocuments {
       if (this.states.delete(uri)) this.publish(uri);
       return;
     }
-    const { plan, label, missing, model } = await this.planFor(uri);
+    const { plan, label, missing, model, source } = await this.planFor(uri);
     const versus = plan && model ? await configVersus(fileName, text, plan, model, await this.settings.get(uri), this.env).catch((err: unknown) => {
       this.env.reportError(`comparing ${fileName} with the best plan`, err);
       return undefined;
@@ -140,11 +150,18 @@ export class ConfigDocuments {
       result.findings.push(f);
       diagnostics.push({ severity: lspSeverity('info'), range: { start: doc.positionAt(f.range.start), end: doc.positionAt(f.range.end) }, message: label ? `${f.message} (model: ${label})` : f.message, source: DIAGNOSTIC_SOURCE, code: f.code });
     }
+    if (source === 'chosen' && label) {
+      // A hint (no Problems entry) that names the chosen model, so its "Change…" quick fix is there even when the config agrees with the plan.
+      const end = Math.min(text.indexOf('\n') >>> 0, text.length);
+      const message = `WAP checks this config against ${label}.`;
+      result.findings.push({ format: formats[0]!, severity: 'info', code: 'config-model', message, range: { start: 0, end } });
+      diagnostics.push({ severity: DiagnosticSeverity.Hint, range: { start: doc.positionAt(0), end: doc.positionAt(end) }, message, source: DIAGNOSTIC_SOURCE, code: 'config-model' });
+    }
     if (missing) {
       result.findings.push({ format: formats[0]!, severity: 'info', code: 'no-model', message: missing, range: { start: 0, end: Math.min(doc.getText().indexOf('\n') >>> 0, doc.getText().length) } });
       diagnostics.push({ severity: lspSeverity('info'), range: { start: doc.positionAt(0), end: doc.positionAt(Math.min(doc.getText().indexOf('\n') >>> 0, doc.getText().length)) }, message: missing, source: DIAGNOSTIC_SOURCE, code: 'no-model' });
     }
-    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label, versus: versus && (label ? `${versus.line} (model: ${label})` : versus.line) });
+    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label, versus: versus && (label ? `${versus.line} (model: ${label})` : versus.line), modelSource: source });
     this.publish(uri);
   }
 
@@ -189,16 +206,26 @@ export class ConfigDocuments {
       read: (p) => this.getText(pathToFileURL(p).href)?.getText() ?? readOrUndefined(p),
       list: (dir) => listOrEmpty(dir),
     }) : undefined;
-    if (target) return this.planOfFile(target.file, target.modelName, `${target.modelName ?? basename(target.file)} in ${basename(target.file)}, ${target.how}`);
+    if (target) return this.planOfFile(target.file, target.modelName, `${target.modelName ?? basename(target.file)} in ${basename(target.file)}, ${target.how}`, 'launch');
     // 2. The wap.model setting.
     const settings = await this.settings.get(configUri);
-    if (settings.model) return this.planOfFile(this.env.resolvePath(settings.model), undefined, `${basename(settings.model)} from the wap.model setting`);
-    // 3. Never a guess (such as the model planned last): say how to choose.
-    return { plan: undefined, missing: 'WAP does not know which model this config trains: no launch script names it. Set "wap.model" to the model file (Settings) so WAP can compare this config with its plan.' };
+    if (settings.model) return this.planOfFile(this.env.resolvePath(settings.model), undefined, `${basename(settings.model)} from the wap.model setting`, 'setting');
+    // 3. The model the user picked for this config.
+    const chosen = this.choices.get(configUri);
+    if (chosen) return this.planOfFile(chosen, undefined, chosenLabel(chosen, this.clientCommands), 'chosen');
+    // 4. Never a guess (such as the model planned last): say how to choose.
+    return { plan: undefined, missing: missingModelMessage(this.clientCommands), source: 'none' };
+  }
+
+  /** The client sent the per-config choices (all of them): re-check the configs whose choice changed. */
+  setChoices(models: Record<string, string> | undefined): void {
+    for (const uri of this.choices.replace(models)) {
+      if (this.getText(uri)) void this.check(uri).catch((err: unknown) => this.env.reportError(`checking ${uri}`, err));
+    }
   }
 
   /** The newest feasible plan of `model` (or the file's first model) in `path`, planning it in the background when there is none yet. */
-  private planOfFile(path: string, model: string | undefined, label: string): PlanChoice {
+  private planOfFile(path: string, model: string | undefined, label: string, source: ModelSource): PlanChoice {
     const uri = pathToFileURL(path).href;
     let doc = this.store.get(uri);
     if (!doc) {
@@ -208,11 +235,11 @@ export class ConfigDocuments {
         this.env.reportError(`reading the model file ${path}`, err);
       }
     }
-    if (!doc) return { plan: undefined };
+    if (!doc) return { plan: undefined, source };
     const entry = model ? doc.plans.get(model) : undefined;
     const best = entry?.outcome.feasible ? { model: model!, report: entry.outcome } : model && doc.findModel(model) ? undefined : newestFeasible(doc.plans);
     if (!best) this.planInBackground(doc, model);
-    return best ? { plan: best.report, label, model: doc.findModel(best.model) } : { plan: undefined };
+    return best ? { plan: best.report, label, model: doc.findModel(best.model), source } : { plan: undefined, label, source };
   }
 
   /** The config file's hover: one line, your config vs the best plan. */
@@ -254,6 +281,12 @@ export class ConfigDocuments {
           edit: { changes: { [uri]: f.fix.edits.map((e) => toTextEdit(doc, e)) } },
         });
       });
+    }
+    if (wants(CodeActionKind.QuickFix) && this.clientCommands) {
+      // How to change the model the findings compare against, on the WAP diagnostics under the cursor.
+      const here = state.diagnostics.filter((d) => overlaps(d.range, range));
+      const change = modelChoiceAction(uri, state.modelSource, here);
+      if (change) actions.push(change);
     }
     const fixable = state.findings.filter((f) => f.fix).length;
     if (fixable > 0 && wants(FIX_ALL_KIND)) {

@@ -38,6 +38,7 @@ import {
   PlansStaleNotification,
   SetTrustedNotification,
   SetPythonNotification,
+  SetConfigModelsNotification,
   type WapInitializationOptions,
   type ClusterPresetsResult,
   type PlanParams,
@@ -127,6 +128,8 @@ export function startServer(connection: Connection): void {
     importEnv.trusted = env.trusted;
     if (typeof init.python === 'string' && init.python) importEnv.selectedInterpreter = init.python;
     clientCommands = init.clientCommands === true;
+    configs.clientCommands = clientCommands;
+    configs.setChoices(init.configModels);
     if (typeof init.cacheDir === 'string' && init.cacheDir) cacheDir = init.cacheDir;
     Object.assign(handlers, { cacheDir });
     settings.pullSupported = params.capabilities.workspace?.configuration === true;
@@ -193,6 +196,11 @@ export function startServer(connection: Connection): void {
       log(`wap: Python interpreter ${chosen ?? '(none selected)'}${p?.source ? ` from ${p.source}` : ''}`);
       importEnv.reset();
     }),
+  );
+
+  connection.onNotification(
+    SetConfigModelsNotification,
+    guard('config models change', undefined, (p) => configs.setChoices(p?.models)),
   );
 
   /** `wap.python` of the first workspace folder; a change re-reads installed libraries. */
