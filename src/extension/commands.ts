@@ -90,7 +90,8 @@ export function registerCommands(context: vscode.ExtensionContext, ready: () => 
     }),
     run(ClientCommands.exportPlan, async (...args) => {
       const t = await target(args);
-      if (t) await (await import('./exports')).exportPlanAs(t.c, t.ref);
+      // A config's quick fix names the format (args: uri, model, format); the palette asks for it.
+      if (t) await (await import('./exports')).exportPlanAs(t.c, t.ref, typeof args[2] === 'string' ? args[2] : undefined);
     }),
     run(ClientCommands.validatePlan, async (...args) => {
       // Starts training processes: trusted workspaces only (the server refuses too).

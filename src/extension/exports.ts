@@ -38,8 +38,8 @@ const FORMATS: Array<{ id: string; label: string; detail: string; language: stri
   { id: 'torch-parallelize', label: 'PyTorch parallelize() (torch ≥ 2.4)', detail: 'DeviceMesh, ColwiseParallel/RowwiseParallel by module name, fully_shard (FSDP2), checkpointing', language: 'python' },
 ];
 
-export async function exportPlanAs(client: LanguageClient, ref: ModelRef): Promise<void> {
-  const picked = await vscode.window.showQuickPick(FORMATS, { title: 'WAP: export plan as…', matchOnDetail: true });
+export async function exportPlanAs(client: LanguageClient, ref: ModelRef, format?: string): Promise<void> {
+  const picked = FORMATS.find((f) => f.id === format) ?? (await vscode.window.showQuickPick(FORMATS, { title: 'WAP: export plan as…', matchOnDetail: true }));
   if (!picked) return;
   const result = await client.sendRequest(ExportPlanRequest, { ...ref, format: picked.id });
   // A preview first: exported configs are read before they are saved, never written blindly.

@@ -24,7 +24,8 @@ import type { AnalyzedModel } from '../core/ir';
 import type { PlanReport } from '../protocol/plan';
 import { configVersus } from './configVersus';
 import { chosenLabel, ConfigModelChoices, missingModelMessage, modelChoiceAction, type ModelSource } from './configModelChoice';
-import { FIX_ALL_KIND } from '../protocol/lsp';
+import { ClientCommands, FIX_ALL_KIND } from '../protocol/lsp';
+import { adviseExport, EXPORT_PARALLELIZE_TITLE } from './editorAdvice';
 import { DIAGNOSTIC_SOURCE, lspSeverity } from './diagnostics';
 import type { DocumentStore } from './documentStore';
 import { fileNameOf } from './documentStore';
@@ -43,6 +44,8 @@ interface ConfigState {
   versus?: string;
   /** Where the model came from: decides how the user changes it (code action). */
   modelSource: ModelSource;
+  /** The planned model, for the code actions that act on its plan (export). */
+  modelRef?: { uri: string; model: string };
 }
 
 interface PlanChoice {
@@ -53,6 +56,7 @@ interface PlanChoice {
   /** The model that was planned, for planning it again with the config's setup pinned. */
   model?: AnalyzedModel;
   source: ModelSource;
+  modelRef?: { uri: string; model: string };
 }
 
 export class ConfigDocuments {
@@ -129,7 +133,7 @@ export class ConfigDocuments {
       if (this.states.delete(uri)) this.publish(uri);
       return;
     }
-    const { plan, label, missing, model, source } = await this.planFor(uri);
+    const { plan, label, missing, model, source, modelRef } = await this.planFor(uri);
     const versus = plan && model ? await configVersus(fileName, text, plan, model, await this.settings.get(uri), this.env).catch((err: unknown) => {
       this.env.reportError(`comparing ${fileName} with the best plan`, err);
       return undefined;
@@ -161,7 +165,7 @@ export class ConfigDocuments {
       result.findings.push({ format: formats[0]!, severity: 'info', code: 'no-model', message: missing, range: { start: 0, end: Math.min(doc.getText().indexOf('\n') >>> 0, doc.getText().length) } });
       diagnostics.push({ severity: lspSeverity('info'), range: { start: doc.positionAt(0), end: doc.positionAt(Math.min(doc.getText().indexOf('\n') >>> 0, doc.getText().length)) }, message: missing, source: DIAGNOSTIC_SOURCE, code: 'no-model' });
     }
-    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label, versus: versus && (label ? `${versus.line} (model: ${label})` : versus.line), modelSource: source });
+    this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label, versus: versus && (label ? `${versus.line} (model: ${label})` : versus.line), modelSource: source, modelRef });
     this.publish(uri);
   }
 
@@ -239,7 +243,7 @@ export class ConfigDocuments {
     const entry = model ? doc.plans.get(model) : undefined;
     const best = entry?.outcome.feasible ? { model: model!, report: entry.outcome } : model && doc.findModel(model) ? undefined : newestFeasible(doc.plans);
     if (!best) this.planInBackground(doc, model);
-    return best ? { plan: best.report, label, model: doc.findModel(best.model), source } : { plan: undefined, label, source };
+    return best ? { plan: best.report, label, model: doc.findModel(best.model), source, modelRef: { uri, model: best.model } } : { plan: undefined, label, source };
   }
 
   /** The config file's hover: one line, your config vs the best plan. */
@@ -287,6 +291,12 @@ export class ConfigDocuments {
       const here = state.diagnostics.filter((d) => overlaps(d.range, range));
       const change = modelChoiceAction(uri, state.modelSource, here);
       if (change) actions.push(change);
+      // Advice to export parallelize() code (a launcher cannot split layers) is a click, not a CLI line.
+      const exportable = state.findings.map((f, i) => (adviseExport(f.message) && overlaps(state.diagnostics[i].range, range) ? state.diagnostics[i] : undefined)).filter((d): d is Diagnostic => !!d);
+      if (exportable.length && state.modelRef) {
+        const args = [state.modelRef.uri, state.modelRef.model, 'torch-parallelize'];
+        actions.push({ title: EXPORT_PARALLELIZE_TITLE, kind: CodeActionKind.QuickFix, diagnostics: exportable, command: { title: EXPORT_PARALLELIZE_TITLE, command: ClientCommands.exportPlan, arguments: args } });
+      }
     }
     const fixable = state.findings.filter((f) => f.fix).length;
     if (fixable > 0 && wants(FIX_ALL_KIND)) {

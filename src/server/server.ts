@@ -16,6 +16,7 @@ import {
   type CodeLens,
   type Connection,
   type Hover,
+  type HoverParams,
   type InitializeResult,
   type CancellationToken,
   type WorkDoneProgressReporter,
@@ -58,6 +59,7 @@ import { asResponseError, RequestHandlers } from './requests';
 import { SettingsCache } from './settings';
 import { toLspRange } from './positions';
 import { runServerCommand } from './commands';
+import { forEditor } from './editorAdvice';
 
 export function startServer(connection: Connection): void {
   const texts = new TextDocuments(TextDocument);
@@ -73,7 +75,8 @@ export function startServer(connection: Connection): void {
   const publish = (uri: string) => {
     const doc = store.get(uri);
     if (doc?.hidden) return;
-    const diagnostics = [...(doc ? modelDiagnostics(doc) : []), ...configs.diagnostics(uri)];
+    // The rooms word advice for the CLI; the editor gets its own wording (editorAdvice.ts).
+    const diagnostics = [...(doc ? modelDiagnostics(doc) : []), ...configs.diagnostics(uri)].map((d) => ({ ...d, message: forEditor(d.message) }));
     void connection.sendDiagnostics({ uri, diagnostics }).catch(() => undefined);
   };
   const refreshLenses = () => {
@@ -113,6 +116,7 @@ export function startServer(connection: Connection): void {
       } catch (err) {
         if (rethrow) {
           const response = asResponseError(err, name);
+          response.message = forEditor(response.message);
           if (response.code !== -32800 && !(err instanceof Error && err.name === 'ResponseError')) env.reportError(name, err);
           throw response;
         }
@@ -227,24 +231,27 @@ export function startServer(connection: Connection): void {
     void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] }).catch(() => undefined);
   }));
 
-  connection.onHover(
-    guard('hover', null as Hover | null, async (params) => {
-      const doc = store.get(params.textDocument.uri);
-      const versus = configs.hoverLine(params.textDocument.uri);
-      const configHover = versus ? ({ contents: { kind: 'markdown', value: `**WAP** · ${versus}` } } as Hover) : null;
-      if (!doc) return configHover;
-      if (!store.flush(doc)) await store.current(doc);
-      const hit = doc.layerAt(params.position);
-      if (hit) {
-        return { contents: { kind: 'markdown', value: layerHoverMarkdown(doc, hit, clientCommands) }, range: hit.range };
-      }
-      const model = doc.modelAt(params.position);
-      if (model && toLspRange(model.range).start.line === params.position.line) {
-        return { contents: { kind: 'markdown', value: modelHoverMarkdown(doc, model, clientCommands) } };
-      }
-      return configHover;
-    }),
-  );
+  /** The hover of a layer, a model's name line, or a config ("your config vs best plan"). */
+  const hover = async (params: HoverParams): Promise<Hover | null> => {
+    const doc = store.get(params.textDocument.uri);
+    const versus = configs.hoverLine(params.textDocument.uri);
+    const configHover = versus ? ({ contents: { kind: 'markdown', value: `**WAP** · ${versus}` } } as Hover) : null;
+    if (!doc) return configHover;
+    if (!store.flush(doc)) await store.current(doc);
+    const hit = doc.layerAt(params.position);
+    if (hit) {
+      return { contents: { kind: 'markdown', value: layerHoverMarkdown(doc, hit, clientCommands) }, range: hit.range };
+    }
+    const model = doc.modelAt(params.position);
+    if (model && toLspRange(model.range).start.line === params.position.line) {
+      return { contents: { kind: 'markdown', value: modelHoverMarkdown(doc, model, clientCommands) } };
+    }
+    return configHover;
+  };
+  // Hovers speak the editor's terms too (editorAdvice.ts).
+  const editorHover = (h: Hover | null): Hover | null =>
+    h && typeof h.contents === 'object' && 'value' in h.contents ? { ...h, contents: { ...h.contents, value: forEditor(h.contents.value) } } : h;
+  connection.onHover(guard('hover', null as Hover | null, async (params) => editorHover(await hover(params))));
 
   connection.onCodeLens(
     guard('codeLens', [] as CodeLens[], async (params) => {

@@ -1,0 +1,66 @@
+/**
+ * Advice, worded for the editor. The rooms that find problems (core, planner,
+ * configs, validate) word their advice for their first surface, the CLI
+ * ("Override with `--input 3,224,224`", "see `wap export --format …`"), and
+ * the CLI keeps that wording. In the editor a flag means nothing: the same
+ * advice must name what the editor offers — a setting, a command, a quick
+ * fix. Every text the server sends to the editor (diagnostics, hovers,
+ * request errors) goes through `forEditor`; test/server/editorAdvice.test.ts
+ * checks that no CLI flag is left in what the examples produce.
+ *
+ * Where a piece of advice has a click (the torch-parallelize export), the
+ * config room also offers it as a code action: see `exportAdvice` below.
+ */
+
+/** The CLI advice to export runnable parallelize() code, as the configs room words it. */
+const EXPORT_CLI = /`wap export --format torch-parallelize`/;
+/** The command palette title and format the editor offers for it (src/extension/exports.ts). */
+export const EXPORT_PARALLELIZE_TITLE = 'Export the plan as PyTorch parallelize() code…';
+const EXPORT_EDITOR = '"WAP: Export plan as…" → PyTorch parallelize() (quick fix)';
+
+const DEGREE_FLAGS: Record<string, string> = {
+  '--tp': 'tensor parallel',
+  '--pp': 'pipeline stages',
+  '--dp': 'data parallel',
+  '--cp': 'context parallel',
+  '--ep': 'expert parallel',
+  '--micro-batch': 'micro-batch',
+};
+
+const RULES: Array<[RegExp, string | ((...groups: string[]) => string)]> = [
+  // Input shapes: the editor reads them from the code, so that is where the user states one.
+  [/ Override with `--input [\d,]+` or state the shape in the model code\./g, ' To change it, state the input shape in the model code.'],
+  [/ Override with `--input [\d,]+`\./g, ' To change it, state the input shape in the model code.'],
+  [/; give one with --input/g, '; state a fixed one in the model code'],
+  // Exports: the command, with a quick fix where the finding sits in a config.
+  [/export the plan with `wap export --format torch-parallelize`/g, `export the plan with ${EXPORT_EDITOR}`],
+  [/\(export runnable code with `wap export --format torch-parallelize`\)/g, `(export runnable code with ${EXPORT_EDITOR})`],
+  [/see `wap export --format torch-parallelize`/g, `see ${EXPORT_EDITOR}`],
+  // A config without a model: the no-model diagnostic beside it says how to choose one.
+  [/ \(wap config --model …\)/g, ' (see the note on choosing the model)'],
+  // Planner options the editor takes from settings and the plan view.
+  [/--gpus (\d+) asks for more GPUs/g, (n) => `${n} GPUs (the plan view's GPU count) ask for more GPUs`],
+  [/not the (\d+) GPUs of --gpus/g, (n) => `not the ${n} GPUs chosen in the plan view`],
+  [/not --gpus (\d+)/g, (n) => `not the ${n} GPUs chosen in the plan view`],
+  [/or choose another --precision/g, 'or choose another precision (the wap.precision setting)'],
+  [/\(from --precision\)/g, '(from the wap.precision setting)'],
+  [/^--precision$/g, 'the wap.precision setting'],
+  [/(--tp|--pp|--dp|--cp|--ep|--micro-batch) (\d+)/g, (flag, n) => `${DEGREE_FLAGS[flag]} ${n}`],
+  [/\(--pp > 1\)/g, '(more than one pipeline stage)'],
+  // Validation: the interpreter comes from the Python extension or wap.python.
+  [/choose an interpreter with torch \(--python\)/g, 'select an interpreter with torch (Python extension, or the wap.python setting)'],
+];
+
+/** The editor's wording of a text the rooms worded for the CLI. */
+export function forEditor(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of RULES) {
+    out = typeof replacement === 'string' ? out.replace(pattern, replacement) : out.replace(pattern, (_m, ...groups: string[]) => replacement(...groups));
+  }
+  return out;
+}
+
+/** Whether a finding's (CLI-worded) message advises exporting parallelize() code: the config room then offers the export as a quick fix. */
+export function adviseExport(message: string): boolean {
+  return EXPORT_CLI.test(message);
+}
