@@ -9,8 +9,9 @@
  * checks that no CLI flag is left in what the examples produce.
  *
  * Where a piece of advice has a click (the torch-parallelize export), the
- * config room also offers it as a code action: see `exportAdvice` below.
+ * config room also offers it as a code action: see `adviseExport` below.
  */
+import type { PlanOutcome } from '../protocol/plan';
 
 /** The CLI advice to export runnable parallelize() code, as the configs room words it. */
 const EXPORT_CLI = /`wap export --format torch-parallelize`/;
@@ -32,6 +33,7 @@ const RULES: Array<[RegExp, string | ((...groups: string[]) => string)]> = [
   [/ Override with `--input [\d,]+` or state the shape in the model code\./g, ' To change it, state the input shape in the model code.'],
   [/ Override with `--input [\d,]+`\./g, ' To change it, state the input shape in the model code.'],
   [/; give one with --input/g, '; state a fixed one in the model code'],
+  [/; pass --input to set it/g, '; state the input shape in the model code to set it'],
   // Exports: the command, with a quick fix where the finding sits in a config.
   [/export the plan with `wap export --format torch-parallelize`/g, `export the plan with ${EXPORT_EDITOR}`],
   [/\(export runnable code with `wap export --format torch-parallelize`\)/g, `(export runnable code with ${EXPORT_EDITOR})`],
@@ -63,4 +65,12 @@ export function forEditor(text: string): string {
 /** Whether a finding's (CLI-worded) message advises exporting parallelize() code: the config room then offers the export as a quick fix. */
 export function adviseExport(message: string): boolean {
   return EXPORT_CLI.test(message);
+}
+
+/** A plan result for the plan view: its planner notes and "no plan fits" reason in the editor's wording. */
+export function outcomeForEditor<T extends { outcome: PlanOutcome }>(result: T): T {
+  const o = result.outcome;
+  const diagnostics = o.diagnostics.map((d) => ({ ...d, message: forEditor(d.message) }));
+  const outcome: PlanOutcome = o.feasible ? { ...o, diagnostics } : { ...o, diagnostics, reason: forEditor(o.reason) };
+  return { ...result, outcome };
 }

@@ -59,7 +59,7 @@ import { asResponseError, RequestHandlers } from './requests';
 import { SettingsCache } from './settings';
 import { toLspRange } from './positions';
 import { runServerCommand } from './commands';
-import { forEditor } from './editorAdvice';
+import { forEditor, outcomeForEditor } from './editorAdvice';
 
 export function startServer(connection: Connection): void {
   const texts = new TextDocuments(TextDocument);
@@ -283,8 +283,8 @@ export function startServer(connection: Connection): void {
   );
 
   const withProgress = (p: { workDoneToken?: string | number } | undefined): WorkDoneProgressReporter => connection.window.attachWorkDoneProgress(p?.workDoneToken);
-  connection.onRequest(PlanRequest, guard('wap/plan', undefined as never, (p: PlanParams, token: CancellationToken) => handlers.plan(p, token, withProgress(p)), true));
-  connection.onRequest(ProfileRequest, guard('wap/profile', undefined as never, (p: ProfileParams, token: CancellationToken) => handlers.profile(p, token, withProgress(p)), true));
+  connection.onRequest(PlanRequest, guard('wap/plan', undefined as never, async (p: PlanParams, token: CancellationToken) => outcomeForEditor(await handlers.plan(p, token, withProgress(p))), true));
+  connection.onRequest(ProfileRequest, guard('wap/profile', undefined as never, async (p: ProfileParams, token: CancellationToken) => outcomeForEditor(await handlers.profile(p, token, withProgress(p))), true));
   connection.onRequest(ValidateRequest, guard('wap/validate', undefined as never, (p: ValidateParams, token: CancellationToken) => handlers.validate(p, token, withProgress(p)), true));
   connection.onRequest(ModelsRequest, guard('wap/models', { models: [] }, (p) => handlers.models(p.uri)));
   connection.onRequest(ExportTraceRequest, guard('wap/exportTrace', undefined as never, (p) => handlers.exportTrace(p), true));

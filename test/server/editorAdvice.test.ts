@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionRequest, type CodeAction } from 'vscode-languageserver-protocol/node';
 import { ClientCommands } from '../../src/protocol/commands';
-import { SetConfigModelsNotification } from '../../src/protocol/lsp';
+import { PlanRequest, SetConfigModelsNotification } from '../../src/protocol/lsp';
 import { forEditor } from '../../src/server/editorAdvice';
 import { ROOT, TestServer } from './harness';
 
@@ -23,6 +23,7 @@ test('each piece of CLI advice the rooms give has an editor wording without flag
     "No input shape for Net: assumed 3×224×224, an ImageNet image, without batch. Override with `--input 3,224,224` or state the shape in the model code.",
     "No input shape for Bert input 'input_ids': assumed 512, the config's max positions, without batch. Override with `--input 512`.",
     'input shape [null, 128] has a variable dimension; give one with --input',
+    'input shape 3×224×224 is assumed; pass --input to set it',
     'DeepSpeed configs have no tensor, pipeline or context parallel degrees; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or use Megatron-LM arguments',
     'DP on 4 GPUs but fc1, fc2 want model parallelism: consider splitting them across GPUs (export runnable code with `wap export --format torch-parallelize`) or a tensor-parallel strategy',
     'The plan pipelines the model in 2 stages with 8 micro-batches (1f1b); a plain data-parallel launch does not: see `wap export --format torch-parallelize`',
@@ -40,7 +41,7 @@ test('each piece of CLI advice the rooms give has an editor wording without flag
     assert.doesNotMatch(editor, CLI, `still CLI-worded in the editor: ${editor}`);
   }
   assert.match(forEditor(cli[0]), /state the input shape in the model code/);
-  assert.match(forEditor(cli[3]), /"WAP: Export plan as…" → PyTorch parallelize\(\)/);
+  assert.match(forEditor(cli.find((t) => t.startsWith('DeepSpeed'))!), /"WAP: Export plan as…" → PyTorch parallelize\(\)/);
   // Flags that are the config file's own content (a launch script's --nproc_per_node) stay as written.
   assert.equal(forEditor('--nproc_per_node=8 but the plan uses 4 GPUs'), '--nproc_per_node=8 but the plan uses 4 GPUs');
 });
@@ -58,6 +59,9 @@ test('a model without a stated input: the diagnostic and the hover say to state 
   const diag = await server.until('the assumed-input notice', () => server.diagnostics.get(uri)?.find((d) => d.code === 'assumed-input'));
   assert.doesNotMatch(diag.message, CLI);
   await server.planned(uri);
+  // The plan view shows the planner's notes: the same wording.
+  const { outcome } = await server.conn.sendRequest(PlanRequest, { uri, reuse: true });
+  for (const d of outcome.diagnostics) assert.doesNotMatch(d.message, CLI);
   for (let line = 0; line < text.split('\n').length; line++) assert.doesNotMatch(await server.hoverText(uri, line, 12), CLI);
 });
 
