@@ -22,6 +22,23 @@ let page: Page;
 let workspace: string;
 
 const docsScreenshots = join(repoRoot, 'docs', 'screenshots');
+const PYTHON_WITH_TORCH = process.env.WAP_E2E_PYTHON ?? '/usr/bin/python3';
+const workspaceSettings = { 'wap.model': 'pytorch/alexnet.py', 'wap.python': PYTHON_WITH_TORCH };
+const TINY_MLP = [
+  'import torch.nn as nn',
+  '',
+  '',
+  'class TinyMLP(nn.Module):',
+  '    def __init__(self):',
+  '        super().__init__()',
+  '        self.fc1 = nn.Linear(256, 512)',
+  '        self.act = nn.ReLU()',
+  '        self.fc2 = nn.Linear(512, 10)',
+  '',
+  '    def forward(self, x):',
+  '        return self.fc2(self.act(self.fc1(x)))',
+  '',
+].join('\n');
 
 /** Saves a test artifact; with WAP_UPDATE_SCREENSHOTS=1 also refreshes the README's copy under docs/screenshots/. */
 async function shot(name: string, readmeName?: string, target: { screenshot(o: { path: string }): Promise<unknown> } = page): Promise<void> {
@@ -51,7 +68,10 @@ before(async () => {
   cpSync(join(repoRoot, 'examples'), workspace, { recursive: true });
   // Configs are compared with an explicit model, never "the last planned": the workspace names it as a user would.
   mkdirSync(join(workspace, '.vscode'), { recursive: true });
-  writeFileSync(join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'wap.model': 'pytorch/alexnet.py' }, null, 2));
+  // "WAP: Validate Plan" trains with torch: the interpreter that has it (the first python3 on PATH may not).
+  writeFileSync(join(workspace, '.vscode', 'settings.json'), JSON.stringify(workspaceSettings, null, 2));
+  // A model small enough that a few real CPU training steps take seconds.
+  writeFileSync(join(workspace, 'pytorch', 'tiny_mlp.py'), TINY_MLP);
   server = await startCodeServer({ vsix });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
@@ -132,6 +152,30 @@ test('clicking a layer in the plan view reveals its line in the editor', async (
   await shot('reveal');
 });
 
+/** Resizes the browser and waits until the plan view's frame has taken the new width. */
+async function resizeTo(width: number, height: number): Promise<void> {
+  const before = await page.locator('iframe.webview.ready').first().boundingBox();
+  await page.setViewportSize({ width, height });
+  await page.waitForFunction((w) => {
+    const frame = document.querySelector('iframe.webview.ready');
+    return !!frame && Math.abs(frame.getBoundingClientRect().width - w) > 1;
+  }, before?.width ?? 0);
+}
+
+test('README screenshots: the plan view beside its code at 1400×900, and in a narrow split', async () => {
+  const frame = await webviewFrame(page, 'div.as-row[data-layer]', 60_000);
+  await resizeTo(1400, 900);
+  await frame.locator('div.as-row[data-layer]').first().waitFor();
+  await shot('plan-panel', 'plan-panel');
+  // A narrow editor group: the view must stay readable at about 450 px.
+  await resizeTo(900, 900);
+  const width = (await page.locator('iframe.webview.ready').first().boundingBox())!.width;
+  assert.ok(width < 600, `the split is narrow (${width} px)`);
+  await frame.locator('div.as-row[data-layer]').first().waitFor();
+  await shot('plan-narrow', 'plan-narrow', page.locator('iframe.webview.ready').first());
+  await resizeTo(1500, 950);
+});
+
 test('a DeepSpeed config that disagrees with the plan gets a diagnostic and a quick-fix that keeps the global batch', async () => {
   const file = join(workspace, 'pytorch', 'ds_config.json');
   const before = readFileSync(file, 'utf8');
@@ -151,7 +195,7 @@ test('a DeepSpeed config that disagrees with the plan gets a diagnostic and a qu
     await menu.waitFor({ state: 'visible', timeout: 3_000 }).catch(() => undefined);
   }
   await menu.waitFor({ state: 'visible' });
-  await shot('quick-fix-menu');
+  await shot('quick-fix-menu', 'quick-fix');
   // The menu sits under a pointer-blocking overlay: choose with the keyboard.
   await page.keyboard.press('Enter');
   await menu.waitFor({ state: 'hidden' });
@@ -288,4 +332,55 @@ test('"WAP: Profile Layers" measures every layer on wasm and the plan view says 
   const measured = await statValue(frame, 'Layer times', /measured/, 300_000);
   assert.match(measured, /^measured$|measured/);
   await shot('profiled');
+});
+
+test('"WAP: Validate Plan" trains a few real steps with torch on cpu:2 and shows predicted vs measured', async () => {
+  await openFile(page, 'pytorch/tiny_mlp.py');
+  await runCommand(page, 'WAP: Validate Plan');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  assert.equal(await input.inputValue(), 'cpu:2', 'two CPU processes are offered by default');
+  await page.keyboard.press('Enter');
+  const result = await toast(/predicted\/measured step/, 300_000);
+  const text = await result.innerText();
+  const m = /predicted\/measured step ([\d.]+) \/ ([\d.]+) ms = ([\d.]+) on 2 CPU processes/.exec(text);
+  assert.ok(m, `the toast states both times and their ratio: ${text}`);
+  const [predicted, measured, ratio] = m.slice(1).map(Number);
+  assert.ok(predicted > 0 && measured > 0, 'both times are positive');
+  assert.ok(Math.abs(ratio - predicted / measured) <= 0.01 + 0.01 * ratio, `ratio ${ratio} = ${predicted} / ${measured}`);
+  // The per-phase table lands in the WAP output channel, which the command shows.
+  await page.locator('.output-view, .panel', { hasText: /forward \+ backward: predicted [\d.]+ ms, measured [\d.]+ ms/ }).first().waitFor({ timeout: 30_000 });
+  await shot('validate');
+});
+
+test('a config no launch script names and no wap.model covers: its quick fix asks for the model, and the choice is used', async () => {
+  // Without wap.model, WAP must ask; the workbench reloads the settings file when it changes.
+  writeFileSync(join(workspace, '.vscode', 'settings.json'), JSON.stringify({ ...workspaceSettings, 'wap.model': '' }, null, 2));
+  writeFileSync(join(workspace, 'configs', 'unnamed_accelerate.yaml'), 'distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: "no"\n');
+  await openFile(page, 'configs/unnamed_accelerate.yaml');
+  const panel = page.locator('.markers-panel');
+  if (!(await panel.isVisible())) await page.keyboard.press('Control+Shift+M');
+  const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'does not know which model this config trains' }).first();
+  await row.waitFor({ timeout: 90_000 });
+  // A double click puts the cursor on the diagnostic and the focus in the editor, where Ctrl+. asks for its fixes.
+  await row.dblclick();
+  const menu = page.locator('.action-widget');
+  for (let attempt = 0; attempt < 5 && !(await menu.isVisible()); attempt++) {
+    await page.keyboard.press('Control+.');
+    await menu.waitFor({ state: 'visible', timeout: 3_000 }).catch(() => undefined);
+  }
+  await menu.locator('.monaco-list-row', { hasText: 'Choose the model this config trains…' }).first().waitFor();
+  await shot('config-choose-model');
+  // Choose with the keyboard (the menu sits under a pointer-blocking overlay).
+  const focused = menu.locator('.monaco-list-row.focused');
+  for (let i = 0; i < 10 && !/Choose the model this config trains/.test(await focused.innerText().catch(() => '')); i++) await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 60_000 });
+  await input.fill('alexnet');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'alexnet.py' }).first().waitFor({ timeout: 60_000 });
+  await page.keyboard.press('Enter');
+  await toast(/unnamed_accelerate\.yaml is now checked against pytorch\/alexnet\.py/);
+  await row.waitFor({ state: 'detached', timeout: 90_000 });
+  await shot('config-model-chosen');
 });
