@@ -15,8 +15,8 @@ import type { ParallelPins, PlanOptions, PlanOutcome, Precision } from '../src/p
 
 const root = join(__dirname, '..');
 
-async function exampleModel(file: string, name?: string, source?: string): Promise<AnalyzedModel> {
-  const r = await analyzeSource(file, source ?? readFileSync(join(root, file), 'utf8'));
+async function exampleModel(file: string, name?: string, source?: string, inputShape?: number[]): Promise<AnalyzedModel> {
+  const r = await analyzeSource(file, source ?? readFileSync(join(root, file), 'utf8'), inputShape ? { inputShape } : {});
   const m = name ? r.models.find((x) => x.name === name) : r.models[0];
   if (!m) throw new Error(`no model ${name ?? ''} in ${file}`);
   return m;
@@ -32,7 +32,8 @@ async function gpt(layers: number, hidden: number, heads: number): Promise<Analy
   set('n_layer', layers);
   set('n_head', heads);
   set('n_embd', hidden);
-  return exampleModel(file, undefined, src);
+  // The forward takes `idx` of any length ≤ block_size; Megatron trains on full 2,048-token sequences (as `--input 2048`).
+  return exampleModel(file, undefined, src, [2048]);
 }
 
 /** Selene (Megatron-LM's cluster): DGX A100 nodes, NVSwitch inside, 8 × 200 Gb/s HDR InfiniBand per node (25 GB/s per GPU). */
@@ -83,8 +84,9 @@ function megatronFlops(batch: number, seq: number, layers: number, hidden: numbe
 function megatron(layers: number, hidden: number, heads: number, gpus: number, batch: number, pins: ParallelPins): () => Promise<number | string> {
   return async () => {
     const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'fp16', precisionSource: 'bench', pins, sequenceLength: 2048 };
-    // Probe first on a tiny model: a planner that ignores pins would search thousands of GPUs for nothing.
-    const probe = planModel(await gpt(2, 64, 2), resolveCluster('a100x8'), { ...opts, gpus: 2, maxGpus: 2, batch: 2, pins: { tensorParallel: 2 } });
+    // Probe first on a small model: a planner that ignores pins would search thousands of GPUs for nothing.
+    // Its blocks must hold most FLOPs (a 64-wide toy is all LM head and goes to the per-layer search).
+    const probe = planModel(await gpt(8, 2048, 16), resolveCluster('a100x8'), { ...opts, gpus: 2, maxGpus: 2, batch: 2, pins: { tensorParallel: 2 } });
     const why = probe.diagnostics.find((x) => /not honoured/.test(x.message));
     if (why) return 'pending pins (search3d)';
     const out = planModel(await gpt(layers, hidden, heads), selene(gpus / 8), opts);
