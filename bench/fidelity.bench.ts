@@ -83,13 +83,15 @@ function megatronFlops(batch: number, seq: number, layers: number, hidden: numbe
 
 function megatron(layers: number, hidden: number, heads: number, gpus: number, batch: number, pins: ParallelPins): () => Promise<number | string> {
   return async () => {
-    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'fp16', precisionSource: 'bench', pins, sequenceLength: 2048 };
+    // Megatron-LM (2021) ran eager attention: scores and probabilities go through HBM (no FlashAttention yet).
+    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'fp16', precisionSource: 'bench', pins, sequenceLength: 2048, attentionKernel: 'unfused' };
     // Probe first on a small model: a planner that ignores pins would search thousands of GPUs for nothing.
     // Its blocks must hold most FLOPs (a 64-wide toy is all LM head and goes to the per-layer search).
     const probe = planModel(await gpt(8, 2048, 16), resolveCluster('a100x8'), { ...opts, gpus: 2, maxGpus: 2, batch: 2, pins: { tensorParallel: 2 } });
     const why = probe.diagnostics.find((x) => /not honoured/.test(x.message));
     if (why) return 'pending pins (search3d)';
-    const out = planModel(await gpt(layers, hidden, heads), selene(gpus / 8), opts);
+    // Table 1's runs predate sequence parallelism (Korthikanti et al., 2022) and sharded optimizer state in Megatron-LM.
+    const out = planModel(await gpt(layers, hidden, heads), selene(gpus / 8), { ...opts, pins: { zeroStage: 0, sequenceParallel: false, ...pins } });
     const p = pending(out, opts);
     if (p) return p;
     if (!out.feasible) return 'infeasible';

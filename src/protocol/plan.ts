@@ -276,4 +276,9 @@ export interface PlanOptions {
   pins?: ParallelPins;
   /** Tokens per sample for sequence models when the code does not state it. */
   sequenceLength?: number;
+  /**
+   * How attention runs: 'fused' (FlashAttention / PyTorch ≥ 2 SDPA, the default: scores stay on chip) or
+   * 'unfused' (eager attention, Megatron-LM before 2022: the T×T scores go through HBM between kernels).
+   */
+  attentionKernel?: 'fused' | 'unfused';
 }

@@ -10,7 +10,7 @@
  */
 import type { MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
-import { updateMs } from '../../cost/compute';
+import { updateMs, type AttentionKernel } from '../../cost/compute';
 import { CONTEXT_BYTES, optimizerStateCopies } from '../../memory/index';
 import { activationBytes, allGatherMs, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
@@ -48,6 +48,7 @@ export interface EstimateContext {
   /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
   usableBytes: number;
   deviceBytes: number;
+  attention?: AttentionKernel;
   cache: Map<string, { block: GroupCost; prefix: GroupCost; suffix: GroupCost }>;
 }
 
@@ -96,7 +97,7 @@ export function costsFor(ctx: EstimateContext, deg: Degrees, links: Links): { bl
   const key = `${deg.tp}/${deg.cp}/${deg.ep}/${deg.sp ? 1 : 0}/${deg.mb}/${links.tp.lane}/${links.cp.lane}/${links.ep.lane}`;
   const hit = ctx.cache.get(key);
   if (hit) return hit;
-  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep };
+  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
   const r = { block: groupCost(ctx.structure.block, deg, env, true), prefix: groupCost(ctx.structure.prefix, deg, env, false), suffix: groupCost(ctx.structure.suffix, deg, env, false) };
   ctx.cache.set(key, r);
   return r;

@@ -67,6 +67,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
     deviceBytes,
+    ...(options.attentionKernel ? { attention: options.attentionKernel } : {}),
     cache: new Map(),
   };
   return { space, ctx, peak };

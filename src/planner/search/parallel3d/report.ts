@@ -45,7 +45,7 @@ export function layerPlans3d(ctx: EstimateContext, scored: Scored, model: Analyz
   const stageDevices = Array.from({ length: c.pp }, (_, s) => Array.from({ length: perStage }, (_, i) => s * perStage + i));
   const stages = blockStages(c, structure.repeats);
   const links = linksFor(ctx, c);
-  const env = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep };
+  const env = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
   const deg = { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb };
   const perLayer = new Map<string, ReturnType<typeof groupCost>>();
   const costOf = (i: number) => {
