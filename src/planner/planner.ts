@@ -122,7 +122,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }
 
-  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile, ...(options.attentionKernel ? { attention: options.attentionKernel } : {}) }, searchBudgetMs: 300, baseSetup };
+  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile, ...(options.attentionKernel ? { attention: options.attentionKernel } : {}), ...(options.memoryFormat ? { memoryFormat: options.memoryFormat } : {}) }, searchBudgetMs: 300, baseSetup };
   const samplesPerSec = (c: Candidate): number => throughput(c, batch);
   const results: CountResult[] = [];
   let evaluated = 0;

@@ -281,4 +281,9 @@ export interface PlanOptions {
    * 'unfused' (eager attention, Megatron-LM before 2022: the T×T scores go through HBM between kernels).
    */
   attentionKernel?: 'fused' | 'unfused';
+  /**
+   * How conv activations are stored at run time: PyTorch's default is 'channels_first' (NCHW), which tensor-core
+   * precisions pay transposes for; `model.to(memory_format=torch.channels_last)` is 'channels_last'. Default: the model's layout.
+   */
+  memoryFormat?: 'channels_first' | 'channels_last';
 }

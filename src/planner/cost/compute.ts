@@ -43,6 +43,26 @@ export type AttentionKernel = 'fused' | 'unfused';
 
 export interface ComputeOptions {
   attention?: AttentionKernel;
+  /** How activations are stored ('channels_first' = PyTorch's default NCHW); channels_last when absent. */
+  memoryFormat?: 'channels_first' | 'channels_last';
+}
+
+/** Precisions whose convolutions run on tensor cores (implicit GEMM in NHWC). */
+const TENSOR_CORE = new Set<Precision>(['tf32', 'fp16', 'bf16', 'fp8']);
+
+/**
+ * HBM bytes per sample (forward) that an NCHW tensor-core convolution spends
+ * on layout transposes: cuDNN's tensor-core kernels work in NHWC, so an NCHW
+ * input is transposed to NHWC before the convolution and the output back
+ * after (NVIDIA, "Convolutional Layers User's Guide", Deep Learning
+ * Performance docs, "Tensor Layouts in Memory: NCHW vs NHWC"; PyTorch's
+ * channels_last tutorial). Each transpose reads and writes its tensor once.
+ * fp32 on CUDA cores has native NCHW kernels and pays nothing.
+ */
+export function nchwTransposeBytes(layer: AnalyzedLayer, dtypeBytes: number, precision: Precision, format: ComputeOptions['memoryFormat']): number {
+  if (format !== 'channels_first' || !TENSOR_CORE.has(precision) || (layer.op !== 'conv' && layer.op !== 'separable_conv')) return 0;
+  const out = layer.outputShape ? product(layer.outputShape) * dtypeBytes : 0;
+  return 2 * (product(layer.inputShapes[0] ?? []) * dtypeBytes + out);
 }
 
 /**
@@ -132,6 +152,12 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     const extra = unfusedAttentionBytes(layer, dtypeBytes);
     fwd += (extra.forward * samples * share) / bytesPerMs;
     bwd += (extra.backward * samples * share) / bytesPerMs;
+  }
+  const transpose = nchwTransposeBytes(layer, dtypeBytes, precision, options.memoryFormat) * samples * share;
+  if (transpose > 0) {
+    // Separate transpose kernels around the convolution; backward transposes dY in and dX out, and X again for dW.
+    fwd += transpose / bytesPerMs;
+    bwd += (2 * transpose) / bytesPerMs;
   }
   return { forwardMs: fwd + FORWARD_OVERHEAD_MS * launches, backwardMs: bwd + BACKWARD_OVERHEAD_MS * launches };
 }

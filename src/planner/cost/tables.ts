@@ -86,6 +86,8 @@ export interface TableOptions {
   setup?: TableSetup;
   /** How attention runs (fused unless the plan says otherwise). */
   attention?: AttentionKernel;
+  /** How conv activations are stored at run time (default: the model's layout, PyTorch NCHW, Keras NHWC). */
+  memoryFormat?: 'channels_first' | 'channels_last';
 }
 
 export interface CostTables {
@@ -306,7 +308,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         const m = measured.at(samples);
         t = { forwardMs: m.forwardMs * share * A, backwardMs: m.backwardMs * share * A };
       } else {
-        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention });
+        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout });
         t = { forwardMs: one.forwardMs * A, backwardMs: one.backwardMs * A };
       }
       let mpF = 0;
