@@ -174,8 +174,9 @@ export interface PlanSummary {
   /**
    * layersPerStage: model layers per stage for per-layer pipelines; for block stacks (search.method 'parallel3d'),
    * repeated blocks (transformer layers) per stage, embedding and head not counted. virtualStages: interleaved chunks per stage.
+   * memoryPerStageBytes: memory per GPU of each stage (block stacks; memoryPerGpuBytes repeats it for every GPU of the stage).
    */
-  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe' | 'interleaved-1f1b'; bubbleFraction: number; layersPerStage?: number[]; virtualStages?: number };
+  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe' | 'interleaved-1f1b'; bubbleFraction: number; layersPerStage?: number[]; virtualStages?: number; memoryPerStageBytes?: number[] };
   /** Precision, ZeRO, recompute, micro-batching and the DP×TP×PP×CP degrees of this plan. */
   setup?: TrainingSetup;
 }

@@ -119,27 +119,42 @@ export function representativeStages(pp: number): Array<{ s: number; count: numb
   return [{ s: 0, count: 1 }, { s: 1, count: pp - 2 }, { s: pp - 1, count: 1 }];
 }
 
-/** Memory on the fullest stage. 1F1B keeps pp − s micro-batches in flight on stage s; interleaving adds (p−1)/(p·v) (Korthikanti et al., 2022, §4.2.3). */
-export function memoryOf(ctx: EstimateContext, c: Config3D, costs: { block: GroupCost; prefix: GroupCost; suffix: GroupCost }): MemoryBreakdown {
+/**
+ * Memory per GPU of stage s. 1F1B keeps pp − s micro-batches in flight on
+ * stage s; interleaving adds (p−1)/(p·v) (Korthikanti et al., 2022, §4.2.3).
+ * The first stage also holds the embedding, the last the head.
+ */
+export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): MemoryBreakdown {
   const { block, prefix, suffix } = costs;
   const shards = c.dp * c.cp;
   const last = c.pp - 1;
-  let worst: MemoryBreakdown | undefined;
   const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
+  const blocks = c.blocksPerStage[s];
+  const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
+  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards);
+  const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
+  const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
+  // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
+  // and under full recompute the block whose activations are rebuilt for the backward in progress.
+  const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * activationBytes(ctx.precision) : 0;
+  const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
+  const total = state.weights + state.gradients + state.optimizer + acts + workspace;
+  return { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
+}
+
+/** Memory on the fullest stage (the representative stages stand for all: middle stages hold fewer micro-batches than the first). */
+export function memoryOf(ctx: EstimateContext, c: Config3D, costs: Costs): MemoryBreakdown {
+  let worst: MemoryBreakdown | undefined;
   for (const { s } of representativeStages(c.pp)) {
-    const blocks = c.blocksPerStage[s];
-    const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
-    const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards);
-    const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
-    const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
-    // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
-    // and under full recompute the block whose activations are rebuilt for the backward in progress.
-    const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * activationBytes(ctx.precision) : 0;
-    const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
-    const total = state.weights + state.gradients + state.optimizer + acts + workspace;
-    if (!worst || total > worst.total) worst = { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
+    const m = stageMemory(ctx, c, costs, s);
+    if (!worst || m.total > worst.total) worst = m;
   }
   return worst!;
+}
+
+/** Every stage's memory per GPU, stage 0 first (for the report; the search only needs the fullest). */
+export function memoryPerStage(ctx: EstimateContext, c: Config3D, costs: Costs): MemoryBreakdown[] {
+  return Array.from({ length: c.pp }, (_, s) => stageMemory(ctx, c, costs, s));
 }
 
 /** Times of one micro-batch through stage s, given the block costs. */

@@ -10,7 +10,7 @@ import type { ClusterSpec } from '../../cluster/spec';
 import { FRAGMENTATION_FRACTION } from '../../memory/index';
 import { activationBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
-import { costsFor, estimate, gradSync, linksFor, stageTime, type EstimateContext } from './estimate';
+import { costsFor, estimate, gradSync, linksFor, memoryPerStage, stageTime, type EstimateContext } from './estimate';
 import { layerPlans3d, describe3d, fitsThrough } from './report';
 import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
@@ -166,6 +166,8 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   const singleGpu = yield* baselineAt(1, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: 1 }, `the model does not fit on one ${gpu.name}`);
   const dataParallel = yield* baselineAt(N, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: undefined }, `pure data parallelism does not fit or divide batch ${batch} on ${N} GPUs`);
   const layers = layerPlans3d(ctx, scored, model);
+  // Per stage: the first holds the embedding and the most micro-batches in flight, the last the head; setup.memoryPerGpu is the fullest.
+  const stageTotals = memoryPerStage(ctx, c, costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, linksFor(ctx, c))).map((m) => m.total);
   yield;
   const report: PlanReport = {
     feasible: true,
@@ -180,10 +182,11 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
       stepTimeMs: stepMs,
       samplesPerSec: sps(batch, stepMs),
       energyJPerSample,
-      memoryPerGpuBytes: new Array(c.n).fill(scored.est.memory.total),
+      // Rank order is Megatron's (tensor innermost, pipeline outermost): GPU g sits on stage ⌊g / (n/pp)⌋.
+      memoryPerGpuBytes: Array.from({ length: c.n }, (_, g) => stageTotals[Math.floor(g / (c.n / c.pp))]),
       layers,
       ...(c.pp > 1
-        ? { pipeline: { stages: c.pp, microBatches: c.microBatches, schedule: c.v > 1 ? ('interleaved-1f1b' as const) : ('1f1b' as const), bubbleFraction: bubbleFraction(c.pp, c.v, c.microBatches), layersPerStage: c.blocksPerStage, virtualStages: c.v } }
+        ? { pipeline: { stages: c.pp, microBatches: c.microBatches, schedule: c.v > 1 ? ('interleaved-1f1b' as const) : ('1f1b' as const), bubbleFraction: bubbleFraction(c.pp, c.v, c.microBatches), layersPerStage: c.blocksPerStage, virtualStages: c.v, memoryPerStageBytes: stageTotals } }
         : {}),
       setup: {
         precision,
