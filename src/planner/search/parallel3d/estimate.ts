@@ -14,6 +14,7 @@ import { updateMs, type AttentionKernel } from '../../cost/compute';
 import { CONTEXT_BYTES, optimizerStateCopies } from '../../memory/index';
 import { activationBytes, allGatherMs, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
+import { hsdpPossible, membersPerNode, offloadMs, shardPlan } from './sharding';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
 
 export interface Config3D {
@@ -34,6 +35,10 @@ export interface Config3D {
   recompute: RecomputeMode;
   /** Blocks per pipeline stage. */
   blocksPerStage: number[];
+  /** HSDP: ZeRO state sharded within a node, replicated across nodes (sharding.ts). */
+  hsdp?: boolean;
+  /** Optimizer state in host memory (ZeRO-Offload): a last resort, paid over PCIe every step. */
+  offload?: boolean;
 }
 
 export interface EstimateContext {
@@ -81,6 +86,11 @@ export interface Links {
   ep: Link;
 }
 
+/** GPUs the ZeRO state is divided over: the data × context group, or its members in one node under HSDP. */
+export function shardsOf(ctx: EstimateContext, c: Config3D): number {
+  return c.hsdp && hsdpPossible(ctx.gpusPerNode, c.tp, c.dp * c.cp) ? membersPerNode(ctx.gpusPerNode, c.tp, c.dp * c.cp) : c.dp * c.cp;
+}
+
 export function linksFor(ctx: EstimateContext, c: Pick<Config3D, 'tp' | 'cp' | 'dp' | 'ep'>): Links {
   const g = ctx.gpusPerNode;
   return {
@@ -126,12 +136,12 @@ export function representativeStages(pp: number): Array<{ s: number; count: numb
  */
 export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): MemoryBreakdown {
   const { block, prefix, suffix } = costs;
-  const shards = c.dp * c.cp;
+  const shards = shardsOf(ctx, c);
   const last = c.pp - 1;
   const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
   const blocks = c.blocksPerStage[s];
   const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
-  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards);
+  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, !!c.offload);
   const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
   const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
   // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
@@ -188,10 +198,12 @@ export function workOf(s: StageTimes): number {
 export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; zero3Ms: number } {
   const p = c.dp * c.cp;
   const bytes = stage.params * activationBytes(ctx.precision);
-  const totalMs = c.zero >= 1 ? 2 * allGatherMs(bytes, p, links.dp) : allReduceMs(bytes, p, links.dp);
+  const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
+  // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
+  const totalMs = g ? 2 * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
   const exposedMs = Math.max(0, totalMs - stage.backwardMs);
   // ZeRO-3 all-gathers weights for every forward and backward of every micro-batch; prefetch hides it behind compute.
-  const perMicro = c.zero >= 3 ? Math.max(0, 2 * allGatherMs(bytes, p, links.dp) - (stage.forwardMs + stage.backwardMs)) : 0;
+  const perMicro = g && c.zero >= 3 ? Math.max(0, 2 * allGatherMs(bytes, g.shards, g.shardLink) - (stage.forwardMs + stage.backwardMs)) : 0;
   return { totalMs, exposedMs, zero3Ms: perMicro * c.microBatches };
 }
 
@@ -224,8 +236,9 @@ export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, li
   }
   const pipelineMs = c.microBatches * max + (sum - max) / c.v;
   const sync = gradSync(ctx, c, maxStage!, links);
-  const shards = c.zero >= 1 ? c.dp * c.cp : 1;
-  const upd = updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
+  const shards = c.zero >= 1 ? shardsOf(ctx, c) : 1;
+  // Offloaded, the step's update is a PCIe round trip (the CPU optimizer overlaps it, as ZeRO-Offload's one-step delay allows).
+  const upd = c.offload ? offloadMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs) : updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
   const stepMs = pipelineMs + sync.exposedMs + sync.zero3Ms + upd;
   return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.zero3Ms, updateMs: upd, memory, fits, stages };
 }

@@ -8,6 +8,7 @@ import type { AnalyzedModel } from '../../../core/ir';
 import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, Precision, ScalingPoint } from '../../../protocol/plan';
 import type { ClusterSpec } from '../../cluster/spec';
 import { FRAGMENTATION_FRACTION } from '../../memory/index';
+import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { activationBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
 import { costsFor, estimate, gradSync, linksFor, memoryPerStage, stageTime, type EstimateContext } from './estimate';
@@ -86,9 +87,6 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   if (problem) return fail(problem);
   yield;
   if (peak.fallback) diagnostics.push({ severity: 'warning', message: `the cluster spec has no ${precision} peak for ${gpu.name}; compute is costed at its fp32 peak (${gpu.tflops} TFLOP/s), bytes at ${precision}` });
-  for (const [key, v] of Object.entries(pins)) {
-    if (key === 'hybridShard' || key === 'cpuOffload') diagnostics.push({ severity: 'warning', message: `pin ${key}=${v} is not modelled by the block search; the plan ignores it` });
-  }
   const N = Math.min(cluster.gpus.length, options.maxGpus ?? Infinity);
   const pinnedCount = fullyPinnedCount(pins);
   let counts: number[];
@@ -149,6 +147,10 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   if (run.stagesShown.length < c.pp) diagnostics.push({ severity: 'info', message: `the timeline shows ${run.stagesShown.length} of ${c.pp} pipeline stages (every ${run.stagesShown[1] - run.stagesShown[0]}th and the last); the others run the same schedule` });
   diagnostics.push({ severity: 'info', message: `planned as ${structure.repeats} repeated blocks of ${structure.period} layers (${(structure.flopsCovered * 100).toFixed(0)}% of the FLOPs), searched as data × tensor × pipeline × context parallel; the timeline replays one data-parallel replica` });
   const through = fitsThrough(ctx, scored);
+  if (c.offload) {
+    const host = gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS;
+    diagnostics.push({ severity: 'warning', message: `optimizer state is offloaded to CPU memory (${pins.cpuOffload ? 'pinned' : 'nothing fits without it'}): each step moves gradients down and weights up over the ${host} GB/s host link, +${scored.est.updateMs.toFixed(1)} ms per step; the CPU-side optimizer time is not modelled` });
+  }
   const baselineAt = function* (n: number, restrict: Partial<typeof pins>, why: string): Generator<void, BaselineResult, void> {
     const sub: SpaceContext = { ...space, pins: { ...pins, ...restrict } };
     let best: Scored | undefined;
@@ -192,9 +194,9 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
         precision,
         precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
         zeroStage: c.zero,
-        hybridShard: false,
+        hybridShard: !!c.hsdp,
         recompute: c.recompute,
-        cpuOffload: false,
+        cpuOffload: !!c.offload,
         microBatch: c.mb,
         gradientAccumulation: c.microBatches,
         dataParallel: c.dp,
