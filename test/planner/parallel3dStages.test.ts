@@ -12,6 +12,7 @@ import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks'
 import { costsFor, estimate, linksFor, stageTime, workOf, type Config3D } from '../../src/planner/search/parallel3d/estimate';
 import { allReduceMs } from '../../src/planner/search/parallel3d/adapters';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
+import { chooseByObjective } from '../../src/planner/assemble';
 import { gptModel } from './gptSpec';
 
 const model = () => gptModel({ layers: 8, hidden: 1024, heads: 16, seq: 512 });
@@ -72,4 +73,19 @@ test('the estimate carries the 1F1B bubble: with equal stages, step â‰ˆ (M + p â
   // And the bubble share shrinks with more micro-batches.
   const more = estimate(ctx, { ...config, microBatches: 32 }, false);
   assert.ok((more.pipelineMs - 32 * w) / more.pipelineMs < (e.pipelineMs - 8 * w) / e.pipelineMs);
+});
+
+test('shared report assembly: both searches pick the count by one rule and fill the same header', () => {
+  const o = opts({ objective: 'efficiency', efficiencyTolerance: 0.1 });
+  // Fewest GPUs within 10% of the fastest; throughput takes the fastest.
+  const pts = [{ n: 1, sps: 50 }, { n: 2, sps: 91 }, { n: 4, sps: 100 }];
+  assert.equal(chooseByObjective(pts, (p) => p.sps, o)!.n, 2);
+  assert.equal(chooseByObjective(pts, (p) => p.sps, opts())!.n, 4);
+  assert.equal(chooseByObjective([], (p: { sps: number }) => p.sps, o), undefined);
+  const keys = (r: PlanReport) => Object.keys(r).filter((k) => k !== 'incomplete').sort();
+  const gpt = plan({ gpus: 4 });
+  const cnn = planModel(gptModel({ layers: 1, hidden: 64, heads: 2, seq: 16 }), resolveCluster('a100x8', {}), opts({ strategies: 'dp', gpus: 2 }));
+  assert.ok(cnn.feasible);
+  assert.notEqual(cnn.search.method, gpt.search.method);
+  assert.deepEqual(keys(cnn), keys(gpt));
 });

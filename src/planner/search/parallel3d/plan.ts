@@ -5,10 +5,11 @@
  * planner does (scaling curve, baselines, timeline, setup, pipeline).
  */
 import type { AnalyzedModel } from '../../../core/ir';
-import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, Precision, ScalingPoint } from '../../../protocol/plan';
+import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
 import type { ClusterSpec } from '../../cluster/spec';
 import { FRAGMENTATION_FRACTION } from '../../memory/index';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
+import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
 import { activationBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
 import { costsFor, estimate, gradSync, linksFor, memoryPerStage, stageTime, type EstimateContext } from './estimate';
@@ -37,16 +38,9 @@ export function clusterProblem(cluster: ClusterSpec): string | undefined {
   return undefined;
 }
 
-/**
- * Idle share of the pipeline: bubble (p−1)/v of a micro-batch's time against M
- * micro-batches of work, i.e. Narayanan et al.'s (p−1)/(v·m) as a fraction of
- * the whole pipeline time; (p−1)/(m+p−1) for plain 1F1B.
- */
-export function bubbleFraction(p: number, v: number, m: number): number {
-  return (p - 1) / (v * m + p - 1);
-}
+export { bubbleFraction };
 
-const sps = (batch: number, ms: number) => (ms > 0 && Number.isFinite(ms) ? (batch * 1000) / ms : 0);
+const sps = samplesPerSec;
 
 /** The degree space and the cost context of a model on a cluster (shared by the planner, tests and benches). */
 export function searchContext(model: AnalyzedModel, structure: BlockStructure, cluster: ClusterSpec, options: PlanOptions): { space: SpaceContext; ctx: EstimateContext; peak: { tflops: number; fallback: boolean } } {
@@ -77,7 +71,8 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
 export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | void, PlanOutcome, void> {
   const { model, structure, cluster, options, diagnostics, clusterInfo } = input;
   const batch = options.batch;
-  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
+  const base: ReportBase = { model: model.name, options, cluster: clusterInfo, diagnostics };
+  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => infeasible(base, reason, scaling);
   const pins = options.pins ?? {};
   const { space, ctx, peak } = searchContext(model, structure, cluster, options);
   const { gpusPerNode } = space;
@@ -116,9 +111,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   if (chosen && chosen.top.length === 0) return fail(chosen.reason ?? `no plan fits on ${chosen.n} GPUs`, scaling);
   if (!chosen) {
     if (feasible.length === 0) return fail(result.counts[result.counts.length - 1]?.reason ?? `nothing fits on up to ${N} GPUs`, scaling);
-    const best = Math.max(...feasible.map((r) => sps(batch, r.top[0].est.stepMs)));
-    const tol = options.objective === 'efficiency' ? (options.efficiencyTolerance ?? 0.05) : 0;
-    chosen = feasible.find((r) => sps(batch, r.top[0].est.stepMs) >= (1 - tol) * best)!;
+    chosen = chooseByObjective(feasible, (r) => sps(batch, r.top[0].est.stepMs), options)!;
   }
   // The simulator has the last word among the search's best few.
   let winner: { scored: Scored; run: ReplayResult } | undefined;
@@ -147,10 +140,6 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   if (run.stagesShown.length < c.pp) diagnostics.push({ severity: 'info', message: `the timeline shows ${run.stagesShown.length} of ${c.pp} pipeline stages (every ${run.stagesShown[1] - run.stagesShown[0]}th and the last); the others run the same schedule` });
   diagnostics.push({ severity: 'info', message: `planned as ${structure.repeats} repeated blocks of ${structure.period} layers (${(structure.flopsCovered * 100).toFixed(0)}% of the FLOPs), searched as data × tensor × pipeline × context parallel; the timeline replays one data-parallel replica` });
   const through = fitsThrough(ctx, scored);
-  if (c.offload) {
-    const host = gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS;
-    diagnostics.push({ severity: 'warning', message: `optimizer state is offloaded to CPU memory (${pins.cpuOffload ? 'pinned' : 'nothing fits without it'}): each step moves gradients down and weights up over the ${host} GB/s host link, +${scored.est.updateMs.toFixed(1)} ms per step; the CPU-side optimizer time is not modelled` });
-  }
   const baselineAt = function* (n: number, restrict: Partial<typeof pins>, why: string): Generator<void, BaselineResult, void> {
     const sub: SpaceContext = { ...space, pins: { ...pins, ...restrict } };
     let best: Scored | undefined;
@@ -171,14 +160,28 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   // Per stage: the first holds the embedding and the most micro-batches in flight, the last the head; setup.memoryPerGpu is the fullest.
   const stageTotals = memoryPerStage(ctx, c, costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, linksFor(ctx, c))).map((m) => m.total);
   yield;
-  const report: PlanReport = {
-    feasible: true,
-    model: model.name,
-    batch,
-    objective: options.objective,
-    strategies: options.strategies,
-    optimizer: options.optimizer,
-    cluster: clusterInfo,
+  const setup: TrainingSetup = {
+    precision,
+    precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
+    zeroStage: c.zero,
+    hybridShard: !!c.hsdp,
+    recompute: c.recompute,
+    cpuOffload: !!c.offload,
+    microBatch: c.mb,
+    gradientAccumulation: c.microBatches,
+    dataParallel: c.dp,
+    tensorParallel: c.tp,
+    pipelineStages: c.pp,
+    virtualStages: c.v,
+    contextParallel: c.cp,
+    expertParallel: c.ep,
+    sequenceParallel: c.sp,
+    mfu,
+    memoryPerGpu: scored.est.memory,
+    ...(through ? { fitsThrough: through } : {}),
+  };
+  fitDiagnostics(setup, diagnostics, c.offload ? `at the ${gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS} GB/s host link, +${scored.est.updateMs.toFixed(1)} ms per step` : undefined);
+  return feasibleReport(base, {
     plan: {
       gpus: c.n,
       stepTimeMs: stepMs,
@@ -190,26 +193,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
       ...(c.pp > 1
         ? { pipeline: { stages: c.pp, microBatches: c.microBatches, schedule: c.v > 1 ? ('interleaved-1f1b' as const) : ('1f1b' as const), bubbleFraction: bubbleFraction(c.pp, c.v, c.microBatches), layersPerStage: c.blocksPerStage, virtualStages: c.v, memoryPerStageBytes: stageTotals } }
         : {}),
-      setup: {
-        precision,
-        precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
-        zeroStage: c.zero,
-        hybridShard: !!c.hsdp,
-        recompute: c.recompute,
-        cpuOffload: !!c.offload,
-        microBatch: c.mb,
-        gradientAccumulation: c.microBatches,
-        dataParallel: c.dp,
-        tensorParallel: c.tp,
-        pipelineStages: c.pp,
-        virtualStages: c.v,
-        contextParallel: c.cp,
-        expertParallel: c.ep,
-        sequenceParallel: c.sp,
-        mfu,
-        memoryPerGpu: scored.est.memory,
-        ...(through ? { fitsThrough: through } : {}),
-      },
+      setup,
     },
     baselines: {
       singleGpu,
@@ -220,9 +204,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     timeline: run.events,
     search: { method: 'parallel3d', exact: true, bound: `GPU counts ${counts.join(', ')}; ${result.prunedByMemory} of ${result.evaluated} configurations pruned by memory before timing`, configurationsEvaluated: result.evaluated, elapsedMs: Date.now() - input.started },
     costSources: { analytical: model.layers.length },
-    diagnostics,
-  };
-  return report;
+  });
 }
 
 /** Event replay of one configuration: every stage timed, the schedule simulated. */
