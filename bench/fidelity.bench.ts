@@ -15,8 +15,8 @@ import type { ParallelPins, PlanOptions, PlanOutcome, Precision } from '../src/p
 
 const root = join(__dirname, '..');
 
-async function exampleModel(file: string, name?: string, source?: string): Promise<AnalyzedModel> {
-  const r = await analyzeSource(file, source ?? readFileSync(join(root, file), 'utf8'));
+async function exampleModel(file: string, name?: string, source?: string, inputShape?: number[]): Promise<AnalyzedModel> {
+  const r = await analyzeSource(file, source ?? readFileSync(join(root, file), 'utf8'), inputShape ? { inputShape } : {});
   const m = name ? r.models.find((x) => x.name === name) : r.models[0];
   if (!m) throw new Error(`no model ${name ?? ''} in ${file}`);
   return m;
@@ -32,7 +32,8 @@ async function gpt(layers: number, hidden: number, heads: number): Promise<Analy
   set('n_layer', layers);
   set('n_head', heads);
   set('n_embd', hidden);
-  return exampleModel(file, undefined, src);
+  // The forward takes `idx` of any length ≤ block_size; Megatron trains on full 2,048-token sequences (as `--input 2048`).
+  return exampleModel(file, undefined, src, [2048]);
 }
 
 /** Selene (Megatron-LM's cluster): DGX A100 nodes, NVSwitch inside, 8 × 200 Gb/s HDR InfiniBand per node (25 GB/s per GPU). */
@@ -59,10 +60,14 @@ function pending(out: PlanOutcome, opts: PlanOptions): string | undefined {
   return undefined;
 }
 
-function imagesPerSec(model: () => Promise<AnalyzedModel>, cluster: () => ClusterSpec, batch: number, gpus: number, precision: Precision): () => Promise<number | string> {
+/**
+ * `format`: the run's memory format. DeepLearningExamples' configs.yml sets `memory_format: nhwc` for its AMP
+ * runs only; FP32 and TF32 train in PyTorch's default NCHW (AlexNet's WAP runs too).
+ */
+function imagesPerSec(model: () => Promise<AnalyzedModel>, cluster: () => ClusterSpec, batch: number, gpus: number, precision: Precision, format: 'channels_first' | 'channels_last' = 'channels_first'): () => Promise<number | string> {
   return async () => {
     // As the published runs trained: plain DDP, whole per-GPU batch at once, no recompute.
-    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', gpus, maxGpus: gpus, precision, precisionSource: 'bench', pins: { zeroStage: 0, recompute: 'none', microBatch: batch / gpus } };
+    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', gpus, maxGpus: gpus, precision, precisionSource: 'bench', memoryFormat: format, pins: { zeroStage: 0, recompute: 'none', microBatch: batch / gpus } };
     const out = planModel(await model(), cluster(), opts);
     const point = out.scaling[gpus - 1];
     // The memory model is a separate question: an over-full plan still has a simulated step time, shown with the reason.
@@ -82,12 +87,15 @@ function megatronFlops(batch: number, seq: number, layers: number, hidden: numbe
 
 function megatron(layers: number, hidden: number, heads: number, gpus: number, batch: number, pins: ParallelPins): () => Promise<number | string> {
   return async () => {
-    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'fp16', precisionSource: 'bench', pins, sequenceLength: 2048 };
-    // Probe first on a tiny model: a planner that ignores pins would search thousands of GPUs for nothing.
-    const probe = planModel(await gpt(2, 64, 2), resolveCluster('a100x8'), { ...opts, gpus: 2, maxGpus: 2, batch: 2, pins: { tensorParallel: 2 } });
+    // Megatron-LM (2021) ran eager attention: scores and probabilities go through HBM (no FlashAttention yet).
+    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'fp16', precisionSource: 'bench', pins, sequenceLength: 2048, attentionKernel: 'unfused' };
+    // Probe first on a small model: a planner that ignores pins would search thousands of GPUs for nothing.
+    // Its blocks must hold most FLOPs (a 64-wide toy is all LM head and goes to the per-layer search).
+    const probe = planModel(await gpt(8, 2048, 16), resolveCluster('a100x8'), { ...opts, gpus: 2, maxGpus: 2, batch: 2, pins: { tensorParallel: 2 } });
     const why = probe.diagnostics.find((x) => /not honoured/.test(x.message));
     if (why) return 'pending pins (search3d)';
-    const out = planModel(await gpt(layers, hidden, heads), selene(gpus / 8), opts);
+    // Table 1's runs predate sequence parallelism (Korthikanti et al., 2022) and sharded optimizer state in Megatron-LM.
+    const out = planModel(await gpt(layers, hidden, heads), selene(gpus / 8), { ...opts, pins: { zeroStage: 0, sequenceParallel: false, ...pins } });
     const p = pending(out, opts);
     if (p) return p;
     if (!out.feasible) return 'infeasible';
@@ -110,12 +118,12 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     { case: 'AlexNet b128, 4× TITAN Xp DP (PCIe, no P2P), fp32', published: 1473, unit: 'img/s', source: WAP, predict: imagesPerSec(alexnet, pcie4, 128, 4, 'fp32') },
     { case: 'ResNet-50 v1.5 b112, 1× V100 16GB, FP32', published: 367, unit: 'img/s', source: `${DLE_RN50}, DGX-1 16GB`, predict: imagesPerSec(rn50, v100, 112, 1, 'fp32') },
     { case: 'ResNet-50 v1.5 b112/GPU, 8× V100 16GB (DGX-1), FP32', published: 2855, unit: 'img/s', source: `${DLE_RN50}, DGX-1 16GB`, predict: imagesPerSec(rn50, v100, 8 * 112, 8, 'fp32') },
-    { case: 'ResNet-50 v1.5 b256, 1× V100 16GB, AMP', published: 1200, unit: 'img/s', source: `${DLE_RN50}, DGX-1 16GB`, predict: imagesPerSec(rn50, v100, 256, 1, 'fp16') },
-    { case: 'ResNet-50 v1.5 b256/GPU, 8× V100 16GB (DGX-1), AMP', published: 8322, unit: 'img/s', source: `${DLE_RN50}, DGX-1 16GB`, predict: imagesPerSec(rn50, v100, 8 * 256, 8, 'fp16') },
+    { case: 'ResNet-50 v1.5 b256, 1× V100 16GB, AMP', published: 1200, unit: 'img/s', source: `${DLE_RN50}, DGX-1 16GB`, predict: imagesPerSec(rn50, v100, 256, 1, 'fp16', 'channels_last') },
+    { case: 'ResNet-50 v1.5 b256/GPU, 8× V100 16GB (DGX-1), AMP', published: 8322, unit: 'img/s', source: `${DLE_RN50}, DGX-1 16GB`, predict: imagesPerSec(rn50, v100, 8 * 256, 8, 'fp16', 'channels_last') },
     { case: 'ResNet-50 v1.5 b256, 1× A100 80GB, TF32', published: 938, unit: 'img/s', source: `${DLE_RN50}, DGX A100`, predict: imagesPerSec(rn50, a100, 256, 1, 'tf32') },
     { case: 'ResNet-50 v1.5 b256/GPU, 8× A100 80GB (DGX A100), TF32', published: 7248, unit: 'img/s', source: `${DLE_RN50}, DGX A100`, predict: imagesPerSec(rn50, a100, 8 * 256, 8, 'tf32') },
-    { case: 'ResNet-50 v1.5 b256, 1× A100 80GB, AMP', published: 2470, unit: 'img/s', source: `${DLE_RN50}, DGX A100`, predict: imagesPerSec(rn50, a100, 256, 1, 'fp16') },
-    { case: 'ResNet-50 v1.5 b256/GPU, 8× A100 80GB (DGX A100), AMP', published: 16621, unit: 'img/s', source: `${DLE_RN50}, DGX A100`, predict: imagesPerSec(rn50, a100, 8 * 256, 8, 'fp16') },
+    { case: 'ResNet-50 v1.5 b256, 1× A100 80GB, AMP', published: 2470, unit: 'img/s', source: `${DLE_RN50}, DGX A100`, predict: imagesPerSec(rn50, a100, 256, 1, 'fp16', 'channels_last') },
+    { case: 'ResNet-50 v1.5 b256/GPU, 8× A100 80GB (DGX A100), AMP', published: 16621, unit: 'img/s', source: `${DLE_RN50}, DGX A100`, predict: imagesPerSec(rn50, a100, 8 * 256, 8, 'fp16', 'channels_last') },
     { case: 'GPT 1.7B (24×2304, 24 heads), 32× A100, TP1 PP1, b512, fp16', published: 137, unit: 'TFLOP/s/GPU', source: MEGATRON, predict: megatron(24, 2304, 24, 32, 512, { tensorParallel: 1, pipelineStages: 1, dataParallel: 32, recompute: 'full' }) },
     { case: 'GPT 18B (40×6144, 48 heads), 256× A100, TP8 PP1, b1024, fp16', published: 135, unit: 'TFLOP/s/GPU', source: MEGATRON, predict: megatron(40, 6144, 48, 256, 1024, { tensorParallel: 8, pipelineStages: 1, dataParallel: 32, recompute: 'full' }) },
     { case: 'GPT 145B (80×12288, 96 heads), 1536× A100, TP8 PP8, b2304, fp16', published: 148, unit: 'TFLOP/s/GPU', source: MEGATRON, predict: megatron(80, 12288, 96, 1536, 2304, { tensorParallel: 8, pipelineStages: 8, dataParallel: 24, recompute: 'full' }) },

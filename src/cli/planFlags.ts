@@ -37,6 +37,8 @@ export const PLANNER_FLAGS = {
   cp: { type: 'string' },
   ep: { type: 'string' },
   'seq-len': { type: 'string' },
+  attention: { type: 'string' },
+  'memory-format': { type: 'string' },
 } as const;
 
 export type PlannerFlagValues = { [K in keyof typeof PLANNER_FLAGS]?: string };
@@ -60,7 +62,9 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --offload O           auto (default: only when nothing else fits) | on | off   optimizer state in CPU memory
   --hsdp H              auto (default) | on | off   shard ZeRO state within a node, replicate across nodes
   --dp N --tp N --pp N --cp N --ep N   pin data / tensor / pipeline / context / expert parallel degrees
-  --seq-len T           tokens per sample when the code does not state it`;
+  --seq-len T           tokens per sample when the code does not state it
+  --attention A         fused (default: FlashAttention / PyTorch SDPA) | unfused (eager: scores through HBM)
+  --memory-format F     channels_first (PyTorch's default NCHW) | channels_last   how conv activations are stored`;
 }
 
 export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
@@ -80,6 +84,8 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
   }
   const seqLen = positiveInt('seq-len', v['seq-len']);
   if (seqLen !== undefined) options.sequenceLength = seqLen;
+  if (v.attention !== undefined) options.attentionKernel = oneOf<'fused' | 'unfused'>('attention', v.attention, ['fused', 'unfused'], 'fused');
+  if (v['memory-format'] !== undefined) options.memoryFormat = oneOf<'channels_first' | 'channels_last'>('memory-format', v['memory-format'], ['channels_first', 'channels_last'], 'channels_first');
   const pins = pinsFrom(v);
   if (Object.keys(pins).length > 0) options.pins = pins;
   return options;

@@ -29,6 +29,12 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   if (p.setup) lines.push(...setupLines(p.setup));
   if (r.incomplete) lines.push(`model ${r.incomplete.summary} (${r.incomplete.reasons.slice(0, 3).join('; ')}): the plan covers only the layers WAP could read`);
   if (p.pipeline) lines.push(`pipeline: ${p.pipeline.stages} stages, ${p.pipeline.microBatches} micro-batches (${p.pipeline.schedule}), bubble ${fmt(p.pipeline.bubbleFraction * 100, 0)}%`);
+  const perStage = p.pipeline?.memoryPerStageBytes;
+  if (perStage && perStage.length > 1) {
+    // First, last and the fullest stage: a 64-stage list is too long to read, these three differ.
+    const fullest = perStage.indexOf(Math.max(...perStage));
+    lines.push(`memory per stage: first ${fmt(perStage[0] / 1e9, 2)} GB, last ${fmt(perStage[perStage.length - 1] / 1e9, 2)} GB, fullest stage ${fullest} ${fmt(perStage[fullest] / 1e9, 2)} GB per GPU`);
+  }
   lines.push('');
   const header = ['layer', 'line', 'type', 'strategy', 'd×k', 'devices', 'fwd ms', 'bwd ms', 'allreduce ms', 'xfer ms', 'source'];
   const rows = p.layers.map((l) => [

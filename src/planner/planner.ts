@@ -8,7 +8,7 @@
  */
 import { describeIncomplete } from '../core/completeness';
 import type { AnalyzedModel } from '../core/ir';
-import type { BaselineResult, IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, ScalingPoint } from '../protocol/plan';
+import type { BaselineResult, IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, ScalingPoint } from '../protocol/plan';
 import type { ProfileFile } from '../protocol/profile';
 import type { ClusterSpec } from './cluster/spec';
 import { ProfileCosts, profileProblem } from './cost/profileCosts';
@@ -20,6 +20,7 @@ import { layerPlans, summaryOf } from './report';
 import { repeatedTransformer } from './search/parallel3d/blocks';
 import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
 import { trainingSetup } from './setupReport';
+import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec as spsOf, type ReportBase } from './assemble';
 import { toTimeline } from './simulator/results';
 
 export interface PlanExtras {
@@ -48,7 +49,7 @@ function baseline(c: Candidate | undefined, n: number, batch: number, why: strin
 }
 
 function throughput(c: Candidate, batch: number): number {
-  return c.summary.stepTimeMs > 0 ? (batch * 1000) / c.summary.stepTimeMs : 0;
+  return spsOf(batch, c.summary.stepTimeMs);
 }
 
 function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
@@ -59,7 +60,8 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   const clusterInfo = clusterSummary(cluster);
   const incomplete = incompleteInfo(model);
   if (incomplete) diagnostics.push({ severity: 'warning', message: `${model.name} is ${incomplete.summary}; the plan covers only the layers WAP could read` });
-  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, ...(incomplete ? { incomplete } : {}), model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
+  const base: ReportBase = { model: model.name, options, cluster: clusterInfo, diagnostics, ...(incomplete ? { incomplete } : {}) };
+  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => infeasible(base, reason, scaling);
   if (!(Number.isInteger(batch) && batch >= 1)) return fail(`batch must be a positive integer (got ${batch})`);
   if (model.layers.length === 0) return fail(`model '${model.name}' has no layers to plan`);
   let N = Math.min(topo.size, options.maxGpus ?? Infinity);
@@ -122,7 +124,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }
 
-  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile }, searchBudgetMs: 300, baseSetup };
+  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile, ...(options.attentionKernel ? { attention: options.attentionKernel } : {}), ...(options.memoryFormat ? { memoryFormat: options.memoryFormat } : {}) }, searchBudgetMs: 300, baseSetup };
   const samplesPerSec = (c: Candidate): number => throughput(c, batch);
   const results: CountResult[] = [];
   let evaluated = 0;
@@ -152,34 +154,17 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   } else if (feasible.length === 0) {
     const last = results[results.length - 1];
     return fail(last.reason ?? `nothing fits on up to ${N} GPUs`, scaling);
-  } else {
-    const bestSps = Math.max(...feasible.map((r) => samplesPerSec(r.best!)));
-    if (options.objective === 'efficiency') {
-      const tol = options.efficiencyTolerance ?? 0.05;
-      chosen = feasible.find((r) => samplesPerSec(r.best!) >= (1 - tol) * bestSps);
-    } else {
-      chosen = feasible.find((r) => samplesPerSec(r.best!) === bestSps);
-    }
-  }
+  } else chosen = chooseByObjective(feasible, (r) => samplesPerSec(r.best!), options);
   const c = chosen!.best!;
   const setup = trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough);
-  if (setup.cpuOffload) diagnostics.push({ severity: 'warning', message: `optimizer state is offloaded to CPU memory: each step moves gradients and weights over PCIe; the CPU-side optimizer time is not modelled (${setup.fitsThrough ?? 'pinned'})` });
-  else if (setup.fitsThrough) diagnostics.push({ severity: 'info', message: `fits only through ${setup.fitsThrough}` });
+  fitDiagnostics(setup, diagnostics);
   const last = results[results.length - 1];
   if (results[0].best && !results[0].best.fits) diagnostics.push({ severity: 'info', message: `the model does not fit on one GPU: ${results[0].best.reason}` });
   const layers = layerPlans(c, topo, options.strategies);
   const timeline = toTimeline(yield* c.replaySteps());
   const costSources: Record<string, number> = {};
   for (const l of layers) costSources[l.costSource.kind] = (costSources[l.costSource.kind] ?? 0) + 1;
-  const report: PlanReport = {
-    feasible: true,
-    ...(incomplete ? { incomplete } : {}),
-    model: model.name,
-    batch,
-    objective: options.objective,
-    strategies: options.strategies,
-    optimizer: options.optimizer,
-    cluster: clusterInfo,
+  return feasibleReport(base, {
     plan: {
       gpus: c.n,
       stepTimeMs: c.summary.stepTimeMs,
@@ -189,7 +174,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       layers,
       setup,
       ...(c.pipeline
-        ? { pipeline: { stages: c.pipeline.stages.length, microBatches: c.pipeline.microBatches, schedule: c.pipeline.schedule, bubbleFraction: (c.pipeline.stages.length - 1) / (c.pipeline.microBatches + c.pipeline.stages.length - 1), layersPerStage: c.pipeline.stages.map((st) => st.layers.length) } }
+        ? { pipeline: { stages: c.pipeline.stages.length, microBatches: c.pipeline.microBatches, schedule: c.pipeline.schedule, bubbleFraction: bubbleFraction(c.pipeline.stages.length, 1, c.pipeline.microBatches), layersPerStage: c.pipeline.stages.map((st) => st.layers.length) } }
         : {}),
     },
     baselines: {
@@ -207,9 +192,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       elapsedMs: Date.now() - started,
     },
     costSources,
-    diagnostics,
-  };
-  return report;
+  });
 }
 
 /** Pins this planner honours itself (the rest are the DP×TP×PP×CP search's). */

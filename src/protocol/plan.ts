@@ -174,8 +174,9 @@ export interface PlanSummary {
   /**
    * layersPerStage: model layers per stage for per-layer pipelines; for block stacks (search.method 'parallel3d'),
    * repeated blocks (transformer layers) per stage, embedding and head not counted. virtualStages: interleaved chunks per stage.
+   * memoryPerStageBytes: memory per GPU of each stage (block stacks; memoryPerGpuBytes repeats it for every GPU of the stage).
    */
-  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe' | 'interleaved-1f1b'; bubbleFraction: number; layersPerStage?: number[]; virtualStages?: number };
+  pipeline?: { stages: number; microBatches: number; schedule: '1f1b' | 'gpipe' | 'interleaved-1f1b'; bubbleFraction: number; layersPerStage?: number[]; virtualStages?: number; memoryPerStageBytes?: number[] };
   /** Precision, ZeRO, recompute, micro-batching and the DP×TP×PP×CP degrees of this plan. */
   setup?: TrainingSetup;
 }
@@ -276,4 +277,14 @@ export interface PlanOptions {
   pins?: ParallelPins;
   /** Tokens per sample for sequence models when the code does not state it. */
   sequenceLength?: number;
+  /**
+   * How attention runs: 'fused' (FlashAttention / PyTorch ≥ 2 SDPA, the default: scores stay on chip) or
+   * 'unfused' (eager attention, Megatron-LM before 2022: the T×T scores go through HBM between kernels).
+   */
+  attentionKernel?: 'fused' | 'unfused';
+  /**
+   * How conv activations are stored at run time: PyTorch's default is 'channels_first' (NCHW), which tensor-core
+   * precisions pay transposes for; `model.to(memory_format=torch.channels_last)` is 'channels_last'. Default: the model's layout.
+   */
+  memoryFormat?: 'channels_first' | 'channels_last';
 }

@@ -32,6 +32,70 @@ const BACKWARD_OVERHEAD_MS = 0.012;
 /** Views cost nothing: no kernel runs. */
 const FREE_OPS = new Set<OpKind>(['input', 'flatten', 'reshape', 'identity']);
 
+/**
+ * How attention runs. 'fused' (FlashAttention, Dao et al., NeurIPS 2022; what
+ * PyTorch ≥ 2's scaled_dot_product_attention dispatches on tensor-core GPUs)
+ * keeps the T×T scores in on-chip SRAM: only Q, K, V and the output touch HBM.
+ * 'unfused' (eager attention; Megatron-LM before 2022) writes the scores and
+ * probabilities to HBM between kernels, and those passes are memory-bound.
+ */
+export type AttentionKernel = 'fused' | 'unfused';
+
+export interface ComputeOptions {
+  attention?: AttentionKernel;
+  /** How activations are stored ('channels_first' = PyTorch's default NCHW); channels_last when absent. */
+  memoryFormat?: 'channels_first' | 'channels_last';
+}
+
+/** Precisions whose convolutions run on tensor cores (implicit GEMM in NHWC). */
+const TENSOR_CORE = new Set<Precision>(['tf32', 'fp16', 'bf16', 'fp8']);
+
+/**
+ * HBM bytes per sample (forward) that an NCHW tensor-core convolution spends
+ * on layout transposes: cuDNN's tensor-core kernels work in NHWC, so an NCHW
+ * input is transposed to NHWC before the convolution and the output back
+ * after (NVIDIA, "Convolutional Layers User's Guide", Deep Learning
+ * Performance docs, "Tensor Layouts in Memory: NCHW vs NHWC"; PyTorch's
+ * channels_last tutorial). Each transpose reads and writes its tensor once.
+ * fp32 on CUDA cores has native NCHW kernels and pays nothing.
+ */
+export function nchwTransposeBytes(layer: AnalyzedLayer, dtypeBytes: number, precision: Precision, format: ComputeOptions['memoryFormat']): number {
+  if (format !== 'channels_first' || !TENSOR_CORE.has(precision) || (layer.op !== 'conv' && layer.op !== 'separable_conv')) return 0;
+  const out = layer.outputShape ? product(layer.outputShape) * dtypeBytes : 0;
+  return 2 * (product(layer.inputShapes[0] ?? []) * dtypeBytes + out);
+}
+
+/**
+ * HBM passes over the T×T score matrix in unfused attention, in elements at
+ * the activation precision (Megatron-LM's kernel sequence, Shoeybi et al.
+ * 2019; Dao et al. 2022 §2.2, Algorithm 0 "standard attention"):
+ * forward: QKᵀ writes S, the fused scale-mask-softmax reads S and writes P,
+ * dropout reads P and writes P', P'·V reads P' — 6 passes, plus a 1-byte mask;
+ * backward: dP = dO·Vᵀ writes, dropout-backward reads dP and writes, softmax
+ * backward reads P and dP' and writes dS, dV = P'ᵀ·dO reads P', dQ and dK read
+ * dS — 9 passes plus the mask read. Korthikanti et al. (2022, Table 2) count
+ * the same stored tensors (5·a·s²·b bytes of softmax and dropout per layer).
+ */
+const UNFUSED_SCORE_PASSES = { forward: 6, backward: 9 };
+
+/** Score-matrix elements per sample: heads × T_q × T_k (sdpa on (…, T, d); mha from its heads attr). */
+export function scoreElements(layer: AnalyzedLayer): number {
+  const q = layer.inputShapes[0] ?? [];
+  if (q.length < 2) return 0;
+  const tq = q[q.length - 2];
+  const k = layer.inputShapes[1] ?? q;
+  const tk = k.length >= 2 ? k[k.length - 2] : tq;
+  if (layer.op === 'sdpa') return product(q.slice(0, -2)) * tq * tk;
+  if (layer.op === 'mha') return (Number((layer.attrs as Record<string, unknown>).numHeads) || 1) * tq * tk;
+  return 0;
+}
+
+/** Extra HBM bytes per sample (forward, backward) that unfused attention spends on its score matrix. */
+export function unfusedAttentionBytes(layer: AnalyzedLayer, dtypeBytes: number): { forward: number; backward: number } {
+  const e = scoreElements(layer);
+  return { forward: e * (UNFUSED_SCORE_PASSES.forward * dtypeBytes + 1), backward: e * (UNFUSED_SCORE_PASSES.backward * dtypeBytes + 1) };
+}
+
 export interface PassTimes {
   forwardMs: number;
   backwardMs: number;
@@ -55,7 +119,7 @@ function gemmMs(flops: number, g: GemmShape, gpu: GpuSpec, precision: Precision,
  * `dtypeBytes` is the precision's activation/weight element size; the FLOP rate
  * is the precision's dense peak (tensor cores for tf32/fp16/bf16/fp8).
  */
-export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, dtypeBytes: number, precision: Precision = 'fp32'): PassTimes {
+export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, dtypeBytes: number, precision: Precision = 'fp32', options: ComputeOptions = {}): PassTimes {
   if (FREE_OPS.has(layer.op) || samples <= 0) return { forwardMs: 0, backwardMs: 0 };
   const w = layer.workload;
   const peakPerMs = peakTflops(gpu, precision).tflops * 1e9;
@@ -80,9 +144,21 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     bwdCompute = bwdFlops / rate;
   }
   const launches = gemms?.sequential ?? 1;
-  const fwd = Math.max(fwdCompute, (io + weights) / bytesPerMs);
+  let fwd = Math.max(fwdCompute, (io + weights) / bytesPerMs);
   // Backward reads activations and output grads, writes input and weight grads: about twice the traffic.
-  const bwd = Math.max(bwdCompute, (2 * io + 2 * weights) / bytesPerMs);
+  let bwd = Math.max(bwdCompute, (2 * io + 2 * weights) / bytesPerMs);
+  if (options.attention === 'unfused' && (layer.op === 'sdpa' || layer.op === 'mha')) {
+    // Separate kernels run one after another: the score passes add to the GEMMs' time rather than overlap it.
+    const extra = unfusedAttentionBytes(layer, dtypeBytes);
+    fwd += (extra.forward * samples * share) / bytesPerMs;
+    bwd += (extra.backward * samples * share) / bytesPerMs;
+  }
+  const transpose = nchwTransposeBytes(layer, dtypeBytes, precision, options.memoryFormat) * samples * share;
+  if (transpose > 0) {
+    // Separate transpose kernels around the convolution; backward transposes dY in and dX out, and X again for dW.
+    fwd += transpose / bytesPerMs;
+    bwd += (2 * transpose) / bytesPerMs;
+  }
   return { forwardMs: fwd + FORWARD_OVERHEAD_MS * launches, backwardMs: bwd + BACKWARD_OVERHEAD_MS * launches };
 }
 

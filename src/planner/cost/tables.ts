@@ -7,7 +7,7 @@
  */
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import type { CostSource, OptimizerKind, StrategyMode } from '../../protocol/plan';
-import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
+import { analyticalTimes, inputBytesPerSample, updateMs, type AttentionKernel } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { redistribution } from './layout';
 import { keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, shardCount, type MemorySetup, type RecomputePlan } from '../memory/index';
@@ -84,6 +84,10 @@ export interface TableOptions {
   configsFor?: (layer: AnalyzedLayer, n: number) => LayerConfig[] | undefined;
   /** Precision and memory savers (default: fp32, nothing saved, no accumulation). */
   setup?: TableSetup;
+  /** How attention runs (fused unless the plan says otherwise). */
+  attention?: AttentionKernel;
+  /** How conv activations are stored at run time (default: the model's layout, PyTorch NCHW, Keras NHWC). */
+  memoryFormat?: 'channels_first' | 'channels_last';
 }
 
 export interface CostTables {
@@ -304,7 +308,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         const m = measured.at(samples);
         t = { forwardMs: m.forwardMs * share * A, backwardMs: m.backwardMs * share * A };
       } else {
-        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision);
+        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout });
         t = { forwardMs: one.forwardMs * A, backwardMs: one.backwardMs * A };
       }
       let mpF = 0;

@@ -56,6 +56,7 @@ export function peakTflops(gpu: GpuSpec, precision: Precision): { tflops: number
   return { tflops: sharedPeakTflops(gpu, precision).tflops, fallback: false };
 }
 
-export function modelStateBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number): { weights: number; gradients: number; optimizer: number } {
-  return sharedModelStateBytes(params, { precision, optimizer, zeroStage: zero, hybridShard: false, recompute: 'none', cpuOffload: false }, shards);
+/** `shards`: GPUs the ZeRO state is divided over (HSDP: the node's share of the group, already applied by the caller). */
+export function modelStateBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number, cpuOffload = false): { weights: number; gradients: number; optimizer: number } {
+  return sharedModelStateBytes(params, { precision, optimizer, zeroStage: zero, hybridShard: false, recompute: 'none', cpuOffload }, shards);
 }

@@ -13,7 +13,7 @@ import type { AnalyzedLayer } from '../../../core/ir';
 import { product } from '../../../core/ir';
 import type { Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
-import { analyticalTimes } from '../../cost/compute';
+import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
 import { allGatherMs, allReduceMs, allToAllMs, p2pMs, activationBytes, type Link } from './adapters';
 import { isAttention, type BlockShape } from './blocks';
 
@@ -58,6 +58,8 @@ export interface CostEnv {
   tpLink: Link;
   cpLink: Link;
   epLink: Link;
+  /** How attention runs (cost/compute.ts); fused unless the plan says otherwise. */
+  attention?: AttentionKernel;
 }
 
 const TENSOR_OPS = new Set(['linear', 'mha', 'sdpa', 'matmul', 'embedding']);
@@ -103,7 +105,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     const expertShare = e > 0 ? ep : 1;
     const share = 1 / (tpShare * cp);
     const paramShare = (tensor ? 1 / tp : 1) / expertShare;
-    const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes, env.precision);
+    const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes, env.precision, { attention: env.attention });
     c.forwardMs += t.forwardMs;
     c.backwardMs += t.backwardMs;
     c.recomputeFullMs += t.forwardMs;

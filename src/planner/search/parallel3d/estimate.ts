@@ -10,10 +10,11 @@
  */
 import type { MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
-import { updateMs } from '../../cost/compute';
+import { updateMs, type AttentionKernel } from '../../cost/compute';
 import { CONTEXT_BYTES, optimizerStateCopies } from '../../memory/index';
 import { activationBytes, allGatherMs, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
+import { hsdpPossible, membersPerNode, offloadMs, shardPlan } from './sharding';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
 
 export interface Config3D {
@@ -34,6 +35,10 @@ export interface Config3D {
   recompute: RecomputeMode;
   /** Blocks per pipeline stage. */
   blocksPerStage: number[];
+  /** HSDP: ZeRO state sharded within a node, replicated across nodes (sharding.ts). */
+  hsdp?: boolean;
+  /** Optimizer state in host memory (ZeRO-Offload): a last resort, paid over PCIe every step. */
+  offload?: boolean;
 }
 
 export interface EstimateContext {
@@ -48,6 +53,7 @@ export interface EstimateContext {
   /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
   usableBytes: number;
   deviceBytes: number;
+  attention?: AttentionKernel;
   cache: Map<string, { block: GroupCost; prefix: GroupCost; suffix: GroupCost }>;
 }
 
@@ -80,6 +86,11 @@ export interface Links {
   ep: Link;
 }
 
+/** GPUs the ZeRO state is divided over: the data × context group, or its members in one node under HSDP. */
+export function shardsOf(ctx: EstimateContext, c: Config3D): number {
+  return c.hsdp && hsdpPossible(ctx.gpusPerNode, c.tp, c.dp * c.cp) ? membersPerNode(ctx.gpusPerNode, c.tp, c.dp * c.cp) : c.dp * c.cp;
+}
+
 export function linksFor(ctx: EstimateContext, c: Pick<Config3D, 'tp' | 'cp' | 'dp' | 'ep'>): Links {
   const g = ctx.gpusPerNode;
   return {
@@ -96,7 +107,7 @@ export function costsFor(ctx: EstimateContext, deg: Degrees, links: Links): { bl
   const key = `${deg.tp}/${deg.cp}/${deg.ep}/${deg.sp ? 1 : 0}/${deg.mb}/${links.tp.lane}/${links.cp.lane}/${links.ep.lane}`;
   const hit = ctx.cache.get(key);
   if (hit) return hit;
-  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep };
+  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
   const r = { block: groupCost(ctx.structure.block, deg, env, true), prefix: groupCost(ctx.structure.prefix, deg, env, false), suffix: groupCost(ctx.structure.suffix, deg, env, false) };
   ctx.cache.set(key, r);
   return r;
@@ -118,27 +129,42 @@ export function representativeStages(pp: number): Array<{ s: number; count: numb
   return [{ s: 0, count: 1 }, { s: 1, count: pp - 2 }, { s: pp - 1, count: 1 }];
 }
 
-/** Memory on the fullest stage. 1F1B keeps pp − s micro-batches in flight on stage s; interleaving adds (p−1)/(p·v) (Korthikanti et al., 2022, §4.2.3). */
-export function memoryOf(ctx: EstimateContext, c: Config3D, costs: { block: GroupCost; prefix: GroupCost; suffix: GroupCost }): MemoryBreakdown {
+/**
+ * Memory per GPU of stage s. 1F1B keeps pp − s micro-batches in flight on
+ * stage s; interleaving adds (p−1)/(p·v) (Korthikanti et al., 2022, §4.2.3).
+ * The first stage also holds the embedding, the last the head.
+ */
+export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): MemoryBreakdown {
   const { block, prefix, suffix } = costs;
-  const shards = c.dp * c.cp;
+  const shards = shardsOf(ctx, c);
   const last = c.pp - 1;
-  let worst: MemoryBreakdown | undefined;
   const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
+  const blocks = c.blocksPerStage[s];
+  const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
+  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, !!c.offload);
+  const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
+  const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
+  // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
+  // and under full recompute the block whose activations are rebuilt for the backward in progress.
+  const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * activationBytes(ctx.precision) : 0;
+  const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
+  const total = state.weights + state.gradients + state.optimizer + acts + workspace;
+  return { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
+}
+
+/** Memory on the fullest stage (the representative stages stand for all: middle stages hold fewer micro-batches than the first). */
+export function memoryOf(ctx: EstimateContext, c: Config3D, costs: Costs): MemoryBreakdown {
+  let worst: MemoryBreakdown | undefined;
   for (const { s } of representativeStages(c.pp)) {
-    const blocks = c.blocksPerStage[s];
-    const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
-    const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards);
-    const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
-    const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
-    // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
-    // and under full recompute the block whose activations are rebuilt for the backward in progress.
-    const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * activationBytes(ctx.precision) : 0;
-    const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
-    const total = state.weights + state.gradients + state.optimizer + acts + workspace;
-    if (!worst || total > worst.total) worst = { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
+    const m = stageMemory(ctx, c, costs, s);
+    if (!worst || m.total > worst.total) worst = m;
   }
   return worst!;
+}
+
+/** Every stage's memory per GPU, stage 0 first (for the report; the search only needs the fullest). */
+export function memoryPerStage(ctx: EstimateContext, c: Config3D, costs: Costs): MemoryBreakdown[] {
+  return Array.from({ length: c.pp }, (_, s) => stageMemory(ctx, c, costs, s));
 }
 
 /** Times of one micro-batch through stage s, given the block costs. */
@@ -172,10 +198,12 @@ export function workOf(s: StageTimes): number {
 export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; zero3Ms: number } {
   const p = c.dp * c.cp;
   const bytes = stage.params * activationBytes(ctx.precision);
-  const totalMs = c.zero >= 1 ? 2 * allGatherMs(bytes, p, links.dp) : allReduceMs(bytes, p, links.dp);
+  const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
+  // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
+  const totalMs = g ? 2 * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
   const exposedMs = Math.max(0, totalMs - stage.backwardMs);
   // ZeRO-3 all-gathers weights for every forward and backward of every micro-batch; prefetch hides it behind compute.
-  const perMicro = c.zero >= 3 ? Math.max(0, 2 * allGatherMs(bytes, p, links.dp) - (stage.forwardMs + stage.backwardMs)) : 0;
+  const perMicro = g && c.zero >= 3 ? Math.max(0, 2 * allGatherMs(bytes, g.shards, g.shardLink) - (stage.forwardMs + stage.backwardMs)) : 0;
   return { totalMs, exposedMs, zero3Ms: perMicro * c.microBatches };
 }
 
@@ -208,8 +236,9 @@ export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, li
   }
   const pipelineMs = c.microBatches * max + (sum - max) / c.v;
   const sync = gradSync(ctx, c, maxStage!, links);
-  const shards = c.zero >= 1 ? c.dp * c.cp : 1;
-  const upd = updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
+  const shards = c.zero >= 1 ? shardsOf(ctx, c) : 1;
+  // Offloaded, the step's update is a PCIe round trip (the CPU optimizer overlaps it, as ZeRO-Offload's one-step delay allows).
+  const upd = c.offload ? offloadMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs) : updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
   const stepMs = pipelineMs + sync.exposedMs + sync.zero3Ms + upd;
   return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.zero3Ms, updateMs: upd, memory, fits, stages };
 }

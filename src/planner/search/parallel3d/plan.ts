@@ -5,12 +5,14 @@
  * planner does (scaling curve, baselines, timeline, setup, pipeline).
  */
 import type { AnalyzedModel } from '../../../core/ir';
-import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, PlanReport, Precision, ScalingPoint } from '../../../protocol/plan';
+import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
 import type { ClusterSpec } from '../../cluster/spec';
 import { FRAGMENTATION_FRACTION } from '../../memory/index';
+import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
+import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
 import { activationBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
-import { costsFor, estimate, gradSync, linksFor, stageTime, type EstimateContext } from './estimate';
+import { costsFor, estimate, gradSync, linksFor, memoryPerStage, stageTime, type EstimateContext } from './estimate';
 import { layerPlans3d, describe3d, fitsThrough } from './report';
 import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
@@ -36,16 +38,9 @@ export function clusterProblem(cluster: ClusterSpec): string | undefined {
   return undefined;
 }
 
-/**
- * Idle share of the pipeline: bubble (p−1)/v of a micro-batch's time against M
- * micro-batches of work, i.e. Narayanan et al.'s (p−1)/(v·m) as a fraction of
- * the whole pipeline time; (p−1)/(m+p−1) for plain 1F1B.
- */
-export function bubbleFraction(p: number, v: number, m: number): number {
-  return (p - 1) / (v * m + p - 1);
-}
+export { bubbleFraction };
 
-const sps = (batch: number, ms: number) => (ms > 0 && Number.isFinite(ms) ? (batch * 1000) / ms : 0);
+const sps = samplesPerSec;
 
 /** The degree space and the cost context of a model on a cluster (shared by the planner, tests and benches). */
 export function searchContext(model: AnalyzedModel, structure: BlockStructure, cluster: ClusterSpec, options: PlanOptions): { space: SpaceContext; ctx: EstimateContext; peak: { tflops: number; fallback: boolean } } {
@@ -67,6 +62,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
     deviceBytes,
+    ...(options.attentionKernel ? { attention: options.attentionKernel } : {}),
     cache: new Map(),
   };
   return { space, ctx, peak };
@@ -75,7 +71,8 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
 export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | void, PlanOutcome, void> {
   const { model, structure, cluster, options, diagnostics, clusterInfo } = input;
   const batch = options.batch;
-  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => ({ feasible: false, model: model.name, batch, cluster: clusterInfo, reason, scaling, diagnostics });
+  const base: ReportBase = { model: model.name, options, cluster: clusterInfo, diagnostics };
+  const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => infeasible(base, reason, scaling);
   const pins = options.pins ?? {};
   const { space, ctx, peak } = searchContext(model, structure, cluster, options);
   const { gpusPerNode } = space;
@@ -85,9 +82,6 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   if (problem) return fail(problem);
   yield;
   if (peak.fallback) diagnostics.push({ severity: 'warning', message: `the cluster spec has no ${precision} peak for ${gpu.name}; compute is costed at its fp32 peak (${gpu.tflops} TFLOP/s), bytes at ${precision}` });
-  for (const [key, v] of Object.entries(pins)) {
-    if (key === 'hybridShard' || key === 'cpuOffload') diagnostics.push({ severity: 'warning', message: `pin ${key}=${v} is not modelled by the block search; the plan ignores it` });
-  }
   const N = Math.min(cluster.gpus.length, options.maxGpus ?? Infinity);
   const pinnedCount = fullyPinnedCount(pins);
   let counts: number[];
@@ -117,9 +111,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   if (chosen && chosen.top.length === 0) return fail(chosen.reason ?? `no plan fits on ${chosen.n} GPUs`, scaling);
   if (!chosen) {
     if (feasible.length === 0) return fail(result.counts[result.counts.length - 1]?.reason ?? `nothing fits on up to ${N} GPUs`, scaling);
-    const best = Math.max(...feasible.map((r) => sps(batch, r.top[0].est.stepMs)));
-    const tol = options.objective === 'efficiency' ? (options.efficiencyTolerance ?? 0.05) : 0;
-    chosen = feasible.find((r) => sps(batch, r.top[0].est.stepMs) >= (1 - tol) * best)!;
+    chosen = chooseByObjective(feasible, (r) => sps(batch, r.top[0].est.stepMs), options)!;
   }
   // The simulator has the last word among the search's best few.
   let winner: { scored: Scored; run: ReplayResult } | undefined;
@@ -165,45 +157,43 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   const singleGpu = yield* baselineAt(1, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: 1 }, `the model does not fit on one ${gpu.name}`);
   const dataParallel = yield* baselineAt(N, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: undefined }, `pure data parallelism does not fit or divide batch ${batch} on ${N} GPUs`);
   const layers = layerPlans3d(ctx, scored, model);
+  // Per stage: the first holds the embedding and the most micro-batches in flight, the last the head; setup.memoryPerGpu is the fullest.
+  const stageTotals = memoryPerStage(ctx, c, costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, linksFor(ctx, c))).map((m) => m.total);
   yield;
-  const report: PlanReport = {
-    feasible: true,
-    model: model.name,
-    batch,
-    objective: options.objective,
-    strategies: options.strategies,
-    optimizer: options.optimizer,
-    cluster: clusterInfo,
+  const setup: TrainingSetup = {
+    precision,
+    precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
+    zeroStage: c.zero,
+    hybridShard: !!c.hsdp,
+    recompute: c.recompute,
+    cpuOffload: !!c.offload,
+    microBatch: c.mb,
+    gradientAccumulation: c.microBatches,
+    dataParallel: c.dp,
+    tensorParallel: c.tp,
+    pipelineStages: c.pp,
+    virtualStages: c.v,
+    contextParallel: c.cp,
+    expertParallel: c.ep,
+    sequenceParallel: c.sp,
+    mfu,
+    memoryPerGpu: scored.est.memory,
+    ...(through ? { fitsThrough: through } : {}),
+  };
+  fitDiagnostics(setup, diagnostics, c.offload ? `at the ${gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS} GB/s host link, +${scored.est.updateMs.toFixed(1)} ms per step` : undefined);
+  return feasibleReport(base, {
     plan: {
       gpus: c.n,
       stepTimeMs: stepMs,
       samplesPerSec: sps(batch, stepMs),
       energyJPerSample,
-      memoryPerGpuBytes: new Array(c.n).fill(scored.est.memory.total),
+      // Rank order is Megatron's (tensor innermost, pipeline outermost): GPU g sits on stage ⌊g / (n/pp)⌋.
+      memoryPerGpuBytes: Array.from({ length: c.n }, (_, g) => stageTotals[Math.floor(g / (c.n / c.pp))]),
       layers,
       ...(c.pp > 1
-        ? { pipeline: { stages: c.pp, microBatches: c.microBatches, schedule: c.v > 1 ? ('interleaved-1f1b' as const) : ('1f1b' as const), bubbleFraction: bubbleFraction(c.pp, c.v, c.microBatches), layersPerStage: c.blocksPerStage, virtualStages: c.v } }
+        ? { pipeline: { stages: c.pp, microBatches: c.microBatches, schedule: c.v > 1 ? ('interleaved-1f1b' as const) : ('1f1b' as const), bubbleFraction: bubbleFraction(c.pp, c.v, c.microBatches), layersPerStage: c.blocksPerStage, virtualStages: c.v, memoryPerStageBytes: stageTotals } }
         : {}),
-      setup: {
-        precision,
-        precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
-        zeroStage: c.zero,
-        hybridShard: false,
-        recompute: c.recompute,
-        cpuOffload: false,
-        microBatch: c.mb,
-        gradientAccumulation: c.microBatches,
-        dataParallel: c.dp,
-        tensorParallel: c.tp,
-        pipelineStages: c.pp,
-        virtualStages: c.v,
-        contextParallel: c.cp,
-        expertParallel: c.ep,
-        sequenceParallel: c.sp,
-        mfu,
-        memoryPerGpu: scored.est.memory,
-        ...(through ? { fitsThrough: through } : {}),
-      },
+      setup,
     },
     baselines: {
       singleGpu,
@@ -214,9 +204,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     timeline: run.events,
     search: { method: 'parallel3d', exact: true, bound: `GPU counts ${counts.join(', ')}; ${result.prunedByMemory} of ${result.evaluated} configurations pruned by memory before timing`, configurationsEvaluated: result.evaluated, elapsedMs: Date.now() - input.started },
     costSources: { analytical: model.layers.length },
-    diagnostics,
-  };
-  return report;
+  });
 }
 
 /** Event replay of one configuration: every stage timed, the schedule simulated. */

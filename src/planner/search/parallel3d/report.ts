@@ -5,7 +5,7 @@ import { mb } from '../../cost/memory';
 import { activationBytes } from './adapters';
 import { groupCost } from './blockCost';
 import { isAttention } from './blocks';
-import { estimate, linksFor, type EstimateContext } from './estimate';
+import { estimate, linksFor, shardsOf, type EstimateContext } from './estimate';
 import type { Scored } from './search';
 import type { Config3D } from './estimate';
 
@@ -13,7 +13,7 @@ export function describe3d(c: Config3D): string {
   const parts = [`DP${c.dp}`, `TP${c.tp}${c.sp ? '+SP' : ''}`, `PP${c.pp}${c.v > 1 ? `×${c.v}v` : ''}`];
   if (c.cp > 1) parts.push(`CP${c.cp}`);
   if (c.ep > 1) parts.push(`EP${c.ep}`);
-  const extras = [c.zero > 0 ? `ZeRO-${c.zero}` : '', c.recompute !== 'none' ? `${c.recompute} recompute` : '', `micro-batch ${c.mb}`].filter(Boolean);
+  const extras = [c.zero > 0 ? `ZeRO-${c.zero}${c.hsdp ? ' HSDP' : ''}` : '', c.offload ? 'optimizer offloaded to CPU (slow)' : '', c.recompute !== 'none' ? `${c.recompute} recompute` : '', `micro-batch ${c.mb}`].filter(Boolean);
   return `${parts.join('×')} (${extras.join(', ')})`;
 }
 
@@ -45,7 +45,7 @@ export function layerPlans3d(ctx: EstimateContext, scored: Scored, model: Analyz
   const stageDevices = Array.from({ length: c.pp }, (_, s) => Array.from({ length: perStage }, (_, i) => s * perStage + i));
   const stages = blockStages(c, structure.repeats);
   const links = linksFor(ctx, c);
-  const env = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep };
+  const env = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
   const deg = { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb };
   const perLayer = new Map<string, ReturnType<typeof groupCost>>();
   const costOf = (i: number) => {
@@ -93,12 +93,13 @@ export function layerPlans3d(ctx: EstimateContext, scored: Scored, model: Analyz
 /** When the plan fits only through ZeRO or recompute: which, and what it costs per step. */
 export function fitsThrough(ctx: EstimateContext, scored: Scored): string | undefined {
   const c = scored.config;
-  if (c.zero === 0 && c.recompute === 'none') return undefined;
-  const plain = estimate(ctx, { ...c, zero: 0, recompute: 'none' }, false);
+  if (c.zero === 0 && c.recompute === 'none' && !c.offload) return undefined;
+  const plain = estimate(ctx, { ...c, zero: 0, recompute: 'none', hsdp: false, offload: false }, false);
   if (plain.fits) return undefined;
   const means: string[] = [];
-  if (c.zero > 0) means.push(`ZeRO-${c.zero} (sharded over ${c.dp * c.cp} data-parallel ranks)`);
+  if (c.zero > 0) means.push(`ZeRO-${c.zero} (sharded over ${shardsOf(ctx, c)} data-parallel ranks${c.hsdp ? ' inside each node, replicated across nodes (HSDP)' : ''})`);
   if (c.recompute !== 'none') means.push(`${c.recompute} activation recompute`);
+  if (c.offload) means.push('optimizer state offloaded to CPU memory (slow: bounded by PCIe)');
   const extra = scored.est.stepMs - plain.stepMs;
   const cost = extra > 0 ? `they cost +${extra.toFixed(1)} ms per step` : 'they cost no step time here (the sharded sync is as fast as the all-reduce it replaces)';
   return `${means.join(' and ')}: without them it needs ${mb(plain.memory.total)} per GPU; ${cost}`;

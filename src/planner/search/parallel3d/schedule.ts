@@ -204,7 +204,7 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
     }
     syncEvents.push(Array.from({ length: mark() - syncFirst }, (_, i) => syncFirst + i));
     updateEvent.push(mark());
-    push(s, 'update', syncEnd, syncEnd + input.updateMs[s], `stage ${s} optimizer`, -1);
+    push(s, 'update', syncEnd, syncEnd + input.updateMs[s], input.config.offload ? `stage ${s} optimizer (CPU offload: gradients down, weights up over PCIe)` : `stage ${s} optimizer`, -1);
     busy[s] += input.updateMs[s];
     if (syncEnd + input.updateMs[s] > stepMs) {
       stepMs = syncEnd + input.updateMs[s];

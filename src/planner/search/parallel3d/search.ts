@@ -1,12 +1,14 @@
 /**
  * The 3D search: for each candidate GPU count, every (tp, cp, pp, dp) the
  * block stack admits, every micro-batch size, stage layout, interleaving
- * depth, sequence-parallel flag, ZeRO stage and recompute mode, pinned ones
- * fixed. Memory is checked before time, so configurations that cannot fit
+ * depth, sequence-parallel flag, ZeRO stage (HSDP where the group spans
+ * nodes) and recompute mode, pinned ones fixed; optimizer offload to host
+ * memory only where nothing fits without it. Memory is checked before time, so configurations that cannot fit
  * are never timed; the few best at each count are kept for the simulator.
  */
 import type { ParallelPins, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import { estimateWith, costsFor, linksFor, type Config3D, type Estimate, type EstimateContext } from './estimate';
+import { hsdpPossible } from './sharding';
 import { degreeTuples, divisorsOf, microBatchSizes, stageLayouts, virtualStageCounts, type SpaceContext } from './space';
 
 export interface Scored {
@@ -56,8 +58,18 @@ export function expertDegrees(space: SpaceContext, dp: number, cp: number): numb
   return divisorsOf(space.shape.experts).filter((e) => (dp * cp) % e === 0);
 }
 
-/** Every configuration of the space on n GPUs (the brute-force order the search also follows). */
-export function* configsOn(space: SpaceContext, n: number): Generator<Config3D> {
+/** HSDP choices for a ZeRO stage: only sharded state on a group that spans nodes can shard within them. */
+export function hsdpChoices(space: SpaceContext, zero: ZeroStage, tp: number, group: number): boolean[] {
+  const possible = zero >= 1 && hsdpPossible(space.gpusPerNode, tp, group);
+  if (space.pins.hybridShard !== undefined) return !space.pins.hybridShard || possible ? [space.pins.hybridShard] : [];
+  return possible ? [false, true] : [false];
+}
+
+/**
+ * Every configuration of the space on n GPUs (the brute-force order the search also follows).
+ * `offload`: optimizer state in host memory for all of them (the search tries it only when nothing else fits).
+ */
+export function* configsOn(space: SpaceContext, n: number, offload = space.pins.cpuOffload === true): Generator<Config3D> {
   const pins = space.pins;
   for (const { tp, cp, pp, dp } of degreeTuples(space, n)) {
     for (const ep of expertDegrees(space, dp, cp)) {
@@ -70,8 +82,10 @@ export function* configsOn(space: SpaceContext, n: number): Generator<Config3D> 
             const sps = tp > 1 ? (pins.sequenceParallel !== undefined ? [pins.sequenceParallel] : [true, false]) : [false];
             for (const sp of sps) {
               for (const zero of zeroStages(pins, dp * cp)) {
-                for (const recompute of recomputeModes(pins)) {
-                  yield { n, dp, tp, pp, cp, ep, v, sp, mb, microBatches, zero, recompute, blocksPerStage: layout };
+                for (const hsdp of hsdpChoices(space, zero, tp, dp * cp)) {
+                  for (const recompute of recomputeModes(pins)) {
+                    yield { n, dp, tp, pp, cp, ep, v, sp, mb, microBatches, zero, recompute, blocksPerStage: layout, ...(hsdp ? { hsdp } : {}), ...(offload ? { offload } : {}) };
+                  }
                 }
               }
             }
@@ -94,26 +108,36 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
     let lastKey = '';
     let costs: ReturnType<typeof costsFor> | undefined;
     let links: ReturnType<typeof linksFor> | undefined;
-    for (const config of configsOn(space, n)) {
-      const key = `${config.tp}/${config.cp}/${config.dp}/${config.ep}/${config.sp ? 1 : 0}/${config.mb}`;
-      if (key !== lastKey) {
-        links = linksFor(ctx, config);
-        costs = costsFor(ctx, { tp: config.tp, cp: config.cp, ep: config.ep, sp: config.sp, mb: config.mb }, links);
-        lastKey = key;
-      }
-      evaluated++;
-      const est = estimateWith(ctx, config, costs!, links!, true);
-      if (est.fits) insertTop(top, { config, est });
-      else {
-        pruned++;
-        if (!smallest || est.memory.total < smallest.memory.total) smallest = est;
-      }
-      if (++sinceCheckpoint >= CHECKPOINT_EVERY) {
-        sinceCheckpoint = 0;
-        yield;
+    // Offload is a last resort: tried only when nothing fits on n GPUs without it (and not pinned off).
+    const passes = space.pins.cpuOffload === undefined ? [false, true] : [space.pins.cpuOffload];
+    // Offloading frees exactly the optimizer bytes: when no configuration fits even without them, skip the pass.
+    let leastWithoutOptimizer = Infinity;
+    let offloadTried = false;
+    for (const offload of passes) {
+      if (offload && (top.length > 0 || (passes.length > 1 && leastWithoutOptimizer > ctx.usableBytes))) break;
+      offloadTried ||= offload;
+      for (const config of configsOn(space, n, offload)) {
+        const key = `${config.tp}/${config.cp}/${config.dp}/${config.ep}/${config.sp ? 1 : 0}/${config.mb}`;
+        if (key !== lastKey) {
+          links = linksFor(ctx, config);
+          costs = costsFor(ctx, { tp: config.tp, cp: config.cp, ep: config.ep, sp: config.sp, mb: config.mb }, links);
+          lastKey = key;
+        }
+        evaluated++;
+        const est = estimateWith(ctx, config, costs!, links!, true);
+        if (est.fits) insertTop(top, { config, est });
+        else {
+          pruned++;
+          leastWithoutOptimizer = Math.min(leastWithoutOptimizer, est.memory.total - est.memory.optimizer);
+          if (!smallest || est.memory.total < smallest.memory.total) smallest = est;
+        }
+        if (++sinceCheckpoint >= CHECKPOINT_EVERY) {
+          sinceCheckpoint = 0;
+          yield;
+        }
       }
     }
-    const reason = top.length > 0 ? undefined : smallest ? `nothing fits on ${n} GPUs: the smallest configuration needs ${(smallest.memory.total / 1e9).toFixed(1)} GB per GPU, more than the ${(ctx.usableBytes / 1e9).toFixed(1)} GB usable` : `no configuration of the block stack divides ${n} GPUs under the pins`;
+    const reason = top.length > 0 ? undefined : smallest ? `nothing fits on ${n} GPUs: the smallest configuration needs ${(smallest.memory.total / 1e9).toFixed(1)} GB per GPU, more than the ${(ctx.usableBytes / 1e9).toFixed(1)} GB usable${offloadTried ? ' (optimizer state offloaded to CPU memory included)' : ''}` : `no configuration of the block stack divides ${n} GPUs under the pins`;
     out.push({ n, top, reason });
     yield [++done, counts.length];
   }

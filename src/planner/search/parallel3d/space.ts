@@ -87,6 +87,10 @@ export function pinProblem(ctx: SpaceContext): string | undefined {
     if (shape.experts === 0) return `--ep ${p.expertParallel}: the model has no mixture-of-experts layers the frontend could read`;
     if (shape.experts % p.expertParallel !== 0) return `--ep ${p.expertParallel}: ${shape.experts} experts are not divisible by ${p.expertParallel}`;
   }
+  if (p.hybridShard) {
+    if (p.zeroStage === 0) return 'HSDP (--hsdp on) shards ZeRO state: it needs --zero 1, 2 or 3, not 0';
+    if (ctx.clusterGpus <= ctx.gpusPerNode) return 'HSDP (--hsdp on) shards within a node and replicates across nodes: the cluster has one node';
+  }
   if (p.dataParallel !== undefined && ctx.batch % p.dataParallel !== 0) return `--dp ${p.dataParallel}: the global batch ${ctx.batch} is not divisible by ${p.dataParallel}`;
   if (p.microBatch !== undefined && ctx.batch % p.microBatch !== 0) return `--micro-batch ${p.microBatch}: the global batch ${ctx.batch} is not divisible by it`;
   if (p.virtualStages !== undefined && p.virtualStages > 1) {

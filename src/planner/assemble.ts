@@ -1,0 +1,71 @@
+/**
+ * The parts of a plan report both searches build the same way (the per-layer
+ * planner in planner.ts and the block-stack search in search/parallel3d/plan.ts):
+ * the header every outcome carries, the infeasible outcome, the choice of GPU
+ * count by the objective, the pipeline bubble, and the diagnostics that say a
+ * plan fits only through memory savers or offload. Each search fills in its
+ * own plan, baselines, timeline and search info.
+ */
+import type { IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanReport, ScalingPoint, TrainingSetup } from '../protocol/plan';
+
+/** What every outcome of one planModel call shares. */
+export interface ReportBase {
+  model: string;
+  options: PlanOptions;
+  cluster: InfeasiblePlan['cluster'];
+  diagnostics: PlanDiagnostic[];
+  incomplete?: IncompleteModelInfo;
+}
+
+export function samplesPerSec(batch: number, stepMs: number): number {
+  return stepMs > 0 && Number.isFinite(stepMs) ? (batch * 1000) / stepMs : 0;
+}
+
+export function infeasible(base: ReportBase, reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan {
+  return { feasible: false, ...(base.incomplete ? { incomplete: base.incomplete } : {}), model: base.model, batch: base.options.batch, cluster: base.cluster, reason, scaling, diagnostics: base.diagnostics };
+}
+
+/** A feasible report: the shared header around the search's own parts. */
+export function feasibleReport(base: ReportBase, parts: Pick<PlanReport, 'plan' | 'baselines' | 'scaling' | 'timeline' | 'search' | 'costSources'>): PlanReport {
+  const o = base.options;
+  return {
+    feasible: true,
+    ...(base.incomplete ? { incomplete: base.incomplete } : {}),
+    model: base.model,
+    batch: o.batch,
+    objective: o.objective,
+    strategies: o.strategies,
+    optimizer: o.optimizer,
+    cluster: base.cluster,
+    ...parts,
+    diagnostics: base.diagnostics,
+  };
+}
+
+/**
+ * The count the objective picks among feasible ones (in increasing n):
+ * throughput takes the fastest; efficiency the fewest GPUs within the
+ * tolerance (default 5%) of the fastest.
+ */
+export function chooseByObjective<T>(feasible: readonly T[], sps: (x: T) => number, options: PlanOptions): T | undefined {
+  if (feasible.length === 0) return undefined;
+  const best = Math.max(...feasible.map(sps));
+  const tol = options.objective === 'efficiency' ? (options.efficiencyTolerance ?? 0.05) : 0;
+  return feasible.find((x) => sps(x) >= (1 - tol) * best);
+}
+
+/**
+ * Idle share of the pipeline: bubble (p−1)/v of a micro-batch's time against M
+ * micro-batches of work, i.e. Narayanan et al.'s (p−1)/(v·m) as a fraction of
+ * the whole pipeline time; (p−1)/(m+p−1) for plain 1F1B (v = 1).
+ */
+export function bubbleFraction(p: number, v: number, m: number): number {
+  return (p - 1) / (v * m + p - 1);
+}
+
+/** Says when the plan needs offload (a warning: it is slow) or fits only through ZeRO/recompute (info). */
+export function fitDiagnostics(setup: TrainingSetup, diagnostics: PlanDiagnostic[], offloadCost?: string): void {
+  if (setup.cpuOffload) {
+    diagnostics.push({ severity: 'warning', message: `optimizer state is offloaded to CPU memory (${setup.fitsThrough ? 'nothing fits without it' : 'pinned'}): each step moves gradients down and weights up over PCIe${offloadCost ? `, ${offloadCost}` : ''}; the CPU-side optimizer time is not modelled` });
+  } else if (setup.fitsThrough) diagnostics.push({ severity: 'info', message: `fits only through ${setup.fitsThrough}` });
+}

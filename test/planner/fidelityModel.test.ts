@@ -1,0 +1,89 @@
+/**
+ * Cost-model terms added for issue 12's fidelity rows, checked by the physics
+ * they stand for (bytes over bandwidth, counts per layer), never by outputs.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AnalyzedLayer } from '../../src/core/ir';
+import { planModel, resolveCluster } from '../../src/planner/index';
+import { analyticalTimes, nchwTransposeBytes, scoreElements } from '../../src/planner/cost/compute';
+import { chainModel } from '../profiler/fixtures';
+import { gptModel } from './gptSpec';
+
+const a100 = () => resolveCluster('a100x8').gpus[0]!;
+const sdpaOf = (seq: number): AnalyzedLayer => gptModel({ layers: 2, hidden: 1024, heads: 16, seq }).layers.find((l) => l.op === 'sdpa')!;
+
+/** Time unfused attention adds over the fused kernel, forward and backward. */
+function unfusedExtra(l: AnalyzedLayer, gpu = a100(), bytes = 2, precision: 'fp16' | 'fp32' = 'fp16') {
+  const fused = analyticalTimes(l, gpu, 4, 1, 1, bytes, precision, { attention: 'fused' });
+  const unfused = analyticalTimes(l, gpu, 4, 1, 1, bytes, precision, { attention: 'unfused' });
+  return { f: unfused.forwardMs - fused.forwardMs, b: unfused.backwardMs - fused.backwardMs, fused };
+}
+
+test('unfused attention: the score matrix heads·T·T is what it adds, so doubling T quadruples the extra time', () => {
+  const short = sdpaOf(512);
+  const long = sdpaOf(1024);
+  assert.equal(scoreElements(short), 16 * 512 * 512);
+  const e1 = unfusedExtra(short);
+  const e2 = unfusedExtra(long);
+  assert.ok(e1.f > 0 && e1.b > 0);
+  assert.ok(Math.abs(e2.f / e1.f - 4) < 1e-6, `forward extra ratio ${e2.f / e1.f}`);
+  // Backward passes over the scores more often than forward (dP, dropout and softmax backward).
+  assert.ok(e1.b > e1.f);
+  // Default (no option) is the fused kernel: FlashAttention never writes the scores.
+  const plain = analyticalTimes(short, a100(), 4, 1, 1, 2, 'fp16');
+  assert.equal(plain.forwardMs, e1.fused.forwardMs);
+});
+
+test('unfused attention is memory-bound: twice the HBM bandwidth halves its extra time; fp32 scores cost (6·4+1)/(6·2+1) of fp16', () => {
+  const l = sdpaOf(1024);
+  const gpu = a100();
+  const fast = { ...gpu, memoryBandwidthGBs: 2 * gpu.memoryBandwidthGBs };
+  const base = unfusedExtra(l, gpu);
+  assert.ok(Math.abs(unfusedExtra(l, fast).f / base.f - 0.5) < 1e-6);
+  const fp32 = unfusedExtra(l, gpu, 4, 'fp32');
+  assert.ok(Math.abs(fp32.f / base.f - 25 / 13) < 1e-6, `fp32/fp16 ${fp32.f / base.f}`);
+});
+
+/** A ResNet bottleneck's 3×3 conv (64 → 64 channels, 56×56) in PyTorch's channels-first layout. */
+function conv3x3(): AnalyzedLayer {
+  const conv = { rank: 2, outChannels: 64, kernel: [3, 3], stride: [1, 1], padding: [[1, 1], [1, 1]], dilation: [1, 1], groups: 1, bias: false };
+  return chainModel('c', 'channels_first', [64, 56, 56], [['c', 'conv', conv, 'Conv2d']], 'pytorch').layers[0]!;
+}
+
+test('NCHW tensor-core conv: the transposes add 2·(input + output) bytes over bandwidth forward, twice that backward', () => {
+  const l = conv3x3();
+  const gpu = a100();
+  const io = (64 * 56 * 56 + 64 * 56 * 56) * 4;
+  assert.equal(nchwTransposeBytes(l, 4, 'tf32', 'channels_first'), 2 * io);
+  const nhwc = analyticalTimes(l, gpu, 32, 1, 1, 4, 'tf32', { memoryFormat: 'channels_last' });
+  const nchw = analyticalTimes(l, gpu, 32, 1, 1, 4, 'tf32', { memoryFormat: 'channels_first' });
+  const fwd = nchw.forwardMs - nhwc.forwardMs;
+  const bwd = nchw.backwardMs - nhwc.backwardMs;
+  assert.ok(fwd > 0);
+  assert.ok(Math.abs(bwd / fwd - 2) < 1e-6, `backward/forward transpose time ${bwd / fwd}`);
+  // Bytes over bandwidth: double the bandwidth, half the transpose time.
+  const fast = { ...gpu, memoryBandwidthGBs: 2 * gpu.memoryBandwidthGBs };
+  const fastFwd = analyticalTimes(l, fast, 32, 1, 1, 4, 'tf32', { memoryFormat: 'channels_first' }).forwardMs - analyticalTimes(l, fast, 32, 1, 1, 4, 'tf32', { memoryFormat: 'channels_last' }).forwardMs;
+  assert.ok(Math.abs(fastFwd / fwd - 0.5) < 1e-6);
+});
+
+test('NCHW costs nothing on CUDA-core fp32 (native NCHW kernels) and nothing for non-conv layers', () => {
+  const l = conv3x3();
+  assert.equal(nchwTransposeBytes(l, 4, 'fp32', 'channels_first'), 0);
+  assert.equal(nchwTransposeBytes(l, 2, 'fp16', 'channels_last'), 0);
+  assert.ok(nchwTransposeBytes(l, 2, 'fp16', 'channels_first') > 0);
+  assert.equal(nchwTransposeBytes(sdpaOf(512), 2, 'fp16', 'channels_first'), 0);
+});
+
+test('a PyTorch CNN plan at tf32 defaults to its NCHW layout and is slower than the same plan in channels_last', () => {
+  const m = chainModel('cnn', 'channels_first', [64, 56, 56], [['c', 'conv', { rank: 2, outChannels: 64, kernel: [3, 3], stride: [1, 1], padding: [[1, 1], [1, 1]], dilation: [1, 1], groups: 1, bias: false }, 'Conv2d']], 'pytorch');
+  const opts = { batch: 64, objective: 'throughput', strategies: 'dp', optimizer: 'sgd', gpus: 1, maxGpus: 1, precision: 'tf32' } as const;
+  const step = (o: object) => {
+    const r = planModel(m, resolveCluster('a100x8'), { ...opts, ...o });
+    assert.ok(r.feasible);
+    return r.plan.stepTimeMs;
+  };
+  assert.equal(step({}), step({ memoryFormat: 'channels_first' }));
+  assert.ok(step({}) > step({ memoryFormat: 'channels_last' }));
+});

@@ -1,0 +1,94 @@
+/**
+ * HSDP and optimizer offload in the 3D search, checked by what they are:
+ * HSDP divides ZeRO state by the node's share of the group (so twice the
+ * state of full ZeRO on two nodes) but keeps ZeRO-3's gathers on NVLink;
+ * offload frees the optimizer bytes, is chosen only when nothing else fits,
+ * says so, and costs a PCIe round trip of gradients and weights per step.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PlanOptions } from '../../src/protocol/plan';
+import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../../src/planner/index';
+import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
+import { estimate, type Config3D } from '../../src/planner/search/parallel3d/estimate';
+import { searchContext } from '../../src/planner/search/parallel3d/plan';
+import { gptModel } from './gptSpec';
+
+const model = () => gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 });
+const opts = (o: Partial<PlanOptions> = {}): PlanOptions => ({ batch: 32, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', ...o });
+
+function estimateOn(cluster: ClusterSpec, c: Partial<Config3D>) {
+  const m = model();
+  const { ctx } = searchContext(m, repeatedTransformer(m)!, cluster, opts());
+  const config: Config3D = { n: 16, dp: 16, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 1, microBatches: 2, zero: 3, recompute: 'full', blocksPerStage: [8], ...c };
+  return { ctx, est: estimate(ctx, config, false) };
+}
+
+test('HSDP on two 8-GPU nodes: ZeRO-3 state divided by 8 instead of 16 (twice the bytes), gathers on NVLink (faster sync)', () => {
+  const two = resolveCluster('h100x16-2node', {});
+  const full = estimateOn(two, {}).est;
+  const hsdp = estimateOn(two, { hsdp: true }).est;
+  const state = (e: typeof full) => e.memory.weights + e.memory.gradients + e.memory.optimizer;
+  assert.ok(Math.abs(state(hsdp) / state(full) - 2) < 1e-9, `state ratio ${state(hsdp) / state(full)}`);
+  assert.ok(hsdp.gradSyncMs < full.gradSyncMs, `HSDP sync ${hsdp.gradSyncMs} ms vs ZeRO-3 over both nodes ${full.gradSyncMs} ms`);
+  // On one node HSDP is plain ZeRO (nothing to replicate across).
+  const one = resolveCluster('a100x8', {});
+  const a = estimateOn(one, { n: 8, dp: 8 }).est;
+  const b = estimateOn(one, { n: 8, dp: 8, hsdp: true }).est;
+  assert.equal(a.memory.total, b.memory.total);
+});
+
+test('HSDP pins: honoured on two nodes (the plan says HSDP), refused with ZeRO-0 or on one node', () => {
+  const two = resolveCluster('h100x16-2node', {});
+  const out = planModel(model(), two, opts({ gpus: 16, pins: { hybridShard: true, zeroStage: 3, dataParallel: 16, tensorParallel: 1, pipelineStages: 1 } }));
+  assert.ok(out.feasible, out.feasible ? '' : out.reason);
+  assert.equal(out.plan.setup!.hybridShard, true);
+  assert.ok(!out.diagnostics.some((d) => /not modelled|not honoured/.test(d.message)), out.diagnostics.map((d) => d.message).join('; '));
+  const zero0 = planModel(model(), two, opts({ pins: { hybridShard: true, zeroStage: 0 } }));
+  assert.ok(!zero0.feasible && /ZeRO/.test(zero0.reason));
+  const single = planModel(model(), resolveCluster('a100x8', {}), opts({ pins: { hybridShard: true } }));
+  assert.ok(!single.feasible && /one node/.test(single.reason));
+});
+
+/** One A100 with `gb` GB: ~0.5 B parameters need ~8 GB of Adam state, 6 of it optimizer (fp32 master + moments). */
+function smallGpu(gb: number): ClusterSpec {
+  const { index: _i, node: _n, ...gpu } = resolveCluster('a100x8').gpus[0]!;
+  return parseClusterSpec({ name: `1x A100 ${gb}GB`, nodes: 1, gpusPerNode: 1, gpu: { ...gpu, memoryGB: gb }, intraNode: { bandwidthGBs: 300, latencyUs: 3 }, interNode: { bandwidthGBs: 25, latencyUs: 5 } }, 'test');
+}
+
+test('offload is a last resort: chosen only when nothing fits without it, flagged slow, priced as a PCIe round trip', () => {
+  const m = model();
+  const params = m.totals.params;
+  // Roomy GPU: no offload.
+  const roomy = planModel(m, smallGpu(80), opts({ batch: 8 }));
+  assert.ok(roomy.feasible && !roomy.plan.setup!.cpuOffload);
+  // Weights + gradients (2 + 2 bytes) fit in 6 GB, the 12 bytes of optimizer state on top do not.
+  assert.ok(4 * params < 4e9 && 16 * params > 6e9, `params ${params}`);
+  const tight = planModel(m, smallGpu(6), opts({ batch: 8 }));
+  assert.ok(tight.feasible, tight.feasible ? '' : tight.reason);
+  const s = tight.plan.setup!;
+  assert.equal(s.cpuOffload, true);
+  assert.equal(s.memoryPerGpu.optimizer, 0);
+  assert.match(s.fitsThrough ?? '', /offloaded to CPU/);
+  const warn = tight.diagnostics.find((d) => /offloaded to CPU memory/.test(d.message));
+  assert.ok(warn && warn.severity === 'warning' && /host link/.test(warn.message));
+  // Pinned off, the same GPU has no plan.
+  const off = planModel(m, smallGpu(6), opts({ batch: 8, pins: { cpuOffload: false } }));
+  assert.equal(off.feasible, false);
+});
+
+test('offload update time = parameters × (gradient + weight bytes) / host link bandwidth', () => {
+  const gpu = smallGpu(80);
+  const host = gpu.gpus[0]!.hostBandwidthGBs!;
+  const m = model();
+  const { ctx } = searchContext(m, repeatedTransformer(m)!, gpu, opts());
+  const c: Config3D = { n: 1, dp: 1, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 1, microBatches: 8, zero: 0, recompute: 'full', blocksPerStage: [8] };
+  const on = estimate(ctx, { ...c, offload: true }, false);
+  const expected = (m.totals.params * (2 + 2)) / (host * 1e6);
+  assert.ok(Math.abs(on.updateMs / expected - 1) < 0.01, `${on.updateMs} vs ${expected}`);
+  // Halving the host bandwidth doubles it.
+  const slow = smallGpu(80);
+  slow.gpus.forEach((g) => (g.hostBandwidthGBs = host / 2));
+  const { ctx: ctx2 } = searchContext(m, repeatedTransformer(m)!, slow, opts());
+  assert.ok(Math.abs(estimate(ctx2, { ...c, offload: true }, false).updateMs / on.updateMs - 2) < 1e-9);
+});
