@@ -5,6 +5,8 @@
 import type { PyNode } from './ast';
 import { evalExpr } from './expressions';
 import type { Interp } from './interpreter';
+import { arrayBinary } from './numericArrays';
+import { percentFormat } from './strings';
 import { tensorBinary } from './tensorOps';
 import { UNKNOWN, bool, int, iterItems, keyOf, num, str, toNumber, type Scope, type Value } from './values';
 
@@ -84,6 +86,8 @@ function equal(a: Value, b: Value): boolean | undefined {
 }
 
 export function binaryOp(interp: Interp, op: string, a: Value, b: Value, node: PyNode): Value {
+  const array = arrayBinary(op, a, b);
+  if (array) return array;
   if (a.k === 'tensor' || b.k === 'tensor') return tensorBinary(interp, op, a, b, node);
   const x = toNumber(a);
   const y = toNumber(b);
@@ -118,7 +122,19 @@ export function binaryOp(interp: Interp, op: string, a: Value, b: Value, node: P
         return UNKNOWN;
     }
   }
+  if (op === '%' && a.k === 'str') {
+    const s = percentFormat(a.v, b);
+    return s === undefined ? UNKNOWN : str(s);
+  }
   if (op === '+') {
+    // `self.layers += [Layer(…)]` / `ModuleList + ModuleList`: a container with both sets of children.
+    if (a.k === 'mod' && a.children && (a.container === 'list' || a.container === 'sequential')) {
+      const more = b.k === 'mod' && b.children ? [...b.children.values()] : iterItems(b);
+      if (!more) return UNKNOWN;
+      const children = new Map(a.children);
+      for (const m of more) children.set(String(children.size), m);
+      return { ...a, children };
+    }
     if (a.k === 'str' && b.k === 'str') return str(a.v + b.v);
     if (a.k === 'list' && b.k === 'list') return { k: 'list', items: [...a.items, ...b.items] };
     if (a.k === 'tuple' && b.k === 'tuple') return { k: 'tuple', items: [...a.items, ...b.items] };

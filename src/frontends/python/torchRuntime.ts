@@ -6,7 +6,9 @@
 import type { PyNode } from './ast';
 import { classLookup, libraryBase } from './access';
 import { callMethod } from './calls';
+import { arrayMethod } from './arrayOps';
 import type { Interp } from './interpreter';
+import { isArray } from './numericArrays';
 import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
 import { buildTorchLayer } from './torchLayers';
@@ -90,7 +92,11 @@ export function torchModAttr(interp: Interp, m: ModV, name: string): Value {
         });
       case 'add_module':
       case 'register_module':
-        return native(name, ([k, v]) => (k?.k === 'str' && v && reg(k.v, v), NONE));
+        return native(name, ([k, v], _kw, site) => {
+          if (k?.k === 'str' && v) reg(k.v, v);
+          else if (v && isModule(v)) unnamedChild(interp, site);
+          return NONE;
+        });
       case 'update':
         return native(name, ([d]) => {
           if (d?.k === 'dict') for (const [, [k, v]] of d.map) if (k.k === 'str') reg(k.v, v);
@@ -125,6 +131,11 @@ export function torchSetModAttr(interp: Interp, m: ModV, name: string, value: Va
   void node;
 }
 
+/** add_module with a name the evaluator could not compute: the child (and its parameters) would vanish without a word. */
+function unnamedChild(interp: Interp, site: CallSite): void {
+  interp.warn(site.node, `\`${interp.text(site.node).slice(0, 80)}\` registers a module under a name the evaluator could not compute; that module is missing`, 'unknown-module-name');
+}
+
 /** Where a subclass of a built-in layer keeps the layer it extends (see access.ts libraryInit). */
 export const BUILTIN_LAYER = '__wap_builtin_layer__';
 
@@ -137,8 +148,9 @@ export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value 
       return { k: 'bool', v: true };
     case 'add_module':
     case 'register_module':
-      return native(name, ([k, v]) => {
+      return native(name, ([k, v], _kw, site) => {
         if (k?.k === 'str' && v && isModule(v)) inst.children!.set(k.v, v);
+        else if (v && isModule(v)) unnamedChild(interp, site);
         return NONE;
       });
     case 'register_buffer':
@@ -153,6 +165,13 @@ export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value 
       return native(name, () => ({ k: 'list', items: [...inst.children!].filter(([, v]) => isModule(v)).map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
     case 'append':
       return native(name, ([v]) => (v && inst.children!.set(String(inst.children!.size), v), inst));
+    // nn.ModuleDict / nn.Sequential subclasses filled with add_module and walked in their forward (DenseNet's _DenseBlock).
+    case 'items':
+      return native(name, () => ({ k: 'list', items: [...inst.children!].filter(([, v]) => isModule(v)).map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
+    case 'keys':
+      return native(name, () => ({ k: 'list', items: [...inst.children!].filter(([, v]) => isModule(v)).map(([k]) => str(k)) }));
+    case 'values':
+      return native(name, () => ({ k: 'list', items: [...inst.children!.values()].filter(isModule) }));
     default:
       if (returnsSelf.has(name)) return native(name, () => inst);
       void interp;
@@ -298,6 +317,12 @@ function moduleOutShape(m: ModV, s: Dims | undefined): Dims | undefined {
 }
 
 export function tensorAttr(interp: Interp, t: TensorV, name: string): Value {
+  if (isArray(t)) {
+    if (name === 'shape') return { k: 'tuple', items: t.shape.map(int) };
+    if (name === 'ndim') return int(t.shape.length);
+    // A method whose values are not modelled: Unknown, never the array unchanged.
+    return native(name, (args, kwargs) => arrayMethod(t, name, args, kwargs) ?? { k: 'unknown', why: `Tensor.${name} on a constant array is not modelled` });
+  }
   // A parameter's shape is its own (no batch): F.layer_norm(x, self.weight.shape, …) in nanoGPT.
   if (t.param && name === 'shape') return t.param.shape ? { k: 'tuple', items: t.param.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
   if (name === 'shape') return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;

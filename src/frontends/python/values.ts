@@ -106,6 +106,8 @@ export interface TensorV {
    * (F.linear, F.layer_norm) and `.shape` see the parameter itself, not its graph node.
    */
   param?: Extract<Value, { k: 'param' }>;
+  /** A constant whose values are known (numericArrays.ts): `torch.arange(n) * w`, a relative position index. */
+  values?: import('./numericArrays').ArrayData;
 }
 
 /** A library module instance: nn.Conv2d(…) or a container (Sequential, ModuleList, ModuleDict). */
