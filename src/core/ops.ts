@@ -31,6 +31,11 @@ export type Padding = 'same' | 'valid' | Array<[number, number]>;
 export interface ParameterAttrs {
   shape: number[];
   batched?: boolean;
+  /**
+   * Read through a constant index (`table[index]`: a relative position bias table indexed by a
+   * precomputed index): the output has this shape while the params stay the table's elements.
+   */
+  gathered?: number[];
 }
 
 export interface ConvAttrs {

@@ -3,6 +3,7 @@
  * F.* functions, and tensor methods (.view, .transpose, .split…). Each records a
  * node; shapes are tracked only as far as needed to resolve `x.size()` for view.
  */
+import { einsum } from './einsum';
 import type { Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
@@ -71,6 +72,9 @@ export function tensorBinary(interp: Interp, op: string, a: Value, b: Value, nod
   return recordOp(interp, { base: type, type, op: kind, attrs: {}, inputs: [ta, tb], site, shape: broadcast(ta.shape, tb.shape) });
 }
 
+export const matmulOf = (interp: Interp, a: TensorV, b: TensorV, site: CallSite): Value => matmul(interp, a, b, site, 'torch.einsum');
+export const permuteOf = (interp: Interp, x: TensorV, dims: number[], site: CallSite): Value => permute(interp, x, dims, site);
+
 function matmul(interp: Interp, a: TensorV, b: TensorV, site: CallSite, type: string): Value {
   const shape = a.shape && b.shape ? [...a.shape.slice(0, -1), b.shape[b.shape.length - 1]] : undefined;
   return recordOp(interp, { base: 'matmul', type, op: 'matmul', attrs: {}, inputs: [a, b], site, shape });
@@ -83,6 +87,11 @@ const PASSTHROUGH = new Set([
   'index_select', 'gather', 'roll', 'narrow', 'select', 'neg', 'rsqrt', 'square', 'where',
 ]);
 const CONSTANT_MAKERS = new Set(['zeros', 'ones', 'randn', 'rand', 'empty', 'full', 'tensor', 'zeros_like', 'ones_like', 'randn_like', 'empty_like', 'eye', 'linspace']);
+
+function unknownReshape(interp: Interp, x: TensorV, site: CallSite): Value {
+  interp.warn(site.node, 'reshape of a parameter by sizes we cannot compute; its shape is unknown', 'partial-eval');
+  return recordOp(interp, { base: 'reshape', type: 'Tensor.view', op: 'opaque', attrs: { reason: 'a reshape by sizes the evaluator could not compute' }, inputs: [x], site });
+}
 
 /** A tensor method call `t.name(args)`. */
 export function tensorMethod(interp: Interp, t: TensorV, name: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
@@ -117,6 +126,7 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     const first = interp.graph?.inputs[0];
     return first ? { k: 'tensor', id: first.id, shape: [undefined, undefined], framework: 'pytorch' } : UNKNOWN;
   }
+  if (name === 'einsum') return einsum(interp, args, site);
   if (name === 'cat' || name === 'concat' || name === 'concatenate' || name === 'stack') {
     const a = bindArgs(['tensors', 'dim'], args, kwargs);
     const inputs = tensorsIn([a.get('tensors') ?? UNKNOWN]);
@@ -134,6 +144,8 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     if (name === 'softmax' || name === 'log_softmax') attrs.axis = numArg(bindArgs(['input', 'dim'], args, kwargs), 'dim', -1) ?? -1;
     return rec('activation', attrs);
   }
+  // unsqueeze(0) on a batch-less tensor: its placeholder 1 becomes the dim it broadcasts over as a batch.
+  if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return { ...x, unbatched: false, param: undefined };
   if (PASSTHROUGH.has(name)) return x;
   // Weights and biases passed to functional ops are the parameters themselves (their sizes make the layer's params).
   const withTensor = (params: string[]) => {
@@ -273,6 +285,12 @@ const isPresent = (v: Value | undefined): boolean => !!v && v.k !== 'none' && v.
 
 function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Value {
   const nums = dims.map((d) => toNumber(d));
+  if (x.unbatched) {
+    // A parameter's own dims: every size is a real dim (none is the batch).
+    if (nums.some((d) => d === undefined) || nums.filter((d) => d === -1).length > 1) return unknownReshape(interp, x, site);
+    const t = recordOp(interp, { base: 'reshape', type: 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view'), op: 'reshape', attrs: { shape: nums as number[] }, inputs: [x], site, shape: undefined });
+    return t.k === 'tensor' ? { ...t, unbatched: true } : t;
+  }
   if (nums.length === 2 && nums[1] === -1) {
     return recordOp(interp, { base: 'flatten', type: site.calleeText.split('.').pop() === 'reshape' ? 'Tensor.reshape' : 'Tensor.view', op: 'flatten', attrs: { startDim: 1, endDim: -1 }, inputs: [x], site, shape: [x.shape?.[0], undefined] });
   }
@@ -286,12 +304,19 @@ function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Val
     }
     return d;
   });
+  if (unknowns > 1 && interp.graph) interp.graph.starved = true;
   if (unknowns > 1) interp.warn(site.node, 'reshape with more than one dimension we cannot compute; shape inference may fail here', 'partial-eval');
   return recordOp(interp, { base: 'reshape', type: 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view'), op: 'reshape', attrs: { shape }, inputs: [x], site, shape: [x.shape?.[0], ...rest] });
 }
 
 function permute(interp: Interp, x: TensorV, dims: Array<number | undefined>, site: CallSite): Value {
   if (dims.some((d) => d === undefined)) return x;
+  if (x.unbatched) {
+    const rank = dims.length;
+    const moved = [0, ...(dims as number[]).map((d) => (d < 0 ? d + rank : d) + 1)];
+    const t = recordOp(interp, { base: 'permute', type: site.calleeText.endsWith('transpose') ? 'Tensor.transpose' : 'Tensor.permute', op: 'permute', attrs: { dims: moved }, inputs: [x], site, shape: undefined });
+    return t.k === 'tensor' ? { ...t, unbatched: true } : t;
+  }
   const rank = dims.length;
   const norm = (dims as number[]).map((d) => (d < 0 ? d + rank : d));
   const shape = x.shape && x.shape.length === rank ? norm.map((d) => x.shape![d]) : undefined;

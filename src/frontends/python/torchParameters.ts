@@ -9,7 +9,7 @@
 import type { LayerSpec } from '../../core/ir';
 import type { Interp } from './interpreter';
 import { recordOp } from './tensorOps';
-import { keyOf, type InstV, type Value } from './values';
+import { keyOf, type InstV, type TensorV, type Value } from './values';
 
 type ParamV = Extract<Value, { k: 'param' }>;
 
@@ -47,7 +47,7 @@ export function readParameter(interp: Interp, owner: InstV, name: string, p: Par
     shape: shape ? (batched ? shape : [1, ...shape]) : undefined,
   });
   if (t.k !== 'tensor') return t;
-  const tensor = { ...t, param: p };
+  const tensor: TensorV = { ...t, param: p, unbatched: !batched };
   g.memo.set(key, tensor);
   return tensor;
 }

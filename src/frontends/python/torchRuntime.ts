@@ -154,6 +154,11 @@ export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value 
         return NONE;
       });
     case 'register_buffer':
+      // A buffer is a constant: `self.relative_position_index` reads back what was registered.
+      return native(name, ([k, v]) => {
+        if (k?.k === 'str' && v) inst.attrs.set(k.v, v);
+        return NONE;
+      });
     case 'register_parameter':
       return native(name, () => NONE);
     // Weight-init loops (`for m in self.modules(): if isinstance(m, nn.Conv2d): …`) walk the module tree.
@@ -208,9 +213,12 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
       if (forward?.k === 'func') {
         const from = g.layers.length;
         const out = callMethod(interp, forward, m, args, kwargs);
-        if (!leaf || out.k !== 'tensor' || !out.id || g.calls.has(m)) return out;
-        g.calls.set(m, 1);
-        return { ...out, id: g.nameLeafOutput(from, out.id, path, m.cls.name, m.range ?? site.range) };
+        if (!leaf || out.k !== 'tensor' || !out.id) return out;
+        // A leaf called again (StochasticDepth after attention and after the MLP) is `path#2`, as layers are.
+        const n = g.calls.get(m) ?? 0;
+        g.calls.set(m, n + 1);
+        const id = g.nameLeafOutput(from, out.id, path, m.cls.name, m.range ?? site.range, n ? `${path}#${n + 1}` : path);
+        return { ...out, id, shape: g.shapes.get(id) ?? out.shape };
       }
       const layer = m.attrs.get(BUILTIN_LAYER);
       if (layer?.k === 'mod') {

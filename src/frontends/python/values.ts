@@ -106,6 +106,8 @@ export interface TensorV {
    * (F.linear, F.layer_norm) and `.shape` see the parameter itself, not its graph node.
    */
   param?: Extract<Value, { k: 'param' }>;
+  /** No batch dim: a parameter's own dims behind a placeholder 1 (reshape and permute then address every dim). */
+  unbatched?: boolean;
   /** A constant whose values are known (numericArrays.ts): `torch.arange(n) * w`, a relative position index. */
   values?: import('./numericArrays').ArrayData;
 }
