@@ -48,7 +48,8 @@ export function indexTensor(interp: Interp, t: TensorV, key: Value, node: PyNode
   const { k, axis } = active[0];
   if (axis === 0) return unsupported('it indexes the batch axis');
   const size = shape[axis];
-  if (size === undefined) return unsupported(`axis ${axis} has an unknown size`, true);
+  // Starved only when knowing the size would have let it through (an integer or a slice).
+  if (size === undefined) return unsupported(`axis ${axis} has an unknown size`, k.k === 'num' || k.k === 'bool' || isSlice(k));
   let start: number;
   let stop: number;
   const integer = k.k === 'num' || k.k === 'bool';
