@@ -23,6 +23,7 @@ import {
   type DType,
 } from './numericArrays';
 import { UNKNOWN, int, iterItems, toNumber, type Value } from './values';
+const one = (): Value => ({ k: 'num', v: 1, float: false });
 
 const isSlice = (v: Value): boolean => v.k === 'tuple' && v.items.length === 4 && v.items[0].k === 'str' && v.items[0].v === '__slice__';
 const isEllipsis = (v: Value): boolean => v.k === 'lib' && v.path === 'Ellipsis';
@@ -332,6 +333,17 @@ export function arrayMethod(a: ArrayV, name: string, args: Value[], kwargs: Map<
     case 'prod':
     case 'cumsum':
       return reduce(a, name, args[0] ?? kwargs.get('dim') ?? kwargs.get('axis'));
+    case 'masked_fill':
+    case 'masked_fill_': {
+      // Where the mask is set, the value: value·mask + a·(1 − mask), broadcast as torch does.
+      const mask = args[0];
+      const value = toNumber(args[1] ?? kwargs.get('value'));
+      if (!isArray(mask) || value === undefined) return undefined;
+      const kept = arrayBinary('*', a, arrayBinary('-', one(), mask) ?? UNKNOWN);
+      const filled = arrayBinary('*', mask, { k: 'num', v: value, float: true });
+      const out = kept && filled ? arrayBinary('+', kept, filled) : undefined;
+      return isArray(out) && out.shape.join() === a.shape.join() ? withDtype(out, a.values.dtype) : undefined;
+    }
   }
   const unary = name.endsWith('_') ? name.slice(0, -1) : name;
   if (UNARY[unary] && args.length === 0) return mapArray(a, UNARY[unary], KEEPS_INT.has(unary) && a.values.dtype === 'int' ? 'int' : undefined);

@@ -49,6 +49,8 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
       return bool(false);
     case 'none':
       return NONE;
+    case 'ellipsis':
+      return { k: 'lib', path: 'Ellipsis' };
     case 'string':
       return evalString(interp, node, scope);
     case 'concatenated_string': {

@@ -88,6 +88,9 @@ function strides(shape: readonly number[]): number[] {
 
 /** Element i of `data` (of `shape`) seen through the broadcast `out` shape. */
 function broadcastIndexer(shape: readonly number[], out: readonly number[]): (i: number) => number {
+  // The common cases first: the same shape, or a scalar.
+  if (shape.length === out.length && shape.every((d, i) => d === out[i])) return (i) => i;
+  if (shape.every((d) => d === 1)) return () => 0;
   const st = strides(shape);
   const outSt = strides(out);
   const offset = out.length - shape.length;

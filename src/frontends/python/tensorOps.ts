@@ -3,6 +3,8 @@
  * F.* functions, and tensor methods (.view, .transpose, .split…). Each records a
  * node; shapes are tracked only as far as needed to resolve `x.size()` for view.
  */
+import { foldedPermute, foldedReshape, sizeValues, torchDims } from './batchFolding';
+import { makeArray } from './numericArrays';
 import { einsum } from './einsum';
 import type { Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
@@ -36,7 +38,10 @@ export function recordOp(interp: Interp, r: OpRecord): Value {
   const layer = { name, type: r.type, op: r.op, attrs: r.attrs, inputs: r.inputs.filter((t) => t.id).map((t) => t.id), range: r.range ?? r.site.range } as Parameters<typeof g.add>[0];
   if (r.range) layer.callRange = r.site.range;
   if (r.weightKey) layer.weightKey = r.weightKey;
-  const t = g.add(layer, r.shape);
+  let t = g.add(layer, r.shape);
+  // Ops that keep the leading axes keep windows folded into the batch (shaping ops set it themselves).
+  const first = r.inputs[0];
+  if ((first?.fold || first?.front) && !['reshape', 'permute', 'flatten', 'split'].includes(r.op)) t = { ...t, fold: first.fold, front: first.front };
   if (r.dedupeKey) g.memo.set(r.dedupeKey, t);
   return t;
 }
@@ -95,6 +100,13 @@ function unknownReshape(interp: Interp, x: TensorV, site: CallSite): Value {
 
 /** A tensor method call `t.name(args)`. */
 export function tensorMethod(interp: Interp, t: TensorV, name: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  if (name === 'size' && interp.graph?.concrete) {
+    const sizes = sizeValues(t);
+    const dim = toNumber(args[0] ?? kwargs.get('dim'));
+    if (!sizes) return UNKNOWN;
+    if (dim === undefined) return { k: 'tuple', items: sizes };
+    return sizes[dim < 0 ? dim + sizes.length : dim] ?? UNKNOWN;
+  }
   if (name === 'size') {
     const dim = toNumber(args[0] ?? kwargs.get('dim'));
     if (dim === undefined) return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
@@ -102,6 +114,14 @@ export function tensorMethod(interp: Interp, t: TensorV, name: string, args: Val
     return d === undefined ? UNKNOWN : int(d);
   }
   if (name === 'dim') return t.shape ? int(t.shape.length) : UNKNOWN;
+  // `x.new_zeros((H, W))` (Swin's attention mask): a constant of known values, not a graph tensor.
+  if (name === 'new_zeros' || name === 'new_ones' || name === 'new_full') {
+    const dims = (args.length && (args[0].k === 'tuple' || args[0].k === 'list') ? args[0].items : name === 'new_full' ? [] : args).map(toNumber);
+    const fill = name === 'new_ones' ? 1 : name === 'new_full' ? toNumber(args[1]) : 0;
+    const n = dims.reduce<number | undefined>((p, d) => (p === undefined || d === undefined ? undefined : p * d), 1);
+    if (n === undefined || fill === undefined || n > 1_000_000 || !dims.length) return { k: 'tensor', id: '', shape: undefined, framework: 'pytorch' };
+    return makeArray(dims as number[], new Array<number>(n).fill(fill), 'f32', 'torch');
+  }
   if (name === 'view' || name === 'reshape') {
     const dims = args.length === 1 && (args[0].k === 'tuple' || args[0].k === 'list') ? args[0].items : args;
     return reshape(interp, t, dims, site);
@@ -165,7 +185,7 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     case 'transpose':
     case 'swapaxes': {
       const a = withTensor(['dim0', 'dim1']);
-      const rank = x.shape?.length;
+      const rank = torchDims(x)?.length;
       const d0 = numArg(a, 'dim0');
       const d1 = numArg(a, 'dim1');
       if (rank === undefined || d0 === undefined || d1 === undefined) return x;
@@ -222,6 +242,8 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     }
     case 'pad': {
       const pads = iterItems(args[1] ?? kwargs.get('pad') ?? UNKNOWN) ?? [];
+      // Padding by nothing (Swin pads a feature map to a multiple of its window: 0 when it already is).
+      if (pads.length && pads.every((p) => toNumber(p) === 0)) return x;
       const built = buildTorchLayer(`ZeroPad${Math.max(1, Math.min(3, pads.length / 2))}d`, [{ k: 'tuple', items: pads }], new Map());
       return built ? rec(built.op, built.attrs, undefined) : x;
     }
@@ -285,6 +307,14 @@ const isPresent = (v: Value | undefined): boolean => !!v && v.k !== 'none' && v.
 
 function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Value {
   const nums = dims.map((d) => toNumber(d));
+  const type = 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view');
+  const shaping = (op: 'reshape' | 'permute', attrs: Attrs, shape: Dims | undefined): Value => recordOp(interp, { base: op, type, op, attrs, inputs: [x], site, shape });
+  const folded = interp.graph?.concrete ? foldedReshape(x, dims, shaping) : undefined;
+  if (folded?.k === 'unknown' || (!folded && x.fold)) {
+    interp.warn(site.node, 'reshape of a tensor whose windows are folded into the batch, by sizes we cannot map; shape inference may fail here', 'partial-eval');
+    return x;
+  }
+  if (folded) return folded;
   if (x.unbatched) {
     // A parameter's own dims: every size is a real dim (none is the batch).
     if (nums.some((d) => d === undefined) || nums.filter((d) => d === -1).length > 1) return unknownReshape(interp, x, site);
@@ -311,6 +341,16 @@ function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Val
 
 function permute(interp: Interp, x: TensorV, dims: Array<number | undefined>, site: CallSite): Value {
   if (dims.some((d) => d === undefined)) return x;
+  const moved = interp.graph?.concrete && !x.unbatched && !x.fold && dims[0] !== 0 && dims[1] === 0 && dims.length > 2;
+  if (x.fold || x.front || moved) {
+    const type = site.calleeText.endsWith('transpose') ? 'Tensor.transpose' : 'Tensor.permute';
+    const out = x.front ? UNKNOWN : foldedPermute(x, dims as number[], (op, attrs, shape) => recordOp(interp, { base: op, type, op, attrs, inputs: [x], site, shape }));
+    if (!out || out.k === 'unknown') {
+      interp.warn(site.node, 'permute that moves windows folded into the batch in a way WAP does not model; shape inference may fail here', 'partial-eval');
+      return x;
+    }
+    return out;
+  }
   if (x.unbatched) {
     const rank = dims.length;
     const moved = [0, ...(dims as number[]).map((d) => (d < 0 ? d + rank : d) + 1)];

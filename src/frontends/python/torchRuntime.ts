@@ -9,6 +9,7 @@ import { callMethod } from './calls';
 import { arrayMethod } from './arrayOps';
 import type { Interp } from './interpreter';
 import { isArray } from './numericArrays';
+import { sizeValues } from './batchFolding';
 import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
 import { buildTorchLayer } from './torchLayers';
@@ -333,6 +334,10 @@ export function tensorAttr(interp: Interp, t: TensorV, name: string): Value {
   }
   // A parameter's shape is its own (no batch): F.layer_norm(x, self.weight.shape, …) in nanoGPT.
   if (t.param && name === 'shape') return t.param.shape ? { k: 'tuple', items: t.param.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
+  if (name === 'shape' && interp.graph?.concrete && t.id) {
+    const sizes = sizeValues(t);
+    return sizes ? { k: 'tuple', items: sizes } : UNKNOWN;
+  }
   if (name === 'shape') return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
   if (name === 'T' || name === 'mT') return t;
   if (name === 'dtype' || name === 'device') return UNKNOWN;
