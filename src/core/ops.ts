@@ -36,6 +36,8 @@ export interface ParameterAttrs {
    * precomputed index): the output has this shape while the params stay the table's elements.
    */
   gathered?: number[];
+  /** A constant buffer (Swin V2's relative coordinates table fed to an MLP): no params. */
+  constant?: boolean;
 }
 
 export interface ConvAttrs {
@@ -119,6 +121,11 @@ export interface FlattenAttrs {
   /** Including batch; PyTorch default 1, torch.flatten default 0 (then batch is folded too — frontends pass 1 for the usual torch.flatten(x, 1)). */
   startDim: number;
   endDim: number;
+}
+
+/** `table[index]` with a constant integer index: rows of the first axis, output [...indexShape, ...rest]. */
+export interface GatherAttrs {
+  indexShape: number[];
 }
 
 export interface ReshapeAttrs {
@@ -244,6 +251,7 @@ export interface OpAttrMap {
   pool: PoolAttrs;
   flatten: FlattenAttrs;
   reshape: ReshapeAttrs;
+  gather: GatherAttrs;
   permute: PermuteAttrs;
   zeropad: ZeroPadAttrs;
   upsample: UpsampleAttrs;

@@ -17,9 +17,11 @@ function inferParameter(_inputShapes: Shape[], attrs: Attrs): InferOk {
   const batched = attrs.batched === true && shape.length > 1 && shape[0] === 1;
   const gathered = optIntList(attrs, 'gathered');
   if (gathered && (gathered.length === 0 || gathered.some((d) => !(d > 0)))) fail('parameter: its gathered shape is not known');
+  // A constant (a registered buffer a module is called on) has no parameters of its own.
+  const constant = attrs.constant === true;
   return {
     outputShape: gathered ?? (batched ? shape.slice(1) : shape),
-    params: product(shape),
+    params: constant ? 0 : product(shape),
     nonTrainable: 0,
     forwardFlops: 0,
     backwardFlops: 0,

@@ -102,6 +102,9 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       return transformersAttr(obj, name);
     case 'param':
       if (name === 'shape' && obj.shape) return { k: 'tuple', items: obj.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) };
+      // `qkv_bias = qkv_bias.clone()` (Swin V2): still the parameter, whose size the functional op counts.
+      if (['clone', 'detach', 'contiguous', 'to', 'float'].includes(name)) return native(name, () => obj);
+      if (name === 'data') return obj;
       return UNKNOWN;
     case 'str':
     case 'list':

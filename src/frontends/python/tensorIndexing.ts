@@ -41,6 +41,11 @@ export function indexTensor(interp: Interp, t: TensorV, key: Value, node: PyNode
     return t;
   };
   if (t.param && isArray(key)) return gatherParameter(interp, t, key, node) ?? unsupported('a parameter indexed by an array of unknown size');
+  if (t.unbatched && isArray(key) && key.values.dtype === 'int' && shape) {
+    // Rows of a batch-less tensor picked by a constant index (Swin V2's bias table from its MLP).
+    const out = recordOp(interp, { base: 'getitem', type: 'Tensor.__getitem__', op: 'gather', attrs: { indexShape: key.shape }, inputs: [t], site: interp.site(node, 'getitem'), shape: [1, ...key.shape, ...shape.slice(2)] });
+    return out.k === 'tensor' ? { ...out, unbatched: true } : out;
+  }
   if (!shape) return unsupported('the tensor rank is unknown', true);
   const rank = torchDims(t)!.length;
   // Expand `...` into full slices so every key has its axis.

@@ -41,7 +41,7 @@ export function recordOp(interp: Interp, r: OpRecord): Value {
   let t = g.add(layer, r.shape);
   // Ops that keep the leading axes keep windows folded into the batch (shaping ops set it themselves).
   const first = r.inputs[0];
-  if ((first?.fold || first?.front) && !['reshape', 'permute', 'flatten', 'split'].includes(r.op)) t = { ...t, fold: first.fold, front: first.front };
+  if ((first?.fold || first?.front || first?.batchOne) && !['reshape', 'permute', 'flatten', 'split', 'gather'].includes(r.op)) t = { ...t, fold: first.fold, front: first.front, batchOne: first.batchOne };
   if (r.dedupeKey) g.memo.set(r.dedupeKey, t);
   return t;
 }
@@ -244,6 +244,15 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
       const pads = iterItems(args[1] ?? kwargs.get('pad') ?? UNKNOWN) ?? [];
       // Padding by nothing (Swin pads a feature map to a multiple of its window: 0 when it already is).
       if (pads.length && pads.every((p) => toNumber(p) === 0)) return x;
+      // Channels last ([B, H, W, C] padded on H and W, C by 0 — Swin): pad as channels first between two permutes.
+      const ns = pads.map(toNumber);
+      if (x.shape?.length === 4 && !x.fold && ns.length === 6 && ns[0] === 0 && ns[1] === 0 && ns.every((n) => n !== undefined)) {
+        const toFirst = permute(interp, x, [0, 3, 1, 2], site);
+        const built2 = buildTorchLayer('ZeroPad2d', [{ k: 'tuple', items: pads.slice(2) }], new Map());
+        if (toFirst.k !== 'tensor' || !built2) return x;
+        const padded = recordOp(interp, { base: name, type: site.calleeText, op: built2.op, attrs: built2.attrs, inputs: [toFirst], site, shape: undefined });
+        return padded.k === 'tensor' ? permute(interp, padded, [0, 2, 3, 1], site) : x;
+      }
       const built = buildTorchLayer(`ZeroPad${Math.max(1, Math.min(3, pads.length / 2))}d`, [{ k: 'tuple', items: pads }], new Map());
       return built ? rec(built.op, built.attrs, undefined) : x;
     }
@@ -309,6 +318,11 @@ function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Val
   const nums = dims.map((d) => toNumber(d));
   const type = 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view');
   const shaping = (op: 'reshape' | 'permute', attrs: Attrs, shape: Dims | undefined): Value => recordOp(interp, { base: op, type, op, attrs, inputs: [x], site, shape });
+  if (x.batchOne && nums.every((d) => d !== undefined) && nums.filter((d) => d === -1).length <= 1) {
+    // Its batch is a literal 1: every size is a real dim, and the result has no batch.
+    const t = recordOp(interp, { base: 'reshape', type, op: 'reshape', attrs: { shape: nums as number[] }, inputs: [x], site, shape: undefined });
+    return t.k === 'tensor' ? { ...t, unbatched: true, batchOne: undefined } : t;
+  }
   const folded = interp.graph?.concrete ? foldedReshape(x, dims, shaping) : undefined;
   if (folded?.k === 'unknown' || (!folded && x.fold)) {
     interp.warn(site.node, 'reshape of a tensor whose windows are folded into the batch, by sizes we cannot map; shape inference may fail here', 'partial-eval');

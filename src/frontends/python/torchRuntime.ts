@@ -9,6 +9,7 @@ import { callMethod } from './calls';
 import { arrayMethod } from './arrayOps';
 import type { Interp } from './interpreter';
 import { isArray } from './numericArrays';
+import { constantNode } from './torchParameters';
 import { sizeValues } from './batchFolding';
 import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
@@ -244,6 +245,8 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   if (m.container === 'sequential') return chain(interp, [...m.children!.values()], args, kwargs, site);
   if (m.children) return UNKNOWN;
   const inputs = tensorsIn(args).concat(tensorsIn([...kwargs.values()]));
+  const constant = inputs.length === 0 && isArray(args[0]) ? constantNode(interp, args[0].shape, site) : undefined;
+  if (constant) inputs.push(constant);
   if (inputs.length === 0) {
     // Its input could not be computed: the layer (and what follows) would vanish without a word.
     if (!g.calls.has(m) && !lostReported.has(g)) interp.warnAt(site.range, `${g.paths.get(m) ?? m.type} (${m.type}) is called on a value the evaluator could not compute; it and the layers after it are missing`, 'lost-tensor');

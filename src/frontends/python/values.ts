@@ -112,6 +112,8 @@ export interface TensorV {
   fold?: number;
   /** With `fold`: torch axis 0 is IR axis 2 and torch axis 1 the folded batch (after `qkv.permute(2, 0, …)`). */
   front?: boolean;
+  /** Computed from a constant (a buffer fed to a module): its batch dim is a literal 1, not the model's batch. */
+  batchOne?: boolean;
   /** No batch dim: a parameter's own dims behind a placeholder 1 (reshape and permute then address every dim). */
   unbatched?: boolean;
   /** A constant whose values are known (numericArrays.ts): `torch.arange(n) * w`, a relative position index. */
