@@ -97,12 +97,12 @@ export function callArrayFunction(path: string, args: Value[], kwargs: Map<strin
     case 'zeros':
     case 'ones':
     case 'full': {
-      // Small constants of known values (`torch.log(10 * torch.ones((heads, 1, 1)))`); larger ones stay shape-only.
+      // Small constants of known values (`torch.log(10 * torch.ones((heads, 1, 1)))`); larger ones (a LayerNorm weight of ones) stay shape-only.
       const sizes = name === 'full' ? args[0] : args.length === 1 && (args[0].k === 'tuple' || args[0].k === 'list') ? args[0] : { k: 'tuple' as const, items: args };
       const dims = (iterItems(sizes ?? UNKNOWN) ?? []).map(toNumber);
       const fill = name === 'full' ? toNumber(args[1] ?? kwargs.get('fill_value')) : name === 'ones' ? 1 : 0;
       const n = dims.reduce<number | undefined>((p, d) => (p === undefined || d === undefined || d < 0 ? undefined : p * d), 1);
-      if (!dims.length || n === undefined || fill === undefined || n > 100_000) return undefined;
+      if (!dims.length || n === undefined || fill === undefined || n > 4096) return undefined;
       const float = name !== 'full' || (args[1]?.k === 'num' && args[1].float);
       return makeArray(dims as number[], new Array<number>(n).fill(fill), dtype ?? (float ? floatOf(lib) : 'int'), lib);
     }
