@@ -11,7 +11,7 @@ import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { libraryAttr } from './library';
 import { readParameter } from './torchParameters';
-import { arrayGetItem, arraySetItem } from './arrayOps';
+import { arrayGetItem, arraySetItem } from './arrayIndexing';
 import { isArray } from './numericArrays';
 import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, constructTorchLayer, isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
