@@ -87,6 +87,8 @@ export type OpKind =
   | 'sdpa'
   | 'rnn'
   | 'identity'
+  /** Rows of a tensor picked by a constant index (Swin V2's position bias table indexed by a precomputed index). */
+  | 'gather'
   /** A learned tensor used directly in forward (class token, position embedding, layer scale). */
   | 'parameter'
   | 'opaque';

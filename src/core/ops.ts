@@ -31,6 +31,13 @@ export type Padding = 'same' | 'valid' | Array<[number, number]>;
 export interface ParameterAttrs {
   shape: number[];
   batched?: boolean;
+  /**
+   * Read through a constant index (`table[index]`: a relative position bias table indexed by a
+   * precomputed index): the output has this shape while the params stay the table's elements.
+   */
+  gathered?: number[];
+  /** A constant buffer (Swin V2's relative coordinates table fed to an MLP): no params. */
+  constant?: boolean;
 }
 
 export interface ConvAttrs {
@@ -114,6 +121,11 @@ export interface FlattenAttrs {
   /** Including batch; PyTorch default 1, torch.flatten default 0 (then batch is folded too — frontends pass 1 for the usual torch.flatten(x, 1)). */
   startDim: number;
   endDim: number;
+}
+
+/** `table[index]` with a constant integer index: rows of the first axis, output [...indexShape, ...rest]. */
+export interface GatherAttrs {
+  indexShape: number[];
 }
 
 export interface ReshapeAttrs {
@@ -239,6 +251,7 @@ export interface OpAttrMap {
   pool: PoolAttrs;
   flatten: FlattenAttrs;
   reshape: ReshapeAttrs;
+  gather: GatherAttrs;
   permute: PermuteAttrs;
   zeropad: ZeroPadAttrs;
   upsample: UpsampleAttrs;

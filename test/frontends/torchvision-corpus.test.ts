@@ -12,12 +12,12 @@ import { before, test } from 'node:test';
 import { corpusRows, firstReason, loadTruth, runCorpus, type BuilderOutcome } from './torchvisionCorpus';
 
 /**
- * Issue #11's acceptance is 78 of 80; the evaluator reaches 50 today (regnet's numeric arrays, densenet's
- * ModuleDict blocks, shufflenet's x.size() reshape, swin's tensor indexing and maxvit's np.linspace are
- * still missing, each with a warning the test below checks). This floor guards what is reached: raise it
- * with every construct that lands, up to 78.
+ * Issue #11's acceptance is 78 of 80. Reached: all 80 (regnet's numeric arrays, densenet's ModuleDict
+ * blocks, shufflenet's x.size() reshapes and swin's windows folded into the batch, both read for the
+ * assumed input, maxvit's einsum attention and gathered relative position bias, swin_v2's position-bias
+ * MLP on a constant table). This floor guards what is reached: a construct that regresses shows here.
  */
-const REQUIRED_EXACT = 50;
+const REQUIRED_EXACT = 80;
 let outcomes: BuilderOutcome[] = [];
 
 before(async () => {

@@ -30,7 +30,7 @@ const KIND_SET: Record<OpKind, true> = {
   input: true, conv: true, separable_conv: true, linear: true, embedding: true, batchnorm: true, layernorm: true,
   groupnorm: true, pool: true, flatten: true, reshape: true, permute: true, zeropad: true, upsample: true,
   dropout: true, activation: true, add: true, mul: true, concat: true, split: true, matmul: true, mha: true,
-  sdpa: true, rnn: true, identity: true, parameter: true, opaque: true,
+  sdpa: true, rnn: true, identity: true, gather: true, parameter: true, opaque: true,
 };
 export const ALL_OP_KINDS: readonly OpKind[] = Object.keys(KIND_SET) as OpKind[];
 

@@ -48,6 +48,13 @@ function inferReshape(inputShapes: Shape[], attrs: Attrs): InferOk {
   return moved(target);
 }
 
+function inferGather(inputShapes: Shape[], attrs: Attrs): InferOk {
+  requireInputs(inputShapes, 1, 1, 'gather');
+  const index = intList(attrs, 'indexShape');
+  if (index.some((d) => d <= 0)) fail(`gather index shape [${index.join(', ')}] has an invalid size`);
+  return moved([...index, ...inputShapes[0].slice(1)]);
+}
+
 function inferPermute(inputShapes: Shape[], attrs: Attrs): InferOk {
   requireInputs(inputShapes, 1, 1, 'permute');
   const input = inputShapes[0];
@@ -104,6 +111,7 @@ export const shapingOps: OpInfo[] = [
   { op: 'input', family: 'io', weighted: false, summary: 'Model input', infer: inferPassThrough },
   { op: 'identity', family: 'shaping', weighted: false, summary: 'Identity (no-op)', infer: inferPassThrough },
   { op: 'flatten', family: 'shaping', weighted: false, summary: 'Flatten dims startDim…endDim (batch-including axes)', infer: inferFlatten },
+  { op: 'gather', family: 'shaping', weighted: false, summary: 'Rows picked by a constant index (output: index shape, then the rest)', infer: inferGather },
   { op: 'reshape', family: 'shaping', weighted: false, summary: 'Reshape (target without batch, one -1 allowed)', infer: inferReshape },
   { op: 'permute', family: 'shaping', weighted: false, summary: 'Permute dims (batch-including permutation)', infer: inferPermute },
   { op: 'zeropad', family: 'shaping', weighted: false, summary: 'Zero padding of spatial dims', infer: inferZeroPad },

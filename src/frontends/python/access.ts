@@ -11,9 +11,11 @@ import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { libraryAttr } from './library';
 import { readParameter } from './torchParameters';
+import { arrayGetItem, arraySetItem } from './arrayIndexing';
+import { isArray } from './numericArrays';
 import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, constructTorchLayer, isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
-import { NONE, UNKNOWN, int, keyOf, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type Value } from './values';
+import { NONE, UNKNOWN, int, keyOf, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 
 /** Which class a method was defined in (for `super()`), by function identity. */
 export const methodOwner = new WeakMap<FuncV, ClassV>();
@@ -100,6 +102,9 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       return transformersAttr(obj, name);
     case 'param':
       if (name === 'shape' && obj.shape) return { k: 'tuple', items: obj.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) };
+      // `qkv_bias = qkv_bias.clone()` (Swin V2): still the parameter, whose size the functional op counts.
+      if (['clone', 'detach', 'contiguous', 'to', 'float'].includes(name)) return native(name, () => obj);
+      if (name === 'data') return obj;
       return UNKNOWN;
     case 'str':
     case 'list':
@@ -190,6 +195,7 @@ export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, un
       return children[i < 0 ? i + children.length : i]?.[1] ?? UNKNOWN;
     }
     case 'tensor':
+      if (isArray(obj)) return arrayGetItem(obj, key) ?? { k: 'unknown', why: 'an index into a constant array that is not modelled' };
       return obj.framework === 'pytorch' && obj.id ? indexTensor(interp, obj, key, node) : obj;
     case 'splitres':
       return splitPart(interp, obj, toNumber(key), unpackCount);
@@ -203,6 +209,10 @@ export function setItem(interp: Interp, obj: Value, key: Value, value: Value): v
     const i = toNumber(key);
     if (i !== undefined && obj.items[i < 0 ? i + obj.items.length : i] !== undefined) obj.items[i < 0 ? i + obj.items.length : i] = value;
   } else if (obj.k === 'dict') obj.map.set(keyOf(key), [key, value]);
+  else if (isArray(obj)) {
+    // A write that is not modelled leaves the values unknown (the shape stays): never stale values.
+    if (!arraySetItem(obj, key, value)) delete (obj as TensorV).values;
+  }
   else if (obj.k === 'mod' && obj.children && key.k === 'str') obj.children.set(key.v, value);
   else if (obj.k === 'mod' && obj.children) {
     const i = toNumber(key);

@@ -4,7 +4,7 @@
  */
 import { field, namedChildren, type PyNode } from './ast';
 import { getItem, setAttr, setItem } from './access';
-import { evalExpr } from './expressions';
+import { evalExpr, subscriptKey } from './expressions';
 import type { Interp } from './interpreter';
 import { UNKNOWN, int, iterItems, type Scope, type Value } from './values';
 
@@ -48,8 +48,7 @@ export function assignTarget(interp: Interp, target: PyNode, value: Value, scope
     }
     case 'subscript': {
       const obj = field(target, 'value');
-      const sub = field(target, 'subscript');
-      if (obj && sub) setItem(interp, evalExpr(interp, obj, scope), evalExpr(interp, sub, scope), value);
+      if (obj) setItem(interp, evalExpr(interp, obj, scope), subscriptKey(interp, target, scope), value);
       return;
     }
     default:

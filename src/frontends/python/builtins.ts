@@ -194,6 +194,8 @@ function isInstance(obj: Value | undefined, cls: Value): boolean | undefined {
   if (cls.k === 'lib') {
     const short = cls.path.split('.').pop() ?? '';
     if (cls.path === 'types.FunctionType') return obj.k === 'func' || obj.k === 'native';
+    // `isinstance(input, Tensor)` (DenseNet's layers take a tensor or a list of them).
+    if (cls.path === 'torch.Tensor') return obj.k === 'tensor' || obj.k === 'param' ? true : ['list', 'tuple', 'dict', 'num', 'str', 'none', 'bool'].includes(obj.k) ? false : undefined;
     if (obj.k === 'mod') return short === 'Module' || obj.type === short;
     if (obj.k === 'klayer') return short === 'Layer' || obj.type === short;
     if (obj.k === 'inst') {

@@ -9,6 +9,7 @@ import { assignTarget } from './assignment';
 import { builtinNames } from './builtins';
 import type { Interp } from './interpreter';
 import { binaryOp, evalComparison } from './operators';
+import { isArray, mapArray } from './numericArrays';
 import { evalString } from './strings';
 import {
   NONE,
@@ -48,6 +49,8 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
       return bool(false);
     case 'none':
       return NONE;
+    case 'ellipsis':
+      return { k: 'lib', path: 'Ellipsis' };
     case 'string':
       return evalString(interp, node, scope);
     case 'concatenated_string': {
@@ -96,9 +99,7 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
     case 'subscript': {
       const value = field(node, 'value');
       if (!value) return UNKNOWN;
-      const subs = node.children.filter((c) => c.field === 'subscript');
-      const keys = subs.map((s) => (s.type === 'slice' ? evalSlice(interp, s, scope) : evalExpr(interp, s, scope)));
-      return getItem(interp, evalExpr(interp, value, scope), keys.length === 1 ? keys[0] : { k: 'tuple', items: keys }, node);
+      return getItem(interp, evalExpr(interp, value, scope), subscriptKey(interp, node, scope), node);
     }
     case 'call':
       return evalCall(interp, node, scope);
@@ -114,6 +115,7 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
       const v = arg ? evalExpr(interp, arg, scope) : UNKNOWN;
       const n = toNumber(v);
       const op = interp.text(node).trim()[0];
+      if (isArray(v)) return op === '-' ? mapArray(v, (x) => -x, v.values.dtype) : op === '+' ? v : { k: 'unknown' };
       if (n === undefined) return v.k === 'tensor' ? v : UNKNOWN;
       if (op === '-') return num(-n, v.k === 'num' && v.float);
       if (op === '~') return int(~n);
@@ -180,6 +182,13 @@ function evalDict(interp: Interp, node: PyNode, scope: Scope): Value {
     }
   }
   return out;
+}
+
+/** The key of `x[a]`, `x[a, b:c]` (a tuple of several), slices as `('__slice__', start, stop, step)`. */
+export function subscriptKey(interp: Interp, node: PyNode, scope: Scope): Value {
+  const subs = node.children.filter((c) => c.field === 'subscript');
+  const keys = subs.map((s) => (s.type === 'slice' ? evalSlice(interp, s, scope) : evalExpr(interp, s, scope)));
+  return keys.length === 1 ? keys[0] : { k: 'tuple', items: keys };
 }
 
 function evalSlice(interp: Interp, node: PyNode, scope: Scope): Value {

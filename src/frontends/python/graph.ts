@@ -3,6 +3,7 @@
  * topological: a node is recorded after the tensors it consumes exist).
  */
 import type { Diagnostic, LayerSpec, ModelInput } from '../../core/ir';
+import { concreteShape } from './specialise';
 import type { Dims, TensorV } from './values';
 
 export class Graph {
@@ -19,6 +20,15 @@ export class Graph {
   readonly calls = new Map<object, number>();
   /** Split outputs already recorded (`parts[0]` read twice is one node). */
   readonly memo = new Map<string, TensorV>();
+  /** Output shape per recorded id (with batch). */
+  readonly shapes = new Map<string, Dims | undefined>();
+  /**
+   * Set on a second reading for a known input (specialise.ts): each layer's output shape is
+   * worked out as it is recorded, so forward code can read sizes from it.
+   */
+  concrete = false;
+  /** A reading stalled on a size it did not know (a reshape or index by `x.size()` values). */
+  starved = false;
   private readonly ids = new Set<string>();
   private readonly nameCounts = new Map<string, number>();
 
@@ -56,32 +66,32 @@ export class Graph {
    * layers begin); a forward that returns its input unchanged gets an
    * identity layer of that name. Returns the id now holding the output.
    */
-  nameLeafOutput(from: number, outputId: string, name: string, type: string, range: LayerSpec['range']): string {
-    if (outputId === name) return name;
+  nameLeafOutput(from: number, outputId: string, name: string, type: string, range: LayerSpec['range'], id = name): string {
+    if (outputId === id) return id;
     const own = this.layers.slice(from);
     const renameIn = (oldId: string, newId: string): void => {
+      if (this.shapes.has(oldId)) this.shapes.set(newId, this.shapes.get(oldId));
       for (const l of own) {
         if (l.id === oldId) l.id = newId;
         l.inputs = l.inputs.map((i) => (i === oldId ? newId : i));
       }
     };
-    const holder = own.find((l) => l.id === name);
+    const holder = own.find((l) => l.id === id);
     if (holder) {
       // The first functional op took the leaf's name (freshName); it moves aside.
       const moved = this.freshId(`${name}.${holder.type.split('.').pop()!.toLowerCase()}`);
-      renameIn(name, moved);
+      renameIn(id, moved);
       holder.name = moved;
-      if (outputId === name) outputId = moved;
+      if (outputId === id) outputId = moved;
     }
     const out = own.find((l) => l.id === outputId);
     if (out) {
-      this.ids.add(name);
-      renameIn(outputId, name);
+      this.ids.add(id);
+      renameIn(outputId, id);
       out.name = name;
-      return name;
+      return id;
     }
-    this.add({ name, type, op: 'identity', attrs: {}, inputs: [outputId], range }, undefined, name);
-    return name;
+    return this.add({ name, type, op: 'identity', attrs: {}, inputs: [outputId], range }, this.shapes.get(outputId), id).id;
   }
 
   addInput(name: string, shape: Dims | undefined, framework: 'pytorch' | 'keras', known?: number[]): TensorV {
@@ -89,12 +99,15 @@ export class Graph {
     const input: ModelInput = { id };
     if (known) input.shape = known;
     this.inputs.push(input);
+    this.shapes.set(id, shape);
     return { k: 'tensor', id, shape, framework };
   }
 
   add(layer: Omit<LayerSpec, 'id'>, shape: Dims | undefined, idBase = layer.name): TensorV {
     const id = this.freshId(idBase);
     this.layers.push({ id, ...layer });
-    return { k: 'tensor', id, shape, framework: this.framework };
+    const out = this.concrete ? concreteShape(this.shapes, layer, shape) : shape;
+    this.shapes.set(id, out);
+    return { k: 'tensor', id, shape: out, framework: this.framework };
   }
 }

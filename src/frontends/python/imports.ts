@@ -25,7 +25,8 @@ function computeCanonicalPath(path: string): string {
     .replace(/^(tensorflow\.(python\.)?keras|tf_keras)(?=\.|$)/, 'keras')
     .replace(/^keras\.(src|api|_tf_keras\.keras)\./, 'keras.')
     .replace(/^torch\.nn\.modules\.\w+\./, 'torch.nn.')
-    .replace(/^torch\.nn\.modules\.(?=[A-Z])/, 'torch.nn.');
+    .replace(/^torch\.nn\.modules\.(?=[A-Z])/, 'torch.nn.')
+    .replace(/^torch\.nn\.parameter\.(?=Parameter$)/, 'torch.nn.');
   if (/^keras\.(models|engine\.\w+)\.(Sequential|Model)$/.test(p)) p = 'keras.' + p.split('.').pop();
   if (p === 'keras.layers.Input' || p === 'keras.layers.InputLayer') p = p === 'keras.layers.Input' ? 'keras.Input' : p;
   return p;

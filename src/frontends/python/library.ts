@@ -3,6 +3,7 @@
  * functions, keras layers and models, and the few stdlib helpers model code
  * uses (OrderedDict, math, functools.partial).
  */
+import { callArrayFunction } from './arrayOps';
 import type { Interp } from './interpreter';
 import { constructKerasLayer, kerasInput, kerasModel, kerasSequential } from './kerasRuntime';
 import { torchFunction, tensorsIn } from './tensorOps';
@@ -41,6 +42,10 @@ const MATH: Record<string, (xs: number[]) => number> = {
 
 export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const last = path.slice(path.lastIndexOf('.') + 1);
+  if (path.startsWith('torch.') || path.startsWith('numpy.')) {
+    const array = callArrayFunction(path, args, kwargs, !!interp.graph?.scope.length);
+    if (array) return array;
+  }
   if (path.startsWith('torch.')) return callTorch(interp, path, last, args, kwargs, site);
   if (path.startsWith('transformers.')) return callTransformers(interp, path, args, kwargs, site);
   if (path.startsWith('keras.')) {

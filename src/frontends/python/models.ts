@@ -20,6 +20,7 @@ import { tensorsIn } from './tensorOps';
 import { assignPaths, callModule, isTorchModule } from './torchRuntime';
 import { hfSpec } from './transformersModels';
 import { dropUnconsumedParameters } from './torchParameters';
+import { specialisedInput, specialisedNote } from './specialise';
 import type { ClassV, FuncV, HfV, InstV, KModelV, ModV, Scope, Value } from './values';
 
 type Root = InstV | ModV | KModelV | HfV;
@@ -266,23 +267,38 @@ function kerasSubclassSpec(interp: Interp, c: Candidate, inst: InstV): ModelSpec
 }
 
 function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]): ModelSpec | undefined {
+  void fileDiagnostics;
+  const first = readTorchForward(interp, c);
+  if (!first.starved) return first.spec;
+  // Forward needed sizes of its input it did not know: read it again for the input the analysis would assume.
+  const input = specialisedInput(first.spec);
+  const second = readTorchForward(interp, c, input);
+  const problems = (s: ModelSpec): number => (s.diagnostics ?? []).filter((d) => d.severity !== 'info').length;
+  // Only a reading that resolves what stalled the first is worth tying the graph to one input size.
+  if (problems(second.spec) >= problems(first.spec)) return first.spec;
+  second.spec.diagnostics = [...(second.spec.diagnostics ?? []), specialisedNote(second.spec, input.shape)];
+  return second.spec;
+}
+
+function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[]; what: string }): { spec: ModelSpec; starved: boolean } {
   const root = c.root as InstV | ModV;
   const g = new Graph('pytorch');
+  g.concrete = !!input;
   interp.graph = g;
   interp.steps = 0;
   assignPaths(g.paths, root);
   const forward = root.k === 'inst' ? classLookup(root.cls, 'forward') : undefined;
   const inputNames = forward?.k === 'func' ? interp.params(forward.node).slice(1).filter((p) => p.kind === 'pos' && !p.defaultNode).map((p) => p.name) : ['input'];
   if (inputNames.length === 0) inputNames.push('input');
-  const inputs = inputNames.map((n) => g.addInput(n, undefined, 'pytorch'));
+  const inputs = inputNames.map((n, i) => g.addInput(n, i === 0 && input ? [undefined, ...input.shape] : undefined, 'pytorch', i === 0 ? input?.shape : undefined));
+  if (input) g.inputs[0].assumed = input.what;
   let result: Value | undefined;
   const site = { node: root.k === 'inst' ? root.cls.node : (undefined as never), range: c.range, calleeText: c.name };
   guarded(interp, () => void (result = callModule(interp, root, inputs, new Map(), site)), g.diagnostics, c.range);
   const outputs = result ? tensorsIn([flattenDict(result)]).map((t) => t.id) : [];
   if (!outputs.length && g.layers.length) outputs.push(g.layers[g.layers.length - 1].id);
   for (const input of g.inputs) if (g.layers.some((l) => l.op === 'embedding' && l.inputs[0] === input.id)) input.dtype = 'int';
-  void fileDiagnostics;
-  return {
+  const spec: ModelSpec = {
     name: c.name,
     framework: 'pytorch',
     range: c.range,
@@ -292,6 +308,7 @@ function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]):
     outputs: [...new Set(outputs)],
     diagnostics: [...c.graphDiagnostics, ...g.diagnostics],
   };
+  return { spec, starved: g.starved };
 }
 
 function flattenDict(v: Value): Value {

@@ -5,6 +5,9 @@
 import type { PyNode } from './ast';
 import { evalExpr } from './expressions';
 import type { Interp } from './interpreter';
+import { batchArithmetic } from './batchFolding';
+import { arrayBinary } from './numericArrays';
+import { percentFormat } from './strings';
 import { tensorBinary } from './tensorOps';
 import { UNKNOWN, bool, int, iterItems, keyOf, num, str, toNumber, type Scope, type Value } from './values';
 
@@ -18,6 +21,14 @@ export function evalComparison(interp: Interp, node: PyNode, scope: Scope): Valu
     else ops.push(c.type);
   }
   let left = evalExpr(interp, operands[0], scope);
+  if (ops.length === 1 && operands[1]) {
+    // `mask != 0` on a constant array is an array of booleans.
+    const right = evalExpr(interp, operands[1], scope);
+    const array = ['<', '<=', '>', '>=', '==', '!='].includes(ops[0]) ? arrayBinary(ops[0], left, right) : undefined;
+    if (array) return array;
+    const r = compare(ops[0], left, right);
+    return r === undefined ? UNKNOWN : bool(r);
+  }
   let result: boolean | undefined = true;
   for (let i = 0; i < ops.length && operands[i + 1]; i++) {
     const right = evalExpr(interp, operands[i + 1], scope);
@@ -84,6 +95,10 @@ function equal(a: Value, b: Value): boolean | undefined {
 }
 
 export function binaryOp(interp: Interp, op: string, a: Value, b: Value, node: PyNode): Value {
+  const batch = batchArithmetic(op, a, b);
+  if (batch) return batch;
+  const array = arrayBinary(op, a, b);
+  if (array) return array;
   if (a.k === 'tensor' || b.k === 'tensor') return tensorBinary(interp, op, a, b, node);
   const x = toNumber(a);
   const y = toNumber(b);
@@ -118,7 +133,19 @@ export function binaryOp(interp: Interp, op: string, a: Value, b: Value, node: P
         return UNKNOWN;
     }
   }
+  if (op === '%' && a.k === 'str') {
+    const s = percentFormat(a.v, b);
+    return s === undefined ? UNKNOWN : str(s);
+  }
   if (op === '+') {
+    // `self.layers += [Layer(…)]` / `ModuleList + ModuleList`: a container with both sets of children.
+    if (a.k === 'mod' && a.children && (a.container === 'list' || a.container === 'sequential')) {
+      const more = b.k === 'mod' && b.children ? [...b.children.values()] : iterItems(b);
+      if (!more) return UNKNOWN;
+      const children = new Map(a.children);
+      for (const m of more) children.set(String(children.size), m);
+      return { ...a, children };
+    }
     if (a.k === 'str' && b.k === 'str') return str(a.v + b.v);
     if (a.k === 'list' && b.k === 'list') return { k: 'list', items: [...a.items, ...b.items] };
     if (a.k === 'tuple' && b.k === 'tuple') return { k: 'tuple', items: [...a.items, ...b.items] };

@@ -68,3 +68,41 @@ export function formatValue(v: Value): string | undefined {
       return undefined;
   }
 }
+
+/** printf-style `"denselayer%d" % (i + 1)`: %s %r %d %i %f (with width/precision) and %%; undefined when anything is unknown. */
+export function percentFormat(template: string, arg: Value): string | undefined {
+  const args = arg.k === 'tuple' ? arg.items : [arg];
+  let next = 0;
+  let failed = false;
+  const out = template.replace(/%(%|[-+ 0#]*(\d*)(?:\.(\d+))?([sdirfgxX]))/g, (_m, spec: string, _width: string, precision: string | undefined, conv: string | undefined) => {
+    if (spec === '%') return '%';
+    const v = args[next++];
+    if (!v) {
+      failed = true;
+      return '';
+    }
+    const n = v.k === 'num' ? v.v : v.k === 'bool' ? (v.v ? 1 : 0) : undefined;
+    switch (conv) {
+      case 'd':
+      case 'i':
+        if (n === undefined) failed = true;
+        return String(Math.trunc(n ?? 0));
+      case 'f':
+        if (n === undefined) failed = true;
+        return (n ?? 0).toFixed(precision === undefined ? 6 : Number(precision));
+      case 'x':
+      case 'X': {
+        if (n === undefined) failed = true;
+        const hex = Math.trunc(n ?? 0).toString(16);
+        return conv === 'X' ? hex.toUpperCase() : hex;
+      }
+      default: {
+        if (conv === 'r' && v.k === 'str') return `'${v.v}'`;
+        const s = formatValue(v);
+        if (s === undefined) failed = true;
+        return s ?? '';
+      }
+    }
+  });
+  return failed || next !== args.length ? undefined : out;
+}

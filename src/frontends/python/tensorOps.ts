@@ -3,6 +3,9 @@
  * F.* functions, and tensor methods (.view, .transpose, .split…). Each records a
  * node; shapes are tracked only as far as needed to resolve `x.size()` for view.
  */
+import { foldedPermute, foldedReshape, sizeValues, torchDims } from './batchFolding';
+import { makeArray } from './numericArrays';
+import { einsum } from './einsum';
 import type { Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
@@ -35,7 +38,10 @@ export function recordOp(interp: Interp, r: OpRecord): Value {
   const layer = { name, type: r.type, op: r.op, attrs: r.attrs, inputs: r.inputs.filter((t) => t.id).map((t) => t.id), range: r.range ?? r.site.range } as Parameters<typeof g.add>[0];
   if (r.range) layer.callRange = r.site.range;
   if (r.weightKey) layer.weightKey = r.weightKey;
-  const t = g.add(layer, r.shape);
+  let t = g.add(layer, r.shape);
+  // Ops that keep the leading axes keep windows folded into the batch (shaping ops set it themselves).
+  const first = r.inputs[0];
+  if ((first?.fold || first?.front || first?.batchOne) && !['reshape', 'permute', 'flatten', 'split', 'gather'].includes(r.op)) t = { ...t, fold: first.fold, front: first.front, batchOne: first.batchOne };
   if (r.dedupeKey) g.memo.set(r.dedupeKey, t);
   return t;
 }
@@ -71,6 +77,9 @@ export function tensorBinary(interp: Interp, op: string, a: Value, b: Value, nod
   return recordOp(interp, { base: type, type, op: kind, attrs: {}, inputs: [ta, tb], site, shape: broadcast(ta.shape, tb.shape) });
 }
 
+export const matmulOf = (interp: Interp, a: TensorV, b: TensorV, site: CallSite): Value => matmul(interp, a, b, site, 'torch.einsum');
+export const permuteOf = (interp: Interp, x: TensorV, dims: number[], site: CallSite): Value => permute(interp, x, dims, site);
+
 function matmul(interp: Interp, a: TensorV, b: TensorV, site: CallSite, type: string): Value {
   const shape = a.shape && b.shape ? [...a.shape.slice(0, -1), b.shape[b.shape.length - 1]] : undefined;
   return recordOp(interp, { base: 'matmul', type, op: 'matmul', attrs: {}, inputs: [a, b], site, shape });
@@ -84,8 +93,20 @@ const PASSTHROUGH = new Set([
 ]);
 const CONSTANT_MAKERS = new Set(['zeros', 'ones', 'randn', 'rand', 'empty', 'full', 'tensor', 'zeros_like', 'ones_like', 'randn_like', 'empty_like', 'eye', 'linspace']);
 
+function unknownReshape(interp: Interp, x: TensorV, site: CallSite): Value {
+  interp.warn(site.node, 'reshape of a parameter by sizes we cannot compute; its shape is unknown', 'partial-eval');
+  return recordOp(interp, { base: 'reshape', type: 'Tensor.view', op: 'opaque', attrs: { reason: 'a reshape by sizes the evaluator could not compute' }, inputs: [x], site });
+}
+
 /** A tensor method call `t.name(args)`. */
 export function tensorMethod(interp: Interp, t: TensorV, name: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  if (name === 'size' && interp.graph?.concrete) {
+    const sizes = sizeValues(t);
+    const dim = toNumber(args[0] ?? kwargs.get('dim'));
+    if (!sizes) return UNKNOWN;
+    if (dim === undefined) return { k: 'tuple', items: sizes };
+    return sizes[dim < 0 ? dim + sizes.length : dim] ?? UNKNOWN;
+  }
   if (name === 'size') {
     const dim = toNumber(args[0] ?? kwargs.get('dim'));
     if (dim === undefined) return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
@@ -93,6 +114,14 @@ export function tensorMethod(interp: Interp, t: TensorV, name: string, args: Val
     return d === undefined ? UNKNOWN : int(d);
   }
   if (name === 'dim') return t.shape ? int(t.shape.length) : UNKNOWN;
+  // `x.new_zeros((H, W))` (Swin's attention mask): a constant of known values, not a graph tensor.
+  if (name === 'new_zeros' || name === 'new_ones' || name === 'new_full') {
+    const dims = (args.length && (args[0].k === 'tuple' || args[0].k === 'list') ? args[0].items : name === 'new_full' ? [] : args).map(toNumber);
+    const fill = name === 'new_ones' ? 1 : name === 'new_full' ? toNumber(args[1]) : 0;
+    const n = dims.reduce<number | undefined>((p, d) => (p === undefined || d === undefined ? undefined : p * d), 1);
+    if (n === undefined || fill === undefined || n > 1_000_000 || !dims.length) return { k: 'tensor', id: '', shape: undefined, framework: 'pytorch' };
+    return makeArray(dims as number[], new Array<number>(n).fill(fill), 'f32', 'torch');
+  }
   if (name === 'view' || name === 'reshape') {
     const dims = args.length === 1 && (args[0].k === 'tuple' || args[0].k === 'list') ? args[0].items : args;
     return reshape(interp, t, dims, site);
@@ -117,6 +146,7 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     const first = interp.graph?.inputs[0];
     return first ? { k: 'tensor', id: first.id, shape: [undefined, undefined], framework: 'pytorch' } : UNKNOWN;
   }
+  if (name === 'einsum') return einsum(interp, args, site);
   if (name === 'cat' || name === 'concat' || name === 'concatenate' || name === 'stack') {
     const a = bindArgs(['tensors', 'dim'], args, kwargs);
     const inputs = tensorsIn([a.get('tensors') ?? UNKNOWN]);
@@ -134,6 +164,8 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     if (name === 'softmax' || name === 'log_softmax') attrs.axis = numArg(bindArgs(['input', 'dim'], args, kwargs), 'dim', -1) ?? -1;
     return rec('activation', attrs);
   }
+  // unsqueeze(0) on a batch-less tensor: its placeholder 1 becomes the dim it broadcasts over as a batch.
+  if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return { ...x, unbatched: false, param: undefined };
   if (PASSTHROUGH.has(name)) return x;
   // Weights and biases passed to functional ops are the parameters themselves (their sizes make the layer's params).
   const withTensor = (params: string[]) => {
@@ -153,7 +185,7 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     case 'transpose':
     case 'swapaxes': {
       const a = withTensor(['dim0', 'dim1']);
-      const rank = x.shape?.length;
+      const rank = torchDims(x)?.length;
       const d0 = numArg(a, 'dim0');
       const d1 = numArg(a, 'dim1');
       if (rank === undefined || d0 === undefined || d1 === undefined) return x;
@@ -210,6 +242,17 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     }
     case 'pad': {
       const pads = iterItems(args[1] ?? kwargs.get('pad') ?? UNKNOWN) ?? [];
+      // Padding by nothing (Swin pads a feature map to a multiple of its window: 0 when it already is).
+      if (pads.length && pads.every((p) => toNumber(p) === 0)) return x;
+      // Channels last ([B, H, W, C] padded on H and W, C by 0 — Swin): pad as channels first between two permutes.
+      const ns = pads.map(toNumber);
+      if (x.shape?.length === 4 && !x.fold && ns.length === 6 && ns[0] === 0 && ns[1] === 0 && ns.every((n) => n !== undefined)) {
+        const toFirst = permute(interp, x, [0, 3, 1, 2], site);
+        const built2 = buildTorchLayer('ZeroPad2d', [{ k: 'tuple', items: pads.slice(2) }], new Map());
+        if (toFirst.k !== 'tensor' || !built2) return x;
+        const padded = recordOp(interp, { base: name, type: site.calleeText, op: built2.op, attrs: built2.attrs, inputs: [toFirst], site, shape: undefined });
+        return padded.k === 'tensor' ? permute(interp, padded, [0, 2, 3, 1], site) : x;
+      }
       const built = buildTorchLayer(`ZeroPad${Math.max(1, Math.min(3, pads.length / 2))}d`, [{ k: 'tuple', items: pads }], new Map());
       return built ? rec(built.op, built.attrs, undefined) : x;
     }
@@ -273,6 +316,25 @@ const isPresent = (v: Value | undefined): boolean => !!v && v.k !== 'none' && v.
 
 function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Value {
   const nums = dims.map((d) => toNumber(d));
+  const type = 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view');
+  const shaping = (op: 'reshape' | 'permute', attrs: Attrs, shape: Dims | undefined): Value => recordOp(interp, { base: op, type, op, attrs, inputs: [x], site, shape });
+  if (x.batchOne && nums.every((d) => d !== undefined) && nums.filter((d) => d === -1).length <= 1) {
+    // Its batch is a literal 1: every size is a real dim, and the result has no batch.
+    const t = recordOp(interp, { base: 'reshape', type, op: 'reshape', attrs: { shape: nums as number[] }, inputs: [x], site, shape: undefined });
+    return t.k === 'tensor' ? { ...t, unbatched: true, batchOne: undefined } : t;
+  }
+  const folded = interp.graph?.concrete ? foldedReshape(x, dims, shaping) : undefined;
+  if (folded?.k === 'unknown' || (!folded && x.fold)) {
+    interp.warn(site.node, 'reshape of a tensor whose windows are folded into the batch, by sizes we cannot map; shape inference may fail here', 'partial-eval');
+    return x;
+  }
+  if (folded) return folded;
+  if (x.unbatched) {
+    // A parameter's own dims: every size is a real dim (none is the batch).
+    if (nums.some((d) => d === undefined) || nums.filter((d) => d === -1).length > 1) return unknownReshape(interp, x, site);
+    const t = recordOp(interp, { base: 'reshape', type: 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view'), op: 'reshape', attrs: { shape: nums as number[] }, inputs: [x], site, shape: undefined });
+    return t.k === 'tensor' ? { ...t, unbatched: true } : t;
+  }
   if (nums.length === 2 && nums[1] === -1) {
     return recordOp(interp, { base: 'flatten', type: site.calleeText.split('.').pop() === 'reshape' ? 'Tensor.reshape' : 'Tensor.view', op: 'flatten', attrs: { startDim: 1, endDim: -1 }, inputs: [x], site, shape: [x.shape?.[0], undefined] });
   }
@@ -286,12 +348,29 @@ function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Val
     }
     return d;
   });
+  if (unknowns > 1 && interp.graph) interp.graph.starved = true;
   if (unknowns > 1) interp.warn(site.node, 'reshape with more than one dimension we cannot compute; shape inference may fail here', 'partial-eval');
   return recordOp(interp, { base: 'reshape', type: 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view'), op: 'reshape', attrs: { shape }, inputs: [x], site, shape: [x.shape?.[0], ...rest] });
 }
 
 function permute(interp: Interp, x: TensorV, dims: Array<number | undefined>, site: CallSite): Value {
   if (dims.some((d) => d === undefined)) return x;
+  const moved = interp.graph?.concrete && !x.unbatched && !x.fold && dims[0] !== 0 && dims[1] === 0 && dims.length > 2;
+  if (x.fold || x.front || moved) {
+    const type = site.calleeText.endsWith('transpose') ? 'Tensor.transpose' : 'Tensor.permute';
+    const out = x.front ? UNKNOWN : foldedPermute(x, dims as number[], (op, attrs, shape) => recordOp(interp, { base: op, type, op, attrs, inputs: [x], site, shape }));
+    if (!out || out.k === 'unknown') {
+      interp.warn(site.node, 'permute that moves windows folded into the batch in a way WAP does not model; shape inference may fail here', 'partial-eval');
+      return x;
+    }
+    return out;
+  }
+  if (x.unbatched) {
+    const rank = dims.length;
+    const moved = [0, ...(dims as number[]).map((d) => (d < 0 ? d + rank : d) + 1)];
+    const t = recordOp(interp, { base: 'permute', type: site.calleeText.endsWith('transpose') ? 'Tensor.transpose' : 'Tensor.permute', op: 'permute', attrs: { dims: moved }, inputs: [x], site, shape: undefined });
+    return t.k === 'tensor' ? { ...t, unbatched: true } : t;
+  }
   const rank = dims.length;
   const norm = (dims as number[]).map((d) => (d < 0 ? d + rank : d));
   const shape = x.shape && x.shape.length === rank ? norm.map((d) => x.shape![d]) : undefined;

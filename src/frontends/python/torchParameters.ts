@@ -9,7 +9,7 @@
 import type { LayerSpec } from '../../core/ir';
 import type { Interp } from './interpreter';
 import { recordOp } from './tensorOps';
-import { keyOf, type InstV, type Value } from './values';
+import { keyOf, type CallSite, type InstV, type TensorV, type Value } from './values';
 
 type ParamV = Extract<Value, { k: 'param' }>;
 
@@ -22,6 +22,18 @@ export function dropUnconsumedParameters(layers: LayerSpec[], outputs: readonly 
   const used = new Set(outputs);
   for (const l of layers) for (const i of l.inputs) used.add(i);
   return layers.filter((l) => l.op !== 'parameter' || used.has(l.id));
+}
+
+/**
+ * A module called on a constant array (Swin V2's `self.cpb_mlp(self.relative_coords_table)`): the
+ * constant becomes a parameter node without params, so the layers it feeds are in the graph. Its
+ * leading 1 (if any) stands for the batch, as torch's forward hooks see it.
+ */
+export function constantNode(interp: Interp, shape: number[], site: CallSite): TensorV | undefined {
+  if (!shape.length) return undefined;
+  const batched = shape.length >= 2 && shape[0] === 1;
+  const t = recordOp(interp, { base: 'constant', type: 'buffer', op: 'parameter', attrs: { shape, batched, constant: true }, inputs: [], site, shape: batched ? shape : [1, ...shape] });
+  return t.k === 'tensor' ? { ...t, batchOne: batched, unbatched: !batched } : undefined;
 }
 
 export function readParameter(interp: Interp, owner: InstV, name: string, p: ParamV): Value {
@@ -47,7 +59,7 @@ export function readParameter(interp: Interp, owner: InstV, name: string, p: Par
     shape: shape ? (batched ? shape : [1, ...shape]) : undefined,
   });
   if (t.k !== 'tensor') return t;
-  const tensor = { ...t, param: p };
+  const tensor: TensorV = { ...t, param: p, unbatched: !batched };
   g.memo.set(key, tensor);
   return tensor;
 }

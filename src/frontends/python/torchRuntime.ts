@@ -6,7 +6,11 @@
 import type { PyNode } from './ast';
 import { classLookup, libraryBase } from './access';
 import { callMethod } from './calls';
+import { arrayMethod } from './arrayOps';
 import type { Interp } from './interpreter';
+import { isArray } from './numericArrays';
+import { constantNode } from './torchParameters';
+import { sizeValues } from './batchFolding';
 import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
 import { buildTorchLayer } from './torchLayers';
@@ -90,7 +94,11 @@ export function torchModAttr(interp: Interp, m: ModV, name: string): Value {
         });
       case 'add_module':
       case 'register_module':
-        return native(name, ([k, v]) => (k?.k === 'str' && v && reg(k.v, v), NONE));
+        return native(name, ([k, v], _kw, site) => {
+          if (k?.k === 'str' && v) reg(k.v, v);
+          else if (v && isModule(v)) unnamedChild(interp, site);
+          return NONE;
+        });
       case 'update':
         return native(name, ([d]) => {
           if (d?.k === 'dict') for (const [, [k, v]] of d.map) if (k.k === 'str') reg(k.v, v);
@@ -125,6 +133,11 @@ export function torchSetModAttr(interp: Interp, m: ModV, name: string, value: Va
   void node;
 }
 
+/** add_module with a name the evaluator could not compute: the child (and its parameters) would vanish without a word. */
+function unnamedChild(interp: Interp, site: CallSite): void {
+  interp.warn(site.node, `\`${interp.text(site.node).slice(0, 80)}\` registers a module under a name the evaluator could not compute; that module is missing`, 'unknown-module-name');
+}
+
 /** Where a subclass of a built-in layer keeps the layer it extends (see access.ts libraryInit). */
 export const BUILTIN_LAYER = '__wap_builtin_layer__';
 
@@ -137,11 +150,17 @@ export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value 
       return { k: 'bool', v: true };
     case 'add_module':
     case 'register_module':
-      return native(name, ([k, v]) => {
+      return native(name, ([k, v], _kw, site) => {
         if (k?.k === 'str' && v && isModule(v)) inst.children!.set(k.v, v);
+        else if (v && isModule(v)) unnamedChild(interp, site);
         return NONE;
       });
     case 'register_buffer':
+      // A buffer is a constant: `self.relative_position_index` reads back what was registered.
+      return native(name, ([k, v]) => {
+        if (k?.k === 'str' && v) inst.attrs.set(k.v, v);
+        return NONE;
+      });
     case 'register_parameter':
       return native(name, () => NONE);
     // Weight-init loops (`for m in self.modules(): if isinstance(m, nn.Conv2d): …`) walk the module tree.
@@ -153,6 +172,13 @@ export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value 
       return native(name, () => ({ k: 'list', items: [...inst.children!].filter(([, v]) => isModule(v)).map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
     case 'append':
       return native(name, ([v]) => (v && inst.children!.set(String(inst.children!.size), v), inst));
+    // nn.ModuleDict / nn.Sequential subclasses filled with add_module and walked in their forward (DenseNet's _DenseBlock).
+    case 'items':
+      return native(name, () => ({ k: 'list', items: [...inst.children!].filter(([, v]) => isModule(v)).map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
+    case 'keys':
+      return native(name, () => ({ k: 'list', items: [...inst.children!].filter(([, v]) => isModule(v)).map(([k]) => str(k)) }));
+    case 'values':
+      return native(name, () => ({ k: 'list', items: [...inst.children!.values()].filter(isModule) }));
     default:
       if (returnsSelf.has(name)) return native(name, () => inst);
       void interp;
@@ -189,9 +215,12 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
       if (forward?.k === 'func') {
         const from = g.layers.length;
         const out = callMethod(interp, forward, m, args, kwargs);
-        if (!leaf || out.k !== 'tensor' || !out.id || g.calls.has(m)) return out;
-        g.calls.set(m, 1);
-        return { ...out, id: g.nameLeafOutput(from, out.id, path, m.cls.name, m.range ?? site.range) };
+        if (!leaf || out.k !== 'tensor' || !out.id) return out;
+        // A leaf called again (StochasticDepth after attention and after the MLP) is `path#2`, as layers are.
+        const n = g.calls.get(m) ?? 0;
+        g.calls.set(m, n + 1);
+        const id = g.nameLeafOutput(from, out.id, path, m.cls.name, m.range ?? site.range, n ? `${path}#${n + 1}` : path);
+        return { ...out, id, shape: g.shapes.get(id) ?? out.shape };
       }
       const layer = m.attrs.get(BUILTIN_LAYER);
       if (layer?.k === 'mod') {
@@ -216,6 +245,8 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   if (m.container === 'sequential') return chain(interp, [...m.children!.values()], args, kwargs, site);
   if (m.children) return UNKNOWN;
   const inputs = tensorsIn(args).concat(tensorsIn([...kwargs.values()]));
+  const constant = inputs.length === 0 && isArray(args[0]) ? constantNode(interp, args[0].shape, site) : undefined;
+  if (constant) inputs.push(constant);
   if (inputs.length === 0) {
     // Its input could not be computed: the layer (and what follows) would vanish without a word.
     if (!g.calls.has(m) && !lostReported.has(g)) interp.warnAt(site.range, `${g.paths.get(m) ?? m.type} (${m.type}) is called on a value the evaluator could not compute; it and the layers after it are missing`, 'lost-tensor');
@@ -298,8 +329,18 @@ function moduleOutShape(m: ModV, s: Dims | undefined): Dims | undefined {
 }
 
 export function tensorAttr(interp: Interp, t: TensorV, name: string): Value {
+  if (isArray(t)) {
+    if (name === 'shape') return { k: 'tuple', items: t.shape.map(int) };
+    if (name === 'ndim') return int(t.shape.length);
+    // A method whose values are not modelled: Unknown, never the array unchanged.
+    return native(name, (args, kwargs) => arrayMethod(t, name, args, kwargs) ?? { k: 'unknown', why: `Tensor.${name} on a constant array is not modelled` });
+  }
   // A parameter's shape is its own (no batch): F.layer_norm(x, self.weight.shape, …) in nanoGPT.
   if (t.param && name === 'shape') return t.param.shape ? { k: 'tuple', items: t.param.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
+  if (name === 'shape' && interp.graph?.concrete && t.id) {
+    const sizes = sizeValues(t);
+    return sizes ? { k: 'tuple', items: sizes } : UNKNOWN;
+  }
   if (name === 'shape') return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
   if (name === 'T' || name === 'mT') return t;
   if (name === 'dtype' || name === 'device') return UNKNOWN;

@@ -32,6 +32,8 @@ export type Value =
   | KModelV
   | HfV
   | ModuleV
+  /** The batch size times a factor (`x.shape[0]`, `B * num_windows`): batchFolding.ts. */
+  | { k: 'batch'; factor: number }
   | { k: 'unknown'; why?: string };
 
 export type Dims = Array<number | undefined>;
@@ -106,6 +108,16 @@ export interface TensorV {
    * (F.linear, F.layer_norm) and `.shape` see the parameter itself, not its graph node.
    */
   param?: Extract<Value, { k: 'param' }>;
+  /** Torch dim 0 is the batch times this (windows folded into it); the IR shape is [batch, fold, …]. */
+  fold?: number;
+  /** With `fold`: torch axis 0 is IR axis 2 and torch axis 1 the folded batch (after `qkv.permute(2, 0, …)`). */
+  front?: boolean;
+  /** Computed from a constant (a buffer fed to a module): its batch dim is a literal 1, not the model's batch. */
+  batchOne?: boolean;
+  /** No batch dim: a parameter's own dims behind a placeholder 1 (reshape and permute then address every dim). */
+  unbatched?: boolean;
+  /** A constant whose values are known (numericArrays.ts): `torch.arange(n) * w`, a relative position index. */
+  values?: import('./numericArrays').ArrayData;
 }
 
 /** A library module instance: nn.Conv2d(…) or a container (Sequential, ModuleList, ModuleDict). */

@@ -1,0 +1,51 @@
+/**
+ * Forward passes that compute sizes from their input (`b, c, h, w = x.size()`
+ * then `x.view(b, groups, c // groups, h, w)`; a window partition's
+ * `H // window`) cannot be read while the input's size is unknown. When a
+ * first reading stalls on such a size, the model is read again with the input
+ * the analysis would assume anyway (core/inputDefaults.ts), and every recorded
+ * layer's output shape is worked out as it is recorded (the core catalogue's
+ * own shape rules), so `x.size()` answers with numbers. The model's input then
+ * carries that shape as an assumed one, and an info diagnostic says the graph
+ * was read for it: another input size needs the model read again.
+ */
+import { inferLayer, isInferError } from '../../core/catalogue/index';
+import { assumeInput } from '../../core/inputDefaults';
+import type { Diagnostic, LayerSpec, ModelSpec } from '../../core/ir';
+import type { Dims } from './values';
+
+/** The output shape of a layer from its inputs' known shapes; `given` when they are not all known. */
+export function concreteShape(shapes: ReadonlyMap<string, Dims | undefined>, layer: Omit<LayerSpec, 'id'>, given: Dims | undefined): Dims | undefined {
+  const ins = layer.inputs ?? [];
+  if (ins.length === 0 || layer.op === 'opaque') return given;
+  const known: number[][] = [];
+  for (const id of ins) {
+    const s = shapes.get(id);
+    if (!s || s.length === 0 || s.slice(1).some((d) => d === undefined)) return given;
+    known.push(s.slice(1) as number[]);
+  }
+  const r = inferLayer(layer.op, known, layer.attrs ?? {}, { layout: 'channels_first', dtypeBytes: 4 });
+  if (isInferError(r)) return given;
+  return [undefined, ...r.outputShape];
+}
+
+/** The input a stalled first reading is read again with: what the analysis would assume for it. */
+export function specialisedInput(first: ModelSpec): { shape: number[]; what: string } {
+  const guess = assumeInput(first);
+  return { shape: [...guess.shape], what: guess.what };
+}
+
+export function specialisedNote(spec: ModelSpec, shape: number[]): Diagnostic {
+  const r = spec.range;
+  return {
+    severity: 'info',
+    code: 'specialised-input',
+    message:
+      `${spec.name}'s forward computes sizes from its input's shape: WAP read it for an input of [${shape.join(', ')}] (without batch). ` +
+      'Another input size needs the model read again with that size.',
+    line: r.line,
+    column: r.column,
+    endLine: r.endLine,
+    endColumn: r.endColumn,
+  };
+}
