@@ -160,8 +160,13 @@ export interface LayerWorkload {
   backwardFlops: number;
   /** Output activation bytes per sample. */
   activationBytes: number;
-  /** Activation bytes per sample that must be kept for the backward pass (inputs of weighted ops, masks…). */
+  /**
+   * Activation bytes per sample that must be kept for the backward pass (inputs of weighted ops, masks…),
+   * without tensors an earlier layer already saves (autograd keeps one copy; see analyze.ts).
+   */
   savedActivationBytes: number;
+  /** Bytes this op saves that are counted at an earlier layer instead (a shared tensor); absent when none. */
+  sharedSavedBytes?: number;
   /** Gradient bytes to all-reduce in data parallelism (params × dtype bytes; 0 for tied duplicates). */
   weightGradBytes: number;
 }

@@ -2,7 +2,8 @@
  * activation (relu, gelu, softmax, …) and dropout: elementwise, shape-preserving,
  * no params. FLOPs per element from costs.ts; backward ≈ forward.
  * Saved: one tensor of the activation's size (PyTorch keeps the output for
- * relu/sigmoid/tanh/softmax and the input for gelu/silu — same size either way);
+ * relu/sigmoid/tanh/softmax and the input for gelu/silu — same size, but a
+ * kept output may be shared with the next layer: see SAVES_RESULT);
  * dropout keeps a one-byte mask per element.
  */
 import type { Attrs, Shape } from '../ir';
@@ -11,6 +12,18 @@ import type { ActivationFn } from '../ops';
 import { fail, featureAxis, num, optInt, optStr, requireInputs } from './attrs';
 import { ACTIVATION_FLOPS, DROPOUT_FLOPS_PER_ELEMENT, MASK_BYTES } from './costs';
 import type { InferContext, InferOk, OpInfo } from './types';
+
+/**
+ * Functions whose backward reads the result rather than the input (PyTorch's
+ * tools/autograd/derivatives.yaml: relu, sigmoid, tanh, _softmax and
+ * _log_softmax use `result`; gelu, silu, leaky_relu, hardswish, hardsigmoid,
+ * softplus, elu and hardtanh (ReLU6) use `self`; the in-place elu_ and
+ * hardtanh_ switch to `result`, but the IR does not record in-place, so
+ * those count the input: never less than autograd keeps). Which one matters
+ * only for sharing: a ReLU's saved output is the very tensor the next conv
+ * saves as its input, one allocation, not two.
+ */
+const SAVES_RESULT = new Set<ActivationFn>(['relu', 'sigmoid', 'tanh', 'softmax', 'log_softmax']);
 
 function inferActivation(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferOk {
   requireInputs(inputShapes, 1, 1, 'activation');
@@ -29,6 +42,7 @@ function inferActivation(inputShapes: Shape[], attrs: Attrs, ctx: InferContext):
     forwardFlops,
     backwardFlops: forwardFlops,
     savedActivationBytes: fn === 'linear' ? 0 : elems * ctx.dtypeBytes,
+    saves: fn === 'linear' ? undefined : SAVES_RESULT.has(fn) ? { output: true } : { inputs: [0] },
   };
 }
 

@@ -39,6 +39,7 @@ function elementwise(what: 'add' | 'mul') {
       backwardFlops: forwardFlops,
       // The gradient of a product needs the other factors; a sum needs nothing.
       savedActivationBytes: what === 'mul' && inputShapes.length > 1 ? inputShapes.reduce((a, s) => a + product(s), 0) * ctx.dtypeBytes : 0,
+      saves: what === 'mul' && inputShapes.length > 1 ? { inputs: inputShapes.map((_, i) => i) } : undefined,
     };
   };
 }
@@ -115,6 +116,7 @@ function inferMatmul(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Inf
     forwardFlops,
     backwardFlops: 2 * forwardFlops, // a gradient for each operand
     savedActivationBytes: (product(a) + product(b0)) * ctx.dtypeBytes,
+    saves: { inputs: [0, 1] },
   };
 }
 

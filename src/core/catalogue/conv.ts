@@ -105,6 +105,7 @@ function inferConv(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Infer
     forwardFlops,
     backwardFlops: 2 * forwardFlops,
     savedActivationBytes: product(inputShapes[0]) * ctx.dtypeBytes,
+    saves: { inputs: [0] },
   };
 }
 
@@ -133,6 +134,7 @@ function inferSeparable(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): 
     backwardFlops: 2 * forwardFlops,
     // The input of the depthwise step and the intermediate that feeds the pointwise step.
     savedActivationBytes: (product(inputShapes[0]) + outPositions * mid) * ctx.dtypeBytes,
+    saves: { inputs: [0] },
   };
 }
 

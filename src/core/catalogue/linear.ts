@@ -30,6 +30,7 @@ function inferLinear(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Inf
     forwardFlops,
     backwardFlops: 2 * forwardFlops,
     savedActivationBytes: product(input) * ctx.dtypeBytes,
+    saves: { inputs: [0] },
   };
 }
 

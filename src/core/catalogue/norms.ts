@@ -1,7 +1,8 @@
 /**
  * batchnorm, layernorm, groupnorm. Training-mode cost is NORM_FLOPS_PER_ELEMENT
  * per element; backward = 2 × forward when there are affine weights, else ≈ forward
- * (see costs.ts). The input is saved (the backward recomputes x̂ from it and the stats).
+ * (see costs.ts). The input is saved (the backward recomputes x̂ from it and the stats);
+ * it is often also what the previous layer saves, so it is marked shared (see types.ts `saves`).
  */
 import type { Attrs, Shape } from '../ir';
 import { product } from '../ir';
@@ -18,7 +19,10 @@ function normResult(input: Shape, params: number, nonTrainable: number, ctx: Inf
     nonTrainable,
     forwardFlops,
     backwardFlops: params > 0 ? 2 * forwardFlops : forwardFlops,
+    // derivatives.yaml (native_batch_norm, native_layer_norm, native_group_norm): the input plus per-channel
+    // (per-row, per-group) mean and inverse std, negligible beside it. The output is not saved.
     savedActivationBytes: elems * ctx.dtypeBytes,
+    saves: { inputs: [0] },
   };
 }
 

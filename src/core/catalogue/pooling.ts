@@ -5,13 +5,20 @@
  *
  * FLOPs: one compare or add per element in each window (+1 divide per output
  * for avg). Backward ≈ forward (routes or spreads each gradient once).
- * Saved: max pools keep their input (to find the argmax); avg pools need only
- * shapes, so they save nothing.
+ * Saved (PyTorch tools/autograd/derivatives.yaml): max pools keep their input
+ * and the argmax indices (max_pool2d_with_indices saves `self` and `result1`,
+ * int64 per output element); windowed and adaptive avg pools keep their input
+ * (avg_pool2d_backward and _adaptive_avg_pool2d_backward take `self`, also
+ * for an adaptive pool to 1×1: measured with torch 1.13); only a global
+ * average (Keras GlobalAveragePooling, a reduce-mean) keeps nothing.
+ * The input is usually also saved by the layer before (a ReLU's output), so
+ * it is marked shared (types.ts `saves`) and counted once.
  */
 import type { Attrs, Shape } from '../ir';
 import { product } from '../ir';
 import { bool, fail, joinChannels, optIntList, optStr, padding, posInt, requireInputs, splitChannels, show } from './attrs';
 import { windowOutput } from './conv';
+import { INDEX_BYTES } from './costs';
 import type { InferContext, InferOk, OpInfo } from './types';
 
 /** Elements read by adaptive pooling along one dim: windows are [floor(i·in/out), ceil((i+1)·in/out)). */
@@ -68,6 +75,7 @@ function inferPool(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Infer
   }
 
   const outElems = channels * product(outSpatial);
+  const meanOnly = bool(attrs, 'global', false);
   const forwardFlops = reads + (mode === 'avg' ? outElems : 0);
   return {
     outputShape: squeeze ? [channels] : joinChannels(channels, outSpatial, ctx.layout),
@@ -75,7 +83,8 @@ function inferPool(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Infer
     nonTrainable: 0,
     forwardFlops,
     backwardFlops: forwardFlops,
-    savedActivationBytes: mode === 'max' ? inElems * ctx.dtypeBytes : 0,
+    savedActivationBytes: mode === 'max' ? inElems * ctx.dtypeBytes + outElems * INDEX_BYTES : meanOnly ? 0 : inElems * ctx.dtypeBytes,
+    saves: mode === 'max' || !meanOnly ? { inputs: [0] } : undefined,
   };
 }
 

@@ -20,6 +20,18 @@ export interface InferOk {
   backwardFlops: number;
   /** Bytes the backward pass needs kept from the forward; 0 when omitted. */
   savedActivationBytes?: number;
+  /**
+   * Which graph tensors are among savedActivationBytes (the rest are the op's own: masks, indices, statistics).
+   * Autograd saves a tensor once however many ops keep it (a ReLU's output is also the next conv's saved
+   * input), so the analysis counts a tensor named here only at the first layer that saves it.
+   */
+  saves?: SavedTensors;
+}
+
+/** Graph tensors an op saves for its backward: some of its inputs (by argument index) and/or its output. */
+export interface SavedTensors {
+  inputs?: number[];
+  output?: boolean;
 }
 
 export interface InferError {

@@ -49,7 +49,8 @@ export function selectiveSavedBytesPerSample(layer: AnalyzedLayer, modelDtypeByt
   if (scores === 0) return 0;
   // Dropout keeps a 1-byte mask per element, the others a value at the model's dtype.
   const perElement = layer.op === 'dropout' ? positive(layer.workload.savedActivationBytes) / Math.max(1, product(layer.outputShape ?? [1])) : modelDtypeBytes;
-  return Math.min(positive(layer.workload.savedActivationBytes), scores * perElement);
+  // A score tensor another layer already saves (softmax's output read by the next matmul) is counted there, not here.
+  return Math.min(positive(layer.workload.savedActivationBytes), Math.max(0, scores * perElement - positive(layer.workload.sharedSavedBytes)));
 }
 
 /** Fraction of a layer's forward FLOPs selective recompute runs again: the attention core. */
