@@ -198,7 +198,7 @@ if (existsSync(join(root, 'dist'))) cpSync(join(root, 'dist'), join(work, 'dist'
 /** Runs one test file; 'pass', 'fail' or 'timeout', and how long it took. */
 function runTestFile(test, limitS) {
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', test], { cwd: work, timeout: limitS * 1000, encoding: 'utf8', killSignal: 'SIGKILL' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', test], { cwd: work, timeout: Math.round(limitS * 1000), encoding: 'utf8', killSignal: 'SIGKILL' });
   const s = (Date.now() - t0) / 1000;
   if (r.error?.code === 'ETIMEDOUT' || r.signal) return { outcome: 'timeout', s };
   return { outcome: r.status === 0 ? 'pass' : 'fail', s };
