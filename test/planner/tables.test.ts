@@ -54,6 +54,10 @@ test('data parallel ×4, fp32 Adam: all-reduce of 4-byte gradients, the update�
   assert.equal(t.edgeCost(0, 0, 0), 0);
   close(assignmentCost(t, [0, 0, 0]), t.options.reduce((s, opts) => s + opts[0]!.timeMs, 0), 'assignment cost');
   close(assignmentMemory(t, [0, 0, 0]), t.options.reduce((s, opts) => s + opts[0]!.memoryBytes, 0), 'assignment memory');
+  // bf16 activations: the same edge carries half the bytes (2-byte elements), and the cached fp32 edges stay as they were.
+  const bf16 = buildCostTables(model, topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...defaultSetup('adam'), precision: 'bf16' } });
+  assert.equal(bf16.edges[0]!.bytes, 64 * 4096 * 2);
+  assert.equal(buildCostTables(model, topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam' }).edges[0]!.bytes, 64 * 4096 * 4);
   // SGD keeps no state: 3 × 4 bytes per parameter streamed.
   const sgd = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'sgd' }).options[0]![0]!;
   close(sgd.updateMs, (P1 * 4 * 3) / (gpu.memoryBandwidthGBs * 1e6 * 0.75), 'SGD update');
@@ -140,7 +144,7 @@ test('layer configurations on n devices: d·k = n for every divisor k, splits by
   assert.equal(opClass({ ...relu!, attrs: { fn: 'gelu' } }), 'shardable');
   assert.equal(opClass({ ...fc1!, op: 'conv', attrs: { transposed: true } }), 'other');
   assert.equal(opClass({ ...fc1!, op: 'conv', attrs: {} }), 'column');
-  assert.equal(opClass({ ...fc1!, op: 'lstm', attrs: {} }), 'other');
+  assert.equal(opClass({ ...fc1!, op: 'rnn', attrs: {} }), 'other');
   // Conv output channels: dim 0 of (C,H,W), the last dim of (H,W,C).
   const conv = { ...fc1!, op: 'conv' as const, outputShape: [64, 7, 5] };
   assert.equal(outFeatures(conv), 64);
