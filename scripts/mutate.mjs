@@ -3,9 +3,10 @@
 // the mutated file, and prints how many mutants a test killed. A benchmark, not part of
 // `npm test`: each mutant costs one or more test-file runs.
 //
-// Usage: node scripts/mutate.mjs [--sample N|all] [--seed S] [--timeout SEC] [--files substr,…] [--tests substr,…] [--list] [--json FILE]
-//   --list  prints the candidate mutants per file and exits (no tests run)
+// Usage: node scripts/mutate.mjs [--sample N|all] [--seed S] [--timeout SEC] [--files substr,…] [--tests substr,…] [--list] [--json FILE] [--trust]
+//   --list  prints the candidate mutants per file and exits (no tests run); --show prints the sample itself
 //   --json  writes the survivors (file, line, mutation, original, mutated) to FILE
+//   --trust skips the baseline run of the unmutated tests (order by file size instead; use only right after they passed)
 //
 // The work happens on a temp copy of the repository (src/ and test/ copied, node_modules
 // linked), so the working tree is never modified: a crash or Ctrl-C cannot leave a bug behind.
@@ -68,15 +69,21 @@ const OPERATORS = [
 const EQUIVALENT = [
   // checkDeviceIds returns early when the lengths are equal, so `<` and `<=` agree on every value that reaches it.
   ['src/configs/compare.ts', /const fewer = ids\.value\.length < perNode;/, 'equal lengths returned above'],
+  // For 100 ≤ x < 1000, toFixed(0) and toPrecision(3) print the same digits (both round half up), so the
+  // threshold's exact place (≥ 100, > 100, ≥ 101) cannot show.
+  ['src/configs/compare.ts', /const rate = \(x: number\): string => \(x >= 100 \?/, 'same digits either side of 100'],
 ];
 
-function rng() {
-  // mulberry32: a reproducible sample for a given --seed.
-  seed |= 0;
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+/** FNV-1a of a string and the seed: a mutant's place in the sample, stable when other lines change. */
+function rank(key) {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  // A final avalanche (murmur3's fmix32) so similar keys spread out.
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35) >>> 0;
+  return (h ^ (h >>> 16)) >>> 0;
 }
 
 function sourceFiles(dir, suffix = '.ts') {
@@ -125,7 +132,7 @@ for (const room of ROOMS) {
     const lines = readFileSync(file, 'utf8').split('\n');
     for (const i of candidateLines(lines.join('\n'))) {
       const code = lines[i].replace(/\/\/.*$/, '');
-      if (EQUIVALENT.some(([f, re]) => rel.includes(f) && re.test(lines[i]))) continue;
+      const equivalent = EQUIVALENT.some(([f, re]) => rel.includes(f) && re.test(lines[i]));
       for (const [re, to, what] of OPERATORS) {
         const m = re.exec(code);
         if (!m) continue;
@@ -133,7 +140,7 @@ for (const room of ROOMS) {
         const start = m.index + (typeof to === 'function' && m[1] ? m[0].indexOf(m[1]) : 0);
         const len = typeof to === 'function' && m[1] ? m[1].length : m[0].length;
         const mutated = lines[i].slice(0, start) + replaced + lines[i].slice(start + len);
-        if (mutated !== lines[i]) mutants.push({ file: rel, line: i, original: lines[i], mutated, what });
+        if (mutated !== lines[i]) mutants.push({ file: rel, line: i, original: lines[i], mutated, what, equivalent });
       }
     }
   }
@@ -141,18 +148,25 @@ for (const room of ROOMS) {
 
 if (listOnly) {
   const per = new Map();
-  for (const m of mutants) per.set(m.file, (per.get(m.file) ?? 0) + 1);
+  for (const m of mutants) if (!m.equivalent) per.set(m.file, (per.get(m.file) ?? 0) + 1);
   for (const [f, n] of per) console.log(`${String(n).padStart(4)} ${f}`);
-  console.log(`${String(mutants.length).padStart(4)} candidate mutants`);
+  console.log(`${String(mutants.filter((m) => !m.equivalent).length).padStart(4)} candidate mutants (${mutants.filter((m) => m.equivalent).length} equivalent ones skipped)`);
   process.exit(0);
 }
 
-// A reproducible sample spread over all candidates (Fisher–Yates on a seeded RNG).
-for (let i = mutants.length - 1; i > 0; i--) {
-  const j = Math.floor(rng() * (i + 1));
-  [mutants[i], mutants[j]] = [mutants[j], mutants[i]];
+// A reproducible sample: mutants ordered by a seeded hash of (file, line text, mutation), not by
+// position, so adding a test or fixing one line elsewhere leaves the rest of the sample as it was
+// (a before/after comparison runs the same mutants). Equivalent mutants keep their place in the
+// order but are not run.
+for (const m of mutants) m.rank = rank(`${m.file}\n${m.original.trim()}\n${m.what}`);
+mutants.sort((a, b) => a.rank - b.rank || a.file.localeCompare(b.file) || a.line - b.line);
+const sampled = mutants.slice(0, Math.min(sample, mutants.length));
+const chosen = sampled.filter((m) => !m.equivalent);
+
+if (args.includes('--show')) {
+  for (const m of sampled) console.log(`${m.equivalent ? 'equivalent ' : ''}${m.file}:${m.line + 1} ${m.what}: ${m.mutated.trim()}`);
+  process.exit(0);
 }
-const chosen = mutants.slice(0, Math.min(sample, mutants.length));
 
 // The import graph of src/ and test/: which files each test file loads, directly or not.
 const graph = new Map();
@@ -208,9 +222,12 @@ function runTestFile(test, limitS) {
 }
 
 const needed = [...new Set(chosen.flatMap((m) => testsFor(m.file)))].sort();
-console.log(`mutation benchmark: ${chosen.length} of ${mutants.length} candidate mutants (seed ${flag('seed', '1')}), ${needed.length} test files`);
+console.log(`mutation benchmark: ${chosen.length} of ${mutants.length} candidate mutants (seed ${flag('seed', '1')}; ${sampled.length - chosen.length} equivalent in the sample skipped), ${needed.length} test files`);
 const baselineS = new Map();
-for (const t of needed) {
+// --trust: the unmutated tests are known to pass (just run them); order by file size and skip the baseline run.
+const trust = args.includes('--trust');
+if (trust) for (const t of needed) baselineS.set(t, statSync(join(root, t)).size / 5000);
+for (const t of trust ? [] : needed) {
   const { outcome, s } = runTestFile(t, timeoutS);
   if (outcome !== 'pass') {
     console.error(`the unmutated test ${t} does not pass (${outcome}); fix it first`);
@@ -233,7 +250,7 @@ for (const [n, m] of chosen.entries()) {
   let by = '';
   for (const t of tests) {
     // A mutant that makes a file run 10× longer than unmutated (an endless loop) is killed too.
-    const r = runTestFile(t, Math.min(timeoutS, Math.max(30, 10 * baselineS.get(t))));
+    const r = runTestFile(t, trust ? timeoutS : Math.min(timeoutS, Math.max(30, 10 * baselineS.get(t))));
     if (r.outcome !== 'pass') {
       outcome = r.outcome;
       by = t;

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { busBandwidthFactor, collectiveMs, flatCollectiveMs, groupFabric, linkLevel, type GroupFabric } from '../../src/planner/cost/collectives';
+import { busBandwidthFactor, collectiveMs, collectiveSteps, flatCollectiveMs, groupFabric, linkLevel, type GroupFabric } from '../../src/planner/cost/collectives';
 import { Topology } from '../../src/planner/cost/topology';
 import { parseClusterSpec, resolveCluster } from '../../src/planner/index';
 
@@ -20,6 +20,13 @@ test('busbw factors are nccl-tests’: all-reduce 2(n−1)/n, all-gather/reduce-
   assert.equal(busBandwidthFactor('alltoall', 2), 0.5);
   assert.equal(busBandwidthFactor('p2p', 2), 1);
   assert.equal(busBandwidthFactor('allreduce', 1), 0);
+  // One rank moves nothing over the bus, whatever the collective, and takes no steps.
+  assert.equal(busBandwidthFactor('broadcast', 1), 0);
+  assert.equal(busBandwidthFactor('p2p', 1), 0);
+  assert.equal(collectiveSteps('p2p', 1, 'ring'), 0);
+  assert.equal(collectiveSteps('p2p', 2, 'ring'), 1);
+  assert.equal(collectiveSteps('allgather', 8, 'tree'), 7);
+  assert.equal(collectiveSteps('broadcast', 8, 'tree'), 3);
 });
 
 test('flat ring: 1 GB all-reduce on 8 GPUs at 100 GB/s busbw = 17.5 ms + 14 × 5 µs', () => {
