@@ -64,14 +64,17 @@ const OPERATORS = [
 
 /**
  * Equivalent mutants: patterns whose mutation cannot change what the program does, so no
- * test can kill them. Each entry: [file substring, regex over the ORIGINAL line, why].
+ * test can kill them. Each entry: [file substring, regex over the ORIGINAL line, mutation
+ * name (OPERATORS' third field; undefined = every mutation of the line), why].
  */
 const EQUIVALENT = [
   // checkDeviceIds returns early when the lengths are equal, so `<` and `<=` agree on every value that reaches it.
-  ['src/configs/compare.ts', /const fewer = ids\.value\.length < perNode;/, 'equal lengths returned above'],
+  ['src/configs/compare.ts', /const fewer = ids\.value\.length < perNode;/, '< → ≤', 'equal lengths returned above'],
   // For 100 ≤ x < 1000, toFixed(0) and toPrecision(3) print the same digits (both round half up), so the
   // threshold's exact place (≥ 100, > 100, ≥ 101) cannot show.
-  ['src/configs/compare.ts', /const rate = \(x: number\): string => \(x >= 100 \?/, 'same digits either side of 100'],
+  ['src/configs/compare.ts', /const rate = \(x: number\): string => \(x >= 100 \?/, undefined, 'same digits either side of 100'],
+  // The indentation of an exported JSON file: every JSON reader gets the same config.
+  ['src/configs/', /JSON\.stringify\([^)]*, null, 2\)/, 'integer +1', 'indentation only'],
 ];
 
 /** FNV-1a of a string and the seed: a mutant's place in the sample, stable when other lines change. */
@@ -132,7 +135,6 @@ for (const room of ROOMS) {
     const lines = readFileSync(file, 'utf8').split('\n');
     for (const i of candidateLines(lines.join('\n'))) {
       const code = lines[i].replace(/\/\/.*$/, '');
-      const equivalent = EQUIVALENT.some(([f, re]) => rel.includes(f) && re.test(lines[i]));
       for (const [re, to, what] of OPERATORS) {
         const m = re.exec(code);
         if (!m) continue;
@@ -140,6 +142,7 @@ for (const room of ROOMS) {
         const start = m.index + (typeof to === 'function' && m[1] ? m[0].indexOf(m[1]) : 0);
         const len = typeof to === 'function' && m[1] ? m[1].length : m[0].length;
         const mutated = lines[i].slice(0, start) + replaced + lines[i].slice(start + len);
+        const equivalent = EQUIVALENT.some(([f, re, only]) => rel.includes(f) && re.test(lines[i]) && (only === undefined || only === what));
         if (mutated !== lines[i]) mutants.push({ file: rel, line: i, original: lines[i], mutated, what, equivalent });
       }
     }

@@ -131,3 +131,16 @@ test('compareLaunch: GPU count, too many and too few machines, with their edits'
   // Matching config: nothing to say.
   assert.deepEqual(compareLaunch('torchrun', { perNode: val(8, 10), nodes: val(2, 30) }, twoNodes, describe), []);
 });
+
+test('model-parallel layers are named, weighted ones first, three at most', async () => {
+  const { modelParallelLayers } = await import('../../src/configs/compare');
+  const layer = (name: string, type: string, strategy: string, params: number, modelDegree: number) => ({ name, type, strategy, params, modelDegree });
+  const withLayers = (layers: unknown[]) => ({ plan: { layers } }) as unknown as PlanReport;
+  assert.equal(modelParallelLayers(withLayers([layer('fc', 'Linear', 'data', 10, 1)])), undefined);
+  assert.equal(modelParallelLayers(withLayers([layer('fc1', 'Linear', 'model', 10, 2), layer('relu', 'ReLU', 'model', 0, 2)])), 'the Linear layer fc1 (split ×2 in the plan)');
+  const five = ['a', 'b', 'c', 'd', 'e'].map((n, i) => layer(n, i < 4 ? 'Linear' : 'Conv2d', i === 2 ? 'hybrid' : 'model', 10, i === 3 ? 4 : 2));
+  assert.equal(modelParallelLayers(withLayers(five)), 'the Linear/Conv2d layers a, b, c and 2 more (split ×4 in the plan)');
+  assert.equal(modelParallelLayers(withLayers(five.slice(0, 3))), 'the Linear layers a, b, c (split ×2 in the plan)');
+  // Only unweighted layers split: they are named.
+  assert.equal(modelParallelLayers(withLayers([layer('gelu', 'GELU', 'model', 0, 2)])), 'the GELU layer gelu (split ×2 in the plan)');
+});

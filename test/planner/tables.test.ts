@@ -117,6 +117,14 @@ test('Megatron splits: column-parallel all-reduces the input gradient in backwar
   assert.equal(first.mpBackwardMs, 0);
   // Moving fc1's column-sharded output to relu's replicated input costs an all-gather-sized transfer; the reverse direction too.
   const mixed = buildCostTables(model, topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: (l) => (l.name === 'fc1' ? [{ d: 1, k: 4, split: 'out' }] : [{ d: 4, k: 1, split: 'none' }]) });
+  // Per layout pair, forward + backward: 1×4 feature shards ↔ 4×1 batch shards lack 3/16 each way, from 3 peers each way.
+  const sharded = mixed.layouts.findIndex((l) => l.d === 1 && l.k === 4 && l.sharded);
+  const batch = mixed.layouts.findIndex((l) => l.d === 4 && l.k === 1);
+  const L = mixed.layouts.length;
+  assert.ok(sharded >= 0 && batch >= 0 && sharded !== batch);
+  close(mixed.pairFraction[sharded * L + batch]!, 2 * (3 / 16), 'pair fraction');
+  assert.equal(mixed.pairSources[sharded * L + batch], 6);
+  assert.equal(mixed.pairSources[sharded * L + sharded], 0);
   const [fwd, bwd] = mixed.edgeCostParts(0, 0, 0);
   assert.ok(fwd > 0 && bwd > 0, `${fwd} ${bwd}`);
   close(fwd + bwd, mixed.edgeCost(0, 0, 0), 'parts add up');
