@@ -72,3 +72,90 @@ test('broadcasting aligns shapes from the right, 1s stretch, missing dims count 
 test('swish is SiLU (x·sigmoid(x)): the same cost', () => {
   assert.equal(ok('activation', [[10, 512]], { fn: 'swish' }).forwardFlops, ok('activation', [[10, 512]], { fn: 'silu' }).forwardFlops);
 });
+
+test('pooling from its shapes: window reads, avg adds a divide per output, adaptive windows overlap as PyTorch’s do', () => {
+  // MaxPool2d(3, stride 2) on 8×15×15 (PyTorch: floor((15 − 3)/2) + 1 = 7): 8·7·7 windows of 9 reads; max keeps its input for the argmax.
+  const max = ok('pool', [[8, 15, 15]], { rank: 2, mode: 'max', kernel: [3, 3], stride: [2, 2] });
+  assert.deepEqual(max.outputShape, [8, 7, 7]);
+  assert.equal(max.forwardFlops, 8 * 49 * 9);
+  assert.equal(max.backwardFlops, max.forwardFlops);
+  assert.equal(max.savedActivationBytes, 8 * 15 * 15 * 4);
+  // The stride defaults to the kernel; avg adds one divide per output and keeps nothing.
+  const avg = ok('pool', [[8, 16, 16]], { rank: 2, mode: 'avg', kernel: [2, 2] });
+  assert.deepEqual(avg.outputShape, [8, 8, 8]);
+  assert.equal(avg.forwardFlops, 8 * 64 * 4 + 8 * 64);
+  assert.equal(avg.savedActivationBytes, 0);
+  // ceil_mode: ceil((16 − 3)/2) + 1 = 8 (a last window hanging over the edge), floor gives 7.
+  assert.deepEqual(ok('pool', [[1, 16, 16]], { rank: 2, kernel: [3, 3], stride: [2, 2], ceilMode: true }).outputShape, [1, 8, 8]);
+  assert.deepEqual(ok('pool', [[1, 16, 16]], { rank: 2, kernel: [3, 3], stride: [2, 2] }).outputShape, [1, 7, 7]);
+  // AdaptiveAvgPool1d(3) on 10: windows [0,4) [3,7) [6,10): 4 + 4 + 4 = 12 reads per channel.
+  const ad = ok('pool', [[2, 10]], { rank: 1, mode: 'avg', outputSize: [3] });
+  assert.deepEqual(ad.outputShape, [2, 3]);
+  assert.equal(ad.forwardFlops, 2 * 12 + 2 * 3);
+  // A null output size keeps that dim; one size applies to every dim.
+  assert.deepEqual(ok('pool', [[2, 10, 6]], { rank: 2, mode: 'avg', outputSize: [5, null] }).outputShape, [2, 5, 6]);
+  assert.deepEqual(ok('pool', [[2, 10, 6]], { rank: 2, mode: 'avg', outputSize: 2 }).outputShape, [2, 2, 2]);
+  assert.deepEqual(ok('pool', [[2, 10, 6]], { rank: 2, mode: 'avg', outputSize: [3] }).outputShape, [2, 3, 3]);
+  assert.match(err('pool', [[2, 10, 6]], { rank: 2, mode: 'avg', outputSize: [3, 3, 3] }), /outputSize has 3 entries, expected 2/);
+  assert.match(err('pool', [[2, 10, 6]], { rank: 2, mode: 'avg', outputSize: [0, 3] }), /must be a positive integer or null/);
+  // Global pooling reads everything once and drops the spatial dims unless kept.
+  const g = ok('pool', [[4, 5, 5]], { rank: 2, mode: 'avg', global: true });
+  assert.deepEqual(g.outputShape, [4]);
+  assert.equal(g.forwardFlops, 100 + 4);
+  assert.deepEqual(ok('pool', [[4, 5, 5]], { rank: 2, mode: 'avg', global: true, keepDims: true }).outputShape, [4, 1, 1]);
+  assert.match(err('pool', [[4, 5, 5]], { rank: 2, mode: 'min', kernel: [2, 2] }), /pool mode 'min' is not 'max' or 'avg'/);
+  assert.match(err('pool', [[4, 5, 5]], { rank: 2 }), /kernel is missing/);
+  assert.match(err('pool', [[4, 5, 5]], { rank: 2, kernel: [2, 0] }), /must be positive/);
+});
+
+test('normalisation: γ and β per normalised feature, running mean and variance not trainable, 8 FLOPs per element', () => {
+  const ln = ok('layernorm', [[10, 512]], {});
+  assert.deepEqual([ln.params, ln.nonTrainable, ln.forwardFlops, ln.backwardFlops, ln.savedActivationBytes], [1024, 0, 8 * 5120, 2 * 8 * 5120, 5120 * 4]);
+  // No affine: nothing to learn, so the backward is one pass.
+  const plain = ok('layernorm', [[10, 512]], { scale: false, center: false });
+  assert.deepEqual([plain.params, plain.backwardFlops], [0, 8 * 5120]);
+  assert.equal(ok('layernorm', [[10, 512]], { scale: false }).params, 512);
+  assert.equal(ok('layernorm', [[10, 512]], { normalizedShape: [10, 512] }).params, 2 * 5120);
+  assert.match(err('layernorm', [[10, 512]], { normalizedShape: [256] }), /does not end with it/);
+  assert.match(err('layernorm', [[512]], { normalizedShape: [2, 512] }), /does not end with it/);
+  const gn = ok('groupnorm', [[32, 8, 8]], { numGroups: 4 });
+  assert.deepEqual([gn.params, gn.outputShape], [64, [32, 8, 8]]);
+  assert.equal(ok('groupnorm', [[32, 8, 8]], { numGroups: 4, affine: false }).params, 0);
+  assert.match(err('groupnorm', [[30, 8, 8]], { numGroups: 4 }), /30 channels are not divisible into 4 groups/);
+  assert.match(err('groupnorm', [[32, 8, 8]], { numGroups: 4, numChannels: 16 }), /expects 16 channels, but its input has 32/);
+  const bn = ok('batchnorm', [[16, 8, 8]], { numFeatures: 16 });
+  assert.deepEqual([bn.params, bn.nonTrainable], [32, 32]);
+  assert.equal(ok('batchnorm', [[16, 8, 8]], { trackRunningStats: false }).nonTrainable, 0);
+  assert.equal(ok('batchnorm', [[16, 8, 8]], { center: false }).params, 16);
+  assert.match(err('batchnorm', [[16, 8, 8]], { numFeatures: 8 }), /expects 8 features, but its input has 16/);
+});
+
+test('recurrent layers: PyTorch’s and Keras’ parameter counts, per-step GEMM FLOPs, what backward-through-time keeps', () => {
+  // nn.LSTM(10, 20): weight_ih 80×10, weight_hh 80×20, two biases of 80.
+  const lstm = ok('rnn', [[5, 10]], { cell: 'lstm', hiddenSize: 20 });
+  assert.equal(lstm.params, 800 + 1600 + 160);
+  assert.deepEqual(lstm.outputShape, [5, 20]);
+  // Per step: 2·4·20·(10 + 20) GEMM FLOPs, the bias adds, 21 pointwise FLOPs per hidden unit.
+  assert.equal(lstm.forwardFlops, 5 * (2 * 4 * 20 * 30 + 2 * 4 * 20 + 21 * 20));
+  assert.equal(lstm.backwardFlops, 2 * lstm.forwardFlops);
+  // Kept per step: the input, 4 gates and 2 states of 20.
+  assert.equal(lstm.savedActivationBytes, 5 * (10 + 20 * 6) * 4);
+  // nn.LSTM(10, 20, num_layers=2, bidirectional=True): the second layer reads 40 features.
+  const deep = ok('rnn', [[5, 10]], { cell: 'lstm', hiddenSize: 20, numLayers: 2, bidirectional: true, returnSequences: false });
+  assert.equal(deep.params, 2 * 2560 + 2 * (4 * 20 * 40 + 4 * 20 * 20 + 160));
+  assert.deepEqual(deep.outputShape, [40]);
+  assert.equal(deep.savedActivationBytes, (5 * (10 + 2 * 20 * 6) + 5 * (40 + 2 * 20 * 6)) * 4);
+  // Keras GRU(20) on 10 features: reset_after=True (the default) has two bias vectors, False one; Keras LSTM one.
+  assert.equal(ok('rnn', [[5, 10]], { cell: 'gru', hiddenSize: 20, biasStyle: 'keras' }).params, 600 + 1200 + 120);
+  assert.equal(ok('rnn', [[5, 10]], { cell: 'gru', hiddenSize: 20, biasStyle: 'keras', resetAfter: false }).params, 600 + 1200 + 60);
+  assert.equal(ok('rnn', [[5, 10]], { cell: 'lstm', hiddenSize: 20, biasStyle: 'keras' }).params, 4 * (20 * 30 + 20));
+  assert.equal(ok('rnn', [[5, 10]], { cell: 'rnn', hiddenSize: 20, bias: false }).params, 20 * 30);
+  // GRU keeps 3 gates and 1 state; 18 pointwise FLOPs per unit.
+  const gru = ok('rnn', [[5, 10]], { cell: 'gru', hiddenSize: 20 });
+  assert.equal(gru.savedActivationBytes, 5 * (10 + 20 * 4) * 4);
+  assert.equal(gru.forwardFlops, 5 * (2 * 3 * 20 * 30 + 2 * 3 * 20 + 18 * 20));
+  assert.match(err('rnn', [[5, 10, 2]], { hiddenSize: 20 }), /expects \[time, features\]/);
+  assert.match(err('rnn', [[5, 10]], { hiddenSize: 20, cell: 'qrnn' }), /cell 'qrnn' is not lstm, gru or rnn/);
+  assert.match(err('rnn', [[5, 10]], { hiddenSize: 20, inputSize: 12 }), /expects 12 input features, got 10/);
+  assert.match(err('rnn', [[5, 10]], { hiddenSize: 20, biasStyle: 'tf' }), /biasStyle 'tf'/);
+});
