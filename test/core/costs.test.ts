@@ -159,3 +159,42 @@ test('recurrent layers: PyTorch’s and Keras’ parameter counts, per-step GEMM
   assert.match(err('rnn', [[5, 10]], { hiddenSize: 20, inputSize: 12 }), /expects 12 input features, got 10/);
   assert.match(err('rnn', [[5, 10]], { hiddenSize: 20, biasStyle: 'tf' }), /biasStyle 'tf'/);
 });
+
+test('shaping ops move elements without arithmetic; interpolation reads 2^rank or 4^rank neighbours', () => {
+  // torch.flatten(x, 1) on (N, 8, 4, 4); flatten(x, 2) keeps the channels; endDim bounds the fold.
+  assert.deepEqual(ok('flatten', [[8, 4, 4]], {}).outputShape, [128]);
+  assert.deepEqual(ok('flatten', [[8, 4, 4]], { startDim: 2 }).outputShape, [8, 16]);
+  assert.deepEqual(ok('flatten', [[8, 4, 4]], { startDim: 1, endDim: 2 }).outputShape, [32, 4]);
+  assert.match(err('flatten', [[8, 4, 4]], { startDim: 0 }), /folds the batch/);
+  assert.match(err('flatten', [[8, 4, 4]], { startDim: 3, endDim: 2 }), /endDim 2 is before startDim 3/);
+  assert.deepEqual(ok('reshape', [[8, 4, 4]], { shape: [-1, 16] }).outputShape, [8, 16]);
+  assert.deepEqual(ok('reshape', [[8, 4, 4]], { shape: [2, 64] }).outputShape, [2, 64]);
+  assert.match(err('reshape', [[8, 4, 4]], { shape: [-1, -1] }), /more than one -1/);
+  assert.match(err('reshape', [[8, 4, 4]], { shape: [0, 128] }), /invalid size/);
+  assert.match(err('reshape', [[8, 4, 4]], { shape: [-1, 7] }), /128 elements\) into \[-1, 7\]/);
+  assert.match(err('reshape', [[8, 4, 4]], { shape: [2, 8] }), /\(16\)/);
+  // permute(0, 2, 3, 1): NCHW → NHWC.
+  assert.deepEqual(ok('permute', [[8, 4, 5]], { dims: [0, 2, 3, 1] }).outputShape, [4, 5, 8]);
+  assert.deepEqual(ok('permute', [[8, 4, 5]], { dims: [0, -1, 1, 2] }).outputShape, [5, 8, 4]);
+  assert.match(err('permute', [[8, 4, 5]], { dims: [0, 1, 2] }), /must list all 4 dims/);
+  assert.match(err('permute', [[8, 4, 5]], { dims: [0, 1, 1, 2] }), /repeat a dim/);
+  assert.match(err('permute', [[8, 4, 5]], { dims: [1, 0, 2, 3] }), /moves the batch dim/);
+  // ZeroPadding2D(((1, 2), (0, 3))) on 3×5×5.
+  assert.deepEqual(ok('zeropad', [[3, 5, 5]], { padding: [[1, 2], [0, 3]] }).outputShape, [3, 8, 8]);
+  assert.match(err('zeropad', [[3, 5, 5]], { padding: [[1, 2], [0]] }), /not a \[before, after\] pair/);
+  assert.match(err('zeropad', [[3, 5, 5]], { padding: [[-3, -2], [0, 0]] }), /empty tensor/);
+  const flat = ok('flatten', [[8, 4, 4]], {});
+  assert.deepEqual([flat.params, flat.forwardFlops, flat.backwardFlops, flat.savedActivationBytes], [0, 0, 0, 0]);
+  // Upsample ×2 of 3×4×4: nearest copies; bilinear reads 4 neighbours (2 FLOPs each), bicubic 16.
+  assert.deepEqual(ok('upsample', [[3, 4, 4]], { scale: 2 }).outputShape, [3, 8, 8]);
+  assert.equal(ok('upsample', [[3, 4, 4]], { scale: 2 }).forwardFlops, 0);
+  assert.equal(ok('upsample', [[3, 4, 4]], { scale: 2, mode: 'bilinear' }).forwardFlops, 2 * 4 * 3 * 64);
+  assert.equal(ok('upsample', [[3, 4, 4]], { scale: 2, mode: 'bicubic' }).forwardFlops, 2 * 16 * 3 * 64);
+  assert.deepEqual(ok('upsample', [[3, 4, 4]], { scale: [1.5, 2] }).outputShape, [3, 6, 8]);
+  assert.deepEqual(ok('upsample', [[3, 4, 4]], { scale: [3] }).outputShape, [3, 12, 12]);
+  assert.deepEqual(ok('upsample', [[3, 4, 4]], { size: [5, 7] }).outputShape, [3, 5, 7]);
+  assert.match(err('upsample', [[3, 4, 4]], { scale: [1, 2, 3] }), /scale has 3 entries, expected 2/);
+  assert.match(err('upsample', [[3, 4, 4]], {}), /needs a size or a scale/);
+  assert.match(err('upsample', [[3, 4, 4]], { scale: 0.1 }), /empty tensor/);
+  assert.match(err('upsample', [[3]], { scale: 2 }), /at least one spatial dim/);
+});
