@@ -83,8 +83,9 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
       if (z === 3 && family === 'fsdp') return undefined;
       return replaceWith(strategy, `${sq}deepspeed_stage_${z}${off ? '_offload' : ''}${sq}`);
     };
-    stated.zeroStage = { value: zero, stated: true, range, set: (z) => write(z, stated.cpuOffload?.value ?? false) };
-    stated.cpuOffload = { value: offload, stated: true, range, set: (o) => write(stated.zeroStage!.value, o) };
+    // One string says both: each writes the plan's value of the other, so the two edits agree.
+    stated.zeroStage = { value: zero, stated: true, range, set: (z, plan) => write(z, plan?.cpuOffload ?? stated.cpuOffload?.value ?? false) };
+    stated.cpuOffload = { value: offload, stated: true, range, set: (o, plan) => write(plan?.zeroStage ?? stated.zeroStage!.value, o) };
     stated.anchor = range;
     stated.inexpressible.recompute = recomputeElsewhere;
   } else if (strategy.type === 'call' && callArgs(strategy)) {

@@ -182,3 +182,27 @@ test('Lightning FSDPStrategy: ZeRO stage and hybrid changing together write one 
   const fixed = applyTextEdits(text, combineFixes([finding!.fix!]));
   assert.equal(fixed, text.replace('"FULL_SHARD"', '"_HYBRID_SHARD_ZERO2"'));
 });
+
+test('Lightning strategy strings: ZeRO stage and offload changing together write one strategy name', async () => {
+  const { checkConfig } = await import('../../src/configs');
+  const text = 'import lightning as L\n\ntrainer = L.Trainer(devices=8, strategy="deepspeed_stage_2", precision="bf16-mixed")\n';
+  const stated = readConfigSetups('train.py', text)[0]!;
+  assert.deepEqual([stated.zeroStage?.value, stated.cpuOffload?.value], [2, false]);
+  const want = {
+    precision: 'bf16', precisionReason: '', zeroStage: 3, hybridShard: false, recompute: 'none', cpuOffload: true, microBatch: 1, gradientAccumulation: 1,
+    dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
+  };
+  const plan = {
+    model: 'M', batch: 8, cluster: { name: 'c', gpus: 8, nodes: 1 }, scaling: [],
+    plan: { gpus: 8, samplesPerSec: 1, energyJPerSample: 0, layers: [], setup: want },
+  } as unknown as import('../../src/protocol/plan').PlanReport;
+  const finding = checkConfig('train.py', text, plan).findings.find((f) => f.code === 'setup-differs');
+  assert.equal(applyTextEdits(text, combineFixes([finding!.fix!])), text.replace('deepspeed_stage_2', 'deepspeed_stage_3_offload'));
+  // Each alone reads back.
+  const z3 = readConfigSetups('train.py', text.replace('deepspeed_stage_2', 'deepspeed_stage_3_offload'))[0]!;
+  assert.deepEqual([z3.zeroStage?.value, z3.cpuOffload?.value], [3, true]);
+  const fsdp = readConfigSetups('train.py', text.replace('deepspeed_stage_2', 'fsdp_cpu_offload'))[0]!;
+  assert.deepEqual([fsdp.zeroStage?.value, fsdp.cpuOffload?.value], [3, true]);
+  const ds = readConfigSetups('train.py', text.replace('deepspeed_stage_2', 'deepspeed'))[0]!;
+  assert.deepEqual([ds.zeroStage?.value, ds.cpuOffload?.value], [2, false]);
+});
