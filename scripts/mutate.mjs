@@ -75,6 +75,12 @@ const EQUIVALENT = [
   ['src/configs/compare.ts', /const rate = \(x: number\): string => \(x >= 100 \?/, undefined, 'same digits either side of 100'],
   // The indentation of an exported JSON file: every JSON reader gets the same config.
   ['src/configs/', /JSON\.stringify\([^)]*, null, 2\)/, 'integer +1', 'indentation only'],
+  // kind comes from distributedType (undefined without it), and a parallelism whose value is undefined is
+  // read nowhere (only 'data'/'sharded' give advice): `&&` and `||` build the same findings.
+  ['src/configs/accelerate.ts', /parallelism: distributedType && kind \?/, '&& → ||', 'kind implies distributedType'],
+  // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.
+  ['src/planner/cost/layout.ts', /EPS/, '> → ≥', 'overlaps are 0 or ≫ EPS'],
+  ['src/planner/cost/layout.ts', /EPS/, '≤ → <', 'overlaps are 0 or ≫ EPS'],
 ];
 
 /** FNV-1a of a string and the seed: a mutant's place in the sample, stable when other lines change. */

@@ -100,3 +100,29 @@ test('keeping the global batch: the largest micro-batch ≤ the plan’s that di
   assert.equal(keepGlobalBatch(2, 4, 4), undefined);
   assert.deepEqual(keepGlobalBatch(6, 4, 0), { micro: 3, accumulation: 2 });
 });
+
+test('dimensions a format cannot say are mentioned only when the plan uses them (TP 1, PP 1, CP 1 are the default)', () => {
+  const setup = (over: Record<string, unknown>) => ({
+    precision: 'bf16', precisionReason: '', zeroStage: 2, hybridShard: false, recompute: 'none', cpuOffload: false, microBatch: 4, gradientAccumulation: 1,
+    dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4, ...over,
+  });
+  const plan = (over: Record<string, unknown>) => ({
+    model: 'M', batch: 32, cluster: { name: 'c', gpus: 8, nodes: 1 }, scaling: [],
+    plan: { gpus: 8, samplesPerSec: 1, energyJPerSample: 0, layers: [], setup: setup(over) },
+  }) as unknown as import('../../src/protocol/plan').PlanReport;
+  const text = '{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 2}}';
+  const cannot = (over: Record<string, unknown>) => checkConfig('ds_config.json', text, plan(over)).findings.filter((f) => f.code === 'cannot-express').map((f) => f.message);
+  assert.deepEqual(cannot({}), []);
+  const tp = cannot({ tensorParallel: 2, dataParallel: 4 });
+  assert.equal(tp.length, 1);
+  assert.match(tp[0]!, /TP 2|tensor/i);
+  assert.equal(cannot({ pipelineStages: 2, dataParallel: 4 }).length, 1);
+  assert.equal(cannot({ recompute: 'full' }).length, 1);
+});
+
+test('DeepSpeed findings without a stage point at the opening brace', () => {
+  const s = readConfigSetups('ds_config.json', '  {"train_batch_size": 8}')[0]!;
+  assert.deepEqual(s.anchor, { start: 2, end: 3 });
+  // One sample per replica is a valid split (micro 1, accumulation 1).
+  assert.deepEqual(keepGlobalBatch(4, 4, 4), { micro: 1, accumulation: 1 });
+});

@@ -198,3 +198,16 @@ test('shaping ops move elements without arithmetic; interpolation reads 2^rank o
   assert.match(err('upsample', [[3, 4, 4]], { scale: 0.1 }), /empty tensor/);
   assert.match(err('upsample', [[3]], { scale: 2 }), /at least one spatial dim/);
 });
+
+test('axes count the batch: a [10]-feature tensor has dims 0 and 1 (or −1, −2); 2 is out of range', () => {
+  assert.ok(ok('activation', [[10]], { fn: 'softmax', axis: 1 }));
+  assert.ok(ok('activation', [[10]], { fn: 'softmax', axis: -1 }));
+  assert.match(err('activation', [[10]], { fn: 'softmax', axis: 2 }), /out of range/);
+  assert.match(err('activation', [[10]], { fn: 'softmax', axis: -3 }), /out of range/);
+});
+
+test('clamp activations: relu is one compare/select per element, relu6 (min(max(x, 0), 6)) one more', () => {
+  const relu = ok('activation', [[100]], { fn: 'relu' }).forwardFlops;
+  assert.equal(relu, 100);
+  assert.equal(ok('activation', [[100]], { fn: 'relu6' }).forwardFlops, relu + 100);
+});
