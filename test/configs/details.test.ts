@@ -126,3 +126,21 @@ test('DeepSpeed findings without a stage point at the opening brace', () => {
   // One sample per replica is a valid split (micro 1, accumulation 1).
   assert.deepEqual(keepGlobalBatch(4, 4, 4), { micro: 1, accumulation: 1 });
 });
+
+test('a run summary: the plan’s own scaling point describes it when no setup is reported; info diagnostics are not warnings', async () => {
+  const { summarizeRun } = await import('../../src/configs');
+  const outcome = {
+    feasible: true,
+    diagnostics: [{ severity: 'info', message: 'i' }, { severity: 'warning', message: 'w' }],
+    plan: { gpus: 8, stepTimeMs: 120, samplesPerSec: 50, memoryPerGpuBytes: [3e9, 5e9] },
+    scaling: [{ gpus: 4, summary: 'data ×4' }, { gpus: 8, summary: 'data ×8' }],
+  } as unknown as import('../../src/protocol/plan').PlanOutcome;
+  const r = summarizeRun(outcome);
+  assert.equal(r.describe, '8 GPUs, data ×8');
+  assert.deepEqual(r.warnings, ['w']);
+  assert.equal(r.memoryPerGpuBytes, 5e9);
+  const one = summarizeRun({ ...outcome, plan: { ...(outcome as { plan: object }).plan, gpus: 1 }, scaling: [] } as unknown as import('../../src/protocol/plan').PlanOutcome);
+  assert.equal(one.describe, '1 GPU');
+  const no = summarizeRun({ feasible: false, reason: 'OOM', diagnostics: [] } as unknown as import('../../src/protocol/plan').PlanOutcome);
+  assert.deepEqual([no.feasible, no.describe, no.reason], [false, 'does not fit', 'OOM']);
+});
