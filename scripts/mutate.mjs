@@ -1,16 +1,23 @@
 // Mutation benchmark: plants one small bug at a time (an operator or a constant) in
 // src/planner/cost, src/core/catalogue and src/configs, runs the tests that cover
-// those rooms, and prints how many mutants a test killed. A benchmark, not part of
-// `npm test`: each mutant costs one test run.
+// the mutated file, and prints how many mutants a test killed. A benchmark, not part of
+// `npm test`: each mutant costs one or more test-file runs.
 //
-// Usage: node scripts/mutate.mjs [--sample N] [--seed S] [--timeout SEC] [--files substr,…] [--tests substr,…]
+// Usage: node scripts/mutate.mjs [--sample N|all] [--seed S] [--timeout SEC] [--files substr,…] [--tests substr,…] [--list] [--json FILE] [--trust]
+//   --list  prints the candidate mutants per file and exits (no tests run); --show prints the sample itself
+//   --json  writes the survivors (file, line, mutation, original, mutated) to FILE
+//   --trust skips the baseline run of the unmutated tests (order by file size instead; use only right after they passed)
 //
 // The work happens on a temp copy of the repository (src/ and test/ copied, node_modules
 // linked), so the working tree is never modified: a crash or Ctrl-C cannot leave a bug behind.
+//
+// Speed: a mutant runs only the test files (of its room's pool) that import the mutated
+// file, directly or through other files; they run one file at a time, fastest first, and
+// the first failing file kills the mutant (the rest are skipped).
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const args = process.argv.slice(2);
@@ -18,21 +25,22 @@ const flag = (name, dflt) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : dflt;
 };
-const sample = Number(flag('sample', '40'));
+const sampleArg = flag('sample', '40');
+const sample = sampleArg === 'all' ? Infinity : Number(sampleArg);
 let seed = Number(flag('seed', '1'));
 const timeoutS = Number(flag('timeout', '240'));
 const fileFilter = flag('files', '')?.split(',').filter(Boolean) ?? [];
+const listOnly = args.includes('--list');
+const jsonOut = flag('json', '');
 
 const ROOMS = ['src/planner/cost', 'src/core/catalogue', 'src/configs'];
-/** The tests that cover each mutated room (scripts/test.mjs substrings); --tests overrides for all. */
+/** The tests that may cover each mutated room (test-path substrings); --tests overrides for all. */
 const ROOM_TESTS = {
   'src/planner/cost': ['test/planner', 'test/core'],
   'src/core/catalogue': ['test/core', 'test/planner/costBehaviour', 'test/planner/examples'],
   'src/configs': ['test/configs'],
 };
 const testOverride = flag('tests', '')?.split(',').filter(Boolean) ?? [];
-const testsFor = (file) => (testOverride.length ? testOverride : ROOM_TESTS[ROOMS.find((r) => file.startsWith(r))]);
-const TESTS = testOverride.length ? testOverride : [...new Set(Object.values(ROOM_TESTS).flat())];
 
 /** Operator and constant mutations, each a regex over one line and its replacement. */
 const OPERATORS = [
@@ -54,38 +62,72 @@ const OPERATORS = [
   [/\bMath\.min\(/, 'Math.max(', 'min → max'],
 ];
 
-function rng() {
-  // mulberry32: a reproducible sample for a given --seed.
-  seed |= 0;
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+/**
+ * Equivalent mutants: patterns whose mutation cannot change what the program does, so no
+ * test can kill them. Each entry: [file substring, regex over the ORIGINAL line, mutation
+ * name (OPERATORS' third field; undefined = every mutation of the line), why].
+ */
+const EQUIVALENT = [
+  // checkDeviceIds returns early when the lengths are equal, so `<` and `<=` agree on every value that reaches it.
+  ['src/configs/compare.ts', /const fewer = ids\.value\.length < perNode;/, '< → ≤', 'equal lengths returned above'],
+  // For 100 ≤ x < 1000, toFixed(0) and toPrecision(3) print the same digits (both round half up), so the
+  // threshold's exact place (≥ 100, > 100, ≥ 101) cannot show.
+  ['src/configs/compare.ts', /const rate = \(x: number\): string => \(x >= 100 \?/, undefined, 'same digits either side of 100'],
+  // The indentation of an exported JSON file: every JSON reader gets the same config.
+  ['src/configs/', /JSON\.stringify\([^)]*, null, 2\)/, 'integer +1', 'indentation only'],
+  // kind comes from distributedType (undefined without it), and a parallelism whose value is undefined is
+  // read nowhere (only 'data'/'sharded' give advice): `&&` and `||` build the same findings.
+  ['src/configs/accelerate.ts', /parallelism: distributedType && kind \?/, '&& → ||', 'kind implies distributedType'],
+  // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.
+  ['src/planner/cost/layout.ts', /EPS/, '> → ≥', 'overlaps are 0 or ≫ EPS'],
+  ['src/planner/cost/layout.ts', /EPS/, '≤ → <', 'overlaps are 0 or ≫ EPS'],
+];
+
+/** FNV-1a of a string and the seed: a mutant's place in the sample, stable when other lines change. */
+function rank(key) {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  // A final avalanche (murmur3's fmix32) so similar keys spread out.
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35) >>> 0;
+  return (h ^ (h >>> 16)) >>> 0;
 }
 
-function sourceFiles(dir) {
+function sourceFiles(dir, suffix = '.ts') {
   const out = [];
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sourceFiles(p));
-    else if (name.endsWith('.ts')) out.push(p);
+    if (statSync(p).isDirectory()) out.push(...sourceFiles(p, suffix));
+    else if (name.endsWith(suffix)) out.push(p);
   }
   return out;
 }
 
-/** Lines that are code: no comments, imports, types or string-only lines. */
+/** Lines that are code: no comments, imports, type declarations or type members. */
 function candidateLines(text) {
   const lines = text.split('\n');
   const out = [];
   let inBlock = false;
+  let typeDepth = 0; // > 0 inside an interface or object type declaration
   lines.forEach((line, i) => {
     const t = line.trim();
+    const braces = (line.match(/{/g)?.length ?? 0) - (line.match(/}/g)?.length ?? 0);
+    if (typeDepth > 0) {
+      typeDepth += braces;
+      return;
+    }
+    if (/^(export )?(declare )?(interface|type) /.test(t)) {
+      typeDepth = Math.max(0, braces);
+      return;
+    }
     if (t.startsWith('/*')) inBlock = true;
     if (inBlock) {
       if (t.includes('*/')) inBlock = false;
       return;
     }
-    if (!t || t.startsWith('//') || t.startsWith('*') || t.startsWith('import ') || t.startsWith('export type') || t.startsWith('export interface') || /^\w+\??: /.test(t)) return;
+    if (!t || t.startsWith('//') || t.startsWith('*') || t.startsWith('import ')) return;
     out.push(i);
   });
   return out;
@@ -106,18 +148,68 @@ for (const room of ROOMS) {
         const start = m.index + (typeof to === 'function' && m[1] ? m[0].indexOf(m[1]) : 0);
         const len = typeof to === 'function' && m[1] ? m[1].length : m[0].length;
         const mutated = lines[i].slice(0, start) + replaced + lines[i].slice(start + len);
-        if (mutated !== lines[i]) mutants.push({ file: rel, line: i, original: lines[i], mutated, what });
+        const equivalent = EQUIVALENT.some(([f, re, only]) => rel.includes(f) && re.test(lines[i]) && (only === undefined || only === what));
+        if (mutated !== lines[i]) mutants.push({ file: rel, line: i, original: lines[i], mutated, what, equivalent });
       }
     }
   }
 }
 
-// A reproducible sample spread over all candidates (Fisher–Yates on a seeded RNG).
-for (let i = mutants.length - 1; i > 0; i--) {
-  const j = Math.floor(rng() * (i + 1));
-  [mutants[i], mutants[j]] = [mutants[j], mutants[i]];
+if (listOnly) {
+  const per = new Map();
+  for (const m of mutants) if (!m.equivalent) per.set(m.file, (per.get(m.file) ?? 0) + 1);
+  for (const [f, n] of per) console.log(`${String(n).padStart(4)} ${f}`);
+  console.log(`${String(mutants.filter((m) => !m.equivalent).length).padStart(4)} candidate mutants (${mutants.filter((m) => m.equivalent).length} equivalent ones skipped)`);
+  process.exit(0);
 }
-const chosen = mutants.slice(0, Math.min(sample, mutants.length));
+
+// A reproducible sample: mutants ordered by a seeded hash of (file, line text, mutation), not by
+// position, so adding a test or fixing one line elsewhere leaves the rest of the sample as it was
+// (a before/after comparison runs the same mutants). Equivalent mutants keep their place in the
+// order but are not run.
+for (const m of mutants) m.rank = rank(`${m.file}\n${m.original.trim()}\n${m.what}`);
+mutants.sort((a, b) => a.rank - b.rank || a.file.localeCompare(b.file) || a.line - b.line);
+const sampled = mutants.slice(0, Math.min(sample, mutants.length));
+const chosen = sampled.filter((m) => !m.equivalent);
+
+if (args.includes('--show')) {
+  for (const m of sampled) console.log(`${m.equivalent ? 'equivalent ' : ''}${m.file}:${m.line + 1} ${m.what}: ${m.mutated.trim()}`);
+  process.exit(0);
+}
+
+// The import graph of src/ and test/: which files each test file loads, directly or not.
+const graph = new Map();
+for (const f of [...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'test'))]) {
+  const text = readFileSync(f, 'utf8');
+  const deps = [];
+  for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|require\s*\(\s*|import\s+)['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    const base = resolve(dirname(f), m[1]);
+    const hit = [base, `${base}.ts`, join(base, 'index.ts')].find((p) => existsSync(p) && statSync(p).isFile());
+    if (hit) deps.push(hit);
+  }
+  graph.set(f, deps);
+}
+const reachCache = new Map();
+function reach(testFile) {
+  if (reachCache.has(testFile)) return reachCache.get(testFile);
+  const seen = new Set();
+  const stack = [testFile];
+  while (stack.length) {
+    const f = stack.pop();
+    if (seen.has(f)) continue;
+    seen.add(f);
+    stack.push(...(graph.get(f) ?? []));
+  }
+  const rels = new Set([...seen].map((p) => relative(root, p)));
+  reachCache.set(testFile, rels);
+  return rels;
+}
+const allTests = sourceFiles(join(root, 'test'), '.test.ts').map((p) => relative(root, p));
+const poolFor = (file) => {
+  const subs = testOverride.length ? testOverride : ROOM_TESTS[ROOMS.find((r) => file.startsWith(r))];
+  return allTests.filter((t) => subs.some((s) => t.includes(s)));
+};
+const testsFor = (file) => poolFor(file).filter((t) => reach(join(root, t)).has(file));
 
 const work = mkdtempSync(join(tmpdir(), 'wap-mutate-'));
 const cleanup = () => rmSync(work, { recursive: true, force: true });
@@ -129,36 +221,62 @@ for (const entry of ['src', 'test', 'examples', 'scripts', 'webview', 'media', '
 symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
 if (existsSync(join(root, 'dist'))) cpSync(join(root, 'dist'), join(work, 'dist'), { recursive: true });
 
-function runTests(tests = TESTS) {
-  const r = spawnSync(process.execPath, [join(work, 'scripts', 'test.mjs'), ...tests], { cwd: work, timeout: timeoutS * 1000, encoding: 'utf8', killSignal: 'SIGKILL' });
-  if (r.error?.code === 'ETIMEDOUT' || r.signal) return 'timeout';
-  return r.status === 0 ? 'pass' : 'fail';
+/** Runs one test file; 'pass', 'fail' or 'timeout', and how long it took. */
+function runTestFile(test, limitS) {
+  const t0 = Date.now();
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', test], { cwd: work, timeout: Math.round(limitS * 1000), encoding: 'utf8', killSignal: 'SIGKILL' });
+  const s = (Date.now() - t0) / 1000;
+  if (r.error?.code === 'ETIMEDOUT' || r.signal) return { outcome: 'timeout', s };
+  return { outcome: r.status === 0 ? 'pass' : 'fail', s };
 }
 
-console.log(`mutation benchmark: ${chosen.length} of ${mutants.length} candidate mutants (seed ${flag('seed', '1')}), tests: ${TESTS.join(' ')}`);
-const baseline = chosen.length ? runTests([...new Set(chosen.flatMap((m) => testsFor(m.file)))]) : 'pass';
-if (baseline !== 'pass') {
-  console.error(`the unmutated tests do not pass (${baseline}); fix them first`);
-  process.exit(1);
+const needed = [...new Set(chosen.flatMap((m) => testsFor(m.file)))].sort();
+console.log(`mutation benchmark: ${chosen.length} of ${mutants.length} candidate mutants (seed ${flag('seed', '1')}; ${sampled.length - chosen.length} equivalent in the sample skipped), ${needed.length} test files`);
+const baselineS = new Map();
+// --trust: the unmutated tests are known to pass (just run them); order by file size and skip the baseline run.
+const trust = args.includes('--trust');
+if (trust) for (const t of needed) baselineS.set(t, statSync(join(root, t)).size / 5000);
+for (const t of trust ? [] : needed) {
+  const { outcome, s } = runTestFile(t, timeoutS);
+  if (outcome !== 'pass') {
+    console.error(`the unmutated test ${t} does not pass (${outcome}); fix it first`);
+    process.exit(1);
+  }
+  baselineS.set(t, s);
 }
+
 let killed = 0;
 const survivors = [];
+const t0 = Date.now();
 for (const [n, m] of chosen.entries()) {
   const path = join(work, m.file);
   const text = readFileSync(path, 'utf8');
   const lines = text.split('\n');
   lines[m.line] = m.mutated;
   writeFileSync(path, lines.join('\n'));
-  const outcome = runTests(testsFor(m.file));
+  const tests = testsFor(m.file).sort((a, b) => baselineS.get(a) - baselineS.get(b));
+  let outcome = 'pass';
+  let by = '';
+  for (const t of tests) {
+    // A mutant that makes a file run 10× longer than unmutated (an endless loop) is killed too.
+    const r = runTestFile(t, trust ? timeoutS : Math.min(timeoutS, Math.max(30, 10 * baselineS.get(t))));
+    if (r.outcome !== 'pass') {
+      outcome = r.outcome;
+      by = t;
+      break;
+    }
+  }
   writeFileSync(path, text);
   const dead = outcome !== 'pass';
   if (dead) killed++;
   else survivors.push(m);
-  console.log(`${String(n + 1).padStart(3)}. ${dead ? 'killed ' : 'SURVIVED'} (${outcome.padEnd(10)}) ${m.file}:${m.line + 1} ${m.what}: ${m.mutated.trim().slice(0, 100)}`);
+  const why = dead ? `by ${relative('test', by)}` : tests.length ? `${tests.length} files` : 'no test imports it';
+  console.log(`${String(n + 1).padStart(3)}. ${dead ? 'killed ' : 'SURVIVED'} (${outcome}, ${why}) ${m.file}:${m.line + 1} ${m.what}: ${m.mutated.trim().slice(0, 100)}`);
 }
 const rate = chosen.length ? (100 * killed) / chosen.length : 0;
-console.log(`\nkill rate: ${killed}/${chosen.length} = ${rate.toFixed(1)} %`);
+console.log(`\nkill rate: ${killed}/${chosen.length} = ${rate.toFixed(1)} % (seed ${flag('seed', '1')}, ${((Date.now() - t0) / 60000).toFixed(1)} min)`);
 if (survivors.length) {
-  console.log('survivors (each is a missing test):');
+  console.log('survivors (each is a missing test or an equivalent mutant):');
   for (const s of survivors) console.log(`  ${s.file}:${s.line + 1} ${s.what}\n    - ${s.original.trim()}\n    + ${s.mutated.trim()}`);
 }
+if (jsonOut) writeFileSync(jsonOut, JSON.stringify(survivors.map(({ file, line, what, original, mutated }) => ({ file, line: line + 1, what, original: original.trim(), mutated: mutated.trim() })), null, 2));

@@ -79,8 +79,9 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
         const name = shardingName(zero, hybrid);
         return name ? put('fsdp_config', 'fsdp_sharding_strategy', name) : undefined;
       };
-      stated.zeroStage = { value: shard.zero, stated: !!strategyNode, range, set: (z) => setStrategy(z, stated.hybridShard?.value ?? false) };
-      stated.hybridShard = { value: shard.hybrid, stated: !!strategyNode, range, set: (h) => setStrategy(stated.zeroStage!.value, h) };
+      // One key says both: each writes the plan's value of the other (it may change too), so the two edits agree.
+      stated.zeroStage = { value: shard.zero, stated: !!strategyNode, range, set: (z, plan) => setStrategy(z, plan?.hybridShard ?? stated.hybridShard?.value ?? false) };
+      stated.hybridShard = { value: shard.hybrid, stated: !!strategyNode, range, set: (h, plan) => setStrategy(plan?.zeroStage ?? stated.zeroStage!.value, h) };
       stated.anchor = range;
     }
     const ac = nestedScalar(doc, ['fsdp_config'], 'fsdp_activation_checkpointing');

@@ -83,8 +83,9 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
       if (z === 3 && family === 'fsdp') return undefined;
       return replaceWith(strategy, `${sq}deepspeed_stage_${z}${off ? '_offload' : ''}${sq}`);
     };
-    stated.zeroStage = { value: zero, stated: true, range, set: (z) => write(z, stated.cpuOffload?.value ?? false) };
-    stated.cpuOffload = { value: offload, stated: true, range, set: (o) => write(stated.zeroStage!.value, o) };
+    // One string says both: each writes the plan's value of the other, so the two edits agree.
+    stated.zeroStage = { value: zero, stated: true, range, set: (z, plan) => write(z, plan?.cpuOffload ?? stated.cpuOffload?.value ?? false) };
+    stated.cpuOffload = { value: offload, stated: true, range, set: (o, plan) => write(plan?.zeroStage ?? stated.zeroStage!.value, o) };
     stated.anchor = range;
     stated.inexpressible.recompute = recomputeElsewhere;
   } else if (strategy.type === 'call' && callArgs(strategy)) {
@@ -102,8 +103,9 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
           return entry ? keyword(text, args, 'sharding_strategy', `${sq}${entry[0]}${sq}`) : undefined;
         };
         const range = sharding ? nodeRange(sharding) : stated.anchor;
-        stated.zeroStage = { value: shard.zero, stated: !!sharding, range, set: (z) => write(z, stated.hybridShard?.value ?? false) };
-        stated.hybridShard = { value: shard.hybrid, stated: !!sharding, range, set: (h) => write(stated.zeroStage!.value, h) };
+        // One keyword says both: each writes the plan's value of the other, so the two edits agree.
+        stated.zeroStage = { value: shard.zero, stated: !!sharding, range, set: (z, plan) => write(z, plan?.hybridShard ?? stated.hybridShard?.value ?? false) };
+        stated.hybridShard = { value: shard.hybrid, stated: !!sharding, range, set: (h, plan) => write(plan?.zeroStage ?? stated.zeroStage!.value, h) };
       }
       const policy = args.keywords.get('activation_checkpointing_policy') ?? args.keywords.get('activation_checkpointing');
       stated.recompute = {

@@ -172,7 +172,8 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
   for (const d of differs) {
     const e = d.dim.set?.(d.to, want);
     if (e) {
-      edits.push(...e);
+      // Two dimensions written by one key (an FSDP strategy says ZeRO stage and hybrid) make the same edit: keep it once.
+      edits.push(...e.filter((x) => !edits.some((y) => y.start === x.start && y.end === x.end && y.newText === x.newText)));
       changes.push([d.key, d.to]);
     } else unwritable.push(DIM_NAMES[d.key]);
   }

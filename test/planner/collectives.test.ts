@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { busBandwidthFactor, collectiveMs, flatCollectiveMs, groupFabric, linkLevel, type GroupFabric } from '../../src/planner/cost/collectives';
+import { busBandwidthFactor, collectiveMs, collectiveSteps, flatCollectiveMs, groupFabric, linkLevel, type GroupFabric } from '../../src/planner/cost/collectives';
 import { Topology } from '../../src/planner/cost/topology';
 import { parseClusterSpec, resolveCluster } from '../../src/planner/index';
 
@@ -20,6 +20,13 @@ test('busbw factors are nccl-tests’: all-reduce 2(n−1)/n, all-gather/reduce-
   assert.equal(busBandwidthFactor('alltoall', 2), 0.5);
   assert.equal(busBandwidthFactor('p2p', 2), 1);
   assert.equal(busBandwidthFactor('allreduce', 1), 0);
+  // One rank moves nothing over the bus, whatever the collective, and takes no steps.
+  assert.equal(busBandwidthFactor('broadcast', 1), 0);
+  assert.equal(busBandwidthFactor('p2p', 1), 0);
+  assert.equal(collectiveSteps('p2p', 1, 'ring'), 0);
+  assert.equal(collectiveSteps('p2p', 2, 'ring'), 1);
+  assert.equal(collectiveSteps('allgather', 8, 'tree'), 7);
+  assert.equal(collectiveSteps('broadcast', 8, 'tree'), 3);
 });
 
 test('flat ring: 1 GB all-reduce on 8 GPUs at 100 GB/s busbw = 17.5 ms + 14 × 5 µs', () => {
@@ -79,4 +86,44 @@ test('groupFabric: a group described by shape costs as the same group of devices
   for (const kind of ['allreduce', 'allgather', 'reducescatter', 'alltoall'] as const) {
     close(collectiveMs(kind, 1e9, 8, groupFabric(cluster, 4, 2)), collectiveMs(kind, 1e9, 8, topo.link(devices).fabric), kind);
   }
+});
+
+test('tree broadcast pays ⌈log2 n⌉ steps (a tree all-reduce twice that); a ring broadcast n−1; busbw factor 1', () => {
+  // 1 kB over 64 ranks of IB: the bandwidth term S · 1 / busbw, then the α steps.
+  close(flatCollectiveMs('broadcast', 1e3, 64, ib, 'tree'), 1e3 / 2.5e7 + 6 * 0.01, 'tree broadcast');
+  close(flatCollectiveMs('broadcast', 1e3, 64, ib, 'ring'), 1e3 / 2.5e7 + 63 * 0.01, 'ring broadcast');
+  close(flatCollectiveMs('broadcast', 1e3, 64, ib), 1e3 / 2.5e7 + 6 * 0.01, 'auto takes the tree');
+  // 5 ranks: ⌈log2 5⌉ = 3 (not 2): the ceiling matters on a non-power of two.
+  close(flatCollectiveMs('allreduce', 1e3, 5, ib, 'tree'), (1e3 * 1.6) / 2.5e7 + 6 * 0.01, 'tree all-reduce on 5');
+  // All-gather has no tree in NCCL: asking for one still runs the ring.
+  close(flatCollectiveMs('allgather', 1e9, 8, nvlink, 'tree'), 8.75 + 7 * 0.005, 'all-gather ignores tree');
+  // One rank or no bytes: nothing to do.
+  assert.equal(flatCollectiveMs('allreduce', 1e9, 1, nvlink), 0);
+  assert.equal(flatCollectiveMs('allreduce', 0, 8, nvlink), 0);
+  assert.equal(collectiveMs('allreduce', 1e9, 1, { perNode: 8, nodes: 4, intra: nvlink, inter: ib }), 0);
+});
+
+test('hierarchical broadcast, reduce-scatter, all-to-all and p2p across 4 nodes × 8', () => {
+  const fabric: GroupFabric = { perNode: 8, nodes: 4, intra: nvlink, inter: ib };
+  const S = 8e9;
+  // Broadcast: across the 4 nodes (tree: 2 steps, ring: 3 — auto takes the tree), then a ring inside the node.
+  close(collectiveMs('broadcast', S, 32, fabric), S / 2.5e7 + 2 * 0.01 + S / 1e8 + 7 * 0.005, 'broadcast');
+  // Reduce-scatter, like all-gather: the 1/8 slice across nodes, the whole buffer inside.
+  close(collectiveMs('reducescatter', S, 32, fabric), ((S / 8) * 0.75) / 2.5e7 + 3 * 0.01 + (S * 7) / 8 / 1e8 + 7 * 0.005, 'reduce-scatter');
+  // All-to-all: each rank sends S/32 to each of 31 peers, 7 over NVLink and 24 over IB at once; 31 α of the slower level.
+  close(collectiveMs('alltoall', S, 32, fabric), Math.max((S * 7) / 32 / 1e8, (S * 24) / 32 / 2.5e7) + 31 * 0.01, 'all-to-all');
+  // The IB share dominates; with a fast NIC the NVLink share would (the max picks the slower of the two).
+  const fastNic: GroupFabric = { ...fabric, inter: { busBytesPerMs: 1e10, alphaMs: 0.001 } };
+  close(collectiveMs('alltoall', S, 32, fastNic), (S * 7) / 32 / 1e8 + 31 * 0.005, 'all-to-all, NVLink-bound');
+  // Point-to-point across nodes: one hop on the NIC.
+  close(collectiveMs('p2p', 1e9, 2, { perNode: 1, nodes: 2, intra: nvlink, inter: ib }), 1e9 / 2.5e7 + 0.01, 'p2p, one rank per node');
+  close(collectiveMs('p2p', 1e9, 16, { perNode: 8, nodes: 2, intra: nvlink, inter: ib }), 1e9 / 2.5e7 + 0.01, 'p2p between nodes');
+  // A group of more ranks per node than it has (perNode 8, n 4 across 2 nodes) uses min(perNode, n) = 4 local ranks.
+  close(
+    collectiveMs('allgather', S, 4, { perNode: 8, nodes: 2, intra: nvlink, inter: ib }),
+    ((S / 4) * 0.5) / 2.5e7 + 0.01 + (S * 3) / 4 / 1e8 + 3 * 0.005,
+    'all-gather with perNode clamped to n',
+  );
+  // One rank per node: flat on the inter level, where auto may take the tree.
+  close(collectiveMs('allreduce', 1e3, 64, { perNode: 1, nodes: 64, intra: nvlink, inter: ib }), (1e3 * 126) / 64 / 2.5e7 + 12 * 0.01, 'flat inter');
 });

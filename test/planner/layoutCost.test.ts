@@ -29,3 +29,25 @@ test('what each split consumes and produces: row parallel reads a feature shard,
   assert.equal(outputLayout({ d: 1, k: 2, split: 'in' }).sharded, false);
   assert.equal(outputLayout({ d: 2, k: 1, split: 'none' }).sharded, false);
 });
+
+test('redistribution by hand: batch shards ↔ feature shards, coarser and finer batch splits', () => {
+  const r = (a: [number, number, boolean], b: [number, number, boolean]) => {
+    const x = redistribution({ d: a[0], k: a[1], sharded: a[2] }, { d: b[0], k: b[1], sharded: b[2] });
+    return [Math.round(x.fraction * 1e9) / 1e9, x.sources];
+  };
+  // Device j holds batch quarter j (all features) and needs feature quarter j (whole batch):
+  // it has 1/16 of what it needs, lacks 3/16, from the 3 other devices. The reverse is symmetric.
+  assert.deepEqual(r([4, 1, false], [1, 4, true]), [0.1875, 3]);
+  assert.deepEqual(r([1, 4, true], [4, 1, false]), [0.1875, 3]);
+  // Four feature shards → replicated: three quarters from three peers.
+  assert.deepEqual(r([1, 4, true], [1, 4, false]), [0.75, 3]);
+  // Batch halves → batch quarters: each device's quarter is inside the half it holds.
+  assert.deepEqual(r([2, 2, false], [4, 1, false]), [0, 0]);
+  // Batch quarters → batch halves: each device lacks a quarter, held by one peer.
+  assert.deepEqual(r([4, 1, false], [2, 2, false]), [0.25, 1]);
+  // 2 batch halves × 2 feature shards → 4 batch quarters (all features): half of what j needs is on one peer.
+  assert.deepEqual(r([2, 2, true], [4, 1, false]), [0.125, 1]);
+  // Thirds → halves (n = 6): device 2 holds the middle third [1/3, 2/3) but needs the first half,
+  // of which it has [1/3, 1/2): it lacks 1/2 − 1/6 = 1/3, all in the first third (one peer).
+  assert.deepEqual(r([3, 2, false], [2, 3, false]), [Math.round((1 / 3) * 1e9) / 1e9, 1]);
+});

@@ -162,3 +162,20 @@ test('selective recompute drops the attention scores and recomputes only the att
   const attnRec = rec.find((e) => e.layer === 'h.0.attn')!;
   assert.ok(attnRec.endMs - attnRec.startMs < attnFwd.endMs - attnFwd.startMs, 'only part of the forward is recomputed');
 });
+
+test('usable memory: device bytes less the allocator’s fragmentation share and the CUDA context; sizes print in GB/MB', async () => {
+  const { usableBytes, gb, mb, CONTEXT_BYTES, WORKSPACE_FRACTION } = await import('../../src/planner/cost/memory');
+  // An 80 GB H100: 80 GB × (1 − 0.08) − 0.5 GB = 73.1 GB.
+  close(usableBytes(80e9), 80e9 * (1 - WORKSPACE_FRACTION) - CONTEXT_BYTES, 'usable of 80 GB');
+  close(usableBytes(80e9), 73.1e9, 'usable of 80 GB, by hand');
+  // A device smaller than the context has nothing usable, not a negative amount.
+  assert.equal(usableBytes(0.4e9), 0);
+  assert.equal(gb(73.1e9), '73 GB');
+  assert.equal(gb(7.31e9), '7.3 GB');
+  assert.equal(gb(1e10), '10 GB');
+  assert.equal(mb(2.5e6), '2.5 MB');
+  assert.equal(mb(25e6), '25 MB');
+  assert.equal(mb(1e7), '10 MB');
+  assert.equal(mb(1e9), '1.0 GB');
+  assert.equal(mb(0.999e9), '999 MB');
+});

@@ -36,3 +36,41 @@ test('profile costs: matched by name then by signature, scaled with batch, sourc
   assert.deepEqual(out.costSources, { analytical: model.layers.length - 2, measured: 2 });
   void conv;
 });
+
+test('profile fit: least squares a + b·batch, clamped at 0; one device’s measurements; header checks', async () => {
+  const { ProfileCosts, profileProblem } = await import('../../src/planner/cost/profileCosts');
+  const fc = alexnet().layers.find((l) => l.name === 'classifier.4')!;
+  const m = (batch: number, forwardMs: number, backwardMs: number, device = 0, status: 'measured' | 'fallback' = 'measured') =>
+    ({ layer: 'classifier.4', signature: 's', device, batch, forwardMs, backwardMs, forwardSpread: 0, backwardSpread: 0, repetitions: 5, status });
+  const costs = (layers: ReturnType<typeof m>[]) => new ProfileCosts({
+    format: 'wap-profile', version: 1, createdAt: '', model: 'a', dtype: 'float32',
+    devices: [{ index: 0, name: 'A', backend: 'torch', version: 't' }, { index: 1, name: 'B', backend: 'wasm', version: 't' }],
+    layers, links: [], warnings: [],
+  }).lookup(fc);
+  // Points (1, 2), (2, 3), (3, 7): mean (2, 4); slope Σ(x−x̄)(y−ȳ)/Σ(x−x̄)² = (2 + 0 + 3)/2 = 2.5; intercept 4 − 5 = −1 → clamped to 0.
+  const three = costs([m(1, 2, 4), m(2, 3, 6), m(3, 7, 14)])!;
+  assert.ok(Math.abs(three.at(10).forwardMs - 25) < 1e-9, String(three.at(10).forwardMs));
+  // (2, 5), (4, 6): slope 0.5, intercept 4.
+  const two = costs([m(2, 5, 10), m(4, 6, 12)])!;
+  assert.ok(Math.abs(two.at(8).forwardMs - 8) < 1e-9);
+  assert.ok(Math.abs(two.at(8).backwardMs - 16) < 1e-9);
+  assert.deepEqual(two.source, { kind: 'measured', backend: 'torch', device: 'A' });
+  // Slower at larger batch never fits a negative slope: a flat line at the mean.
+  const down = costs([m(2, 6, 6), m(4, 4, 4)])!;
+  assert.equal(down.at(100).forwardMs, 5);
+  // The first device listed is the one used; the other device's numbers do not mix in.
+  const mixed = costs([m(8, 4, 8, 1), m(8, 400, 800, 0)])!;
+  assert.equal(mixed.at(16).forwardMs, 8);
+  assert.deepEqual(mixed.source, { kind: 'measured', backend: 'wasm', device: 'B', measuredBatch: 8 });
+  // Fallbacks and impossible numbers are not measurements.
+  assert.equal(costs([m(8, 4, 8, 0, 'fallback')]), undefined);
+  assert.equal(costs([m(0, 4, 8)]), undefined);
+  assert.equal(costs([m(8, -1, 8)]), undefined);
+  assert.ok(costs([m(8, 0, 0)]));
+  assert.equal(profileProblem(null), 'profile is not a JSON object');
+  assert.equal(profileProblem({ format: 'x' }), "profile.format must be 'wap-profile'");
+  assert.equal(profileProblem({ format: 'wap-profile', version: 2 }), 'profile.version 2 is newer than this planner reads (1)');
+  assert.equal(profileProblem({ format: 'wap-profile', version: 1, layers: {} }), 'profile.layers must be an array');
+  assert.equal(profileProblem({ format: 'wap-profile', version: 1, layers: [], devices: 1 }), 'profile.devices must be an array');
+  assert.equal(profileProblem({ format: 'wap-profile', version: 1, layers: [], devices: [] }), undefined);
+});

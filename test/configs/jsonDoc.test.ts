@@ -1,0 +1,48 @@
+/**
+ * JSON/JSONC configs (DeepSpeed reads hjson: comments and trailing commas are
+ * legal, duplicate keys are not): errors with their place, and edits that
+ * change only the values they set, singly or several at once.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { applyTextEdits } from '../../src/configs/edits';
+import { parseJsonConfig, rangeOf, setJsonValue, setJsonValues, valueAt } from '../../src/configs/jsonDoc';
+
+test('comments and trailing commas parse; errors, non-objects and duplicates (at any depth) are reported', () => {
+  const text = '{\n  // micro-batch\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {"stage": 2,},\n}\n';
+  const root = parseJsonConfig(text);
+  const stage = valueAt(root, ['zero_optimization', 'stage'])!;
+  assert.equal(stage.value, 2);
+  assert.deepEqual(rangeOf(stage), { start: text.indexOf('2,}'), end: text.indexOf('2,}') + 1 });
+  assert.throws(() => parseJsonConfig('[1, 2]'), /the config must be an object/);
+  assert.throws(() => parseJsonConfig('{"a": 1, "a": 2}'), /duplicate key "a"/);
+  assert.throws(() => parseJsonConfig('{"o": {"b": {"c": 1, "c": 1}}}'), /duplicate key "c"/);
+  assert.doesNotThrow(() => parseJsonConfig('{"o": {"c": 1}, "p": {"c": 1}}'));
+  try {
+    parseJsonConfig('{"a": 1 "b": 2}');
+    assert.fail('no error');
+  } catch (e) {
+    assert.match((e as Error).message, /^JSON: CommaExpected at offset 8$/);
+    assert.deepEqual((e as { range: unknown }).range, { start: 8, end: 11 });
+  }
+});
+
+test('one value set in place; several at once stay separate edits unless they touch', () => {
+  const text = '{\n  "a": 1, // keep\n  "b": {"c": 2}\n}\n';
+  assert.equal(applyTextEdits(text, setJsonValue(text, ['a'], 8)), text.replace('"a": 1', '"a": 8'));
+  const both = setJsonValues(text, [[['a'], 8], [['b', 'c'], 9]]);
+  assert.equal(both.length, 2);
+  assert.equal(applyTextEdits(text, both), text.replace('"a": 1', '"a": 8').replace('"c": 2', '"c": 9'));
+  // Two insertions into one object would clash: they become one edit covering both, every other byte kept.
+  const obj = '{\n  "x": 1 // keep\n}\n';
+  const inserted = setJsonValues(obj, [[['p'], 1], [['q'], 2]]);
+  assert.equal(inserted.length, 1);
+  const out = applyTextEdits(obj, inserted);
+  const parsed = parseJsonConfig(out);
+  assert.deepEqual([valueAt(parsed, ['x'])?.value, valueAt(parsed, ['p'])?.value, valueAt(parsed, ['q'])?.value], [1, 1, 2]);
+  assert.ok(out.includes('// keep'), out);
+  // The single edit spans only what changed: it starts after the common prefix.
+  assert.ok(inserted[0]!.start >= obj.indexOf('1') + 1, JSON.stringify(inserted));
+  assert.deepEqual(setJsonValues(obj, [[['x'], 1]]), [{ start: obj.indexOf('1'), end: obj.indexOf('1') + 1, newText: '1' }]);
+  assert.deepEqual(setJsonValues(obj, []), []);
+});

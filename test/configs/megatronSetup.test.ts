@@ -1,0 +1,77 @@
+/**
+ * Megatron-LM arguments (megatron/training/arguments.py): the parallel sizes,
+ * batch sizes, --bf16/--fp16, --sequence-parallel, --recompute-granularity /
+ * --recompute-activations and --use-distributed-optimizer (ZeRO-1), with
+ * shell variables resolved, and edits that add, swap or drop only flags.
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { applyTextEdits, initConfigReaders, readConfigSetups } from '../../src/configs';
+
+before(() => initConfigReaders());
+const FILE = 'pretrain_gpt.sh';
+const read = (text: string) => readConfigSetups(FILE, text).find((s) => s.label === 'Megatron-LM launch')!;
+
+const TEXT = `#!/bin/bash
+TP=4
+torchrun --nproc_per_node 8 pretrain_gpt.py \\
+  --tensor-model-parallel-size $TP \\
+  --pipeline-model-parallel-size=2 \\
+  --context-parallel-size 1 \\
+  --micro-batch-size 2 --global-batch-size 256 \\
+  --fp16 \\
+  --recompute-granularity full \\
+  --use-distributed-optimizer \\
+  --seq-length 4096
+`;
+
+test('values read from the arguments, through a shell variable', () => {
+  const s = read(TEXT);
+  assert.equal(s.tensorParallel?.value, 4);
+  assert.equal(TEXT.slice(s.tensorParallel!.range.start, s.tensorParallel!.range.end), '4', 'the edit goes where the number is written');
+  assert.equal(s.pipelineStages?.value, 2);
+  assert.equal(s.contextParallel?.value, 1);
+  assert.deepEqual([s.microBatch?.value, s.globalBatch?.value, s.gradientAccumulation?.value], [2, 256, 1]);
+  assert.deepEqual([s.precision?.value, s.recompute?.value, s.zeroStage?.value, s.sequenceParallel?.value], ['fp16', 'full', 1, false]);
+  assert.equal(TEXT.slice(s.anchor.start, s.anchor.end), '--tensor-model-parallel-size');
+});
+
+test('edits: numbers in place, precision flag swapped in place, flags added after the last Megatron argument or dropped with their line', () => {
+  const s = read(TEXT);
+  const apply = (edits: ReturnType<NonNullable<NonNullable<typeof s.precision>['set']>>) => applyTextEdits(TEXT, edits!);
+  assert.equal(apply(s.tensorParallel!.set!(8)), TEXT.replace('TP=4', 'TP=8'));
+  assert.equal(apply(s.pipelineStages!.set!(4)), TEXT.replace('size=2', 'size=4'));
+  assert.equal(apply(s.precision!.set!('bf16')), TEXT.replace('--fp16', '--bf16'));
+  assert.equal(s.precision!.set!('fp8'), undefined);
+  // fp32: the --fp16 line goes, continuation and all.
+  assert.equal(apply(s.precision!.set!('fp32')), TEXT.replace('  --fp16 \\\n', ''));
+  assert.equal(apply(s.recompute!.set!('selective')), TEXT.replace('granularity full', 'granularity selective'));
+  assert.equal(apply(s.recompute!.set!('none')), TEXT.replace('  --recompute-granularity full \\\n', ''));
+  assert.equal(apply(s.zeroStage!.set!(0)), TEXT.replace('  --use-distributed-optimizer \\\n', ''));
+  assert.equal(s.zeroStage!.set!(2), undefined, 'Megatron has no ZeRO-2/3 switch');
+  assert.deepEqual(s.zeroStage!.set!(1), []);
+  // --sequence-parallel is added after the last Megatron argument (--use-distributed-optimizer).
+  assert.equal(apply(s.sequenceParallel!.set!(true)), TEXT.replace('--use-distributed-optimizer', '--use-distributed-optimizer --sequence-parallel'));
+  assert.equal(read(apply(s.sequenceParallel!.set!(true))).sequenceParallel?.value, true);
+  assert.deepEqual(s.sequenceParallel!.set!(false), []);
+  assert.deepEqual(s.gradientAccumulation!.set!(4), []);
+  // A flag sharing its line with others is cut out with the space before it.
+  assert.equal(apply(s.microBatch!.set!(1)), TEXT.replace('--micro-batch-size 2', '--micro-batch-size 1'));
+});
+
+test('defaults when flags are absent; selective recompute from --recompute-activations; computed values are not settings', () => {
+  const plain = 'python pretrain_gpt.py --tensor-model-parallel-size 2 --bf16 --recompute-activations --sequence-parallel\n';
+  const s = read(plain);
+  assert.deepEqual([s.precision?.value, s.recompute?.value, s.recompute?.stated, s.zeroStage?.value, s.sequenceParallel?.value], ['bf16', 'selective', false, 0, true]);
+  assert.equal(s.gradientAccumulation, undefined, 'no --global-batch-size: accumulation is not derived');
+  assert.equal(applyTextEdits(plain, s.precision!.set!('fp16')!), plain.replace('--bf16', '--fp16'));
+  assert.equal(applyTextEdits(plain, s.recompute!.set!('full')!), plain.replace('--sequence-parallel', '--sequence-parallel --recompute-granularity full'));
+  assert.equal(applyTextEdits(plain, s.zeroStage!.set!(1)!), plain.replace('--sequence-parallel', '--sequence-parallel --use-distributed-optimizer'));
+  assert.equal(applyTextEdits(plain, s.sequenceParallel!.set!(false)!), plain.replace(' --sequence-parallel', ''));
+  const none = read('python pretrain_gpt.py --tensor-model-parallel-size 2\n');
+  assert.deepEqual([none.precision?.value, none.precision?.stated, none.recompute?.value, none.pipelineStages], ['fp32', false, 'none', undefined]);
+  assert.deepEqual(none.recompute!.set!('none'), []);
+  const computed = read('python pretrain_gpt.py --tensor-model-parallel-size $((N/2)) --micro-batch-size x\n');
+  assert.deepEqual([computed.tensorParallel, computed.microBatch], [undefined, undefined]);
+  assert.equal(readConfigSetups(FILE, 'python train.py --lr 0.1\n').find((x) => x.label === 'Megatron-LM launch'), undefined);
+});

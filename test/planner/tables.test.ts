@@ -1,0 +1,174 @@
+/**
+ * One layer's cost-table entry against its parts, by hand: the gradient
+ * all-reduce of 4-byte gradients over the data group, Adam's update streaming
+ * params, grads and two moments (read + write), fp32 Adam's 16 bytes per
+ * parameter, ZeRO-3's parameter all-gather (once before forward, once before
+ * backward) and reduce-scatter, gradient accumulation's micro-steps, and the
+ * Megatron all-reduces of a split layer (Shoeybi et al. 2019, §3: f/g operators).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { analyticalTimes } from '../../src/planner/cost/compute';
+import type { LayerConfig } from '../../src/planner/cost/configs';
+import { allGatherMs, reduceScatterMs } from '../../src/planner/cost/shardedCollectives';
+import { assignmentCost, assignmentMemory, buildCostTables, defaultSetup, type TableSetup } from '../../src/planner/cost/tables';
+import { allReduceMs, range, Topology } from '../../src/planner/cost/topology';
+import { resolveCluster } from '../../src/planner/index';
+import { ModelBuilder } from './fixtures';
+
+const close = (a: number, b: number, what: string): void => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
+
+function mlp() {
+  const m = new ModelBuilder('mlp', [1024]);
+  const a = m.linear('fc1', 'input', 4096);
+  const r = m.act('relu', a);
+  m.linear('fc2', r, 1024);
+  return m.build();
+}
+
+const topo = new Topology(resolveCluster('a100x8'));
+const gpu = topo.gpus[0]!;
+const P1 = 1024 * 4096 + 4096;
+const P2 = 4096 * 1024 + 1024;
+const forced = (c: LayerConfig) => () => [c];
+
+test('data parallel ×4, fp32 Adam: all-reduce of 4-byte gradients, the update’s traffic, 16 bytes per parameter', () => {
+  const model = mlp();
+  const t = buildCostTables(model, topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam' });
+  const o = t.options[0]![0]!;
+  const fc1 = model.layers[0]!;
+  assert.equal(fc1.name, 'fc1');
+  const one = analyticalTimes(fc1, gpu, 16, 1, 1, 4, 'fp32');
+  close(o.forwardMs, one.forwardMs, 'forward of 16 samples');
+  close(o.backwardMs, one.backwardMs, 'backward of 16 samples');
+  assert.equal(o.allreduceBytes, 4 * P1);
+  close(o.allreduceMs, allReduceMs(4 * P1, 4, topo.link([0, 1, 2, 3])), 'gradient all-reduce');
+  // Read params + grads + m + v, write params + m + v: 7 × 4 bytes per parameter at 75 % of the datasheet bandwidth.
+  close(o.updateMs, (P1 * 4 * 7) / (gpu.memoryBandwidthGBs * 1e6 * 0.75), 'Adam update');
+  assert.deepEqual(o.memory, { weights: 4 * P1, gradients: 4 * P1, optimizer: 8 * P1, activations: 16 * 1024 * 4 });
+  assert.equal(o.memoryBytes, 16 * P1 + 16 * 1024 * 4);
+  assert.equal(o.mpForwardMs + o.mpBackwardMs + o.gatherMs + o.recomputeMs, 0);
+  close(o.timeMs, o.forwardMs + o.backwardMs + o.allreduceMs + o.updateMs, 'time is the sum of its parts');
+  // The edge fc1 → relu carries the batch's activations; no layout change, no cost.
+  assert.deepEqual(t.edges[0], { from: 0, to: 1, bytes: 64 * 4096 * 4 });
+  assert.equal(t.edgeCost(0, 0, 0), 0);
+  close(assignmentCost(t, [0, 0, 0]), t.options.reduce((s, opts) => s + opts[0]!.timeMs, 0), 'assignment cost');
+  close(assignmentMemory(t, [0, 0, 0]), t.options.reduce((s, opts) => s + opts[0]!.memoryBytes, 0), 'assignment memory');
+  // bf16 activations: the same edge carries half the bytes (2-byte elements), and the cached fp32 edges stay as they were.
+  const bf16 = buildCostTables(model, topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...defaultSetup('adam'), precision: 'bf16' } });
+  assert.equal(bf16.edges[0]!.bytes, 64 * 4096 * 2);
+  assert.equal(buildCostTables(model, topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam' }).edges[0]!.bytes, 64 * 4096 * 4);
+  // SGD keeps no state: 3 × 4 bytes per parameter streamed.
+  const sgd = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'sgd' }).options[0]![0]!;
+  close(sgd.updateMs, (P1 * 4 * 3) / (gpu.memoryBandwidthGBs * 1e6 * 0.75), 'SGD update');
+});
+
+test('gradient accumulation: micro-steps of batch/(d·A) samples; DP syncs once, ZeRO-2 every micro-step', () => {
+  const base = defaultSetup('adam');
+  const at = (setup: TableSetup) => buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
+  const acc = at({ ...base, microSteps: 2 });
+  const one = analyticalTimes(mlp().layers[0]!, gpu, 8, 1, 1, 4, 'fp32');
+  close(acc.forwardMs, 2 * one.forwardMs, 'two micro-steps of 8 samples');
+  const ar = allReduceMs(4 * P1, 4, topo.link([0, 1, 2, 3]));
+  close(acc.allreduceMs, ar, 'DP syncs once');
+  const z2 = at({ ...base, microSteps: 2, zeroStage: 2 });
+  close(z2.allreduceMs, 2 * ar, 'ZeRO-2 reduces every micro-step');
+  // ZeRO-1/2 shard the optimizer state: the update streams a quarter of the parameters.
+  close(z2.updateMs, (P1 / 4) * 4 * 7 / (gpu.memoryBandwidthGBs * 1e6 * 0.75), 'sharded update');
+  // Activations: one micro-step's 8 samples are alive.
+  assert.equal(acc.memory.activations, 8 * 1024 * 4);
+});
+
+test('ZeRO-3 over 4: parameters all-gathered before forward and backward, gradients reduce-scattered, states sharded', () => {
+  const setup = { ...defaultSetup('adam'), zeroStage: 3 as const };
+  const o = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
+  const link = topo.link([0, 1, 2, 3]);
+  assert.equal(o.gatherBytes, 4 * P1);
+  close(o.gatherMs, allGatherMs(4 * P1, 4, link), 'one gather per pass');
+  close(o.allreduceMs, reduceScatterMs(4 * P1, 4, link), 'reduce-scatter, no replicas to all-reduce');
+  close(o.memory.weights + o.memory.gradients + o.memory.optimizer, (16 * P1) / 4, 'all 16 bytes per parameter sharded 4 ways');
+  close(o.timeMs, o.forwardMs + o.backwardMs + o.allreduceMs + o.updateMs + 2 * o.gatherMs, 'two gathers in the time');
+  // Offloaded to the CPU: gradients down, weights up over PCIe (4 + 4 bytes per local parameter) instead of the GPU update.
+  const off = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...setup, cpuOffload: true } }).options[0]![0]!;
+  const host = gpu.hostBandwidthGBs ?? 12;
+  close(off.updateMs, ((P1 / 4) * 8) / (host * 1e6), 'offload copies');
+});
+
+test('Megatron splits: column-parallel all-reduces the input gradient in backward, row-parallel the output in forward', () => {
+  const model = mlp();
+  const link = topo.link([0, 1, 2, 3]);
+  const fc2 = model.layers[2]!;
+  const col = buildCostTables(model, topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced({ d: 1, k: 4, split: 'out' }) }).options[2]![0]!;
+  assert.equal(col.mpForwardMs, 0);
+  close(col.mpBackwardMs, allReduceMs(64 * 4096 * 4, 4, link), 'input-gradient all-reduce');
+  close(col.forwardMs, analyticalTimes(fc2, gpu, 64, 1 / 4, 1 / 4, 4, 'fp32').forwardMs, 'a quarter of the work');
+  assert.equal(col.allreduceBytes, 0);
+  assert.equal(col.memory.weights, (4 * P2) / 4);
+  const row = buildCostTables(model, topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced({ d: 1, k: 4, split: 'in' }) }).options[2]![0]!;
+  close(row.mpForwardMs, allReduceMs(64 * 1024 * 4, 4, link), 'output all-reduce');
+  assert.equal(row.mpBackwardMs, 0);
+  // Row-parallel keeps a quarter of the input activations.
+  assert.equal(row.memory.activations, (64 * 4096 * 4) / 4);
+  const heads = buildCostTables(model, topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced({ d: 1, k: 4, split: 'heads' }) }).options[2]![0]!;
+  close(heads.mpForwardMs, row.mpForwardMs, 'heads: output all-reduce');
+  close(heads.mpBackwardMs, col.mpBackwardMs, 'heads: input-gradient all-reduce');
+  // The first layer has no producer: nothing to all-reduce for its input gradient.
+  const first = buildCostTables(model, topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced({ d: 1, k: 4, split: 'out' }) }).options[0]![0]!;
+  assert.equal(first.mpBackwardMs, 0);
+  // Moving fc1's column-sharded output to relu's replicated input costs an all-gather-sized transfer; the reverse direction too.
+  const mixed = buildCostTables(model, topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: (l) => (l.name === 'fc1' ? [{ d: 1, k: 4, split: 'out' }] : [{ d: 4, k: 1, split: 'none' }]) });
+  // Per layout pair, forward + backward: 1×4 feature shards ↔ 4×1 batch shards lack 3/16 each way, from 3 peers each way.
+  const sharded = mixed.layouts.findIndex((l) => l.d === 1 && l.k === 4 && l.sharded);
+  const batch = mixed.layouts.findIndex((l) => l.d === 4 && l.k === 1);
+  const L = mixed.layouts.length;
+  assert.ok(sharded >= 0 && batch >= 0 && sharded !== batch);
+  close(mixed.pairFraction[sharded * L + batch]!, 2 * (3 / 16), 'pair fraction');
+  assert.equal(mixed.pairSources[sharded * L + batch], 6);
+  assert.equal(mixed.pairSources[sharded * L + sharded], 0);
+  const [fwd, bwd] = mixed.edgeCostParts(0, 0, 0);
+  assert.ok(fwd > 0 && bwd > 0, `${fwd} ${bwd}`);
+  close(fwd + bwd, mixed.edgeCost(0, 0, 0), 'parts add up');
+});
+
+test('layer configurations on n devices: d·k = n for every divisor k, splits by op class', async () => {
+  const { computeShare, describeConfig, divisors, inputLayout, layerConfigs, opClass, outFeatures, outputLayout, paramShare } = await import('../../src/planner/cost/configs');
+  assert.deepEqual(divisors(12), [1, 2, 3, 4, 6, 12]);
+  assert.deepEqual(divisors(1), [1]);
+  const model = mlp();
+  const [fc1, relu] = model.layers;
+  const key = (cs: LayerConfig[]) => cs.map((c) => `${c.d}x${c.k}${c.split}`);
+  assert.deepEqual(key(layerConfigs(fc1!, 4, 'all')), ['4x1none', '2x2out', '2x2in', '1x4out', '1x4in']);
+  assert.deepEqual(key(layerConfigs(fc1!, 4, 'dp')), ['4x1none']);
+  assert.deepEqual(key(layerConfigs(fc1!, 1, 'all')), ['1x1none']);
+  assert.deepEqual(key(layerConfigs(relu!, 2, 'all')), ['2x1none', '1x2shard', '1x2rep']);
+  // A linear of 2 outputs cannot split 4 ways by outputs; its 1024 inputs can.
+  const narrow = new ModelBuilder('n', [1024]);
+  narrow.linear('head', 'input', 2);
+  assert.deepEqual(key(layerConfigs(narrow.build().layers[0]!, 4, 'all')), ['4x1none', '2x2out', '2x2in', '1x4in']);
+  // Attention splits by heads only when the heads divide evenly; softmax is not shardable along its own axis.
+  const mha = { ...fc1!, op: 'mha' as const, attrs: { numHeads: 6 } };
+  assert.deepEqual(key(layerConfigs(mha, 4, 'all')), ['4x1none', '2x2heads']);
+  assert.equal(opClass({ ...relu!, attrs: { fn: 'softmax' } }), 'other');
+  assert.equal(opClass({ ...relu!, attrs: { fn: 'gelu' } }), 'shardable');
+  assert.equal(opClass({ ...fc1!, op: 'conv', attrs: { transposed: true } }), 'other');
+  assert.equal(opClass({ ...fc1!, op: 'conv', attrs: {} }), 'column');
+  assert.equal(opClass({ ...fc1!, op: 'rnn', attrs: {} }), 'other');
+  // Conv output channels: dim 0 of (C,H,W), the last dim of (H,W,C).
+  const conv = { ...fc1!, op: 'conv' as const, outputShape: [64, 7, 5] };
+  assert.equal(outFeatures(conv), 64);
+  assert.equal(outFeatures(conv, 'channels_last'), 5);
+  assert.equal(outFeatures({ ...fc1!, outputShape: [] }), 1);
+  assert.deepEqual(inputLayout({ d: 2, k: 2, split: 'in' }), { d: 2, k: 2, sharded: true });
+  assert.deepEqual(inputLayout({ d: 2, k: 2, split: 'out' }), { d: 2, k: 2, sharded: false });
+  assert.deepEqual(outputLayout({ d: 2, k: 2, split: 'out' }), { d: 2, k: 2, sharded: true });
+  assert.deepEqual(outputLayout({ d: 2, k: 2, split: 'in' }), { d: 2, k: 2, sharded: false });
+  assert.deepEqual(outputLayout({ d: 4, k: 1, split: 'none' }), { d: 4, k: 1, sharded: false });
+  assert.equal(computeShare({ d: 1, k: 4, split: 'rep' }), 1);
+  assert.equal(computeShare({ d: 1, k: 4, split: 'shard' }), 0.25);
+  assert.equal(paramShare({ d: 1, k: 4, split: 'out' }), 0.25);
+  assert.equal(paramShare({ d: 4, k: 1, split: 'none' }), 1);
+  assert.equal(describeConfig({ d: 1, k: 1, split: 'none' }), 'single GPU');
+  assert.equal(describeConfig({ d: 4, k: 1, split: 'none' }), 'data ×4');
+  assert.equal(describeConfig({ d: 1, k: 4, split: 'in' }), 'model parallel (split inputs) ×4');
+  assert.equal(describeConfig({ d: 2, k: 2, split: 'heads' }), 'data ×2 · model parallel (split heads) ×2');
+});
