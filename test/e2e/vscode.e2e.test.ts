@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { type CodeServer, ensureCodeServer, repoRoot, startCodeServer } from './codeServer';
+import { formatCount } from '../../src/server/format';
 import { goToLine, hoverWord, launchChromium, openFile, openWorkbench, runCommand, statusBarText, webviewFrame, wordBox } from './workbench';
 
 const artifacts = join(repoRoot, 'test-artifacts');
@@ -72,6 +73,9 @@ before(async () => {
   writeFileSync(join(workspace, '.vscode', 'settings.json'), JSON.stringify(workspaceSettings, null, 2));
   // A model small enough that a few real CPU training steps take seconds.
   writeFileSync(join(workspace, 'pytorch', 'tiny_mlp.py'), TINY_MLP);
+  // The nanoGPT layout: train.py builds GPT from its sibling model.py.
+  mkdirSync(join(workspace, 'nanogpt'));
+  for (const f of ['model.py', 'train.py']) copyFileSync(join(repoRoot, 'test', 'fixtures', 'nanogpt', f), join(workspace, 'nanogpt', f));
   server = await startCodeServer({ vsix });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
@@ -117,6 +121,53 @@ test('hovering a Keras Dense layer shows its strategy and devices', async () => 
   assert.match(text, /fc1|dense/i);
   await shot('hover-keras');
   await page.keyboard.press('Escape');
+});
+
+/** nanoGPT's parameter count from its config: tied token embedding, positions, 24 blocks of attention + MLP + 2 LayerNorms, final LayerNorm. */
+function nanoGptParams(c: { vocab: number; block: number; layers: number; embd: number; bias: boolean }): number {
+  const { vocab, block, layers, embd: C, bias } = c;
+  const linear = (i: number, o: number) => i * o + (bias ? o : 0);
+  const norm = bias ? 2 * C : C;
+  const perBlock = 2 * norm + linear(C, 3 * C) + linear(C, C) + linear(C, 4 * C) + linear(4 * C, C);
+  return vocab * C + block * C + layers * perBlock + norm;
+}
+
+test('hovering the model line of a train.py that imports GPT from its sibling model.py shows the model, its plan and a link to model.py', async () => {
+  const train = readFileSync(join(workspace, 'nanogpt', 'train.py'), 'utf8');
+  const modelSource = readFileSync(join(workspace, 'nanogpt', 'model.py'), 'utf8');
+  assert.match(train, /^from model import .*\bGPT\b/m);
+  const modelLine = train.split('\n').find((l) => l.startsWith('model = GPT(GPTConfig('))!;
+  assert.ok(modelLine, 'train.py builds GPT(GPTConfig(...))');
+  const num = (text: string, re: RegExp) => Number(re.exec(text)![1]);
+  const expected = nanoGptParams({
+    vocab: num(modelSource, /vocab_size: int = (\d+)/),
+    block: num(train, /^block_size = (\d+)/m),
+    layers: num(modelLine, /n_layer=(\d+)/),
+    embd: num(modelLine, /n_embd=(\d+)/),
+    bias: !/bias=False/.test(modelLine),
+  });
+  await openFile(page, 'nanogpt/train.py');
+  const text = await hoverWord(page, 'model = GPT(', 'GPT', /Plan:.*GPU/, 120_000);
+  assert.match(text, /model · pytorch · \d+ layers/);
+  assert.ok(text.includes(`params ${formatCount(expected)}`), `params ${formatCount(expected)} (${expected}) in: ${text}`);
+  assert.match(text, /Plan: \d+ GPUs? · (data parallel|model parallel|hybrid|pipeline|single GPU) · /);
+  // The layers live in model.py: the hover links to the first one, and the link opens it there.
+  const link = page.locator('.monaco-hover:not(.hidden) a', { hasText: /^model\.py:\d+$/ }).first();
+  await link.waitFor();
+  const line = Number(/:(\d+)$/.exec(await link.innerText())![1]);
+  // The first layer in model.py by line: LayerNorm's F.layer_norm call.
+  assert.match(modelSource.split('\n')[line - 1], /\b(nn|F)\.\w+\(/, 'the link points at a layer');
+  // VS Code puts the line's diagnostics first: scroll the hover to WAP's part, as a user does.
+  await page.locator('.monaco-hover:not(.hidden) .hover-row', { hasText: /model · pytorch/ }).first().scrollIntoViewIfNeeded();
+  await hoverSettled();
+  await shot('hover-imported-model');
+  await link.click();
+  await page.locator('.tab.active[aria-label*="model.py"]').first().waitFor({ timeout: 30_000 });
+  await page.locator('.statusbar-item', { hasText: new RegExp(`Ln ${line},`) }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Escape');
+  // Closed files drop their findings: later steps read the Problems panel, whose rows train.py's would push down.
+  await runCommand(page, 'View: Close All Editors');
+  await page.locator('.tab[aria-label*="train.py"]').first().waitFor({ state: 'detached', timeout: 30_000 });
 });
 
 test('"WAP: Parallelize Model" shows progress, then the plan view with one lane per GPU', async () => {
