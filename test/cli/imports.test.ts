@@ -23,7 +23,7 @@ before(() => {
 });
 
 function wap(...args: string[]) {
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [cli, ...args], { cwd: root, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -32,6 +32,19 @@ test('analyze train.py (nanoGPT layout) reads GPT from model.py; layer lines are
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^Total\s+354,075,648\s/m);
   assert.match(r.stdout, /^transformer\.h\.0\.attn\.c_attn\s+Linear\s+30\s/m);
+});
+
+test('plan train.py (354 M GPT on 4 TITAN Xp) fits only through memory savers, and says so without a negative cost', () => {
+  const r = wap('plan', 'test/fixtures/nanogpt/train.py', '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { plan: { stepTimeMs: number; setup: { fitsThrough?: string } } };
+  const said = out.plan.setup.fitsThrough ?? '';
+  assert.match(said, /ZeRO|recompute|accumulation/);
+  // The plain plan does not fit (171 GB/GPU), so its step time is hypothetical: never shown as a negative cost.
+  assert.doesNotMatch(said, /step -|\(-\d/);
+  const faster = /faster than the ([\d.]+) ms/.exec(said);
+  if (faster) assert.ok(Number(faster[1]) > out.plan.stepTimeMs, said);
+  else assert.match(said, /step \+[\d.]+ ms/);
 });
 
 const hasTorchvision = existsSync('/usr/lib/python3/dist-packages/torchvision/models/resnet.py');
