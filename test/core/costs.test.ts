@@ -74,17 +74,18 @@ test('swish is SiLU (x·sigmoid(x)): the same cost', () => {
 });
 
 test('pooling from its shapes: window reads, avg adds a divide per output, adaptive windows overlap as PyTorch’s do', () => {
-  // MaxPool2d(3, stride 2) on 8×15×15 (PyTorch: floor((15 − 3)/2) + 1 = 7): 8·7·7 windows of 9 reads; max keeps its input for the argmax.
+  // MaxPool2d(3, stride 2) on 8×15×15 (PyTorch: floor((15 − 3)/2) + 1 = 7): 8·7·7 windows of 9 reads. Autograd keeps
+  // the input and the int64 argmax indices (derivatives.yaml: max_pool2d_with_indices_backward(grad, self, …, result1)).
   const max = ok('pool', [[8, 15, 15]], { rank: 2, mode: 'max', kernel: [3, 3], stride: [2, 2] });
   assert.deepEqual(max.outputShape, [8, 7, 7]);
   assert.equal(max.forwardFlops, 8 * 49 * 9);
   assert.equal(max.backwardFlops, max.forwardFlops);
-  assert.equal(max.savedActivationBytes, 8 * 15 * 15 * 4);
-  // The stride defaults to the kernel; avg adds one divide per output and keeps nothing.
+  assert.equal(max.savedActivationBytes, 8 * 15 * 15 * 4 + 8 * 7 * 7 * 8);
+  // The stride defaults to the kernel; avg adds one divide per output and keeps its input (avg_pool2d_backward(grad, self, …)).
   const avg = ok('pool', [[8, 16, 16]], { rank: 2, mode: 'avg', kernel: [2, 2] });
   assert.deepEqual(avg.outputShape, [8, 8, 8]);
   assert.equal(avg.forwardFlops, 8 * 64 * 4 + 8 * 64);
-  assert.equal(avg.savedActivationBytes, 0);
+  assert.equal(avg.savedActivationBytes, 8 * 16 * 16 * 4);
   // ceil_mode: ceil((16 − 3)/2) + 1 = 8 (a last window hanging over the edge), floor gives 7.
   assert.deepEqual(ok('pool', [[1, 16, 16]], { rank: 2, kernel: [3, 3], stride: [2, 2], ceilMode: true }).outputShape, [1, 8, 8]);
   assert.deepEqual(ok('pool', [[1, 16, 16]], { rank: 2, kernel: [3, 3], stride: [2, 2] }).outputShape, [1, 7, 7]);

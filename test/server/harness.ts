@@ -76,6 +76,9 @@ export class TestServer {
   init!: InitializeResult;
   private waiters: Array<() => void> = [];
   private versions = new Map<string, number>();
+  /** Set when the server process ends: a request in flight then never settles, so `until` fails with this instead. */
+  exit?: string;
+  private exited!: Promise<never>;
 
   private constructor(
     readonly child: ChildProcess,
@@ -91,6 +94,15 @@ export class TestServer {
     const conn = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
     const server = new TestServer(child, conn, options.settings ?? {});
     child.stderr!.on('data', (d: Buffer) => server.logs.push(d.toString()));
+    server.exited = new Promise<never>((_, reject) => {
+      child.on('exit', (code, signal) => {
+        server.exit = signal ? `killed by ${signal}` : `exited with code ${code}`;
+        reject(new Error(`the server process ${server.exit}\nserver log:\n${server.logs.slice(-20).join('\n')}`));
+        server.wake();
+      });
+    });
+    // Only `until` awaits it; a server stopped on purpose must not be an unhandled rejection.
+    server.exited.catch(() => undefined);
     conn.onRequest(ConfigurationRequest.type, (p) =>
       p.items.map((item) => (item.section === 'wap' ? (options.settingsFor?.(item.scopeUri) ?? server.settings) : null)),
     );
@@ -142,7 +154,7 @@ export class TestServer {
   async until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const v = await check();
+      const v = await Promise.race([check(), this.exited]);
       if (v) return v;
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nserver log:\n${this.logs.slice(-20).join('\n')}`);
       await new Promise<void>((resolve) => {
