@@ -35,6 +35,15 @@ test('unfused attention: the score matrix heads·T·T is what it adds, so doubli
   assert.equal(plain.forwardMs, e1.fused.forwardMs);
 });
 
+test('cross-attention scores are heads · T_query · T_key, read from each input (the key sequence may differ from the query)', () => {
+  const mha = { op: 'mha', inputShapes: [[7, 64], [11, 64], [11, 64]], attrs: { numHeads: 4 } } as unknown as AnalyzedLayer;
+  assert.equal(scoreElements(mha), 4 * 7 * 11);
+  const sdpa = { op: 'sdpa', inputShapes: [[2, 5, 32], [2, 9, 32], [2, 9, 32]], attrs: {} } as unknown as AnalyzedLayer;
+  assert.equal(scoreElements(sdpa), 2 * 5 * 9);
+  // Self-attention: one input serves as query and key.
+  assert.equal(scoreElements({ op: 'mha', inputShapes: [[6, 64]], attrs: { numHeads: 2 } } as unknown as AnalyzedLayer), 2 * 6 * 6);
+});
+
 test('unfused attention is memory-bound: twice the HBM bandwidth halves its extra time; fp32 scores cost (6·4+1)/(6·2+1) of fp16', () => {
   const l = sdpaOf(1024);
   const gpu = a100();
