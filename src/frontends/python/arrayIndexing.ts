@@ -5,21 +5,11 @@
  * drops the array's values rather than keep stale ones.
  */
 import { sliceIndices } from './access';
-import { arrayBinary, broadcastShapes, isArray, makeArray, type ArrayV } from './numericArrays';
+import { arrayBinary, broadcastShapes, isArray, makeArray, stridesOf, type ArrayV } from './numericArrays';
 import { toNumber, type Value } from './values';
 
 const isSlice = (v: Value): boolean => v.k === 'tuple' && v.items.length === 4 && v.items[0].k === 'str' && v.items[0].v === '__slice__';
 const isEllipsis = (v: Value): boolean => v.k === 'lib' && v.path === 'Ellipsis';
-
-function stridesOf(shape: readonly number[]): number[] {
-  const s = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    s[i] = acc;
-    acc *= shape[i];
-  }
-  return s;
-}
 
 /**
  * Basic indexing: per axis the source positions an index picks, and the result

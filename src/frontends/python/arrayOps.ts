@@ -14,6 +14,7 @@ import {
   mapArray,
   roundHalfEven,
   shapeOnly,
+  stridesOf,
   toPython,
   withDtype,
   arrayElements,
@@ -221,16 +222,6 @@ function permuted(a: ArrayV, order: number[]): Value | undefined {
     data[i] = a.values.data[idx];
   }
   return makeArray(shape, data, a.values.dtype, a.values.lib);
-}
-
-function stridesOf(shape: readonly number[]): number[] {
-  const s = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    s[i] = acc;
-    acc *= shape[i];
-  }
-  return s;
 }
 
 function reduce(a: ArrayV, name: 'sum' | 'prod' | 'cumsum', dimArg: Value | undefined): Value | undefined {

@@ -76,7 +76,8 @@ export function broadcastShapes(a: readonly number[], b: readonly number[]): num
   return out;
 }
 
-function strides(shape: readonly number[]): number[] {
+/** Row-major element strides of a shape (the last axis moves fastest). */
+export function stridesOf(shape: readonly number[]): number[] {
   const s = new Array<number>(shape.length);
   let acc = 1;
   for (let i = shape.length - 1; i >= 0; i--) {
@@ -91,8 +92,8 @@ function broadcastIndexer(shape: readonly number[], out: readonly number[]): (i:
   // The common cases first: the same shape, or a scalar.
   if (shape.length === out.length && shape.every((d, i) => d === out[i])) return (i) => i;
   if (shape.every((d) => d === 1)) return () => 0;
-  const st = strides(shape);
-  const outSt = strides(out);
+  const st = stridesOf(shape);
+  const outSt = stridesOf(out);
   const offset = out.length - shape.length;
   return (i) => {
     let idx = 0;
