@@ -49,7 +49,7 @@ test('wrong types in every format', () => {
   assertMalformed('a.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 0\nnum_processes: 8\n', /num_machines must be a positive whole number, got 0/);
   assertMalformed('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: [8]\n', /num_processes must be a single value/);
   assertMalformed('ds.json', '{"train_batch_size": "eight", "train_micro_batch_size_per_gpu": 1}', /train_batch_size must be a positive whole number or "auto", got "eight"/);
-  assertMalformed('ds.json', '{"train_batch_size": 8, "zero_optimization": {"stage": "two"}}', /zero_optimization.stage must be 0, 1, 2 or 3/);
+  assertMalformed('ds.json', '{"train_batch_size": 8, "zero_optimization": {"stage": "two"}}', /zero_optimization.stage must be 0, 1, 2 or 3, got "two"$/);
   assertMalformed('t.py', 'import lightning as L\nL.Trainer(devices="eight")\n', /Trainer devices must be a count/);
   assertMalformed('t.py', 'import lightning as L\nL.Trainer(devices=4, num_nodes="two")\n', /num_nodes must be a whole number/);
   assertMalformed('k.py', 'import tensorflow as tf\ntf.distribute.MirroredStrategy(devices=[0, 1])\n', /device names like "\/gpu:0"/);

@@ -48,6 +48,8 @@ test('mha self-attention on (T 16, E 64), 4 heads: four E×E projections, the co
   assert.equal(r.forwardFlops, projections + 2 * scores * 16 + 5 * scores + 2 * scores * 16);
   // Saved: the input, Q, K, V, the probabilities and the attention output before the last projection.
   assert.equal(r.savedActivationBytes, (16 * 64 + 3 * 16 * 64 + scores + 16 * 64) * 4);
+  // nn.MultiheadAttention.forward(query, key, value): a fourth activation operand is a mistake, not ignored.
+  assert.match(err('mha', [[16, 64], [16, 64], [16, 64], [16, 64]], { numHeads: 4, embedDim: 64 }), /mha takes 1–3 inputs, got 4/);
 });
 
 test('matmul: transposeB swaps the last two dims of a 2-D or batched operand', () => {
