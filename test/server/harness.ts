@@ -5,7 +5,8 @@
  * settings, records diagnostics, status notifications and applied edits.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -38,15 +39,26 @@ import { StatusNotification, type StatusParams } from '../../src/protocol/lsp';
 export const ROOT = new URL('../..', import.meta.url).pathname;
 /** WAP_TEST_SERVER points the tests at another server bundle (e.g. an older build, to see a test fail). */
 export const SERVER = process.env.WAP_TEST_SERVER ?? join(ROOT, 'dist/server.js');
+const BUILD_LOCK = '/tmp/wap-build-server.lock';
 
-let built = false;
-/** Builds dist/ once per test process; flock serialises parallel test files writing the same bundles. */
-export function buildOnce(): void {
-  if (process.env.WAP_SKIP_BUILD) return;
-  if (built) return;
-  const r = spawnSync('flock', ['/tmp/wap-build-server.lock', process.execPath, 'scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`build failed: ${r.stderr || r.stdout}`);
-  built = true;
+let serverPath: string | undefined;
+/**
+ * Builds dist/ once per test process and returns the server bundle to spawn: a private copy of dist/,
+ * taken under the build lock. Test files run in parallel and each rebuilds dist/ in place, so a server
+ * spawned from dist/ itself could read a half-written server.js and die before answering initialize.
+ */
+export function buildOnce(): string {
+  if (serverPath) return serverPath;
+  if (process.env.WAP_TEST_SERVER) return (serverPath = SERVER);
+  if (!process.env.WAP_SKIP_BUILD) {
+    const r = spawnSync('flock', [BUILD_LOCK, process.execPath, 'scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`build failed: ${r.stderr || r.stdout}`);
+  }
+  const copy = mkdtempSync(join(tmpdir(), 'wap-test-dist-'));
+  const c = spawnSync('flock', [BUILD_LOCK, 'cp', '-R', `${join(ROOT, 'dist')}/.`, copy], { encoding: 'utf8' });
+  if (c.status !== 0) throw new Error(`copying dist/ failed: ${c.stderr}`);
+  process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
+  return (serverPath = join(copy, 'server.js'));
 }
 
 export interface ServerOptions {
@@ -89,8 +101,7 @@ export class TestServer {
   }
 
   static async start(options: ServerOptions = {}): Promise<TestServer> {
-    buildOnce();
-    const child = spawn(process.execPath, [SERVER, '--stdio'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+    const child = spawn(process.execPath, [buildOnce(), '--stdio'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
     const conn = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
     const server = new TestServer(child, conn, options.settings ?? {});
     child.stderr!.on('data', (d: Buffer) => server.logs.push(d.toString()));
@@ -133,13 +144,13 @@ export class TestServer {
     conn.onNotification(LogMessageNotification.type, (m) => server.logs.push(m.message));
     conn.listen();
     const root = options.root ?? ROOT;
-    server.init = await conn.sendRequest(InitializeRequest.type, {
+    server.init = await Promise.race([server.exited, conn.sendRequest(InitializeRequest.type, {
       processId: process.pid,
       rootUri: pathToFileURL(root).href,
       workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'root' }],
       capabilities: { workspace: { configuration: true, codeLens: { refreshSupport: true }, applyEdit: true }, window: { workDoneProgress: true } },
       initializationOptions: { trusted: options.trusted ?? false, cacheDir: options.cacheDir, clientCommands: options.clientCommands ?? false },
-    });
+    })]);
     await conn.sendNotification(InitializedNotification.type, {});
     return server;
   }
