@@ -8,18 +8,13 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { analyzeModel } from '../../src/core/analyze';
 import type { AnalyzedModel } from '../../src/core/ir';
+import { analyzePythonModel } from './pythonModels';
 import { initPythonFrontend, parsePythonSource } from '../../src/frontends/python';
 
 before(() => initPythonFrontend());
 
-function analyzed(src: string, name: string, inputShape?: number[]): AnalyzedModel {
-  const r = parsePythonSource('build.py', src);
-  const spec = r.models.find((m) => m.name === name);
-  assert.ok(spec, `model ${name} expected; got ${r.models.map((m) => m.name).join(', ')}`);
-  return analyzeModel(spec, inputShape ? { inputShape } : {});
-}
+const analyzed = (src: string, name: string, inputShape?: number[]): AnalyzedModel => analyzePythonModel('build.py', src, name, inputShape);
 
 const warnings = (m: AnalyzedModel) => m.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.message}`);
 

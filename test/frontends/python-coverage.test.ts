@@ -8,22 +8,14 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { analyzeModel } from '../../src/core/analyze';
 import type { AnalyzedModel } from '../../src/core/ir';
+import { analyzePythonModel, layerNamed } from './pythonModels';
 import { initPythonFrontend, parsePythonSource } from '../../src/frontends/python';
 
 before(() => initPythonFrontend());
 
-function analyzed(src: string, name: string, inputShape?: number[]): AnalyzedModel {
-  const r = parsePythonSource('coverage.py', src);
-  const spec = r.models.find((m) => m.name === name);
-  assert.ok(spec, `model ${name} expected; got ${r.models.map((m) => m.name).join(', ')}`);
-  return analyzeModel(spec, inputShape ? { inputShape } : {});
-}
+const analyzed = (src: string, name: string, inputShape?: number[]): AnalyzedModel => analyzePythonModel('coverage.py', src, name, inputShape);
 
-const byName = (m: AnalyzedModel, name: string) => {
-  const l = m.layers.find((x) => x.name === name);
-  assert.ok(l, `${m.name} has no layer ${name}; layers: ${m.layers.map((x) => x.name).join(', ')}`);
-  return l;
-};
+const byName = layerNamed;
 
 test('nn.TransformerEncoderLayer(512, 8, 2048) has PyTorch module names and 3,152,384 params', () => {
   const m = analyzed('import torch.nn as nn\nlayer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048)\n', 'layer', [10, 512]);

@@ -6,24 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { analyzeModel } from '../../src/core/analyze';
 import type { AnalyzedModel } from '../../src/core/ir';
-import { initPythonFrontend, parsePythonSource } from '../../src/frontends/python';
+import { analyzePythonModel, layerNamed } from './pythonModels';
+import { initPythonFrontend } from '../../src/frontends/python';
 
 before(() => initPythonFrontend());
 
-function analyzed(src: string, name: string, inputShape?: number[]): AnalyzedModel {
-  const r = parsePythonSource('sizes.py', src);
-  const spec = r.models.find((m) => m.name === name);
-  assert.ok(spec, `model ${name} expected; got ${r.models.map((m) => m.name).join(', ')}`);
-  return analyzeModel(spec, inputShape ? { inputShape } : {});
-}
+const analyzed = (src: string, name: string, inputShape?: number[]): AnalyzedModel => analyzePythonModel('sizes.py', src, name, inputShape);
 
-const layer = (m: AnalyzedModel, name: string) => {
-  const l = m.layers.find((x) => x.name === name);
-  assert.ok(l, `${m.name} has no layer ${name}; layers: ${m.layers.map((x) => x.name).join(', ')}`);
-  return l;
-};
+const layer = layerNamed;
 const warnings = (m: AnalyzedModel) => m.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.message}`);
 
 const SHUFFLE = `import torch
