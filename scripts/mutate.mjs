@@ -78,6 +78,8 @@ const EQUIVALENT = [
   // kind comes from distributedType (undefined without it), and a parallelism whose value is undefined is
   // read nowhere (only 'data'/'sharded' give advice): `&&` and `||` build the same findings.
   ['src/configs/accelerate.ts', /parallelism: distributedType && kind \?/, '&& → ||', 'kind implies distributedType'],
+  // The layer-cost memo only saves work: a key left out of it is costed again, to the same options.
+  ['src/planner/cost/tables.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.
   ['src/planner/cost/layout.ts', /EPS/, '> → ≥', 'overlaps are 0 or ≫ EPS'],
   ['src/planner/cost/layout.ts', /EPS/, '≤ → <', 'overlaps are 0 or ≫ EPS'],

@@ -80,7 +80,6 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     const write = (z: ZeroStage, off: boolean): TextEdit[] | undefined => {
       if (family === 'fsdp' && z === 3) return replaceWith(strategy, `${sq}${off ? 'fsdp_cpu_offload' : 'fsdp'}${sq}`);
       if (z === 0) return replaceWith(strategy, `${sq}ddp${sq}`);
-      if (z === 3 && family === 'fsdp') return undefined;
       return replaceWith(strategy, `${sq}deepspeed_stage_${z}${off ? '_offload' : ''}${sq}`);
     };
     // One string says both: each writes the plan's value of the other, so the two edits agree.

@@ -78,7 +78,8 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
       if (!r) continue; // computed at run time
       v = r;
     }
-    if (!/^\d+$/.test(v.value.trim())) continue;
+    // Sizes and degrees are whole numbers from 1; a 0 states nothing (Megatron itself would divide by it).
+    if (!/^0*[1-9]\d*$/.test(v.value.trim())) continue;
     const at = v;
     stated[key] = { value: Number(v.value), stated: true, range: { start: at.start, end: at.end }, set: (n: number) => [{ start: at.start, end: at.end, newText: String(n) }] } as SetupDim<number>;
   }

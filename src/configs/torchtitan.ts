@@ -77,7 +77,8 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
   const localKey = tomlEntry(doc, 'training', 'local_batch_size') ? 'local_batch_size' : 'batch_size';
   const local = tomlEntry(doc, 'training', localKey);
   const global = tomlEntry(doc, 'training', 'global_batch_size');
-  if (typeof local?.value === 'number') {
+  // A batch is a whole number of sequences, at least one (DeepSpeed's reader asks the same); anything else states none.
+  if (typeof local?.value === 'number' && Number.isInteger(local.value) && local.value >= 1) {
     stated.microBatch = { value: local.value, stated: true, range: local.range, set: (n) => put('training', localKey, n) };
     const globalValue = typeof global?.value === 'number' && global.value > 0 ? global.value : undefined;
     if (globalValue !== undefined) stated.globalBatch = { value: globalValue, stated: true, range: global!.range, set: (n) => put('training', 'global_batch_size', n) };

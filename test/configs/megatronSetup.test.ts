@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { applyTextEdits, initConfigReaders, readConfigSetups } from '../../src/configs';
+import { applyTextEdits, initConfigReaders, readConfigSetups, statedBatch } from '../../src/configs';
 
 before(() => initConfigReaders());
 const FILE = 'pretrain_gpt.sh';
@@ -74,4 +74,12 @@ test('defaults when flags are absent; selective recompute from --recompute-activ
   const computed = read('python pretrain_gpt.py --tensor-model-parallel-size $((N/2)) --micro-batch-size x\n');
   assert.deepEqual([computed.tensorParallel, computed.microBatch], [undefined, undefined]);
   assert.equal(readConfigSetups(FILE, 'python train.py --lr 0.1\n').find((x) => x.label === 'Megatron-LM launch'), undefined);
+});
+
+test('a size or degree of 0 states nothing: no zero batch, no zero-way parallelism', () => {
+  const s = read(TEXT.replace('--global-batch-size 256', '--global-batch-size 0').replace('=2', '=0'));
+  assert.equal(s.globalBatch, undefined);
+  assert.equal(statedBatch(s), undefined, 'micro 2 without a data-parallel degree and a zero global batch: no batch');
+  assert.equal(s.pipelineStages?.value ?? 1, 1);
+  assert.equal(read(TEXT.replace('--micro-batch-size 2', '--micro-batch-size 02')).microBatch?.value, 2, 'leading zeros are still a number');
 });

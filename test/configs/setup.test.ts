@@ -106,3 +106,16 @@ test('Megatron-LM arguments: --fp16 becomes --bf16 in place, recompute and micro
   assert.doesNotMatch(fixed, /--fp16/);
   assert.deepEqual(comments(fixed), comments(text));
 });
+
+test('a batch of zero or a fraction is no batch: the global batch is not stated (torchtitan as DeepSpeed)', () => {
+  const toml = readExample('test/configs/data/llama/llama3_8b.toml');
+  const [setup] = readConfigSetups('llama3_8b.toml', toml);
+  assert.equal(statedBatch(setup!), 4 * 8, 'local_batch_size 4 on data_parallel_shard_degree 8');
+  for (const bad of ['0', '2.5', '-4']) {
+    const [broken] = readConfigSetups('llama3_8b.toml', toml.replace(/local_batch_size = 4/, `local_batch_size = ${bad}`));
+    assert.equal(broken!.microBatch, undefined, `local_batch_size = ${bad}`);
+    assert.equal(statedBatch(broken!), undefined, `local_batch_size = ${bad}`);
+  }
+  const ds = (micro: number) => readConfigSetups('ds_config.json', JSON.stringify({ train_micro_batch_size_per_gpu: micro, gradient_accumulation_steps: 1 }))[0]!;
+  assert.equal(ds(0).microBatch, undefined);
+});

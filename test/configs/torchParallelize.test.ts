@@ -63,3 +63,22 @@ test('a real plan of examples/pytorch/gpt.py on h100x8: every tensor-parallel ke
   for (const k of keys) assert.ok(names.has(k), `${k} is a module of gpt.py (${[...names].slice(0, 5).join(', ')}…)`);
   assert.ok(CLUSTER_PRESETS);
 });
+
+test('the autocast note appears only where FSDP2 does not carry the precision: 16-bit without ZeRO ≥ 2, never fp32', () => {
+  const note = /torch\.autocast\("cuda", dtype=(torch\.\w+)\)/;
+  assert.equal(note.exec(exportPlan(llamaPlan({ zeroStage: 0, recompute: 'none' }), 'torch-parallelize').content)?.[1], 'torch.bfloat16');
+  assert.equal(note.exec(exportPlan(llamaPlan({ zeroStage: 1, precision: 'fp16', recompute: 'none' }), 'torch-parallelize').content)?.[1], 'torch.float16');
+  assert.doesNotMatch(exportPlan(llamaPlan({ zeroStage: 0, precision: 'fp32', recompute: 'none' }), 'torch-parallelize').content, /autocast/);
+  // ZeRO-3 sets param_dtype in FSDP2's MixedPrecisionPolicy instead.
+  assert.doesNotMatch(exportPlan(llamaPlan({ zeroStage: 3 }), 'torch-parallelize').content, /autocast/);
+});
+
+test('a plan without a training setup (the per-layer search) takes its tensor-parallel degree from the layers', () => {
+  const plan = llamaPlan({ tensorParallel: 2 });
+  const bare = { ...plan, plan: { ...plan.plan, setup: undefined } };
+  const out = exportPlan(bare, 'torch-parallelize');
+  assertParses(out.content);
+  assert.match(out.content, /init_device_mesh\("cuda", \(4, 2\), mesh_dim_names=\("dp", "tp"\)\)/);
+  const dpOnly = llamaPlan({ tensorParallel: 1 });
+  assert.match(exportPlan({ ...dpOnly, plan: { ...dpOnly.plan, setup: undefined } }, 'torch-parallelize').content, /init_device_mesh\("cuda", \(8, 1\)/);
+});

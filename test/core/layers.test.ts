@@ -134,6 +134,15 @@ test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation'
   const drop = ok('dropout', [[4096]], { rate: 0.5 });
   assert.deepEqual(drop.outputShape, [4096]);
   assert.equal(drop.savedActivationBytes, 4096);
+  // torch 1.13: F.dropout(x, p=0.0, training=True) is x itself (no grad_fn, nothing saved); p=1.0 multiplies by a zero scalar.
+  for (const rate of [0, 1]) {
+    const none = ok('dropout', [[4096]], { rate });
+    assert.equal(none.savedActivationBytes, 0, `rate ${rate} keeps no mask`);
+    assert.equal(none.forwardFlops, rate * 4096);
+  }
+  assert.equal(ok('dropout', [[4096]], {}).savedActivationBytes, 4096, 'nn.Dropout() defaults to p=0.5: a mask');
+  assert.match(err('dropout', [[4096]], { rate: 1.01 }), /between 0 and 1/);
+  assert.match(err('dropout', [[4096]], { rate: -0.01 }), /between 0 and 1/);
   const relu = ok('activation', [[64, 55, 55]], { fn: 'relu' });
   assert.equal(relu.forwardFlops, 64 * 55 * 55);
   assert.equal(relu.savedActivationBytes, 64 * 55 * 55 * 4);
@@ -141,4 +150,18 @@ test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation'
   assert.match(err('activation', [[10]], { fn: 'frobnicate' }), /unknown activation function/);
   assert.match(err('activation', [[10]], { fn: 'softmax', axis: 3 }), /out of range/);
   assert.match(err('opaque', [[10]], { reason: 'custom module MyBlock' }), /custom module MyBlock/);
+});
+
+test('parameter: its elements are params; a leading 1 is the batch only when marked batched and something follows it', () => {
+  const clsToken = ok('parameter', [], { shape: [1, 1, 768], batched: true });
+  assert.deepEqual(clsToken.outputShape, [1, 768], 'ViT class token: (1, 1, D) is one sample of (1, D)');
+  assert.equal(clsToken.params, 768);
+  // A (1,) scale (a learned temperature) has nothing after its leading 1: it stays a 1-element tensor.
+  assert.deepEqual(ok('parameter', [], { shape: [1], batched: true }).outputShape, [1]);
+  assert.deepEqual(ok('parameter', [], { shape: [1, 197, 768] }).outputShape, [1, 197, 768], 'unmarked: the shape as declared');
+  assert.deepEqual(ok('parameter', [], { shape: [30522, 768], gathered: [4, 768] }).outputShape, [4, 768]);
+  assert.equal(ok('parameter', [], { shape: [30522, 768], gathered: [4, 768] }).params, 30522 * 768, 'a gathered table still counts all its rows');
+  assert.equal(ok('parameter', [], { shape: [64], constant: true }).params, 0, 'a buffer the module reads has no parameters');
+  assert.match(err('parameter', [], { shape: [0, 3] }), /shape is not known/);
+  assert.match(err('parameter', [], { shape: [3], gathered: [] }), /gathered shape is not known/);
 });

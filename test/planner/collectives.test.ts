@@ -127,3 +127,13 @@ test('hierarchical broadcast, reduce-scatter, all-to-all and p2p across 4 nodes 
   // One rank per node: flat on the inter level, where auto may take the tree.
   close(collectiveMs('allreduce', 1e3, 64, { perNode: 1, nodes: 64, intra: nvlink, inter: ib }), (1e3 * 126) / 64 / 2.5e7 + 12 * 0.01, 'flat inter');
 });
+
+test('inside one node every collective is flat on the node fabric: the NIC (slower, higher latency) is never paid', () => {
+  const oneNode: GroupFabric = { perNode: 8, nodes: 1, intra: nvlink, inter: ib };
+  for (const kind of ['allreduce', 'allgather', 'reducescatter', 'broadcast', 'alltoall', 'p2p'] as const) {
+    const n = kind === 'p2p' ? 2 : 8;
+    const ms = collectiveMs(kind, 64e6, n, oneNode);
+    const flat = flatCollectiveMs(kind, 64e6, n, nvlink, 'ring');
+    assert.ok(Math.abs(ms - flat) <= 1e-9 * flat, `${kind}: ${ms} vs flat NVLink ${flat}`);
+  }
+});

@@ -9,6 +9,8 @@ import { parseClusterSpec, planModel, resolveCluster } from '../../src/planner/i
 import { memoryPerGpu, modelStateBytes, shardCount, stateBytesPerParam, transformerLayerActivationBytes, type MemorySetup } from '../../src/planner/memory/index';
 import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
 import { hugeMlp, ModelBuilder, transformer } from './fixtures';
+import { analyzeModel } from '../../src/core/analyze';
+import { SpecBuilder } from '../core/specBuilder';
 
 const adamBf16: MemorySetup = { precision: 'bf16', optimizer: 'adam', zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false };
 const sum = (s: { weights: number; gradients: number; optimizer: number }): number => s.weights + s.gradients + s.optimizer;
@@ -178,4 +180,21 @@ test('usable memory: device bytes less the allocator’s fragmentation share and
   assert.equal(mb(1e7), '10 MB');
   assert.equal(mb(1e9), '1.0 GB');
   assert.equal(mb(0.999e9), '999 MB');
+});
+
+test('BatchNorm running statistics are weights the GPU holds: the layer costs exactly their fp32 bytes more than without them', () => {
+  const bnModel = (trackRunningStats: boolean) => {
+    const b = new SpecBuilder(`bn-${trackRunningStats}`);
+    b.conv('conv', 3, 64, 3, { p: 1 });
+    b.bn('bn', 64, { trackRunningStats });
+    return analyzeModel(b.build([3, 32, 32]));
+  };
+  const opts: PlanOptions = { batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', gpus: 1, precision: 'fp32' };
+  const bnLayer = (trackRunningStats: boolean) => {
+    const out = planModel(bnModel(trackRunningStats), resolveCluster('a100x8'), opts);
+    assert.ok(out.feasible);
+    return out.plan.layers.find((l) => l.name === 'bn')!;
+  };
+  // running_mean and running_var: 2 × 64 fp32 values.
+  assert.equal(bnLayer(true).memoryBytesPerGpu - bnLayer(false).memoryBytesPerGpu, 2 * 64 * 4);
 });

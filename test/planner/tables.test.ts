@@ -172,3 +172,10 @@ test('layer configurations on n devices: d·k = n for every divisor k, splits by
   assert.equal(describeConfig({ d: 1, k: 4, split: 'in' }), 'model parallel (split inputs) ×4');
   assert.equal(describeConfig({ d: 2, k: 2, split: 'heads' }), 'data ×2 · model parallel (split heads) ×2');
 });
+
+test('a device given no samples (a replica with an empty share of a small batch) does no work and launches no kernel', () => {
+  const fc1 = mlp().layers[0]!;
+  assert.deepEqual(analyticalTimes(fc1, gpu, 0, 1, 1, 4, 'fp32'), { forwardMs: 0, backwardMs: 0 });
+  const one = analyticalTimes(fc1, gpu, 1, 1, 1, 4, 'fp32');
+  assert.ok(one.forwardMs > 0 && one.backwardMs > one.forwardMs, JSON.stringify(one));
+});

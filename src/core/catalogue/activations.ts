@@ -51,6 +51,9 @@ function inferDropout(inputShapes: Shape[], attrs: Attrs): InferOk {
   const rate = num(attrs, 'rate', 0.5);
   if (rate < 0 || rate > 1) fail(`dropout rate ${rate} must be between 0 and 1`);
   const elems = product(inputShapes[0]);
+  // ATen's dropout returns its input for p = 0 and multiplies by a zero scalar for p = 1 (Dropout.cpp,
+  // _dropout_impl): no mask is drawn or saved. LLM configs routinely train with dropout 0.0.
+  if (rate === 0 || rate === 1) return { outputShape: inputShapes[0], params: 0, nonTrainable: 0, forwardFlops: rate === 0 ? 0 : elems, backwardFlops: rate === 0 ? 0 : elems, savedActivationBytes: 0 };
   return {
     outputShape: inputShapes[0],
     params: 0,
