@@ -22,7 +22,7 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   gemma: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt2: { build: buildGpt2, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt_neox: { build: buildGptNeox, heads: ['base', 'causal-lm'] },
-  bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
+  bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'pre-training', 'sequence-classification'] },
   roberta: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
   t5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
   vit: { build: buildVit, heads: ['base', 'image-classification'] },
