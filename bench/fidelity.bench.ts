@@ -8,15 +8,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AnalyzedModel } from '../src/core/ir';
+import type { AnalyzedModel, AnalyzeOptions } from '../src/core/ir';
 import { analyzeSource } from '../src/frontends/index';
 import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../src/planner/index';
 import type { ParallelPins, PlanOptions, PlanOutcome, Precision } from '../src/protocol/plan';
 
 const root = join(__dirname, '..');
 
-async function exampleModel(file: string, name?: string, source?: string, inputShape?: number[]): Promise<AnalyzedModel> {
-  const r = await analyzeSource(file, source ?? readFileSync(join(root, file), 'utf8'), inputShape ? { inputShape } : {});
+async function exampleModel(file: string, name?: string, source?: string, options: AnalyzeOptions = {}): Promise<AnalyzedModel> {
+  const r = await analyzeSource(file, source ?? readFileSync(join(root, file), 'utf8'), options);
   const m = name ? r.models.find((x) => x.name === name) : r.models[0];
   if (!m) throw new Error(`no model ${name ?? ''} in ${file}`);
   return m;
@@ -32,8 +32,8 @@ async function gpt(layers: number, hidden: number, heads: number): Promise<Analy
   set('n_layer', layers);
   set('n_head', heads);
   set('n_embd', hidden);
-  // The forward takes `idx` of any length ≤ block_size; Megatron trains on full 2,048-token sequences (as `--input 2048`).
-  return exampleModel(file, undefined, src, [2048]);
+  // The forward takes `idx` of any length ≤ block_size; Megatron trains on full 2,048-token sequences (as `--seq-len 2048`).
+  return exampleModel(file, undefined, src, { sequenceLength: 2048 });
 }
 
 /** Selene (Megatron-LM's cluster): DGX A100 nodes, NVSwitch inside, 8 × 200 Gb/s HDR InfiniBand per node (25 GB/s per GPU). */
@@ -64,7 +64,8 @@ async function bertLarge(seq: number): Promise<AnalyzedModel> {
     'model = BertForPreTraining(config)',
     '',
   ].join('\n');
-  return exampleModel('bench/bert_large.py', 'model', src, [seq]);
+  // The config's 512 positions are the assumed length; DLE's phase 1 trains on 128 (as `--seq-len 128`).
+  return exampleModel('bench/bert_large.py', 'model', src, { sequenceLength: seq });
 }
 
 interface Row {
@@ -130,7 +131,7 @@ function megatronFlops(batch: number, seq: number, layers: number, hidden: numbe
 function megatron(layers: number, hidden: number, heads: number, gpus: number, batch: number, pins: ParallelPins): () => Promise<number | string> {
   return async () => {
     // Megatron-LM (2021) ran eager attention: scores and probabilities go through HBM (no FlashAttention yet).
-    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'fp16', precisionSource: 'bench', pins, sequenceLength: 2048, attentionKernel: 'unfused' };
+    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'fp16', precisionSource: 'bench', pins, attentionKernel: 'unfused' };
     // Probe first on a small model: a planner that ignores pins would search thousands of GPUs for nothing.
     // Its blocks must hold most FLOPs (a 64-wide toy is all LM head and goes to the per-layer search).
     const probe = planModel(await gpt(8, 2048, 16), resolveCluster('a100x8'), { ...opts, gpus: 2, maxGpus: 2, batch: 2, pins: { tensorParallel: 2 } });

@@ -124,6 +124,24 @@ export interface ModelInput {
    * states, in words for the diagnostic ("the config's max_position_embeddings").
    */
   assumed?: string;
+  /**
+   * For an assumed token-id input: the graph holds for any sequence length (its
+   * views use -1), so `--seq-len` may replace the assumed length. A graph read
+   * for one concrete size (python/specialise.ts) does not set it.
+   */
+  lengthFree?: boolean;
+  /** The most tokens the model has positions for (its position embeddings), and in words where that comes from. */
+  maxLength?: { tokens: number; what: string };
+}
+
+/** A sequence model's tokens per sample, and where that number came from (for the plan). */
+export interface SequenceInfo {
+  /** The input that carries the tokens. */
+  input: string;
+  length: number;
+  /** '--input', '--seq-len', 'stated in the code', or 'assumed: <why>'. */
+  source: string;
+  assumed: boolean;
 }
 
 /** A model as a frontend read it. */
@@ -198,6 +216,8 @@ export interface AnalyzedModel {
   inputs: Array<ModelInput & { shape: Shape }>;
   /** True when the input shape is the framework default rather than stated in code or given by the user. */
   inputAssumed: boolean;
+  /** For sequence models: the tokens per sample and where they came from. */
+  sequence?: SequenceInfo;
   layers: AnalyzedLayer[];
   outputs: string[];
   totals: ModelTotals;
@@ -218,6 +238,8 @@ export interface AnalysisResult {
 export interface AnalyzeOptions {
   /** Overrides the input shape (without batch): `--input 3,224,224`. */
   inputShape?: Shape;
+  /** Tokens per sample for a sequence input whose length the code does not state: `--seq-len 512` (`--input` wins). */
+  sequenceLength?: number;
   /** Bytes per element, default 4 (fp32). */
   dtypeBytes?: number;
 }
