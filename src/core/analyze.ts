@@ -77,6 +77,7 @@ function analyzeLayer(
       backwardFlops: result.backwardFlops,
       activationBytes: product(result.outputShape) * dtypeBytes,
       savedActivationBytes: result.savedActivationBytes ?? 0,
+      ...(result.savedFixedBytes ? { savedFixedBytes: result.savedFixedBytes } : {}),
       weightGradBytes: params * dtypeBytes,
     },
   };

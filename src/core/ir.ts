@@ -183,6 +183,8 @@ export interface LayerWorkload {
    * without tensors an earlier layer already saves (autograd keeps one copy; see analyze.ts).
    */
   savedActivationBytes: number;
+  /** Of savedActivationBytes, the int64 indices and bool masks: their size does not follow the training precision. Absent: none. */
+  savedFixedBytes?: number;
   /** Bytes this op saves that are counted at an earlier layer instead (a shared tensor); absent when none. */
   sharedSavedBytes?: number;
   /** Gradient bytes to all-reduce in data parallelism (params × dtype bytes; 0 for tied duplicates). */
