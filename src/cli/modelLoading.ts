@@ -7,28 +7,35 @@ import type { AnalysisResult, AnalyzedModel, AnalyzeOptions } from '../core/ir';
 import { analyzeSource, sourceKindOf, type ImportOptions } from '../frontends/index';
 import { probePython, resolvePython } from '../profiler/pythonEnv';
 import { CliError } from './cliError';
-import { parseShapeFlag } from './args';
+import { parseShapeFlag, positiveInt } from './args';
 import { readTextFile } from './files';
 
-/** `--input` as given on the command line (unparsed), so each caller need not parse it. */
+/** `--input` and `--seq-len` as given on the command line (unparsed), so each caller need not parse them. */
 export interface ModelFlags {
   input?: string;
+  /** `--seq-len T`: tokens per sample for a sequence model whose code does not state its length. */
+  'seq-len'?: string;
   /** `--python PATH`: the interpreter whose site-packages imported libraries are read from. */
   python?: string;
 }
 
 /** parseArgs declaration of the flags every model-reading command takes besides `--input`. */
-export const MODEL_SOURCE_FLAGS = { python: { type: 'string' } } as const;
+export const MODEL_SOURCE_FLAGS = { python: { type: 'string' }, 'seq-len': { type: 'string' } } as const;
 
-export const MODEL_SOURCE_HELP = '  --python PATH         interpreter whose installed libraries imports are read from (default: $WAP_PYTHON, python3)';
+export const SEQ_LEN_HELP = '  --seq-len T           tokens per sample when the code does not state it (--input wins)';
+
+export const MODEL_SOURCE_HELP = `${SEQ_LEN_HELP}
+  --python PATH         interpreter whose installed libraries imports are read from (default: $WAP_PYTHON, python3)`;
 
 /** Reads and analyses every model in `file`; at least one model or a CliError. */
 export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Promise<AnalysisResult> {
   if (!sourceKindOf(file)) throw new CliError(`'${file}' is not a model file: expected a .py, .ts/.js or .json file`);
   // Flags are checked before the file is read: a typo should not wait for a parse.
   const inputShape = flags.input !== undefined ? parseShapeFlag(flags.input) : undefined;
+  const sequenceLength = positiveInt('seq-len', flags['seq-len']);
   const text = readTextFile(file);
-  const result = await analyzeFollowingImports(file, text, inputShape ? { inputShape } : {}, flags.python);
+  const options: AnalyzeOptions = { ...(inputShape ? { inputShape } : {}), ...(sequenceLength !== undefined ? { sequenceLength } : {}) };
+  const result = await analyzeFollowingImports(file, text, options, flags.python);
   if (result.models.length === 0) {
     // An import that could not be followed is the likeliest reason for "no model" in a training script.
     const firstError = result.diagnostics.find((d) => d.severity === 'error') ?? result.diagnostics.find((d) => d.code === 'import-unresolved' || d.code === 'import-name-missing');

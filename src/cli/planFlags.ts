@@ -10,6 +10,7 @@ import type { Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, Re
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';
+import { SEQ_LEN_HELP } from './modelLoading';
 import { CliError } from './cliError';
 
 export const DEFAULT_PLAN_BATCH = 128;
@@ -62,7 +63,7 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --offload O           auto (default: only when nothing else fits) | on | off   optimizer state in CPU memory
   --hsdp H              auto (default) | on | off   shard ZeRO state within a node, replicate across nodes
   --dp N --tp N --pp N --cp N --ep N   pin data / tensor / pipeline / context / expert parallel degrees
-  --seq-len T           tokens per sample when the code does not state it
+${SEQ_LEN_HELP}
   --attention A         fused (default: FlashAttention / PyTorch SDPA) | unfused (eager: scores through HBM)
   --memory-format F     channels_first (PyTorch's default NCHW) | channels_last   how conv activations are stored`;
 }
@@ -82,8 +83,8 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
     options.precision = oneOf<Precision>('precision', v.precision, ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'], 'fp32');
     options.precisionSource = '--precision';
   }
-  const seqLen = positiveInt('seq-len', v['seq-len']);
-  if (seqLen !== undefined) options.sequenceLength = seqLen;
+  // Checked here with every other flag, before anything slow; the analysis applies it (modelLoading.ts).
+  positiveInt('seq-len', v['seq-len']);
   if (v.attention !== undefined) options.attentionKernel = oneOf<'fused' | 'unfused'>('attention', v.attention, ['fused', 'unfused'], 'fused');
   if (v['memory-format'] !== undefined) options.memoryFormat = oneOf<'channels_first' | 'channels_last'>('memory-format', v['memory-format'], ['channels_first', 'channels_last'], 'channels_first');
   const pins = pinsFrom(v);

@@ -6,7 +6,7 @@
 import { inferLayer, isInferError } from './catalogue/index';
 import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpec, LayerWorkload, ModelInput, ModelSpec, ModelTotals, Shape, SourceRange } from './ir';
 import { emptyWorkload, product } from './ir';
-import { assumeInput } from './inputDefaults';
+import { resolveInputs, showShape } from './inputs';
 import { assessCompleteness } from './completeness';
 
 const DEFAULT_DTYPE_BYTES = 4;
@@ -14,52 +14,6 @@ const DEFAULT_DTYPE_BYTES = 4;
 function diag(severity: Diagnostic['severity'], code: string, message: string, range: SourceRange | undefined): Diagnostic {
   const r = range ?? { line: 1, column: 1, endLine: 1, endColumn: 1 };
   return { severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
-}
-
-function isShape(v: unknown): v is Shape {
-  return Array.isArray(v) && v.every((d) => typeof d === 'number' && Number.isInteger(d) && d > 0);
-}
-
-function showShape(s: Shape): string {
-  return `[${s.join(', ')}]`;
-}
-
-/** Resolves every model input's shape: options.inputShape (first input) > the spec's shape > the assumed default. */
-function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnostics: Diagnostic[]): { inputs: Array<ModelInput & { shape: Shape }>; assumed: boolean } {
-  const declared: ModelInput[] = spec.inputs && spec.inputs.length > 0 ? spec.inputs : [{ id: 'input' }];
-  let override: Shape | undefined;
-  if (options.inputShape !== undefined) {
-    if (isShape(options.inputShape) && options.inputShape.length > 0) override = options.inputShape;
-    else diagnostics.push(diag('error', 'bad-input-shape', `The given input shape ${JSON.stringify(options.inputShape)} is not a list of positive integers; it is ignored.`, spec.range));
-  }
-  let assumed = false;
-  const inputs = declared.map((input, i) => {
-    if (i === 0 && override) return { ...input, shape: override };
-    if (isShape(input.shape)) {
-      if (typeof input.assumed === 'string') {
-        // A default the frontend chose (e.g. a Hugging Face config's max positions): said like any assumed input.
-        assumed = true;
-        diagnostics.push(
-          diag('info', 'assumed-input', `No input shape for ${spec.name} input '${input.id}': assumed ${showShape(input.shape)}, ${input.assumed}, without batch. Override with \`--input ${input.shape.join(',')}\`.`, spec.range),
-        );
-      }
-      return { ...input, shape: input.shape };
-    }
-    const guess = assumeInput(spec);
-    assumed = true;
-    const flag = guess.shape.join(',');
-    diagnostics.push(
-      diag(
-        'info',
-        'assumed-input',
-        `No input shape for ${spec.name}${declared.length > 1 ? ` input '${input.id}'` : ''}: assumed ${showShape(guess.shape)}, ${guess.what}, without batch. ` +
-          `Override with \`--input ${flag}\` or state the shape in the model code.`,
-        spec.range,
-      ),
-    );
-    return { ...input, shape: guess.shape, dtype: input.dtype ?? guess.dtype };
-  });
-  return { inputs, assumed };
 }
 
 interface LayerOutcome {
@@ -123,6 +77,7 @@ function analyzeLayer(
       backwardFlops: result.backwardFlops,
       activationBytes: product(result.outputShape) * dtypeBytes,
       savedActivationBytes: result.savedActivationBytes ?? 0,
+      ...(result.savedFixedBytes ? { savedFixedBytes: result.savedFixedBytes } : {}),
       weightGradBytes: params * dtypeBytes,
     },
   };
@@ -218,7 +173,7 @@ function sumTotals(layers: AnalyzedLayer[]): ModelTotals {
 export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): AnalyzedModel {
   const dtypeBytes = typeof options.dtypeBytes === 'number' && options.dtypeBytes > 0 && Number.isFinite(options.dtypeBytes) ? options.dtypeBytes : DEFAULT_DTYPE_BYTES;
   const diagnostics: Diagnostic[] = [...(spec.diagnostics ?? [])];
-  const { inputs, assumed } = resolveInputs(spec, options, diagnostics);
+  const { inputs, assumed, sequence } = resolveInputs(spec, options, diagnostics);
   const known = new Map<string, Shape | undefined>(inputs.map((i) => [i.id, i.shape]));
   const specLayers = spec.layers ?? [];
   const laterIds = new Set(specLayers.map((l) => l.id));
@@ -248,6 +203,7 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
     input: inputs[0].shape,
     inputs,
     inputAssumed: assumed,
+    ...(sequence ? { sequence } : {}),
     layers,
     outputs: spec.outputs ?? [],
     totals: sumTotals(layers),

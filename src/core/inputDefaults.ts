@@ -19,6 +19,8 @@ export interface AssumedInput {
   dtype: 'float' | 'int';
   /** Human words for the diagnostic: "an image (channels_first)". */
   what: string;
+  /** A sequence of tokens or steps (its first axis is the length), which `--seq-len` may set. */
+  sequence: boolean;
 }
 
 const CONV_OPS = new Set(['conv', 'separable_conv']);
@@ -37,19 +39,19 @@ function imageShape(channels: number, rank: number, layout: Layout): Shape {
 export function assumeInput(spec: ModelSpec): AssumedInput {
   const layers = spec.layers ?? [];
   const first = layers.find((l) => l.op !== 'input' && l.op !== 'identity');
-  if (first?.op === 'embedding') return { shape: [DEFAULT_SEQUENCE_LENGTH], dtype: 'int', what: `a sequence of ${DEFAULT_SEQUENCE_LENGTH} token ids` };
+  if (first?.op === 'embedding') return { shape: [DEFAULT_SEQUENCE_LENGTH], dtype: 'int', what: `a sequence of ${DEFAULT_SEQUENCE_LENGTH} token ids`, sequence: true };
   const firstConv = layers.find((l) => CONV_OPS.has(l.op));
   const firstWeighted = layers.find((l) => WEIGHTED_OPS.has(l.op));
   if (!firstConv && firstWeighted) {
     const n = numAttr(firstWeighted, 'inFeatures');
-    if (firstWeighted.op === 'linear' && n) return { shape: [n], dtype: 'float', what: `a vector of ${n} features (from ${firstWeighted.name}'s inFeatures)` };
+    if (firstWeighted.op === 'linear' && n) return { shape: [n], dtype: 'float', what: `a vector of ${n} features (from ${firstWeighted.name}'s inFeatures)`, sequence: false };
     const seqFeatures = firstWeighted.op === 'rnn' ? numAttr(firstWeighted, 'inputSize') : firstWeighted.op === 'mha' ? numAttr(firstWeighted, 'embedDim') : undefined;
     if (seqFeatures) {
-      return { shape: [DEFAULT_SEQUENCE_LENGTH, seqFeatures], dtype: 'float', what: `a sequence of ${DEFAULT_SEQUENCE_LENGTH} steps × ${seqFeatures} features` };
+      return { shape: [DEFAULT_SEQUENCE_LENGTH, seqFeatures], dtype: 'float', what: `a sequence of ${DEFAULT_SEQUENCE_LENGTH} steps × ${seqFeatures} features`, sequence: true };
     }
   }
   const layout = spec.layout ?? (spec.framework === 'pytorch' ? 'channels_first' : 'channels_last');
   const rank = numAttr(firstConv, 'rank') ?? 2;
   const channels = numAttr(firstConv, 'inChannels') ?? 3;
-  return { shape: imageShape(channels, rank, layout), dtype: 'float', what: `an image (${layout})` };
+  return { shape: imageShape(channels, rank, layout), dtype: 'float', what: `an image (${layout})`, sequence: false };
 }

@@ -124,6 +124,24 @@ export interface ModelInput {
    * states, in words for the diagnostic ("the config's max_position_embeddings").
    */
   assumed?: string;
+  /**
+   * For an assumed token-id input: the graph holds for any sequence length (its
+   * views use -1), so `--seq-len` may replace the assumed length. A graph read
+   * for one concrete size (python/specialise.ts) does not set it.
+   */
+  lengthFree?: boolean;
+  /** The most tokens the model has positions for (its position embeddings), and in words where that comes from. */
+  maxLength?: { tokens: number; what: string };
+}
+
+/** A sequence model's tokens per sample, and where that number came from (for the plan). */
+export interface SequenceInfo {
+  /** The input that carries the tokens. */
+  input: string;
+  length: number;
+  /** '--input', '--seq-len', 'stated in the code', or 'assumed: <why>'. */
+  source: string;
+  assumed: boolean;
 }
 
 /** A model as a frontend read it. */
@@ -165,6 +183,8 @@ export interface LayerWorkload {
    * without tensors an earlier layer already saves (autograd keeps one copy; see analyze.ts).
    */
   savedActivationBytes: number;
+  /** Of savedActivationBytes, the int64 indices and bool masks: their size does not follow the training precision. Absent: none. */
+  savedFixedBytes?: number;
   /** Bytes this op saves that are counted at an earlier layer instead (a shared tensor); absent when none. */
   sharedSavedBytes?: number;
   /** Gradient bytes to all-reduce in data parallelism (params × dtype bytes; 0 for tied duplicates). */
@@ -198,6 +218,8 @@ export interface AnalyzedModel {
   inputs: Array<ModelInput & { shape: Shape }>;
   /** True when the input shape is the framework default rather than stated in code or given by the user. */
   inputAssumed: boolean;
+  /** For sequence models: the tokens per sample and where they came from. */
+  sequence?: SequenceInfo;
   layers: AnalyzedLayer[];
   outputs: string[];
   totals: ModelTotals;
@@ -218,6 +240,8 @@ export interface AnalysisResult {
 export interface AnalyzeOptions {
   /** Overrides the input shape (without batch): `--input 3,224,224`. */
   inputShape?: Shape;
+  /** Tokens per sample for a sequence input whose length the code does not state: `--seq-len 512` (`--input` wins). */
+  sequenceLength?: number;
   /** Bytes per element, default 4 (fp32). */
   dtypeBytes?: number;
 }

@@ -6,7 +6,7 @@
  * plan fits only through memory savers or offload. Each search fills in its
  * own plan, baselines, timeline and search info.
  */
-import type { IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanReport, ScalingPoint, TrainingSetup } from '../protocol/plan';
+import type { IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanReport, PlanSequence, ScalingPoint, TrainingSetup } from '../protocol/plan';
 
 /** What every outcome of one planModel call shares. */
 export interface ReportBase {
@@ -15,6 +15,7 @@ export interface ReportBase {
   cluster: InfeasiblePlan['cluster'];
   diagnostics: PlanDiagnostic[];
   incomplete?: IncompleteModelInfo;
+  sequence?: PlanSequence;
 }
 
 export function samplesPerSec(batch: number, stepMs: number): number {
@@ -22,7 +23,7 @@ export function samplesPerSec(batch: number, stepMs: number): number {
 }
 
 export function infeasible(base: ReportBase, reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan {
-  return { feasible: false, ...(base.incomplete ? { incomplete: base.incomplete } : {}), model: base.model, batch: base.options.batch, cluster: base.cluster, reason, scaling, diagnostics: base.diagnostics };
+  return { feasible: false, ...(base.incomplete ? { incomplete: base.incomplete } : {}), ...(base.sequence ? { sequence: base.sequence } : {}), model: base.model, batch: base.options.batch, cluster: base.cluster, reason, scaling, diagnostics: base.diagnostics };
 }
 
 /** A feasible report: the shared header around the search's own parts. */
@@ -31,6 +32,7 @@ export function feasibleReport(base: ReportBase, parts: Pick<PlanReport, 'plan' 
   return {
     feasible: true,
     ...(base.incomplete ? { incomplete: base.incomplete } : {}),
+    ...(base.sequence ? { sequence: base.sequence } : {}),
     model: base.model,
     batch: o.batch,
     objective: o.objective,

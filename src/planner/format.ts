@@ -1,5 +1,5 @@
 /** The CLI's plain-text plan table. */
-import type { PlanOutcome, TrainingSetup } from '../protocol/plan';
+import type { PlanOutcome, PlanSequence, TrainingSetup } from '../protocol/plan';
 
 const pad = (s: string, w: number): string => (s.length >= w ? s : s + ' '.repeat(w - s.length));
 const fmt = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -15,6 +15,7 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   if (!outcome.feasible) {
     lines.push(`${outcome.model} on ${outcome.cluster.name}, batch ${outcome.batch}: no feasible plan`);
     lines.push(`reason: ${outcome.reason}`);
+    if (outcome.sequence) lines.push(sequenceLine(outcome.sequence));
     if (outcome.incomplete) lines.push(`model ${outcome.incomplete.summary}`);
     if (scaling) lines.push(`samples/s by GPU count: ${scaling}`);
     return lines.join('\n');
@@ -26,6 +27,7 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   lines.push(`${r.model} on ${r.cluster.name} (${r.cluster.source}), batch ${r.batch}, ${r.strategies} strategies, objective ${r.objective}`);
   lines.push(`chosen: ${p.gpus} of ${r.cluster.gpus} GPUs  step ${fmt(p.stepTimeMs, 2)} ms  ${fmt(p.samplesPerSec, 0)} samples/s  ${fmt(p.energyJPerSample, 3)} J/sample  peak ${fmt(Math.max(...p.memoryPerGpuBytes) / 1e9, 2)} GB/GPU`);
   lines.push(`speedup: ${vs(b.singleGpu.samplesPerSec)} vs 1 GPU, ${vs(b.dataParallel.samplesPerSec)} vs pure DP on ${b.dataParallel.gpus}, ${vs(b.owt.samplesPerSec)} vs OWT`);
+  if (r.sequence) lines.push(sequenceLine(r.sequence));
   if (p.setup) lines.push(...setupLines(p.setup));
   if (r.incomplete) lines.push(`model ${r.incomplete.summary} (${r.incomplete.reasons.slice(0, 3).join('; ')}): the plan covers only the layers WAP could read`);
   if (p.pipeline) lines.push(`pipeline: ${p.pipeline.stages} stages, ${p.pipeline.microBatches} micro-batches (${p.pipeline.schedule}), bubble ${fmt(p.pipeline.bubbleFraction * 100, 0)}%`);
@@ -61,6 +63,10 @@ export function formatPlanTable(outcome: PlanOutcome): string {
 }
 
 const gbText = (b: number): string => `${(b / 1e9).toFixed(2)} GB`;
+
+function sequenceLine(s: PlanSequence): string {
+  return `sequence: ${s.tokens} tokens per sample (${s.source})`;
+}
 
 /** Two lines: the training setup (precision and why, degrees, memory savers, MFU) and memory per GPU by holder. */
 export function setupLines(s: TrainingSetup): string[] {

@@ -60,7 +60,8 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   const clusterInfo = clusterSummary(cluster);
   const incomplete = incompleteInfo(model);
   if (incomplete) diagnostics.push({ severity: 'warning', message: `${model.name} is ${incomplete.summary}; the plan covers only the layers WAP could read` });
-  const base: ReportBase = { model: model.name, options, cluster: clusterInfo, diagnostics, ...(incomplete ? { incomplete } : {}) };
+  const sequence = model.sequence ? { tokens: model.sequence.length, source: model.sequence.source } : undefined;
+  const base: ReportBase = { model: model.name, options, cluster: clusterInfo, diagnostics, ...(incomplete ? { incomplete } : {}), ...(sequence ? { sequence } : {}) };
   const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => infeasible(base, reason, scaling);
   if (!(Number.isInteger(batch) && batch >= 1)) return fail(`batch must be a positive integer (got ${batch})`);
   if (model.layers.length === 0) return fail(`model '${model.name}' has no layers to plan`);
@@ -85,7 +86,8 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
       }
     }
   }
-  if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
+  if (model.sequence?.assumed) diagnostics.push({ severity: 'info', message: `${model.sequence.length} tokens per sample is assumed (${model.sequence.source.replace(/^assumed: /, '')}); pass --seq-len to set it` });
+  else if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
   const pinProblem = badPin(options);
   if (pinProblem) return fail(pinProblem);
   let precision: PrecisionChoice;
@@ -112,7 +114,7 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
     if (extras.profile) diagnostics.push({ severity: 'warning', message: 'the block-stack search costs layers analytically; the measured profile is not used for this model' });
     const outcome = yield* plan3dSteps({ model, structure, cluster, options: { ...options, maxGpus: N, precision: precision.precision, precisionSource: precision.reason }, diagnostics, clusterInfo, started });
     // Either search's report says when the model it planned is known to be incomplete.
-    return incomplete ? { ...outcome, incomplete } : outcome;
+    return { ...outcome, ...(incomplete ? { incomplete } : {}), ...(sequence ? { sequence } : {}) };
   }
   // Degree pins belong to the DP×TP×PP×CP search, which plans only stacks of repeated transformer blocks: say so rather than ignore them silently.
   for (const [pin, value] of Object.entries(options.pins ?? {})) {

@@ -220,10 +220,19 @@ export interface IncompleteModelInfo {
   reasons: string[];
 }
 
+/** A sequence model's tokens per sample as planned, and where the number came from. */
+export interface PlanSequence {
+  tokens: number;
+  /** '--seq-len', '--input', 'stated in the code', or 'assumed: <why>' (e.g. a config's max_position_embeddings). */
+  source: string;
+}
+
 export interface PlanReport {
   feasible: true;
   /** Set when the model is known to be incomplete; absent for a model read in full. */
   incomplete?: IncompleteModelInfo;
+  /** Set for sequence models: the tokens per sample the plan is for. */
+  sequence?: PlanSequence;
   model: string;
   file?: string;
   batch: number;
@@ -245,6 +254,7 @@ export interface PlanReport {
 export interface InfeasiblePlan {
   feasible: false;
   incomplete?: IncompleteModelInfo;
+  sequence?: PlanSequence;
   model: string;
   batch: number;
   cluster: ClusterSummary;
@@ -275,8 +285,6 @@ export interface PlanOptions {
   precisionSource?: string;
   /** Fixed dimensions; the search fills in the rest. */
   pins?: ParallelPins;
-  /** Tokens per sample for sequence models when the code does not state it. */
-  sequenceLength?: number;
   /**
    * How attention runs: 'fused' (FlashAttention / PyTorch ≥ 2 SDPA, the default: scores stay on chip) or
    * 'unfused' (eager attention, Megatron-LM before 2022: the T×T scores go through HBM between kernels).

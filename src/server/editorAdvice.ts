@@ -30,10 +30,10 @@ const DEGREE_FLAGS: Record<string, string> = {
 
 const RULES: Array<[RegExp, string | ((...groups: string[]) => string)]> = [
   // Input shapes: the editor reads them from the code, so that is where the user states one.
-  [/ Override with `--input [\d,]+` or state the shape in the model code\./g, ' To change it, state the input shape in the model code.'],
-  [/ Override with `--input [\d,]+`\./g, ' To change it, state the input shape in the model code.'],
+  [/ Override with `--input [\d,]+`(, `--seq-len T`)? or state the shape in the model code\./g, ' To change it, state the input shape in the model code.'],
+  [/ Override with `--input [\d,]+`( or `--seq-len T`)?\./g, ' To change it, state the input shape in the model code.'],
   [/; give one with --input/g, '; state a fixed one in the model code'],
-  [/; pass --input to set it/g, '; state the input shape in the model code to set it'],
+  [/; pass --(input|seq-len) to set it/g, '; state the input shape in the model code to set it'],
   // Exports: the command, with a quick fix where the finding sits in a config.
   [/export the plan with `wap export --format torch-parallelize`/g, `export the plan with ${EXPORT_EDITOR}`],
   [/\(export runnable code with `wap export --format torch-parallelize`\)/g, `(export runnable code with ${EXPORT_EDITOR})`],

@@ -96,6 +96,11 @@ test('BertModel with BERT-large dimensions is 335,141,888 (pooler included); Ber
   assert.equal(mlm.totals.params, 335_141_888 + 2 * 1024 + 30522);
   assert.equal(layer(mlm, 'bert.encoder.layer.0.attention.self.query').workload.params, 1024 * 1024 + 1024);
   assert.equal(layer(mlm, 'cls.predictions.decoder').workload.params, 30522, 'only the bias is its own');
+  const pre = only(py('/tmp/b.py', src('BertForPreTraining')), 'model');
+  // BertModel (pooler kept) + transform dense (h² + h) + LayerNorm (2h) + decoder bias (V) + seq_relationship (2h + 2).
+  assert.equal(pre.totals.params, 335_141_888 + 1024 * 1024 + 1024 + 2 * 1024 + 30522 + 2 * 1024 + 2);
+  assert.deepEqual(pre.outputs, ['cls.predictions.decoder', 'cls.seq_relationship']);
+  assert.deepEqual(layer(pre, 'cls.seq_relationship').outputShape, [1, 2], 'next-sentence logits from the pooled first token');
 });
 
 test('Mistral-7B (GQA 32/8 heads), Mixtral-8x7B (experts as layers) and Qwen2-0.5B (qkv bias, tied) from their config.json', () => {

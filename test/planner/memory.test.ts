@@ -6,11 +6,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseClusterSpec, planModel, resolveCluster } from '../../src/planner/index';
-import { memoryPerGpu, modelStateBytes, shardCount, stateBytesPerParam, transformerLayerActivationBytes, type MemorySetup } from '../../src/planner/memory/index';
-import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
-import { hugeMlp, ModelBuilder, transformer } from './fixtures';
+import { memoryPerGpu, modelStateBytes, savedBytesAtPrecision, shardCount, stateBytesPerParam, transformerLayerActivationBytes, type MemorySetup } from '../../src/planner/memory/index';
+import { groupCost } from '../../src/planner/search/parallel3d/blockCost';
+import type { Link } from '../../src/planner/search/parallel3d/adapters';
 import { analyzeModel } from '../../src/core/analyze';
 import { SpecBuilder } from '../core/specBuilder';
+import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import { hugeMlp, ModelBuilder, transformer } from './fixtures';
 
 const adamBf16: MemorySetup = { precision: 'bf16', optimizer: 'adam', zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false };
 const sum = (s: { weights: number; gradients: number; optimizer: number }): number => s.weights + s.gradients + s.optimizer;
@@ -197,4 +199,32 @@ test('BatchNorm running statistics are weights the GPU holds: the layer costs ex
   };
   // running_mean and running_var: 2 × 64 fp32 values.
   assert.equal(bnLayer(true).memoryBytesPerGpu - bnLayer(false).memoryBytesPerGpu, 2 * 64 * 4);
+});
+
+test('integer indices and bool masks keep their size under 16-bit precision; float activations halve (both searches)', () => {
+  // Token ids → Embedding (saves the int64 ids) → Dropout (saves a bool mask) → Linear (saves its float input).
+  const T = 64;
+  const h = 32;
+  const b = new SpecBuilder('ids-dropout-linear', 'pytorch', { inputShape: [T], inputDtype: 'int' });
+  b.add('emb', 'embedding', { numEmbeddings: 1000, embeddingDim: h });
+  b.add('drop', 'dropout', { rate: 0.1 });
+  b.linear('fc', h, h, true);
+  const model = analyzeModel(b.build());
+  const [emb, drop, fc] = model.layers;
+  assert.equal(emb.workload.savedFixedBytes, T * 8, 'int64 token ids');
+  assert.equal(drop.workload.savedFixedBytes, T * h, 'a 1-byte mask per element');
+  assert.equal(fc.workload.savedFixedBytes, undefined, 'a float input');
+  const at16 = T * 8 + T * h + T * h * 2;
+  // The block-stack search's group cost...
+  const gpu = resolveCluster('a100x8').gpus[0]!;
+  const link = undefined as unknown as Link;
+  const env = { gpu, precision: 'bf16' as const, modelDtypeBytes: 4, shape: { heads: 0, hidden: h, seq: T, linearDims: [h], residualBranches: 0, experts: 0 }, tpLink: link, cpLink: link, epLink: link };
+  assert.equal(groupCost(model.layers, { tp: 1, cp: 1, ep: 1, sp: false, mb: 1 }, env, false).savedNone, at16);
+  assert.equal(groupCost(model.layers, { tp: 1, cp: 1, ep: 1, sp: false, mb: 1 }, { ...env, precision: 'fp32' }, false).savedNone, T * 8 + T * h + T * h * 4);
+  // ...and the per-layer search's tables hold the same bytes per sample.
+  const opts: PlanOptions = { batch: 4, objective: 'throughput', strategies: 'dp', optimizer: 'sgd', gpus: 1, maxGpus: 1, precision: 'bf16', pins: { recompute: 'none', microBatch: 4 } };
+  const out = planModel(model, resolveCluster('a100x8'), opts);
+  assert.ok(out.feasible);
+  close(out.plan.setup!.memoryPerGpu.activations, 4 * at16, 'bf16 activations of the plan');
+  assert.equal(savedBytesAtPrecision(100, 30, 0.5), 30 + 35);
 });

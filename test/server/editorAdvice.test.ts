@@ -15,15 +15,18 @@ import { forEditor } from '../../src/server/editorAdvice';
 import { ROOT, TestServer } from './harness';
 
 /** A CLI flag or command in a text meant for the editor. */
-const CLI = /(^|[\s(`])--(input|gpus|precision|python|tp|pp|dp|cp|ep|micro-batch)\b|\bwap (export|config|plan|profile|validate)\b/;
+const CLI = /(^|[\s(`])--(input|seq-len|gpus|precision|python|tp|pp|dp|cp|ep|micro-batch)\b|\bwap (export|config|plan|profile|validate)\b/;
 
 test('each piece of CLI advice the rooms give has an editor wording without flags', () => {
   // The rooms' own wording (src/core/analyze.ts, src/frontends, src/configs, src/planner, src/validate).
   const cli = [
     "No input shape for Net: assumed 3×224×224, an ImageNet image, without batch. Override with `--input 3,224,224` or state the shape in the model code.",
     "No input shape for Bert input 'input_ids': assumed 512, the config's max positions, without batch. Override with `--input 512`.",
+    "No input shape for Bert input 'input_ids': assumed [512], the max_position_embeddings of ./bert (512 tokens), without batch. Override with `--input 512` or `--seq-len T`.",
+    'No input shape for Tagger: assumed [1024], a sequence of 1024 token ids, without batch. Override with `--input 1024`, `--seq-len T` or state the shape in the model code.',
     'input shape [null, 128] has a variable dimension; give one with --input',
     'input shape 3×224×224 is assumed; pass --input to set it',
+    '512 tokens per sample is assumed (the max_position_embeddings of ./bert (512 tokens)); pass --seq-len to set it',
     'DeepSpeed configs have no tensor, pipeline or context parallel degrees; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or use Megatron-LM arguments',
     'DP on 4 GPUs but fc1, fc2 want model parallelism: consider splitting them across GPUs (export runnable code with `wap export --format torch-parallelize`) or a tensor-parallel strategy',
     'The plan pipelines the model in 2 stages with 8 micro-batches (1f1b); a plain data-parallel launch does not: see `wap export --format torch-parallelize`',

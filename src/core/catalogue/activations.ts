@@ -61,6 +61,8 @@ function inferDropout(inputShapes: Shape[], attrs: Attrs): InferOk {
     forwardFlops: DROPOUT_FLOPS_PER_ELEMENT * elems,
     backwardFlops: elems, // multiply by the saved mask
     savedActivationBytes: elems * MASK_BYTES,
+    // The mask is bool (CUDA's fused dropout) whatever the activations' dtype.
+    savedFixedBytes: elems * MASK_BYTES,
   };
 }
 

@@ -46,8 +46,9 @@ function inferEmbedding(inputShapes: Shape[], attrs: Attrs): InferOk {
     // A gather: no arithmetic forward. Backward scatter-adds each looked-up row into the weight gradient.
     forwardFlops: 0,
     backwardFlops: ids * dim,
-    // Only the token ids are kept (int64 in PyTorch).
+    // Only the token ids are kept (int64 in PyTorch), at that size whatever the training precision.
     savedActivationBytes: ids * INDEX_BYTES,
+    savedFixedBytes: ids * INDEX_BYTES,
   };
 }
 

@@ -84,6 +84,8 @@ function inferPool(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Infer
     forwardFlops,
     backwardFlops: forwardFlops,
     savedActivationBytes: mode === 'max' ? inElems * ctx.dtypeBytes + outElems * INDEX_BYTES : meanOnly ? 0 : inElems * ctx.dtypeBytes,
+    // max_pool2d_with_indices returns its argmax as int64 (ATen's native_functions.yaml), under autocast too.
+    ...(mode === 'max' ? { savedFixedBytes: outElems * INDEX_BYTES } : {}),
     saves: mode === 'max' || !meanOnly ? { inputs: [0] } : undefined,
   };
 }

@@ -21,6 +21,12 @@ export interface InferOk {
   /** Bytes the backward pass needs kept from the forward; 0 when omitted. */
   savedActivationBytes?: number;
   /**
+   * Of savedActivationBytes, the bytes whose element size is fixed whatever the training precision:
+   * int64 indices (max-pool argmax, embedding token ids) and 1-byte dropout masks. Autocast and .half()
+   * change float tensors only, so the planner rescales the rest and keeps these as they are.
+   */
+  savedFixedBytes?: number;
+  /**
    * Which graph tensors are among savedActivationBytes (the rest are the op's own: masks, indices, statistics).
    * Autograd saves a tensor once however many ops keep it (a ReLU's output is also the next conv's saved
    * input), so the analysis counts a tensor named here only at the first layer that saves it.

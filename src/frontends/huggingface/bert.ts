@@ -6,6 +6,8 @@
  * input_ids as their shape source. Heads:
  * - base (BertModel / RobertaModel): with the pooler (dense + tanh on the first token);
  * - masked-lm: transform dense → act → LayerNorm → decoder tied to the word embeddings (its bias is its own);
+ * - pre-training (BertForPreTraining, BERT only): the pooler, the masked-lm head on every token and
+ *   cls.seq_relationship, the next-sentence Linear(hidden, 2) on the pooled first token;
  * - sequence-classification: BERT pooler → classifier; RoBERTa classifier.dense → tanh → out_proj on the first token.
  */
 import { boolField, intField, strField } from './configs';
@@ -50,16 +52,24 @@ export function buildBertFamily(ctx: BuildContext): string[] {
     const first = firstToken(g, `${base}pooler.first_token`, h);
     return g.act(`${base}pooler.activation`, 'tanh', g.linear(`${base}pooler.dense`, hidden, hidden, true, first), 'Tanh');
   };
+  const maskedLmHead = (): string => {
+    const tied = boolField(config, 'tie_word_embeddings', true);
+    const pre = roberta ? 'lm_head' : 'cls.predictions.transform';
+    const dense = g.linear(`${pre}.dense`, hidden, hidden, true, h);
+    const gelu = g.act(roberta ? 'lm_head.gelu' : `${pre}.transform_act_fn`, roberta ? 'gelu' : act, dense);
+    const normed = g.norm(roberta ? 'lm_head.layer_norm' : `${pre}.LayerNorm`, hidden, 'layernorm', gelu);
+    return g.linear(roberta ? 'lm_head.decoder' : 'cls.predictions.decoder', hidden, vocab, true, normed, {}, tied ? `${base}embeddings.word_embeddings` : undefined);
+  };
   switch (ctx.head) {
     case 'base':
       return [pooler()];
-    case 'masked-lm': {
-      const tied = boolField(config, 'tie_word_embeddings', true);
-      const pre = roberta ? 'lm_head' : 'cls.predictions.transform';
-      const dense = g.linear(`${pre}.dense`, hidden, hidden, true, h);
-      const gelu = g.act(roberta ? 'lm_head.gelu' : `${pre}.transform_act_fn`, roberta ? 'gelu' : act, dense);
-      const normed = g.norm(roberta ? 'lm_head.layer_norm' : `${pre}.LayerNorm`, hidden, 'layernorm', gelu);
-      return [g.linear(roberta ? 'lm_head.decoder' : 'cls.predictions.decoder', hidden, vocab, true, normed, {}, tied ? `${base}embeddings.word_embeddings` : undefined)];
+    case 'masked-lm':
+      return [maskedLmHead()];
+    case 'pre-training': {
+      if (roberta) throw new Error('RoBERTa has no next-sentence head (transformers has no RobertaForPreTraining)');
+      // Pooler first: transformers' BertForPreTraining creates bert (with its pooler) before cls.
+      const pooled = pooler();
+      return [maskedLmHead(), g.linear('cls.seq_relationship', hidden, 2, true, pooled)];
     }
     case 'sequence-classification': {
       const labels = intField(config, 'num_labels', 2);

@@ -17,9 +17,8 @@ export interface BuildContext {
   graph: HfGraph;
   config: HfConfig;
   head: HfHead;
-  /** Tokens per sample: the user's, or the config's max positions (reported as assumed). */
+  /** Tokens per sample the graph is built for: the config's context length (the analysis may replace it: `--seq-len`). */
   seqLen: number;
-  seqAssumed: boolean;
 }
 
 interface DecoderDims {

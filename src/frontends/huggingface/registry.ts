@@ -22,7 +22,7 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   gemma: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt2: { build: buildGpt2, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt_neox: { build: buildGptNeox, heads: ['base', 'causal-lm'] },
-  bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
+  bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'pre-training', 'sequence-classification'] },
   roberta: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
   t5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
   vit: { build: buildVit, heads: ['base', 'image-classification'] },
@@ -75,8 +75,12 @@ export function supportedModelTypes(): string[] {
   return Object.keys(BUILDERS);
 }
 
-/** Builds the model a config describes; never throws: problems come back as an opaque layer with a diagnostic. */
-export function buildHfModel(req: HfModelRequest, seqLen?: number): ModelSpec {
+/**
+ * Builds the model a config describes; never throws: problems come back as an opaque layer with a diagnostic.
+ * Token inputs get the config's context length, marked assumed and length-free (the graph's views keep the
+ * token count -1), so the analysis may replace it with `--seq-len` or `--input`; it warns past the positions.
+ */
+export function buildHfModel(req: HfModelRequest): ModelSpec {
   const modelType = typeof req.config.model_type === 'string' ? req.config.model_type : undefined;
   if (!modelType) return opaqueModel(req, 'the config has no model_type, so WAP cannot tell the architecture');
   const entry = BUILDERS[modelType];
@@ -85,20 +89,22 @@ export function buildHfModel(req: HfModelRequest, seqLen?: number): ModelSpec {
   const config = withDefaults(modelType, req.config);
   const configured = configuredLength(config);
   const graph = new HfGraph(req.range);
-  const ctx: BuildContext = { graph, config, head: req.head, seqLen: seqLen ?? configured.length, seqAssumed: seqLen === undefined };
+  const ctx: BuildContext = { graph, config, head: req.head, seqLen: configured.length };
   let outputs: string[];
   try {
     outputs = entry.build(ctx, req.encoderOnly === true);
   } catch (e) {
     return opaqueModel(req, `cannot build ${modelType} from this config: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const inputs = graph.inputs.map((i) =>
-    i.dtype === 'int' && seqLen === undefined ? { ...i, assumed: `the ${configured.key} of ${req.source} (${configured.length} tokens)` } : i.dtype === 'float' ? { ...i, assumed: `the config's image_size` } : i,
-  );
   const positions = config.max_position_embeddings ?? config.n_positions;
-  if (typeof positions === 'number' && seqLen !== undefined && seqLen > positions) {
-    graph.diagnostics.push(diag('warning', 'hf-sequence', `${seqLen} tokens exceed the ${positions} positions ${req.className} is configured for`, req.range));
-  }
+  const maxLength = typeof positions === 'number' ? { maxLength: { tokens: positions, what: `${req.className} is configured for (${req.source})` } } : {};
+  const inputs = graph.inputs.map((i) =>
+    i.dtype === 'int'
+      ? { ...i, assumed: `the ${configured.key} of ${req.source} (${configured.length} tokens)`, lengthFree: true, ...maxLength }
+      : i.dtype === 'float'
+        ? { ...i, assumed: `the config's image_size` }
+        : i,
+  );
   return {
     name: req.name,
     framework: 'pytorch',

@@ -10,7 +10,7 @@ import type { CostSource, OptimizerKind, StrategyMode } from '../../protocol/pla
 import { analyticalTimes, inputBytesPerSample, updateMs, type AttentionKernel } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { redistribution } from './layout';
-import { keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, shardCount, type MemorySetup, type RecomputePlan } from '../memory/index';
+import { keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, savedBytesAtPrecision, shardCount, type MemorySetup, type RecomputePlan } from '../memory/index';
 import type { ProfileCosts } from './profileCosts';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';
@@ -347,8 +347,11 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         : updateMs(paramsHere / optShards, stateCopies, gpu, 4);
       const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
       const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1);
-      const activations = kept.savedBytesPerSample * actScale * samples * actShare * copies;
-      const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, safeBytes(w.savedActivationBytes) - kept.savedBytesPerSample) * actScale * samples * actShare : 0;
+      // Float activations follow the precision; int64 indices and bool masks keep their size.
+      const keptBytes = savedBytesAtPrecision(kept.savedBytesPerSample, kept.fixedBytesPerSample, actScale);
+      const activations = keptBytes * samples * actShare * copies;
+      const savedBytes = savedBytesAtPrecision(safeBytes(w.savedActivationBytes), safeBytes(w.savedFixedBytes ?? 0), actScale);
+      const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * samples * actShare : 0;
       const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
       const memory = { weights: states.weights + buffers, gradients: states.gradients, optimizer: states.optimizer, activations };
       const memoryBytes = memory.weights + memory.gradients + memory.optimizer + memory.activations;

@@ -6,7 +6,7 @@ import type { MemoryBreakdown } from '../../protocol/plan';
 import { breakdown, modelStateBytes, shardCount, stateBytesPerParam, type MemorySetup } from './model';
 
 export * from './model';
-export { choosePrecision, choosePrecisionFor, isMixed, peakTflops, precisionBytes, PrecisionError, type PrecisionBytes, type PrecisionChoice } from './precision';
+export { choosePrecision, choosePrecisionFor, isMixed, peakTflops, precisionBytes, PrecisionError, savedBytesAtPrecision, type PrecisionBytes, type PrecisionChoice } from './precision';
 export { hasAttentionScores, keptActivations, largestSegmentBytesPerSample, recomputePlan, scoreElementsPerSample, selectiveRecomputeFraction, type RecomputePlan } from './recompute';
 
 /** How a GPU's share of the model is cut. */

@@ -29,6 +29,16 @@ export interface PrecisionBytes {
 }
 
 /**
+ * Saved-activation bytes at the training precision from the catalogue's (counted at the model's dtype):
+ * float tensors scale by `scale` (activation bytes ÷ model dtype bytes); int64 indices and bool masks
+ * (`fixed`, part of `saved`) keep their size: autocast and .half() cast floating-point tensors only.
+ */
+export function savedBytesAtPrecision(saved: number, fixed: number, scale: number): number {
+  const f = Math.min(Math.max(0, fixed), Math.max(0, saved));
+  return (Math.max(0, saved) - f) * scale + f;
+}
+
+/**
  * fp8 (Transformer Engine, NVIDIA 2022) runs GEMMs in fp8 but keeps weights,
  * gradients and most saved activations in bf16 with fp32 master weights, so
  * its bytes are bf16's; only the compute rate differs.

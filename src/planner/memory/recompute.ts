@@ -119,19 +119,31 @@ export function recomputePlan(model: AnalyzedModel): RecomputePlan {
 
 /**
  * Saved-activation bytes per sample (model dtype) a layer keeps under a mode,
- * and the fraction of its forward recomputed before its backward. Under full
- * recompute a segment's first layer keeps its input; the rest keep nothing.
+ * of them the int64 indices and bool masks (fixedBytesPerSample: their size
+ * does not follow the precision), and the fraction of its forward recomputed
+ * before its backward. Under full recompute a segment's first layer keeps its
+ * input; the rest keep nothing.
  */
-export function keptActivations(layer: AnalyzedLayer, index: number, mode: RecomputeMode, plan: RecomputePlan, modelDtypeBytes: number, inputBytesPerSample: number): { savedBytesPerSample: number; recomputeFraction: number } {
+export function keptActivations(
+  layer: AnalyzedLayer,
+  index: number,
+  mode: RecomputeMode,
+  plan: RecomputePlan,
+  modelDtypeBytes: number,
+  inputBytesPerSample: number,
+): { savedBytesPerSample: number; fixedBytesPerSample: number; recomputeFraction: number } {
   const saved = positive(layer.workload.savedActivationBytes);
+  const fixed = Math.min(saved, positive(layer.workload.savedFixedBytes));
   if (mode === 'selective') {
     const drop = selectiveSavedBytesPerSample(layer, modelDtypeBytes);
-    return { savedBytesPerSample: saved - drop, recomputeFraction: drop > 0 ? selectiveRecomputeFraction(layer) : 0 };
+    // What selective recompute drops from a dropout is its mask: the fixed bytes go first there.
+    const kept = saved - drop;
+    return { savedBytesPerSample: kept, fixedBytesPerSample: Math.min(fixed, kept), recomputeFraction: drop > 0 ? selectiveRecomputeFraction(layer) : 0 };
   }
   if (mode === 'full' && plan.segmentOf[index] >= 0) {
-    return { savedBytesPerSample: plan.segmentStart[index] ? inputBytesPerSample : 0, recomputeFraction: 1 };
+    return { savedBytesPerSample: plan.segmentStart[index] ? inputBytesPerSample : 0, fixedBytesPerSample: 0, recomputeFraction: 1 };
   }
-  return { savedBytesPerSample: saved, recomputeFraction: 0 };
+  return { savedBytesPerSample: saved, fixedBytesPerSample: fixed, recomputeFraction: 0 };
 }
 
 /** The largest segment's activations (per sample, model dtype): alive again while its backward runs. */

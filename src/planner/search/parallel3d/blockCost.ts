@@ -14,6 +14,7 @@ import { product } from '../../../core/ir';
 import type { Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
 import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
+import { savedBytesAtPrecision } from '../../memory/precision';
 import { allGatherMs, allReduceMs, allToAllMs, p2pMs, activationBytes, type Link } from './adapters';
 import { isAttention, type BlockShape } from './blocks';
 
@@ -115,7 +116,8 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
       attentionBwd += t.backwardMs;
     }
     c.params += l.workload.params * paramShare;
-    const saved = l.workload.savedActivationBytes * scale * mb * share;
+    // Float activations follow the precision; int64 indices and bool masks keep their size.
+    const saved = savedBytesAtPrecision(l.workload.savedActivationBytes, l.workload.savedFixedBytes ?? 0, scale) * mb * share;
     c.savedNone += saved;
     c.savedSelective += Math.max(0, saved - scoreBytes(l, bytes) * mb * share);
     if (e > 0 && ep > 1) {
