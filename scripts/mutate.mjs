@@ -78,6 +78,10 @@ const EQUIVALENT = [
   // kind comes from distributedType (undefined without it), and a parallelism whose value is undefined is
   // read nowhere (only 'data'/'sharded' give advice): `&&` and `||` build the same findings.
   ['src/configs/accelerate.ts', /parallelism: distributedType && kind \?/, '&& → ||', 'kind implies distributedType'],
+  // One step past the end reads undefined, which matches no quote or bracket: the loop ends and returns text.length either way.
+  ['src/configs/shellWords.ts', /for \(let j = i \+ 1; j < text\.length; j\+\+\)/, '< → ≤', 'text[text.length] matches nothing'],
+  // The newline searched for starts after a '#', so it is never at index 0: < 0 and ≤ 0 agree.
+  ['src/configs/shellWords.ts', /i = nl < 0 \? text\.length : nl;/, '< → ≤', 'nl > i ≥ 0 when found'],
   // The layer-cost memo only saves work: a key left out of it is costed again, to the same options.
   ['src/planner/cost/tables.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.

@@ -36,6 +36,9 @@ test('a missing field must still be derivable on the planned world', () => {
   const f = findingsOf(ds({ train_batch_size: 100, train_micro_batch_size_per_gpu: 8 })).find((x) => x.code === 'batch-arithmetic');
   assert.ok(f);
   assert.match(f.message, /not a multiple of micro 8 × world 4/);
+  // The fix rounds to the nearest multiple (100 / 32 → 3 × 32 = 96), and never below one micro-batch per GPU.
+  assert.equal(f.fix!.title, 'Set train_batch_size to 96');
+  assert.equal(findingsOf(ds({ train_batch_size: 12, train_micro_batch_size_per_gpu: 8 })).find((x) => x.code === 'batch-arithmetic')!.fix!.title, 'Set train_batch_size to 32');
   assert.equal(findingsOf(ds({ train_batch_size: 96, train_micro_batch_size_per_gpu: 8 })).filter((x) => x.code === 'batch-arithmetic').length, 0);
 });
 

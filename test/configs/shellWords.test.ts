@@ -22,6 +22,7 @@ test('words and commands: separators, comments, continuations', () => {
   assert.deepEqual(words('a\\\nb'), [['a', 'b']]);
   // An escaped character is part of the word (an escaped space does not split it).
   assert.deepEqual(words('echo a\\ b c'), [['echo', 'a\\ b', 'c']]);
+  assert.deepEqual(words('a\\ b c'), [['a\\ b', 'c']], 'also in the text’s first word');
   // '#' inside a word is not a comment; at a word's start it is.
   assert.deepEqual(words('url=a#b #c d\ne'), [['url=a#b'], ['e']]);
   assert.deepEqual(words('# only a comment'), []);
@@ -90,4 +91,21 @@ test('references resolve to the one place the value is written', () => {
 test('Makefile names', () => {
   for (const f of ['Makefile', 'makefile', 'GNUmakefile', 'src/train.mk', 'C:\\x\\Makefile', 'a.make']) assert.ok(isMakefileName(f), f);
   for (const f of ['Makefile.py', 'train.sh', 'mymakefile']) assert.ok(!isMakefileName(f), f);
+});
+
+test('expansions: adjacent ${A}${B} is one word, a ${…} default may hold spaces, a $( … ) may span lines', () => {
+  assert.deepEqual(words('run ${A}${B} --tp 4\n'), [['run', '${A}${B}', '--tp', '4']]);
+  assert.deepEqual(words('run ${TP:-4 2} --pp 2'), [['run', '${TP:-4 2}', '--pp', '2']]);
+  const multiLine = 'GPUS=$(nvidia-smi --list-gpus |\n  wc -l)\ntorchrun --nproc_per_node $GPUS train.py';
+  assert.deepEqual(words(multiLine), [['GPUS=$(nvidia-smi --list-gpus |\n  wc -l)'], ['torchrun', '--nproc_per_node', '$GPUS', 'train.py']]);
+  spansHold(multiLine);
+  // A backslash before any other character escapes that character only: the newline after it still ends the command.
+  assert.deepEqual(words('echo a\\$\nrun b'), [['echo', 'a\\$'], ['run', 'b']]);
+});
+
+test('a chain of references is followed three hops; deeper, the value is not guessed', () => {
+  const text = 'A=$B\nB=$C\nC=$D\nD=8\nP=$Q\nQ=$R\nR=$S\nS=$T\nT=8\n';
+  const asg = findAssignments(text, splitCommands(text), false);
+  assert.equal(resolveReference('$A', 0, asg)?.value, '8');
+  assert.equal(resolveReference('$P', 0, asg)?.value, '$T', 'four hops: the fourth assignment is returned as written');
 });

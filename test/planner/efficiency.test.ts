@@ -55,6 +55,8 @@ test('tile quantization: the tile that pads least, a partial tile costing a full
   close(gemmEfficiency({ m: 96, n: 128, k: 64, batch: 1 }, sms1, 'fp32'), 0.85 * 0.75, 'm = 96');
   // With K = 1024 a 4-way split turns 0.75 units into 3: three full waves.
   close(gemmEfficiency({ m: 96, n: 128, k: 1024, batch: 1 }, sms1, 'fp32'), 0.85, 'm = 96, split 4');
+  // m = 16: the 16-row tile, the smallest there is; eight of them (batch 8) fill one SM's wave exactly.
+  close(gemmEfficiency({ m: 16, n: 128, k: 64, batch: 8 }, sms1, 'fp32'), 0.85, 'm = 16, batch 8');
   // Degenerate dimensions round to at least 1.
   assert.ok(gemmEfficiency({ m: 0, n: 0.2, k: 0, batch: 0 }, sms1, 'fp32') > 0);
 });

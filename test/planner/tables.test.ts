@@ -179,3 +179,14 @@ test('a device given no samples (a replica with an empty share of a small batch)
   const one = analyticalTimes(fc1, gpu, 1, 1, 1, 4, 'fp32');
   assert.ok(one.forwardMs > 0 && one.backwardMs > one.forwardMs, JSON.stringify(one));
 });
+
+test('HSDP ZeRO-3 over 2 nodes × 8: gradients reduce-scatter inside the node, then each 1/8 shard all-reduces across nodes', () => {
+  const twoNodes = new Topology(resolveCluster('h100x16-2node'));
+  const setup = { ...defaultSetup('adam'), zeroStage: 3 as const, hybridShard: true };
+  const o = buildCostTables(mlp(), twoNodes, range(0, 16), 128, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
+  const inNode = twoNodes.link(range(0, 8));
+  const across = twoNodes.link(range(0, 16));
+  close(o.allreduceMs, reduceScatterMs(4 * P1, 8, inNode) + allReduceMs((4 * P1) / 8, 2, across), 'RS in node + AR of the shard across nodes');
+  close(o.gatherMs, allGatherMs(4 * P1, 8, inNode), 'parameters gathered inside the node only');
+  close(o.memory.weights + o.memory.gradients + o.memory.optimizer, (16 * P1) / 8, 'states sharded 8 ways, replicated twice');
+});
