@@ -132,6 +132,8 @@ test('fixes combine preferred-first without clashes; identical edits are kept on
   const ins = { start: 4, end: 4, newText: 'I' };
   assert.deepEqual(combineFixes([{ title: 'b', edits: [b] }, { title: 'a', edits: [a], preferred: true }]), [a]);
   assert.deepEqual(combineFixes([{ title: 'a', edits: [a, c] }, { title: 'a2', edits: [a] }]), [a, c]);
+  // A later fix repeating an accepted edit keeps its other edits.
+  assert.deepEqual(combineFixes([{ title: 'a', edits: [a] }, { title: 'ac', edits: [{ ...a }, c] }]), [a, c]);
   assert.deepEqual(combineFixes([{ title: 't', edits: [c], changesTraining: true }]), []);
   // Two insertions at one offset clash (their order would be arbitrary); an insertion at an edit's end does not.
   assert.deepEqual(combineFixes([{ title: 'i', edits: [ins] }, { title: 'j', edits: [{ ...ins, newText: 'J' }] }]), [ins]);
@@ -205,4 +207,14 @@ test('Lightning strategy strings: ZeRO stage and offload changing together write
   assert.deepEqual([fsdp.zeroStage?.value, fsdp.cpuOffload?.value], [3, true]);
   const ds = readConfigSetups('train.py', text.replace('deepspeed_stage_2', 'deepspeed'))[0]!;
   assert.deepEqual([ds.zeroStage?.value, ds.cpuOffload?.value], [2, false]);
+});
+
+test('Lightning DeepSpeedStrategy objects: stage 0–3 read from the keyword (default 2), anything else states no stage', () => {
+  const withStage = (arg: string) =>
+    readConfigSetups('train.py', `import lightning as L\nfrom lightning.pytorch.strategies import DeepSpeedStrategy\n\ntrainer = L.Trainer(devices=8, strategy=DeepSpeedStrategy(${arg}))\n`)[0]!;
+  assert.equal(withStage('stage=3, offload_optimizer=True').zeroStage?.value, 3);
+  assert.equal(withStage('stage=3, offload_optimizer=True').cpuOffload?.value, true);
+  assert.equal(withStage('stage=1').zeroStage?.value, 1);
+  assert.equal(withStage('').zeroStage?.value, 2, "DeepSpeedStrategy's default stage");
+  assert.equal(withStage('stage=4').zeroStage, undefined);
 });

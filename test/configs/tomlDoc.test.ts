@@ -77,6 +77,15 @@ test('malformed TOML is reported with where it is', () => {
   assert.throws(() => parseToml('k = """open\n'), /unterminated multi-line string/);
   assert.throws(() => parseToml('k = [1, 2\n'), /unterminated array or inline table/);
   assert.throws(() => parseToml('just words\n'), /expected 'key = value' or a \[table\], got 'just words'/);
+  // The error covers the offending text from its first non-blank character to the line's end.
+  const indented = '[t]\n    just words\n';
+  try {
+    parseToml(indented);
+    assert.fail('parsed');
+  } catch (e) {
+    const range = (e as { range?: { start: number; end: number } }).range;
+    assert.equal(range && indented.slice(range.start, range.end), 'just words');
+  }
   assert.throws(() => parseToml('k = 1 2\n'), /unexpected '2' after the value/);
   assert.throws(() => parseToml('[t]\nk = 1\nk = 2\n'), /duplicate key 'k' in \[t\]/);
   // The same key in two tables is fine.
