@@ -79,6 +79,7 @@ test('an uneven plan (9 GPUs on 8-GPU machines) exports the real 8 + 1 split, ne
   const cfg = parseYaml(acc.content);
   assert.deepEqual([cfg.num_processes, cfg.num_machines], [9, 2], 'the real total, not 16');
   assert.match(acc.content, /split unevenly over 2 machines \(8 \+ 1\), which Accelerate cannot express/);
+  assert.match(acc.content, /it starts num_processes \/ num_machines processes on every machine/);
   assert.match(acc.description, /Accelerate cannot launch that/);
 });
 

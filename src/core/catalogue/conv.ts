@@ -7,7 +7,10 @@
  * - 'valid':              floor((in − e) / s) + 1
  * - 'same' (TF):          ceil(in / s); total pad max((out−1)·s + e − in, 0),
  *                         before = floor(total / 2) — asymmetric when odd
- * - transposed:           (in−1)·s − b − a + e + outputPadding; 'same' gives in·s (Keras)
+ * - transposed:           (in−1)·s − b − a + e + outputPadding (PyTorch); Keras/TF.js without an
+ *                         output_padding: 'same' in·s, 'valid' in·s + max(e − s, 0); with one:
+ *                         (in−1)·s + e − 2·pad + outputPadding, pad = floor(e / 2) for 'same', else 0
+ *                         (Keras deconv_output_length, TF.js deconvLength)
  */
 import type { Attrs, Shape } from '../ir';
 import { product } from '../ir';
@@ -60,13 +63,17 @@ function readWindow(attrs: Attrs, rank: number): SpatialWindow {
   return { kernel, stride, dilation, padding: padding(attrs, rank) };
 }
 
-function transposedOutput(spatial: number[], w: SpatialWindow, outputPadding: number[]): number[] {
+/** `outputPadding` undefined: Keras's and TF.js's output_padding=None, which infers the length from the padding mode. */
+function transposedOutput(spatial: number[], w: SpatialWindow, outputPadding: number[] | undefined): number[] {
   return spatial.map((size, i) => {
-    if (w.padding === 'same') return size * w.stride[i] + outputPadding[i];
+    const s = w.stride[i];
+    const extent = w.dilation[i] * (w.kernel[i] - 1) + 1;
+    const op = outputPadding?.[i];
+    if (op !== undefined && op >= Math.max(s, w.dilation[i])) fail(`output padding ${op} must be smaller than stride or dilation`);
+    if (typeof w.padding === 'string' && op === undefined) return w.padding === 'same' ? size * s : size * s + Math.max(extent - s, 0);
+    if (w.padding === 'same') return (size - 1) * s + extent - 2 * Math.floor(extent / 2) + op!;
     const [b, a] = w.padding === 'valid' ? [0, 0] : w.padding[i];
-    const out = (size - 1) * w.stride[i] - b - a + w.dilation[i] * (w.kernel[i] - 1) + outputPadding[i] + 1;
-    if (outputPadding[i] >= Math.max(w.stride[i], w.dilation[i])) fail(`output padding ${outputPadding[i]} must be smaller than stride or dilation`);
-    return out;
+    return (size - 1) * s - b - a + extent + (op ?? 0);
   });
 }
 
@@ -87,7 +94,7 @@ function inferConv(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Infer
   const w = readWindow(attrs, rank);
   const transposed = bool(attrs, 'transposed', false);
   const outSpatial = transposed
-    ? transposedOutput(spatial, w, optIntList(attrs, 'outputPadding', rank) ?? new Array(rank).fill(0))
+    ? transposedOutput(spatial, w, optIntList(attrs, 'outputPadding', rank))
     : windowOutput(spatial, w, 'conv');
   if (outSpatial.some((d) => d <= 0)) fail(`conv output would be empty: spatial [${outSpatial.join(', ')}]`);
   const hasBias = bool(attrs, 'bias', true);

@@ -60,7 +60,9 @@ const conv = (kind: 'conv' | 'transpose' | 'depthwise' | 'separable'): KerasDef 
     }
     if (kind === 'transpose') {
       attrs.transposed = true;
-      attrs.outputPadding = spatial(a.get('output_padding'), rank, 0) ?? Array(rank).fill(0);
+      // Absent or None is not 0: Keras then infers the length from the padding mode (see core conv).
+      const outputPadding = spatial(a.get('output_padding'), rank);
+      if (outputPadding) attrs.outputPadding = outputPadding;
     }
     return { op: 'conv', attrs };
   },
