@@ -8,6 +8,7 @@ import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpe
 import { emptyWorkload, product } from './ir';
 import { assumeInput } from './inputDefaults';
 import { assessCompleteness } from './completeness';
+import { withProps } from './objects';
 
 const DEFAULT_DTYPE_BYTES = 4;
 
@@ -234,9 +235,8 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
       outcome = { inputShapes: [], outputShape: undefined, workload: emptyWorkload() };
     }
     known.set(layer.id, outcome.outputShape);
-    const { savedTensors, ...rest } = outcome;
-    layers.push({ ...layer, ...rest });
-    savedBy.push(savedTensors ?? []);
+    layers.push(withProps(layer, { inputShapes: outcome.inputShapes, outputShape: outcome.outputShape, workload: outcome.workload }));
+    savedBy.push(outcome.savedTensors ?? []);
   }
   accountTiedWeights(layers, dtypeBytes);
   accountSharedSavedTensors(layers, savedBy, dtypeBytes);
