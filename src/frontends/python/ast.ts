@@ -54,6 +54,8 @@ export interface ConvertOptions {
 
 export function convertTree(tree: Tree, source: string, options: ConvertOptions = {}): ConvertedTree {
   const lines = options.lines ?? [];
+  // Reused statements keep their cached ranges when their start has not moved (see keepsPosition).
+  const previousLines = options.reuse ? lines.slice() : [];
   lines.length = 0;
   lines.push(...lineStarts(source));
   // Reading MISSING flags costs a wasm call per node: only pay it when the tree has errors.
@@ -71,8 +73,9 @@ export function convertTree(tree: Tree, source: string, options: ConvertOptions 
       const key = typeId + ':' + source.slice(start, cursor.endIndex);
       let node = takeReusable(options.reuse, key, hasErrors, cursor);
       let clean = true;
-      if (node) shift(node, start - node.start, lines);
-      else {
+      if (node) {
+        if (!keepsPosition(node, start, previousLines, lines)) shift(node, start - node.start, lines);
+      } else {
         node = converter.subtree(cursor);
         clean = !converter.sawError;
       }
@@ -95,6 +98,20 @@ function takeReusable(pool: StatementPool | undefined, key: string, hasErrors: b
   // In a tree with errors, recovery may have cut this statement differently even if its text is the same.
   if (hasErrors && cursor.currentNode.hasError) return undefined;
   return candidates.pop();
+}
+
+/**
+ * Whether a reused statement sits where it sat, at the same line and column:
+ * its text is unchanged, so then every offset, line and column inside it is
+ * too, and its nodes' cached ranges still hold. The common case after a
+ * keystroke (every statement above the edit, and below it when the edit kept
+ * the length, as most one-character replacements do) and for the same text
+ * analysed again.
+ */
+function keepsPosition(node: PyNode, start: number, previousLines: number[], lines: number[]): boolean {
+  if (node.start !== start || node.lines !== lines) return false;
+  const row = lineIndexAt(lines, start);
+  return row === lineIndexAt(previousLines, start) && lines[row] === previousLines[row];
 }
 
 /** Moves a reused subtree to its new offsets (iteratively: deep trees must not overflow the stack). */
