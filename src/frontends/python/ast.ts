@@ -128,11 +128,42 @@ function shift(root: PyNode, delta: number, lines: number[]): void {
   }
 }
 
+/**
+ * The grammar's node type and field names, as V8-internalised strings, and
+ * which types are named; one per Language (a file's conversion reads them
+ * for every node). web-tree-sitter decodes the names from wasm memory into
+ * fresh strings; the evaluator compares them against literals on every node
+ * it reads (node.type === 'call', field(node, 'function'), the switch in
+ * evalExpr), and V8 compares a non-internalised string character by
+ * character where two internalised ones compare by pointer.
+ */
+interface GrammarNames {
+  types: string[];
+  fields: Array<string | null>;
+  namedById: Map<number, boolean>;
+}
+
+const grammarNames = new WeakMap<Language, GrammarNames>();
+
+function namesOf(language: Language): GrammarNames {
+  let names = grammarNames.get(language);
+  if (!names) {
+    names = { types: language.types.map(internalised), fields: language.fields.map((f) => (f === null ? null : internalised(f))), namedById: new Map() };
+    grammarNames.set(language, names);
+  }
+  return names;
+}
+
+/** Property keys are always internalised, so reading one back yields the internalised copy. */
+function internalised(name: string): string {
+  return Object.keys({ [name]: true })[0];
+}
+
 class SubtreeConverter {
   private readonly language: Language;
   private readonly types: string[];
   private readonly fieldNames: Array<string | null>;
-  private readonly namedById = new Map<number, boolean>();
+  private readonly namedById: Map<number, boolean>;
   /** Whether the last converted subtree contained an ERROR or MISSING node. */
   sawError = false;
 
@@ -144,8 +175,7 @@ class SubtreeConverter {
     private readonly parseErrors: Diagnostic[],
   ) {
     this.language = tree.language;
-    this.types = this.language.types;
-    this.fieldNames = this.language.fields;
+    ({ types: this.types, fields: this.fieldNames, namedById: this.namedById } = namesOf(this.language));
   }
 
   isComment(typeId: number): boolean {
