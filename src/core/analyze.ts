@@ -35,7 +35,7 @@ function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnostics: Di
   }
   let assumed = false;
   const inputs = declared.map((input, i) => {
-    if (i === 0 && override) return { ...input, shape: override };
+    if (i === 0 && override) return withProps(input, { shape: override });
     if (isShape(input.shape)) {
       if (typeof input.assumed === 'string') {
         // A default the frontend chose (e.g. a Hugging Face config's max positions): said like any assumed input.
@@ -44,7 +44,7 @@ function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnostics: Di
           diag('info', 'assumed-input', `No input shape for ${spec.name} input '${input.id}': assumed ${showShape(input.shape)}, ${input.assumed}, without batch. Override with \`--input ${input.shape.join(',')}\`.`, spec.range),
         );
       }
-      return { ...input, shape: input.shape };
+      return withProps(input, { shape: input.shape });
     }
     const guess = assumeInput(spec);
     assumed = true;
@@ -58,7 +58,7 @@ function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnostics: Di
         spec.range,
       ),
     );
-    return { ...input, shape: guess.shape, dtype: input.dtype ?? guess.dtype };
+    return withProps(input, { shape: guess.shape, dtype: input.dtype ?? guess.dtype });
   });
   return { inputs, assumed };
 }
