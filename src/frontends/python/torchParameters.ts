@@ -20,6 +20,8 @@ type ParamV = Extract<Value, { k: 'param' }>;
  * parameter counted once.
  */
 export function dropUnconsumedParameters(layers: LayerSpec[], outputs: readonly string[]): LayerSpec[] {
+  // Most models have no parameter nodes: then nothing is dropped, and every layer's inputs need not be collected.
+  if (!layers.some((l) => l.op === 'parameter')) return layers.slice();
   const used = new Set(outputs);
   for (const l of layers) for (const i of l.inputs) used.add(i);
   return layers.filter((l) => l.op !== 'parameter' || used.has(l.id));
