@@ -8,6 +8,7 @@ import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpe
 import { emptyWorkload, product } from './ir';
 import { resolveInputs, showShape } from './inputs';
 import { assessCompleteness } from './completeness';
+import { withProps } from './objects';
 
 const DEFAULT_DTYPE_BYTES = 4;
 
@@ -24,6 +25,12 @@ interface LayerOutcome {
   savedTensors?: Array<{ id: string; shape: Shape }>;
 }
 
+/** A layer whose shape could not be worked out: says why, and leaves its shape and workload unknown. */
+function failed(layer: LayerSpec, diagnostics: Diagnostic[], code: string, message: string): LayerOutcome {
+  diagnostics.push(diag('warning', code, `${layer.name} (${layer.type}): ${message}`, layer.range));
+  return { inputShapes: [], outputShape: undefined, workload: emptyWorkload() };
+}
+
 function analyzeLayer(
   layer: LayerSpec,
   known: Map<string, Shape | undefined>,
@@ -33,17 +40,13 @@ function analyzeLayer(
   dtypeBytes: number,
   diagnostics: Diagnostic[],
 ): LayerOutcome {
-  const failed = (severity: 'warning', code: string, message: string): LayerOutcome => {
-    diagnostics.push(diag(severity, code, `${layer.name} (${layer.type}): ${message}`, layer.range));
-    return { inputShapes: [], outputShape: undefined, workload: emptyWorkload() };
-  };
   // An input layer takes the model input of the same id; a layer with no producers reads the model's first input.
   const producerIds = layer.op === 'input' ? [known.has(layer.id) ? layer.id : firstInput.id] : layer.inputs?.length ? layer.inputs : [firstInput.id];
   const inputShapes: Shape[] = [];
   for (const id of producerIds) {
     if (!known.has(id)) {
       const why = laterIds.has(id) ? `its input '${id}' is defined after it (layers must be in topological order)` : `its input '${id}' is not a layer or model input`;
-      return failed('warning', 'unknown-layer', why);
+      return failed(layer, diagnostics, 'unknown-layer', why);
     }
     const shape = known.get(id);
     // Upstream already reported why; stay quiet so one unknown layer yields one diagnostic.
@@ -52,20 +55,19 @@ function analyzeLayer(
   }
   if (layer.op === 'opaque') {
     const reason = typeof layer.attrs?.reason === 'string' ? `: ${layer.attrs.reason}` : '';
-    return failed('warning', 'unknown-layer', `WAP does not know this layer${reason}; its output shape and workload are unknown, and so are those of the layers after it`);
+    return failed(layer, diagnostics, 'unknown-layer', `WAP does not know this layer${reason}; its output shape and workload are unknown, and so are those of the layers after it`);
   }
   const result = inferLayer(layer.op, inputShapes, layer.attrs ?? {}, { layout: spec.layout, dtypeBytes });
   if (isInferError(result)) {
     const code = result.error.startsWith('unknown op kind') ? 'unknown-layer' : 'shape-error';
-    return { ...failed('warning', code, `${result.error} (input ${inputShapes.map(showShape).join(', ')})`), inputShapes };
+    return { ...failed(layer, diagnostics, code, `${result.error} (input ${inputShapes.map(showShape).join(', ')})`), inputShapes };
   }
   // Parameters the op itself does not own (nn.Parameter tensors such as a class token) are carried as attrs.extraParams.
   const extra = typeof layer.attrs?.extraParams === 'number' && Number.isInteger(layer.attrs.extraParams) && layer.attrs.extraParams > 0 ? layer.attrs.extraParams : 0;
   const params = result.params + extra;
-  const savedTensors = [
-    ...(result.saves?.inputs ?? []).filter((i) => i < producerIds.length).map((i) => ({ id: producerIds[i], shape: inputShapes[i] })),
-    ...(result.saves?.output ? [{ id: layer.id, shape: result.outputShape }] : []),
-  ];
+  const savedTensors: Array<{ id: string; shape: Shape }> = [];
+  for (const i of result.saves?.inputs ?? []) if (i < producerIds.length) savedTensors.push({ id: producerIds[i], shape: inputShapes[i] });
+  if (result.saves?.output) savedTensors.push({ id: layer.id, shape: result.outputShape });
   return {
     savedTensors,
     inputShapes,
@@ -189,9 +191,8 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
       outcome = { inputShapes: [], outputShape: undefined, workload: emptyWorkload() };
     }
     known.set(layer.id, outcome.outputShape);
-    const { savedTensors, ...rest } = outcome;
-    layers.push({ ...layer, ...rest });
-    savedBy.push(savedTensors ?? []);
+    layers.push(withProps(layer, { inputShapes: outcome.inputShapes, outputShape: outcome.outputShape, workload: outcome.workload }));
+    savedBy.push(outcome.savedTensors ?? []);
   }
   accountTiedWeights(layers, dtypeBytes);
   accountSharedSavedTensors(layers, savedBy, dtypeBytes);

@@ -12,6 +12,7 @@
  */
 import type { AnalyzeOptions, Diagnostic, ModelInput, ModelSpec, SequenceInfo, Shape, SourceRange } from './ir';
 import { assumeInput } from './inputDefaults';
+import { withProps } from './objects';
 
 export interface ResolvedInputs {
   inputs: Array<ModelInput & { shape: Shape }>;
@@ -73,13 +74,13 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
 
   const inputs = declared.map((input, i) => {
     if (i === 0 && override) {
-      const resolved = { ...input, shape: override };
+      const resolved = withProps(input, { shape: override });
       note(resolved, input.dtype === 'int' ? tokenAxis(override, 'int') : undefined, { kind: 'given' });
       if (seqLen !== undefined) seqUnused ??= `--input ${override.join(',')} gives ${spec.name}'s input shape`;
       return resolved;
     }
     if (isShape(input.shape)) {
-      const resolved = { ...input, shape: input.shape };
+      const resolved = withProps(input, { shape: input.shape });
       const axis = input.dtype === 'int' ? tokenAxis(input.shape, 'int') : undefined;
       if (typeof input.assumed !== 'string') {
         note(resolved, axis, { kind: 'code' });
@@ -88,7 +89,7 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
       }
       // A default the frontend chose (e.g. a Hugging Face config's max positions).
       if (seqLen !== undefined && axis !== undefined && input.lengthFree) {
-        const sized = { ...input, shape: withLength(input.shape, axis, seqLen) };
+        const sized = withProps(input, { shape: withLength(input.shape, axis, seqLen) });
         seqApplied = true;
         note(sized, axis, { kind: 'seq-len' });
         return sized;
@@ -105,14 +106,14 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
     const dtype = input.dtype ?? guess.dtype;
     const axis = guess.sequence ? tokenAxis(guess.shape, dtype) : undefined;
     if (seqLen !== undefined && axis !== undefined) {
-      const sized = { ...input, shape: withLength(guess.shape, axis, seqLen), dtype };
+      const sized = withProps(input, { shape: withLength(guess.shape, axis, seqLen), dtype });
       seqApplied = true;
       note(sized, axis, { kind: 'seq-len' });
       return sized;
     }
     if (seqLen !== undefined) seqUnused ??= `${spec.name} takes ${guess.what}, not a token sequence`;
     assumed = true;
-    const resolved = { ...input, shape: guess.shape, dtype };
+    const resolved = withProps(input, { shape: guess.shape, dtype });
     note(resolved, axis, { kind: 'assumed', what: guess.what });
     diagnostics.push(
       diag(

@@ -263,7 +263,9 @@ export function emptyWorkload(): LayerWorkload {
 }
 
 export function product(shape: Shape): number {
+  // An index loop: shapes come as small-integer and as double arrays, and over both kinds a for-of
+  // here kept allocating array iterators (it runs for every layer and tensor of every analysis).
   let n = 1;
-  for (const d of shape) n *= d;
+  for (let i = 0; i < shape.length; i++) n *= shape[i];
   return n;
 }

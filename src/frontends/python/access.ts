@@ -16,6 +16,7 @@ import { isArray } from './numericArrays';
 import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, constructTorchLayer, isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
 import { NONE, UNKNOWN, int, keyOf, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
+import { withProps } from '../../core/objects';
 
 /** Which class a method was defined in (for `super()`), by function identity. */
 export const methodOwner = new WeakMap<FuncV, ClassV>();
@@ -187,7 +188,7 @@ export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, un
       const children = [...obj.children.entries()];
       if (isSlice(key)) {
         const picked = sliceIndices(key, children.length).map((i) => children[i]);
-        return { ...obj, children: new Map(picked) };
+        return withProps(obj, { children: new Map(picked) });
       }
       if (obj.container === 'dict') return obj.children.get(String(key.k === 'str' ? key.v : '')) ?? UNKNOWN;
       const i = toNumber(key);

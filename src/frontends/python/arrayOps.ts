@@ -8,6 +8,7 @@
  */
 import {
   arrayBinary,
+  filledArray,
   fromNested,
   isArray,
   makeArray,
@@ -101,7 +102,7 @@ export function callArrayFunction(path: string, args: Value[], kwargs: Map<strin
       const n = dims.reduce<number | undefined>((p, d) => (p === undefined || d === undefined || d < 0 ? undefined : p * d), 1);
       if (!dims.length || n === undefined || fill === undefined || n > 4096) return undefined;
       const float = name !== 'full' || (args[1]?.k === 'num' && args[1].float);
-      return makeArray(dims as number[], new Array<number>(n).fill(fill), dtype ?? (float ? floatOf(lib) : 'int'), lib);
+      return filledArray(dims as number[], n, fill, dtype ?? (float ? floatOf(lib) : 'int'), lib);
     }
     case 'tensor':
     case 'as_tensor':

@@ -19,8 +19,8 @@ export interface PyNode {
   lines: number[];
   /** `namedChildren` computed once: evaluation reads the same nodes many times (a class built per model). */
   namedCache: readonly PyNode[] | undefined;
-  /** 1-based [line, column, endLine, endColumn], computed on first use; cleared when the node moves. */
-  rangeCache: [number, number, number, number] | undefined;
+  /** rangeOf(node), made on first use (frozen: every caller gets this one object); cleared when the node moves. */
+  rangeCache: Readonly<SourceRange> | undefined;
 }
 
 export interface ConvertedTree {
@@ -54,6 +54,8 @@ export interface ConvertOptions {
 
 export function convertTree(tree: Tree, source: string, options: ConvertOptions = {}): ConvertedTree {
   const lines = options.lines ?? [];
+  // Reused statements keep their cached ranges when their start has not moved (see keepsPosition).
+  const previousLines = options.reuse ? lines.slice() : [];
   lines.length = 0;
   lines.push(...lineStarts(source));
   // Reading MISSING flags costs a wasm call per node: only pay it when the tree has errors.
@@ -71,8 +73,9 @@ export function convertTree(tree: Tree, source: string, options: ConvertOptions 
       const key = typeId + ':' + source.slice(start, cursor.endIndex);
       let node = takeReusable(options.reuse, key, hasErrors, cursor);
       let clean = true;
-      if (node) shift(node, start - node.start, lines);
-      else {
+      if (node) {
+        if (!keepsPosition(node, start, previousLines, lines)) shift(node, start - node.start, lines);
+      } else {
         node = converter.subtree(cursor);
         clean = !converter.sawError;
       }
@@ -97,6 +100,20 @@ function takeReusable(pool: StatementPool | undefined, key: string, hasErrors: b
   return candidates.pop();
 }
 
+/**
+ * Whether a reused statement sits where it sat, at the same line and column:
+ * its text is unchanged, so then every offset, line and column inside it is
+ * too, and its nodes' cached ranges still hold. The common case after a
+ * keystroke (every statement above the edit, and below it when the edit kept
+ * the length, as most one-character replacements do) and for the same text
+ * analysed again.
+ */
+function keepsPosition(node: PyNode, start: number, previousLines: number[], lines: number[]): boolean {
+  if (node.start !== start || node.lines !== lines) return false;
+  const row = lineIndexAt(lines, start);
+  return row === lineIndexAt(previousLines, start) && lines[row] === previousLines[row];
+}
+
 /** Moves a reused subtree to its new offsets (iteratively: deep trees must not overflow the stack). */
 function shift(root: PyNode, delta: number, lines: number[]): void {
   const stack = [root];
@@ -111,11 +128,42 @@ function shift(root: PyNode, delta: number, lines: number[]): void {
   }
 }
 
+/**
+ * The grammar's node type and field names, as V8-internalised strings, and
+ * which types are named; one per Language (a file's conversion reads them
+ * for every node). web-tree-sitter decodes the names from wasm memory into
+ * fresh strings; the evaluator compares them against literals on every node
+ * it reads (node.type === 'call', field(node, 'function'), the switch in
+ * evalExpr), and V8 compares a non-internalised string character by
+ * character where two internalised ones compare by pointer.
+ */
+interface GrammarNames {
+  types: string[];
+  fields: Array<string | null>;
+  namedById: Map<number, boolean>;
+}
+
+const grammarNames = new WeakMap<Language, GrammarNames>();
+
+function namesOf(language: Language): GrammarNames {
+  let names = grammarNames.get(language);
+  if (!names) {
+    names = { types: language.types.map(internalised), fields: language.fields.map((f) => (f === null ? null : internalised(f))), namedById: new Map() };
+    grammarNames.set(language, names);
+  }
+  return names;
+}
+
+/** Property keys are always internalised, so reading one back yields the internalised copy. */
+function internalised(name: string): string {
+  return Object.keys({ [name]: true })[0];
+}
+
 class SubtreeConverter {
   private readonly language: Language;
   private readonly types: string[];
   private readonly fieldNames: Array<string | null>;
-  private readonly namedById = new Map<number, boolean>();
+  private readonly namedById: Map<number, boolean>;
   /** Whether the last converted subtree contained an ERROR or MISSING node. */
   sawError = false;
 
@@ -127,8 +175,7 @@ class SubtreeConverter {
     private readonly parseErrors: Diagnostic[],
   ) {
     this.language = tree.language;
-    this.types = this.language.types;
-    this.fieldNames = this.language.fields;
+    ({ types: this.types, fields: this.fieldNames, namedById: this.namedById } = namesOf(this.language));
   }
 
   isComment(typeId: number): boolean {
@@ -188,7 +235,9 @@ class SubtreeConverter {
 
 function reportSyntaxError(node: PyNode, source: string, out: Diagnostic[]): void {
   if (out.length >= 20) return;
-  const r = rangeOf(node);
+  // Not rangeOf: an imported module's tree is converted before its file is registered in foreignFiles,
+  // and a range cached now would lack the file.
+  const r = positionsOf(node);
   const snippet = source.slice(node.start, Math.min(node.end, node.start + 30)).split('\n')[0];
   const message = node.missing
     ? `Syntax error: missing '${node.type}'`
@@ -220,18 +269,27 @@ function position(lines: number[], offset: number): [number, number] {
  */
 export const foreignFiles = new WeakMap<number[], { file: string; source: string }>();
 
-/** 1-based line/column range of a node; `file` is set for nodes of an imported module. */
+/**
+ * 1-based line/column range of a node; `file` is set for nodes of an imported
+ * module. One frozen object per node, shared by every layer, site and
+ * diagnostic that points at the node (as a module's range already is by each
+ * of its calls): a fresh object per call survived into the results, so V8
+ * allocated them straight in old space, and that was ~5% of a warm analysis.
+ */
 export function rangeOf(node: PyNode): SourceRange {
-  let r = node.rangeCache;
-  if (!r) {
-    const [line, column] = position(node.lines, node.start);
-    const [endLine, endColumn] = position(node.lines, node.end);
-    r = node.rangeCache = [line, column, endLine, endColumn];
+  let range = node.rangeCache;
+  if (!range) {
+    const foreign = foreignFiles.get(node.lines);
+    const p = positionsOf(node);
+    range = node.rangeCache = Object.freeze(foreign ? { line: p.line, column: p.column, endLine: p.endLine, endColumn: p.endColumn, file: foreign.file } : p);
   }
-  // A fresh object each time: ranges end up in results that callers own.
-  const foreign = foreignFiles.get(node.lines);
-  if (foreign) return { line: r[0], column: r[1], endLine: r[2], endColumn: r[3], file: foreign.file };
-  return { line: r[0], column: r[1], endLine: r[2], endColumn: r[3] };
+  return range;
+}
+
+function positionsOf(node: PyNode): SourceRange {
+  const [line, column] = position(node.lines, node.start);
+  const [endLine, endColumn] = position(node.lines, node.end);
+  return { line, column, endLine, endColumn };
 }
 
 export function field(node: PyNode, name: string): PyNode | undefined {

@@ -13,6 +13,7 @@
 import type { Interp } from './interpreter';
 import type { CallSite, Dims, TensorV, Value } from './values';
 import { UNKNOWN, int, toNumber } from './values';
+import { withProps } from '../../core/objects';
 
 export type BatchV = Extract<Value, { k: 'batch' }>;
 
@@ -68,7 +69,7 @@ export function foldedReshape(x: TensorV, sizes: Value[], record: Record): Value
   const restN = (rest as number[]).map((d) => (d === -1 ? total / (factor * known) : d));
   const target = factor > 1 ? [factor, ...restN] : restN;
   const out = record('reshape', { shape: target }, [undefined, ...target]);
-  return out.k === 'tensor' ? { ...out, fold: factor > 1 ? factor : undefined } : out;
+  return out.k === 'tensor' ? withProps(out, { fold: factor > 1 ? factor : undefined }) : out;
 }
 
 /**
@@ -83,12 +84,12 @@ export function foldedPermute(x: TensorV, dims: number[], record: Record): Value
   const ir = (d: number): number[] => (d === 0 ? (x.fold ? [0, 1] : [0]) : [d + (x.fold ? 1 : 0)]);
   if (norm[0] === 0) {
     const out = record('permute', { dims: norm.flatMap(ir) }, undefined);
-    return out.k === 'tensor' ? { ...out, fold: x.fold } : out;
+    return out.k === 'tensor' ? withProps(out, { fold: x.fold }) : out;
   }
   // qkv.permute(2, 0, 3, 1, 4): the batch moves to torch axis 1; IR keeps it first, torch axis 0 is IR axis 2.
   if (norm[1] !== 0) return UNKNOWN;
   const out = record('permute', { dims: [...ir(0), ...ir(norm[0]), ...norm.slice(2).flatMap(ir)] }, undefined);
-  return out.k === 'tensor' ? { ...out, fold: x.fold, front: true } : out;
+  return out.k === 'tensor' ? withProps(out, { fold: x.fold, front: true }) : out;
 }
 
 export function isBatchDim(v: Value | undefined): boolean {

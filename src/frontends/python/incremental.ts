@@ -12,6 +12,8 @@ import { convertTree, lineIndexAt, type ConvertedTree, type StatementPool } from
 interface FileState {
   text: string;
   tree: Tree;
+  /** The conversion of `text`: the same text read again is this tree again (imported modules are reused the same way per file version). */
+  converted: ConvertedTree;
   pool: StatementPool;
   /** Shared by every node converted for this file; rewritten in place on each parse. */
   lines: number[];
@@ -28,13 +30,18 @@ const states = new Map<string, FileState>();
 export function parseIncrementally(parser: Parser, fileName: string, text: string): ConvertedTree {
   const prev = states.get(fileName);
   states.delete(fileName);
+  if (prev && prev.text === text) {
+    remember(fileName, prev);
+    return prev.converted;
+  }
   let tree: Tree | undefined;
   try {
-    tree = prev && prev.text === text ? prev.tree : parseText(parser, text, prev);
-    if (prev && tree !== prev.tree) prev.tree.delete();
-    const state: FileState = { text, tree, pool: new Map(), lines: prev?.lines ?? [] };
-    const converted = convertTree(tree, text, { reuse: prev?.pool, pool: state.pool, lines: state.lines });
-    remember(fileName, state);
+    tree = parseText(parser, text, prev);
+    prev?.tree.delete();
+    const lines = prev?.lines ?? [];
+    const pool: StatementPool = new Map();
+    const converted = convertTree(tree, text, { reuse: prev?.pool, pool, lines });
+    remember(fileName, { text, tree, converted, pool, lines });
     return converted;
   } catch (e) {
     // A half-updated state must not poison the next edit: drop it; the next parse starts fresh.

@@ -10,6 +10,7 @@ import { torchFunction, tensorsIn } from './tensorOps';
 import { constructTorchLayer } from './torchRuntime';
 import { callTransformers } from './transformersRuntime';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
+import { withProps } from '../../core/objects';
 
 const CONSTANTS: Record<string, Value> = {
   'math.pi': num(Math.PI, true),
@@ -110,7 +111,7 @@ function callTorch(interp: Interp, path: string, last: string, args: Value[], kw
 function copyValue(v: Value): Value {
   switch (v.k) {
     case 'inst':
-      return { ...v, attrs: new Map(v.attrs), children: v.children && new Map(v.children) };
+      return withProps(v, { attrs: new Map(v.attrs), children: v.children && new Map(v.children) });
     case 'list':
       return { k: 'list', items: [...v.items] };
     case 'dict':

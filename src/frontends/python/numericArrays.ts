@@ -34,6 +34,16 @@ export function makeArray(shape: number[], data: number[], dtype: DType, lib: 't
   return { k: 'tensor', id: '', shape, framework: 'pytorch', values: { data: data.map((x) => cast(x, dtype)), dtype, lib } };
 }
 
+/**
+ * `n` copies of one value (torch.zeros/ones/full): makeArray's result for
+ * `new Array(n).fill(value)`, with the value cast once instead of copying a
+ * filled array element by element (nanoGPT's 49 LayerNorms build two
+ * 1,024-element arrays each on every analysis).
+ */
+export function filledArray(shape: number[], n: number, value: number, dtype: DType, lib: 'torch' | 'numpy'): ArrayV {
+  return { k: 'tensor', id: '', shape, framework: 'pytorch', values: { data: new Array<number>(n).fill(cast(value, dtype)), dtype, lib } };
+}
+
 /** A constant of known shape whose values are not modelled. */
 export function shapeOnly(shape: Dims | undefined): TensorV {
   return { k: 'tensor', id: '', shape, framework: 'pytorch' };

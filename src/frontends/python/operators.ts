@@ -10,6 +10,7 @@ import { arrayBinary } from './numericArrays';
 import { percentFormat } from './strings';
 import { tensorBinary } from './tensorOps';
 import { UNKNOWN, bool, int, iterItems, keyOf, num, str, toNumber, type Scope, type Value } from './values';
+import { withProps } from '../../core/objects';
 
 export function evalComparison(interp: Interp, node: PyNode, scope: Scope): Value {
   const operands: PyNode[] = [];
@@ -144,7 +145,7 @@ export function binaryOp(interp: Interp, op: string, a: Value, b: Value, node: P
       if (!more) return UNKNOWN;
       const children = new Map(a.children);
       for (const m of more) children.set(String(children.size), m);
-      return { ...a, children };
+      return withProps(a, { children });
     }
     if (a.k === 'str' && b.k === 'str') return str(a.v + b.v);
     if (a.k === 'list' && b.k === 'list') return { k: 'list', items: [...a.items, ...b.items] };

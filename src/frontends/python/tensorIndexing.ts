@@ -11,6 +11,7 @@ import { recordOp } from './tensorOps';
 import { torchDims } from './batchFolding';
 import { isArray, type ArrayV } from './numericArrays';
 import { toNumber, type Dims, type TensorV, type Value } from './values';
+import { withProps } from '../../core/objects';
 
 const isSlice = (v: Value): boolean => v.k === 'tuple' && v.items.length === 4 && v.items[0].k === 'str' && v.items[0].v === '__slice__';
 const isFullSlice = (v: Value): boolean => isSlice(v) && (v as { items: Value[] }).items.slice(1).every((x) => x.k === "none");
@@ -27,7 +28,7 @@ function gatherParameter(interp: Interp, t: TensorV, index: ArrayV, node: PyNode
   const gathered = [...index.shape, ...shape.slice(1)];
   const site = interp.site(node, 'getitem');
   const out = recordOp(interp, { base: 'getitem', type: 'Tensor.__getitem__', op: 'parameter', attrs: { shape, gathered }, inputs: [], site, shape: [1, ...gathered], weightKey: t.id });
-  return out.k === 'tensor' ? { ...out, unbatched: true } : out;
+  return out.k === 'tensor' ? withProps(out, { unbatched: true }) : out;
 }
 
 const FULL: Value = { k: 'tuple', items: [{ k: 'str', v: '__slice__' }, { k: 'none' }, { k: 'none' }, { k: 'none' }] };
@@ -44,7 +45,7 @@ export function indexTensor(interp: Interp, t: TensorV, key: Value, node: PyNode
   if (t.unbatched && isArray(key) && key.values.dtype === 'int' && shape) {
     // Rows of a batch-less tensor picked by a constant index (Swin V2's bias table from its MLP).
     const out = recordOp(interp, { base: 'getitem', type: 'Tensor.__getitem__', op: 'gather', attrs: { indexShape: key.shape }, inputs: [t], site: interp.site(node, 'getitem'), shape: [1, ...key.shape, ...shape.slice(2)] });
-    return out.k === 'tensor' ? { ...out, unbatched: true } : out;
+    return out.k === 'tensor' ? withProps(out, { unbatched: true }) : out;
   }
   if (!shape) return unsupported('the tensor rank is unknown', true);
   const rank = torchDims(t)!.length;
@@ -72,7 +73,7 @@ export function indexTensor(interp: Interp, t: TensorV, key: Value, node: PyNode
     out = next;
   }
   const droppedFront = t.front && active.some(({ k, axis }) => axis === 1 + off && (k.k === 'num' || k.k === 'bool'));
-  return { ...out, fold: t.fold, front: t.front && !droppedFront ? true : undefined };
+  return withProps(out, { fold: t.fold, front: t.front && !droppedFront ? true : undefined });
 }
 
 /** A slice that keeps the whole axis (`:`, `:H` with H its size): nothing to record. */

@@ -11,6 +11,7 @@ import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { bindArgs, buildTorchLayer, numArg } from './torchLayers';
 import { UNKNOWN, int, iterItems, toAttr, toNumber, truthy, type CallSite, type Dims, type TensorV, type Value } from './values';
+import { withProps } from '../../core/objects';
 
 export interface OpRecord {
   name?: string;
@@ -41,7 +42,7 @@ export function recordOp(interp: Interp, r: OpRecord): Value {
   let t = g.add(layer, r.shape);
   // Ops that keep the leading axes keep windows folded into the batch (shaping ops set it themselves).
   const first = r.inputs[0];
-  if ((first?.fold || first?.front || first?.batchOne) && !['reshape', 'permute', 'flatten', 'split', 'gather'].includes(r.op)) t = { ...t, fold: first.fold, front: first.front, batchOne: first.batchOne };
+  if ((first?.fold || first?.front || first?.batchOne) && !['reshape', 'permute', 'flatten', 'split', 'gather'].includes(r.op)) t = withProps(t, { fold: first.fold, front: first.front, batchOne: first.batchOne });
   if (r.dedupeKey) g.memo.set(r.dedupeKey, t);
   return t;
 }
@@ -165,7 +166,7 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     return rec('activation', attrs);
   }
   // unsqueeze(0) on a batch-less tensor: its placeholder 1 becomes the dim it broadcasts over as a batch.
-  if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return { ...x, unbatched: false, param: undefined };
+  if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return withProps(x, { unbatched: false, param: undefined });
   if (PASSTHROUGH.has(name)) return x;
   // Weights and biases passed to functional ops are the parameters themselves (their sizes make the layer's params).
   const withTensor = (params: string[]) => {
@@ -321,7 +322,7 @@ function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Val
   if (x.batchOne && nums.every((d) => d !== undefined) && nums.filter((d) => d === -1).length <= 1) {
     // Its batch is a literal 1: every size is a real dim, and the result has no batch.
     const t = recordOp(interp, { base: 'reshape', type, op: 'reshape', attrs: { shape: nums as number[] }, inputs: [x], site, shape: undefined });
-    return t.k === 'tensor' ? { ...t, unbatched: true, batchOne: undefined } : t;
+    return t.k === 'tensor' ? withProps(t, { unbatched: true, batchOne: undefined }) : t;
   }
   const folded = interp.graph?.concrete ? foldedReshape(x, dims, shaping) : undefined;
   if (folded?.k === 'unknown' || (!folded && x.fold)) {
@@ -333,7 +334,7 @@ function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Val
     // A parameter's own dims: every size is a real dim (none is the batch).
     if (nums.some((d) => d === undefined) || nums.filter((d) => d === -1).length > 1) return unknownReshape(interp, x, site);
     const t = recordOp(interp, { base: 'reshape', type: 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view'), op: 'reshape', attrs: { shape: nums as number[] }, inputs: [x], site, shape: undefined });
-    return t.k === 'tensor' ? { ...t, unbatched: true } : t;
+    return t.k === 'tensor' ? withProps(t, { unbatched: true }) : t;
   }
   if (nums.length === 2 && nums[1] === -1) {
     return recordOp(interp, { base: 'flatten', type: site.calleeText.split('.').pop() === 'reshape' ? 'Tensor.reshape' : 'Tensor.view', op: 'flatten', attrs: { startDim: 1, endDim: -1 }, inputs: [x], site, shape: [x.shape?.[0], undefined] });
@@ -369,7 +370,7 @@ function permute(interp: Interp, x: TensorV, dims: Array<number | undefined>, si
     const rank = dims.length;
     const moved = [0, ...(dims as number[]).map((d) => (d < 0 ? d + rank : d) + 1)];
     const t = recordOp(interp, { base: 'permute', type: site.calleeText.endsWith('transpose') ? 'Tensor.transpose' : 'Tensor.permute', op: 'permute', attrs: { dims: moved }, inputs: [x], site, shape: undefined });
-    return t.k === 'tensor' ? { ...t, unbatched: true } : t;
+    return t.k === 'tensor' ? withProps(t, { unbatched: true }) : t;
   }
   const rank = dims.length;
   const norm = (dims as number[]).map((d) => (d < 0 ? d + rank : d));

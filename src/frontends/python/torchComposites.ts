@@ -11,6 +11,7 @@ import { recordOp, tensorsIn } from './tensorOps';
 import { activationName } from './kerasLayers';
 import { bindArgs, boolArg, buildTorchLayer, numArg } from './torchLayers';
 import { NONE, UNKNOWN, int, num, type CallSite, type InstV, type ModV, type Value } from './values';
+import { withProps } from '../../core/objects';
 
 const ENCODER_LAYER_PARAMS = ['d_model', 'nhead', 'dim_feedforward', 'dropout', 'activation', 'layer_norm_eps', 'batch_first', 'norm_first', 'bias'];
 const ENCODER_PARAMS = ['encoder_layer', 'num_layers', 'norm', 'enable_nested_tensor', 'mask_check'];
@@ -82,12 +83,12 @@ function encoder(args: Value[], kwargs: Map<string, Value>, site: CallSite): Mod
 export function cloneModule<T extends Value>(v: T, depth = 0): T {
   if (depth > 40) return v;
   if (v.k === 'mod') {
-    const copy: ModV = { ...v, attrs: { ...v.attrs } };
+    const copy: ModV = withProps(v as ModV, { attrs: { ...v.attrs } });
     if (v.children) copy.children = cloneChildren(v.children, depth);
     return copy as T;
   }
   if (v.k === 'inst') {
-    const copy: InstV = { ...v, attrs: new Map(v.attrs) };
+    const copy: InstV = withProps(v as InstV, { attrs: new Map(v.attrs) });
     if (v.children) copy.children = cloneChildren(v.children, depth);
     return copy as T;
   }

@@ -10,6 +10,7 @@ import type { LayerSpec } from '../../core/ir';
 import type { Interp } from './interpreter';
 import { recordOp } from './tensorOps';
 import { keyOf, type CallSite, type InstV, type TensorV, type Value } from './values';
+import { withProps } from '../../core/objects';
 
 type ParamV = Extract<Value, { k: 'param' }>;
 
@@ -19,6 +20,8 @@ type ParamV = Extract<Value, { k: 'param' }>;
  * parameter counted once.
  */
 export function dropUnconsumedParameters(layers: LayerSpec[], outputs: readonly string[]): LayerSpec[] {
+  // Most models have no parameter nodes: then nothing is dropped, and every layer's inputs need not be collected.
+  if (!layers.some((l) => l.op === 'parameter')) return layers.slice();
   const used = new Set(outputs);
   for (const l of layers) for (const i of l.inputs) used.add(i);
   return layers.filter((l) => l.op !== 'parameter' || used.has(l.id));
@@ -33,7 +36,7 @@ export function constantNode(interp: Interp, shape: number[], site: CallSite): T
   if (!shape.length) return undefined;
   const batched = shape.length >= 2 && shape[0] === 1;
   const t = recordOp(interp, { base: 'constant', type: 'buffer', op: 'parameter', attrs: { shape, batched, constant: true }, inputs: [], site, shape: batched ? shape : [1, ...shape] });
-  return t.k === 'tensor' ? { ...t, batchOne: batched, unbatched: !batched } : undefined;
+  return t.k === 'tensor' ? withProps(t, { batchOne: batched, unbatched: !batched }) : undefined;
 }
 
 export function readParameter(interp: Interp, owner: InstV, name: string, p: ParamV): Value {
@@ -59,7 +62,7 @@ export function readParameter(interp: Interp, owner: InstV, name: string, p: Par
     shape: shape ? (batched ? shape : [1, ...shape]) : undefined,
   });
   if (t.k !== 'tensor') return t;
-  const tensor: TensorV = { ...t, param: p, unbatched: !batched };
+  const tensor: TensorV = withProps(t, { param: p, unbatched: !batched });
   g.memo.set(key, tensor);
   return tensor;
 }

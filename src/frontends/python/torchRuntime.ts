@@ -15,6 +15,7 @@ import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
 import { buildTorchLayer } from './torchLayers';
 import { NONE, UNKNOWN, int, iterItems, keyOf, native, str, toNumber, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
+import { withProps } from '../../core/objects';
 
 export type TorchInst = InstV & { children: Map<string, Value> };
 
@@ -44,12 +45,12 @@ export function constructTorchLayer(interp: Interp, type: string, args: Value[],
     const composite = constructComposite(type, args, kwargs, site);
     if (composite) return composite;
     const message = `nn.${type} needs literal sizes (d_model, nhead, num_layers) to be read`;
-    return { ...base, op: 'opaque', attrs: { reason: message }, warning: message };
+    return withProps(base, { op: 'opaque', attrs: { reason: message }, warning: message });
   }
   const built = buildTorchLayer(type, args, kwargs);
-  if (built) return { ...base, op: built.op, attrs: built.attrs };
+  if (built) return withProps(base, { op: built.op, attrs: built.attrs });
   const message = `unknown layer nn.${type}`;
-  return { ...base, op: 'opaque', attrs: { reason: message }, warning: message };
+  return withProps(base, { op: 'opaque', attrs: { reason: message }, warning: message });
 }
 
 const ATTR_ALIASES: Record<string, string> = {
@@ -220,7 +221,7 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
         const n = g.calls.get(m) ?? 0;
         g.calls.set(m, n + 1);
         const id = g.nameLeafOutput(from, out.id, path, m.cls.name, m.range ?? site.range, n ? `${path}#${n + 1}` : path);
-        return { ...out, id, shape: g.shapes.get(id) ?? out.shape };
+        return withProps(out, { id, shape: g.shapes.get(id) ?? out.shape });
       }
       const layer = m.attrs.get(BUILTIN_LAYER);
       if (layer?.k === 'mod') {
