@@ -62,10 +62,12 @@ export const accelerateReader: ConfigReader = {
     }
     const single = distributedType?.value.toUpperCase() === 'NO';
     if (single && numProcesses && numProcesses.value > 1) {
+      // A one-GPU plan resolves it the other way (num_processes: 1, the GPU-count fix); switching to MULTI_GPU would contradict it.
+      const oneGpuPlan = plan !== undefined && plan.plan.gpus <= 1;
       findings.push({
         format: 'accelerate', severity: 'warning', code: 'distributed-type', range: distributedType!.range,
-        message: `distributed_type is NO but num_processes is ${numProcesses.value}: the extra processes would not train together`,
-        fix: { title: 'Set distributed_type to MULTI_GPU', edits: distributedType!.set!('MULTI_GPU') },
+        message: `distributed_type is NO but num_processes is ${numProcesses.value}: the extra processes would not train together${oneGpuPlan ? '; the plan uses one GPU, so num_processes: 1 is the fix' : ''}`,
+        ...(oneGpuPlan ? {} : { fix: { title: 'Set distributed_type to MULTI_GPU', edits: distributedType!.set!('MULTI_GPU') } }),
       });
     }
 

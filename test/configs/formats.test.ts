@@ -176,3 +176,18 @@ test('accelerate: non-contiguous gpu_ids are counted, kept and resized by id, no
   // Too many: the first ids the user listed are kept.
   assert.equal(fixAll('a.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 2\ngpu_ids: 2,5,7\n', undefined).text, 'distributed_type: MULTI_GPU\nnum_processes: 2\ngpu_ids: 2,5\n');
 });
+
+test('Accelerate distributed_type follows the GPU count the fix writes: NO stays NO for one GPU, becomes MULTI_GPU for several', () => {
+  const oneGpu = alexnetPlan();
+  oneGpu.plan = { ...oneGpu.plan, gpus: 1, layers: oneGpu.plan.layers.map((l) => ({ ...l, devices: [0], dataDegree: 1 })) };
+  const twoProcs = 'compute_environment: LOCAL_MACHINE\ndistributed_type: NO\nnum_machines: 1\nnum_processes: 2\n';
+  const f = checkConfig('accelerate_config.yaml', twoProcs, oneGpu).findings.find((x) => x.code === 'distributed-type')!;
+  assert.equal(f.fix, undefined, 'MULTI_GPU would contradict a one-GPU plan');
+  assert.match(f.message, /the plan uses one GPU, so num_processes: 1 is the fix/);
+  assert.equal(fixAll('accelerate_config.yaml', twoProcs, oneGpu).text, twoProcs.replace('num_processes: 2', 'num_processes: 1'));
+  // Without a plan, or with a multi-GPU one, switching distribution on is the fix.
+  assert.equal(checkConfig('accelerate_config.yaml', twoProcs, undefined).findings.find((x) => x.code === 'distributed-type')!.fix!.title, 'Set distributed_type to MULTI_GPU');
+  const single = twoProcs.replace('num_processes: 2', 'num_processes: 1');
+  assert.equal(fixAll('accelerate_config.yaml', single, alexnetPlan()).text, 'compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 4\n');
+  assert.equal(fixAll('accelerate_config.yaml', single, oneGpu).text, single, 'one process, one GPU: nothing to change');
+});
