@@ -82,3 +82,22 @@ test('a plan without a training setup (the per-layer search) takes its tensor-pa
   const dpOnly = llamaPlan({ tensorParallel: 1 });
   assert.match(exportPlan({ ...dpOnly, plan: { ...dpOnly.plan, setup: undefined } }, 'torch-parallelize').content, /init_device_mesh\("cuda", \(8, 1\)/);
 });
+
+test('every torch.distributed API the snippet calls is imported, for each ZeRO stage, recompute and TP degree', () => {
+  const apis = ['fully_shard', 'MixedPrecisionPolicy', 'replicate', 'checkpoint_wrapper', 'parallelize_module', 'ColwiseParallel', 'RowwiseParallel', 'SequenceParallel', 'init_device_mesh'];
+  for (const zeroStage of [0, 1, 2, 3] as const) {
+    for (const tensorParallel of [1, 2]) {
+      for (const recompute of ['none', 'full'] as const) {
+        const code = exportPlan(llamaPlan({ zeroStage, tensorParallel, recompute }), 'torch-parallelize').content;
+        const [head, body] = [code.slice(0, code.indexOf('\ndef ')), code.slice(code.indexOf('\ndef '))];
+        for (const api of apis) {
+          if (new RegExp(`\\b${api}\\(`).test(body)) assert.match(head, new RegExp(`import .*\\b${api}\\b`), `ZeRO-${zeroStage} TP ${tensorParallel} ${recompute}: ${api} is called but not imported`);
+        }
+      }
+    }
+  }
+  const z2 = exportPlan(llamaPlan({ zeroStage: 2, tensorParallel: 1 }), 'torch-parallelize').content;
+  assert.match(z2, /# FSDP2 over the data-parallel axis: ZeRO-2 \(weights stay gathered between forward and backward\)\./);
+  assert.match(z2, /fully_shard\(model, mesh=mesh\["dp"\], mp_policy=mp, reshard_after_forward=False\)/);
+  assert.doesNotMatch(exportPlan(llamaPlan({ zeroStage: 3 }), 'torch-parallelize').content, /weights stay gathered/);
+});
