@@ -51,8 +51,14 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
     set: (z, plan) => {
       if (z === 1 || !plan) return undefined; // FSDP2 has no optimizer-only sharding
       if (z === 0) return [...put('parallelism', 'data_parallel_shard_degree', 1), ...put('parallelism', 'data_parallel_replicate_degree', plan.dataParallel)];
-      const edits = put('parallelism', 'data_parallel_shard_degree', plan.hybridShard ? -1 : plan.dataParallel);
-      if (!plan.hybridShard && replicate.value !== 1) edits.push(...put('parallelism', 'data_parallel_replicate_degree', 1));
+      // HSDP: shard over one node's data-parallel ranks and replicate across nodes (shard × replicate = the
+      // data-parallel degree); a replicate degree left at the whole DP degree would leave nothing to shard.
+      const hsdpShards = plan.hybridShard && plan.shardGroup ? plan.shardGroup / plan.contextParallel : undefined;
+      const replicas = hsdpShards && Number.isInteger(hsdpShards) ? plan.dataParallel / hsdpShards : undefined;
+      const hsdp = replicas !== undefined && Number.isInteger(replicas) ? { shards: hsdpShards!, replicas } : undefined;
+      const edits = put('parallelism', 'data_parallel_shard_degree', hsdp ? hsdp.shards : plan.hybridShard ? -1 : plan.dataParallel);
+      const wantReplicas = hsdp ? hsdp.replicas : plan.hybridShard ? undefined : 1;
+      if (wantReplicas !== undefined && replicate.value !== wantReplicas) edits.push(...put('parallelism', 'data_parallel_replicate_degree', wantReplicas));
       if (z === 2 || reshard) edits.push(...put('parallelism', 'fsdp_reshard_after_forward', z === 2 ? 'never' : 'default'));
       return edits;
     },

@@ -9,7 +9,7 @@ import type { LayerConfig } from './cost/configs';
 import type { NodeOption } from './cost/tables';
 import type { Topology } from './cost/topology';
 import type { Candidate } from './evaluate';
-import { peakTflops, type PrecisionChoice } from './memory/index';
+import { peakTflops, shardCount, type PrecisionChoice } from './memory/index';
 import { stageOption } from './simulator/pipeline';
 
 /**
@@ -31,6 +31,12 @@ function degrees(options: NodeOption[]): { dp: number; tp: number } {
   let best: { c: LayerConfig; params: number; ms: number } | undefined;
   for (const w of weight.values()) if (!best || w.params > best.params || (w.params === best.params && w.ms > best.ms)) best = w;
   return { dp: best?.c.d ?? 1, tp: best?.c.k ?? 1 };
+}
+
+/** Data-parallel ranks in one node: the node's GPUs over the tensor-parallel degree (HSDP shards within a node). */
+function dataParallelPerNode(topo: Topology, tp: number): number {
+  const node = topo.gpus[0]?.node;
+  return Math.max(1, Math.floor(topo.gpus.filter((g) => g.node === node).length / Math.max(1, tp)));
 }
 
 export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology, batch: number, precision: PrecisionChoice, fitsThrough?: string): TrainingSetup {
@@ -61,6 +67,7 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
     precisionReason: precision.reason,
     zeroStage: dp > 1 ? c.setup.zeroStage : 0,
     hybridShard: dp > 1 && c.setup.hybridShard,
+    ...(dp > 1 && c.setup.zeroStage > 0 ? { shardGroup: c.setup.hybridShard ? shardCount(dp, dataParallelPerNode(topo, tp), true) : dp } : {}),
     recompute: c.setup.recompute,
     cpuOffload: c.setup.cpuOffload,
     microBatch: Number.isInteger(microBatch) ? microBatch : Number(microBatch.toFixed(3)),

@@ -57,6 +57,11 @@ export interface TrainingSetup {
   precisionReason: string;
   zeroStage: ZeroStage;
   hybridShard: boolean;
+  /**
+   * Ranks the ZeRO state is sharded over when zeroStage > 0: dataParallel × contextParallel, or under HSDP the
+   * members in one node (the state is then replicated dataParallel × contextParallel ÷ shardGroup times).
+   */
+  shardGroup?: number;
   recompute: RecomputeMode;
   cpuOffload: boolean;
   microBatch: number;

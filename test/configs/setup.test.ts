@@ -119,3 +119,13 @@ test('a batch of zero or a fraction is no batch: the global batch is not stated 
   const ds = (micro: number) => readConfigSetups('ds_config.json', JSON.stringify({ train_micro_batch_size_per_gpu: micro, gradient_accumulation_steps: 1 }))[0]!;
   assert.equal(ds(0).microBatch, undefined);
 });
+
+test('torchtitan HSDP: shard over one node and replicate across nodes (shard × replicate = the data-parallel degree)', () => {
+  const toml = readExample('test/configs/data/llama/llama3_8b.toml').replace('data_parallel_replicate_degree = 8', 'data_parallel_replicate_degree = 16');
+  const hsdp = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: true, shardGroup: 8, dataParallel: 16, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
+  assert.match(hsdp, /^data_parallel_shard_degree = 8$/m);
+  assert.match(hsdp, /^data_parallel_replicate_degree = 2$/m, 'not left at 16, which would shard over one rank');
+  const full = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: false, shardGroup: 16, dataParallel: 16, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
+  assert.match(full, /^data_parallel_shard_degree = 16$/m);
+  assert.match(full, /^data_parallel_replicate_degree = 1$/m);
+});

@@ -43,6 +43,9 @@ test('HSDP pins: honoured on two nodes (the plan says HSDP), refused with ZeRO-0
   const out = planModel(model(), two, opts({ gpus: 16, pins: { hybridShard: true, zeroStage: 3, dataParallel: 16, tensorParallel: 1, pipelineStages: 1 } }));
   assert.ok(out.feasible, out.feasible ? '' : out.reason);
   assert.equal(out.plan.setup!.hybridShard, true);
+  assert.equal(out.plan.setup!.shardGroup, 8, 'sharded over one node’s 8 ranks, replicated across the 2 nodes');
+  const full = planModel(model(), two, opts({ gpus: 16, pins: { hybridShard: false, zeroStage: 3, dataParallel: 16, tensorParallel: 1, pipelineStages: 1 } }));
+  assert.equal(full.feasible && full.plan.setup!.shardGroup, 16);
   assert.ok(!out.diagnostics.some((d) => /not modelled|not honoured/.test(d.message)), out.diagnostics.map((d) => d.message).join('; '));
   const zero0 = planModel(model(), two, opts({ pins: { hybridShard: true, zeroStage: 0 } }));
   assert.ok(!zero0.feasible && /ZeRO/.test(zero0.reason));

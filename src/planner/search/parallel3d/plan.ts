@@ -12,7 +12,7 @@ import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
 import { activationBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
-import { costsFor, estimate, gradSync, linksFor, memoryPerStage, stageTime, type EstimateContext } from './estimate';
+import { costsFor, estimate, gradSync, linksFor, memoryPerStage, shardsOf, stageTime, type EstimateContext } from './estimate';
 import { layerPlans3d, describe3d, fitsThrough } from './report';
 import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
@@ -165,6 +165,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
     zeroStage: c.zero,
     hybridShard: !!c.hsdp,
+    ...(c.zero > 0 ? { shardGroup: shardsOf(ctx, c) } : {}),
     recompute: c.recompute,
     cpuOffload: !!c.offload,
     microBatch: c.mb,
