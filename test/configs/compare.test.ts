@@ -68,6 +68,9 @@ test('scaling sentences: infeasible, beyond the cluster, more GPUs than planned,
   const faster = report(8, 100, c, [...points, { gpus: 12, feasible: true, samplesPerSec: 125 }], 1);
   assert.equal(scalingMessage(16, faster).message, '16 processes requested; the plan reaches 80% of the best throughput on 8 GPUs and saves 50% energy (16 GPUs are slower: 90.0 vs 100 samples/s)');
   // An infeasible point's throughput does not count as the best.
+  // As fast as the plan, not slower: no "are slower" clause.
+  const tie = report(8, 100, c, [{ gpus: 16, feasible: true, samplesPerSec: 100, energyJPerSample: 2 }], 1);
+  assert.equal(scalingMessage(16, tie).message, '16 processes requested; the plan reaches the best throughput on 8 GPUs and saves 50% energy');
   const ghost = report(8, 100, c, [...points, { gpus: 12, feasible: false, samplesPerSec: 125 }], 1);
   assert.match(scalingMessage(16, ghost).message, /reaches the best throughput/);
   // 199/200 = 99.5 %: rounds to "the best"; a 0.5 % energy saving is still named, 0.4 % is not.

@@ -72,3 +72,8 @@ test('the malformed range points into the file', () => {
   const [f] = checkConfig('ds.json', text, undefined).findings;
   assert.equal(text.slice(f!.range.start, f!.range.end), '"eight"');
 });
+
+test('a malformed DeepSpeed count quotes at most 40 characters of the value', () => {
+  const long = `"${'x'.repeat(60)}"`;
+  assertMalformed('ds_config.json', `{ "train_micro_batch_size_per_gpu": ${long} }`, new RegExp(`must be a positive whole number or "auto", got "${'x'.repeat(39)}$`));
+});

@@ -26,6 +26,7 @@ function addKeyword(text: string, name: string, value: string): string {
 test('one-line calls get the keyword inline, empty calls get it alone', () => {
   assert.equal(addKeyword('t = Trainer(devices=8)\n', 'precision', '"bf16-mixed"'), 't = Trainer(devices=8, precision="bf16-mixed")\n');
   assert.equal(addKeyword('t = Trainer()\n', 'devices', '4'), 't = Trainer(devices=4)\n');
+  assert.equal(addKeyword('t = Trainer(devices=8, max_epochs=3, logger=False)\n', 'precision', '16'), 't = Trainer(devices=8, max_epochs=3, logger=False, precision=16)\n');
 });
 
 test('one argument per line: a new line with their indentation, after the last argument and its comment', () => {

@@ -18,6 +18,8 @@ test('linear applies over leading dims', () => {
   assert.equal(r.params, 512 * 2048 + 2048);
   assert.equal(r.forwardFlops, 128 * (2 * 512 * 2048 + 2048));
   assert.match(err('linear', [[256, 6, 6]], { inFeatures: 9216, outFeatures: 10, bias: true }), /expects 9216 input features.*ends in 6.*flatten first/);
+  // A flat input has nothing to flatten: no such advice.
+  assert.doesNotMatch(err('linear', [[100]], { inFeatures: 64, outFeatures: 10, bias: true }), /flatten/);
 });
 
 test('batchnorm: trainable scale/center, non-trainable running stats, channel axis per layout', () => {
@@ -148,6 +150,7 @@ test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation'
   assert.equal(relu.forwardFlops, 64 * 55 * 55);
   assert.equal(relu.savedActivationBytes, 64 * 55 * 55 * 4);
   assert.equal(ok('activation', [[10, 512]], { fn: 'gelu' }).forwardFlops, 8 * 5120);
+  assert.equal(ok('activation', [[10, 512]], { fn: 'leaky_relu' }).forwardFlops, 2 * 5120, 'a compare and a multiply per element');
   assert.match(err('activation', [[10]], { fn: 'frobnicate' }), /unknown activation function/);
   assert.match(err('activation', [[10]], { fn: 'softmax', axis: 3 }), /out of range/);
   assert.match(err('opaque', [[10]], { reason: 'custom module MyBlock' }), /custom module MyBlock/);

@@ -190,3 +190,10 @@ test('HSDP ZeRO-3 over 2 nodes × 8: gradients reduce-scatter inside the node, t
   close(o.gatherMs, allGatherMs(4 * P1, 8, inNode), 'parameters gathered inside the node only');
   close(o.memory.weights + o.memory.gradients + o.memory.optimizer, (16 * P1) / 8, 'states sharded 8 ways, replicated twice');
 });
+
+test('a batch of 4 on 4 GPUs is data-parallel with one sample each; more GPUs than samples are not', () => {
+  const four = buildCostTables(mlp(), topo, range(0, 4), 4, { mode: 'dp', optimizer: 'sgd' }).options[0]!;
+  assert.ok(four.some((o) => o.config.d === 4), JSON.stringify(four.map((o) => o.config)));
+  const three = buildCostTables(mlp(), topo, range(0, 4), 3, { mode: 'dp', optimizer: 'sgd' }).options[0]!;
+  assert.ok(three.every((o) => o.config.d <= 3), JSON.stringify(three.map((o) => o.config)));
+});
