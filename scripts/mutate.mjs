@@ -85,6 +85,10 @@ const EQUIVALENT = [
   // safeBytes guards NaN/undefined from unshaped layers; the catalogue never reports a negative or infinite workload,
   // the only values on which `&&` and `||` differ.
   ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0/, '&& → ||', 'workloads are finite and ≥ 0'],
+  // Zero work costs zero by the formula too (0 bytes / bandwidth, 0 FLOPs / rate): the early return only saves time.
+  ['src/planner/cost/compute.ts', /if \((paramsOnDevice|flops) <= 0\) return 0;/, '≤ → <', 'the formula gives 0 at 0'],
+  // indexOf from i + 3 finds nothing before i + 3: a found close is never 0, so < 0 and ≤ 0 agree.
+  ['src/configs/tomlDoc.ts', /if \(close < 0\) throw new MalformedConfig\('TOML: unterminated multi-line string'/, '< → ≤', 'a found close is ≥ i + 3'],
   // The layer-cost memo only saves work: a key left out of it is costed again, to the same options.
   ['src/planner/cost/tables.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.

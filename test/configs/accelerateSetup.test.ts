@@ -218,3 +218,24 @@ test('Lightning DeepSpeedStrategy objects: stage 0–3 read from the keyword (de
   assert.equal(withStage('').zeroStage?.value, 2, "DeepSpeedStrategy's default stage");
   assert.equal(withStage('stage=4').zeroStage, undefined);
 });
+
+test('Lightning precision written in Lightning 2 spelling: 32-true, 16-mixed, bf16-mixed; read back the same', async () => {
+  const { checkConfig } = await import('../../src/configs');
+  const text = 'import lightning as L\n\ntrainer = L.Trainer(devices=8, precision="bf16-mixed")\n';
+  assert.equal(readConfigSetups('train.py', text)[0]!.precision?.value, 'bf16');
+  for (const [precision, spelled] of [['fp32', '"32-true"'], ['fp16', '"16-mixed"'], ['tf32', '"32-true"']] as const) {
+    const want = {
+      precision, precisionReason: '', zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false, microBatch: 1, gradientAccumulation: 1,
+      dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
+    };
+    const plan = {
+      model: 'M', batch: 8, cluster: { name: 'c', gpus: 8, nodes: 1 }, scaling: [],
+      plan: { gpus: 8, samplesPerSec: 1, energyJPerSample: 0, layers: [], setup: want },
+    } as unknown as import('../../src/protocol/plan').PlanReport;
+    const fix = checkConfig('train.py', text, plan).findings.find((f) => f.code === 'setup-differs')?.fix;
+    assert.ok(fix, precision);
+    const written = applyTextEdits(text, combineFixes([fix]));
+    assert.equal(written, text.replace('"bf16-mixed"', spelled), precision);
+    assert.equal(readConfigSetups('train.py', written)[0]!.precision?.value, precision === 'tf32' ? 'fp32' : precision);
+  }
+});
