@@ -89,6 +89,10 @@ const EQUIVALENT = [
   ['src/planner/cost/compute.ts', /if \((paramsOnDevice|flops) <= 0\) return 0;/, '≤ → <', 'the formula gives 0 at 0'],
   // indexOf from i + 3 finds nothing before i + 3: a found close is never 0, so < 0 and ≤ 0 agree.
   ['src/configs/tomlDoc.ts', /if \(close < 0\) throw new MalformedConfig\('TOML: unterminated multi-line string'/, '< → ≤', 'a found close is ≥ i + 3'],
+  // launcherEnd returns -1 or the index after the launcher word (≥ 1): 0 never comes back.
+  ['src/configs/launchScripts.ts', /if \(first < 0\) continue;/, '< → ≤', 'launcherEnd is −1 or ≥ 1'],
+  // The link-cost memo key's last bit only tells data from model groups apart: flipping it keeps keys distinct.
+  ['src/planner/cost/tables.ts', /\(kind === 'data' \? 1 : 0\)/, '=== → !==', 'a bijection of the key'],
   // The layer-cost memo only saves work: a key left out of it is costed again, to the same options.
   ['src/planner/cost/tables.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.

@@ -22,6 +22,10 @@ test('a trailing # or // comment naming the old value is found; a path or divisi
   assert.equal(contradictingComment(jsonc, at(jsonc, '2'), ['ZeRO-2']), '// ZeRO-2 saves memory');
   const path = 'config_file: 2 /ZeRO-2/ds.json\n';
   assert.equal(contradictingComment(path, at(path, '2'), ['ZeRO-2']), undefined, 'one slash is a path, not a comment');
+  const escaped = 'strategy: 2 "a\\"b" # ZeRO-2 here\n';
+  assert.equal(contradictingComment(escaped, at(escaped, '2'), ['ZeRO-2']), '# ZeRO-2 here', 'an escaped quote does not end the string');
+  const hashInEscaped = 'strategy: 2 "a\\"#ZeRO-2"\n';
+  assert.equal(contradictingComment(hashInEscaped, at(hashInEscaped, '2'), ['ZeRO-2']), undefined);
   const quoted = 'strategy: 2 "#ZeRO-2"\n';
   assert.equal(contradictingComment(quoted, at(quoted, '2'), ['ZeRO-2']), undefined, 'a # inside quotes is text');
 });

@@ -16,6 +16,8 @@ test('train_batch_size ≠ micro × accum × world: error at the value, fix keep
   assert.equal(f.message, 'train_batch_size 256 ≠ micro 32 × accum 1 × world 4 (from the plan) = 128');
   const fixed = JSON.parse(applyTextEdits(text, f.fix!.edits));
   assert.deepEqual(fixed, { train_batch_size: 256, train_micro_batch_size_per_gpu: 32, gradient_accumulation_steps: 2 });
+  // One problem, one finding: the plan's setup otherwise matches, so no second (setup) fix rewrites the accumulation too.
+  assert.deepEqual(findingsOf(text).filter((x) => x.code === 'setup-differs').map((x) => x.message), []);
 });
 
 test('when accumulation cannot absorb it, the fix sets train_batch_size to the product', () => {

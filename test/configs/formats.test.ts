@@ -190,4 +190,5 @@ test('Accelerate distributed_type follows the GPU count the fix writes: NO stays
   const single = twoProcs.replace('num_processes: 2', 'num_processes: 1');
   assert.equal(fixAll('accelerate_config.yaml', single, alexnetPlan()).text, 'compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 4\n');
   assert.equal(fixAll('accelerate_config.yaml', single, oneGpu).text, single, 'one process, one GPU: nothing to change');
+  assert.deepEqual(checkConfig('accelerate_config.yaml', single, undefined).findings.filter((x) => x.code === 'distributed-type'), [], 'NO with one process is consistent');
 });

@@ -125,6 +125,9 @@ test('torchtitan HSDP: shard over one node and replicate across nodes (shard × 
   const hsdp = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: true, shardGroup: 8, dataParallel: 16, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
   assert.match(hsdp, /^data_parallel_shard_degree = 8$/m);
   assert.match(hsdp, /^data_parallel_replicate_degree = 2$/m, 'not left at 16, which would shard over one rank');
+  // A shard group that context parallelism does not divide into whole data-parallel shards: torchtitan derives the shard (-1).
+  const uneven = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: true, shardGroup: 6, contextParallel: 4, dataParallel: 6, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
+  assert.match(uneven, /^data_parallel_shard_degree = -1$/m);
   const full = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: false, shardGroup: 16, dataParallel: 16, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
   assert.match(full, /^data_parallel_shard_degree = 16$/m);
   assert.match(full, /^data_parallel_replicate_degree = 1$/m);

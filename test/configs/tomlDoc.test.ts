@@ -76,6 +76,10 @@ test('malformed TOML is reported with where it is', () => {
   assert.throws(() => parseToml("k = 'open\n"), /unterminated string/);
   assert.throws(() => parseToml('k = """open\n'), /unterminated multi-line string/);
   assert.throws(() => parseToml('k = [1, 2\n'), /unterminated array or inline table/);
+  // A comment inside an array is skipped whole, brackets in it included.
+  const commented = parseToml('k = [1, # see [x]\n  2]\nm = 3\n');
+  assert.deepEqual(tomlEntry(commented, '', 'k')?.raw, '[1, # see [x]\n  2]');
+  assert.equal(tomlEntry(commented, '', 'm')?.value, 3);
   assert.throws(() => parseToml('just words\n'), /expected 'key = value' or a \[table\], got 'just words'/);
   // The error covers the offending text from its first non-blank character to the line's end.
   const indented = '[t]\n    just words\n';

@@ -111,6 +111,9 @@ test('concat, split, add/mul broadcasting and their errors', () => {
   assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [64, 32], index: 1 }).outputShape, [32, 10]);
   assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [40], index: 2 }).outputShape, [16, 10]);
   assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [], chunks: 3, index: 0 }).outputShape, [32, 10], 'no sizes: the chunks decide');
+  // torch.split accepts empty sections.
+  assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [0, 96], index: 1 }).outputShape, [96, 10]);
+  assert.match(err('split', [[96, 10]], { axis: 1, sizes: [-1, 97], index: 1 }), /must not be negative/);
   assert.deepEqual(ok('split', [[10, 1536]], { axis: -1, chunks: 3, index: 0 }).outputShape, [10, 512]);
   assert.match(err('split', [[96, 10]], { axis: 1, chunks: 3, index: 3 }), /output 3 does not exist/);
   assert.match(err('split', [[96, 10]], { axis: 1, sizes: [64, 64], index: 0 }), /sum to 128, but the axis has 96/);
