@@ -93,6 +93,11 @@ const EQUIVALENT = [
   ['src/configs/launchScripts.ts', /if \(first < 0\) continue;/, '< → ≤', 'launcherEnd is −1 or ≥ 1'],
   // The link-cost memo key's last bit only tells data from model groups apart: flipping it keeps keys distinct.
   ['src/planner/cost/tables.ts', /\(kind === 'data' \? 1 : 0\)/, '=== → !==', 'a bijection of the key'],
+  // Loops reading one past the end get undefined, which matches nothing; a found newline after a value is never at 0.
+  ['src/configs/tomlDoc.ts', /for \(let j = i; j < text\.length; j\+\+\)/, '< → ≤', 'text[text.length] matches nothing'],
+  ['src/configs/python.ts', /if \(nl < 0 \|\| nl > close\)/, '< → ≤', 'nl > last.endIndex ≥ 0 when found'],
+  // A non-hybrid plan's shard group is the whole DP × CP group: the HSDP arithmetic then writes the same shard and replicate.
+  ['src/configs/torchtitan.ts', /const hsdpShards = plan\.hybridShard && plan\.shardGroup/, '&& → ||', 'non-hybrid gives shard = DP, replicate 1 either way'],
   // The layer-cost memo only saves work: a key left out of it is costed again, to the same options.
   ['src/planner/cost/tables.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.

@@ -23,6 +23,12 @@ function addKeyword(text: string, name: string, value: string): string {
   return applyTextEdits(text, edits);
 }
 
+test('calls are found by their last name, plain or dotted, and by nothing else', () => {
+  const text = 'x = foo.bar(1)\nt = L.Trainer(devices=8)\nu = Trainer()\nv = Trainer.from_argparse_args(a)\n';
+  const found = withPythonTree(text, (root) => findCalls(root, 'Trainer').map((c) => c.text));
+  assert.deepEqual(found, ['L.Trainer(devices=8)', 'Trainer()']);
+});
+
 test('one-line calls get the keyword inline, empty calls get it alone', () => {
   assert.equal(addKeyword('t = Trainer(devices=8)\n', 'precision', '"bf16-mixed"'), 't = Trainer(devices=8, precision="bf16-mixed")\n');
   assert.equal(addKeyword('t = Trainer()\n', 'devices', '4'), 't = Trainer(devices=4)\n');

@@ -111,6 +111,7 @@ test('a batch of zero or a fraction is no batch: the global batch is not stated 
   const toml = readExample('test/configs/data/llama/llama3_8b.toml');
   const [setup] = readConfigSetups('llama3_8b.toml', toml);
   assert.equal(statedBatch(setup!), 4 * 8, 'local_batch_size 4 on data_parallel_shard_degree 8');
+  assert.equal(readConfigSetups('llama3_8b.toml', toml.replace(/local_batch_size = 4/, 'local_batch_size = 1'))[0]!.microBatch?.value, 1, 'one sequence per GPU is a batch');
   for (const bad of ['0', '2.5', '-4']) {
     const [broken] = readConfigSetups('llama3_8b.toml', toml.replace(/local_batch_size = 4/, `local_batch_size = ${bad}`));
     assert.equal(broken!.microBatch, undefined, `local_batch_size = ${bad}`);

@@ -138,6 +138,7 @@ test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation'
   assert.deepEqual(ok('upsample', [[64, 14, 14]], { scale: [2, 2], mode: 'nearest' }).outputShape, [64, 28, 28]);
   assert.equal(ok('upsample', [[64, 14, 14]], { size: [28, 28], mode: 'bilinear' }).forwardFlops, 8 * 64 * 28 * 28);
   const drop = ok('dropout', [[4096]], { rate: 0.5 });
+  assert.equal(drop.forwardFlops, 2 * 4096, 'draw a random number, multiply by the mask: 2 per element');
   assert.deepEqual(drop.outputShape, [4096]);
   assert.equal(drop.savedActivationBytes, 4096);
   // torch 1.13: F.dropout(x, p=0.0, training=True) is x itself (no grad_fn, nothing saved); p=1.0 multiplies by a zero scalar.
@@ -154,6 +155,7 @@ test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation'
   assert.equal(relu.savedActivationBytes, 64 * 55 * 55 * 4);
   assert.equal(ok('activation', [[10, 512]], { fn: 'gelu' }).forwardFlops, 8 * 5120);
   assert.equal(ok('activation', [[10, 512]], { fn: 'leaky_relu' }).forwardFlops, 2 * 5120, 'a compare and a multiply per element');
+  assert.equal(ok('activation', [[10, 512]], { fn: 'softplus' }).forwardFlops, 4 * 5120, 'exp, add, log and the threshold check');
   assert.match(err('activation', [[10]], { fn: 'frobnicate' }), /unknown activation function/);
   assert.match(err('activation', [[10]], { fn: 'softmax', axis: 3 }), /out of range/);
   assert.match(err('opaque', [[10]], { reason: 'custom module MyBlock' }), /custom module MyBlock/);
