@@ -98,6 +98,8 @@ const EQUIVALENT = [
   ['src/configs/python.ts', /if \(nl < 0 \|\| nl > close\)/, '< → ≤', 'nl > last.endIndex ≥ 0 when found'],
   // A non-hybrid plan's shard group is the whole DP × CP group: the HSDP arithmetic then writes the same shard and replicate.
   ['src/configs/torchtitan.ts', /const hsdpShards = plan\.hybridShard && plan\.shardGroup/, '&& → ||', 'non-hybrid gives shard = DP, replicate 1 either way'],
+  // A model-parallel group of one rank: every collective over it costs 0 (collectiveMs returns 0 for n ≤ 1).
+  ['src/planner/cost/tables.ts', /if \(c\.k > 1\) \{/, '> → ≥', 'collectives over one rank cost 0'],
   // The layer-cost memo only saves work: a key left out of it is costed again, to the same options.
   ['src/planner/cost/tables.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.
