@@ -239,3 +239,14 @@ test('Lightning precision written in Lightning 2 spelling: 32-true, 16-mixed, bf
     assert.equal(readConfigSetups('train.py', written)[0]!.precision?.value, precision === 'tf32' ? 'fp32' : precision);
   }
 });
+
+test('Lightning FSDPStrategy sharding strategies read as ZeRO stages: FULL_SHARD 3, SHARD_GRAD_OP 2, HYBRID_SHARD 3 hybrid, NO_SHARD 0', () => {
+  const read = (strategy: string) =>
+    readConfigSetups('train.py', `import lightning as L\nfrom lightning.pytorch.strategies import FSDPStrategy\n\ntrainer = L.Trainer(devices=8, num_nodes=2, strategy=FSDPStrategy(sharding_strategy="${strategy}"))\n`)[0]!;
+  const got = (s: string) => [read(s).zeroStage?.value, read(s).hybridShard?.value];
+  assert.deepEqual(got('FULL_SHARD'), [3, false]);
+  assert.deepEqual(got('SHARD_GRAD_OP'), [2, false]);
+  assert.deepEqual(got('HYBRID_SHARD'), [3, true]);
+  assert.deepEqual(got('_HYBRID_SHARD_ZERO2'), [2, true]);
+  assert.deepEqual(got('NO_SHARD'), [0, false]);
+});

@@ -39,6 +39,8 @@ test('Accelerate export parses and holds the plan, single and multi machine', ()
   assert.equal(cfg.gpu_ids, '0,1,2,3');
   assert.equal(cfg.mixed_precision, 'no');
   assert.deepEqual(checkConfig(one.fileName, one.content, alexnetPlan()).findings.map((f) => f.code), ['model-parallel-advice']);
+  assert.match(one.content, /^machine_rank: 0$/m, 'one machine: no per-machine rank to set');
+  assert.match(exportPlan(twoNodePlan(), 'accelerate').content, /^machine_rank: 0 # set to 0…1 on each machine$/m);
 
   const two = parseYaml(exportPlan(twoNodePlan(), 'accelerate').content);
   assert.deepEqual([two.num_processes, two.num_machines, two.gpu_ids, two.main_process_port], [16, 2, 'all', 29500]);

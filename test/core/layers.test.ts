@@ -136,6 +136,8 @@ test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation'
   assert.match(err('permute', [[10, 512]], { dims: [1, 0, 2] }), /batch/);
   assert.deepEqual(ok('zeropad', [[28, 28, 3]], { padding: [[0, 1], [0, 1]] }, CL).outputShape, [29, 29, 3]);
   assert.deepEqual(ok('upsample', [[64, 14, 14]], { scale: [2, 2], mode: 'nearest' }).outputShape, [64, 28, 28]);
+  assert.deepEqual(ok('upsample', [[64, 14]], { scale: [2], mode: 'nearest' }).outputShape, [64, 28], 'nn.Upsample on (N, C, L)');
+  assert.match(err('upsample', [[64]], { scale: [2], mode: 'nearest' }), /at least one spatial dim/);
   assert.equal(ok('upsample', [[64, 14, 14]], { size: [28, 28], mode: 'bilinear' }).forwardFlops, 8 * 64 * 28 * 28);
   const drop = ok('dropout', [[4096]], { rate: 0.5 });
   assert.equal(drop.forwardFlops, 2 * 4096, 'draw a random number, multiply by the mask: 2 per element');
