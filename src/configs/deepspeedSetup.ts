@@ -12,11 +12,21 @@ import type { TextEdit, TextRange } from './types';
 
 const TENSOR_PARALLEL_ELSEWHERE = 'DeepSpeed configs have no tensor, pipeline or context parallel degrees; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or use Megatron-LM arguments';
 
-const enabled = (root: Node, key: string): boolean | 'auto' | undefined => {
+const PYDANTIC_TRUE = new Set(['true', '1', 'yes', 'on', 't', 'y']);
+const PYDANTIC_FALSE = new Set(['false', '0', 'no', 'off', 'f', 'n']);
+
+/** `key.enabled` (bf16, fp16) as DeepSpeed reads it: a bool, "auto" (the HF Trainer fills it in), or undefined when absent or unreadable. */
+export const deepspeedEnabled = (root: Node, key: string): boolean | 'auto' | undefined => {
   const n = valueAt(root, [key, 'enabled']);
   if (!n) return undefined;
   if (n.type === 'boolean') return n.value as boolean;
   if (n.type === 'string' && n.value === 'auto') return 'auto';
+  // DeepSpeed validates its config with pydantic, whose bool fields take these strings too ("enabled": "true" trains in bf16).
+  if (n.type === 'string' && typeof n.value === 'string') {
+    const word = n.value.trim().toLowerCase();
+    if (PYDANTIC_TRUE.has(word)) return true;
+    if (PYDANTIC_FALSE.has(word)) return false;
+  }
   return undefined;
 };
 
@@ -65,8 +75,8 @@ export function readDeepspeedSetup(text: string, root: Node): StatedSetup {
       recompute: 'recompute is switched on in the model code (model.gradient_checkpointing_enable() or deepspeed.checkpointing.checkpoint), not in this config',
     },
   };
-  const bf16 = enabled(root, 'bf16');
-  const fp16 = enabled(root, 'fp16');
+  const bf16 = deepspeedEnabled(root, 'bf16');
+  const fp16 = deepspeedEnabled(root, 'fp16');
   // "auto" is filled in by the HF Trainer from its own arguments: not knowable here.
   if (bf16 !== 'auto' && fp16 !== 'auto') {
     const precision: Precision = bf16 ? 'bf16' : fp16 ? 'fp16' : 'fp32';

@@ -10,7 +10,8 @@
  */
 import type { Precision } from '../protocol/plan';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
-import { parseJsonConfig, valueAt } from './jsonDoc';
+import { deepspeedEnabled } from './deepspeedSetup';
+import { parseJsonConfig } from './jsonDoc';
 import { callArgs, findCalls, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
 import { parseYamlConfig, readString } from './yamlDoc';
 import type { ConfigFormat } from './types';
@@ -37,10 +38,10 @@ function fromAccelerate(name: string, text: string): PrecisionHint | undefined {
 function fromDeepSpeed(name: string, text: string): PrecisionHint | undefined {
   const root = parseJsonConfig(text);
   for (const key of ['bf16', 'fp16'] as const) {
-    const enabled = valueAt(root, [key, 'enabled']);
-    if (enabled?.value === true) return { precision: key, source: `${name} (${key}.enabled)` };
+    const on = deepspeedEnabled(root, key);
+    if (on === true) return { precision: key, source: `${name} (${key}.enabled)` };
     // "auto": the HF Trainer decides at launch; WAP cannot know which.
-    if (enabled?.value === 'auto') return undefined;
+    if (on === 'auto') return undefined;
     // A section without "enabled" is enabled (DeepSpeed's default for a present fp16/bf16 block is false, so no).
   }
   return { precision: 'fp32', source: `${name} (no fp16/bf16 enabled: DeepSpeed trains in fp32)` };

@@ -12,6 +12,8 @@ test('accelerate mixed_precision, DeepSpeed bf16/fp16.enabled and Lightning prec
   assert.deepEqual(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64, "fp16": {"enabled": true}}' }]), { precision: 'fp16', source: 'ds.json (fp16.enabled)' });
   assert.equal(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64, "bf16": {"enabled": true}, "fp16": {"enabled": false}}' }])?.precision, 'bf16');
   assert.match(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64}' }])?.source ?? '', /DeepSpeed trains in fp32/);
+  // DeepSpeed's pydantic config takes "true" for a bool: bf16 it is.
+  assert.equal(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64, "bf16": {"enabled": "true"}}' }])?.precision, 'bf16');
   // "auto" is decided at launch by the HF Trainer: no guess.
   assert.equal(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": "auto", "bf16": {"enabled": "auto"}}' }]), undefined);
   const lightning = 'import lightning as L\ntrainer = L.Trainer(devices=4, precision="bf16-mixed")\n';
