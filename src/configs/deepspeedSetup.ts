@@ -15,19 +15,23 @@ const TENSOR_PARALLEL_ELSEWHERE = 'DeepSpeed configs have no tensor, pipeline or
 const PYDANTIC_TRUE = new Set(['true', '1', 'yes', 'on', 't', 'y']);
 const PYDANTIC_FALSE = new Set(['false', '0', 'no', 'off', 'f', 'n']);
 
-/** `key.enabled` (bf16, fp16) as DeepSpeed reads it: a bool, "auto" (the HF Trainer fills it in), or undefined when absent or unreadable. */
-export const deepspeedEnabled = (root: Node, key: string): boolean | 'auto' | undefined => {
+/**
+ * `key.enabled` (bf16, fp16) as DeepSpeed reads it: a bool, undefined when absent, or a value WAP cannot know:
+ * "auto" (the HF Trainer fills it in) or 'unreadable' (anything DeepSpeed would not take as a bool).
+ */
+export const deepspeedEnabled = (root: Node, key: string): boolean | 'auto' | 'unreadable' | undefined => {
   const n = valueAt(root, [key, 'enabled']);
   if (!n) return undefined;
   if (n.type === 'boolean') return n.value as boolean;
+  if (n.type === 'number' && (n.value === 0 || n.value === 1)) return n.value === 1;
   if (n.type === 'string' && n.value === 'auto') return 'auto';
-  // DeepSpeed validates its config with pydantic, whose bool fields take these strings too ("enabled": "true" trains in bf16).
+  // DeepSpeed validates its config with pydantic, whose bool fields take 0/1 and these strings too ("enabled": "true" trains in bf16).
   if (n.type === 'string' && typeof n.value === 'string') {
     const word = n.value.trim().toLowerCase();
     if (PYDANTIC_TRUE.has(word)) return true;
     if (PYDANTIC_FALSE.has(word)) return false;
   }
-  return undefined;
+  return 'unreadable';
 };
 
 type Path = Array<string | number>;
@@ -77,8 +81,9 @@ export function readDeepspeedSetup(text: string, root: Node): StatedSetup {
   };
   const bf16 = deepspeedEnabled(root, 'bf16');
   const fp16 = deepspeedEnabled(root, 'fp16');
-  // "auto" is filled in by the HF Trainer from its own arguments: not knowable here.
-  if (bf16 !== 'auto' && fp16 !== 'auto') {
+  // "auto" is filled in by the HF Trainer from its own arguments, and an unreadable value is no statement: not knowable here.
+  const knowable = (v: typeof bf16): v is boolean | undefined => v !== 'auto' && v !== 'unreadable';
+  if (knowable(bf16) && knowable(fp16)) {
     const precision: Precision = bf16 ? 'bf16' : fp16 ? 'fp16' : 'fp32';
     const node = valueAt(root, [bf16 ? 'bf16' : fp16 ? 'fp16' : valueAt(root, ['bf16']) ? 'bf16' : 'fp16', 'enabled']);
     stated.precision = dim<Precision>(precision, node, 'precision');

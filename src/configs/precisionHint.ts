@@ -40,8 +40,8 @@ function fromDeepSpeed(name: string, text: string): PrecisionHint | undefined {
   for (const key of ['bf16', 'fp16'] as const) {
     const on = deepspeedEnabled(root, key);
     if (on === true) return { precision: key, source: `${name} (${key}.enabled)` };
-    // "auto": the HF Trainer decides at launch; WAP cannot know which.
-    if (on === 'auto') return undefined;
+    // "auto": the HF Trainer decides at launch; WAP cannot know which. Nor a value DeepSpeed would not take as a bool.
+    if (on === 'auto' || on === 'unreadable') return undefined;
     // A section without "enabled" is enabled (DeepSpeed's default for a present fp16/bf16 block is false, so no).
   }
   return { precision: 'fp32', source: `${name} (no fp16/bf16 enabled: DeepSpeed trains in fp32)` };

@@ -4,18 +4,14 @@
  * Never throws: every problem becomes a diagnostic on the model.
  */
 import { inferLayer, isInferError } from './catalogue/index';
-import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpec, LayerWorkload, ModelInput, ModelSpec, ModelTotals, Shape, SourceRange } from './ir';
-import { emptyWorkload, product } from './ir';
-import { resolveInputs, showShape } from './inputs';
+import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpec, LayerWorkload, ModelSpec, ModelTotals, Shape } from './ir';
+import { diagnosticAt as diag, emptyWorkload, product } from './ir';
+import { showShape } from './catalogue/attrs';
+import { resolveInputs } from './inputs';
 import { assessCompleteness } from './completeness';
 import { withProps } from './objects';
 
 const DEFAULT_DTYPE_BYTES = 4;
-
-function diag(severity: Diagnostic['severity'], code: string, message: string, range: SourceRange | undefined): Diagnostic {
-  const r = range ?? { line: 1, column: 1, endLine: 1, endColumn: 1 };
-  return { severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
-}
 
 interface LayerOutcome {
   inputShapes: Shape[];

@@ -10,7 +10,9 @@
  * 4. the frontend's or the core's assumed default, said in a diagnostic.
  * A `--seq-len` that cannot apply says why instead of being dropped silently.
  */
-import type { AnalyzeOptions, Diagnostic, ModelInput, ModelSpec, SequenceInfo, Shape, SourceRange } from './ir';
+import { showShape } from './catalogue/attrs';
+import type { AnalyzeOptions, Diagnostic, ModelInput, ModelSpec, SequenceInfo, Shape } from './ir';
+import { diagnosticAt as diag } from './ir';
 import { assumeInput } from './inputDefaults';
 import { withProps } from './objects';
 
@@ -22,17 +24,8 @@ export interface ResolvedInputs {
   sequence?: SequenceInfo;
 }
 
-function diag(severity: Diagnostic['severity'], code: string, message: string, range: SourceRange | undefined): Diagnostic {
-  const r = range ?? { line: 1, column: 1, endLine: 1, endColumn: 1 };
-  return { severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
-}
-
-export function isShape(v: unknown): v is Shape {
+function isShape(v: unknown): v is Shape {
   return Array.isArray(v) && v.every((d) => typeof d === 'number' && Number.isInteger(d) && d > 0);
-}
-
-export function showShape(s: Shape): string {
-  return `[${s.join(', ')}]`;
 }
 
 /** Which axis of a shape counts tokens: the last of token ids ([T], [choices, T]); the first of float steps ([T, features]). */

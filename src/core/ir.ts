@@ -250,6 +250,12 @@ export function rangeAt(line: number, column: number, endLine = line, endColumn 
   return { line, column, endLine, endColumn };
 }
 
+/** A diagnostic over `range` (the file's first position when none is known). */
+export function diagnosticAt(severity: Diagnostic['severity'], code: string, message: string, range: SourceRange | undefined): Diagnostic {
+  const r = range ?? { line: 1, column: 1, endLine: 1, endColumn: 1 };
+  return { severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
+}
+
 export function emptyWorkload(): LayerWorkload {
   return {
     params: 0,

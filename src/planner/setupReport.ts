@@ -9,7 +9,8 @@ import type { LayerConfig } from './cost/configs';
 import type { NodeOption } from './cost/tables';
 import type { Topology } from './cost/topology';
 import type { Candidate } from './evaluate';
-import { peakTflops, shardCount, type PrecisionChoice } from './memory/index';
+import { peakTflops, type PrecisionChoice } from './memory/index';
+import { membersPerNode } from './search/parallel3d/sharding';
 import { stageOption } from './simulator/pipeline';
 
 /**
@@ -33,10 +34,10 @@ function degrees(options: NodeOption[]): { dp: number; tp: number } {
   return { dp: best?.c.d ?? 1, tp: best?.c.k ?? 1 };
 }
 
-/** Data-parallel ranks in one node: the node's GPUs over the tensor-parallel degree (HSDP shards within a node). */
-function dataParallelPerNode(topo: Topology, tp: number): number {
+/** GPUs in the first GPU's node: HSDP shards within a node. */
+function gpusInNode(topo: Topology): number {
   const node = topo.gpus[0]?.node;
-  return Math.max(1, Math.floor(topo.gpus.filter((g) => g.node === node).length / Math.max(1, tp)));
+  return topo.gpus.filter((g) => g.node === node).length;
 }
 
 export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology, batch: number, precision: PrecisionChoice, fitsThrough?: string): TrainingSetup {
@@ -67,7 +68,7 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
     precisionReason: precision.reason,
     zeroStage: dp > 1 ? c.setup.zeroStage : 0,
     hybridShard: dp > 1 && c.setup.hybridShard,
-    ...(dp > 1 && c.setup.zeroStage > 0 ? { shardGroup: c.setup.hybridShard ? shardCount(dp, dataParallelPerNode(topo, tp), true) : dp } : {}),
+    ...(dp > 1 && c.setup.zeroStage > 0 ? { shardGroup: c.setup.hybridShard ? membersPerNode(gpusInNode(topo), tp, dp) : dp } : {}),
     recompute: c.setup.recompute,
     cpuOffload: c.setup.cpuOffload,
     microBatch: Number.isInteger(microBatch) ? microBatch : Number(microBatch.toFixed(3)),

@@ -63,7 +63,8 @@ test('ZeRO stage, offload and batch sizes; each edit reads back', () => {
 
 test('"enabled" as DeepSpeed reads it (pydantic bools): "true"/"yes"/"1" switch bf16 on, "false"/"off" off, "auto" is unknowable', () => {
   const precisionOf = (enabled: string) => readConfigSetups('ds_config.json', `{ "train_micro_batch_size_per_gpu": 4, "bf16": { "enabled": ${enabled} } }`)[0]!.precision?.value;
-  for (const on of ['true', '"true"', '"True"', '"yes"', '"1"']) assert.equal(precisionOf(on), 'bf16', on);
+  for (const on of ['true', '"true"', '"True"', '"yes"', '"1"', '1']) assert.equal(precisionOf(on), 'bf16', on);
   for (const off of ['false', '"false"', '"off"', '"0"']) assert.equal(precisionOf(off), 'fp32', off);
   assert.equal(precisionOf('"auto"'), undefined);
+  assert.equal(precisionOf('"maybe"'), undefined, 'not a bool DeepSpeed reads: no statement, not fp32');
 });

@@ -14,6 +14,7 @@ test('accelerate mixed_precision, DeepSpeed bf16/fp16.enabled and Lightning prec
   assert.match(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64}' }])?.source ?? '', /DeepSpeed trains in fp32/);
   // DeepSpeed's pydantic config takes "true" for a bool: bf16 it is.
   assert.equal(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64, "bf16": {"enabled": "true"}}' }])?.precision, 'bf16');
+  assert.equal(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64, "bf16": {"enabled": 2}}' }]), undefined, 'unreadable: no hint rather than fp32');
   // "auto" is decided at launch by the HF Trainer: no guess.
   assert.equal(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": "auto", "bf16": {"enabled": "auto"}}' }]), undefined);
   const lightning = 'import lightning as L\ntrainer = L.Trainer(devices=4, precision="bf16-mixed")\n';
