@@ -19,6 +19,10 @@ import { modelInputSpecs, toTrialSpec } from '../trialSpecs';
 import { resolvePython } from '../pythonEnv';
 import { torchWorkerScript, Cancelled, type CancelToken } from '../workerClient';
 
+/** How long the ranks may take to leave after the result is written: a clean gloo/NCCL teardown takes well under a second. */
+const TEARDOWN_GRACE_MS = 30_000;
+const TEARDOWN_HUNG = 'teardown hung after the result was written';
+
 /** `cpu:N` (N gloo processes) or `cuda:0,1,…` (one NCCL process per listed GPU). */
 export interface DeviceSet {
   kind: 'cpu' | 'cuda';
@@ -151,9 +155,17 @@ export async function runDistributed(model: AnalyzedModel, options: DistributedR
         }
       };
       const timer = setTimeout(() => killGroup(`timed out after ${Math.round(options.timeoutMs / 1000)} s`), options.timeoutMs);
+      // Rank 0 writes the result after the last timed step; a gloo teardown (barrier, destroy_process_group) can
+      // then hang when a peer has already gone (seen on torch 1.13 CPU). The measurement is complete by then.
+      let resultSeenAt: number | undefined;
+      const teardown = setInterval(() => {
+        if (resultSeenAt === undefined) resultSeenAt = existsSync(resultFile) ? Date.now() : undefined;
+        else if (Date.now() - resultSeenAt > TEARDOWN_GRACE_MS) killGroup(TEARDOWN_HUNG);
+      }, 500);
       const poll = options.cancel ? setInterval(() => options.cancel!.isCancellationRequested && killGroup('cancelled'), 25) : undefined;
       const finish = (r: { code: number | null; signal: NodeJS.Signals | null }) => {
         clearTimeout(timer);
+        clearInterval(teardown);
         if (poll) clearInterval(poll);
         // Ranks the launcher left behind (it was killed) go with the group.
         killGroup(why ?? 'finished');
@@ -166,7 +178,7 @@ export async function runDistributed(model: AnalyzedModel, options: DistributedR
       child.on('exit', (c, s) => finish({ code: c, signal: s }));
     });
     if (why === 'cancelled') throw new Cancelled();
-    if (code === 0 && existsSync(resultFile)) return JSON.parse(readFileSync(resultFile, 'utf8')) as DistributedMeasurement;
+    if ((code === 0 || why === TEARDOWN_HUNG) && existsSync(resultFile)) return JSON.parse(readFileSync(resultFile, 'utf8')) as DistributedMeasurement;
     const rank = failingRank(dir);
     const launcher = stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^\*+$|OMP_NUM_THREADS|Setting OMP|warnings\.warn/.test(l)).pop();
     const what = why ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
