@@ -1,4 +1,7 @@
 /**
+ * wap-test: alone (scripts/test.mjs runs this file after the rest, with the
+ * machine to itself: it times real torchrun steps against a prediction).
+ *
  * `wap validate` for real: torchrun with gloo over CPU processes of Debian's
  * torch 1.13 (/usr/bin/python3; CI installs python3-torch). Missing torch is a
  * failure with a clear message, never a skip.
