@@ -9,10 +9,9 @@ import { READERS_BY_FORMAT } from './readers';
 import { describeSetup, statedGlobalBatch, type StatedSetup } from './setup';
 
 /**
- * The setups a config states, one per format that can say one (a script may hold several), for
- * reading values (pins, the stated batch). The `set` edits of Python-read setups (Lightning) point
- * into a syntax tree that is freed on return: take fixes from checkConfig, which builds them while
- * the tree is alive.
+ * The setups a config states, one per format that can say one (a script may hold several): their
+ * values (pins, the stated batch) and `set` edits. Python-read setups (Lightning) are parsed into a
+ * syntax tree that is freed on return; their edits hold offsets only, so they stay right.
  */
 export function readConfigSetups(fileName: string, text: string): StatedSetup[] {
   const out: StatedSetup[] = [];

@@ -6,7 +6,7 @@
  */
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
-import { calleeName, callArgs, insertKeyword, intLiteral, nodeRange, quoteOf, replaceWith, stringLiteral, type CallArgs } from './python';
+import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, setKeyword, stringLiteral, type CallArgs } from './python';
 import type { StatedSetup } from './setup';
 import type { TextEdit } from './types';
 
@@ -30,14 +30,16 @@ function precisionOf(n: Node): Precision | undefined {
 
 const PRECISION_TEXT: Record<Precision, string> = { fp32: '32-true', tf32: '32-true', fp16: '16-mixed', bf16: 'bf16-mixed', fp8: 'transformer-engine' };
 
-/** Sets a keyword of a call: replaces its value, or inserts it. */
-function keyword(text: string, args: CallArgs, name: string, value: string): TextEdit[] {
-  const node = args.keywords.get(name);
-  return node ? replaceWith(node, value) : insertKeyword(text, args, name, value);
-}
+/** An edit that replaces a range: what a node's replacement is, kept as offsets (the tree is freed before `set` runs). */
+const replaceRange = (range: { start: number; end: number }, newText: string): TextEdit[] => [{ ...range, newText }];
 
+/**
+ * Reads while the tree is alive; every `set` closure holds offsets and strings
+ * only (argsLayout, replaceRange), so the edits stay right after the tree is freed.
+ */
 export function readLightningSetup(text: string, trainer: CallArgs, world: number | undefined): StatedSetup {
   const anchor = nodeRange(trainer.list);
+  const trainerLayout = argsLayout(trainer);
   const stated: StatedSetup = {
     label: 'Lightning Trainer', anchor, world,
     inexpressible: { tensorParallel: ELSEWHERE, pipelineStages: ELSEWHERE, contextParallel: ELSEWHERE, sequenceParallel: ELSEWHERE },
@@ -47,15 +49,16 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
   const precisionNode = trainer.keywords.get('precision');
   const precision = precisionNode ? precisionOf(precisionNode) : 'fp32';
   if (precision) {
+    const pq = q(precisionNode);
     stated.precision = {
       value: precision, stated: !!precisionNode, range: precisionNode ? nodeRange(precisionNode) : anchor,
-      set: (p) => keyword(text, trainer, 'precision', `${q(precisionNode)}${PRECISION_TEXT[p]}${q(precisionNode)}`),
+      set: (p) => setKeyword(text, trainerLayout, 'precision', `${pq}${PRECISION_TEXT[p]}${pq}`),
     };
   }
   const accum = trainer.keywords.get('accumulate_grad_batches');
   const accumValue = accum ? intLiteral(accum) : 1;
   if (accumValue !== undefined) {
-    stated.gradientAccumulation = { value: accumValue, stated: !!accum, range: accum ? nodeRange(accum) : anchor, set: (n) => keyword(text, trainer, 'accumulate_grad_batches', String(n)) };
+    stated.gradientAccumulation = { value: accumValue, stated: !!accum, range: accum ? nodeRange(accum) : anchor, set: (n) => setKeyword(text, trainerLayout, 'accumulate_grad_batches', String(n)) };
   }
 
   const strategy = trainer.keywords.get('strategy');
@@ -66,7 +69,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     const sq = q(strategy);
     const write = (z: ZeroStage, offload: boolean): TextEdit[] | undefined => {
       const s = z === 0 ? 'ddp' : z === 3 ? (offload ? undefined : 'fsdp') : `deepspeed_stage_${z}${offload ? '_offload' : ''}`;
-      return s ? keyword(text, trainer, 'strategy', `${sq}${s}${sq}`) : undefined;
+      return s ? setKeyword(text, trainerLayout, 'strategy', `${sq}${s}${sq}`) : undefined;
     };
     stated.zeroStage = { value: 0, stated: !!strategy, range: strategy ? nodeRange(strategy) : anchor, set: (z) => write(z, false) };
     stated.inexpressible.recompute = recomputeElsewhere;
@@ -78,9 +81,9 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     const sq = quoteOf(strategy);
     const family = m ? 'deepspeed' : 'fsdp';
     const write = (z: ZeroStage, off: boolean): TextEdit[] | undefined => {
-      if (family === 'fsdp' && z === 3) return replaceWith(strategy, `${sq}${off ? 'fsdp_cpu_offload' : 'fsdp'}${sq}`);
-      if (z === 0) return replaceWith(strategy, `${sq}ddp${sq}`);
-      return replaceWith(strategy, `${sq}deepspeed_stage_${z}${off ? '_offload' : ''}${sq}`);
+      if (family === 'fsdp' && z === 3) return replaceRange(range, `${sq}${off ? 'fsdp_cpu_offload' : 'fsdp'}${sq}`);
+      if (z === 0) return replaceRange(range, `${sq}ddp${sq}`);
+      return replaceRange(range, `${sq}deepspeed_stage_${z}${off ? '_offload' : ''}${sq}`);
     };
     // One string says both: each writes the plan's value of the other, so the two edits agree.
     stated.zeroStage = { value: zero, stated: true, range, set: (z, plan) => write(z, plan?.cpuOffload ?? stated.cpuOffload?.value ?? false) };
@@ -89,6 +92,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     stated.inexpressible.recompute = recomputeElsewhere;
   } else if (strategy.type === 'call' && callArgs(strategy)) {
     const args = callArgs(strategy)!;
+    const layout = argsLayout(args);
     const cls = calleeName(strategy);
     stated.anchor = nodeRange(strategy);
     if (cls === 'FSDPStrategy') {
@@ -99,7 +103,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
         const sq = q(sharding);
         const write = (z: ZeroStage, h: boolean): TextEdit[] | undefined => {
           const entry = Object.entries(FSDP_SHARDING).find(([, v]) => v.zero === z && v.hybrid === h);
-          return entry ? keyword(text, args, 'sharding_strategy', `${sq}${entry[0]}${sq}`) : undefined;
+          return entry ? setKeyword(text, layout, 'sharding_strategy', `${sq}${entry[0]}${sq}`) : undefined;
         };
         const range = sharding ? nodeRange(sharding) : stated.anchor;
         // One keyword says both: each writes the plan's value of the other, so the two edits agree.
@@ -107,20 +111,21 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
         stated.hybridShard = { value: shard.hybrid, stated: !!sharding, range, set: (h, plan) => write(plan?.zeroStage ?? stated.zeroStage!.value, h) };
       }
       const policy = args.keywords.get('activation_checkpointing_policy') ?? args.keywords.get('activation_checkpointing');
+      const checkpoints = !!policy && policy.type !== 'none';
       stated.recompute = {
-        value: policy && policy.type !== 'none' ? 'full' : 'none', stated: !!policy, range: policy ? nodeRange(policy) : stated.anchor,
-        matches: (p: RecomputeMode) => (p !== 'none') === !!(policy && policy.type !== 'none'),
+        value: checkpoints ? 'full' : 'none', stated: !!policy, range: policy ? nodeRange(policy) : stated.anchor,
+        matches: (p: RecomputeMode) => (p !== 'none') === checkpoints,
       };
       const off = args.keywords.get('cpu_offload');
-      stated.cpuOffload = { value: off?.type === 'true', stated: !!off, range: off ? nodeRange(off) : stated.anchor, set: (o) => keyword(text, args, 'cpu_offload', o ? 'True' : 'False') };
+      stated.cpuOffload = { value: off?.type === 'true', stated: !!off, range: off ? nodeRange(off) : stated.anchor, set: (o) => setKeyword(text, layout, 'cpu_offload', o ? 'True' : 'False') };
     } else if (cls === 'DeepSpeedStrategy') {
       const stage = args.keywords.get('stage');
       const z = stage ? intLiteral(stage) : 2;
       if (z !== undefined && z <= 3) {
-        stated.zeroStage = { value: z as ZeroStage, stated: !!stage, range: stage ? nodeRange(stage) : stated.anchor, set: (n) => keyword(text, args, 'stage', String(n)) };
+        stated.zeroStage = { value: z as ZeroStage, stated: !!stage, range: stage ? nodeRange(stage) : stated.anchor, set: (n) => setKeyword(text, layout, 'stage', String(n)) };
       }
       const off = args.keywords.get('offload_optimizer');
-      stated.cpuOffload = { value: off?.type === 'true', stated: !!off, range: off ? nodeRange(off) : stated.anchor, set: (o) => keyword(text, args, 'offload_optimizer', o ? 'True' : 'False') };
+      stated.cpuOffload = { value: off?.type === 'true', stated: !!off, range: off ? nodeRange(off) : stated.anchor, set: (o) => setKeyword(text, layout, 'offload_optimizer', o ? 'True' : 'False') };
       stated.inexpressible.recompute = recomputeElsewhere;
     }
   }

@@ -96,24 +96,52 @@ export function malformedIfBroken(call: Node, what: string): void {
 }
 
 /**
+ * Where a call's arguments sit, as plain offsets. The syntax tree is freed when
+ * its reader returns, and a freed node reports offset 0 for everything, so an
+ * edit made later (a StatedSetup's `set`) must be built from this, never from nodes.
+ */
+export interface ArgsLayout {
+  keywords: Map<string, TextRange>;
+  /** The arguments in order, comments left out, each with the row it starts on. */
+  items: Array<TextRange & { row: number }>;
+  /** The offset of the closing ')'. */
+  close: number;
+}
+
+export function argsLayout(args: CallArgs): ArgsLayout {
+  const keywords = new Map<string, TextRange>();
+  for (const [name, value] of args.keywords) keywords.set(name, nodeRange(value));
+  const items = args.list.namedChildren
+    .filter((c): c is Node => !!c && c.type !== 'comment')
+    .map((c) => ({ ...nodeRange(c), row: c.startPosition.row }));
+  return { keywords, items, close: args.list.endIndex - 1 };
+}
+
+/** Sets a keyword of a call: replaces its value, or inserts it as the last argument. */
+export function setKeyword(text: string, args: ArgsLayout, name: string, value: string): TextEdit[] {
+  const range = args.keywords.get(name);
+  return range ? [{ ...range, newText: value }] : insertKeyword(text, args, name, value);
+}
+
+/**
  * Inserts `name=value` as the call's last argument, in the call's own layout:
  * on a line of its own with the arguments' indentation when they are one per
  * line (after the last argument's comma and comment), else inline.
  */
-export function insertKeyword(text: string, args: CallArgs, name: string, value: string): TextEdit[] {
-  const items = args.list.namedChildren.filter((c): c is Node => !!c && c.type !== 'comment');
+export function insertKeyword(text: string, args: ArgsLayout, name: string, value: string): TextEdit[] {
+  const items = args.items;
   const last = items[items.length - 1];
-  const close = args.list.endIndex - 1; // the ')'
+  const close = args.close;
   if (!last) return [{ start: close, end: close, newText: `${name}=${value}` }];
-  const multiline = text.slice(last.endIndex, close).includes('\n') || items.some((c, i) => i > 0 && c.startPosition.row !== items[i - 1]!.startPosition.row);
-  if (!multiline) return [{ start: last.endIndex, end: last.endIndex, newText: `, ${name}=${value}` }];
-  const lineStart = text.lastIndexOf('\n', last.startIndex - 1) + 1;
-  const indent = text.slice(lineStart, last.startIndex);
-  const after = text.slice(last.endIndex);
+  const multiline = text.slice(last.end, close).includes('\n') || items.some((c, i) => i > 0 && c.row !== items[i - 1]!.row);
+  if (!multiline) return [{ start: last.end, end: last.end, newText: `, ${name}=${value}` }];
+  const lineStart = text.lastIndexOf('\n', last.start - 1) + 1;
+  const indent = text.slice(lineStart, last.start);
+  const after = text.slice(last.end);
   const comma = /^[ \t]*,/.exec(after);
-  if (!comma || /\S/.test(indent)) return [{ start: last.endIndex, end: last.endIndex, newText: `, ${name}=${value}` }];
-  const nl = text.indexOf('\n', last.endIndex);
-  if (nl < 0 || nl > close) return [{ start: last.endIndex + comma[0].length, end: last.endIndex + comma[0].length, newText: ` ${name}=${value},` }];
+  if (!comma || /\S/.test(indent)) return [{ start: last.end, end: last.end, newText: `, ${name}=${value}` }];
+  const nl = text.indexOf('\n', last.end);
+  if (nl < 0 || nl > close) return [{ start: last.end + comma[0].length, end: last.end + comma[0].length, newText: ` ${name}=${value},` }];
   return [{ start: nl + 1, end: nl + 1, newText: `${indent}${name}=${value},\n` }];
 }
 

@@ -250,3 +250,21 @@ test('Lightning FSDPStrategy sharding strategies read as ZeRO stages: FULL_SHARD
   assert.deepEqual(got('_HYBRID_SHARD_ZERO2'), [2, true]);
   assert.deepEqual(got('NO_SHARD'), [0, false]);
 });
+
+test('Lightning setups read by readConfigSetups keep working edits after their syntax tree is freed, whatever is parsed in between', () => {
+  const text = 'import lightning as L\nfrom lightning.pytorch.strategies import FSDPStrategy, DeepSpeedStrategy\n\ntrainer = L.Trainer(devices=8, strategy=FSDPStrategy(sharding_strategy="FULL_SHARD"), precision="bf16-mixed")\n';
+  const fsdp = readConfigSetups('train.py', text)[0]!;
+  const ds = readConfigSetups('ds.py', 'import lightning as L\nt = L.Trainer(devices=2, strategy=DeepSpeedStrategy(stage=2))\n')[0]!;
+  const plain = readConfigSetups('plain.py', "import lightning as L\nt = L.Trainer(devices=2, strategy='ddp', accumulate_grad_batches=4)\n")[0]!;
+  // Other parses reuse the freed trees' wasm memory.
+  for (let i = 0; i < 20; i++) readConfigSetups('other.py', `import lightning as L\nt = L.Trainer(devices=2, precision="16-mixed")\n${'#'.repeat(i * 7)}\n`);
+  assert.equal(edit(text, fsdp.precision!.set!('fp16', undefined as never)), text.replace('"bf16-mixed"', '"16-mixed"'));
+  assert.equal(edit(text, fsdp.zeroStage!.set!(2, undefined as never)), text.replace('"FULL_SHARD"', '"SHARD_GRAD_OP"'));
+  assert.equal(edit(text, fsdp.cpuOffload!.set!(true, undefined as never)), text.replace('"FULL_SHARD")', '"FULL_SHARD", cpu_offload=True)'));
+  assert.equal(fsdp.recompute!.matches!('none'), true, 'no checkpointing policy: recompute none matches');
+  const dsText = 'import lightning as L\nt = L.Trainer(devices=2, strategy=DeepSpeedStrategy(stage=2))\n';
+  assert.equal(edit(dsText, ds.zeroStage!.set!(3, undefined as never)), dsText.replace('stage=2', 'stage=3'));
+  const plainText = "import lightning as L\nt = L.Trainer(devices=2, strategy='ddp', accumulate_grad_batches=4)\n";
+  assert.equal(edit(plainText, plain.gradientAccumulation!.set!(8, undefined as never)), plainText.replace('=4', '=8'));
+  assert.equal(edit(plainText, plain.zeroStage!.set!(2, undefined as never)), plainText.replace("'ddp'", "'deepspeed_stage_2'"));
+});

@@ -192,3 +192,11 @@ test('Accelerate distributed_type follows the GPU count the fix writes: NO stays
   assert.equal(fixAll('accelerate_config.yaml', single, oneGpu).text, single, 'one process, one GPU: nothing to change');
   assert.deepEqual(checkConfig('accelerate_config.yaml', single, undefined).findings.filter((x) => x.code === 'distributed-type'), [], 'NO with one process is consistent');
 });
+
+test('Lightning without a strategy: "auto" is DDP from two devices on (the model-parallel advice then applies), one device is no DDP', () => {
+  const advice = (devices: string) =>
+    checkConfig('train.py', `import lightning as L\ntrainer = L.Trainer(devices=${devices})\n`, alexnetPlan()).findings.filter((f) => f.code === 'model-parallel-advice');
+  assert.equal(advice('2').length, 1, 'two devices run DDP');
+  assert.match(advice('2')[0]!.message, /^DP on 2 GPUs/);
+  assert.deepEqual(advice('1'), [], 'one device runs no DDP');
+});

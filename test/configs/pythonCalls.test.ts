@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { callArgs, findCalls, initPythonConfigs, insertKeyword, withPythonTree } from '../../src/configs/python';
+import { argsLayout, callArgs, findCalls, initPythonConfigs, insertKeyword, withPythonTree } from '../../src/configs/python';
 import { applyTextEdits } from '../../src/configs/edits';
 
 before(() => initPythonConfigs());
@@ -18,7 +18,7 @@ function addKeyword(text: string, name: string, value: string): string {
     assert.ok(call, 'a Trainer call');
     const args = callArgs(call);
     assert.ok(args);
-    return insertKeyword(text, args, name, value);
+    return insertKeyword(text, argsLayout(args), name, value);
   });
   return applyTextEdits(text, edits);
 }

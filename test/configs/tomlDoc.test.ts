@@ -91,6 +91,11 @@ test('malformed TOML is reported with where it is', () => {
     assert.equal(range && indented.slice(range.start, range.end), 'just words');
   }
   assert.throws(() => parseToml('k = 1 2\n'), /unexpected '2' after the value/);
+  const long = 'this line is neither a key nor a table header at all';
+  assert.throws(() => parseToml(`${long}\n`), { message: `TOML: expected 'key = value' or a [table], got '${long.slice(0, 40)}'` });
+  // A long tail is quoted by its first 20 characters, so the message stays one readable line; the range has it all.
+  assert.throws(() => parseToml('k = 1 abcdefghijklmnopqrstuvwxyz\n'), (e: Error & { range?: { start: number; end: number } }) =>
+    e.message === "TOML: unexpected 'abcdefghijklmnopqrst' after the value" && e.range!.end - e.range!.start === ' abcdefghijklmnopqrstuvwxyz'.length);
   assert.throws(() => parseToml('[t]\nk = 1\nk = 2\n'), /duplicate key 'k' in \[t\]/);
   // The same key in two tables is fine.
   assert.equal(parseToml('[a]\nk = 1\n[b]\nk = 2\n').entries.length, 2);

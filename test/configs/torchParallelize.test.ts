@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { exportPlan, EXPORT_FORMATS } from '../../src/configs';
+import { repeatedBlocks } from '../../src/configs/torchParallelize';
 import { loadModel } from '../../src/cli/modelLoading';
 import { CLUSTER_PRESETS, planModel, resolveCluster } from '../../src/planner/index';
 import { llamaPlan } from './llamaPlan';
@@ -100,4 +101,12 @@ test('every torch.distributed API the snippet calls is imported, for each ZeRO s
   assert.match(z2, /# FSDP2 over the data-parallel axis: ZeRO-2 \(weights stay gathered between forward and backward\)\./);
   assert.match(z2, /fully_shard\(model, mesh=mesh\["dp"\], mp_policy=mp, reshard_after_forward=False\)/);
   assert.doesNotMatch(exportPlan(llamaPlan({ zeroStage: 3 }), 'torch-parallelize').content, /weights stay gathered/);
+});
+
+test('repeated blocks: two numbered blocks are a repetition to wrap one by one; one block, or none, is not', () => {
+  const layer = (name: string) => ({ name }) as Parameters<typeof repeatedBlocks>[0][number];
+  const two = ['h.0.attn', 'h.0.mlp', 'h.1.attn', 'h.1.mlp', 'lm_head'].map(layer);
+  assert.deepEqual(repeatedBlocks(two), ['h.0', 'h.1']);
+  assert.deepEqual(repeatedBlocks(['h.0.attn', 'h.0.mlp', 'lm_head'].map(layer)), [], 'a single numbered block is not a repetition');
+  assert.deepEqual(repeatedBlocks(['conv1', 'fc'].map(layer)), []);
 });

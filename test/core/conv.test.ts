@@ -106,3 +106,12 @@ test('pools: ceil_mode, same, adaptive with null, global keepDims', () => {
   assert.deepEqual(ok('pool', [[512, 7, 7]], { rank: 2, mode: 'max', global: true, keepDims: true }).outputShape, [512, 1, 1]);
   assert.match(err('pool', [[64, 56, 56]], { rank: 2, mode: 'max' }), /kernel is missing/);
 });
+
+test('a conv that states no rank takes it from its input: every dim but the channels is spatial', () => {
+  const { rank: _2d, ...noRank } = conv2d(3, 8, 3);
+  void _2d;
+  assert.deepEqual(ok('conv', [[3, 32, 32]], noRank).outputShape, [8, 30, 30]);
+  assert.deepEqual(ok('conv', [[3, 100]], { ...noRank, kernel: [3], stride: [1], dilation: [1] }).outputShape, [8, 98]);
+  const sep = { outChannels: 64, depthMultiplier: 1, kernel: [3, 3], stride: [1, 1], padding: 'valid', dilation: [1, 1], bias: true };
+  assert.deepEqual(ok('separable_conv', [[32, 32, 16]], sep, CL).outputShape, [30, 30, 64]);
+});

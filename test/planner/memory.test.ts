@@ -90,7 +90,7 @@ test('fits / doesn’t fit: the cheapest memory saver that fits is chosen, said 
   close(m0.optimizer, params * 8, 'optimizer');
   // ZeRO-1 halves the optimizer state on 2 GPUs: size the GPUs between the two totals.
   const z1Total = m0.total - m0.optimizer / 2;
-  const memoryGB = ((m0.total + z1Total) / 2 / 0.92) / 1e9;
+  const memoryGB = ((m0.total + z1Total) / 2 / (1 - 9.2 / 80)) / 2 ** 30;
   const tight = planModel(model, twoGpus(memoryGB), opts({ gpus: 2 })) as PlanReport;
   assert.ok(tight.feasible, 'fits through ZeRO-1');
   assert.equal(tight.plan.setup!.zeroStage, 1);
@@ -169,9 +169,12 @@ test('selective recompute drops the attention scores and recomputes only the att
 
 test('usable memory: device bytes less the allocator’s fragmentation share and the CUDA context; sizes print in GB/MB', async () => {
   const { usableBytes, gb, mb, CONTEXT_BYTES, WORKSPACE_FRACTION } = await import('../../src/planner/cost/memory');
-  // An 80 GB H100: 80 GB × (1 − 0.08) − 0.5 GB = 73.1 GB.
-  close(usableBytes(80e9), 80e9 * (1 - WORKSPACE_FRACTION) - CONTEXT_BYTES, 'usable of 80 GB');
-  close(usableBytes(80e9), 73.1e9, 'usable of 80 GB, by hand');
+  // An 80 GB H100 is 80 GiB (gpuMemoryBytes): 85.90e9 B × (1 − 9.2/80, GMLake's fragmentation) − 0.5 GB = 75.52 GB.
+  const { gpuMemoryBytes } = await import('../../src/planner/cluster/spec');
+  const h100 = gpuMemoryBytes({ memoryGB: 80 });
+  assert.equal(h100, 80 * 1024 ** 3);
+  close(usableBytes(h100), h100 * (1 - WORKSPACE_FRACTION) - CONTEXT_BYTES, 'usable of 80 GB');
+  assert.ok(Math.abs(usableBytes(h100) - 75.52e9) < 0.01e9, `usable of 80 GiB, by hand: ${usableBytes(h100)}`);
   // A device smaller than the context has nothing usable, not a negative amount.
   assert.equal(usableBytes(0.4e9), 0);
   assert.equal(gb(73.1e9), '73 GB');

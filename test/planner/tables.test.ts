@@ -197,3 +197,45 @@ test('a batch of 4 on 4 GPUs is data-parallel with one sample each; more GPUs th
   const three = buildCostTables(mlp(), topo, range(0, 4), 3, { mode: 'dp', optimizer: 'sgd' }).options[0]!;
   assert.ok(three.every((o) => o.config.d <= 3), JSON.stringify(three.map((o) => o.config)));
 });
+
+test('every option names its own layouts: on 2, 4 and 8 GPUs each layout index resolves to the option’s (d, k, sharded), and no two indices name one layout', async () => {
+  const { inputLayout, outputLayout, layoutKey } = await import('../../src/planner/cost/configs');
+  const model = mlp();
+  for (const n of [2, 4, 8]) {
+    const t = buildCostTables(model, topo, range(0, n), 64, { mode: 'all', optimizer: 'adam' });
+    const keys = t.layouts.map(layoutKey);
+    assert.equal(new Set(keys).size, keys.length, `${n} GPUs: distinct layouts ${keys.join(' ')}`);
+    assert.ok(keys.includes(`1x${n}s`) && keys.includes(`${n}x1r`), `${n} GPUs: the fully split and the data-parallel layouts are both there (${keys.join(' ')})`);
+    t.options.forEach((options, li) =>
+      options.forEach((o, oi) => {
+        assert.equal(keys[t.inLayouts[li]![oi]!], layoutKey(inputLayout(o.config)), `${n} GPUs, layer ${li} option ${oi} input`);
+        assert.equal(keys[t.outLayouts[li]![oi]!], layoutKey(outputLayout(o.config)), `${n} GPUs, layer ${li} option ${oi} output`);
+      }),
+    );
+  }
+});
+
+test('full recompute of a row-parallel layer repeats its forward and the forward all-reduce with it', () => {
+  const setup = { ...defaultSetup('sgd'), recompute: 'full' as const };
+  const row = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', setup, configsFor: forced({ d: 1, k: 4, split: 'in' }) }).options[2]![0]!;
+  assert.ok(row.mpForwardMs > 0);
+  close(row.recomputeMs, row.forwardMs + row.mpForwardMs, 'recompute = forward + its all-reduce');
+  const kept = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced({ d: 1, k: 4, split: 'in' }) }).options[2]![0]!;
+  assert.equal(kept.recomputeMs, 0, 'nothing recomputed without recompute');
+});
+
+test('the data-group link of a configuration does not depend on which configurations were asked before (its memo keys are distinct)', () => {
+  for (const n of [2, 4, 8]) {
+    const t = buildCostTables(mlp(), topo, range(0, n), 64, { mode: 'all', optimizer: 'adam' });
+    const configs: LayerConfig[] = [];
+    for (let k = n; k >= 1; k--) if (n % k === 0) configs.push({ d: n / k, k, split: k === 1 ? 'none' : 'out' });
+    for (const c of configs) {
+      // Data groups are strided (device i, i+k, …): the slowest of the k groups carries the all-reduce.
+      const groups = range(0, c.k).map((ki) => range(ki, c.d, c.k));
+      const links = groups.map((g) => topo.link(g));
+      const slowest = links.reduce((a, b) => (b.bytesPerMs < a.bytesPerMs ? b : a));
+      assert.deepEqual(t.dataGroupLink(c), slowest, `${n} GPUs, d=${c.d} k=${c.k}`);
+      assert.equal(t.dataGroupLink(c).fabric.perNode, c.d, 'the group spans its d ranks');
+    }
+  }
+});

@@ -28,11 +28,21 @@ export interface GpuSpec {
   hostBandwidthGBs?: number;
   /** Streaming multiprocessors: how many GEMM tiles run at once (wave quantization, cost/efficiency.ts). */
   sms?: number;
+  /** Device memory as datasheets and nvidia-smi state it: binary gigabytes (GiB); see gpuMemoryBytes. */
   memoryGB: number;
   memoryBandwidthGBs: number;
   powerW: number;
   idlePowerW: number;
 }
+
+/**
+ * A GPU's memory in bytes. Datasheet capacities are binary: HBM stacks come in
+ * powers of two, and nvidia-smi's `memory.total` (MiB) reports an
+ * A100-SXM4-80GB as 81920 MiB = 80 GiB = 85.9e9 bytes. Reading "80 GB" as 80e9
+ * left 7% of every device unused, and disagreed with the local GPUs WAP reads
+ * from nvidia-smi (MiB / 1024).
+ */
+export const gpuMemoryBytes = (gpu: Pick<GpuSpec, 'memoryGB'>): number => gpu.memoryGB * 2 ** 30;
 
 export interface LinkSpec {
   /** Per-GPU unidirectional bandwidth a collective can use, GB/s. */

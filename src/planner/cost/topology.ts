@@ -4,7 +4,7 @@
  * heterogeneous cluster uses the n fastest; a layer split evenly over a group
  * runs at the pace of its slowest member.
  */
-import type { ClusterSpec, GpuSpec } from '../cluster/spec';
+import { gpuMemoryBytes, type ClusterSpec, type GpuSpec } from '../cluster/spec';
 import { collectiveMs, linkLevel, type CollectiveAlgorithm, type CollectiveKind, type GroupFabric } from './collectives';
 
 export interface GroupLink {
@@ -50,7 +50,7 @@ export class Topology {
   /** The smallest memory among these logical devices, bytes. */
   minMemoryBytes(devices: readonly number[]): number {
     let m = Infinity;
-    for (const d of devices) m = Math.min(m, this.gpus[d].memoryGB * 1e9);
+    for (const d of devices) m = Math.min(m, gpuMemoryBytes(this.gpus[d]));
     return m;
   }
 

@@ -6,7 +6,7 @@
  */
 import type { AnalyzedModel } from '../../../core/ir';
 import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
-import type { ClusterSpec } from '../../cluster/spec';
+import { gpuMemoryBytes, type ClusterSpec } from '../../cluster/spec';
 import { FRAGMENTATION_FRACTION } from '../../memory/index';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
@@ -50,7 +50,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
   const gpu = cluster.gpus[0];
   const precision: Precision = options.precision ?? 'fp32';
   const peak = peakTflops(gpu, precision);
-  const deviceBytes = gpu.memoryGB * 1e9;
+  const deviceBytes = gpuMemoryBytes(gpu);
   const ctx: EstimateContext = {
     structure,
     shape,
