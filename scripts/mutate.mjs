@@ -105,6 +105,9 @@ const EQUIVALENT = [
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.
   ['src/planner/cost/layout.ts', /EPS/, '> → ≥', 'overlaps are 0 or ≫ EPS'],
   ['src/planner/cost/layout.ts', /EPS/, '≤ → <', 'overlaps are 0 or ≫ EPS'],
+  // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1
+  // (counts, degrees and world sizes below 1 are refused), so 0 never comes back: > 0 and ≥ 0 agree.
+  ['src/configs/evaluate.ts', /return probe\.batch > 0 \? probe\.batch : undefined;/, '> → ≥', 'batches are −1 or ≥ 1'],
 ];
 
 /** FNV-1a of a string and the seed: a mutant's place in the sample, stable when other lines change. */

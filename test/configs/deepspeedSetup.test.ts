@@ -68,3 +68,19 @@ test('"enabled" as DeepSpeed reads it (pydantic bools): "true"/"yes"/"1" switch 
   assert.equal(precisionOf('"auto"'), undefined);
   assert.equal(precisionOf('"maybe"'), undefined, 'not a bool DeepSpeed reads: no statement, not fp32');
 });
+
+test('an inconsistent batch (64 ≠ 4 × 1 × 8) gets DeepSpeed’s own arithmetic fix once, not also a setup finding when the setup is as planned', async () => {
+  const { checkConfig } = await import('../../src/configs');
+  const text = '{\n  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 1,\n  "bf16": {"enabled": true},\n  "zero_optimization": {"stage": 2}\n}\n';
+  const setup = {
+    precision: 'bf16', precisionReason: '', zeroStage: 2, hybridShard: false, recompute: 'none', cpuOffload: false, microBatch: 4, gradientAccumulation: 2,
+    dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
+  };
+  const plan = {
+    model: 'M', batch: 64, cluster: { name: 'c', gpus: 8, nodes: 1 }, scaling: [],
+    plan: { gpus: 8, samplesPerSec: 1, energyJPerSample: 0, layers: [], setup },
+  } as unknown as import('../../src/protocol/plan').PlanReport;
+  const { findings } = checkConfig('ds_config.json', text, plan);
+  assert.deepEqual(findings.map((f) => f.code), ['batch-arithmetic'], JSON.stringify(findings.map((f) => f.message)));
+  assert.equal(findings[0]!.fix!.title, 'Set gradient_accumulation_steps to 2 (keeps train_batch_size 64)');
+});
