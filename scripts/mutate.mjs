@@ -105,6 +105,8 @@ const EQUIVALENT = [
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.
   ['src/planner/cost/layout.ts', /EPS/, '> → ≥', 'overlaps are 0 or ≫ EPS'],
   ['src/planner/cost/layout.ts', /EPS/, '≤ → <', 'overlaps are 0 or ≫ EPS'],
+  // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
+  ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1
   // (counts, degrees and world sizes below 1 are refused), so 0 never comes back: > 0 and ≥ 0 agree.
   ['src/configs/evaluate.ts', /return probe\.batch > 0 \? probe\.batch : undefined;/, '> → ≥', 'batches are −1 or ≥ 1'],

@@ -56,6 +56,9 @@ test('matmul: transposeB swaps the last two dims of a 2-D or batched operand', (
   const t = ok('matmul', [[4, 8], [16, 8]], { transposeB: true });
   assert.deepEqual(t.outputShape, [4, 16]);
   assert.equal(t.forwardFlops, 2 * 4 * 8 * 16);
+  // Both operands are kept for the backward (each one's gradient needs the other), at their own sizes.
+  assert.equal(t.savedActivationBytes, (4 * 8 + 16 * 8) * 4);
+  assert.equal(t.backwardFlops, 2 * t.forwardFlops);
   assert.deepEqual(ok('matmul', [[2, 4, 8], [2, 16, 8]], { transposeB: true }).outputShape, [2, 4, 16]);
   // A 1-D operand is a vector either way.
   assert.deepEqual(ok('matmul', [[4, 8], [8]], { transposeB: true }).outputShape, [4]);

@@ -158,6 +158,14 @@ test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation'
   assert.equal(ok('activation', [[10, 512]], { fn: 'gelu' }).forwardFlops, 8 * 5120);
   assert.equal(ok('activation', [[10, 512]], { fn: 'leaky_relu' }).forwardFlops, 2 * 5120, 'a compare and a multiply per element');
   assert.equal(ok('activation', [[10, 512]], { fn: 'softplus' }).forwardFlops, 4 * 5120, 'exp, add, log and the threshold check');
+  // Every activation's forward, counted by hand per element (the ops its definition applies).
+  const counted: Array<[string, number, string]> = [
+    ['relu', 1, 'max(x, 0)'], ['relu6', 2, 'two clamps'], ['elu', 4, 'exp, subtract, multiply, select'],
+    ['silu', 5, 'x · sigmoid(x): sigmoid (4) and a multiply'], ['swish', 5, 'silu by another name'], ['tanh', 5, '(e^2x − 1)/(e^2x + 1)'],
+    ['sigmoid', 4, '1/(1 + e^−x): negate, exp, add, divide'], ['softmax', 5, 'max, subtract, exp, sum, divide'], ['log_softmax', 5, 'softmax’s count, a log in place of the divide'],
+    ['hardswish', 4, 'x · relu6(x + 3)/6: add, clamp, scale, multiply'], ['hardsigmoid', 3, 'relu6(x + 3)/6: add, clamp, scale'], ['linear', 0, 'identity'],
+  ];
+  for (const [fn, perElement, why] of counted) assert.equal(ok('activation', [[10, 512]], { fn }).forwardFlops, perElement * 5120, `${fn}: ${why}`);
   assert.match(err('activation', [[10]], { fn: 'frobnicate' }), /unknown activation function/);
   assert.match(err('activation', [[10]], { fn: 'softmax', axis: 3 }), /out of range/);
   assert.match(err('opaque', [[10]], { reason: 'custom module MyBlock' }), /custom module MyBlock/);
