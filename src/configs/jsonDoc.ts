@@ -42,9 +42,21 @@ export function valueAt(root: Node, path: Array<string | number>): Node | undefi
   return findNodeAtLocation(root, path);
 }
 
+/**
+ * The file's own indentation, so an inserted section ("offload_optimizer": {…})
+ * is indented like the rest: the smallest indent of a line that has one, tabs
+ * or spaces; a file on one line gets 2 spaces, DeepSpeed's documented examples' style.
+ */
+export function jsonIndentation(text: string): { insertSpaces: boolean; tabSize: number } {
+  let smallest: string | undefined;
+  for (const m of text.matchAll(/\n([ \t]+)\S/g)) if (smallest === undefined || m[1]!.length < smallest.length) smallest = m[1]!;
+  if (smallest === undefined) return { insertSpaces: true, tabSize: 2 };
+  return smallest.startsWith('\t') ? { insertSpaces: false, tabSize: 1 } : { insertSpaces: true, tabSize: smallest.length };
+}
+
 /** Edits that set `path` to `value`, touching only that value's text. */
 export function setJsonValue(text: string, path: Array<string | number>, value: unknown): TextEdit[] {
-  return modify(text, path, value, { formattingOptions: { insertSpaces: true, tabSize: 2 } }).map((e) => ({
+  return modify(text, path, value, { formattingOptions: jsonIndentation(text) }).map((e) => ({
     start: e.offset,
     end: e.offset + e.length,
     newText: e.content,
@@ -63,7 +75,7 @@ export function setJsonValues(text: string, changes: Array<[Array<string | numbe
   if (separate.every((e, i) => i === 0 || separate[i - 1]!.end < e.start)) return separate;
   let next = text;
   for (const [path, value] of changes) {
-    const edits = modify(next, path, value, { formattingOptions: { insertSpaces: true, tabSize: 2 } });
+    const edits = modify(next, path, value, { formattingOptions: jsonIndentation(text) });
     next = applyEdits(next, edits);
   }
   if (next === text) return [];

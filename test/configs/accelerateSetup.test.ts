@@ -50,6 +50,12 @@ test('FSDP: sharding strategy as ZeRO stage + hybrid, checkpointing, offload, pr
   assert.deepEqual([read(z2).zeroStage?.value, read(z2).hybridShard?.value], [2, true]);
   const flat = edit(FSDP, s.hybridShard!.set!(false));
   assert.equal(flat, FSDP.replace('HYBRID_SHARD', 'FULL_SHARD'));
+  // And back: from SHARD_GRAD_OP, hybrid ZeRO-3 is HYBRID_SHARD, hybrid ZeRO-2 HYBRID_SHARD_ZERO2; hybrid without sharding has no name.
+  const grad = FSDP.replace('HYBRID_SHARD', 'SHARD_GRAD_OP');
+  const g = read(grad);
+  assert.equal(edit(grad, g.hybridShard!.set!(true, { zeroStage: 3 } as never)), FSDP);
+  assert.equal(edit(grad, g.hybridShard!.set!(true, { zeroStage: 2 } as never)), FSDP.replace('HYBRID_SHARD', 'HYBRID_SHARD_ZERO2'));
+  assert.equal(g.hybridShard!.set!(true, { zeroStage: 0 } as never), undefined);
   assert.equal(s.zeroStage!.set!(1), undefined, 'FSDP has no optimizer-only sharding');
   const noAc = edit(FSDP, s.recompute!.set!('none'));
   assert.equal(noAc, FSDP.replace('checkpointing: true', 'checkpointing: false'));

@@ -46,3 +46,18 @@ test('one value set in place; several at once stay separate edits unless they to
   assert.deepEqual(setJsonValues(obj, [[['x'], 1]]), [{ start: obj.indexOf('1'), end: obj.indexOf('1') + 1, newText: '1' }]);
   assert.deepEqual(setJsonValues(obj, []), []);
 });
+
+test('an inserted section is indented as the file is: 4 spaces, tabs, or 2 spaces for a file on one line', () => {
+  const four = '{\n    "train_batch_size": 8,\n    "zero_optimization": {\n        "stage": 2\n    }\n}\n';
+  assert.equal(
+    applyTextEdits(four, setJsonValue(four, ['zero_optimization', 'offload_optimizer', 'device'], 'cpu')),
+    '{\n    "train_batch_size": 8,\n    "zero_optimization": {\n        "stage": 2,\n        "offload_optimizer": {\n            "device": "cpu"\n        }\n    }\n}\n',
+  );
+  const tabs = '{\n\t"train_batch_size": 8\n}\n';
+  assert.equal(applyTextEdits(tabs, setJsonValue(tabs, ['bf16'], { enabled: true })), '{\n\t"train_batch_size": 8,\n\t"bf16": {\n\t\t"enabled": true\n\t}\n}\n');
+  const oneLine = '{"train_batch_size": 8}';
+  assert.equal(applyTextEdits(oneLine, setJsonValue(oneLine, ['bf16'], { enabled: true })), '{\n  "train_batch_size": 8,\n  "bf16": {\n    "enabled": true\n  }\n}');
+  // Several changes at once, touching one object: the same indentation.
+  const both = applyTextEdits(four, setJsonValues(four, [[['zero_optimization', 'stage'], 3], [['zero_optimization', 'offload_optimizer', 'device'], 'cpu']]));
+  assert.match(both, /\n {8}"offload_optimizer": \{\n {12}"device": "cpu"\n {8}\}/);
+});

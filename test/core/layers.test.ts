@@ -119,6 +119,9 @@ test('concat, split, add/mul broadcasting and their errors', () => {
   assert.match(err('split', [[96, 10]], { axis: 1, sizes: [64, 64], index: 0 }), /sum to 128, but the axis has 96/);
   assert.deepEqual(ok('add', [[64, 56, 56], [64, 1, 1]], {}).outputShape, [64, 56, 56]);
   assert.deepEqual(ok('mul', [[64, 56, 56], [56]], {}).outputShape, [64, 56, 56]);
+  // A product keeps every factor for its backward (each gradient needs the others), at the factor's own size; a sum keeps none.
+  assert.equal(ok('mul', [[64, 56, 56], [64, 1, 1]], {}).savedActivationBytes, (64 * 56 * 56 + 64) * 4);
+  assert.equal(ok('add', [[64, 56, 56], [64, 56, 56]], {}).savedActivationBytes, 0);
   assert.match(err('add', [[64, 56, 56], [32, 56, 56]], {}), /\[64, 56, 56\] and \[32, 56, 56\] do not match/);
   const mm = ok('matmul', [[8, 10, 64], [8, 10, 64]], { transposeB: true });
   assert.deepEqual(mm.outputShape, [8, 10, 10]);
