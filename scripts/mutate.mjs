@@ -105,6 +105,10 @@ const EQUIVALENT = [
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.
   ['src/planner/cost/layout.ts', /EPS/, '> → ≥', 'overlaps are 0 or ≫ EPS'],
   ['src/planner/cost/layout.ts', /EPS/, '≤ → <', 'overlaps are 0 or ≫ EPS'],
+  // Memo keys (layout, link, shard group): key·3 + bit is as distinct as key·2 + bit, so a larger multiplier changes nothing.
+  ['src/planner/cost/tables.ts', /const key = \(.*\) \* 2 \+ \(/, 'integer +1', 'a wider key is still a bijection'],
+  // A group whose slowest memory equals the first GPU's gets a copy with the same value instead of the spec itself.
+  ['src/planner/cost/topology.ts', /return bandwidth < s\.memoryBandwidthGBs \? \{ \.\.\.s, memoryBandwidthGBs: bandwidth \} : s;/, '< → ≤', 'an equal copy'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

@@ -21,6 +21,12 @@ test('DeepSpeed export parses and holds the plan: batch = micro × accum × worl
   }
 });
 
+test('DeepSpeed export for one GPU: ZeRO stage 0, since a single rank has nobody to shard optimizer state with', () => {
+  const cfg = JSON.parse(exportPlan(dataParallelPlan(1), 'deepspeed').content);
+  assert.equal(cfg.zero_optimization.stage, 0);
+  assert.equal(JSON.parse(exportPlan(dataParallelPlan(2), 'deepspeed').content).zero_optimization.stage, 1);
+});
+
 test('DeepSpeed export rounds a batch that does not divide, and says so', () => {
   const plan = { ...dataParallelPlan(8), batch: 100 };
   const out = exportPlan(plan, 'deepspeed');

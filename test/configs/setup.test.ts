@@ -126,6 +126,10 @@ test('torchtitan HSDP: shard over one node and replicate across nodes (shard × 
   const hsdp = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: true, shardGroup: 8, dataParallel: 16, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
   assert.match(hsdp, /^data_parallel_shard_degree = 8$/m);
   assert.match(hsdp, /^data_parallel_replicate_degree = 2$/m, 'not left at 16, which would shard over one rank');
+  // With context parallelism the shard group holds CP ranks too: one node of 8 is 4 data-parallel shards × CP 2, replicated twice.
+  const withCp = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: true, shardGroup: 8, contextParallel: 2, dataParallel: 8, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
+  assert.match(withCp, /^data_parallel_shard_degree = 4$/m);
+  assert.match(withCp, /^data_parallel_replicate_degree = 2$/m);
   // A shard group that context parallelism does not divide into whole data-parallel shards: torchtitan derives the shard (-1).
   const uneven = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: true, shardGroup: 6, contextParallel: 4, dataParallel: 6, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
   assert.match(uneven, /^data_parallel_shard_degree = -1$/m);

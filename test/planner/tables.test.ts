@@ -239,3 +239,17 @@ test('the data-group link of a configuration does not depend on which configurat
     }
   }
 });
+
+test('an embedding lookup is memory-bound: the forward streams its table and activations once, the backward twice (the gradient table is written too)', () => {
+  const m = new ModelBuilder('emb', [16]);
+  const vocab = 50_000;
+  const table = vocab * 1024;
+  m.add('wte', 'embedding', ['input'], [[16]], [16, 1024], { params: table, forwardFlops: 16 * 1024, backwardFlops: 16 * 1024, weightGradBytes: table * 4 }, { numEmbeddings: vocab, embeddingDim: 1024 });
+  const t = analyticalTimes(m.build().layers[0]!, gpu, 8, 1, 1, 4, 'fp32');
+  // Token ids and vectors in and out, fp32, and the 4-byte table; HBM at 75% of its datasheet rate, as every roofline here.
+  const bytes = (16 + 16 * 1024) * 4 * 8 + table * 4;
+  // Plus a kernel launch per pass (≈ 6 µs; the backward launches two).
+  const stream = bytes / (gpu.memoryBandwidthGBs * 1e6 * 0.75);
+  close(t.forwardMs, stream + 0.006, 'forward: one pass over the table and activations');
+  close(t.backwardMs, 2 * stream + 0.012, 'backward: read them again and write their gradients');
+});
