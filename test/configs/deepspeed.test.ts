@@ -97,3 +97,11 @@ test('"auto" next to fixed numbers: train_batch_size must still divide by the kn
     { train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 'auto' },
   ]) assert.equal(findingsOf(ds(o)).filter((x) => x.code === 'batch-arithmetic').length, 0, JSON.stringify(o));
 });
+
+test('with no ZeRO stage and no batch to point at, parallelism advice is anchored on the opening brace', () => {
+  const text = '{\n  "train_micro_batch_size_per_gpu": 4\n}\n';
+  const advice = checkConfig('ds_config.json', text, alexnetPlan()).findings.find((f) => f.code === 'model-parallel-advice');
+  assert.ok(advice, 'alexnet’s plan splits its classifier: DP gets the model-parallel advice');
+  assert.deepEqual(advice.range, { start: 0, end: 1 });
+  assert.equal(text.slice(advice.range.start, advice.range.end), '{');
+});

@@ -133,6 +133,7 @@ test('torchtitan HSDP: shard over one node and replicate across nodes (shard × 
   // A shard group that context parallelism does not divide into whole data-parallel shards: torchtitan derives the shard (-1).
   const uneven = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: true, shardGroup: 6, contextParallel: 4, dataParallel: 6, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
   assert.match(uneven, /^data_parallel_shard_degree = -1$/m);
+  assert.match(uneven, /^data_parallel_replicate_degree = 16$/m, 'the replicate degree is left as the user set it');
   const full = fixAll('llama3_8b.toml', toml, llamaPlan({ zeroStage: 3, hybridShard: false, shardGroup: 16, dataParallel: 16, tensorParallel: 1, recompute: 'none', precision: 'fp32' })).text;
   assert.match(full, /^data_parallel_shard_degree = 16$/m);
   assert.match(full, /^data_parallel_replicate_degree = 1$/m);

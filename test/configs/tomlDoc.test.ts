@@ -118,3 +118,10 @@ test('edits: replace the value only, add a key after the table’s last one, or 
   assert.equal(renderToml(3), '3');
   assert.equal(renderToml('s'), '"s"');
 });
+
+test('a top-level key goes before the first table, with no blank line ahead of it; an empty file gets just the line', () => {
+  const set = (text: string) => applyTextEdits(text, setToml(text, parseToml(text), '', 'seed', 3));
+  assert.equal(set('[job]\nname = "x"\n'), 'seed = 3\n[job]\nname = "x"\n');
+  assert.equal(set(''), 'seed = 3\n');
+  assert.equal(set('a = 1\n[job]\nname = "x"\n'), 'a = 1\nseed = 3\n[job]\nname = "x"\n');
+});

@@ -110,3 +110,17 @@ test('repeated blocks: two numbered blocks are a repetition to wrap one by one; 
   assert.deepEqual(repeatedBlocks(['h.0.attn', 'h.0.mlp', 'lm_head'].map(layer)), [], 'a single numbered block is not a repetition');
   assert.deepEqual(repeatedBlocks(['conv1', 'fc'].map(layer)), []);
 });
+
+test('a split layer parallelize_module has no style for is named for sharding by hand; an unsplit one is not', () => {
+  const plan = llamaPlan({ tensorParallel: 2 });
+  const base = plan.plan.layers[1]!;
+  const layers = [
+    ...plan.plan.layers,
+    { ...base, name: 'model.vision.patch_conv', type: 'Conv2d', modelDegree: 2, params: 3 * 1024 * 14 * 14 },
+    { ...base, name: 'model.norm', type: 'LlamaRMSNorm', modelDegree: 1, params: 4096 },
+  ];
+  const out = exportPlan({ ...plan, plan: { ...plan.plan, layers } }, 'torch-parallelize');
+  assertParses(out.content);
+  assert.match(out.content, /# model\.vision\.patch_conv \(Conv2d\) is split ×2 in the plan; parallelize_module has no style for Conv2d: shard it by hand\./);
+  assert.doesNotMatch(out.content, /model\.norm \(LlamaRMSNorm\) is split/);
+});

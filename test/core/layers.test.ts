@@ -122,7 +122,9 @@ test('concat, split, add/mul broadcasting and their errors', () => {
   // A product keeps every factor for its backward (each gradient needs the others), at the factor's own size; a sum keeps none.
   assert.equal(ok('mul', [[64, 56, 56], [64, 1, 1]], {}).savedActivationBytes, (64 * 56 * 56 + 64) * 4);
   assert.equal(ok('add', [[64, 56, 56], [64, 56, 56]], {}).savedActivationBytes, 0);
-  assert.match(err('add', [[64, 56, 56], [32, 56, 56]], {}), /\[64, 56, 56\] and \[32, 56, 56\] do not match/);
+  assert.match(err('add', [[64, 56, 56], [32, 56, 56]], {}), /\[64, 56, 56\] and \[32, 56, 56\] do not match \(dim 1 of 3: 64 vs 32\)/);
+  // Dims count from the left of the broadcast shape, as the shapes are printed.
+  assert.match(err('mul', [[8, 10, 64], [10, 32]], {}), /\(dim 3 of 3: 64 vs 32\)/);
   const mm = ok('matmul', [[8, 10, 64], [8, 10, 64]], { transposeB: true });
   assert.deepEqual(mm.outputShape, [8, 10, 10]);
   assert.equal(mm.forwardFlops, 2 * 8 * 10 * 64 * 10);

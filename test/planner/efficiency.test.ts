@@ -89,6 +89,8 @@ test('layer GEMMs: linear, conv (implicit GEMM), depthwise, attention, RNN; back
   assert.deepEqual(mha.forward, { m: 20, n: 16, k: 64, batch: 1 });
   const sdpa = layerGemms(one('sdpa', [8, 16, 32], [8, 16, 32]), 2, 1)!;
   assert.deepEqual(sdpa.forward, { m: 16, n: 16, k: 32, batch: 16 });
+  // One head with no head dim of its own (T × d): Q·Kᵀ is still T × T per sample.
+  assert.deepEqual(layerGemms(one('sdpa', [16, 32], [16, 32]), 2, 1)!.forward, { m: 16, n: 16, k: 32, batch: 2 });
   const rnn = layerGemms(one('rnn', [20, 10], [20, 32], { hiddenSize: 32 }), 4, 1)!;
   assert.deepEqual(rnn.forward, { m: 4, n: 128, k: 42, batch: 1 });
   assert.equal(rnn.sequential, 20);
