@@ -109,6 +109,8 @@ const EQUIVALENT = [
   ['src/planner/cost/tables.ts', /const key = \(.*\) \* 2 \+ \(/, 'integer +1', 'a wider key is still a bijection'],
   // A group whose slowest memory equals the first GPU's gets a copy with the same value instead of the spec itself.
   ['src/planner/cost/topology.ts', /return bandwidth < s\.memoryBandwidthGBs \? \{ \.\.\.s, memoryBandwidthGBs: bandwidth \} : s;/, '< → ≤', 'an equal copy'],
+  // Two Megatron flags never end at the same offset, so which of two equal ends the reduce keeps never arises.
+  ['src/configs/megatron.ts', /\.reduce\(\(a, b\) => \(b\.end > a\.end \? b : a\)/, '> → ≥', 'flag ends are distinct'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

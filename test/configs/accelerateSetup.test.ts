@@ -274,3 +274,13 @@ test('Lightning setups read by readConfigSetups keep working edits after their s
   assert.equal(edit(plainText, plain.gradientAccumulation!.set!(8, undefined as never)), plainText.replace('=4', '=8'));
   assert.equal(edit(plainText, plain.zeroStage!.set!(2, undefined as never)), plainText.replace("'ddp'", "'deepspeed_stage_2'"));
 });
+
+test('Lightning "fsdp" strategy strings: offload on and off stay in the FSDP family, ZeRO-2 or none leave it', () => {
+  const text = 'import lightning as L\nt = L.Trainer(devices=8, strategy="fsdp_cpu_offload")\n';
+  const s = readConfigSetups('train.py', text)[0]!;
+  assert.deepEqual([s.zeroStage?.value, s.cpuOffload?.value], [3, true]);
+  assert.equal(edit(text, s.cpuOffload!.set!(false, { zeroStage: 3 } as never)), text.replace('fsdp_cpu_offload', 'fsdp'));
+  assert.equal(edit(text, s.zeroStage!.set!(3, { cpuOffload: false } as never)), text.replace('fsdp_cpu_offload', 'fsdp'));
+  assert.equal(edit(text, s.zeroStage!.set!(2, { cpuOffload: false } as never)), text.replace('fsdp_cpu_offload', 'deepspeed_stage_2'));
+  assert.equal(edit(text, s.zeroStage!.set!(0, { cpuOffload: false } as never)), text.replace('fsdp_cpu_offload', 'ddp'));
+});

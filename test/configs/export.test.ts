@@ -21,6 +21,17 @@ test('DeepSpeed export parses and holds the plan: batch = micro × accum × worl
   }
 });
 
+test('DeepSpeed export is exactly the keys DeepSpeed needs, and logs every 100 steps rather than DeepSpeed’s default 10', () => {
+  assert.deepEqual(JSON.parse(exportPlan(dataParallelPlan(8), 'deepspeed').content), {
+    train_batch_size: dataParallelPlan(8).batch,
+    train_micro_batch_size_per_gpu: dataParallelPlan(8).batch / 8,
+    gradient_accumulation_steps: 1,
+    zero_optimization: { stage: 1 },
+    steps_per_print: 100,
+    wall_clock_breakdown: false,
+  });
+});
+
 test('DeepSpeed export for one GPU: ZeRO stage 0, since a single rank has nobody to shard optimizer state with', () => {
   const cfg = JSON.parse(exportPlan(dataParallelPlan(1), 'deepspeed').content);
   assert.equal(cfg.zero_optimization.stage, 0);

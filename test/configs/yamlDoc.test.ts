@@ -36,7 +36,7 @@ test('scalars, strings in their quoting, counts and gpu_ids', () => {
   assert.throws(() => readCount(parseYamlConfig('n: "8"\n'), 'n'), /positive whole number/);
   assert.throws(() => readString(parseYamlConfig('s: 3\n'), 's'), /s must be a string, got 3/);
   assert.throws(() => readGpuIds(parseYamlConfig('g: 0,x\n'), 'g'), /GPU ids like 0,1,2,3, got "0,x"/);
-  assert.throws(() => readGpuIds(parseYamlConfig('g: true\n'), 'g'), /'all' or a list/);
+  assert.throws(() => readGpuIds(parseYamlConfig('g: true\n'), 'g'), { message: "g must be 'all' or a list like 0,1,2,3" });
   assert.equal(applyTextEdits('f: true\n', setScalar(topScalar(parseYamlConfig('f: true\n'), 'f')!, false)), 'f: false\n');
 });
 

@@ -86,9 +86,12 @@ test('pooling from its shapes: window reads, avg adds a divide per output, adapt
   assert.equal(max.forwardFlops, 8 * 49 * 9);
   assert.equal(max.backwardFlops, max.forwardFlops);
   assert.equal(max.savedActivationBytes, 8 * 15 * 15 * 4 + 8 * 7 * 7 * 8);
+  // The int64 argmax keeps its 8 bytes under mixed precision; only the float input follows the precision.
+  assert.equal(max.savedFixedBytes, 8 * 7 * 7 * 8);
   // The stride defaults to the kernel; avg adds one divide per output and keeps its input (avg_pool2d_backward(grad, self, …)).
   const avg = ok('pool', [[8, 16, 16]], { rank: 2, mode: 'avg', kernel: [2, 2] });
   assert.deepEqual(avg.outputShape, [8, 8, 8]);
+  assert.equal(avg.savedFixedBytes, undefined, 'no indices');
   assert.equal(avg.forwardFlops, 8 * 64 * 4 + 8 * 64);
   assert.equal(avg.savedActivationBytes, 8 * 16 * 16 * 4);
   // ceil_mode: ceil((16 − 3)/2) + 1 = 8 (a last window hanging over the edge), floor gives 7.
