@@ -111,6 +111,9 @@ const EQUIVALENT = [
   ['src/planner/cost/topology.ts', /return bandwidth < s\.memoryBandwidthGBs \? \{ \.\.\.s, memoryBandwidthGBs: bandwidth \} : s;/, '< → ≤', 'an equal copy'],
   // Two Megatron flags never end at the same offset, so which of two equal ends the reduce keeps never arises.
   ['src/configs/megatron.ts', /\.reduce\(\(a, b\) => \(b\.end > a\.end \? b : a\)/, '> → ≥', 'flag ends are distinct'],
+  // Every reader that states a micro-batch also states an accumulation, and both setters return edits whenever the
+  // plan is given: `m` and `a` are never undefined here, so && and || agree (the guard keeps a future reader safe).
+  ['src/configs/setup.ts', /if \(m && a\) \{/, '&& → ||', 'both setters always edit'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

@@ -124,3 +124,10 @@ test('a split layer parallelize_module has no style for is named for sharding by
   assert.match(out.content, /# model\.vision\.patch_conv \(Conv2d\) is split ×2 in the plan; parallelize_module has no style for Conv2d: shard it by hand\./);
   assert.doesNotMatch(out.content, /model\.norm \(LlamaRMSNorm\) is split/);
 });
+
+test('the export’s one-line description names the mesh, the tensor-parallel modules, FSDP2’s ZeRO stage and the checkpointed blocks', () => {
+  const z3 = exportPlan(llamaPlan({ tensorParallel: 2 }), 'torch-parallelize').description;
+  assert.equal(z3, 'PyTorch parallelize() for LlamaForCausalLM: mesh 4×2, 225 tensor-parallel module(s), FSDP2 ZeRO-3, checkpointing 32 blocks.');
+  assert.match(exportPlan(llamaPlan({ tensorParallel: 2, zeroStage: 2 }), 'torch-parallelize').description, /, FSDP2 ZeRO-2,/);
+  assert.doesNotMatch(exportPlan(llamaPlan({ tensorParallel: 2, zeroStage: 1 }), 'torch-parallelize').description, /FSDP2/);
+});

@@ -57,6 +57,8 @@ test('Keras DepthwiseConv2D and SeparableConv2D', () => {
   assert.deepEqual(sep.outputShape, [30, 30, 64]);
   assert.equal(sep.params, 16 * 9 + 16 * 64 + 64);
   assert.equal(sep.forwardFlops, 2 * 900 * (16 * 9 + 16 * 64) + 900 * 64);
+  // Weighted: the input gradient and the weight gradient each cost a forward.
+  assert.equal(sep.backwardFlops, 2 * sep.forwardFlops);
 });
 
 test('ConvTranspose2d: (in−1)·s − pads + dil·(k−1) + output_padding + 1', () => {

@@ -116,6 +116,7 @@ test('concat, split, add/mul broadcasting and their errors', () => {
   assert.match(err('split', [[96, 10]], { axis: 1, sizes: [-1, 97], index: 1 }), /must not be negative/);
   assert.deepEqual(ok('split', [[10, 1536]], { axis: -1, chunks: 3, index: 0 }).outputShape, [10, 512]);
   assert.match(err('split', [[96, 10]], { axis: 1, chunks: 3, index: 3 }), /output 3 does not exist/);
+  assert.match(err('split', [[96, 10]], { axis: 1, chunks: 0, index: 0 }), /split chunks must be positive, got 0/);
   assert.match(err('split', [[96, 10]], { axis: 1, sizes: [64, 64], index: 0 }), /sum to 128, but the axis has 96/);
   assert.deepEqual(ok('add', [[64, 56, 56], [64, 1, 1]], {}).outputShape, [64, 56, 56]);
   assert.deepEqual(ok('mul', [[64, 56, 56], [56]], {}).outputShape, [64, 56, 56]);

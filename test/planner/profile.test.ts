@@ -46,7 +46,7 @@ test('profile fit: least squares a + b·batch, clamped at 0; one device’s meas
     format: 'wap-profile', version: 1, createdAt: '', model: 'a', dtype: 'float32',
     devices: [{ index: 0, name: 'A', backend: 'torch', version: 't' }, { index: 1, name: 'B', backend: 'wasm', version: 't' }],
     layers, links: [], warnings: [],
-  }).lookup(fc);
+  }).lookup(fc, 4);
   // Points (1, 2), (2, 3), (3, 7): mean (2, 4); slope Σ(x−x̄)(y−ȳ)/Σ(x−x̄)² = (2 + 0 + 3)/2 = 2.5; intercept 4 − 5 = −1 → clamped to 0.
   const three = costs([m(1, 2, 4), m(2, 3, 6), m(3, 7, 14)])!;
   assert.ok(Math.abs(three.at(10).forwardMs - 25) < 1e-9, String(three.at(10).forwardMs));

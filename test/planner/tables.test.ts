@@ -191,6 +191,14 @@ test('HSDP ZeRO-3 over 2 nodes × 8: gradients reduce-scatter inside the node, t
   close(o.memory.weights + o.memory.gradients + o.memory.optimizer, (16 * P1) / 8, 'states sharded 8 ways, replicated twice');
 });
 
+test('HSDP inside one node shards over the whole node and replicates nothing (plain ZeRO-3)', () => {
+  const setup = { ...defaultSetup('adam'), zeroStage: 3 as const, hybridShard: true };
+  const o = buildCostTables(mlp(), topo, range(0, 8), 128, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
+  const node = topo.link(range(0, 8));
+  close(o.allreduceMs, reduceScatterMs(4 * P1, 8, node), 'a reduce-scatter over the node, no replica all-reduce');
+  close(o.memory.weights + o.memory.gradients + o.memory.optimizer, (16 * P1) / 8, 'states sharded 8 ways');
+});
+
 test('a batch of 4 on 4 GPUs is data-parallel with one sample each; more GPUs than samples are not', () => {
   const four = buildCostTables(mlp(), topo, range(0, 4), 4, { mode: 'dp', optimizer: 'sgd' }).options[0]!;
   assert.ok(four.some((o) => o.config.d === 4), JSON.stringify(four.map((o) => o.config)));

@@ -53,7 +53,7 @@ export class ProfileCosts {
   }
 
   /** By layer name, else by the core's layerSignature at each batch the profile measured. */
-  lookup(layer: AnalyzedLayer, dtypeBytes = 4): MeasuredCost | undefined {
+  lookup(layer: AnalyzedLayer, dtypeBytes: number): MeasuredCost | undefined {
     let list = this.byName.get(layer.name);
     if (!list) {
       const found: LayerMeasurement[] = [];
