@@ -177,6 +177,9 @@ test('Lightning FSDPStrategy: ZeRO stage and hybrid changing together write one 
   const text = 'import lightning as L\nfrom lightning.pytorch.strategies import FSDPStrategy\n\ntrainer = L.Trainer(devices=8, num_nodes=2, strategy=FSDPStrategy(sharding_strategy="FULL_SHARD"), precision="bf16-mixed")\n';
   const stated = readConfigSetups('train.py', text)[0]!;
   assert.deepEqual([stated.zeroStage?.value, stated.hybridShard?.value], [3, false]);
+  assert.equal(stated.world, 16, 'devices=8 on each of num_nodes=2');
+  assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=[0, 1, 2, 3])\n')[0]!.world, 4, 'a device list on one node');
+  assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=n)\n')[0]!.world, undefined, 'devices it cannot read');
   const want = {
     precision: 'bf16', precisionReason: '', zeroStage: 2, hybridShard: true, recompute: 'none', cpuOffload: false, microBatch: 1, gradientAccumulation: 1,
     dataParallel: 16, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
