@@ -114,6 +114,9 @@ const EQUIVALENT = [
   // Every reader that states a micro-batch also states an accumulation, and both setters return edits whenever the
   // plan is given: `m` and `a` are never undefined here, so && and || agree (the guard keeps a future reader safe).
   ['src/configs/setup.ts', /if \(m && a\) \{/, '&& → ||', 'both setters always edit'],
+  // Layouts on n GPUs have d·k = n, so two layouts with the same d have the same k; with k = 1 they also share the
+  // (always unsharded) flag and are the same layout, which the loop skips: k ≥ 1 adds no pair.
+  ['src/planner/cost/tables.ts', /if \(k > 1 && layouts\[b\]\.d === d\)/, '> → ≥', 'k = 1 leaves no other layout with its d'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

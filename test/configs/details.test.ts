@@ -87,6 +87,9 @@ test('versus line: seconds from 1000 ms, whole ms from 100, GB with a decimal be
   assert.equal(versusLine(run(3400), run(2125)), 'your config: 3.4 s/step, 41% MFU, fits (62 GB/GPU) · best plan: 2.1 s/step (1.6×), ZeRO-2');
   assert.equal(versusLine(run(1000), run(999.6)), 'your config: 1.0 s/step, 41% MFU, fits (62 GB/GPU) · best plan: 1000 ms/step (1.0×), ZeRO-2');
   assert.equal(versusLine(run(100, 9.5e9), run(99.94)), 'your config: 100 ms/step, 41% MFU, fits (9.5 GB/GPU) · best plan: 99.9 ms/step (1.0×), ZeRO-2');
+  // MFU in whole percent of the peak.
+  assert.match(versusLine({ ...run(100), mfu: 0.5 }, run(100)), /, 50% MFU,/);
+  assert.match(versusLine({ ...run(100), mfu: 0.996 }, run(100)), /, 100% MFU,/);
   // From 10 GB whole gigabytes: "10 GB", not "10.0 GB".
   assert.match(versusLine(run(100, 10e9), run(100)), /fits \(10 GB\/GPU\)/);
   assert.match(versusLine(run(100, 9.96e9), run(100)), /fits \(10\.0 GB\/GPU\)/);
