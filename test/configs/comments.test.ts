@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { contradictingComment } from '../../src/configs/comments';
+import { contradictingComment, flagComments, wordsFor } from '../../src/configs/comments';
 
 /** The range of the first `value` in `text`. */
 function at(text: string, value: string): { start: number; end: number } {
@@ -40,4 +40,22 @@ test('comment lines directly above the value count, up to three; a code line in 
   assert.equal(contradictingComment(fourAbove, at(fourAbove, '2\n'), ['ZeRO-2']), undefined, 'four lines up is no longer about this value');
   const threeAbove = '# use ZeRO-2 here\n# b\n# c\nstage: 2\n';
   assert.equal(contradictingComment(threeAbove, at(threeAbove, '2\n'), ['ZeRO-2']), '# use ZeRO-2 here');
+});
+
+test('precision words: each precision is found under the names configs and people give it', () => {
+  assert.deepEqual(wordsFor('fp16'), ['fp16', 'float16', 'half precision', '16-mixed']);
+  assert.deepEqual(wordsFor('bf16'), ['bf16', 'bfloat16', 'bf16-mixed']);
+  assert.deepEqual(wordsFor('fp32'), ['fp32', 'float32', 'full precision', '32-bit', '32-true']);
+  const text = 'trainer = L.Trainer(precision="16-mixed")  # 16-mixed: the V100s have no bf16\n';
+  const at = text.indexOf('"16-mixed"');
+  assert.equal(contradictingComment(text, { start: at, end: at + 10 }, wordsFor('fp16')), '# 16-mixed: the V100s have no bf16');
+});
+
+test('a comment is named in a fix title once, a long one cut at 57 characters with an ellipsis', () => {
+  const long = `# ${'x'.repeat(59)}`; // 61 characters: just over the 60 shown whole
+  const once = flagComments({ title: 'Use 4 GPUs', edits: [] }, [long]);
+  assert.equal(once.title, `Use 4 GPUs — the comment "${long.slice(0, 57)}…" will no longer be true: update it`);
+  assert.equal(flagComments(once, [long]).title, once.title, 'flagging the same comment again changes nothing');
+  const short = '# eight GPUs';
+  assert.equal(flagComments(flagComments({ title: 'Use 4 GPUs', edits: [] }, [short, short]), [short]).title, 'Use 4 GPUs — the comment "# eight GPUs" will no longer be true: update it');
 });

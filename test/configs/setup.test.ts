@@ -138,3 +138,20 @@ test('torchtitan HSDP: shard over one node and replicate across nodes (shard × 
   assert.match(full, /^data_parallel_shard_degree = 16$/m);
   assert.match(full, /^data_parallel_replicate_degree = 1$/m);
 });
+
+test('torchtitan replicate 8 × shard 1 is plain DDP over 8, not HSDP: nothing is sharded to replicate', () => {
+  const [s] = readConfigSetups('llama3_8b.toml', readExample('test/configs/data/llama/llama3_8b.toml'));
+  assert.deepEqual([s!.zeroStage?.value, s!.hybridShard?.value, s!.dataParallel?.value], [0, false, 8]);
+});
+
+test('pinned options: a world the model-parallel degrees do not divide gives no data-parallel degree, so no batch is derived from it', async () => {
+  const { pinnedOptions } = await import('../../src/configs');
+  const base = { batch: 64, objective: 'throughput' as const, strategies: 'all' as const, optimizer: 'adam' as const };
+  const dim = <T>(value: T) => ({ value, stated: true, range: { start: 0, end: 1 } });
+  const setup = { label: 'test', anchor: { start: 0, end: 1 }, inexpressible: {}, world: 6, tensorParallel: dim(4), microBatch: dim(2) };
+  const uneven = pinnedOptions(base, setup as never, 'cfg');
+  assert.equal(uneven.batch, 64, '6 GPUs over TP 4 is 1.5 data-parallel ranks: the batch stays as given');
+  assert.equal(uneven.gpus, 6);
+  const even = pinnedOptions(base, { ...setup, world: 8 } as never, 'cfg');
+  assert.equal(even.batch, 2 * 2, 'micro 2 × DP 2');
+});
