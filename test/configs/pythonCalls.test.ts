@@ -42,3 +42,7 @@ test('one argument per line: a new line with their indentation, after the last a
   const noComma = 't = Trainer(devices=8, max_epochs=3  # short run\n)\n';
   assert.equal(addKeyword(noComma, 'strategy', '"fsdp"'), 't = Trainer(devices=8, max_epochs=3, strategy="fsdp"  # short run\n)\n');
 });
+
+test('one argument per line with the closing parenthesis on the last one: the keyword goes after its comma, on that line', () => {
+  assert.equal(addKeyword('t = Trainer(\n    devices=8,\n    max_epochs=3,)\n', 'strategy', '"fsdp"'), 't = Trainer(\n    devices=8,\n    max_epochs=3, strategy="fsdp",)\n');
+});

@@ -131,3 +131,17 @@ test('the export’s one-line description names the mesh, the tensor-parallel mo
   assert.match(exportPlan(llamaPlan({ tensorParallel: 2, zeroStage: 2 }), 'torch-parallelize').description, /, FSDP2 ZeRO-2,/);
   assert.doesNotMatch(exportPlan(llamaPlan({ tensorParallel: 2, zeroStage: 1 }), 'torch-parallelize').description, /FSDP2/);
 });
+
+test('sequence parallel needs a tensor-parallel group: with TP 1 no norm gets SequenceParallel, whatever the setup says', () => {
+  const withNorms = (tp: number) => {
+    const plan = llamaPlan({ tensorParallel: tp, sequenceParallel: true });
+    const norm = { ...plan.plan.layers[1]!, name: 'model.layers.0.input_layernorm', type: 'LlamaRMSNorm', modelDegree: 1, params: 4096 };
+    return { ...plan, plan: { ...plan.plan, layers: [...plan.plan.layers, norm] } };
+  };
+  const two = exportPlan(withNorms(2), 'torch-parallelize');
+  assert.match(two.content, /"model\.layers\.0\.input_layernorm": SequenceParallel\(\)/, 'with TP 2 the norm runs sequence-parallel');
+  const one = exportPlan(withNorms(1), 'torch-parallelize');
+  assertParses(one.content);
+  assert.doesNotMatch(one.content, /SequenceParallel\(\)/);
+  assert.deepEqual(tpKeys(one.content), []);
+});
