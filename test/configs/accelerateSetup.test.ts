@@ -180,6 +180,8 @@ test('Lightning FSDPStrategy: ZeRO stage and hybrid changing together write one 
   assert.equal(stated.world, 16, 'devices=8 on each of num_nodes=2');
   assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=[0, 1, 2, 3])\n')[0]!.world, 4, 'a device list on one node');
   assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=n)\n')[0]!.world, undefined, 'devices it cannot read');
+  assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=1)\n')[0]!.world, 1, 'one device is a world of one');
+  assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=0)\n')[0]!.world, undefined, 'devices=0 trains on no GPU');
   const want = {
     precision: 'bf16', precisionReason: '', zeroStage: 2, hybridShard: true, recompute: 'none', cpuOffload: false, microBatch: 1, gradientAccumulation: 1,
     dataParallel: 16, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
