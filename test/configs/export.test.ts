@@ -90,6 +90,7 @@ test('an uneven plan (9 GPUs on 8-GPU machines) exports the real 8 + 1 split, ne
   assert.match(exportPlan(plan, 'horovod').content, /^horovodrun -np 9 -H node0:8,node1:1 python train\.py "\$@"$/m);
   const run = exportPlan(plan, 'torchrun');
   assert.match(run.content, /^SLOTS=\(8 1\)$/m);
+  assert.match(run.content, /^NODE_INDEX="\$\{NODE_INDEX:\?set NODE_INDEX to this machine's index, 0…1\}"$/m, 'indices 0 and 1 for 2 machines');
   assert.match(run.content, /torchrun --nnodes=2 --nproc_per_node="\$NPROC" \\/);
   assert.match(run.description, /8 \+ 1 processes on 2 machines/);
   const run2 = checkConfig(run.fileName, run.content, plan);

@@ -142,6 +142,11 @@ test('torchtitan HSDP: shard over one node and replicate across nodes (shard × 
 test('torchtitan replicate 8 × shard 1 is plain DDP over 8, not HSDP: nothing is sharded to replicate', () => {
   const [s] = readConfigSetups('llama3_8b.toml', readExample('test/configs/data/llama/llama3_8b.toml'));
   assert.deepEqual([s!.zeroStage?.value, s!.hybridShard?.value, s!.dataParallel?.value], [0, false, 8]);
+  // A derived shard degree (-1) or an invalid 0 states no data-parallel degree.
+  for (const shard of ['-1', '0']) {
+    const [d] = readConfigSetups('llama3_8b.toml', readExample('test/configs/data/llama/llama3_8b.toml').replace('data_parallel_shard_degree = 1', `data_parallel_shard_degree = ${shard}`));
+    assert.equal(d!.dataParallel, undefined, `shard ${shard}`);
+  }
 });
 
 test('pinned options: a world the model-parallel degrees do not divide gives no data-parallel degree, so no batch is derived from it', async () => {

@@ -145,3 +145,11 @@ test('sequence parallel needs a tensor-parallel group: with TP 1 no norm gets Se
   assert.doesNotMatch(one.content, /SequenceParallel\(\)/);
   assert.deepEqual(tpKeys(one.content), []);
 });
+
+test('tensor parallel over every GPU (one data-parallel rank) replicates nothing', () => {
+  const out = exportPlan(llamaPlan({ tensorParallel: 8, zeroStage: 0 }), 'torch-parallelize');
+  assertParses(out.content);
+  assert.match(out.content, /init_device_mesh\("cuda", \(1, 8\)/);
+  assert.doesNotMatch(out.content, /replicate\(model/);
+  assert.match(exportPlan(llamaPlan({ tensorParallel: 4, zeroStage: 0 }), 'torch-parallelize').content, /replicate\(model, device_mesh=mesh\["dp"\]\)/);
+});

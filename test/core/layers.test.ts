@@ -189,4 +189,5 @@ test('parameter: its elements are params; a leading 1 is the batch only when mar
   assert.equal(ok('parameter', [], { shape: [64], constant: true }).params, 0, 'a buffer the module reads has no parameters');
   assert.match(err('parameter', [], { shape: [0, 3] }), /shape is not known/);
   assert.match(err('parameter', [], { shape: [3], gathered: [] }), /gathered shape is not known/);
+  assert.match(err('parameter', [], { shape: [3], gathered: [0, 3] }), /gathered shape is not known/, 'a zero-size dim is not a shape WAP knows');
 });
