@@ -117,6 +117,9 @@ const EQUIVALENT = [
   // Layouts on n GPUs have d·k = n, so two layouts with the same d have the same k; with k = 1 they also share the
   // (always unsharded) flag and are the same layout, which the loop skips: k ≥ 1 adds no pair.
   ['src/planner/cost/tables.ts', /if \(k > 1 && layouts\[b\]\.d === d\)/, '> → ≥', 'k = 1 leaves no other layout with its d'],
+  // A YAML key's first character is never a newline, nor is the one after it (a key has a ':' or more text after it),
+  // so searching back for the line start from range[0] + 1 finds the same newline as from range[0] − 1.
+  ['src/configs/yamlDoc.ts', /const lineStart = text\.lastIndexOf\('\\n', keyNode\.range\[0\] - 1\) \+ 1;/, '− → +', 'no newline inside a key'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

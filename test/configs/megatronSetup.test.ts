@@ -83,3 +83,38 @@ test('a size or degree of 0 states nothing: no zero batch, no zero-way paralleli
   assert.equal(s.pipelineStages?.value ?? 1, 1);
   assert.equal(read(TEXT.replace('--micro-batch-size 2', '--micro-batch-size 02')).microBatch?.value, 2, 'leading zeros are still a number');
 });
+
+test('a fix that changes the pipeline degree names the comment that still says the old one', async () => {
+  const { checkConfig } = await import('../../src/configs');
+  const { llamaPlan } = await import('./llamaPlan');
+  const text = `#!/bin/bash
+TP=4
+PP=2  # pp 2 across the two halves of the box
+torchrun --nproc_per_node 8 pretrain_gpt.py \\
+  --tensor-model-parallel-size $TP \\
+  --pipeline-model-parallel-size $PP \\
+  --micro-batch-size 2 --global-batch-size 256 \\
+  --fp16
+`;
+  const plan = llamaPlan({ precision: 'fp16', zeroStage: 0, recompute: 'none', tensorParallel: 4, pipelineStages: 1, sequenceParallel: false, microBatch: 2, dataParallel: 2 }, 256);
+  const finding = checkConfig(FILE, text, plan).findings.find((f) => f.code === 'setup-differs');
+  assert.ok(finding?.fix, JSON.stringify(checkConfig(FILE, text, plan).findings.map((f) => f.message)));
+  assert.match(finding.fix.title, /the comment "# pp 2 across the two halves of the box" will no longer be true/);
+  assert.match(applyTextEdits(text, finding.fix.edits), /^PP=1 {2}# pp 2/m, 'the value changes, the prose is the user’s to fix');
+});
+
+test('a fix that drops a recompute flag names the comment that says it is on (no value is replaced, so only the dimension’s prose finds it)', async () => {
+  const { checkConfig } = await import('../../src/configs');
+  const { llamaPlan } = await import('./llamaPlan');
+  const text = `#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py \\
+  --tensor-model-parallel-size 4 \\
+  --micro-batch-size 2 --global-batch-size 256 \\
+  --fp16 \\
+  --recompute-granularity selective  # selective recompute: activations would not fit
+`;
+  const plan = llamaPlan({ precision: 'fp16', zeroStage: 0, recompute: 'none', tensorParallel: 4, pipelineStages: 1, sequenceParallel: false, microBatch: 2, dataParallel: 2 }, 256);
+  const finding = checkConfig(FILE, text, plan).findings.find((f) => f.code === 'setup-differs');
+  assert.ok(finding?.fix, JSON.stringify(checkConfig(FILE, text, plan).findings.map((f) => f.message)));
+  assert.match(finding.fix.title, /the comment "# selective recompute: activations would not fit" will no longer be true/);
+});

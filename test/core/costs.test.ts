@@ -92,6 +92,8 @@ test('pooling from its shapes: window reads, avg adds a divide per output, adapt
   const avg = ok('pool', [[8, 16, 16]], { rank: 2, mode: 'avg', kernel: [2, 2] });
   assert.deepEqual(avg.outputShape, [8, 8, 8]);
   assert.equal(avg.savedFixedBytes, undefined, 'no indices');
+  // A pool that states no rank pools every dim but the channels.
+  assert.deepEqual(ok('pool', [[8, 16, 16]], { mode: 'max', kernel: [2, 2] }).outputShape, [8, 8, 8]);
   assert.equal(avg.forwardFlops, 8 * 64 * 4 + 8 * 64);
   assert.equal(avg.savedActivationBytes, 8 * 16 * 16 * 4);
   // ceil_mode: ceil((16 − 3)/2) + 1 = 8 (a last window hanging over the edge), floor gives 7.
