@@ -123,6 +123,10 @@ test('concat, split, add/mul broadcasting and their errors', () => {
   // A product keeps every factor for its backward (each gradient needs the others), at the factor's own size; a sum keeps none.
   assert.equal(ok('mul', [[64, 56, 56], [64, 1, 1]], {}).savedActivationBytes, (64 * 56 * 56 + 64) * 4);
   assert.equal(ok('add', [[64, 56, 56], [64, 56, 56]], {}).savedActivationBytes, 0);
+  // n inputs take n − 1 ops per output element; one input (x + 1) still one.
+  assert.equal(ok('add', [[64, 56, 56], [64, 56, 56]], {}).forwardFlops, 64 * 56 * 56);
+  assert.equal(ok('add', [[10, 8], [10, 8], [10, 8]], {}).forwardFlops, 2 * 80);
+  assert.equal(ok('mul', [[10, 8]], {}).forwardFlops, 80);
   assert.match(err('add', [[64, 56, 56], [32, 56, 56]], {}), /\[64, 56, 56\] and \[32, 56, 56\] do not match \(dim 1 of 3: 64 vs 32\)/);
   // Dims count from the left of the broadcast shape, as the shapes are printed.
   assert.match(err('mul', [[8, 10, 64], [10, 32]], {}), /\(dim 3 of 3: 64 vs 32\)/);
