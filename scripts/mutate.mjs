@@ -120,6 +120,9 @@ const EQUIVALENT = [
   // A YAML key's first character is never a newline, nor is the one after it (a key has a ':' or more text after it),
   // so searching back for the line start from range[0] + 1 finds the same newline as from range[0] − 1.
   ['src/configs/yamlDoc.ts', /const lineStart = text\.lastIndexOf\('\\n', keyNode\.range\[0\] - 1\) \+ 1;/, '− → +', 'no newline inside a key'],
+  // A flag starts with '--': neither its first character nor the next is a newline, so searching back for the line
+  // start from start + 1 finds the same newline as from start − 1.
+  ['src/configs/megatron.ts', /const lineStart = text\.lastIndexOf\('\\n', start - 1\) \+ 1;/, '− → +', 'a flag holds no newline'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

@@ -59,3 +59,12 @@ test('a comment is named in a fix title once, a long one cut at 57 characters wi
   const short = '# eight GPUs';
   assert.equal(flagComments(flagComments({ title: 'Use 4 GPUs', edits: [] }, [short, short]), [short]).title, 'Use 4 GPUs — the comment "# eight GPUs" will no longer be true: update it');
 });
+
+test('a # inside a later quoted string on the line is not a comment: the comment after the string is the one found', () => {
+  const text = 't = Trainer(devices=8, name="run # 1")  # eight GPUs\n';
+  const at = text.indexOf('8');
+  assert.equal(contradictingComment(text, { start: at, end: at + 1 }, ['eight']), '# eight GPUs');
+  const escaped = "t = Trainer(devices=8, name='it\\'s # 1')  # eight GPUs\n";
+  const at2 = escaped.indexOf('8');
+  assert.equal(contradictingComment(escaped, { start: at2, end: at2 + 1 }, ['eight']), '# eight GPUs');
+});

@@ -200,3 +200,10 @@ test('Lightning without a strategy: "auto" is DDP from two devices on (the model
   assert.match(advice('2')[0]!.message, /^DP on 2 GPUs/);
   assert.deepEqual(advice('1'), [], 'one device runs no DDP');
 });
+
+test('Lightning devices="0,1,2,3" cut to one GPU keeps its trailing comma: "0," is a list of ids, "0" would mean no GPU', async () => {
+  const { dataParallelPlan } = await import('./fixtures');
+  const text = 'import lightning as L\nt = L.Trainer(devices="0,1,2,3")\n';
+  assert.equal(fixAll('t.py', text, dataParallelPlan(1)).text, text.replace('"0,1,2,3"', '"0,"'));
+  assert.equal(fixAll('t.py', text, dataParallelPlan(2)).text, text.replace('"0,1,2,3"', '"0,1"'));
+});

@@ -160,3 +160,10 @@ test('pinned options: a world the model-parallel degrees do not divide gives no 
   const even = pinnedOptions(base, { ...setup, world: 8 } as never, 'cfg');
   assert.equal(even.batch, 2 * 2, 'micro 2 × DP 2');
 });
+
+test('torchtitan fsdp_reshard_after_forward = "never" keeps gathered weights between forward and backward: ZeRO-2, not 3', () => {
+  const toml = readExample('test/configs/data/llama/llama3_8b.toml').replace('data_parallel_shard_degree = 1', 'data_parallel_shard_degree = -1');
+  assert.equal(readConfigSetups('llama3_8b.toml', toml)[0]!.zeroStage?.value, 3, 'FSDP2 reshards by default');
+  const never = toml.replace('[parallelism]', '[parallelism]\nfsdp_reshard_after_forward = "never"');
+  assert.equal(readConfigSetups('llama3_8b.toml', never)[0]!.zeroStage?.value, 2);
+});
