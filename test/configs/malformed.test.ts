@@ -41,6 +41,8 @@ test('a 50 MB JSON file gets one diagnostic within the time budget', () => {
   const text = buf.toString('latin1');
   assert.ok(text.length > 50 * 1024 * 1024);
   assertMalformed('ds_config.json', text, /^Config is 50\.0 MB; WAP reads training configs up to 5 MB/);
+  // Marked on its first character: a squiggle under 50 MB would cost the editor more than the check saved.
+  assert.deepEqual(checkConfig('ds_config.json', text, alexnetPlan()).findings[0]!.range, { start: 0, end: 1 });
 });
 
 test('wrong types in every format', () => {
