@@ -73,6 +73,17 @@ test('values, spans and tables as the TOML spec reads them', () => {
 
 test('malformed TOML is reported with where it is', () => {
   assert.throws(() => parseToml('k = "open\n'), /unterminated string/);
+  // Each marked on its opening quote(s).
+  const rangeOfError = (text: string) => {
+    try {
+      parseToml(text);
+    } catch (e) {
+      return (e as { range?: { start: number; end: number } }).range;
+    }
+    return undefined;
+  };
+  assert.deepEqual(rangeOfError('k = "open\n'), { start: 4, end: 5 });
+  assert.deepEqual(rangeOfError('k = """open\n'), { start: 4, end: 7 });
   assert.throws(() => parseToml("k = 'open\n"), /unterminated string/);
   assert.throws(() => parseToml('k = """open\n'), /unterminated multi-line string/);
   assert.throws(() => parseToml('k = [1, 2\n'), /unterminated array or inline table/);

@@ -130,6 +130,7 @@ test('the export’s one-line description names the mesh, the tensor-parallel mo
   assert.equal(z3, 'PyTorch parallelize() for LlamaForCausalLM: mesh 4×2, 225 tensor-parallel module(s), FSDP2 ZeRO-3, checkpointing 32 blocks.');
   assert.match(exportPlan(llamaPlan({ tensorParallel: 2, zeroStage: 2 }), 'torch-parallelize').description, /, FSDP2 ZeRO-2,/);
   assert.doesNotMatch(exportPlan(llamaPlan({ tensorParallel: 2, zeroStage: 1 }), 'torch-parallelize').description, /FSDP2/);
+  assert.doesNotMatch(exportPlan(llamaPlan({ tensorParallel: 2, recompute: 'none' }), 'torch-parallelize').description, /checkpointing/);
 });
 
 test('sequence parallel needs a tensor-parallel group: with TP 1 no norm gets SequenceParallel, whatever the setup says', () => {

@@ -73,6 +73,8 @@ test('ConvTranspose2d: (in−1)·s − pads + dil·(k−1) + output_padding + 1'
   assert.deepEqual(ok('conv', [[7, 7, 4]], conv2d(undefined, 2, 3, { stride: [2, 2], padding: 'same', transposed: true }), CL).outputShape, [14, 14, 2]);
   // Keras deconv_output_length: 'valid' without output_padding is in·s + max(e − s, 0) (kernel 2, stride 3: 24, not 23).
   assert.deepEqual(ok('conv', [[8, 8, 4]], conv2d(undefined, 2, 2, { stride: [3, 3], padding: 'valid', transposed: true }), CL).outputShape, [24, 24, 2]);
+  // Kernel 3, stride 2: 8·2 + (3 − 2) = 17.
+  assert.deepEqual(ok('conv', [[8, 8, 4]], conv2d(undefined, 2, 3, { stride: [2, 2], padding: 'valid', transposed: true }), CL).outputShape, [17, 17, 2]);
   // With an output_padding: (in−1)·s + e − 2·floor(e/2) + op: kernel 3 → 16 for op 1, kernel 4 → 15 for op 1 (not in·s + op).
   assert.deepEqual(ok('conv', [[8, 8, 4]], conv2d(undefined, 2, 3, { stride: [2, 2], padding: 'same', transposed: true, outputPadding: [1, 1] }), CL).outputShape, [16, 16, 2]);
   assert.deepEqual(ok('conv', [[8, 8, 4]], conv2d(undefined, 2, 4, { stride: [2, 2], padding: 'same', transposed: true, outputPadding: [1, 1] }), CL).outputShape, [15, 15, 2]);

@@ -92,6 +92,11 @@ test('pooling from its shapes: window reads, avg adds a divide per output, adapt
   const avg = ok('pool', [[8, 16, 16]], { rank: 2, mode: 'avg', kernel: [2, 2] });
   assert.deepEqual(avg.outputShape, [8, 8, 8]);
   assert.equal(avg.savedFixedBytes, undefined, 'no indices');
+  // Which inputs the backward keeps: max and windowed avg keep theirs; a global mean needs only the shape.
+  assert.deepEqual(max.saves, { inputs: [0] });
+  assert.deepEqual(avg.saves, { inputs: [0] });
+  assert.equal(ok('pool', [[8, 16, 16]], { rank: 2, mode: 'avg', global: true }).saves, undefined);
+  assert.deepEqual(ok('pool', [[8, 16, 16]], { rank: 2, mode: 'max', global: true }).saves, { inputs: [0] }, 'a global max still needs where the max was');
   // A pool that states no rank pools every dim but the channels.
   assert.deepEqual(ok('pool', [[8, 16, 16]], { mode: 'max', kernel: [2, 2] }).outputShape, [8, 8, 8]);
   assert.equal(avg.forwardFlops, 8 * 64 * 4 + 8 * 64);

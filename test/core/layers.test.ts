@@ -127,6 +127,9 @@ test('concat, split, add/mul broadcasting and their errors', () => {
   assert.equal(ok('add', [[64, 56, 56], [64, 56, 56]], {}).forwardFlops, 64 * 56 * 56);
   assert.equal(ok('add', [[10, 8], [10, 8], [10, 8]], {}).forwardFlops, 2 * 80);
   assert.equal(ok('mul', [[10, 8]], {}).forwardFlops, 80);
+  // A product with a constant (x * 0.5) keeps nothing: its gradient is the constant.
+  assert.equal(ok('mul', [[10, 8]], {}).saves, undefined);
+  assert.deepEqual(ok('mul', [[10, 8], [10, 8]], {}).saves, { inputs: [0, 1] });
   assert.match(err('add', [[64, 56, 56], [32, 56, 56]], {}), /\[64, 56, 56\] and \[32, 56, 56\] do not match \(dim 1 of 3: 64 vs 32\)/);
   // Dims count from the left of the broadcast shape, as the shapes are printed.
   assert.match(err('mul', [[8, 10, 64], [10, 32]], {}), /\(dim 3 of 3: 64 vs 32\)/);
