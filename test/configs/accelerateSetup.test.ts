@@ -181,6 +181,7 @@ test('Lightning FSDPStrategy: ZeRO stage and hybrid changing together write one 
   assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=[0, 1, 2, 3])\n')[0]!.world, 4, 'a device list on one node');
   assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=n)\n')[0]!.world, undefined, 'devices it cannot read');
   assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=1)\n')[0]!.world, 1, 'one device is a world of one');
+  assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=[0, 1,  # the fast pair\n    2])\n')[0]!.world, 3, 'a comment inside the list is not a device');
   assert.equal(readConfigSetups('t.py', 'import lightning as L\nt = L.Trainer(devices=0)\n')[0]!.world, undefined, 'devices=0 trains on no GPU');
   const want = {
     precision: 'bf16', precisionReason: '', zeroStage: 2, hybridShard: true, recompute: 'none', cpuOffload: false, microBatch: 1, gradientAccumulation: 1,
