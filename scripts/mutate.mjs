@@ -125,6 +125,8 @@ const EQUIVALENT = [
   ['src/configs/megatron.ts', /const lineStart = text\.lastIndexOf\('\\n', start - 1\) \+ 1;/, '− → +', 'a flag holds no newline'],
   // indexOf from i + 1 finds a closing quote at ≥ i + 1 ≥ 1 or returns −1: never 0, so < 0 and ≤ 0 agree.
   ['src/configs/shellWords.ts', /return close < 0 \? text\.length : close \+ 1;/, '< → ≤', 'a found close is ≥ 1'],
+  // After meanPerBatch the fit sees two or more distinct batches, so their spread sxx is > 0: ≥ 0 changes nothing.
+  ['src/planner/cost/profileCosts.ts', /const slope = sxx > 0 \? Math\.max\(0, sxy \/ sxx\) : 0;/, '> → ≥', 'distinct batches have sxx > 0'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

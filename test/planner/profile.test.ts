@@ -55,6 +55,10 @@ test('profile fit: least squares a + b·batch, clamped at 0; one device’s meas
   assert.ok(Math.abs(two.at(8).forwardMs - 8) < 1e-9);
   assert.ok(Math.abs(two.at(8).backwardMs - 16) < 1e-9);
   assert.deepEqual(two.source, { kind: 'measured', backend: 'torch', device: 'A' });
+  // Two measurements at one batch are one point, their mean, scaled in proportion like any single batch.
+  const twice = costs([m(8, 4, 8), m(8, 6, 12)])!;
+  assert.equal(twice.at(8).forwardMs, 5);
+  assert.equal(twice.at(16).forwardMs, 10);
   // Slower at larger batch never fits a negative slope: a flat line at the mean.
   const down = costs([m(2, 6, 6), m(4, 4, 4)])!;
   assert.equal(down.at(100).forwardMs, 5);

@@ -15,7 +15,18 @@ export interface MeasuredCost {
   at(batch: number): { forwardMs: number; backwardMs: number };
 }
 
-function fit(points: Array<[number, number]>): (b: number) => number {
+/** Repeated measurements at one batch (a profile re-run and merged) are one point, their mean. */
+function meanPerBatch(points: Array<[number, number]>): Array<[number, number]> {
+  const sums = new Map<number, [number, number]>();
+  for (const [b, t] of points) {
+    const s = sums.get(b) ?? [0, 0];
+    sums.set(b, [s[0] + t, s[1] + 1]);
+  }
+  return [...sums].map(([b, [sum, count]]) => [b, sum / count]);
+}
+
+function fit(measured: Array<[number, number]>): (b: number) => number {
+  const points = meanPerBatch(measured);
   if (points.length === 1) {
     const [b0, t0] = points[0];
     return (b) => (t0 * b) / b0;
