@@ -127,6 +127,8 @@ const EQUIVALENT = [
   ['src/configs/shellWords.ts', /return close < 0 \? text\.length : close \+ 1;/, '< → ≤', 'a found close is ≥ 1'],
   // After meanPerBatch the fit sees two or more distinct batches, so their spread sxx is > 0: ≥ 0 changes nothing.
   ['src/planner/cost/profileCosts.ts', /const slope = sxx > 0 \? Math\.max\(0, sxy \/ sxx\) : 0;/, '> → ≥', 'distinct batches have sxx > 0'],
+  // Σ(y − ȳ) = 0, so Σ(x ± x̄)(y − ȳ) = Σx(y − ȳ) either way: the covariance is unchanged.
+  ['src/planner/cost/profileCosts.ts', /sxy \+= \(x - mx\) \* \(y - my\);/, '− → +', 'the deviations of y sum to 0'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1
