@@ -52,11 +52,10 @@ export function checkConfig(fileName: string, text: string, plan: PlanReport | u
       const f = e instanceof MalformedConfig
         ? malformed(format, e.message, e.range)
         : malformed(format, `WAP could not read this ${format} config: ${e instanceof Error ? e.message : String(e)}`);
-      // One diagnostic per problem: several formats reading the same broken file say it once.
-      if (!findings.some((x) => x.code === 'malformed-config')) findings.push(f);
+      findings.push(f);
     }
   }
-  // A malformed config gets that one diagnostic, never half-read findings beside it.
+  // A malformed config gets one diagnostic (the first format's, when several read the same broken file), never half-read findings beside it.
   const broken = findings.find((f) => f.code === 'malformed-config');
   if (broken) return { formats, findings: [broken] };
   // A fix that leaves a comment saying the old value says so in its title.

@@ -207,3 +207,14 @@ test('Lightning devices="0,1,2,3" cut to one GPU keeps its trailing comma: "0," 
   assert.equal(fixAll('t.py', text, dataParallelPlan(1)).text, text.replace('"0,1,2,3"', '"0,"'));
   assert.equal(fixAll('t.py', text, dataParallelPlan(2)).text, text.replace('"0,1,2,3"', '"0,1"'));
 });
+
+test('9 processes on 3 machines for a plan of 8 + 1 GPUs on 2: the machine count is flagged, but no fix, since Accelerate cannot run 9 processes evenly on 2 machines', async () => {
+  const plan = { ...twoNodePlan(), plan: { ...dataParallelPlan(9).plan } };
+  const text = 'distributed_type: MULTI_GPU\nnum_machines: 3\nnum_processes: 9\n';
+  const nodes = checkConfig('accelerate.yaml', text, plan).findings.find((f) => f.code === 'node-count');
+  assert.ok(nodes, 'the machine count is flagged');
+  assert.equal(nodes.fix, undefined);
+  // An even plan (16 GPUs as 8 + 8) on 4 machines gets its fix.
+  const even = checkConfig('accelerate.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 4\nnum_processes: 16\n', twoNodePlan()).findings.find((f) => f.code === 'node-count');
+  assert.equal(even?.fix?.title, 'Use 2 machine(s) as planned');
+});

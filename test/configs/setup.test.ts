@@ -8,7 +8,7 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkConfig, fixAll, initConfigReaders, readConfigSetups, statedBatch } from '../../src/configs';
+import { applyTextEdits, checkConfig, fixAll, initConfigReaders, readConfigSetups, statedBatch } from '../../src/configs';
 import { alexnetPlan } from './fixtures';
 import { readExample } from './helpers';
 import { llamaPlan } from './llamaPlan';
@@ -166,4 +166,16 @@ test('torchtitan fsdp_reshard_after_forward = "never" keeps gathered weights bet
   assert.equal(readConfigSetups('llama3_8b.toml', toml)[0]!.zeroStage?.value, 3, 'FSDP2 reshards by default');
   const never = toml.replace('[parallelism]', '[parallelism]\nfsdp_reshard_after_forward = "never"');
   assert.equal(readConfigSetups('llama3_8b.toml', never)[0]!.zeroStage?.value, 2);
+});
+
+test('torchtitan ZeRO-2 writes fsdp_reshard_after_forward = "never"; ZeRO-3 adds no reshard key the config did not have', () => {
+  const toml = readExample('test/configs/data/llama/llama3_8b.toml');
+  const [s] = readConfigSetups('llama3_8b.toml', toml);
+  const plan = llamaPlan({ dataParallel: 8, tensorParallel: 1 });
+  const z2 = applyTextEdits(toml, s!.zeroStage!.set!(2, plan.plan.setup!)!);
+  assert.match(z2, /^fsdp_reshard_after_forward = "never"$/m);
+  assert.match(z2, /^data_parallel_shard_degree = 8$/m);
+  const z3 = applyTextEdits(toml, s!.zeroStage!.set!(3, plan.plan.setup!)!);
+  assert.doesNotMatch(z3, /fsdp_reshard_after_forward/);
+  assert.match(z3, /^data_parallel_shard_degree = 8$/m);
 });
