@@ -129,6 +129,9 @@ const EQUIVALENT = [
   ['src/planner/cost/profileCosts.ts', /const slope = sxx > 0 \? Math\.max\(0, sxy \/ sxx\) : 0;/, '> → ≥', 'distinct batches have sxx > 0'],
   // Σ(y − ȳ) = 0, so Σ(x ± x̄)(y − ȳ) = Σx(y − ȳ) either way: the covariance is unchanged.
   ['src/planner/cost/profileCosts.ts', /sxy \+= \(x - mx\) \* \(y - my\);/, '− → +', 'the deviations of y sum to 0'],
+  // One past the end of the original text reads undefined, which equals no character of the edited text: the common
+  // prefix stops there either way.
+  ['src/configs/jsonDoc.ts', /while \(p < text\.length && p < next\.length && text\[p\] === next\[p\]\) p\+\+;/, '< → ≤', 'text[text.length] matches nothing'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

@@ -41,6 +41,9 @@ test('split-K: one tile on 108 SMs is split along K, at most K/128 ways and 4 wa
   close(gemmEfficiency({ m: 128 * 60, n: 128, k: 1024, batch: 1 }, a100, 'fp32'), (0.85 * 420) / 432, '60 tiles, split 7');
   // K = 768 caps the split at 6; the best of 1…6 is 5 ways: 300 of 324 slots.
   close(gemmEfficiency({ m: 128 * 60, n: 128, k: 768, batch: 1 }, a100, 'fp32'), (0.85 * 300) / 324, '60 tiles, split 5');
+  // 7 tiles with a long K: the 4-wave cap allows floor(432 / 7) = 61 ways; the best is 46, 322 of 324 slots
+  // (77 ways, allowed by a 5-wave cap, would fill 539 of 540).
+  close(gemmEfficiency({ m: 128 * 7, n: 128, k: 128 * 100, batch: 1 }, a100, 'fp32'), (0.85 * 322) / 324, '7 tiles, split 46');
   // 100 tiles: any split up to 4 fills 100/108 of the slots, as no split does.
   close(gemmEfficiency({ m: 128 * 100, n: 128, k: 1024, batch: 1 }, a100, 'fp32'), (0.85 * 100) / 108, '100 tiles');
 });
