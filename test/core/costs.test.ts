@@ -156,6 +156,8 @@ test('recurrent layers: PyTorch’s and Keras’ parameter counts, per-step GEMM
   assert.equal(lstm.backwardFlops, 2 * lstm.forwardFlops);
   // Kept per step: the input, 4 gates and 2 states of 20.
   assert.equal(lstm.savedActivationBytes, 5 * (10 + 20 * 6) * 4);
+  // nn.RNN(10, 20): one tanh (5 FLOPs) per hidden unit per step on top of the GEMMs and the two bias adds.
+  assert.equal(ok('rnn', [[5, 10]], { cell: 'rnn', hiddenSize: 20 }).forwardFlops, 5 * (2 * 20 * 30 + 2 * 20 + 5 * 20));
   // nn.LSTM(10, 20, num_layers=2, bidirectional=True): the second layer reads 40 features.
   const deep = ok('rnn', [[5, 10]], { cell: 'lstm', hiddenSize: 20, numLayers: 2, bidirectional: true, returnSequences: false });
   assert.equal(deep.params, 2 * 2560 + 2 * (4 * 20 * 40 + 4 * 20 * 20 + 160));

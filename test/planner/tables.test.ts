@@ -191,6 +191,15 @@ test('HSDP ZeRO-3 over 2 nodes × 8: gradients reduce-scatter inside the node, t
   close(o.memory.weights + o.memory.gradients + o.memory.optimizer, (16 * P1) / 8, 'states sharded 8 ways, replicated twice');
 });
 
+test('a group spanning two nodes runs at the slower of its links (the network), with the larger latency', () => {
+  const twoNodes = new Topology(resolveCluster('h100x16-2node'));
+  const inNode = twoNodes.link(range(0, 8));
+  const across = twoNodes.link(range(0, 16));
+  assert.ok(across.bytesPerMs < inNode.bytesPerMs, `${across.bytesPerMs} < ${inNode.bytesPerMs}`);
+  assert.equal(across.bytesPerMs, Math.min(across.fabric.inter.busBytesPerMs, across.fabric.intra.busBytesPerMs));
+  assert.equal(across.alphaMs, Math.max(across.fabric.inter.alphaMs, across.fabric.intra.alphaMs));
+});
+
 test('HSDP inside one node shards over the whole node and replicates nothing (plain ZeRO-3)', () => {
   const setup = { ...defaultSetup('adam'), zeroStage: 3 as const, hybridShard: true };
   const o = buildCostTables(mlp(), topo, range(0, 8), 128, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
