@@ -132,6 +132,11 @@ const EQUIVALENT = [
   // One past the end of the original text reads undefined, which equals no character of the edited text: the common
   // prefix stops there either way.
   ['src/configs/jsonDoc.ts', /while \(p < text\.length && p < next\.length && text\[p\] === next\[p\]\) p\+\+;/, '< → ≤', 'text[text.length] matches nothing'],
+  // A newline searched for from a value's end (≥ 1) is never at index 0: < 0 and ≤ 0 agree.
+  ['src/configs/tomlDoc.ts', /const rest = text\.slice\(end, text\.indexOf\('\\n', end\) < 0/, '< → ≤', 'a found newline is ≥ 1'],
+  // With shards = d the HSDP group is every data rank on one node: its shard link is the data group's own link and
+  // there is one replica, the same group the plain branch builds.
+  ['src/planner/cost/tables.ts', /g = setup\.hybridShard && shards < c\.d/, '< → ≤', 'shards = d is the plain group'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1

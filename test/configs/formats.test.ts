@@ -218,3 +218,12 @@ test('9 processes on 3 machines for a plan of 8 + 1 GPUs on 2: the machine count
   const even = checkConfig('accelerate.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 4\nnum_processes: 16\n', twoNodePlan()).findings.find((f) => f.code === 'node-count');
   assert.equal(even?.fix?.title, 'Use 2 machine(s) as planned');
 });
+
+test('the Accelerate GPU-count fix names num_machines only for a plan on several machines', () => {
+  const one = checkConfig('accelerate.yaml', 'distributed_type: MULTI_GPU\nnum_processes: 8\n', alexnetPlan()).findings.find((f) => f.code === 'gpu-count');
+  assert.ok(one?.fix);
+  assert.match(one.fix.title, /num_processes: 4/);
+  assert.doesNotMatch(one.fix.title, /num_machines/);
+  const two = checkConfig('accelerate.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 8\n', twoNodePlan()).findings.find((f) => f.code === 'gpu-count');
+  assert.equal(two!.fix!.title, 'Use 16 GPUs as planned (num_processes: 16, num_machines: 2)');
+});
