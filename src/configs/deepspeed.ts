@@ -7,7 +7,7 @@
 import type { Node } from 'jsonc-parser';
 import type { PlanReport } from '../protocol/plan';
 import { compareLaunch } from './compare';
-import { readDeepspeedSetup } from './deepspeedSetup';
+import { deepspeedEnabled, readDeepspeedSetup } from './deepspeedSetup';
 import { changeBatchFix, compareSetup } from './setup';
 import { parseJsonConfig, rangeOf, setJsonValue, valueAt } from './jsonDoc';
 import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type TextRange } from './types';
@@ -58,6 +58,14 @@ export const deepspeedReader: ConfigReader = {
     const findings: ConfigFinding[] = [];
     if (stage && (stage.value < 0 || stage.value > 3)) {
       findings.push({ format: 'deepspeed', severity: 'error', code: 'unknown-value', range: stage.range, message: `zero_optimization.stage ${stage.value} does not exist; DeepSpeed has stages 0-3` });
+    }
+    for (const key of ['bf16', 'fp16'] as const) {
+      if (deepspeedEnabled(root, key) !== 'unreadable') continue;
+      const node = valueAt(root, [key, 'enabled'])!;
+      findings.push({
+        format: 'deepspeed', severity: 'error', code: 'unknown-value', range: rangeOf(node),
+        message: `${key}.enabled must be true or false, got ${text.slice(node.offset, node.offset + Math.min(node.length, 40))}: DeepSpeed's config validation refuses it, and WAP cannot tell which precision this config trains in`,
+      });
     }
     const setup = readDeepspeedSetup(text, root);
     // The setup fix also moves micro-batch and accumulation at the config's own batch, so it goes first.

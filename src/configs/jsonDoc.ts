@@ -74,8 +74,9 @@ export function setJsonValues(text: string, changes: Array<[Array<string | numbe
   const separate = changes.flatMap(([path, value]) => setJsonValue(text, path, value)).sort((a, b) => a.start - b.start);
   if (separate.every((e, i) => i === 0 || separate[i - 1]!.end < e.start)) return separate;
   let next = text;
+  const formattingOptions = jsonIndentation(text);
   for (const [path, value] of changes) {
-    const edits = modify(next, path, value, { formattingOptions: jsonIndentation(text) });
+    const edits = modify(next, path, value, { formattingOptions });
     next = applyEdits(next, edits);
   }
   if (next === text) return [];

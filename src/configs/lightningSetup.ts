@@ -6,7 +6,7 @@
  */
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
-import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, setKeyword, stringLiteral, type CallArgs } from './python';
+import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type CallArgs } from './python';
 import type { StatedSetup } from './setup';
 import type { TextEdit } from './types';
 
@@ -29,9 +29,6 @@ function precisionOf(n: Node): Precision | undefined {
 }
 
 const PRECISION_TEXT: Record<Precision, string> = { fp32: '32-true', tf32: '32-true', fp16: '16-mixed', bf16: 'bf16-mixed', fp8: 'transformer-engine' };
-
-/** An edit that replaces a range: what a node's replacement is, kept as offsets (the tree is freed before `set` runs). */
-const replaceRange = (range: { start: number; end: number }, newText: string): TextEdit[] => [{ ...range, newText }];
 
 /**
  * Reads while the tree is alive; every `set` closure holds offsets and strings

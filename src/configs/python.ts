@@ -68,7 +68,9 @@ export function callArgs(call: Node): CallArgs | undefined {
 }
 
 export const nodeRange = (n: Node): TextRange => ({ start: n.startIndex, end: n.endIndex });
-export const replaceWith = (n: Node, newText: string): TextEdit[] => [{ ...nodeRange(n), newText }];
+/** An edit replacing a range: what an edit made after the tree is freed must use (offsets, not nodes). */
+export const replaceRange = (range: TextRange, newText: string): TextEdit[] => [{ start: range.start, end: range.end, newText }];
+export const replaceWith = (n: Node, newText: string): TextEdit[] => replaceRange(nodeRange(n), newText);
 
 /** The content of a plain string literal ('x' or "x", no f-string or concatenation), else undefined. */
 export function stringLiteral(n: Node): string | undefined {
@@ -120,7 +122,7 @@ export function argsLayout(args: CallArgs): ArgsLayout {
 /** Sets a keyword of a call: replaces its value, or inserts it as the last argument. */
 export function setKeyword(text: string, args: ArgsLayout, name: string, value: string): TextEdit[] {
   const range = args.keywords.get(name);
-  return range ? [{ ...range, newText: value }] : insertKeyword(text, args, name, value);
+  return range ? replaceRange(range, value) : insertKeyword(text, args, name, value);
 }
 
 /**

@@ -105,3 +105,15 @@ test('with no ZeRO stage and no batch to point at, parallelism advice is anchore
   assert.deepEqual(advice.range, { start: 0, end: 1 });
   assert.equal(text.slice(advice.range.start, advice.range.end), '{');
 });
+
+test('an "enabled" DeepSpeed would not take as a bool is an error at the value, not a silently unknown precision; "auto" and pydantic words are fine', () => {
+  const text = '{"train_batch_size": 8, "bf16": {"enabled": "maybe"}}';
+  const bad = checkConfig('ds_config.json', text, undefined).findings.filter((f) => f.code === 'unknown-value');
+  assert.equal(bad.length, 1);
+  assert.equal(bad[0]!.severity, 'error');
+  assert.equal(text.slice(bad[0]!.range.start, bad[0]!.range.end), '"maybe"');
+  assert.match(bad[0]!.message, /^bf16\.enabled must be true or false, got "maybe"/);
+  for (const ok of ['"auto"', '"yes"', '0', 'true']) {
+    assert.deepEqual(checkConfig('ds_config.json', `{"train_batch_size": 8, "bf16": {"enabled": ${ok}}}`, undefined).findings.filter((f) => f.code === 'unknown-value'), [], ok);
+  }
+});

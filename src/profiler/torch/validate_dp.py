@@ -151,8 +151,11 @@ def main(job_path):
                    worldSize=dist.get_world_size(), torchVersion=torch.__version__, backend=dist.get_backend(),
                    deviceName=torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU process",
                    params=sum(p.numel() for p in params), warmup=warmup, steps=steps)
-        with open(job["resultFile"], "w") as f:
+        # Written whole, then renamed: the parent may read it as soon as it exists (a hung teardown is killed after it).
+        partial = job["resultFile"] + ".partial"
+        with open(partial, "w") as f:
             json.dump(out, f)
+        os.replace(partial, job["resultFile"])
     dist.barrier()
     dist.destroy_process_group()
 
