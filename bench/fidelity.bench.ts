@@ -52,6 +52,13 @@ function dgx1V100x32GB(): ClusterSpec {
   return parseClusterSpec({ name: 'DGX-1 (8x V100 SXM2 32GB)', nodes: 1, gpusPerNode: 8, gpu: { ...gpu, name: 'Tesla V100-SXM2-32GB', memoryGB: 32 }, intraNode: base.intraNode, interNode: base.interNode }, 'bench:dgx1-32gb');
 }
 
+/** DGX A100 with the 40 GB A100 (the 20.06 BERT rows): the 80 GB preset's GPU with the 40 GB part's memory and 1,555 GB/s (A100 datasheet). */
+function dgxA100x40GB(): ClusterSpec {
+  const base = resolveCluster('a100x8');
+  const { index: _i, node: _n, ...gpu } = base.gpus[0];
+  return parseClusterSpec({ name: 'DGX A100 (8x A100 SXM4 40GB)', nodes: 1, gpusPerNode: 8, gpu: { ...gpu, name: 'A100-SXM4-40GB', memoryGB: 40, memoryBandwidthGBs: 1555 }, intraNode: base.intraNode, interNode: base.interNode }, 'bench:dgx-a100-40gb');
+}
+
 /**
  * BERT-large as DeepLearningExamples pre-trains it: bert_config.json (24 layers, hidden 1024, 16 heads,
  * intermediate 4096, 512 positions, 2 token types, vocab 30522), whose vocabulary run_pretraining.py pads to a
@@ -68,6 +75,32 @@ async function bertLarge(seq: number): Promise<AnalyzedModel> {
   ].join('\n');
   // The config's 512 positions are the assumed length; DLE's phase 1 trains on 128 (as `--seq-len 128`).
   return exampleModel('bench/bert_large.py', 'model', src, { sequenceLength: seq });
+}
+
+/** A Llama decoder as transformers' LlamaForCausalLM builds it (WAP's Hugging Face catalogue), at `seq` tokens. */
+async function llama(hidden: number, intermediate: number, layers: number, heads: number, kvHeads: number, vocab: number, seq: number): Promise<AnalyzedModel> {
+  const src = [
+    'from transformers import LlamaConfig, LlamaForCausalLM',
+    `config = LlamaConfig(vocab_size=${vocab}, hidden_size=${hidden}, intermediate_size=${intermediate}, num_hidden_layers=${layers}, num_attention_heads=${heads}, num_key_value_heads=${kvHeads}, max_position_embeddings=${seq})`,
+    'model = LlamaForCausalLM(config)',
+    '',
+  ].join('\n');
+  return exampleModel('bench/llama.py', 'model', src, { sequenceLength: seq });
+}
+
+/**
+ * Tokens/s per GPU of torchtitan's FSDP2 runs on 64 A100 80GB: ZeRO-3 over all 64 ranks, `localBatch` sequences
+ * per GPU, bf16, AdamW, SDPA (fused) attention. docs/performance.md does not name the network: 8 nodes of DGX A100
+ * (8 × 200 Gb/s HDR per node, as Selene) are assumed. torchtitan reduces gradients in fp32 by default
+ * (mixed_precision_reduce), where WAP's reduce-scatter moves 16-bit gradients.
+ */
+function torchtitanTokensPerSec(model: () => Promise<AnalyzedModel>, seq: number, localBatch: number, recompute: 'none' | 'full'): () => Promise<number | string> {
+  return async () => {
+    const gpus = 64;
+    const opts: PlanOptions = { batch: gpus * localBatch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'bf16', precisionSource: 'bench', attentionKernel: 'fused', pins: { dataParallel: gpus, tensorParallel: 1, pipelineStages: 1, contextParallel: 1, zeroStage: 3, microBatch: localBatch, recompute } };
+    const out = planModel(await model(), selene(gpus / 8), opts);
+    return pending(out, opts) ?? (out.feasible ? (gpus * localBatch * seq) / (out.plan.stepTimeMs / 1000) / gpus : 0);
+  };
 }
 
 interface Row {
@@ -130,7 +163,13 @@ function megatronFlops(batch: number, seq: number, layers: number, hidden: numbe
   return 96 * batch * seq * layers * hidden * hidden * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden));
 }
 
-function megatron(layers: number, hidden: number, heads: number, gpus: number, batch: number, pins: ParallelPins): () => Promise<number | string> {
+/** Model FLOPs per iteration, no recompute (Korthikanti et al., 2022, §6.5: the numerator of MFU), 72·B·s·l·h²·(1 + s/6h + V/12lh). */
+function modelFlops(batch: number, seq: number, layers: number, hidden: number, vocab: number): number {
+  return 72 * batch * seq * layers * hidden * hidden * (1 + seq / (6 * hidden) + vocab / (12 * layers * hidden));
+}
+
+/** As megatron(), in the unit the paper reports: the step's throughput in FLOP/s per GPU, hardware (recompute counted) or model FLOPs. */
+function megatron(layers: number, hidden: number, heads: number, gpus: number, batch: number, pins: ParallelPins, flops: 'hardware' | 'mfu' = 'hardware'): () => Promise<number | string> {
   return async () => {
     // Megatron-LM (2021) ran eager attention: scores and probabilities go through HBM (no FlashAttention yet).
     const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'fp16', precisionSource: 'bench', pins, attentionKernel: 'unfused' };
@@ -140,15 +179,26 @@ function megatron(layers: number, hidden: number, heads: number, gpus: number, b
     const why = probe.diagnostics.find((x) => /not honoured/.test(x.message));
     if (why) return 'pending pins (search3d)';
     // Table 1's runs predate sequence parallelism (Korthikanti et al., 2022) and sharded optimizer state in Megatron-LM.
-    const out = planModel(await gpt(layers, hidden, heads), selene(gpus / 8), { ...opts, pins: { zeroStage: 0, sequenceParallel: false, ...pins } });
+    const cluster = selene(gpus / 8);
+    const out = planModel(await gpt(layers, hidden, heads), cluster, { ...opts, pins: { zeroStage: 0, sequenceParallel: false, ...pins } });
     const p = pending(out, opts);
     if (p) return p;
     if (!out.feasible) return 'infeasible';
-    return megatronFlops(batch, 2048, layers, hidden, 51200) / (out.plan.stepTimeMs / 1000) / gpus / 1e12;
+    const perGpu = (f: number) => f / (out.plan.stepTimeMs / 1000) / gpus / 1e12;
+    if (flops === 'mfu') return (100 * perGpu(modelFlops(batch, 2048, layers, hidden, 51200))) / cluster.gpus[0].peakTflops!.fp16!;
+    return perGpu(megatronFlops(batch, 2048, layers, hidden, 51200));
   };
 }
 
 const WAP = 'Shin et al., ICASSP 2019 (WAP), Table 2';
+const TORCHTITAN = 'pytorch/torchtitan docs/performance.md: FSDP2 on 64 A100 80GB, WPS (tokens/s per GPU); network not stated (DGX A100 HDR assumed)';
+/**
+ * The abstract's 530B run: 2,240 A100s at 54.2% MFU with sequence parallelism and selective recompute, 42.1% with
+ * full recompute. The layout is MT-NLG's on the same 2,240 GPUs (Smith et al., 2022: TP8 × PP35 × DP8, micro-batch 1,
+ * global batch 1,920; 105 layers, hidden 20480, 128 heads). At global batch 2,240 (1F1B interleaving then fits,
+ * 280 micro-batches a multiple of 35) the predictions are 64.4% and 45.5%, ratios 1.19 and 1.08.
+ */
+const KORTHIKANTI = 'Korthikanti et al., MLSys 2023 ("Reducing Activation Recomputation in Large Transformer Models"), abstract; layout and batch of MT-NLG (Smith et al., 2022)';
 const DLE_RN50 = 'NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5 README, "Training performance" (pytorch-21.03; batch/GPU from configs.yml)';
 const MEGATRON = 'Narayanan et al., SC\'21 (Megatron-LM), Table 1';
 const DLE_BERT = 'NVIDIA DeepLearningExamples, PyTorch/LanguageModeling/BERT README, "Training performance results" (pytorch:21.11-py3)';
@@ -161,6 +211,19 @@ const BERT_V100 = `${DLE_BERT}, "Pre-training NVIDIA DGX-1 With 32G": batch/GPU 
  * per-GPU image rate, not the gradient traffic WAP models.
  */
 const RN50_AMP_SCALING = 'published 8-GPU scaling is 84% at AMP vs 97% at TF32 with the same fp32 gradient all-reduce: the loss follows the image rate (input pipeline), which WAP does not model';
+/**
+ * The same README as of the pytorch:20.06-py3 container, before LDDL and before the dense-sequence MLM head (its
+ * run_pretraining.py lists neither option): every phase-2 sequence is padded to 512 and the head runs on every
+ * token, as modelled. Micro-batches are its "Batch size / GPU" ÷ "Accumulation steps".
+ */
+const BERT_2006 = 'NVIDIA DeepLearningExamples, PyTorch/LanguageModeling/BERT README, "Training performance results" (pytorch:20.06-py3)';
+const BERT_2006_V100 = `${BERT_2006}, "Pre-training NVIDIA DGX-1 With 32G": micro-batch 8 FP32, 16 AMP (phase 1), 2 FP32, 4 AMP (phase 2)`;
+const BERT_2006_A100 = `${BERT_2006}, "Pre-training NVIDIA DGX A100 (8x A100 40GB)": micro-batch 54 TF32, 64 AMP (phase 1), 8 TF32, 16 AMP (phase 2)`;
+/**
+ * 20.06 was the first container for the A100. On the same model and sequence length (phase 1, no binning), the 21.11
+ * container ran 317 vs 234 seq/s at TF32 and 580 vs 415 at AMP on one GPU: 1.35-1.40x from software alone.
+ */
+const FIRST_A100_CONTAINER = 'first A100 container (20.06): 21.11 ran phase 1 (no binning) 1.35x faster at TF32, 1.40x at AMP on the same GPU';
 /** The Jan 2022 changelog: "Binned pretraining for phase2 with LDDL using a bin size of 64". */
 const BINNED = 'LDDL bins phase-2 sequences by length (bin size 64): published sequences are up to 512 tokens, the prediction pads every one to 512';
 
@@ -185,6 +248,11 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     { case: 'GPT 18B (40×6144, 48 heads), 256× A100, TP8 PP1, b1024, fp16', published: 135, unit: 'TFLOP/s/GPU', source: MEGATRON, predict: megatron(40, 6144, 48, 256, 1024, { tensorParallel: 8, pipelineStages: 1, dataParallel: 32, recompute: 'full' }) },
     { case: 'GPT 145B (80×12288, 96 heads), 1536× A100, TP8 PP8, b2304, fp16', published: 148, unit: 'TFLOP/s/GPU', source: MEGATRON, predict: megatron(80, 12288, 96, 1536, 2304, { tensorParallel: 8, pipelineStages: 8, dataParallel: 24, recompute: 'full' }) },
     { case: 'GPT 1T (128×25600, 160 heads), 3072× A100, TP8 PP64, b3072, fp16', published: 163, unit: 'TFLOP/s/GPU', source: MEGATRON, predict: megatron(128, 25600, 160, 3072, 3072, { tensorParallel: 8, pipelineStages: 64, dataParallel: 6, recompute: 'full' }) },
+    { case: 'GPT 530B (105×20480, 128 heads), 2240× A100, TP8+SP PP35 DP8, selective recompute, b1920, fp16', published: 54.2, unit: 'MFU %', source: KORTHIKANTI, predict: megatron(105, 20480, 128, 2240, 1920, { tensorParallel: 8, pipelineStages: 35, dataParallel: 8, microBatch: 1, sequenceParallel: true, recompute: 'selective' }, 'mfu') },
+    { case: 'GPT 530B (105×20480, 128 heads), 2240× A100, TP8 PP35 DP8, full recompute, b1920, fp16', published: 42.1, unit: 'MFU %', source: KORTHIKANTI, predict: megatron(105, 20480, 128, 2240, 1920, { tensorParallel: 8, pipelineStages: 35, dataParallel: 8, microBatch: 1, recompute: 'full' }, 'mfu') },
+    { case: 'Llama 2 13B (seq 4096) FSDP2 64× A100, local batch 2, no recompute, bf16', published: 2162, unit: 'tokens/s/GPU', source: TORCHTITAN, predict: torchtitanTokensPerSec(() => llama(5120, 13824, 40, 40, 40, 32000, 4096), 4096, 2, 'none') },
+    { case: 'Llama 2 70B (seq 4096) FSDP2 64× A100, local batch 2, full recompute, bf16', published: 353, unit: 'tokens/s/GPU', source: TORCHTITAN, predict: torchtitanTokensPerSec(() => llama(8192, 28672, 80, 64, 8, 32000, 4096), 4096, 2, 'full') },
+    { case: 'Llama 3 70B (seq 8192) FSDP2 64× A100, local batch 1, full recompute, bf16', published: 331, unit: 'tokens/s/GPU', source: TORCHTITAN, predict: torchtitanTokensPerSec(() => llama(8192, 28672, 80, 64, 8, 128256, 8192), 8192, 1, 'full') },
     { case: 'BERT-large phase 1 (seq 128) b128×64 acc, 1× A100 80GB, TF32', published: 317, unit: 'seq/s', source: BERT_A100, predict: sequencesPerSec(128, a100, 128, 8192, 1, 'tf32') },
     { case: 'BERT-large phase 1 (seq 128) b128×64 acc/GPU, 8× A100 80GB (DGX A100), TF32', published: 2505, unit: 'seq/s', source: BERT_A100, predict: sequencesPerSec(128, a100, 128, 8192, 8, 'tf32') },
     { case: 'BERT-large phase 1 (seq 128) b256×32 acc, 1× A100 80GB, AMP', published: 580, unit: 'seq/s', source: BERT_A100, predict: sequencesPerSec(128, a100, 256, 8192, 1, 'fp16') },
@@ -201,6 +269,22 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     { case: 'BERT-large phase 2 (seq 512) b4×512 acc/GPU, 8× V100 32GB (DGX-1), FP32', published: 149.6, unit: 'seq/s', source: BERT_V100, note: BINNED, predict: sequencesPerSec(512, dgx1V100x32GB, 4, 2048, 8, 'fp32') },
     { case: 'BERT-large phase 2 (seq 512) b8×256 acc, 1× V100 32GB, AMP', published: 75, unit: 'seq/s', source: BERT_V100, note: BINNED, predict: sequencesPerSec(512, dgx1V100x32GB, 8, 2048, 1, 'fp16') },
     { case: 'BERT-large phase 2 (seq 512) b8×256 acc/GPU, 8× V100 32GB (DGX-1), AMP', published: 586, unit: 'seq/s', source: BERT_V100, note: BINNED, predict: sequencesPerSec(512, dgx1V100x32GB, 8, 2048, 8, 'fp16') },
+    { case: 'BERT-large phase 1 (seq 128) mb8, 1x V100 32GB, FP32, 20.06', published: 40, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 8, 65536, 1, 'fp32') },
+    { case: 'BERT-large phase 1 (seq 128) mb8/GPU, 8x V100 32GB (DGX-1), FP32, 20.06', published: 317, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 8, 8192, 8, 'fp32') },
+    { case: 'BERT-large phase 1 (seq 128) mb16, 1x V100 32GB, AMP, 20.06', published: 158, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 16, 65536, 1, 'fp16') },
+    { case: 'BERT-large phase 1 (seq 128) mb16/GPU, 8x V100 32GB (DGX-1), AMP, 20.06', published: 1203, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 16, 8192, 8, 'fp16') },
+    { case: 'BERT-large phase 2 (seq 512, padded) mb2, 1x V100 32GB, FP32, 20.06', published: 9, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(512, dgx1V100x32GB, 2, 32768, 1, 'fp32') },
+    { case: 'BERT-large phase 2 (seq 512, padded) mb2/GPU, 8x V100 32GB (DGX-1), FP32, 20.06', published: 72, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(512, dgx1V100x32GB, 2, 4096, 8, 'fp32') },
+    { case: 'BERT-large phase 2 (seq 512, padded) mb4, 1x V100 32GB, AMP, 20.06', published: 33, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(512, dgx1V100x32GB, 4, 32768, 1, 'fp16') },
+    { case: 'BERT-large phase 2 (seq 512, padded) mb4/GPU, 8x V100 32GB (DGX-1), AMP, 20.06', published: 262, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(512, dgx1V100x32GB, 4, 4096, 8, 'fp16') },
+    { case: 'BERT-large phase 1 (seq 128) mb54, 1x A100 40GB, TF32, 20.06', published: 234, unit: 'seq/s', source: BERT_2006_A100, note: FIRST_A100_CONTAINER, predict: sequencesPerSec(128, dgxA100x40GB, 54, 65232, 1, 'tf32') },
+    { case: 'BERT-large phase 1 (seq 128) mb54/GPU, 8x A100 40GB (DGX A100), TF32, 20.06', published: 1777, unit: 'seq/s', source: BERT_2006_A100, note: FIRST_A100_CONTAINER, predict: sequencesPerSec(128, dgxA100x40GB, 54, 8154, 8, 'tf32') },
+    { case: 'BERT-large phase 1 (seq 128) mb64, 1x A100 40GB, AMP, 20.06', published: 415, unit: 'seq/s', source: BERT_2006_A100, note: FIRST_A100_CONTAINER, predict: sequencesPerSec(128, dgxA100x40GB, 64, 65536, 1, 'fp16') },
+    { case: 'BERT-large phase 1 (seq 128) mb64/GPU, 8x A100 40GB (DGX A100), AMP, 20.06', published: 3231, unit: 'seq/s', source: BERT_2006_A100, note: FIRST_A100_CONTAINER, predict: sequencesPerSec(128, dgxA100x40GB, 64, 8192, 8, 'fp16') },
+    { case: 'BERT-large phase 2 (seq 512, padded) mb8, 1x A100 40GB, TF32, 20.06', published: 41, unit: 'seq/s', source: BERT_2006_A100, note: FIRST_A100_CONTAINER, predict: sequencesPerSec(512, dgxA100x40GB, 8, 32768, 1, 'tf32') },
+    { case: 'BERT-large phase 2 (seq 512, padded) mb8/GPU, 8x A100 40GB (DGX A100), TF32, 20.06', published: 318, unit: 'seq/s', source: BERT_2006_A100, note: FIRST_A100_CONTAINER, predict: sequencesPerSec(512, dgxA100x40GB, 8, 4096, 8, 'tf32') },
+    { case: 'BERT-large phase 2 (seq 512, padded) mb16, 1x A100 40GB, AMP, 20.06', published: 78, unit: 'seq/s', source: BERT_2006_A100, note: FIRST_A100_CONTAINER, predict: sequencesPerSec(512, dgxA100x40GB, 16, 32768, 1, 'fp16') },
+    { case: 'BERT-large phase 2 (seq 512, padded) mb16/GPU, 8x A100 40GB (DGX A100), AMP, 20.06', published: 620, unit: 'seq/s', source: BERT_2006_A100, note: FIRST_A100_CONTAINER, predict: sequencesPerSec(512, dgxA100x40GB, 16, 4096, 8, 'fp16') },
   ];
   const rows: Array<Record<string, string | number>> = [];
   const ratios: number[] = [];

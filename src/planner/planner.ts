@@ -15,7 +15,7 @@ import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
-import { choosePrecisionFor, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
+import { choosePrecisionFor, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
 import { layerPlans, summaryOf } from './report';
 import { repeatedTransformer } from './search/parallel3d/blocks';
 import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
@@ -90,6 +90,10 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   else if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
   const pinProblem = badPin(options);
   if (pinProblem) return fail(pinProblem);
+  if (options.pins?.recompute === 'selective' && !hasAttentionScores(model, options.attentionKernel ?? 'fused')) {
+    const why = model.layers.some((l) => l.op === 'sdpa' || l.op === 'mha') ? 'the fused attention kernel keeps no attention scores (FlashAttention rebuilds them in its backward)' : 'the model has no attention scores';
+    diagnostics.push({ severity: 'info', message: `selective recompute drops nothing here: ${why}; it plans as no recompute` });
+  }
   let precision: PrecisionChoice;
   try {
     precision = choosePrecisionFor(topo.gpus.slice(0, N), options.precision, options.precisionSource);

@@ -13,6 +13,7 @@ import { analyzeModel } from '../../src/core/analyze';
 import { SpecBuilder } from '../core/specBuilder';
 import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
 import { hugeMlp, ModelBuilder, transformer } from './fixtures';
+import { gptModel } from './gptSpec';
 
 const adamBf16: MemorySetup = { precision: 'bf16', optimizer: 'adam', zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false };
 const sum = (s: { weights: number; gradients: number; optimizer: number }): number => s.weights + s.gradients + s.optimizer;
@@ -152,10 +153,10 @@ test('ZeRO-1/2 move the same bytes as the all-reduce; ZeRO-3 1.5× (gather forwa
   assert.ok(z3.plan.setup!.memoryPerGpu.weights < z0.plan.setup!.memoryPerGpu.weights / 7);
 });
 
-test('selective recompute drops the attention scores and recomputes only the attention core', () => {
+test('selective recompute drops the attention scores and recomputes only the attention core (eager attention)', () => {
   const model = transformer(2, 256, 256, 4);
   const run = (recompute: 'none' | 'selective') =>
-    planModel(model, resolveCluster('a100x8', {}), { batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 1, precision: 'bf16', pins: { recompute } }) as PlanReport;
+    planModel(model, resolveCluster('a100x8', {}), { batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 1, precision: 'bf16', attentionKernel: 'unfused', pins: { recompute } }) as PlanReport;
   const none = run('none');
   const sel = run('selective');
   const scores = 2 * 4 * 256 * 256 * 8 * 2; // 2 blocks × heads × T × T × batch, in bf16
@@ -165,6 +166,31 @@ test('selective recompute drops the attention scores and recomputes only the att
   const attnFwd = sel.timeline.find((e) => e.kind === 'forward' && e.layer === 'h.0.attn')!;
   const attnRec = rec.find((e) => e.layer === 'h.0.attn')!;
   assert.ok(attnRec.endMs - attnRec.startMs < attnFwd.endMs - attnFwd.startMs, 'only part of the forward is recomputed');
+});
+
+test('a fused attention kernel keeps no scores, only an fp32 log-sum-exp per row and head; selective recompute then has nothing to drop', () => {
+  // Both searches: the per-layer one (mha layers) and the block-stack one (a GPT of sdpa blocks, its head small enough for the blocks to hold most FLOPs).
+  const cases = [
+    { model: transformer(2, 256, 256, 4), blocks: 2, method: 'chain-dp' },
+    { model: gptModel({ layers: 4, hidden: 256, heads: 4, seq: 256, vocab: 512, name: 'small-gpt' }), blocks: 4, method: 'parallel3d' },
+  ];
+  for (const { model, blocks, method } of cases) {
+    const run = (attentionKernel: 'fused' | 'unfused', recompute: 'none' | 'selective') =>
+      planModel(model, resolveCluster('a100x8', {}), { batch: 16, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 2, precision: 'bf16', attentionKernel, pins: { recompute, microBatch: 8 } }) as PlanReport;
+    const scores = blocks * 8 * 4 * 256 * 256 * 2; // blocks × samples × heads × T × T, in bf16
+    const logSumExp = blocks * 8 * 4 * 256 * 4; // blocks × samples × heads × T, in fp32
+    const eager = run('unfused', 'none');
+    assert.equal(eager.search.method, method);
+    const fused = run('fused', 'none').plan.setup!.memoryPerGpu.activations;
+    close(eager.plan.setup!.memoryPerGpu.activations - fused, scores - logSumExp, `${method}: fused keeps the log-sum-exp instead of the scores`);
+    const selective = run('fused', 'selective');
+    close(selective.plan.setup!.memoryPerGpu.activations, fused, `${method}: selective drops nothing more`);
+    assert.equal(selective.timeline.filter((e) => e.kind === 'recompute').length, 0, `${method}: and re-runs nothing`);
+    assert.ok(selective.diagnostics.some((d) => /selective recompute drops nothing here: the fused attention kernel keeps no attention scores/.test(d.message)), `${method}: and says so`);
+    const eagerSelective = run('unfused', 'selective');
+    assert.ok(!eagerSelective.diagnostics.some((d) => /selective recompute drops nothing/.test(d.message)));
+    close(eagerSelective.plan.setup!.memoryPerGpu.activations, fused - logSumExp, `${method}: eager selective drops the scores and keeps no log-sum-exp`);
+  }
 });
 
 test('usable memory: device bytes less the allocator’s fragmentation share and the CUDA context; sizes print in GB/MB', async () => {

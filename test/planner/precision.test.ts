@@ -70,7 +70,9 @@ test('mixed precision halves activation and gradient bytes, keeps fp32 master st
   assert.equal(fc(bf16).allreduceBytes * 2, fc(fp32).allreduceBytes, 'gradients all-reduced in 16 bits');
   const m32 = fp32.plan.setup!.memoryPerGpu;
   const m16 = bf16.plan.setup!.memoryPerGpu;
-  assert.ok(Math.abs(m16.activations * 2 - m32.activations) < 1e-6 * m32.activations, 'activations in 16 bits');
+  // All but the fused attention's fp32 log-sum-exp (2 blocks × 8 heads × 128 rows × 4 B per sample, 8 samples per GPU).
+  const logSumExp = 2 * 8 * 128 * 4 * 8;
+  assert.ok(Math.abs(m16.activations * 2 - m32.activations - logSumExp) < 1e-6 * m32.activations, 'activations in 16 bits');
   assert.ok(Math.abs(m16.weights * 2 - m32.weights) < 1e-6 * m32.weights);
   // Master weights join the moments: 12 B/param instead of 8 B.
   assert.ok(Math.abs(m16.optimizer / m32.optimizer - 1.5) < 1e-9);

@@ -10,7 +10,7 @@ import type { CostSource, OptimizerKind, StrategyMode } from '../../protocol/pla
 import { analyticalTimes, inputBytesPerSample, updateMs, type AttentionKernel } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { redistribution } from './layout';
-import { keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, savedBytesAtPrecision, shardCount, type MemorySetup, type RecomputePlan } from '../memory/index';
+import { keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount, type MemorySetup, type RecomputePlan } from '../memory/index';
 import type { ProfileCosts } from './profileCosts';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';
@@ -297,7 +297,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     configs = configs.filter((c) => c.d <= batch);
     if (configs.length === 0) configs = [{ d: 1, k: n, split: n === 1 ? 'none' : 'rep' }];
     const inBytes = inputBytesPerSample(layer, bytes.activation);
-    const kept = keptActivations(layer, li, setup.recompute, recompute ?? recomputePlan(model), dtype, inputBytesPerSample(layer, dtype));
+    const attention = opts.attention ?? 'fused';
+    const kept = keptActivations(layer, li, setup.recompute, recompute ?? recomputePlan(model), dtype, inputBytesPerSample(layer, dtype), attention);
+    const keptWithout = savedUnderKernel(layer, attention, dtype);
     return configs.map((c) => {
       // Gradient accumulation: A micro-steps of batch/(d·A) samples each per iteration.
       const samples = batch / c.d / A;
@@ -350,7 +352,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       // Float activations follow the precision; int64 indices and bool masks keep their size.
       const keptBytes = savedBytesAtPrecision(kept.savedBytesPerSample, kept.fixedBytesPerSample, actScale);
       const activations = keptBytes * samples * actShare * copies;
-      const savedBytes = savedBytesAtPrecision(safeBytes(w.savedActivationBytes), safeBytes(w.savedFixedBytes ?? 0), actScale);
+      const savedBytes = savedBytesAtPrecision(keptWithout.saved, keptWithout.fixed, actScale);
       const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * samples * actShare : 0;
       const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
       const memory = { weights: states.weights + buffers, gradients: states.gradients, optimizer: states.optimizer, activations };

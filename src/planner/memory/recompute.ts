@@ -17,6 +17,7 @@
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import { product } from '../../core/ir';
 import type { RecomputeMode } from '../../protocol/plan';
+import type { AttentionKernel } from '../cost/compute';
 
 const positive = (x: number | undefined): number => (Number.isFinite(x) && (x as number) > 0 ? (x as number) : 0);
 
@@ -43,8 +44,38 @@ export function scoreElementsPerSample(layer: AnalyzedLayer): number {
   return 0;
 }
 
+/** True for an attention op (sdpa, mha) whose scores a fused kernel never writes to memory. */
+function fusedAttention(layer: AnalyzedLayer, attention: AttentionKernel): boolean {
+  return attention === 'fused' && (layer.op === 'sdpa' || layer.op === 'mha');
+}
+
+/** Bytes of the fp32 log-sum-exp a fused attention kernel keeps per query row and head. */
+const LOG_SUM_EXP_BYTES = 4;
+
+/**
+ * Saved-activation bytes per sample (model dtype) a layer keeps for its backward, and of them the fixed-size ones,
+ * under the attention kernel the plan runs. The catalogue counts eager attention, which saves the T×T
+ * probabilities. A fused kernel (FlashAttention, Dao et al., NeurIPS 2022, §3.1 and Algorithm 2; what PyTorch's
+ * scaled_dot_product_attention runs on tensor-core GPUs) saves none of them: it keeps one fp32 log-sum-exp per
+ * query row and head, and rebuilds the scores tile by tile in its backward. Q, K, V and the output are saved
+ * either way (the output as the next projection's input).
+ */
+export function savedUnderKernel(layer: AnalyzedLayer, attention: AttentionKernel, modelDtypeBytes: number): { saved: number; fixed: number } {
+  const saved = positive(layer.workload.savedActivationBytes);
+  const fixed = Math.min(saved, positive(layer.workload.savedFixedBytes));
+  if (!fusedAttention(layer, attention)) return { saved, fixed };
+  const scores = scoreElementsPerSample(layer);
+  const k = layer.inputShapes[1] ?? layer.inputShapes[0];
+  const keys = k && k.length >= 2 ? k[k.length - 2] : 0;
+  if (scores === 0 || keys === 0) return { saved, fixed };
+  const logSumExp = (scores / keys) * LOG_SUM_EXP_BYTES;
+  return { saved: Math.max(0, saved - scores * modelDtypeBytes) + logSumExp, fixed: fixed + logSumExp };
+}
+
 /** Saved-activation bytes per sample (at the model's dtype) that selective recompute no longer keeps. */
-export function selectiveSavedBytesPerSample(layer: AnalyzedLayer, modelDtypeBytes: number): number {
+export function selectiveSavedBytesPerSample(layer: AnalyzedLayer, modelDtypeBytes: number, attention: AttentionKernel): number {
+  // A fused kernel keeps no scores: selective recompute has nothing of its to drop.
+  if (fusedAttention(layer, attention)) return 0;
   const scores = scoreElementsPerSample(layer);
   if (scores === 0) return 0;
   // Dropout keeps a 1-byte mask per element, the others a value at the model's dtype.
@@ -131,11 +162,11 @@ export function keptActivations(
   plan: RecomputePlan,
   modelDtypeBytes: number,
   inputBytesPerSample: number,
+  attention: AttentionKernel = 'fused',
 ): { savedBytesPerSample: number; fixedBytesPerSample: number; recomputeFraction: number } {
-  const saved = positive(layer.workload.savedActivationBytes);
-  const fixed = Math.min(saved, positive(layer.workload.savedFixedBytes));
+  const { saved, fixed } = savedUnderKernel(layer, attention, modelDtypeBytes);
   if (mode === 'selective') {
-    const drop = selectiveSavedBytesPerSample(layer, modelDtypeBytes);
+    const drop = selectiveSavedBytesPerSample(layer, modelDtypeBytes, attention);
     // What selective recompute drops from a dropout is its mask: the fixed bytes go first there.
     const kept = saved - drop;
     return { savedBytesPerSample: kept, fixedBytesPerSample: Math.min(fixed, kept), recomputeFraction: drop > 0 ? selectiveRecomputeFraction(layer) : 0 };
@@ -151,7 +182,7 @@ export function largestSegmentBytesPerSample(plan: RecomputePlan): number {
   return plan.segmentSaved.reduce((a, b) => Math.max(a, b), 0);
 }
 
-/** True when selective recompute would save anything on this model (it has attention scores). */
-export function hasAttentionScores(model: AnalyzedModel): boolean {
-  return model.layers.some((l) => scoreElementsPerSample(l) > 0);
+/** True when selective recompute would save anything on this model: it keeps attention scores under this kernel. */
+export function hasAttentionScores(model: AnalyzedModel, attention: AttentionKernel = 'fused'): boolean {
+  return model.layers.some((l) => !fusedAttention(l, attention) && scoreElementsPerSample(l) > 0);
 }

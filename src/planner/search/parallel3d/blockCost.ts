@@ -15,6 +15,7 @@ import type { Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
 import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
 import { savedBytesAtPrecision } from '../../memory/precision';
+import { savedUnderKernel } from '../../memory/recompute';
 import { allGatherMs, allReduceMs, allToAllMs, p2pMs, activationBytes, type Link } from './adapters';
 import { isAttention, type BlockShape } from './blocks';
 
@@ -94,6 +95,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
   const bytes = activationBytes(env.precision);
   const scale = bytes / env.modelDtypeBytes;
   const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
+  const fused = (env.attention ?? 'fused') === 'fused';
   let attentionFwd = 0;
   let attentionBwd = 0;
   for (const l of layers) {
@@ -110,16 +112,19 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     c.forwardMs += t.forwardMs;
     c.backwardMs += t.backwardMs;
     c.recomputeFullMs += t.forwardMs;
-    c.recomputeSelectiveMs += t.forwardMs * attentionCoreShare(l);
+    // A fused kernel keeps no scores (memory/recompute.ts): selective recompute neither drops nor re-runs anything there.
+    const scoresKept = !(fused && isAttention(l));
+    if (scoresKept) c.recomputeSelectiveMs += t.forwardMs * attentionCoreShare(l);
     if (isAttention(l)) {
       attentionFwd += t.forwardMs;
       attentionBwd += t.backwardMs;
     }
     c.params += l.workload.params * paramShare;
     // Float activations follow the precision; int64 indices and bool masks keep their size.
-    const saved = savedBytesAtPrecision(l.workload.savedActivationBytes, l.workload.savedFixedBytes ?? 0, scale) * mb * share;
+    const kept = savedUnderKernel(l, env.attention ?? 'fused', env.modelDtypeBytes);
+    const saved = savedBytesAtPrecision(kept.saved, kept.fixed, scale) * mb * share;
     c.savedNone += saved;
-    c.savedSelective += Math.max(0, saved - scoreBytes(l, bytes) * mb * share);
+    c.savedSelective += scoresKept ? Math.max(0, saved - scoreBytes(l, bytes) * mb * share) : saved;
     if (e > 0 && ep > 1) {
       // Dispatch and combine, forward and backward: four all-to-alls of the micro-batch's tokens.
       const tokens = (mb * env.shape.seq * env.shape.hidden * bytes) / (cp * (sp ? tp : 1));
