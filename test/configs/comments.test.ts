@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { contradictingComment, flagComments, wordsFor } from '../../src/configs/comments';
+import { contradictingComment, flagComments, flagReplacedValues, wordsFor } from '../../src/configs/comments';
 
 /** The range of the first `value` in `text`. */
 function at(text: string, value: string): { start: number; end: number } {
@@ -67,4 +67,16 @@ test('a # inside a later quoted string on the line is not a comment: the comment
   const escaped = "t = Trainer(devices=8, name='it\\'s # 1')  # eight GPUs\n";
   const at2 = escaped.indexOf('8');
   assert.equal(contradictingComment(escaped, { start: at2, end: at2 + 1 }, ['eight']), '# eight GPUs');
+});
+
+test('a replaced value up to 24 characters is looked for in comments; longer ones, and values with spaces, are not', () => {
+  const flagged = (value: string) => {
+    const text = `strategy: ${value}  # ${value} fits this box\n`;
+    const start = text.indexOf(value);
+    return flagReplacedValues(text, { title: 'Use ZeRO-3', edits: [{ start, end: start + value.length, newText: 'zero3' }] }).title;
+  };
+  const word24 = 'deepspeed_stage_2_offlo'.padEnd(24, 'd');
+  assert.equal(word24.length, 24);
+  assert.equal(flagged(word24), `Use ZeRO-3 — the comment "# ${word24} fits this box" will no longer be true: update it`);
+  assert.equal(flagged(`${word24}x`), 'Use ZeRO-3', 'a 25-character value is not a word comments would repeat');
 });

@@ -44,6 +44,9 @@ test('launch lines: torchrun, python -m torch.distributed.run/launch, quoted and
   assert.match(checkConfig('run.sh', 'torchrun --nproc_per_node four train.py\n', plan(8)).findings[0]!.message, /--nproc_per_node must be a whole number \(or gpu\/auto\), got 'four'/);
   assert.match(checkConfig('run.sh', 'torchrun --nnodes x --nproc_per_node 8 train.py\n', plan(8)).findings[0]!.message, /--nnodes must be a whole number, got 'x'/);
   assert.deepEqual(count('run.sh', 'torchrun --nnodes 1:2 --nproc_per_node 8 train.py\n'), [], 'elastic min:max');
+  // The fix's title names --nnodes only for a plan on more than one machine.
+  assert.equal(count('run.sh', 'torchrun --nproc_per_node=4 train.py\n')[0]!.fix!.title, 'Use 8 GPUs as planned (--nproc_per_node=8)');
+  assert.equal(count('run.sh', 'torchrun --nproc_per_node=4 train.py\n', plan(16, 16, 2))[0]!.fix!.title, 'Use 16 GPUs as planned (--nproc_per_node=8 --nnodes=2)');
 });
 
 test('machines: a missing --nnodes is added after the launcher; Makefile variables resolve', () => {

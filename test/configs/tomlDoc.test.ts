@@ -69,6 +69,8 @@ test('values, spans and tables as the TOML spec reads them', () => {
   assert.equal(parseToml('k = .\n').entries[0]!.value, undefined);
   assert.equal(parseToml('k = +7\n').entries[0]!.value, 7);
   assert.equal(parseToml('k = 1.5e2').entries[0]!.value, 150);
+  // A bare value at the very end of the file, no newline: its range ends at the file's end.
+  assert.deepEqual(parseToml('k = 8').entries[0]!.range, { start: 4, end: 5 });
 });
 
 test('malformed TOML is reported with where it is', () => {
@@ -87,6 +89,7 @@ test('malformed TOML is reported with where it is', () => {
   assert.throws(() => parseToml("k = 'open\n"), /unterminated string/);
   assert.throws(() => parseToml('k = """open\n'), /unterminated multi-line string/);
   assert.throws(() => parseToml('k = [1, 2\n'), /unterminated array or inline table/);
+  assert.deepEqual(rangeOfError('k = [1, 2\n'), { start: 4, end: 5 }, 'marked on the opening bracket');
   // A comment inside an array is skipped whole, brackets in it included.
   const commented = parseToml('k = [1, # see [x]\n  2]\nm = 3\n');
   assert.deepEqual(tomlEntry(commented, '', 'k')?.raw, '[1, # see [x]\n  2]');

@@ -98,6 +98,8 @@ test('pools: ceil_mode, same, adaptive with null, global keepDims', () => {
   assert.deepEqual(ok('pool', [[64, 56, 56]], pool({ ceilMode: true })).outputShape, [64, 28, 28]);
   // The last window would start in the right padding: PyTorch drops it (5 → 3, not 4).
   assert.deepEqual(ok('pool', [[1, 5, 5]], { rank: 2, mode: 'max', kernel: [2, 2], stride: [2, 2], padding: [[1, 1], [1, 1]], ceilMode: true }).outputShape, [1, 3, 3]);
+  // A last window that starts inside the input's last padded element stays: torch.nn.MaxPool2d(3, 2, padding=1, ceil_mode=True) on 6×6 gives 4×4.
+  assert.deepEqual(ok('pool', [[1, 6, 6]], { rank: 2, mode: 'max', kernel: [3, 3], stride: [2, 2], padding: [[1, 1], [1, 1]], ceilMode: true }).outputShape, [1, 4, 4]);
   // Stride defaults to the kernel (Keras MaxPooling2D(2), nn.MaxPool2d(2)).
   assert.deepEqual(ok('pool', [[7, 7, 8]], { rank: 2, mode: 'max', kernel: [2, 2], padding: 'same' }, CL).outputShape, [4, 4, 8]);
   assert.deepEqual(ok('pool', [[7, 7, 8]], { rank: 2, mode: 'max', kernel: [2, 2], padding: 'valid' }, CL).outputShape, [3, 3, 8]);

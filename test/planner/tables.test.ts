@@ -75,6 +75,10 @@ test('gradient accumulation: micro-steps of batch/(d·A) samples; DP syncs once,
   close(z2.allreduceMs, 2 * ar, 'ZeRO-2 reduces every micro-step');
   // ZeRO-1/2 shard the optimizer state: the update streams a quarter of the parameters.
   close(z2.updateMs, (P1 / 4) * 4 * 7 / (gpu.memoryBandwidthGBs * 1e6 * 0.75), 'sharded update');
+  // ZeRO-1 shards the optimizer state too, but keeps whole gradients: it syncs once, as DP does.
+  const z1 = at({ ...base, microSteps: 2, zeroStage: 1 });
+  close(z1.updateMs, z2.updateMs, 'ZeRO-1 updates its shard only');
+  close(z1.allreduceMs, ar, 'ZeRO-1 syncs once');
   // Activations: one micro-step's 8 samples are alive.
   assert.equal(acc.memory.activations, 8 * 1024 * 4);
 });
