@@ -151,3 +151,26 @@ test('Keras ResNet50 with stack/block helpers called in loops', () => {
   assert.equal(m.totals.params + m.totals.nonTrainable, 25_636_712);
   near(m.totals.forwardFlops, 2 * 3.9e9, 0.05, 'Keras ResNet50 forward FLOPs');
 });
+
+test('nn.MultiheadAttention records whether its call returns the weights: only need_weights=False runs scaled_dot_product_attention', () => {
+  const src = [
+    'import torch.nn as nn',
+    'class Blocks(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.fast = nn.MultiheadAttention(64, 4, batch_first=True)',
+    '        self.weighted = nn.MultiheadAttention(64, 4, batch_first=True)',
+    '        self.positional = nn.MultiheadAttention(64, 4, batch_first=True)',
+    '    def forward(self, x):',
+    '        x = self.fast(x, x, x, need_weights=False)[0]',
+    '        x = self.weighted(x, x, x)[0]',
+    '        return self.positional(x, x, x, None, False)[0]',
+    '',
+  ].join('\n');
+  const spec = parsePythonSource('blocks.py', src).models.find((m) => m.name === 'Blocks')!;
+  assert.ok(spec);
+  const weights = (id: string) => (layer(spec, id).attrs as Record<string, unknown>).needWeights;
+  assert.equal(weights('fast'), false);
+  assert.equal(weights('weighted'), true, 'the default returns the weights');
+  assert.equal(weights('positional'), false, 'need_weights is forward’s fifth argument');
+});

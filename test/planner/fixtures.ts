@@ -79,12 +79,13 @@ export class ModelBuilder {
     return this.add(name, 'dropout', [from], [s], s, { forwardFlops: product(s), backwardFlops: product(s), savedActivationBytes: product(s) }, { rate: 0.5 });
   }
 
+  /** Called with need_weights=False, as nn.TransformerEncoderLayer and torchvision's ViT call it: scaled_dot_product_attention. */
   mha(name: string, from: string, heads: number): string {
     const s = this.shapeOf(from);
     const [t, d] = s;
     const params = 4 * d * d + 4 * d;
     const flops = 2 * 4 * d * d * t + 2 * 2 * t * t * d;
-    return this.add(name, 'mha', [from], [s], s, { params, forwardFlops: flops, backwardFlops: 2 * flops, savedActivationBytes: (4 * t * d + heads * t * t) * F, weightGradBytes: params * F }, { embedDim: d, numHeads: heads, bias: true });
+    return this.add(name, 'mha', [from], [s], s, { params, forwardFlops: flops, backwardFlops: 2 * flops, savedActivationBytes: (4 * t * d + heads * t * t) * F, weightGradBytes: params * F }, { embedDim: d, numHeads: heads, bias: true, needWeights: false });
   }
 
   build(): AnalyzedModel {

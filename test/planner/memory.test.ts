@@ -193,6 +193,19 @@ test('a fused attention kernel keeps no scores, only an fp32 log-sum-exp per row
   }
 });
 
+test('an nn.MultiheadAttention call that returns its weights computes them explicitly, whatever kernel the plan assumes', () => {
+  const model = transformer(2, 256, 256, 4);
+  const weighted = { ...model, layers: model.layers.map((l) => (l.op === 'mha' ? { ...l, attrs: { ...l.attrs, needWeights: true } } : l)) };
+  const run = (m: typeof model, attentionKernel: 'fused' | 'unfused') =>
+    planModel(m, resolveCluster('a100x8', {}), { batch: 16, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 2, precision: 'bf16', attentionKernel, pins: { recompute: 'none', microBatch: 8 } }) as PlanReport;
+  const eager = run(model, 'unfused');
+  const asked = run(weighted, 'fused');
+  close(asked.plan.setup!.memoryPerGpu.activations, eager.plan.setup!.memoryPerGpu.activations, 'the T×T weights are kept');
+  const attn = (r: PlanReport) => r.plan.layers.find((l) => l.name === 'h.0.attn')!;
+  close(attn(asked).forwardMs, attn(eager).forwardMs, 'and go through memory');
+  assert.ok(attn(run(model, 'fused')).forwardMs < attn(eager).forwardMs);
+});
+
 test('usable memory: device bytes less the allocator’s fragmentation share and the CUDA context; sizes print in GB/MB', async () => {
   const { usableBytes, gb, mb, CONTEXT_BYTES, WORKSPACE_FRACTION } = await import('../../src/planner/cost/memory');
   // An 80 GB H100 is 80 GiB (gpuMemoryBytes): 85.90e9 B × (1 − 9.2/80, GMLake's fragmentation) − 0.5 GB = 75.52 GB.

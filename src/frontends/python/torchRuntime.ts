@@ -14,7 +14,7 @@ import { sizeValues } from './batchFolding';
 import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
 import { buildTorchLayer } from './torchLayers';
-import { NONE, UNKNOWN, int, iterItems, keyOf, native, str, toNumber, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
+import { NONE, UNKNOWN, int, iterItems, keyOf, native, str, toNumber, truthy, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
 export type TorchInst = InstV & { children: Map<string, Value> };
@@ -264,7 +264,7 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
     base: snake(m.type),
     type: m.type,
     op: m.op,
-    attrs: unflatten?.attrs ?? m.attrs,
+    attrs: m.op === 'mha' ? { ...m.attrs, needWeights: needWeights(args, kwargs) } : (unflatten?.attrs ?? m.attrs),
     inputs: m.op === 'mha' ? inputs : [inputs[0]],
     site,
     range: m.range,
@@ -273,6 +273,18 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   });
   if (m.op === 'mha' || m.op === 'rnn') return { k: 'tuple', items: [out, UNKNOWN] };
   return out;
+}
+
+/**
+ * Whether an nn.MultiheadAttention call returns its attention weights
+ * (forward's need_weights, the fifth argument, True by default). Only a call
+ * with need_weights=False runs scaled_dot_product_attention; otherwise PyTorch
+ * computes the T×T weights explicitly (multi_head_attention_forward), whatever
+ * kernel the plan assumes. A value the evaluator cannot read counts as True.
+ */
+function needWeights(args: Value[], kwargs: Map<string, Value>): boolean {
+  const v = kwargs.get('need_weights') ?? args[4];
+  return v === undefined || truthy(v) !== false;
 }
 
 /**

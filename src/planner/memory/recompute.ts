@@ -17,7 +17,7 @@
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import { product } from '../../core/ir';
 import type { RecomputeMode } from '../../protocol/plan';
-import type { AttentionKernel } from '../cost/compute';
+import { attentionKernelOf, type AttentionKernel } from '../cost/compute';
 
 const positive = (x: number | undefined): number => (Number.isFinite(x) && (x as number) > 0 ? (x as number) : 0);
 
@@ -44,9 +44,9 @@ export function scoreElementsPerSample(layer: AnalyzedLayer): number {
   return 0;
 }
 
-/** True for an attention op (sdpa, mha) whose scores a fused kernel never writes to memory. */
+/** True for an attention op (sdpa, mha) that runs a fused kernel, whose scores never reach memory. */
 function fusedAttention(layer: AnalyzedLayer, attention: AttentionKernel): boolean {
-  return attention === 'fused' && (layer.op === 'sdpa' || layer.op === 'mha');
+  return (layer.op === 'sdpa' || layer.op === 'mha') && attentionKernelOf(layer, attention) === 'fused';
 }
 
 /** Bytes of the fp32 log-sum-exp a fused attention kernel keeps per query row and head. */

@@ -13,7 +13,7 @@ import type { AnalyzedLayer } from '../../../core/ir';
 import { product } from '../../../core/ir';
 import type { Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
-import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
+import { analyticalTimes, attentionKernelOf, type AttentionKernel } from '../../cost/compute';
 import { savedBytesAtPrecision } from '../../memory/precision';
 import { savedUnderKernel } from '../../memory/recompute';
 import { allGatherMs, allReduceMs, allToAllMs, p2pMs, activationBytes, type Link } from './adapters';
@@ -95,7 +95,6 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
   const bytes = activationBytes(env.precision);
   const scale = bytes / env.modelDtypeBytes;
   const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
-  const fused = (env.attention ?? 'fused') === 'fused';
   let attentionFwd = 0;
   let attentionBwd = 0;
   for (const l of layers) {
@@ -113,7 +112,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     c.backwardMs += t.backwardMs;
     c.recomputeFullMs += t.forwardMs;
     // A fused kernel keeps no scores (memory/recompute.ts): selective recompute neither drops nor re-runs anything there.
-    const scoresKept = !(fused && isAttention(l));
+    const scoresKept = !(isAttention(l) && attentionKernelOf(l, env.attention ?? 'fused') === 'fused');
     if (scoresKept) c.recomputeSelectiveMs += t.forwardMs * attentionCoreShare(l);
     if (isAttention(l)) {
       attentionFwd += t.forwardMs;
