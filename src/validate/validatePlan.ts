@@ -114,6 +114,7 @@ export async function validatePlan(model: AnalyzedModel, options: ValidateOption
     ? ['ZeRO/FSDP and tensor-parallel plans: not run by this version of wap validate (data parallelism only)']
     : [`ZeRO/FSDP and tensor-parallel plans need torch ≥ 2.2 (FSDP, DTensor parallelize_module); torch ${info.torchVersion} in ${python} validates the data-parallel configuration only`];
   const warnings = [...profile.warnings];
+  if (measured.teardownKilled) warnings.push(measured.teardownKilled);
   const fallbacks = profile.layers.filter((l) => l.status === 'fallback');
   if (fallbacks.length) warnings.push(`${fallbacks.length} layer(s) could not be timed alone and use the analytical estimate: ${fallbacks.map((l) => l.layer).join(', ')}`);
 

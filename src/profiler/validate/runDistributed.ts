@@ -62,6 +62,8 @@ export interface DistributedRunOptions {
   cancel?: CancelToken;
   /** All-reduce sizes for the α-β calibration. */
   calibrationBytes: number[];
+  /** How long the ranks may take to leave after the result is written (default TEARDOWN_GRACE_MS). */
+  teardownGraceMs?: number;
 }
 
 export interface DistributedMeasurement {
@@ -78,6 +80,8 @@ export interface DistributedMeasurement {
   params: number;
   warmup: number;
   steps: number;
+  /** Set when the ranks hung after writing the result and were killed: the steps were timed, the exit was not clean. */
+  teardownKilled?: string;
 }
 
 export function validateScript(): string {
@@ -160,7 +164,7 @@ export async function runDistributed(model: AnalyzedModel, options: DistributedR
       let resultSeenAt: number | undefined;
       const teardown = setInterval(() => {
         if (resultSeenAt === undefined) resultSeenAt = existsSync(resultFile) ? Date.now() : undefined;
-        else if (Date.now() - resultSeenAt > TEARDOWN_GRACE_MS) killGroup(TEARDOWN_HUNG);
+        else if (Date.now() - resultSeenAt > (options.teardownGraceMs ?? TEARDOWN_GRACE_MS)) killGroup(TEARDOWN_HUNG);
       }, 500);
       const poll = options.cancel ? setInterval(() => options.cancel!.isCancellationRequested && killGroup('cancelled'), 25) : undefined;
       const finish = (r: { code: number | null; signal: NodeJS.Signals | null }) => {
@@ -178,7 +182,12 @@ export async function runDistributed(model: AnalyzedModel, options: DistributedR
       child.on('exit', (c, s) => finish({ code: c, signal: s }));
     });
     if (why === 'cancelled') throw new Cancelled();
-    if ((code === 0 || why === TEARDOWN_HUNG) && existsSync(resultFile)) return JSON.parse(readFileSync(resultFile, 'utf8')) as DistributedMeasurement;
+    if ((code === 0 || why === TEARDOWN_HUNG) && existsSync(resultFile)) {
+      const measured = JSON.parse(readFileSync(resultFile, 'utf8')) as DistributedMeasurement;
+      if (why !== TEARDOWN_HUNG) return measured;
+      const grace = Math.round((options.teardownGraceMs ?? TEARDOWN_GRACE_MS) / 1000);
+      return { ...measured, teardownKilled: `the ranks had not exited ${grace} s after writing their timings and were killed; the timed steps had finished, but the run did not end cleanly` };
+    }
     const rank = failingRank(dir);
     const launcher = stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^\*+$|OMP_NUM_THREADS|Setting OMP|warnings\.warn/.test(l)).pop();
     const what = why ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
