@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AnalyzedLayer } from '../../src/core/ir';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import { analyticalTimes, nchwTransposeBytes, scoreElements } from '../../src/planner/cost/compute';
+import { analyticalTimes, fusedRecomputeGemm, nchwTransposeBytes, scoreElements, unfusedAttentionBytes } from '../../src/planner/cost/compute';
+import { gemmEfficiency } from '../../src/planner/cost/efficiency';
 import { chainModel } from '../profiler/fixtures';
 import { gptModel } from './gptSpec';
 
@@ -33,6 +34,26 @@ test('unfused attention: the score matrix heads·T·T is what it adds, so doubli
   // Default (no option) is the fused kernel: FlashAttention never writes the scores.
   const plain = analyticalTimes(short, a100(), 4, 1, 1, 2, 'fp16');
   assert.equal(plain.forwardMs, e1.fused.forwardMs);
+});
+
+test('a fused kernel recomputes QKᵀ in its backward: one T_q × T_k × d_k GEMM per head more than eager attention', () => {
+  // sdpa on (heads, T, d): 16 heads of 512 × 512 × 64, 4 samples.
+  const l = sdpaOf(512);
+  const r = fusedRecomputeGemm(l, 4, 1)!;
+  assert.equal(r.flops, 2 * 512 * 512 * 64 * 16 * 4);
+  assert.deepEqual(r.shape, { m: 512, n: 512, k: 64, batch: 16 * 4 });
+  // nn.MultiheadAttention, cross-attention: heads from its attrs, d_k = E / heads, half the heads on a 2-way split.
+  const mha = { op: 'mha', inputShapes: [[7, 64], [11, 64], [11, 64]], attrs: { numHeads: 4 } } as unknown as AnalyzedLayer;
+  assert.deepEqual(fusedRecomputeGemm(mha, 3, 0.5), { flops: 2 * 7 * 11 * 16 * 4 * 3 * 0.5, shape: { m: 7, n: 11, k: 16, batch: 6 } });
+  // In the time: fused backward − eager backward = the recompute GEMM − eager's backward score passes.
+  const gpu = a100();
+  const { fused } = unfusedExtra(l, gpu);
+  const eager = analyticalTimes(l, gpu, 4, 1, 1, 2, 'fp16', { attention: 'unfused' });
+  const passesMs = (unfusedAttentionBytes(l, 2).backward * 4) / (gpu.memoryBandwidthGBs * 1e6 * 0.75);
+  const recomputeMs = r.flops / (312e9 * gemmEfficiency(r.shape, gpu, 'fp16'));
+  assert.ok(Math.abs(fused.backwardMs - eager.backwardMs - (recomputeMs - passesMs)) < 1e-9 * eager.backwardMs, `${fused.backwardMs} vs ${eager.backwardMs}`);
+  const forwardPassesMs = (unfusedAttentionBytes(l, 2).forward * 4) / (gpu.memoryBandwidthGBs * 1e6 * 0.75);
+  assert.ok(Math.abs(fused.forwardMs + forwardPassesMs - eager.forwardMs) < 1e-9 * eager.forwardMs, 'the forward is eager less its score passes');
 });
 
 test('cross-attention scores are heads · T_query · T_key, read from each input (the key sequence may differ from the query)', () => {

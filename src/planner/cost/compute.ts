@@ -107,6 +107,25 @@ export function unfusedAttentionBytes(layer: AnalyzedLayer, dtypeBytes: number):
   return { forward: e * (UNFUSED_SCORE_PASSES.forward * dtypeBytes + 1), backward: e * (UNFUSED_SCORE_PASSES.backward * dtypeBytes + 1) };
 }
 
+/**
+ * The backward GEMM a fused attention kernel adds: it keeps no scores, so it recomputes S = QKᵀ tile by tile
+ * before the four backward products (Dao et al., FlashAttention, NeurIPS 2022, Algorithm 4; FlashAttention-2,
+ * ICLR 2024, §4.1: the backward does 2.5× the forward's FLOPs instead of 2×). Per sample: Tq × Tk × d_k
+ * multiply-adds per head, as one batched GEMM.
+ */
+export function fusedRecomputeGemm(layer: AnalyzedLayer, samples: number, share: number): { flops: number; shape: GemmShape } | undefined {
+  const q = layer.inputShapes[0] ?? [];
+  const k = layer.inputShapes[1] ?? q;
+  if (q.length < 2 || k.length < 2) return undefined;
+  const tq = q[q.length - 2];
+  const tk = k[k.length - 2];
+  const heads = layer.op === 'mha' ? Number((layer.attrs as Record<string, unknown>).numHeads) || 1 : 1;
+  const dk = q[q.length - 1] / heads;
+  const copies = samples * share * heads * (layer.op === 'sdpa' ? product(q.slice(0, -2)) : 1);
+  if (!(copies > 0 && dk > 0)) return undefined;
+  return { flops: 2 * tq * tk * dk * copies, shape: { m: tq, n: tk, k: dk, batch: Math.max(1, copies) } };
+}
+
 export interface PassTimes {
   forwardMs: number;
   backwardMs: number;
@@ -163,6 +182,9 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     const extra = unfusedAttentionBytes(layer, dtypeBytes);
     fwd += (extra.forward * samples * share) / bytesPerMs;
     bwd += (extra.backward * samples * share) / bytesPerMs;
+  } else if (layer.op === 'sdpa' || layer.op === 'mha') {
+    const recompute = fusedRecomputeGemm(layer, samples, share);
+    if (recompute) bwd += gemmMs(recompute.flops, recompute.shape, gpu, precision, peakPerMs, 1);
   }
   const transpose = nchwTransposeBytes(layer, dtypeBytes, precision, options.memoryFormat) * samples * share;
   if (transpose > 0) {
