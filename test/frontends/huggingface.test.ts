@@ -108,6 +108,19 @@ test('Mistral-7B (GQA 32/8 heads), Mixtral-8x7B (experts as layers) and Qwen2-0.
   assert.equal(mistral.totals.params, 7_241_732_096);
   assert.equal(layer(mistral, 'model.layers.0.self_attn.k_proj').attrs.outFeatures, 8 * 128);
   assert.deepEqual(layer(mistral, 'model.layers.0.self_attn.sdpa').outputShape, [8, 4, 256, 128], 'query heads grouped over the 8 key/value heads');
+  // Rotary embeddings on the split query and key heads: x·cos + rotate_half(x)·sin, element-wise and weightless.
+  for (const [role, shape] of [['q', [8, 4, 256, 128]], ['k', [8, 1, 256, 128]]] as const) {
+    const rotated = layer(mistral, `model.layers.0.self_attn.${role}_rotary`);
+    assert.deepEqual(rotated.outputShape, shape);
+    assert.deepEqual(rotated.inputs, [`model.layers.0.self_attn.${role}_rotary_cos`, `model.layers.0.self_attn.${role}_rotary_sin`]);
+    for (const part of ['cos', 'sin']) {
+      const product = layer(mistral, `model.layers.0.self_attn.${role}_rotary_${part}`);
+      assert.equal(product.op, 'mul');
+      assert.deepEqual(product.inputs, [`model.layers.0.self_attn.${role}_transpose`]);
+      assert.equal(product.workload.params, 0);
+    }
+  }
+  assert.deepEqual(layer(mistral, 'model.layers.0.self_attn.sdpa').inputs.slice(0, 2), ['model.layers.0.self_attn.q_rotary', 'model.layers.0.self_attn.k_rotary']);
 
   const mixtral = configJson('mixtral-8x7b');
   assert.equal(mixtral.totals.params, 46_702_792_704);

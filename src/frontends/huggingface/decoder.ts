@@ -4,7 +4,7 @@
  *   model.embed_tokens → model.layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj,
  *   post_attention_layernorm, mlp.{gate,up,down}_proj} → model.norm → lm_head
  * with RMSNorm (a weight, no bias), rotary position embeddings (no parameters;
- * their elementwise cost is left out), grouped-query attention when
+ * element-wise products on the query and key heads), grouped-query attention when
  * num_key_value_heads < num_attention_heads, and a SwiGLU MLP. What differs:
  * - qwen2: q/k/v projections have a bias (modeling_qwen2.py, `bias=True`);
  * - gemma: embeddings scaled by √hidden, GeGLU (gelu tanh) MLP, head_dim 256, tied head;
@@ -105,7 +105,7 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
     const q = g.linear(`${p}.self_attn.q_proj`, d.hidden, d.heads * d.headDim, qkvBias, normed);
     const k = g.linear(`${p}.self_attn.k_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
     const v = g.linear(`${p}.self_attn.v_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
-    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true });
+    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true });
     const o = g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, oBias, ctxOut);
     const r1 = g.sum(`${p}.residual_attn`, [h, o]);
     const normed2 = g.norm(`${p}.post_attention_layernorm`, d.hidden, 'rmsnorm', r1);

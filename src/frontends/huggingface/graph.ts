@@ -64,7 +64,7 @@ export class HfGraph {
    * [kv, 1, T, d] so broadcasting gives the same products without the copy.
    * q: [T, heads·d]; k, v: [Tk, kvHeads·d]. Returns [T, heads·d].
    */
-  attention(prefix: string, q: string, k: string, v: string, s: { heads: number; kvHeads: number; headDim: number; causal: boolean }): string {
+  attention(prefix: string, q: string, k: string, v: string, s: { heads: number; kvHeads: number; headDim: number; causal: boolean; rotary?: boolean }): string {
     const { heads, kvHeads, headDim: d } = s;
     const group = heads / kvHeads;
     // The token count stays -1 in the views so a user's --input sequence length flows through.
@@ -72,8 +72,12 @@ export class HfGraph {
       const viewed = this.add(`${prefix}.${role}_view`, 'view', 'reshape', { shape: group === 1 ? [-1, n, d] : [-1, n, g, d] }, [x]);
       return this.add(`${prefix}.${role}_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 2, 3, 1, 4] }, [viewed]);
     };
-    const qh = split(q, 'q', kvHeads, group);
-    const kh = split(k, 'k', kvHeads, 1);
+    // Rotary embeddings (modeling_llama.py, apply_rotary_pos_emb): x·cos + rotate_half(x)·sin on the split heads,
+    // element-wise kernels with no parameters; rotate_half's negate-and-concat copy is counted in the sin product.
+    const rotate = (x: string, role: string): string =>
+      s.rotary ? this.sum(`${prefix}.${role}_rotary`, [this.mul(`${prefix}.${role}_rotary_cos`, [x]), this.mul(`${prefix}.${role}_rotary_sin`, [x])]) : x;
+    const qh = rotate(split(q, 'q', kvHeads, group), 'q');
+    const kh = rotate(split(k, 'k', kvHeads, 1), 'k');
     const vh = split(v, 'v', kvHeads, 1);
     const attn = this.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', { causal: s.causal, heads, kvHeads }, [qh, kh, vh]);
     const back = this.add(`${prefix}.out_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 3, 1, 2, 4] }, [attn]);
