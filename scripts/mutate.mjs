@@ -134,6 +134,9 @@ const EQUIVALENT = [
   ['src/configs/jsonDoc.ts', /while \(p < text\.length && p < next\.length && text\[p\] === next\[p\]\) p\+\+;/, '< → ≤', 'text[text.length] matches nothing'],
   // A newline searched for from a value's end (≥ 1) is never at index 0: < 0 and ≤ 0 agree.
   ['src/configs/tomlDoc.ts', /const rest = text\.slice\(end, text\.indexOf\('\\n', end\) < 0/, '< → ≤', 'a found newline is ≥ 1'],
+  ['src/planner/cost/shardedCollectives.ts', /if \(p <= 1 \|\| bytes <= 0\) return 0;/, '≤ → <', 'collectiveMs returns 0 for one rank'],
+  ['src/planner/cost/tables.ts', /const key = measured \|\| opts\.configsFor \? -1 : layerKey\[li\] \* 3 \+ place;/, 'integer +1', 'place is 0–2: a stride of 4 keeps the keys distinct'],
+  ['src/planner/cost/tables.ts', /if \(from === undefined \|\| from >= to\) continue;/, '≥ → >', 'a layer never lists itself as its input (the core resolves inputs to earlier layers)'],
   ['src/configs/tomlDoc.ts', /table\.lastEntryEnd = valueLineEnd < 0/, '< → ≤', 'a newline found at or after a value (which starts past `k =`) is ≥ 1'],
   // With shards = d the HSDP group is every data rank on one node: its shard link is the data group's own link and
   // there is one replica, the same group the plain branch builds.

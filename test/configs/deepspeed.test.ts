@@ -112,7 +112,11 @@ test('an "enabled" DeepSpeed would not take as a bool is an error at the value, 
   assert.equal(bad.length, 1);
   assert.equal(bad[0]!.severity, 'error');
   assert.equal(text.slice(bad[0]!.range.start, bad[0]!.range.end), '"maybe"');
-  assert.match(bad[0]!.message, /^bf16\.enabled must be true or false, got "maybe"/);
+  assert.match(bad[0]!.message, /^bf16\.enabled must be true or false, got "maybe": DeepSpeed's config validation refuses it/, 'the value alone, not the text after it');
+  // A long value is cut at 40 characters.
+  const long = `"${'x'.repeat(60)}"`;
+  const cut = checkConfig('ds_config.json', `{"bf16": {"enabled": ${long}}, "train_batch_size": 8}`, undefined).findings.find((f) => f.code === 'unknown-value')!;
+  assert.ok(cut.message.startsWith(`bf16.enabled must be true or false, got ${long.slice(0, 40)}: `), cut.message);
   for (const ok of ['"auto"', '"yes"', '0', 'true']) {
     assert.deepEqual(checkConfig('ds_config.json', `{"train_batch_size": 8, "bf16": {"enabled": ${ok}}}`, undefined).findings.filter((f) => f.code === 'unknown-value'), [], ok);
   }

@@ -41,6 +41,11 @@ test('a 50 MB JSON file gets one diagnostic within the time budget', () => {
   const text = buf.toString('latin1');
   assert.ok(text.length > 50 * 1024 * 1024);
   assertMalformed('ds_config.json', text, /^Config is 50\.0 MB; WAP reads training configs up to 5 MB/);
+  // MB are binary, as the limit is: 5.25 × 2²⁰ characters print as 5.3 MB.
+  const opening = '{"train_batch_size": 8, "blob": "';
+  const justOver = `${opening}${'0'.repeat(5.25 * 1024 * 1024 - opening.length - 2)}"}`;
+  assert.equal(justOver.length, 5.25 * 1024 * 1024);
+  assertMalformed('ds_config.json', justOver, /^Config is 5\.3 MB; /);
   // Marked on its first character: a squiggle under 50 MB would cost the editor more than the check saved.
   assert.deepEqual(checkConfig('ds_config.json', text, alexnetPlan()).findings[0]!.range, { start: 0, end: 1 });
 });

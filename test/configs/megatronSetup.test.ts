@@ -71,6 +71,9 @@ test('defaults when flags are absent; selective recompute from --recompute-activ
   const none = read('python pretrain_gpt.py --tensor-model-parallel-size 2\n');
   assert.deepEqual([none.precision?.value, none.precision?.stated, none.recompute?.value, none.pipelineStages], ['fp32', false, 'none', undefined]);
   assert.deepEqual(none.recompute!.set!('none'), []);
+  // No precision flag to swap: the wanted one is added after the last Megatron argument.
+  const noFlagText = 'python pretrain_gpt.py --tensor-model-parallel-size 2\n';
+  assert.equal(applyTextEdits(noFlagText, none.precision!.set!('bf16')!), 'python pretrain_gpt.py --tensor-model-parallel-size 2 --bf16\n');
   const computed = read('python pretrain_gpt.py --tensor-model-parallel-size $((N/2)) --micro-batch-size x\n');
   assert.deepEqual([computed.tensorParallel, computed.microBatch], [undefined, undefined]);
   assert.equal(readConfigSetups(FILE, 'python train.py --lr 0.1\n').find((x) => x.label === 'Megatron-LM launch'), undefined);

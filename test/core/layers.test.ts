@@ -110,6 +110,9 @@ test('concat, split, add/mul broadcasting and their errors', () => {
   assert.deepEqual(ok('split', [[96, 10]], { axis: 1, chunks: 3, index: 2 }).outputShape, [32, 10]);
   assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [64, 32], index: 1 }).outputShape, [32, 10]);
   assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [40], index: 2 }).outputShape, [16, 10]);
+  // torch.split(x, 32) on 96 is three sections, no empty fourth.
+  assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [32], index: 2 }).outputShape, [32, 10]);
+  assert.match(err('split', [[96, 10]], { axis: 1, sizes: [32], index: 3 }), /output 3 does not exist/);
   assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [], chunks: 3, index: 0 }).outputShape, [32, 10], 'no sizes: the chunks decide');
   // torch.split accepts empty sections.
   assert.deepEqual(ok('split', [[96, 10]], { axis: 1, sizes: [0, 96], index: 1 }).outputShape, [96, 10]);

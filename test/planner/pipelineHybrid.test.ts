@@ -38,6 +38,8 @@ test('stage search: the restricted tables of a stage are searched exactly (chain
   const topo = new Topology(twoNodesEthernet);
   const model = syntheticChain(8, 4096);
   const t = buildCostTables(model, topo, [0, 1, 2, 3], 8, { mode: 'all', optimizer: 'adam', layerRange: [2, 6] });
+  // Only the stage's layers [2, 6) are costed; the rest get no options.
+  assert.deepEqual(t.options.map((o, i) => (o.length > 0 ? i : -1)).filter((i) => i >= 0), [2, 3, 4, 5]);
   const sub = restrictTables(t, 2, 6);
   assert.equal(sub.layers.length, 4);
   assert.deepEqual(sub.edges.map((e) => [e.from, e.to]), [[0, 1], [1, 2], [2, 3]]);
