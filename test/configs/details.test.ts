@@ -44,6 +44,11 @@ test('torchtitan: numbers read after a string with escaped quotes, defaults when
   assert.equal(s.tensorParallel?.stated, true);
   assert.equal(text.slice(s.tensorParallel!.range.start, s.tensorParallel!.range.end), '2');
   assert.deepEqual([s.pipelineStages?.value, s.pipelineStages?.stated], [1, false]);
+  // CPU offload: off unless the file says enable_cpu_offload = true.
+  assert.deepEqual([s.cpuOffload?.value, s.cpuOffload?.stated], [false, false]);
+  const on = readConfigSetups('llama.toml', `${text}\n[training]\nenable_cpu_offload = true\n`)[0]!;
+  assert.deepEqual([on.cpuOffload?.value, on.cpuOffload?.stated], [true, true]);
+  assert.equal(readConfigSetups('llama.toml', `${text}\n[training]\nenable_cpu_offload = false\n`)[0]!.cpuOffload?.value, false);
 });
 
 test('Megatron: a flag in a comment is not a setting, even on the first line', () => {

@@ -27,6 +27,10 @@ test('Lightning: devices list, string devices, num_nodes and strategy objects ar
   assert.equal(valueOf(text, gpu), '[0, 1, 2, 3, 4, 5]');
   assert.match(gpu.message, /^6 processes requested/);
   assert.equal(fixAll('train.py', text, alexnetPlan()).text, text.replace('[0, 1, 2, 3, 4, 5]', '[0, 1, 2, 3]'));
+  // The fix's title names num_nodes only for a plan on more than one machine.
+  assert.equal(gpu.fix!.title, 'Use 4 GPUs as planned (devices=4)');
+  const overTwo = checkConfig('t.py', 'import lightning as L\nt = L.Trainer(devices=4, num_nodes=1)\n', twoNodePlan()).findings.find((f) => f.code === 'gpu-count')!;
+  assert.equal(overTwo.fix!.title, 'Use 16 GPUs as planned (devices=8, num_nodes=2)');
   const advice = findings.find((f) => f.code === 'model-parallel-advice')!;
   assert.equal(valueOf(text, advice), 'DDPStrategy(find_unused_parameters=False)');
 

@@ -45,6 +45,12 @@ test('one value set in place; several at once stay separate edits unless they to
   assert.ok(inserted[0]!.start >= obj.indexOf('1') + 1, JSON.stringify(inserted));
   assert.deepEqual(setJsonValues(obj, [[['x'], 1]]), [{ start: obj.indexOf('1'), end: obj.indexOf('1') + 1, newText: '1' }]);
   assert.deepEqual(setJsonValues(obj, []), []);
+  // It ends before the common suffix: the closing brace and what follows stay outside the edit.
+  assert.ok(inserted[0]!.end <= obj.lastIndexOf('}'), JSON.stringify(inserted));
+  // Separate edits come out in text order, whatever order the changes were given in.
+  const reversed = setJsonValues(text, [[['b', 'c'], 9], [['a'], 8]]);
+  assert.deepEqual(reversed.map((e) => e.newText), ['8', '9']);
+  assert.ok(reversed[0]!.end < reversed[1]!.start);
 });
 
 test('an inserted section is indented as the file is: 4 spaces, tabs, or 2 spaces for a file on one line', () => {

@@ -20,6 +20,13 @@ test('redistribution by hand: all-gather, batch → replicated, and no change', 
   assert.ok(near(slice.fraction, 0) && slice.sources === 0, JSON.stringify(slice));
 });
 
+test('redistribution by hand: 2 feature shards → 3, where the pieces straddle the old boundaries', () => {
+  // Device 2 needs features [2/3, 1] and holds [0, 1/2]: it lacks its whole third. Device 1 needs [1/3, 2/3] and holds [1/2, 1]: it lacks 1/6.
+  const r = redistribution({ d: 1, k: 2, sharded: true }, { d: 1, k: 3, sharded: true });
+  assert.ok(Math.abs(r.fraction - 1 / 3) < 1e-12, String(r.fraction));
+  assert.equal(r.sources, 1);
+});
+
 test('what each split consumes and produces: row parallel reads a feature shard, column parallel writes one', () => {
   assert.equal(inputLayout({ d: 1, k: 2, split: 'in' }).sharded, true);
   assert.equal(inputLayout({ d: 1, k: 2, split: 'out' }).sharded, false);

@@ -14,7 +14,7 @@ import { allGatherMs, reduceScatterMs } from '../../src/planner/cost/shardedColl
 import { assignmentCost, assignmentMemory, buildCostTables, defaultSetup, type TableSetup } from '../../src/planner/cost/tables';
 import { allReduceMs, range, Topology } from '../../src/planner/cost/topology';
 import { resolveCluster } from '../../src/planner/index';
-import { ModelBuilder } from './fixtures';
+import { ModelBuilder, transformer } from './fixtures';
 
 const close = (a: number, b: number, what: string): void => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
 
@@ -273,4 +273,31 @@ test('an embedding lookup is memory-bound: the forward streams its table and act
   const stream = bytes / (gpu.memoryBandwidthGBs * 1e6 * 0.75);
   close(t.forwardMs, stream + 0.006, 'forward: one pass over the table and activations');
   close(t.backwardMs, 2 * stream + 0.012, 'backward: read them again and write their gradients');
+});
+
+test('full recompute: a layer outside the blocks keeps its activations even when a block layer has its exact shape', () => {
+  // ln_f (outside any block) has h.0.ln_2's op, shapes and weights; under full recompute h.0.ln_2 keeps nothing, ln_f all it saves.
+  const model = transformer(2, 64, 128, 4);
+  const at = (recompute: 'none' | 'full') => buildCostTables(model, topo, [0], 4, { mode: 'dp', optimizer: 'adam', setup: { ...defaultSetup('adam'), recompute } });
+  const index = (name: string) => model.layers.findIndex((l) => l.name === name);
+  const full = at('full');
+  const none = at('none');
+  const acts = (t: ReturnType<typeof at>, name: string) => t.options[index(name)]![0]!.memory.activations;
+  assert.ok(acts(none, 'ln_f') > 0);
+  assert.equal(acts(full, 'ln_f'), acts(none, 'ln_f'), 'outside the blocks: kept');
+  assert.equal(acts(full, 'h.0.ln_2'), 0, 'inside a block: recomputed');
+  assert.equal(acts(full, 'h.1.ln_2'), 0);
+  // A block's first layer keeps its input: the same for every block.
+  assert.ok(acts(full, 'h.1.ln_1') > 0);
+});
+
+test('HSDP whose shard group is the whole data group is plain ZeRO: its gathers run on the data groups’ slowest link', () => {
+  // 14 GPUs on 2 × 8 as d=2 × k=7: data group 0 is {0, 7}, inside node 0, but group 1 is {1, 8}, across the network.
+  const b = new ModelBuilder('wide', [4096]);
+  b.linear('fc', 'x', 4096 * 7);
+  const twoNodes = new Topology(resolveCluster('h100x16-2node'));
+  const t = buildCostTables(b.build(), twoNodes, range(0, 14), 28, { mode: 'hybrid', optimizer: 'adam', setup: { ...defaultSetup('adam'), zeroStage: 3, hybridShard: true }, configsFor: () => [{ d: 2, k: 7, split: 'out' }] });
+  const o = t.options[0]![0]!;
+  assert.equal(o.gatherMs, allGatherMs(o.gatherBytes, 2, twoNodes.link([1, 8])));
+  assert.ok(o.gatherMs > allGatherMs(o.gatherBytes, 2, twoNodes.link([0, 7])));
 });
