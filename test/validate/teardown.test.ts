@@ -35,7 +35,7 @@ function standIn(dir: string, hang: boolean): string {
   return file;
 }
 
-const running = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('wap-hung-launcher'));
+const running = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('wap-hung'));
 
 test('ranks that hang after writing their timings are killed; the measurement is kept and says so', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'wap-teardown-'));
