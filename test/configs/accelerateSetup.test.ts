@@ -66,6 +66,7 @@ test('FSDP: sharding strategy as ZeRO stage + hybrid, checkpointing, offload, pr
   assert.equal(read(fp32).precision?.value, 'fp32');
   assert.equal(read(edit(FSDP, s.precision!.set!('fp16'))).precision?.value, 'fp16');
   assert.ok(s.inexpressible.tensorParallel && s.inexpressible.pipelineStages);
+  assert.equal(s.inexpressible.tensorParallel, 'Accelerate configs have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or write a torchtitan / Megatron-LM config');
 });
 
 test('FSDP strategies by name and by enum number; absent keys take FSDP’s defaults (FULL_SHARD, no checkpointing, fp32)', () => {

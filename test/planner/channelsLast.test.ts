@@ -23,6 +23,8 @@ test('the same conv in either layout gets the same configurations', () => {
   const b = layerConfigs(first.layers[0]!, 8, 'hybrid', 'channels_first');
   assert.deepEqual(a, b);
   assert.equal(a.filter((c) => c.split === 'out').length, 3, 'k = 2, 4, 8 all fit in 64 channels');
+  // A convolution splits its output channels only: no input-feature (row-parallel) split, which is for linear layers.
+  assert.deepEqual([...new Set(a.map((c) => c.split))].sort(), ['none', 'out']);
 });
 
 test('a channels_first conv whose channels are fewer than k gets no out split for that k', () => {

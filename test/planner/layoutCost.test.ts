@@ -20,11 +20,13 @@ test('redistribution by hand: all-gather, batch → replicated, and no change', 
   assert.ok(near(slice.fraction, 0) && slice.sources === 0, JSON.stringify(slice));
 });
 
-test('redistribution by hand: 2 feature shards → 3, where the pieces straddle the old boundaries', () => {
-  // Device 2 needs features [2/3, 1] and holds [0, 1/2]: it lacks its whole third. Device 1 needs [1/3, 2/3] and holds [1/2, 1]: it lacks 1/6.
-  const r = redistribution({ d: 1, k: 2, sharded: true }, { d: 1, k: 3, sharded: true });
-  assert.ok(Math.abs(r.fraction - 1 / 3) < 1e-12, String(r.fraction));
-  assert.equal(r.sources, 1);
+test('redistribution by hand: 2 batch × 2 feature shards → 4 feature shards of the whole batch', () => {
+  // Device 1 held batch [0, ½] × features [½, 1] and needs all the batch × features [¼, ½]: none of it is local,
+  // a quarter of the tensor, from the two devices holding features [0, ½] (device 0's half batch, device 2's).
+  // Device 0 needs [0, ¼] and holds half of it: it lacks only an eighth.
+  const r = redistribution({ d: 2, k: 2, sharded: true }, { d: 1, k: 4, sharded: true });
+  assert.ok(Math.abs(r.fraction - 1 / 4) < 1e-12, String(r.fraction));
+  assert.equal(r.sources, 2);
 });
 
 test('what each split consumes and produces: row parallel reads a feature shard, column parallel writes one', () => {
