@@ -134,6 +134,7 @@ const EQUIVALENT = [
   ['src/configs/jsonDoc.ts', /while \(p < text\.length && p < next\.length && text\[p\] === next\[p\]\) p\+\+;/, '< → ≤', 'text[text.length] matches nothing'],
   // A newline searched for from a value's end (≥ 1) is never at index 0: < 0 and ≤ 0 agree.
   ['src/configs/tomlDoc.ts', /const rest = text\.slice\(end, text\.indexOf\('\\n', end\) < 0/, '< → ≤', 'a found newline is ≥ 1'],
+  ['src/planner/cost/compute.ts', /if \(!\(copies > 0 && dk > 0\)\) return undefined;/, '> → ≥', 'no copies is no FLOPs, and gemmMs of 0 FLOPs is 0'],
   ['src/planner/cost/layout.ts', /const o1 = from\.sharded \? \(af \+ 1\) \/ from\.k : 1;/, '÷ → ×', 'no pair of layouts over 2–12 devices changes (checked exhaustively): the worst receiver never relies on the held piece’s end'],
   ['src/planner/cost/tables.ts', /const key = c\.d \* \(n \+ 1\) \+ c\.k;/, '+ → −', 'shard groups are looked up for d > 1 with d·k = n, where d(n−1) + n/d is one-to-one'],
   ['src/planner/cost/shardedCollectives.ts', /if \(p <= 1 \|\| bytes <= 0\) return 0;/, '≤ → <', 'collectiveMs returns 0 for one rank'],

@@ -52,6 +52,8 @@ test('Keras: MirroredStrategy device lists keep their spelling; an argument-less
 
   const bare = 'import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n';
   assert.equal(fixAll('k.py', bare, alexnetPlan()).text, bare.replace('MirroredStrategy()', 'MirroredStrategy(devices=["/gpu:0", "/gpu:1", "/gpu:2", "/gpu:3"])'));
+  // A plan on every GPU of the machine is what a bare MirroredStrategy() already does.
+  assert.deepEqual(checkConfig('k.py', bare, dataParallelPlan(8)).findings.filter((x) => x.code === 'gpu-count'), []);
   const multi = checkConfig('k.py', bare, twoNodePlan()).findings;
   assert.deepEqual(multi.map((x) => x.code), ['multi-node']);
 });

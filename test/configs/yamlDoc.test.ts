@@ -50,6 +50,9 @@ test('inserting a key: after the last entry at its indentation, at the end, or n
   // A nested block as the value: no space after the colon.
   assert.equal(applyTextEdits(text, insertYamlKey(text, doc, [], 'cfg', '\n  k: v')!), `${text}cfg:\n  k: v\n`);
   assert.equal(insertYamlKey(text, doc, ['missing'], 'k', 'v'), undefined);
+  // A last entry with a complex key (`? [x, y]`) gives no line to copy: a top-level key is appended at the end.
+  const complex = 'a: 1\n? [x, y]\n: 2\n';
+  assert.equal(applyTextEdits(complex, insertYamlKey(complex, parseYamlConfig(complex), [], 'new', 'x')!), `${complex}new: x\n`);
   const flow = 'sec: {a: 1}\n';
   assert.equal(insertYamlKey(flow, parseYamlConfig(flow), ['sec'], 'b', '2'), undefined);
 });

@@ -70,12 +70,28 @@ test('host-staged PCIe (p2p: false): half the bandwidth, twice the latency plus 
   assert.throws(() => parseClusterSpec({ gpusPerNode: 2, gpu: { tflops: 1, memoryGB: 1, memoryBandwidthGBs: 1 }, intraNode: { bandwidthGBs: 1, p2p: 'no' } }, 't'), /intraNode\.p2p must be true or false/);
 });
 
+test('one rank per node: every collective runs on the network alone, whatever the node fabric would cost', () => {
+  const inter = { busBytesPerMs: 25e6, alphaMs: 0.005 };
+  const slowNode = { busBytesPerMs: 1e6, alphaMs: 1 };
+  const fabric = { perNode: 1, nodes: 4, intra: slowNode, inter };
+  for (const kind of ['allreduce', 'allgather', 'reducescatter', 'alltoall', 'broadcast'] as const) {
+    close(collectiveMs(kind, 1e8, 4, fabric), flatCollectiveMs(kind, 1e8, 4, inter), kind);
+  }
+});
+
 test('topology: a group spanning nodes gets the hierarchical fabric; a node-local one the intra level', () => {
   const topo = new Topology(resolveCluster('h100x16-2node'));
   const all = topo.link(Array.from({ length: 16 }, (_, i) => i));
   assert.deepEqual([all.fabric.perNode, all.fabric.nodes], [8, 2]);
   const local = topo.link([0, 1, 2, 3]);
   assert.deepEqual([local.fabric.perNode, local.fabric.nodes], [4, 1]);
+  // Uneven: 3 GPUs in node 0 and 1 in node 1; the fuller node's count is the one its ranks share.
+  const uneven = topo.link([5, 6, 7, 8]);
+  assert.deepEqual([uneven.fabric.perNode, uneven.fabric.nodes], [3, 2]);
+  // Lanes: a node's own NVLink on a multi-node cluster, plain 'nvlink' on a one-node one, the network across nodes.
+  assert.equal(local.lane, 'link:nvlink-node0');
+  assert.equal(uneven.lane, 'link:ib');
+  assert.equal(new Topology(resolveCluster('a100x8')).link([0, 1]).lane, 'link:nvlink');
   assert.ok(collectiveMs('allreduce', 1e9, 16, all.fabric) > collectiveMs('allreduce', 1e9, 8, topo.link([0, 1, 2, 3, 4, 5, 6, 7]).fabric));
 });
 
