@@ -74,7 +74,7 @@ export function savedUnderKernel(layer: AnalyzedLayer, attention: AttentionKerne
 
 /** Saved-activation bytes per sample (at the model's dtype) that selective recompute no longer keeps. */
 export function selectiveSavedBytesPerSample(layer: AnalyzedLayer, modelDtypeBytes: number, attention: AttentionKernel): number {
-  // A fused kernel keeps no scores: selective recompute has nothing of its to drop.
+  // A fused kernel keeps no scores: selective recompute has nothing to drop.
   if (fusedAttention(layer, attention)) return 0;
   const scores = scoreElementsPerSample(layer);
   if (scores === 0) return 0;
