@@ -11,6 +11,7 @@ import type { AnalyzedModel } from '../core/ir';
 import type { BaselineResult, IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, ScalingPoint } from '../protocol/plan';
 import type { ProfileFile } from '../protocol/profile';
 import type { ClusterSpec } from './cluster/spec';
+import { attentionKernelOf } from './cost/compute';
 import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
@@ -90,8 +91,8 @@ function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOpt
   else if (model.inputAssumed) diagnostics.push({ severity: 'info', message: `input shape ${model.input.join('×')} is assumed; pass --input to set it` });
   const pinProblem = badPin(options);
   if (pinProblem) return fail(pinProblem);
-  if (options.pins?.recompute === 'selective' && !hasAttentionScores(model, options.attentionKernel ?? 'fused')) {
-    const why = model.layers.some((l) => l.op === 'sdpa' || l.op === 'mha') ? 'the fused attention kernel keeps no attention scores (FlashAttention rebuilds them in its backward)' : 'the model has no attention scores';
+  if (options.pins?.recompute === 'selective' && !hasAttentionScores(model, options.attentionKernel)) {
+    const why = model.layers.some((l) => attentionKernelOf(l) !== undefined) ? 'the fused attention kernel keeps no attention scores (FlashAttention rebuilds them in its backward)' : 'the model has no attention scores';
     diagnostics.push({ severity: 'info', message: `selective recompute drops nothing here: ${why}; it plans as no recompute` });
   }
   let precision: PrecisionChoice;

@@ -42,14 +42,16 @@ const FREE_OPS = new Set<OpKind>(['input', 'flatten', 'reshape', 'identity']);
 export type AttentionKernel = 'fused' | 'unfused';
 
 /**
- * The kernel an attention layer runs under the plan's choice. sdpa follows it. nn.MultiheadAttention dispatches
- * to scaled_dot_product_attention only when called with need_weights=False; a call that returns its weights (the
+ * The kernel an attention layer runs under the plan's choice (fused when the plan does not say); undefined for
+ * layers that are not attention. sdpa follows the plan. nn.MultiheadAttention dispatches to
+ * scaled_dot_product_attention only when called with need_weights=False; a call that returns its weights (the
  * default), or an mha whose call did not say (Keras), computes the T×T weights explicitly
  * (torch.nn.functional.multi_head_attention_forward).
  */
-export function attentionKernelOf(layer: AnalyzedLayer, planned: AttentionKernel): AttentionKernel {
-  if (layer.op === 'mha' && (layer.attrs as Record<string, unknown>).needWeights !== false) return 'unfused';
-  return planned;
+export function attentionKernelOf(layer: AnalyzedLayer, planned: AttentionKernel = 'fused'): AttentionKernel | undefined {
+  if (layer.op === 'sdpa') return planned;
+  if (layer.op !== 'mha') return undefined;
+  return (layer.attrs as Record<string, unknown>).needWeights === false ? planned : 'unfused';
 }
 
 export interface ComputeOptions {
@@ -177,12 +179,13 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   let fwd = Math.max(fwdCompute, (io + weights) / bytesPerMs);
   // Backward reads activations and output grads, writes input and weight grads: about twice the traffic.
   let bwd = Math.max(bwdCompute, (2 * io + 2 * weights) / bytesPerMs);
-  if ((layer.op === 'sdpa' || layer.op === 'mha') && attentionKernelOf(layer, options.attention ?? 'fused') === 'unfused') {
+  const kernel = attentionKernelOf(layer, options.attention);
+  if (kernel === 'unfused') {
     // Separate kernels run one after another: the score passes add to the GEMMs' time rather than overlap it.
     const extra = unfusedAttentionBytes(layer, dtypeBytes);
     fwd += (extra.forward * samples * share) / bytesPerMs;
     bwd += (extra.backward * samples * share) / bytesPerMs;
-  } else if (layer.op === 'sdpa' || layer.op === 'mha') {
+  } else if (kernel === 'fused') {
     const recompute = fusedRecomputeGemm(layer, samples, share);
     if (recompute) bwd += gemmMs(recompute.flops, recompute.shape, gpu, precision, peakPerMs, 1);
   }

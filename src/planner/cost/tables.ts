@@ -297,9 +297,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     configs = configs.filter((c) => c.d <= batch);
     if (configs.length === 0) configs = [{ d: 1, k: n, split: n === 1 ? 'none' : 'rep' }];
     const inBytes = inputBytesPerSample(layer, bytes.activation);
-    const attention = opts.attention ?? 'fused';
-    const kept = keptActivations(layer, li, setup.recompute, recompute ?? recomputePlan(model), dtype, inputBytesPerSample(layer, dtype), attention);
-    const keptWithout = savedUnderKernel(layer, attention, dtype);
+    const kept = keptActivations(layer, li, setup.recompute, recompute ?? recomputePlan(model), dtype, inputBytesPerSample(layer, dtype), opts.attention);
+    const savedWithoutRecompute = savedUnderKernel(layer, opts.attention, dtype);
     return configs.map((c) => {
       // Gradient accumulation: A micro-steps of batch/(d·A) samples each per iteration.
       const samples = batch / c.d / A;
@@ -352,7 +351,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       // Float activations follow the precision; int64 indices and bool masks keep their size.
       const keptBytes = savedBytesAtPrecision(kept.savedBytesPerSample, kept.fixedBytesPerSample, actScale);
       const activations = keptBytes * samples * actShare * copies;
-      const savedBytes = savedBytesAtPrecision(keptWithout.saved, keptWithout.fixed, actScale);
+      const savedBytes = savedBytesAtPrecision(savedWithoutRecompute.saved, savedWithoutRecompute.fixed, actScale);
       const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * samples * actShare : 0;
       const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
       const memory = { weights: states.weights + buffers, gradients: states.gradients, optimizer: states.optimizer, activations };

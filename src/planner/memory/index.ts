@@ -7,7 +7,7 @@ import { breakdown, modelStateBytes, shardCount, stateBytesPerParam, type Memory
 
 export * from './model';
 export { choosePrecision, choosePrecisionFor, isMixed, peakTflops, precisionBytes, PrecisionError, savedBytesAtPrecision, type PrecisionBytes, type PrecisionChoice } from './precision';
-export { hasAttentionScores, keptActivations, largestSegmentBytesPerSample, recomputePlan, savedUnderKernel, scoreElementsPerSample, selectiveRecomputeFraction, type RecomputePlan } from './recompute';
+export { hasAttentionScores, keptActivations, largestSegmentBytesPerSample, fusedAttention, recomputePlan, savedUnderKernel, scoreElementsPerSample, selectiveRecomputeFraction, type RecomputePlan } from './recompute';
 
 /** How a GPU's share of the model is cut. */
 export interface ParallelDegrees {

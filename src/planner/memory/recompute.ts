@@ -45,8 +45,8 @@ export function scoreElementsPerSample(layer: AnalyzedLayer): number {
 }
 
 /** True for an attention op (sdpa, mha) that runs a fused kernel, whose scores never reach memory. */
-function fusedAttention(layer: AnalyzedLayer, attention: AttentionKernel): boolean {
-  return (layer.op === 'sdpa' || layer.op === 'mha') && attentionKernelOf(layer, attention) === 'fused';
+export function fusedAttention(layer: AnalyzedLayer, attention?: AttentionKernel): boolean {
+  return attentionKernelOf(layer, attention) === 'fused';
 }
 
 /** Bytes of the fp32 log-sum-exp a fused attention kernel keeps per query row and head. */
@@ -60,7 +60,7 @@ const LOG_SUM_EXP_BYTES = 4;
  * query row and head, and rebuilds the scores tile by tile in its backward. Q, K, V and the output are saved
  * either way (the output as the next projection's input).
  */
-export function savedUnderKernel(layer: AnalyzedLayer, attention: AttentionKernel, modelDtypeBytes: number): { saved: number; fixed: number } {
+export function savedUnderKernel(layer: AnalyzedLayer, attention: AttentionKernel | undefined, modelDtypeBytes: number): { saved: number; fixed: number } {
   const saved = positive(layer.workload.savedActivationBytes);
   const fixed = Math.min(saved, positive(layer.workload.savedFixedBytes));
   if (!fusedAttention(layer, attention)) return { saved, fixed };
@@ -73,7 +73,7 @@ export function savedUnderKernel(layer: AnalyzedLayer, attention: AttentionKerne
 }
 
 /** Saved-activation bytes per sample (at the model's dtype) that selective recompute no longer keeps. */
-export function selectiveSavedBytesPerSample(layer: AnalyzedLayer, modelDtypeBytes: number, attention: AttentionKernel): number {
+export function selectiveSavedBytesPerSample(layer: AnalyzedLayer, modelDtypeBytes: number, attention: AttentionKernel | undefined): number {
   // A fused kernel keeps no scores: selective recompute has nothing to drop.
   if (fusedAttention(layer, attention)) return 0;
   const scores = scoreElementsPerSample(layer);
@@ -162,7 +162,7 @@ export function keptActivations(
   plan: RecomputePlan,
   modelDtypeBytes: number,
   inputBytesPerSample: number,
-  attention: AttentionKernel = 'fused',
+  attention?: AttentionKernel,
 ): { savedBytesPerSample: number; fixedBytesPerSample: number; recomputeFraction: number } {
   const { saved, fixed } = savedUnderKernel(layer, attention, modelDtypeBytes);
   if (mode === 'selective') {
@@ -183,6 +183,6 @@ export function largestSegmentBytesPerSample(plan: RecomputePlan): number {
 }
 
 /** True when selective recompute would save anything on this model: it keeps attention scores under this kernel. */
-export function hasAttentionScores(model: AnalyzedModel, attention: AttentionKernel = 'fused'): boolean {
+export function hasAttentionScores(model: AnalyzedModel, attention?: AttentionKernel): boolean {
   return model.layers.some((l) => !fusedAttention(l, attention) && scoreElementsPerSample(l) > 0);
 }

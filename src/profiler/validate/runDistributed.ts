@@ -112,6 +112,7 @@ function failingRank(dir: string): string | undefined {
 
 export async function runDistributed(model: AnalyzedModel, options: DistributedRunOptions): Promise<DistributedMeasurement> {
   const dir = mkdtempSync(join(tmpdir(), 'wap-validate-'));
+  const graceMs = options.teardownGraceMs ?? TEARDOWN_GRACE_MS;
   try {
     const resultFile = join(dir, 'result.json');
     const job = {
@@ -164,7 +165,7 @@ export async function runDistributed(model: AnalyzedModel, options: DistributedR
       let resultSeenAt: number | undefined;
       const teardown = setInterval(() => {
         if (resultSeenAt === undefined) resultSeenAt = existsSync(resultFile) ? Date.now() : undefined;
-        else if (Date.now() - resultSeenAt > (options.teardownGraceMs ?? TEARDOWN_GRACE_MS)) killGroup(TEARDOWN_HUNG);
+        else if (Date.now() - resultSeenAt > graceMs) killGroup(TEARDOWN_HUNG);
       }, 500);
       const poll = options.cancel ? setInterval(() => options.cancel!.isCancellationRequested && killGroup('cancelled'), 25) : undefined;
       const finish = (r: { code: number | null; signal: NodeJS.Signals | null }) => {
@@ -185,8 +186,7 @@ export async function runDistributed(model: AnalyzedModel, options: DistributedR
     if ((code === 0 || why === TEARDOWN_HUNG) && existsSync(resultFile)) {
       const measured = JSON.parse(readFileSync(resultFile, 'utf8')) as DistributedMeasurement;
       if (why !== TEARDOWN_HUNG) return measured;
-      const grace = Math.round((options.teardownGraceMs ?? TEARDOWN_GRACE_MS) / 1000);
-      return { ...measured, teardownKilled: `the ranks had not exited ${grace} s after writing their timings and were killed; the timed steps had finished, but the run did not end cleanly` };
+      return { ...measured, teardownKilled: `the ranks had not exited ${Math.round(graceMs / 1000)} s after writing their timings and were killed; the timed steps had finished, but the run did not end cleanly` };
     }
     const rank = failingRank(dir);
     const launcher = stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^\*+$|OMP_NUM_THREADS|Setting OMP|warnings\.warn/.test(l)).pop();

@@ -13,9 +13,9 @@ import type { AnalyzedLayer } from '../../../core/ir';
 import { product } from '../../../core/ir';
 import type { Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
-import { analyticalTimes, attentionKernelOf, type AttentionKernel } from '../../cost/compute';
+import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
 import { savedBytesAtPrecision } from '../../memory/precision';
-import { savedUnderKernel } from '../../memory/recompute';
+import { fusedAttention, savedUnderKernel } from '../../memory/recompute';
 import { allGatherMs, allReduceMs, allToAllMs, p2pMs, activationBytes, type Link } from './adapters';
 import { isAttention, type BlockShape } from './blocks';
 
@@ -112,7 +112,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     c.backwardMs += t.backwardMs;
     c.recomputeFullMs += t.forwardMs;
     // A fused kernel keeps no scores (memory/recompute.ts): selective recompute neither drops nor re-runs anything there.
-    const scoresKept = !(isAttention(l) && attentionKernelOf(l, env.attention ?? 'fused') === 'fused');
+    const scoresKept = !fusedAttention(l, env.attention);
     if (scoresKept) c.recomputeSelectiveMs += t.forwardMs * attentionCoreShare(l);
     if (isAttention(l)) {
       attentionFwd += t.forwardMs;
@@ -120,7 +120,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     }
     c.params += l.workload.params * paramShare;
     // Float activations follow the precision; int64 indices and bool masks keep their size.
-    const kept = savedUnderKernel(l, env.attention ?? 'fused', env.modelDtypeBytes);
+    const kept = savedUnderKernel(l, env.attention, env.modelDtypeBytes);
     const saved = savedBytesAtPrecision(kept.saved, kept.fixed, scale) * mb * share;
     c.savedNone += saved;
     c.savedSelective += scoresKept ? Math.max(0, saved - scoreBytes(l, bytes) * mb * share) : saved;
