@@ -38,10 +38,14 @@ export class HfGraph {
     return this.add(name, 'Embedding', 'embedding', { numEmbeddings, embeddingDim }, [x]);
   }
 
-  /** LayerNorm (weight and bias) or RMSNorm (weight only: `center: false`), over the last dim. */
+  /**
+   * LayerNorm (weight and bias) or RMSNorm (weight only: `center: false`), over the last dim. nn.LayerNorm is one
+   * native kernel; transformers' RMSNorms are Python modules that run their ops one by one on an fp32 copy
+   * (`eagerFp32`, priced in planner/cost/eagerNorm.ts).
+   */
   norm(name: string, size: number, kind: 'layernorm' | 'rmsnorm', x: string, type?: string, extra: Attrs = {}): string {
     const rms = kind === 'rmsnorm';
-    return this.add(name, type ?? (rms ? 'RMSNorm' : 'LayerNorm'), 'layernorm', { normalizedShape: [size], scale: true, center: !rms, ...(rms ? { rms: true } : {}), ...extra }, [x]);
+    return this.add(name, type ?? (rms ? 'RMSNorm' : 'LayerNorm'), 'layernorm', { normalizedShape: [size], scale: true, center: !rms, ...(rms ? { rms: true, eagerFp32: true } : {}), ...extra }, [x]);
   }
 
   act(name: string, fn: string, x: string, type?: string): string {

@@ -10,6 +10,7 @@ import { product } from '../../core/ir';
 import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 import { peakTflops } from '../memory/precision';
+import { eagerNormTraffic } from './eagerNorm';
 import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape } from './efficiency';
 
 /**
@@ -26,9 +27,8 @@ const NON_GEMM_EFFICIENCY = 0.25;
  * read and write different tensors sit at the low end.
  */
 const MEMORY_EFFICIENCY = 0.75;
-/** Launch/framework overhead per layer and pass, ms: CUDA kernel launch ≈ 5 µs, backward launches two kernels. */
-const FORWARD_OVERHEAD_MS = 0.006;
-const BACKWARD_OVERHEAD_MS = 0.012;
+/** Launch/framework overhead per kernel, ms (CUDA kernel launch ≈ 5 µs); a layer's backward launches two (input and weight gradients). */
+const KERNEL_LAUNCH_MS = 0.006;
 /** Views cost nothing: no kernel runs. */
 const FREE_OPS = new Set<OpKind>(['input', 'flatten', 'reshape', 'identity']);
 
@@ -175,10 +175,21 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     fwdCompute = fwdFlops / rate;
     bwdCompute = bwdFlops / rate;
   }
-  const launches = gemms?.sequential ?? 1;
-  let fwd = Math.max(fwdCompute, (io + weights) / bytesPerMs);
+  const steps = gemms?.sequential ?? 1;
+  let kernels = { forward: steps, backward: 2 * steps };
+  let fwdBytes = io + weights;
   // Backward reads activations and output grads, writes input and weight grads: about twice the traffic.
-  let bwd = Math.max(bwdCompute, (2 * io + 2 * weights) / bytesPerMs);
+  let bwdBytes = 2 * io + 2 * weights;
+  const eager = eagerNormTraffic(layer, dtypeBytes);
+  if (eager) {
+    // A Python RMSNorm: one kernel per op, each through HBM (cost/eagerNorm.ts).
+    const elements = (layer.outputShape ? product(layer.outputShape) : 0) * samples * share;
+    fwdBytes = eager.forwardBytesPerElement * elements + weights;
+    bwdBytes = eager.backwardBytesPerElement * elements + 2 * weights;
+    kernels = { forward: eager.forwardKernels, backward: eager.backwardKernels };
+  }
+  let fwd = Math.max(fwdCompute, fwdBytes / bytesPerMs);
+  let bwd = Math.max(bwdCompute, bwdBytes / bytesPerMs);
   const kernel = attentionKernelOf(layer, options.attention);
   if (kernel === 'unfused') {
     // Separate kernels run one after another: the score passes add to the GEMMs' time rather than overlap it.
@@ -195,7 +206,7 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     fwd += transpose / bytesPerMs;
     bwd += (2 * transpose) / bytesPerMs;
   }
-  return { forwardMs: fwd + FORWARD_OVERHEAD_MS * launches, backwardMs: bwd + BACKWARD_OVERHEAD_MS * launches };
+  return { forwardMs: fwd + KERNEL_LAUNCH_MS * kernels.forward, backwardMs: bwd + KERNEL_LAUNCH_MS * kernels.backward };
 }
 
 /** Achieved FLOP/s of a layer's forward and backward passes under analyticalTimes (for the no-layer-above-peak check). */
