@@ -3,7 +3,7 @@
  * configs) import from here only.
  */
 export type { ClusterSpec, GpuSpec, LinkSpec } from './cluster/spec';
-export { ClusterSpecError, parseClusterSpec } from './cluster/spec';
+export { ClusterSpecError, gpuMemoryBytes, parseClusterSpec } from './cluster/spec';
 export { CLUSTER_PRESETS, DEFAULT_PRESET, type ClusterPreset } from './cluster/presets';
 export { resolveCluster, type ResolveContext } from './cluster/resolve';
 export { planModel, planModelAsync, type PlanExtras, type AsyncPlanExtras } from './planner';

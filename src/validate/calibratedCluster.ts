@@ -13,7 +13,7 @@
  * so the link is bw = β_fit · 2(p−1)/p and α = α_fit / (2(p−1)).
  */
 import type { AnalyzedModel } from '../core/ir';
-import type { ClusterSpec } from '../planner/index';
+import { gpuMemoryBytes, type ClusterSpec } from '../planner/index';
 import type { ProfileFile } from '../protocol/profile';
 import { fitAlphaBeta } from '../profiler/calibration';
 
@@ -61,7 +61,8 @@ export function calibratedCluster(
     tflops,
     // CPU processes train in fp32: no other precision has a measured rate, so none is offered.
     peakTflops: { fp32: tflops },
-    memoryGB: memoryBytesPerProcess / 1e9,
+    // A spec's memoryGB is binary (planner/cluster/spec.ts gpuMemoryBytes): the planner sees exactly these bytes.
+    memoryGB: memoryBytesPerProcess / gpuMemoryBytes({ memoryGB: 1 }),
     memoryBandwidthGBs,
     // Energy is not validated: no power figures for a CPU process.
     powerW: 0,
