@@ -149,6 +149,9 @@ const EQUIVALENT = [
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1
   // (counts, degrees and world sizes below 1 are refused), so 0 never comes back: > 0 and ≥ 0 agree.
   ['src/configs/evaluate.ts', /return probe\.batch > 0 \? probe\.batch : undefined;/, '> → ≥', 'batches are −1 or ≥ 1'],
+  // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals
+  // their own type): the typeof test narrows for TypeScript, and `&&` and `||` pick the same nodes.
+  ['src/configs/deepspeedSetup.ts', /if \(n\.type === 'string' && typeof n\.value === 'string'\)/, '&& → ||', "only 'string' nodes hold a string value"],
 ];
 
 /** FNV-1a of a string and the seed: a mutant's place in the sample, stable when other lines change. */

@@ -99,6 +99,8 @@ test('versus line: seconds from 1000 ms, whole ms from 100, GB with a decimal be
   assert.match(versusLine(run(100, 10e9), run(100)), /fits \(10 GB\/GPU\)/);
   assert.match(versusLine(run(100, 9.96e9), run(100)), /fits \(10\.0 GB\/GPU\)/);
   assert.equal(versusLine({ feasible: false, reason: 'OOM', describe: '', warnings: [] }, { feasible: false, reason: 'too big', describe: '', warnings: [] }), 'your config: does not fit (OOM) · best plan: nothing fits (too big)');
+  // No speed-up is printed against a best plan that took no time (a model with nothing to compute), never "Infinity×".
+  assert.equal(versusLine(run(100), run(0)), 'your config: 100 ms/step, 41% MFU, fits (62 GB/GPU) · best plan: 0.0 ms/step, ZeRO-2');
 });
 
 test('keeping the global batch: the largest micro-batch ≤ the plan’s that divides the per-replica batch', () => {

@@ -89,7 +89,9 @@ test('Conv1d and Conv3d (PyTorch docs examples)', () => {
   const c3 = ok('conv', [[16, 10, 50, 100]], { rank: 3, inChannels: 16, outChannels: 33, kernel: [3, 3, 3], stride: [2, 2, 2], padding: 'valid', dilation: [1, 1, 1], groups: 1, bias: true });
   assert.deepEqual(c3.outputShape, [33, 4, 24, 49]);
   assert.equal(c3.params, 14_289);
-  assert.match(err('conv', [[16, 50]], conv2d(16, 8, 3)), /expects 3-D input/);
+  assert.match(err('conv', [[16, 50]], conv2d(16, 8, 3)), /expects 3-D input per sample \(C, spatial…\)/);
+  // The hint follows the layout: channels_last (Keras) puts the channels last.
+  assert.match(err('conv', [[50, 16]], conv2d(16, 8, 3), CL), /expects 3-D input per sample \(spatial…, C\)/);
 });
 
 test('pools: ceil_mode, same, adaptive with null, global keepDims', () => {

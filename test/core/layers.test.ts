@@ -72,6 +72,9 @@ test('Keras MultiHeadAttention(num_heads=2, key_dim=2) on query [8,16], value [4
   assert.deepEqual(r.outputShape, [8, 16]);
   // query/key/value dense 16→2×2 (+4 bias each), output 2×2→16 (+16).
   assert.equal(r.params, 3 * (16 * 4 + 4) + 4 * 16 + 16);
+  // A zero per-head size is refused by name, for the key and for the value alike.
+  assert.match(err('mha', [[8, 16], [4, 16]], { embedDim: 16, numHeads: 2, keyDim: 0, valueDim: 2, bias: true }, CL), /keyDim\/valueDim must be positive/);
+  assert.match(err('mha', [[8, 16], [4, 16]], { embedDim: 16, numHeads: 2, keyDim: 2, valueDim: 0, bias: true }, CL), /keyDim\/valueDim must be positive/);
 });
 
 test('sdpa on (T, E) and (heads, T, d)', () => {
