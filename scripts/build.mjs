@@ -55,8 +55,8 @@ const tfWasmDir = 'node_modules/@tensorflow/tfjs-backend-wasm/dist';
 if (existsSync(at(tfWasmDir))) {
   for (const f of readdirSync(at(tfWasmDir))) if (f.endsWith('.wasm')) assets.push([`${tfWasmDir}/${f}`, `dist/${f}`]);
 }
-// The torch scripts sit side by side in dist/ as in src/: validate_dp.py imports torch_worker.py's layer builders.
-for (const py of ['torch_worker.py', 'validate_dp.py']) if (existsSync(at(`src/profiler/torch/${py}`))) assets.push([`src/profiler/torch/${py}`, `dist/${py}`]);
+// The torch scripts sit side by side in dist/ as in src/: validate_dp.py imports torch_worker.py's layer builders, which import torch_modules.py.
+for (const py of ['torch_worker.py', 'torch_modules.py', 'validate_dp.py']) if (existsSync(at(`src/profiler/torch/${py}`))) assets.push([`src/profiler/torch/${py}`, `dist/${py}`]);
 for (const [from, to] of assets) {
   mkdirSync(dirname(at(to)), { recursive: true });
   copyFileSync(at(from), at(to));

@@ -160,3 +160,41 @@ net(tf.keras.Input(shape=(32, 32, 3)))
   assert.equal(m.inputs[0].id, 'images');
   assert.equal(m.totals.params, 3 * 3 * 3 * 8 + 8 + 8 * 5 + 5);
 });
+
+test('nn.RMSNorm (torch ≥ 2.4) and F.rms_norm are RMS norms with a weight only, as torch counts them', () => {
+  const m = analyzed(
+    `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.norm = nn.RMSNorm(d, eps=1e-5)
+        self.bare = nn.RMSNorm([d], elementwise_affine=False)
+        self.scale = nn.Parameter(torch.ones(d))
+        self.proj = nn.Linear(d, d, bias=False)
+    def forward(self, x):
+        h = self.bare(self.norm(x))
+        return self.proj(F.rms_norm(h, (64,), self.scale))
+`,
+    'Net',
+    [10, 64],
+  );
+  // norm.weight 64 + scale 64 + proj 64·64; the affine-free norm holds nothing.
+  assert.equal(m.totals.params, 64 + 64 + 64 * 64);
+  for (const name of ['norm', 'bare']) {
+    const l = byName(m, name);
+    assert.equal(l.op, 'layernorm', name);
+    assert.equal(l.attrs.rms, true, name);
+    assert.equal(l.attrs.center, false, name);
+    // torch's own module: no eager-fp32 mark (that is transformers' Python RMSNorm).
+    assert.equal(l.attrs.eagerFp32, undefined, name);
+  }
+  assert.equal(byName(m, 'norm').workload.params, 64);
+  assert.equal(byName(m, 'bare').workload.params, 0);
+  const functional = m.layers.find((l) => l.type.endsWith('rms_norm'));
+  assert.ok(functional, m.layers.map((l) => `${l.name}:${l.type}`).join(', '));
+  assert.deepEqual([functional.op, functional.attrs.rms, functional.attrs.center, functional.attrs.scale], ['layernorm', true, false, true]);
+  assert.deepEqual(functional.outputShape, [10, 64]);
+  assert.equal(m.incomplete, undefined);
+});

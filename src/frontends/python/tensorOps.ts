@@ -231,10 +231,12 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     case 'dropout2d':
     case 'dropout3d':
       return rec('dropout', { rate: numArg(withTensor(['p', 'training', 'inplace']), 'p', 0.5) ?? 0.5 });
-    case 'layer_norm': {
-      const a = withTensor(['normalized_shape', 'weight', 'bias', 'eps']);
+    case 'layer_norm':
+    case 'rms_norm': {
+      const rms = name === 'rms_norm';
+      const a = withTensor(rms ? ['normalized_shape', 'weight', 'eps'] : ['normalized_shape', 'weight', 'bias', 'eps']);
       const shape = toAttr(a.get('normalized_shape'));
-      const attrs: Attrs = { scale: isPresent(a.get('weight')), center: isPresent(a.get('bias')) };
+      const attrs: Attrs = { scale: isPresent(a.get('weight')), center: !rms && isPresent(a.get('bias')), ...(rms ? { rms: true } : {}) };
       if (Array.isArray(shape) && shape.every((d) => typeof d === 'number')) attrs.normalizedShape = shape;
       else if (typeof shape === 'number') attrs.normalizedShape = [shape];
       const scope = interp.graph?.scope;

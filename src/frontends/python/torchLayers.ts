@@ -193,6 +193,19 @@ export const TORCH_LAYERS: Record<string, LayerDef> = {
       return { op: 'layernorm', attrs: dropNulls({ normalizedShape: list ?? null, scale: affine, center: affine && boolArg(a, 'bias', true) }) };
     },
   },
+  /**
+   * torch ≥ 2.4. Its first releases ran a composite of eager ops (rms_norm was CompositeImplicitAutograd); later
+   * ones dispatch CUDA to one fused kernel (aten::_fused_rms_norm), priced here as nn.LayerNorm is.
+   */
+  RMSNorm: {
+    params: ['normalized_shape', 'eps', 'elementwise_affine'],
+    build: (a) => {
+      const shape = a.get('normalized_shape');
+      const n = toNumber(shape);
+      const list = n !== undefined ? [n] : (toAttr(shape) as number[] | undefined);
+      return { op: 'layernorm', attrs: dropNulls({ normalizedShape: list ?? null, scale: boolArg(a, 'elementwise_affine', true), center: false, rms: true }) };
+    },
+  },
   GroupNorm: {
     params: ['num_groups', 'num_channels', 'eps', 'affine'],
     build: (a) => ({ op: 'groupnorm', attrs: dropNulls({ numGroups: numArg(a, 'num_groups') ?? 1, numChannels: numArg(a, 'num_channels') ?? null, affine: boolArg(a, 'affine', true) }) }),

@@ -25,6 +25,8 @@ except (ImportError, OSError) as e:  # OSError: torch present but its CUDA libra
     sys.stderr.write("torch_worker: PyTorch cannot be imported by %s (%s); install torch for this interpreter\n" % (sys.executable, e))
     sys.exit(2)
 
+from torch_modules import MHA, Fn, RMSNorm, RNNWrap  # noqa: E402  (beside this file, as in dist/)
+
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -70,15 +72,6 @@ ACT = {
     "silu": F.silu, "swish": F.silu, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
     "softplus": F.softplus, "hardswish": F.hardswish, "hardsigmoid": F.hardsigmoid, "linear": lambda x: x,
 }
-
-
-class Fn(nn.Module):
-    def __init__(self, f):
-        super().__init__()
-        self.f = f
-
-    def forward(self, *xs):
-        return self.f(*xs)
 
 
 def build(spec):
@@ -133,6 +126,8 @@ def build_bare(spec):
         return cls(c, affine=a.get("scale", True) is not False)
     if op == "layernorm":
         n = len(a["normalizedShape"]) if isinstance(a.get("normalizedShape"), list) else 1
+        if a.get("rms"):
+            return RMSNorm(s0[len(s0) - n:], a.get("scale", True) is not False, a.get("eagerFp32") is True)
         return nn.LayerNorm(s0[len(s0) - n:])
     if op == "groupnorm":
         return nn.GroupNorm(num(a.get("numGroups"), 1), s0[0], affine=a.get("affine", True) is not False)
@@ -197,7 +192,7 @@ def build_bare(spec):
     if op == "matmul":
         return Fn(lambda x, y: x @ (y.transpose(-2, -1) if a.get("transposeB") else y))
     if op == "mha":
-        return MHA(a, s0)
+        return MHA(a, num(a.get("embedDim"), s0[-1]), num(a.get("numHeads"), 1))
     if op == "sdpa":
         return Fn(lambda q, k=None, v=None: F.scaled_dot_product_attention(q, k if k is not None else q, v if v is not None else (k if k is not None else q), is_causal=bool(a.get("causal"))))
     if op == "rnn":
@@ -208,33 +203,6 @@ def build_bare(spec):
     if op == "opaque":
         raise Unsupported("opaque layer: %s" % a.get("reason", "unknown"))
     raise Unsupported("op %s" % op)
-
-
-class RNNWrap(nn.Module):
-    def __init__(self, m):
-        super().__init__()
-        self.m = m
-
-    def forward(self, x):
-        return self.m(x)[0]
-
-
-class MHA(nn.Module):
-    def __init__(self, a, s0):
-        super().__init__()
-        e = num(a.get("embedDim"), s0[-1])
-        self.m = nn.MultiheadAttention(e, num(a.get("numHeads"), 1), bias=a.get("bias", True) is not False, batch_first=True,
-                                       kdim=a.get("kdim"), vdim=a.get("vdim"))
-        self.causal = bool(a.get("causal"))
-
-    def forward(self, q, k=None, v=None):
-        k = q if k is None else k
-        v = k if v is None else v
-        mask = None
-        if self.causal:
-            n = q.shape[1]
-            mask = torch.triu(torch.ones(n, n, dtype=torch.bool, device=q.device), 1)
-        return self.m(q, k, v, attn_mask=mask, need_weights=False)[0]
 
 
 def inputs_for(spec, batch, needs_grad):

@@ -1,0 +1,61 @@
+/**
+ * The layers the torch worker builds run as the plan prices them: an RMSNorm marked eager runs transformers' fp32
+ * ops, an nn.MultiheadAttention asks for its weights unless the call said need_weights=False. Real torch 1.13
+ * (Debian's python3-torch under /usr/bin/python3, as CI installs), checked against formulas computed in the test.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const TORCH_PYTHON = '/usr/bin/python3';
+const torchDir = join(__dirname, '..', '..', 'src', 'profiler', 'torch');
+
+/** Runs a snippet with the worker's builders imported as `tw`; its last stdout line is JSON. */
+function runWithWorker(body: string): unknown {
+  const code = ['import sys, json', `sys.path.insert(0, ${JSON.stringify(torchDir)})`, 'import torch', 'import torch_worker as tw', 'torch.manual_seed(0)', body].join('\n');
+  const r = spawnSync(TORCH_PYTHON, ['-B', '-c', code], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, `${TORCH_PYTHON} failed (CI installs python3-torch): ${r.stderr}`);
+  const lines = r.stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]!);
+}
+
+const rmsSpec = (eager: boolean, scale = true) => ({ op: 'layernorm', attrs: { normalizedShape: [8], scale, center: false, rms: true, ...(eager ? { eagerFp32: true } : {}) }, inputShapes: [[4, 8]] });
+
+test('an eager RMSNorm layer normalizes in fp32 and returns the input dtype, with one weight of the normalized size', () => {
+  const out = runWithWorker(`
+m = tw.build_bare(json.loads(${JSON.stringify(JSON.stringify(rmsSpec(true)))}))
+with torch.no_grad():
+    m.weight.copy_(torch.arange(1, 9, dtype=torch.float32))
+x = torch.randn(2, 4, 8).to(torch.bfloat16)
+y = m(x)
+x32 = x.float()
+ref = (x32 / torch.sqrt((x32 * x32).mean(-1, keepdim=True) + 1e-6)).to(torch.bfloat16).float() * torch.arange(1, 9, dtype=torch.float32)
+print(json.dumps({"dtype": str(y.dtype), "params": sum(p.numel() for p in m.parameters()), "err": (y.float() - ref).abs().max().item(), "scale": ref.abs().max().item()}))
+`) as { dtype: string; params: number; err: number; scale: number };
+  // weight (fp32 parameter) × y (bf16) promotes to fp32, as in transformers' LlamaRMSNorm before its final cast.
+  assert.equal(out.params, 8);
+  assert.equal(out.dtype, 'torch.float32');
+  // Within one bf16 rounding of the normalized value (rsqrt and sqrt may round it to neighbouring bf16 values).
+  assert.ok(out.err <= 2 ** -7 * out.scale, `max error ${out.err} of ${out.scale}`);
+});
+
+test('an RMSNorm without affine weights has no parameters; a non-eager one runs the same arithmetic here (torch 1.13 has no nn.RMSNorm)', () => {
+  const out = runWithWorker(`
+plain = tw.build_bare(json.loads(${JSON.stringify(JSON.stringify(rmsSpec(false, false)))}))
+x = torch.randn(3, 4, 8)
+ref = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+print(json.dumps({"params": sum(p.numel() for p in plain.parameters()), "err": (plain(x) - ref).abs().max().item(), "native": hasattr(torch.nn, "RMSNorm")}))
+`) as { params: number; err: number; native: boolean };
+  assert.equal(out.params, 0);
+  assert.ok(out.err < 1e-5, `max error ${out.err}`);
+  assert.equal(out.native, false, 'Debian torch 1.13 is expected here; with nn.RMSNorm the native module runs');
+});
+
+test('nn.MultiheadAttention is built to ask for its weights unless the call said need_weights=False', () => {
+  const out = runWithWorker(`
+spec = lambda extra: {"op": "mha", "attrs": dict({"embedDim": 16, "numHeads": 2, "bias": True}, **extra), "inputShapes": [[5, 16]]}
+print(json.dumps([tw.build_bare(spec(e)).need_weights for e in ({}, {"needWeights": True}, {"needWeights": False})]))
+`);
+  assert.deepEqual(out, [true, true, false]);
+});
