@@ -50,6 +50,10 @@ test('Keras: MirroredStrategy device lists keep their spelling; an argument-less
   assert.match(f.message, /^MirroredStrategy mirrors over 2 GPUs; the plan uses 4 GPUs for 1\.8× the throughput/);
   assert.equal(fixAll('k.py', text, alexnetPlan()).text, text.replace('["/gpu:0", "/gpu:1"]', '["/gpu:0", "/gpu:1", "/gpu:2", "/gpu:3"]'));
 
+  // A comment inside the list is not a device.
+  const commented = 'import tensorflow as tf\ns = tf.distribute.MirroredStrategy(devices=["/gpu:0",  # first\n    "/gpu:1"])\n';
+  assert.match(checkConfig('k.py', commented, alexnetPlan()).findings.find((x) => x.code === 'gpu-count')?.message ?? '', /^MirroredStrategy mirrors over 2 GPUs/);
+
   const bare = 'import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n';
   assert.equal(fixAll('k.py', bare, alexnetPlan()).text, bare.replace('MirroredStrategy()', 'MirroredStrategy(devices=["/gpu:0", "/gpu:1", "/gpu:2", "/gpu:3"])'));
   // A plan on every GPU of the machine is what a bare MirroredStrategy() already does.

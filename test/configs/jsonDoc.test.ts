@@ -47,6 +47,14 @@ test('one value set in place; several at once stay separate edits unless they to
   assert.deepEqual(setJsonValues(obj, []), []);
   // It ends before the common suffix: the closing brace and what follows stay outside the edit.
   assert.ok(inserted[0]!.end <= obj.lastIndexOf('}'), JSON.stringify(inserted));
+  // A pure insertion whose text ends as the text before it does ('"a": 1' then ', "b": 1, "c": 1'): the common
+  // suffix stops at the common prefix, so the edit never ends before it starts.
+  const compact = '{\n  "a": 1\n}';
+  const both1 = setJsonValues(compact, [[['b'], 1], [['c'], 1]]);
+  assert.equal(both1.length, 1);
+  assert.ok(both1[0]!.start <= both1[0]!.end, JSON.stringify(both1));
+  const compactOut = parseJsonConfig(applyTextEdits(compact, both1));
+  assert.deepEqual(['a', 'b', 'c'].map((k) => valueAt(compactOut, [k])?.value), [1, 1, 1]);
   // Separate edits come out in text order, whatever order the changes were given in.
   const reversed = setJsonValues(text, [[['b', 'c'], 9], [['a'], 8]]);
   assert.deepEqual(reversed.map((e) => e.newText), ['8', '9']);
