@@ -149,6 +149,9 @@ const EQUIVALENT = [
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1
   // (counts, degrees and world sizes below 1 are refused), so 0 never comes back: > 0 and ≥ 0 agree.
   ['src/configs/evaluate.ts', /return probe\.batch > 0 \? probe\.batch : undefined;/, '> → ≥', 'batches are −1 or ≥ 1'],
+  // keptActivations returns fraction 0 only where it keeps what savedUnderKernel saves (no recompute, a layer outside
+  // every full-recompute segment, or selective with nothing to drop): the byte difference is then 0 either way.
+  ['src/planner/cost/tables.ts', /const recomputedBytes = kept\.recomputeFraction > 0 \?/, '> → ≥', 'fraction 0 keeps every saved byte'],
   // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals
   // their own type): the typeof test narrows for TypeScript, and `&&` and `||` pick the same nodes.
   ['src/configs/deepspeedSetup.ts', /if \(n\.type === 'string' && typeof n\.value === 'string'\)/, '&& → ||', "only 'string' nodes hold a string value"],
