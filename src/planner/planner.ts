@@ -7,6 +7,7 @@
  * honour cancellation within one such slice.
  */
 import { describeIncomplete } from '../core/completeness';
+import { withAdvice } from './advice';
 import type { AnalyzedModel } from '../core/ir';
 import type { BaselineResult, IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, ScalingPoint } from '../protocol/plan';
 import type { ProfileFile } from '../protocol/profile';
@@ -54,6 +55,10 @@ function throughput(c: Candidate, batch: number): number {
 }
 
 function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
+  return withAdvice(model, yield* searchSteps(model, cluster, options, extras));
+}
+
+function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
   const started = Date.now();
   const diagnostics: PlanDiagnostic[] = [];
   const topo = new Topology(cluster);

@@ -196,5 +196,5 @@ class Net(nn.Module):
   assert.ok(functional, m.layers.map((l) => `${l.name}:${l.type}`).join(', '));
   assert.deepEqual([functional.op, functional.attrs.rms, functional.attrs.center, functional.attrs.scale], ['layernorm', true, false, true]);
   assert.deepEqual(functional.outputShape, [10, 64]);
-  assert.equal(m.incomplete, undefined);
+  assert.deepEqual(m.layers.filter((l) => l.op === 'opaque').map((l) => l.name), []);
 });

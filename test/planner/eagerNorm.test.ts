@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { AnalyzedLayer, AnalyzedModel } from '../../src/core/ir';
 import { product } from '../../src/core/ir';
 import { analyzeSource } from '../../src/frontends/index';
-import { resolveCluster } from '../../src/planner/index';
+import { planModel, resolveCluster } from '../../src/planner/index';
 import { analyticalTimes } from '../../src/planner/cost/compute';
 import { eagerNormTraffic } from '../../src/planner/cost/eagerNorm';
 
@@ -66,4 +66,28 @@ test("an eager RMSNorm's time is its hand-counted bytes over the streaming bandw
   const f = analyticalTimes(fused, gpu, samples, 1, 1, 2, 'bf16');
   assert.ok(Math.abs(f.forwardMs - ((4 * elements + weight) / bytesPerMs + 0.006)) < 1e-12, `fused forward ${f.forwardMs}`);
   assert.ok(Math.abs(f.backwardMs - ((8 * elements + 2 * weight) / bytesPerMs + 2 * 0.006)) < 1e-12, `fused backward ${f.backwardMs}`);
+});
+
+test("the plan says what the eager RMSNorms cost: their share of the plan's own layer times, and a fused kernel's bytes", async () => {
+  const llama = await hfModel('LlamaConfig', 'LlamaForCausalLM', 256);
+  const cluster = resolveCluster('a100x8');
+  const out = planModel(llama, cluster, { batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 1, maxGpus: 1, precision: 'bf16', precisionSource: 'test' });
+  assert.ok(out.feasible, out.feasible ? '' : out.reason);
+  const advice = out.diagnostics.find((d) => /RMSNorm/.test(d.message));
+  assert.ok(advice, out.diagnostics.map((d) => d.message).join('\n'));
+  const norms = new Set(llama.layers.filter((l) => l.attrs.eagerFp32 === true).map((l) => l.name));
+  let all = 0;
+  let eager = 0;
+  for (const l of out.plan.layers) {
+    all += l.forwardMs + l.backwardMs;
+    if (norms.has(l.name)) eager += l.forwardMs + l.backwardMs;
+  }
+  const share = eager / all;
+  assert.ok(share > 0.01 && share < 1, `share ${share}`);
+  assert.match(advice.message, new RegExp(`^5 RMSNorm layers run as eager fp32 ops \\(8 kernels forward, 14 backward, 36 and 92 bytes per element\\): ${(100 * share).toFixed(share < 0.1 ? 1 : 0)}% of the layers' time\\. A fused kernel .* moves 4 and 8$`));
+  assert.equal(advice.severity, 'info');
+  // nn.LayerNorm is one kernel: BERT gets no such line.
+  const bert = await hfModel('BertConfig', 'BertModel', 256);
+  const plain = planModel(bert, cluster, { batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 1, maxGpus: 1, precision: 'bf16', precisionSource: 'test' });
+  assert.deepEqual(plain.diagnostics.filter((d) => /RMSNorm/.test(d.message)), []);
 });

@@ -1,0 +1,45 @@
+/**
+ * Advice on a finished plan: costs the plan pays for how the model's code runs, not for how it is parallelized,
+ * said with what the step would save. Reads the plan's own per-layer times; never changes the plan.
+ */
+import type { AnalyzedModel } from '../core/ir';
+import type { PlanDiagnostic, PlanOutcome } from '../protocol/plan';
+import { eagerNormTraffic, isEagerNorm } from './cost/eagerNorm';
+import { precisionBytes } from './memory/precision';
+
+/** Below this share of the layers' time a cost is not worth a line. */
+const WORTH_SAYING = 0.01;
+
+/**
+ * RMSNorms written in Python (transformers' LlamaRMSNorm and its copies) run one kernel per op on an fp32 copy.
+ * Their share of the layers' time, and the bytes a fused kernel (one read, one write) would move instead.
+ */
+export function eagerNormAdvice(model: AnalyzedModel, outcome: PlanOutcome): PlanDiagnostic | undefined {
+  if (!outcome.feasible) return undefined;
+  const eager = new Set(model.layers.filter(isEagerNorm).map((l) => l.name));
+  if (eager.size === 0) return undefined;
+  let all = 0;
+  let norms = 0;
+  for (const l of outcome.plan.layers) {
+    const ms = l.forwardMs + l.backwardMs;
+    all += ms;
+    if (eager.has(l.name)) norms += ms;
+  }
+  if (!(all > 0) || norms / all < WORTH_SAYING) return undefined;
+  const bytes = precisionBytes(outcome.plan.setup?.precision ?? 'fp32').activation;
+  const traffic = eagerNormTraffic(model.layers.find(isEagerNorm)!, bytes)!;
+  const percent = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
+  return {
+    severity: 'info',
+    message:
+      `${eager.size} RMSNorm layer${eager.size === 1 ? '' : 's'} run as eager fp32 ops (${traffic.forwardKernels} kernels forward, ${traffic.backwardKernels} backward, ` +
+      `${traffic.forwardBytesPerElement} and ${traffic.backwardBytesPerElement} bytes per element): ${percent(norms / all)} of the layers' time. ` +
+      `A fused kernel (torch.compile, or a fused RMSNorm module) moves ${2 * bytes} and ${4 * bytes}`,
+  };
+}
+
+/** The plan with its advice appended. */
+export function withAdvice(model: AnalyzedModel, outcome: PlanOutcome): PlanOutcome {
+  const advice = eagerNormAdvice(model, outcome);
+  return advice ? { ...outcome, diagnostics: [...outcome.diagnostics, advice] } : outcome;
+}
