@@ -6,13 +6,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AnalyzedLayer } from '../../src/core/ir';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import { analyticalTimes, fusedRecomputeGemm, nchwTransposeBytes, scoreElements, unfusedAttentionBytes } from '../../src/planner/cost/compute';
+import { analyticalTimes, causalTileFraction, fusedRecomputeGemm, nchwTransposeBytes, scoreElements, unfusedAttentionBytes } from '../../src/planner/cost/compute';
 import { gemmEfficiency } from '../../src/planner/cost/efficiency';
 import { chainModel } from '../profiler/fixtures';
 import { gptModel } from './gptSpec';
 
 const a100 = () => resolveCluster('a100x8').gpus[0]!;
-const sdpaOf = (seq: number): AnalyzedLayer => gptModel({ layers: 2, hidden: 1024, heads: 16, seq }).layers.find((l) => l.op === 'sdpa')!;
+/** GPT's sdpa, unmasked unless `causal` (a causal fused kernel skips tiles: tested on its own below). */
+const sdpaOf = (seq: number, causal = false): AnalyzedLayer => {
+  const l = gptModel({ layers: 2, hidden: 1024, heads: 16, seq }).layers.find((x) => x.op === 'sdpa')!;
+  return { ...l, attrs: { ...l.attrs, causal } };
+};
 
 /** Time unfused attention adds over the fused kernel, forward and backward. */
 function unfusedExtra(l: AnalyzedLayer, gpu = a100(), bytes = 2, precision: 'fp16' | 'fp32' = 'fp16') {
@@ -54,6 +58,26 @@ test('a fused kernel recomputes QKᵀ in its backward: one T_q × T_k × d_k GEM
   assert.ok(Math.abs(fused.backwardMs - eager.backwardMs - (recomputeMs - passesMs)) < 1e-9 * eager.backwardMs, `${fused.backwardMs} vs ${eager.backwardMs}`);
   const forwardPassesMs = (unfusedAttentionBytes(l, 2).forward * 4) / (gpu.memoryBandwidthGBs * 1e6 * 0.75);
   assert.ok(Math.abs(fused.forwardMs + forwardPassesMs - eager.forwardMs) < 1e-9 * eager.forwardMs, 'the forward is eager less its score passes');
+});
+
+test('a causal fused kernel computes only the 128×128 score tiles on or below the diagonal, forward, backward and recompute', () => {
+  // T = 4096: 32 query blocks, block i sees keys 0..i: 32·33/2 = 528 of 1024 tiles.
+  assert.equal(causalTileFraction(sdpaOf(4096, true), 'fused'), 528 / 1024);
+  assert.equal(causalTileFraction(sdpaOf(100, true), 'fused'), 1, 'one block: nothing to skip');
+  // Top-left alignment with more keys than queries: 2 query blocks over 4 key blocks see 1 + 2 of 8.
+  const prefix = { op: 'sdpa', inputShapes: [[4, 256, 64], [4, 512, 64], [4, 512, 64]], attrs: { causal: true } } as unknown as AnalyzedLayer;
+  assert.equal(causalTileFraction(prefix, 'fused'), 3 / 8);
+  // Eager attention computes and masks every score; no mask, nothing skipped; an mha's masks are general ones.
+  assert.equal(causalTileFraction(sdpaOf(4096, true), 'unfused'), 1);
+  assert.equal(causalTileFraction(sdpaOf(4096, false), 'fused'), 1);
+  assert.equal(causalTileFraction({ op: 'mha', inputShapes: [[4096, 64]], attrs: { causal: true, numHeads: 2, needWeights: false } } as unknown as AnalyzedLayer, 'fused'), 1);
+  // In the time: at 4096 tokens the kernel is compute-bound, so its GEMM time scales by the fraction, recompute included.
+  const gpu = a100();
+  const open = analyticalTimes(sdpaOf(4096), gpu, 2, 1, 1, 2, 'bf16');
+  const masked = analyticalTimes(sdpaOf(4096, true), gpu, 2, 1, 1, 2, 'bf16');
+  const launch = { forward: 0.006, backward: 0.012 };
+  assert.ok(Math.abs((masked.forwardMs - launch.forward) / (open.forwardMs - launch.forward) - 528 / 1024) < 1e-9, `forward ${masked.forwardMs} vs ${open.forwardMs}`);
+  assert.ok(Math.abs((masked.backwardMs - launch.backward) / (open.backwardMs - launch.backward) - 528 / 1024) < 1e-9, `backward ${masked.backwardMs} vs ${open.backwardMs}`);
 });
 
 test('cross-attention scores are heads · T_query · T_key, read from each input (the key sequence may differ from the query)', () => {

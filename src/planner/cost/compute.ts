@@ -128,6 +128,28 @@ export function fusedRecomputeGemm(layer: AnalyzedLayer, samples: number, share:
   return { flops: 2 * tq * tk * dk * copies, shape: { m: tq, n: tk, k: dk, batch: Math.max(1, copies) } };
 }
 
+/** FlashAttention-2's query and key block edge on A100 (Dao, ICLR 2024, §3.3: blocks of 64 or 128; 128 for d ≤ 128). */
+const FLASH_BLOCK = 128;
+
+/**
+ * Fraction of the score tiles a fused kernel computes under sdpa's `is_causal`: FlashAttention-2 skips every key
+ * block wholly after its query block (Dao, ICLR 2024, §3.1.1: "about 1.7–1.8× speedup" over no mask at long
+ * sequences). PyTorch aligns the causal mask top-left: query block i sees key blocks 0..i. Eager attention
+ * computes every score and masks it, and nn.MultiheadAttention's masks are general ones: 1 for those.
+ */
+export function causalTileFraction(layer: AnalyzedLayer, kernel: AttentionKernel | undefined): number {
+  if (kernel !== 'fused' || layer.op !== 'sdpa' || (layer.attrs as Record<string, unknown>).causal !== true) return 1;
+  const q = layer.inputShapes[0] ?? [];
+  const k = layer.inputShapes[1] ?? q;
+  if (q.length < 2 || k.length < 2) return 1;
+  const nq = Math.ceil(q[q.length - 2] / FLASH_BLOCK);
+  const nk = Math.ceil(k[k.length - 2] / FLASH_BLOCK);
+  if (!(nq > 0 && nk > 0)) return 1;
+  let tiles = 0;
+  for (let i = 0; i < nq; i++) tiles += Math.min(nk, i + 1);
+  return tiles / (nq * nk);
+}
+
 export interface PassTimes {
   forwardMs: number;
   backwardMs: number;
@@ -159,8 +181,10 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   const outBytes = layer.outputShape ? product(layer.outputShape) * dtypeBytes : w.activationBytes;
   const io = (inputBytesPerSample(layer, dtypeBytes) + outBytes) * samples * share;
   const weights = w.params * dtypeBytes * paramShareOf;
-  const fwdFlops = w.forwardFlops * samples * share;
-  const bwdFlops = w.backwardFlops * samples * share;
+  const kernel = attentionKernelOf(layer, options.attention);
+  const computed = causalTileFraction(layer, kernel);
+  const fwdFlops = w.forwardFlops * samples * share * computed;
+  const bwdFlops = w.backwardFlops * samples * share * computed;
   const gemms = layerGemms(layer, samples, share);
   let fwdCompute: number;
   let bwdCompute: number;
@@ -190,7 +214,6 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   }
   let fwd = Math.max(fwdCompute, fwdBytes / bytesPerMs);
   let bwd = Math.max(bwdCompute, bwdBytes / bytesPerMs);
-  const kernel = attentionKernelOf(layer, options.attention);
   if (kernel === 'unfused') {
     // Separate kernels run one after another: the score passes add to the GEMMs' time rather than overlap it.
     const extra = unfusedAttentionBytes(layer, dtypeBytes);
@@ -198,7 +221,7 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     bwd += (extra.backward * samples * share) / bytesPerMs;
   } else if (kernel === 'fused') {
     const recompute = fusedRecomputeGemm(layer, samples, share);
-    if (recompute) bwd += gemmMs(recompute.flops, recompute.shape, gpu, precision, peakPerMs, 1);
+    if (recompute) bwd += gemmMs(recompute.flops * computed, recompute.shape, gpu, precision, peakPerMs, 1);
   }
   const transpose = nchwTransposeBytes(layer, dtypeBytes, precision, options.memoryFormat) * samples * share;
   if (transpose > 0) {
@@ -209,13 +232,17 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   return { forwardMs: fwd + KERNEL_LAUNCH_MS * kernels.forward, backwardMs: bwd + KERNEL_LAUNCH_MS * kernels.backward };
 }
 
-/** Achieved FLOP/s of a layer's forward and backward passes under analyticalTimes (for the no-layer-above-peak check). */
+/**
+ * Achieved FLOP/s of a layer's forward and backward passes under analyticalTimes (for the no-layer-above-peak
+ * check), counting the FLOPs the kernel runs: a causal fused kernel skips its masked tiles.
+ */
 export function achievedTflops(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, dtypeBytes: number, precision: Precision = 'fp32'): { forward: number; backward: number } {
   const t = analyticalTimes(layer, gpu, samples, 1, 1, dtypeBytes, precision);
   const w = layer.workload;
+  const run = samples * causalTileFraction(layer, attentionKernelOf(layer));
   return {
-    forward: t.forwardMs > 0 ? (w.forwardFlops * samples) / t.forwardMs / 1e9 : 0,
-    backward: t.backwardMs > 0 ? (w.backwardFlops * samples) / t.backwardMs / 1e9 : 0,
+    forward: t.forwardMs > 0 ? (w.forwardFlops * run) / t.forwardMs / 1e9 : 0,
+    backward: t.backwardMs > 0 ? (w.backwardFlops * run) / t.backwardMs / 1e9 : 0,
   };
 }
 
