@@ -94,8 +94,14 @@ test('ZeRO-3 over 4: parameters all-gathered before forward and backward, gradie
   close(o.timeMs, o.forwardMs + o.backwardMs + o.allreduceMs + o.updateMs + 2 * o.gatherMs, 'two gathers in the time');
   // Offloaded to the CPU: gradients down, weights up over PCIe (4 + 4 bytes per local parameter) instead of the GPU update.
   const off = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...setup, cpuOffload: true } }).options[0]![0]!;
-  const host = gpu.hostBandwidthGBs ?? 12;
-  close(off.updateMs, ((P1 / 4) * 8) / (host * 1e6), 'offload copies');
+  assert.equal(gpu.hostBandwidthGBs, 25, 'the a100x8 preset states its host link');
+  close(off.updateMs, ((P1 / 4) * 8) / (25 * 1e6), 'offload copies');
+  // A GPU whose spec states no host link gets PCIe 3.0 x16's achieved 12 GB/s.
+  const bare = resolveCluster('a100x8');
+  for (const g of bare.gpus) delete g.hostBandwidthGBs;
+  assert.equal(resolveCluster('a100x8').gpus[0]!.hostBandwidthGBs, 25, 'a resolved preset is a copy: editing it leaves the preset alone');
+  const unstated = buildCostTables(mlp(), new Topology(bare), range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...setup, cpuOffload: true } }).options[0]![0]!;
+  close(unstated.updateMs, ((P1 / 4) * 8) / (12 * 1e6), 'offload copies at 12 GB/s');
 });
 
 test('Megatron splits: column-parallel all-reduces the input gradient in backward, row-parallel the output in forward', () => {

@@ -43,11 +43,12 @@ function localCluster(gpus: ResolveContext['localGpus']): ClusterSpec {
 }
 
 export function resolveCluster(ref: string | object | undefined, context: ResolveContext = {}): ClusterSpec {
-  if (ref === undefined || ref === '') return { ...CLUSTER_PRESETS[DEFAULT_PRESET].spec, source: 'default' };
+  // Presets are shared module state: each caller gets its own copy, so no caller's edit can reach another plan.
+  if (ref === undefined || ref === '') return { ...structuredClone(CLUSTER_PRESETS[DEFAULT_PRESET].spec), source: 'default' };
   if (typeof ref === 'object') return parseClusterSpec(ref, 'inline');
   if (typeof ref !== 'string') throw new ClusterSpecError('cluster must be a preset id, "local", a file path or an object');
   const preset = CLUSTER_PRESETS[ref];
-  if (preset) return preset.spec;
+  if (preset) return structuredClone(preset.spec);
   if (ref === 'local') return localCluster(context.localGpus);
   const looksLikePath = /[\\/.]/.test(ref);
   if (!looksLikePath || !context.readFile) {
