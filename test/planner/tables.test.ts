@@ -295,6 +295,18 @@ test('full recompute: a layer outside the blocks keeps its activations even when
   assert.equal(acts(full, 'h.1.ln_2'), 0);
   // A block's first layer keeps its input: the same for every block.
   assert.ok(acts(full, 'h.1.ln_1') > 0);
+  // What the recompute brings back before the backward: everything the layer saves less what it kept, for the
+  // option's 4 samples (fp32, no split); nothing for a layer outside the blocks, which recomputes nothing.
+  const recomputed = (name: string) => full.options[index(name)]![0]!.recomputedBytes;
+  close(recomputed('h.0.ln_2'), acts(none, 'h.0.ln_2'), 'kept nothing: all of it comes back');
+  // A norm saves only its input, which the block's first layer keeps: nothing else to bring back.
+  assert.ok(acts(full, 'h.1.ln_1') > 0);
+  close(recomputed('h.1.ln_1'), acts(none, 'h.1.ln_1') - acts(full, 'h.1.ln_1'), 'kept its input: the rest comes back');
+  assert.equal(recomputed('ln_f'), 0);
+  assert.equal(none.options[index('h.0.ln_2')]![0]!.recomputedBytes, 0, 'no recompute, nothing brought back');
+  // A model whose dtype is unset (0) is costed in fp32, the catalogue's default.
+  const unset = buildCostTables({ ...model, dtypeBytes: 0 }, topo, [0], 4, { mode: 'dp', optimizer: 'adam', setup: { ...defaultSetup('adam'), recompute: 'full' } });
+  assert.deepEqual(unset.options.map((o) => o[0]!.memoryBytes), full.options.map((o) => o[0]!.memoryBytes));
 });
 
 test('HSDP whose shard group is the whole data group is plain ZeRO: its gathers run on the data groups’ slowest link', () => {
