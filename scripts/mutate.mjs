@@ -152,6 +152,12 @@ const EQUIVALENT = [
   // keptActivations returns fraction 0 only where it keeps what savedUnderKernel saves (no recompute, a layer outside
   // every full-recompute segment, or selective with nothing to drop): the byte difference is then 0 either way.
   ['src/planner/cost/tables.ts', /const recomputedBytes = kept\.recomputeFraction > 0 \?/, '> → ≥', 'fraction 0 keeps every saved byte'],
+  // Every configuration uses all n devices (d = n / k, owtConfigs' 1 × n included), so two layouts' d·(n+1)+k
+  // differ by 0 (same d and k) or by at least 2: a stride of 1 for the sharded bit keeps the keys distinct too.
+  ['src/planner/cost/tables.ts', /const key = \(l\.d \* \(n \+ 1\) \+ l\.k\) \* 2 \+ \(l\.sharded \? 1 : 0\);/, '×2 → ×1', 'd·k = n leaves no adjacent keys'],
+  // A one-rank shard group moves nothing: every collective over one rank costs 0 (collectiveMs, allGatherMs), its
+  // states shard over 1, and the simulator adds gathers only where gatherMs > 0.
+  ['src/planner/cost/tables.ts', /const sg = c\.d > 1 \? shardGroup\(c\) : undefined;/, '> → ≥', 'a one-rank group costs nothing'],
   // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals
   // their own type): the typeof test narrows for TypeScript, and `&&` and `||` pick the same nodes.
   ['src/configs/deepspeedSetup.ts', /if \(n\.type === 'string' && typeof n\.value === 'string'\)/, '&& → ||', "only 'string' nodes hold a string value"],
