@@ -173,6 +173,13 @@ const upsample = (mode?: string): LayerDef => ({
   },
 });
 
+/** `normalized_shape` as written: one int or a list (null when the code computes it). */
+function normalizedShape(a: Args): number[] | null {
+  const shape = a.get('normalized_shape');
+  const n = toNumber(shape);
+  return n !== undefined ? [n] : ((toAttr(shape) as number[] | undefined) ?? null);
+}
+
 export const TORCH_LAYERS: Record<string, LayerDef> = {
   Linear: {
     params: ['in_features', 'out_features', 'bias'],
@@ -187,10 +194,7 @@ export const TORCH_LAYERS: Record<string, LayerDef> = {
     params: ['normalized_shape', 'eps', 'elementwise_affine', 'bias'],
     build: (a) => {
       const affine = boolArg(a, 'elementwise_affine', true);
-      const shape = a.get('normalized_shape');
-      const n = toNumber(shape);
-      const list = n !== undefined ? [n] : (toAttr(shape) as number[] | undefined);
-      return { op: 'layernorm', attrs: dropNulls({ normalizedShape: list ?? null, scale: affine, center: affine && boolArg(a, 'bias', true) }) };
+      return { op: 'layernorm', attrs: dropNulls({ normalizedShape: normalizedShape(a), scale: affine, center: affine && boolArg(a, 'bias', true) }) };
     },
   },
   /**
@@ -199,12 +203,7 @@ export const TORCH_LAYERS: Record<string, LayerDef> = {
    */
   RMSNorm: {
     params: ['normalized_shape', 'eps', 'elementwise_affine'],
-    build: (a) => {
-      const shape = a.get('normalized_shape');
-      const n = toNumber(shape);
-      const list = n !== undefined ? [n] : (toAttr(shape) as number[] | undefined);
-      return { op: 'layernorm', attrs: dropNulls({ normalizedShape: list ?? null, scale: boolArg(a, 'elementwise_affine', true), center: false, rms: true }) };
-    },
+    build: (a) => ({ op: 'layernorm', attrs: dropNulls({ normalizedShape: normalizedShape(a), scale: boolArg(a, 'elementwise_affine', true), center: false, rms: true }) }),
   },
   GroupNorm: {
     params: ['num_groups', 'num_channels', 'eps', 'affine'],
