@@ -158,6 +158,8 @@ const EQUIVALENT = [
   // A one-rank shard group moves nothing: every collective over one rank costs 0 (collectiveMs, allGatherMs), its
   // states shard over 1, and the simulator adds gathers only where gatherMs > 0.
   ['src/planner/cost/tables.ts', /const sg = c\.d > 1 \? shardGroup\(c\) : undefined;/, '> → ≥', 'a one-rank group costs nothing'],
+  // At x = 0 both branches return 0.
+  ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0 \? \(x as number\) : 0;/, '> → ≥', 'x = 0 gives 0 either way'],
   // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals
   // their own type): the typeof test narrows for TypeScript, and `&&` and `||` pick the same nodes.
   ['src/configs/deepspeedSetup.ts', /if \(n\.type === 'string' && typeof n\.value === 'string'\)/, '&& → ||', "only 'string' nodes hold a string value"],
