@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { parseClusterSpec, resolveCluster } from '../../src/planner/index';
 import { buildCostTables } from '../../src/planner/cost/tables';
 import { Topology, range } from '../../src/planner/cost/topology';
+import { redistribution } from '../../src/planner/cost/layout';
 import { simulateIteration } from '../../src/planner/simulator/iteration';
 import { ModelBuilder } from './fixtures';
 
@@ -45,6 +46,24 @@ test('a layout change inside each model group uses the intra-node link, not the 
   const run = simulateIteration(t, choice);
   const lanes = run.tasks.filter((x) => x.kind === 'transfer' && x.bytes === bytes).map((x) => x.resources[0]);
   assert.deepEqual(lanes, ['link:nvlink-node0']);
+});
+
+test('a layout change that needs rows from the other node runs on the whole group\'s link, not the model group\'s', () => {
+  const cluster = resolveCluster('h100x16-2node', {});
+  const topo = new Topology(cluster);
+  const m = new ModelBuilder('mlp', [4096]);
+  m.linear('fc2', m.linear('fc1', 'x', 4096), 4096);
+  const t = buildCostTables(m.build(), topo, range(0, 16), 64, { mode: 'hybrid', optimizer: 'sgd' });
+  const find = (layer: number, d: number, k: number) => t.options[layer].findIndex((o) => o.config.d === d && o.config.k === k && o.config.split === 'out');
+  // fc1 split 2 × 8 (one batch half per node), fc2 split 1 × 16: every GPU needs the whole batch, half of it from the other node.
+  const [o1, o2] = [find(0, 2, 8), find(1, 1, 16)];
+  assert.ok(o1 >= 0 && o2 >= 0);
+  const f = redistribution({ d: 2, k: 8, sharded: true }, { d: 1, k: 16, sharded: false });
+  const whole = topo.link(range(0, 16));
+  assert.ok(whole.bytesPerMs < topo.link(range(0, 8)).bytesPerMs, 'the two-node group is slower than one node');
+  const expected = (t.edges[0].bytes * f.fraction) / whole.bytesPerMs + f.sources * whole.alphaMs;
+  const [fwd] = t.edgeCostParts(0, o1, o2);
+  assert.ok(Math.abs(fwd - expected) < 1e-9 * expected, `${fwd} vs ${expected}`);
 });
 
 test('a fractional node index is called a non-negative integer, since node 0 is allowed', () => {

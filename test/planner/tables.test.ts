@@ -319,3 +319,17 @@ test('HSDP whose shard group is the whole data group is plain ZeRO: its gathers 
   assert.equal(o.gatherMs, allGatherMs(o.gatherBytes, 2, twoNodes.link([1, 8])));
   assert.ok(o.gatherMs > allGatherMs(o.gatherBytes, 2, twoNodes.link([0, 7])));
 });
+
+test('activations held per GPU: a sharded or input-split layer keeps 1/k of its group\'s samples, a replicated or output-split one all of them', () => {
+  const acts = (layer: number, c: LayerConfig) => buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced(c) }).options[layer]![0]!.memory.activations;
+  // Data ×4: each GPU holds 16 of the 64 samples, the unit the others are measured in.
+  const relu = 1;
+  const quarter = acts(relu, { d: 4, k: 1, split: 'none' });
+  assert.ok(quarter > 0);
+  close(acts(relu, { d: 1, k: 4, split: 'rep' }), 4 * quarter, 'replicated: every GPU keeps all 64 samples');
+  close(acts(relu, { d: 1, k: 4, split: 'shard' }), quarter, 'sharded: a quarter of them');
+  const fc2 = 2;
+  const fc2Quarter = acts(fc2, { d: 4, k: 1, split: 'none' });
+  close(acts(fc2, { d: 1, k: 4, split: 'in' }), fc2Quarter, 'input split: its input quarter of the features');
+  close(acts(fc2, { d: 1, k: 4, split: 'out' }), 4 * fc2Quarter, 'output split: its whole input, replicated');
+});
