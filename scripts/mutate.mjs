@@ -158,6 +158,9 @@ const EQUIVALENT = [
   // A one-rank shard group moves nothing: every collective over one rank costs 0 (collectiveMs, allGatherMs), its
   // states shard over 1, and the simulator adds gathers only where gatherMs > 0.
   ['src/planner/cost/tables.ts', /const sg = c\.d > 1 \? shardGroup\(c\) : undefined;/, '> → ≥', 'a one-rank group costs nothing'],
+  // 3·key − place keeps keys ≥ 1 distinct as 3·key + place does; those of key 0 go negative and are simply not
+  // memoized (a cache miss costs time, not a different table).
+  ['src/planner/cost/tables.ts', /const key = measured \|\| opts\.configsFor \? -1 : layerKey\[li\] \* 3 \+ place;/, '+ → −', 'distinct keys or no memo'],
   // At x = 0 both branches return 0.
   ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0 \? \(x as number\) : 0;/, '> → ≥', 'x = 0 gives 0 either way'],
   // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals
