@@ -161,6 +161,9 @@ const EQUIVALENT = [
   // 3·key − place keeps keys ≥ 1 distinct as 3·key + place does; those of key 0 go negative and are simply not
   // memoized (a cache miss costs time, not a different table).
   ['src/planner/cost/tables.ts', /const key = measured \|\| opts\.configsFor \? -1 : layerKey\[li\] \* 3 \+ place;/, '+ → −', 'distinct keys or no memo'],
+  // The group-link memo key: with d·k = n, two configurations' d·(n+1)+k differ by 0 or by at least 2, so a stride
+  // of 1 for the data/model bit keeps keys distinct (as for layout keys).
+  ['src/planner/cost/tables.ts', /const key = \(c\.d \* \(n \+ 1\) \+ c\.k\) \* 2 \+ \(kind === 'data' \? 1 : 0\);/, '×2 → ×1', 'd·k = n leaves no adjacent keys'],
   // At x = 0 both branches return 0.
   ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0 \? \(x as number\) : 0;/, '> → ≥', 'x = 0 gives 0 either way'],
   // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals

@@ -333,3 +333,24 @@ test('activations held per GPU: a sharded or input-split layer keeps 1/k of its 
   close(acts(fc2, { d: 1, k: 4, split: 'in' }), fc2Quarter, 'input split: its input quarter of the features');
   close(acts(fc2, { d: 1, k: 4, split: 'out' }), 4 * fc2Quarter, 'output split: its whole input, replicated');
 });
+
+test('every layout change is priced: bytes moved over the pair\'s link plus a latency per source, 0 only on the diagonal', () => {
+  const t = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd' });
+  const L = t.layouts.length;
+  assert.ok(L >= 3, `${L} layouts`);
+  for (let e = 0; e < t.edges.length; e++) {
+    const m = t.edgeLayoutCost(e);
+    for (let a = 0; a < L; a++) {
+      for (let b = 0; b < L; b++) {
+        const p = a * L + b;
+        if (a === b) {
+          assert.equal(m[p], 0);
+          continue;
+        }
+        const expected = (t.edges[e].bytes * t.pairFraction[p]!) / t.pairLink[p]!.bytesPerMs + t.pairSources[p]! * t.pairLink[p]!.alphaMs;
+        close(m[p]!, expected, `edge ${e}, layouts ${a} → ${b}`);
+        assert.ok(t.pairFraction[p]! === 0 || m[p]! > 0, `a change that moves data costs time (${a} → ${b})`);
+      }
+    }
+  }
+});
