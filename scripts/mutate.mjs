@@ -164,6 +164,11 @@ const EQUIVALENT = [
   // The group-link memo key: with d·k = n, two configurations' d·(n+1)+k differ by 0 or by at least 2, so a stride
   // of 1 for the data/model bit keeps keys distinct (as for layout keys).
   ['src/planner/cost/tables.ts', /const key = \(c\.d \* \(n \+ 1\) \+ c\.k\) \* 2 \+ \(kind === 'data' \? 1 : 0\);/, '×2 → ×1', 'd·k = n leaves no adjacent keys'],
+  // A recompute plan exists exactly when the setup recomputes: `||` only numbers selective layers' places too, which
+  // splits the memo more finely around identical costs.
+  ['src/planner/cost/tables.ts', /const place = recompute && setup\.recompute === 'full' \?/, '&& → ||', 'a finer memo of equal costs'],
+  // redistribution reports no sources when nothing is missing: at fraction 0 the formula gives 0 too.
+  ['src/planner/cost/tables.ts', /const fwd = fwdFraction\[p\] > 0 \?/, '> → ≥', 'fraction 0 has 0 sources'],
   // At x = 0 both branches return 0.
   ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0 \? \(x as number\) : 0;/, '> → ≥', 'x = 0 gives 0 either way'],
   // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals
