@@ -169,6 +169,8 @@ const EQUIVALENT = [
   ['src/planner/cost/tables.ts', /const place = recompute && setup\.recompute === 'full' \?/, '&& → ||', 'a finer memo of equal costs'],
   // redistribution reports no sources when nothing is missing: at fraction 0 the formula gives 0 too.
   ['src/planner/cost/tables.ts', /const fwd = fwdFraction\[p\] > 0 \?/, '> → ≥', 'fraction 0 has 0 sources'],
+  // The newline searched for starts at the end of a value that follows its key, so it is never at index 0.
+  ['src/configs/yamlDoc.ts', /if \(nl < 0\) return \[\{ start: text\.length, end: text\.length, newText: `\\n\$\{indent\}/, '< → ≤', 'valueEnd > 0'],
   // At x = 0 both branches return 0.
   ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0 \? \(x as number\) : 0;/, '> → ≥', 'x = 0 gives 0 either way'],
   // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals

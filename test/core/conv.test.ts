@@ -90,6 +90,9 @@ test('Conv1d and Conv3d (PyTorch docs examples)', () => {
   assert.deepEqual(c3.outputShape, [33, 4, 24, 49]);
   assert.equal(c3.params, 14_289);
   assert.match(err('conv', [[16, 50]], conv2d(16, 8, 3)), /expects 3-D input per sample \(C, spatial…\)/);
+  // A transposed conv whose padding eats its whole output, and a conv with no output channels, are refused by name.
+  assert.match(err('conv', [[16, 2, 2]], conv2d(16, 8, 1, { padding: [[1, 1], [1, 1]], transposed: true })), /conv output would be empty: spatial \[0, 0\]/);
+  assert.match(err('conv', [[16, 8, 8]], conv2d(16, 0, 3)), /outChannels must be positive, got 0/);
   // The hint follows the layout: channels_last (Keras) puts the channels last.
   assert.match(err('conv', [[50, 16]], conv2d(16, 8, 3), CL), /expects 3-D input per sample \(spatial…, C\)/);
 });
