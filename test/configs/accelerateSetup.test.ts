@@ -305,3 +305,26 @@ test('a config that differs from the plan only in its micro-batch says that, and
   const findings = compareSetup('deepspeed', text, readDeepspeedSetup(text, parseJsonConfig(text)), plan);
   assert.deepEqual(findings.map((f) => [f.code, f.message]), [['setup-differs', "This DeepSpeed config's micro-batch 8 differs from the plan's 4"]]);
 });
+
+test('a setup difference no key of the config can write is reported without a fix (an empty fix would do nothing)', async () => {
+  const { compareSetup } = await import('../../src/configs/setup');
+  const text = 'distributed_type: MULTI_GPU\nnum_processes: 8\n';
+  const want = {
+    precision: 'fp32', precisionReason: '', zeroStage: 1, hybridShard: false, recompute: 'none', cpuOffload: false, microBatch: 1, gradientAccumulation: 1,
+    dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
+  };
+  const plan = { model: 'M', cluster: { name: 'c', gpus: 8, nodes: 1 }, plan: { setup: want } } as unknown as import('../../src/protocol/plan').PlanReport;
+  const finding = compareSetup('accelerate', text, read(text), plan).find((f) => f.code === 'setup-differs');
+  assert.ok(finding, 'the difference is reported');
+  assert.match(finding.message, /uses ZeRO 1$/);
+  assert.equal(finding.fix, undefined);
+});
+
+test('insertions at one offset merge into one edit; insertions elsewhere and replacements stay apart', async () => {
+  const { mergeInsertions } = await import('../../src/configs/setup');
+  assert.deepEqual(mergeInsertions([{ start: 5, end: 5, newText: 'a' }, { start: 5, end: 5, newText: 'b' }]), [{ start: 5, end: 5, newText: 'ab' }]);
+  const apart = [{ start: 5, end: 5, newText: 'a' }, { start: 9, end: 9, newText: 'b' }];
+  assert.deepEqual(mergeInsertions(apart), apart);
+  const replaced = [{ start: 5, end: 8, newText: 'x' }, { start: 5, end: 5, newText: 'y' }];
+  assert.deepEqual(mergeInsertions(replaced), replaced);
+});

@@ -56,6 +56,11 @@ test('a comment is named in a fix title once, a long one cut at 57 characters wi
   const once = flagComments({ title: 'Use 4 GPUs', edits: [] }, [long]);
   assert.equal(once.title, `Use 4 GPUs — the comment "${long.slice(0, 57)}…" will no longer be true: update it`);
   assert.equal(flagComments(once, [long]).title, once.title, 'flagging the same comment again changes nothing');
+  // A 60-character comment is quoted whole: one that only shares its first 57 characters with a named one is its own.
+  const sixty = `# ${'x'.repeat(55)}abc`;
+  assert.equal(sixty.length, 60);
+  const named = { title: `Use 4 GPUs — the comment "${sixty.slice(0, 57)}…" will no longer be true: update it`, edits: [] };
+  assert.match(flagComments(named, [sixty]).title, new RegExp(`"${sixty}"`));
   const short = '# eight GPUs';
   assert.equal(flagComments(flagComments({ title: 'Use 4 GPUs', edits: [] }, [short, short]), [short]).title, 'Use 4 GPUs — the comment "# eight GPUs" will no longer be true: update it');
 });
