@@ -59,6 +59,9 @@ test('wrong types in every format', () => {
   assertMalformed('ds.json', '{"train_batch_size": 8, "zero_optimization": {"stage": "two"}}', /zero_optimization.stage must be 0, 1, 2 or 3, got "two"$/);
   assertMalformed('t.py', 'import lightning as L\nL.Trainer(devices="eight")\n', /Trainer devices must be a count/);
   assertMalformed('t.py', 'import lightning as L\nL.Trainer(devices=4, num_nodes="two")\n', /num_nodes must be a whole number/);
+  // A device list of literals with one that is not a whole number: indices and strings mixed, or a float.
+  assertMalformed('t.py', 'import lightning as L\nL.Trainer(devices=[0, "1"])\n', /Trainer devices=\[…\] must list GPU indices/);
+  assertMalformed('t.py', 'import lightning as L\nL.Trainer(devices=[0, 1.5])\n', /Trainer devices=\[…\] must list GPU indices/);
   assertMalformed('k.py', 'import tensorflow as tf\ntf.distribute.MirroredStrategy(devices=[0, 1])\n', /device names like "\/gpu:0"/);
   assertMalformed('run.sh', 'torchrun --nproc_per_node=eight t.py\n', /--nproc_per_node must be a whole number \(or gpu\/auto\), got 'eight'/);
 });
