@@ -292,16 +292,21 @@ test('Lightning "fsdp" strategy strings: offload on and off stay in the FSDP fam
   assert.equal(edit(text, s.zeroStage!.set!(0, { cpuOffload: false } as never)), text.replace('fsdp_cpu_offload', 'ddp'));
 });
 
+/** A plan for model M on one node of 8 GPUs, data parallel, fp32 and nothing saved unless `setup` says otherwise. */
+function eightGpuPlan(setup: Record<string, unknown>): import('../../src/protocol/plan').PlanReport {
+  const want = {
+    precision: 'fp32', precisionReason: '', zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false, microBatch: 1, gradientAccumulation: 1,
+    dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4, ...setup,
+  };
+  return { model: 'M', cluster: { name: 'c', gpus: 8, nodes: 1 }, plan: { setup: want } } as unknown as import('../../src/protocol/plan').PlanReport;
+}
+
 test('a config that differs from the plan only in its micro-batch says that, and nothing about the setup', async () => {
   const { compareSetup } = await import('../../src/configs/setup');
   const { readDeepspeedSetup } = await import('../../src/configs/deepspeedSetup');
   const { parseJsonConfig } = await import('../../src/configs/jsonDoc');
   const text = '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 0}}';
-  const want = {
-    precision: 'bf16', precisionReason: '', zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false, microBatch: 4, gradientAccumulation: 2,
-    dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
-  };
-  const plan = { model: 'M', cluster: { name: 'c', gpus: 8, nodes: 1 }, plan: { setup: want } } as unknown as import('../../src/protocol/plan').PlanReport;
+  const plan = eightGpuPlan({ precision: 'bf16', microBatch: 4, gradientAccumulation: 2 });
   const findings = compareSetup('deepspeed', text, readDeepspeedSetup(text, parseJsonConfig(text)), plan);
   assert.deepEqual(findings.map((f) => [f.code, f.message]), [['setup-differs', "This DeepSpeed config's micro-batch 8 differs from the plan's 4"]]);
 });
@@ -309,11 +314,7 @@ test('a config that differs from the plan only in its micro-batch says that, and
 test('a setup difference no key of the config can write is reported without a fix (an empty fix would do nothing)', async () => {
   const { compareSetup } = await import('../../src/configs/setup');
   const text = 'distributed_type: MULTI_GPU\nnum_processes: 8\n';
-  const want = {
-    precision: 'fp32', precisionReason: '', zeroStage: 1, hybridShard: false, recompute: 'none', cpuOffload: false, microBatch: 1, gradientAccumulation: 1,
-    dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
-  };
-  const plan = { model: 'M', cluster: { name: 'c', gpus: 8, nodes: 1 }, plan: { setup: want } } as unknown as import('../../src/protocol/plan').PlanReport;
+  const plan = eightGpuPlan({ zeroStage: 1 });
   const finding = compareSetup('accelerate', text, read(text), plan).find((f) => f.code === 'setup-differs');
   assert.ok(finding, 'the difference is reported');
   assert.match(finding.message, /uses ZeRO 1$/);
