@@ -67,6 +67,9 @@ test('a causal fused kernel computes only the 128×128 score tiles on or below t
   // Top-left alignment with more keys than queries: 2 query blocks over 4 key blocks see 1 + 2 of 8.
   const prefix = { op: 'sdpa', inputShapes: [[4, 256, 64], [4, 512, 64], [4, 512, 64]], attrs: { causal: true } } as unknown as AnalyzedLayer;
   assert.equal(causalTileFraction(prefix, 'fused'), 3 / 8);
+  // More queries than keys: 4 query blocks over 2 key blocks see 1 + 2 + 2 + 2 of 8.
+  const tail = { op: 'sdpa', inputShapes: [[4, 512, 64], [4, 256, 64], [4, 256, 64]], attrs: { causal: true } } as unknown as AnalyzedLayer;
+  assert.equal(causalTileFraction(tail, 'fused'), 7 / 8);
   // Eager attention computes and masks every score; no mask, nothing skipped; an mha's masks are general ones.
   assert.equal(causalTileFraction(sdpaOf(4096, true), 'unfused'), 1);
   assert.equal(causalTileFraction(sdpaOf(4096, false), 'fused'), 1);

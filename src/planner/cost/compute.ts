@@ -145,9 +145,9 @@ export function causalTileFraction(layer: AnalyzedLayer, kernel: AttentionKernel
   const nq = Math.ceil(q[q.length - 2] / FLASH_BLOCK);
   const nk = Math.ceil(k[k.length - 2] / FLASH_BLOCK);
   if (!(nq > 0 && nk > 0)) return 1;
-  let tiles = 0;
-  for (let i = 0; i < nq; i++) tiles += Math.min(nk, i + 1);
-  return tiles / (nq * nk);
+  // Σ over query blocks i of min(nk, i + 1): a triangle up to the diagonal's end, then full rows of nk.
+  const m = Math.min(nq, nk);
+  return ((m * (m + 1)) / 2 + (nq - m) * nk) / (nq * nk);
 }
 
 export interface PassTimes {
