@@ -83,6 +83,8 @@ export type OpKind =
   | 'concat'
   | 'split'
   | 'matmul'
+  /** A reduction over some non-batch axes (`x.mean(dim=1)` over tokens, `x.sum(-1)`, `x.amax(1)`). */
+  | 'reduce'
   | 'mha'
   | 'sdpa'
   | 'rnn'

@@ -180,6 +180,15 @@ export interface ConcatAttrs {
   axis: number;
 }
 
+export type ReduceFn = 'mean' | 'sum' | 'amax' | 'amin';
+
+export interface ReduceAttrs {
+  fn: ReduceFn;
+  /** The reduced axes, including batch (torch's `dim`); never the batch itself. */
+  axes: number[];
+  keepDims: boolean;
+}
+
 export interface SplitAttrs {
   axis: number;
   /** Either explicit section sizes or a number of equal chunks. */
@@ -262,6 +271,7 @@ export interface OpAttrMap {
   concat: ConcatAttrs;
   split: SplitAttrs;
   matmul: MatmulAttrs;
+  reduce: ReduceAttrs;
   mha: MhaAttrs;
   sdpa: SdpaAttrs;
   rnn: RnnAttrs;

@@ -59,3 +59,26 @@ print(json.dumps([tw.build_bare(spec(e)).need_weights for e in ({}, {"needWeight
 `);
   assert.deepEqual(out, [true, true, false]);
 });
+
+test('a reduce layer runs torch.mean / sum / amax / amin over its axes, keeping dims as the IR says', () => {
+  const out = runWithWorker(`
+x = torch.randn(2, 3, 4, 5)
+res = {}
+for fn, keep in (("mean", False), ("sum", True), ("amax", False), ("amin", True)):
+    spec = {"op": "reduce", "attrs": {"fn": fn, "axes": [1, -1], "keepDims": keep}, "inputShapes": [[3, 4, 5]]}
+    ref = getattr(torch, fn)(x, dim=(1, 3), keepdim=keep)
+    y = tw.build_bare(spec)(x)
+    res[fn] = {"shape": list(y.shape), "err": (y - ref).abs().max().item()}
+try:
+    tw.build_bare({"op": "reduce", "attrs": {"fn": "median", "axes": [1]}, "inputShapes": [[3]]})
+    res["median"] = "built"
+except tw.Unsupported as e:
+    res["median"] = str(e)
+print(json.dumps(res))
+`) as Record<string, { shape: number[]; err: number } | string>;
+  assert.deepEqual(out.mean, { shape: [2, 4], err: 0 });
+  assert.deepEqual(out.sum, { shape: [2, 1, 4, 1], err: 0 });
+  assert.deepEqual(out.amax, { shape: [2, 4], err: 0 });
+  assert.deepEqual(out.amin, { shape: [2, 1, 4, 1], err: 0 });
+  assert.equal(out.median, 'reduction median');
+});

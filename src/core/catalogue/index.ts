@@ -14,12 +14,13 @@ import { opaqueOps } from './opaque';
 import { parameterOps } from './parameter';
 import { poolingOps } from './pooling';
 import { recurrentOps } from './recurrent';
+import { reduceOps } from './reduce';
 import { shapingOps } from './shaping';
 import type { InferContext, InferResult, OpInfo } from './types';
 import { runInfer } from './types';
 
 function buildRegistry(): Record<OpKind, OpInfo> {
-  const all = [...shapingOps, ...convOps, ...linearOps, ...normOps, ...poolingOps, ...activationOps, ...combiningOps, ...attentionOps, ...recurrentOps, ...parameterOps, ...opaqueOps];
+  const all = [...shapingOps, ...convOps, ...linearOps, ...normOps, ...poolingOps, ...activationOps, ...combiningOps, ...reduceOps, ...attentionOps, ...recurrentOps, ...parameterOps, ...opaqueOps];
   const registry = {} as Record<OpKind, OpInfo>;
   for (const info of all) registry[info.op] = info;
   return registry;
@@ -29,7 +30,7 @@ function buildRegistry(): Record<OpKind, OpInfo> {
 const KIND_SET: Record<OpKind, true> = {
   input: true, conv: true, separable_conv: true, linear: true, embedding: true, batchnorm: true, layernorm: true,
   groupnorm: true, pool: true, flatten: true, reshape: true, permute: true, zeropad: true, upsample: true,
-  dropout: true, activation: true, add: true, mul: true, concat: true, split: true, matmul: true, mha: true,
+  dropout: true, activation: true, add: true, mul: true, concat: true, split: true, matmul: true, reduce: true, mha: true,
   sdpa: true, rnn: true, identity: true, gather: true, parameter: true, opaque: true,
 };
 export const ALL_OP_KINDS: readonly OpKind[] = Object.keys(KIND_SET) as OpKind[];

@@ -6,6 +6,7 @@
 import { foldedPermute, foldedReshape, sizeValues, torchDims } from './batchFolding';
 import { makeArray } from './numericArrays';
 import { einsum } from './einsum';
+import { reduction } from './reductions';
 import type { Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
@@ -89,7 +90,7 @@ function matmul(interp: Interp, a: TensorV, b: TensorV, site: CallSite, type: st
 const ACTIVATIONS = new Set(['relu', 'relu6', 'gelu', 'silu', 'sigmoid', 'tanh', 'softmax', 'log_softmax', 'leaky_relu', 'elu', 'hardswish', 'hardsigmoid', 'softplus']);
 const PASSTHROUGH = new Set([
   'contiguous', 'to', 'float', 'half', 'double', 'bfloat16', 'type_as', 'detach', 'clone', 'cuda', 'cpu', 'unsqueeze', 'squeeze', 'expand', 'expand_as',
-  'repeat', 'masked_fill', 'masked_fill_', 'long', 'int', 'bool', 'requires_grad_', 'sum', 'max', 'min', 'abs', 'sqrt', 'exp', 'pow', 'clamp', 'tril', 'triu',
+  'repeat', 'masked_fill', 'masked_fill_', 'long', 'int', 'bool', 'requires_grad_', 'abs', 'sqrt', 'exp', 'pow', 'clamp', 'tril', 'triu',
   'index_select', 'gather', 'roll', 'narrow', 'select', 'neg', 'rsqrt', 'square', 'where',
 ]);
 const CONSTANT_MAKERS = new Set(['zeros', 'ones', 'randn', 'rand', 'empty', 'full', 'tensor', 'zeros_like', 'ones_like', 'randn_like', 'empty_like', 'eye', 'linspace']);
@@ -267,10 +268,16 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     case 'mean': {
       const dims = (iterItems(args[1] ?? kwargs.get('dim') ?? UNKNOWN) ?? []).map(toNumber);
       const spatialMean = dims.length === 2 && ((dims[0] === 2 && dims[1] === 3) || (dims[0] === -2 && dims[1] === -1));
-      if (!spatialMean) return x;
       const keepDims = truthy(args[2] ?? kwargs.get('keepdim') ?? { k: 'bool', v: false }) === true;
+      if (!spatialMean) return reduction(interp, name, x, args, kwargs, site, rec);
       return rec('pool', { rank: 2, mode: 'avg', global: true, keepDims }, undefined);
     }
+    case 'sum':
+    case 'amax':
+    case 'amin':
+    case 'max':
+    case 'min':
+      return reduction(interp, name, x, args, kwargs, site, rec);
   }
   const pooled = /^(adaptive_)?(max|avg)_pool([123])d$/.exec(name);
   if (pooled) {

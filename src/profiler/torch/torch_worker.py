@@ -72,6 +72,7 @@ ACT = {
     "silu": F.silu, "swish": F.silu, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
     "softplus": F.softplus, "hardswish": F.hardswish, "hardsigmoid": F.hardsigmoid, "linear": lambda x: x,
 }
+REDUCERS = {"mean": torch.mean, "sum": torch.sum, "amax": torch.amax, "amin": torch.amin}
 
 
 def build(spec):
@@ -191,6 +192,12 @@ def build_bare(spec):
         return Fn(lambda x: (torch.split(x, sizes, dim=ax) if sizes else torch.chunk(x, num(a.get("chunks"), 1), dim=ax))[idx])
     if op == "matmul":
         return Fn(lambda x, y: x @ (y.transpose(-2, -1) if a.get("transposeB") else y))
+    if op == "reduce":
+        f = REDUCERS.get(a.get("fn"))
+        if f is None:
+            raise Unsupported("reduction %s" % a.get("fn"))
+        dims, keep = tuple(a.get("axes") or ()), bool(a.get("keepDims"))
+        return Fn(lambda x: f(x, dim=dims, keepdim=keep))
     if op == "mha":
         return MHA(a, num(a.get("embedDim"), s0[-1]), num(a.get("numHeads"), 1))
     if op == "sdpa":

@@ -47,6 +47,8 @@ export function toChannelsLast(spec: TrialSpec): TrialSpec {
     const axis = typeof attrs.axis === 'number' ? attrs.axis : spec.op === 'batchnorm' ? 1 : undefined;
     if (axis === 1 || axis === -3) attrs.axis = -1;
   }
+  // [N, C, H, W] axes as they sit in [N, H, W, C].
+  if (rank3 && spec.op === 'reduce' && Array.isArray(attrs.axes)) attrs.axes = (attrs.axes as number[]).map((ax) => [0, 3, 1, 2][ax < 0 ? ax + 4 : ax]!);
   return {
     ...spec,
     attrs: attrs as TrialSpec['attrs'],
@@ -259,6 +261,13 @@ function pool(spec: TrialSpec, inShape: number[]): BuiltLayer {
   };
 }
 
+const REDUCERS: Record<string, (x: Tensor, axes: number[], keepDims: boolean) => Tensor> = {
+  mean: (x, axes, keep) => tf.mean(x, axes, keep),
+  sum: (x, axes, keep) => tf.sum(x, axes, keep),
+  amax: (x, axes, keep) => tf.max(x, axes, keep),
+  amin: (x, axes, keep) => tf.min(x, axes, keep),
+};
+
 const ACTIVATIONS: Record<string, (x: Tensor, axis: number) => Tensor> = {
   relu: (x) => tf.relu(x),
   relu6: (x) => tf.relu6(x),
@@ -400,6 +409,12 @@ function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
     }
     case 'matmul':
       return { params: [], apply: ([x, y]) => tf.matMul(x!, y!, false, !!a.transposeB) };
+    case 'reduce': {
+      const reducer = REDUCERS[String(a.fn)];
+      if (!reducer) throw new Unsupported(`reduction '${String(a.fn)}' is not built by the tfjs worker`);
+      const axes = (Array.isArray(a.axes) ? (a.axes as number[]) : []).map((ax) => axisOf(ax, rank));
+      return { params: [], apply: ([x]) => reducer(x!, axes, !!a.keepDims) };
+    }
     case 'mha':
       return attention(spec, s0);
     case 'sdpa':

@@ -1,0 +1,44 @@
+/**
+ * reduce: mean, sum, amax or amin over some non-batch axes (a ViT's mean over
+ * tokens, timm's `x.mean((1, 2))` on a channels-last map). No params; one op
+ * per input element, and a backward that touches every input element once
+ * more (the costs.ts convention for weightless ops).
+ *
+ * What autograd keeps (PyTorch tools/autograd/derivatives.yaml): sum and mean
+ * need only the input's sizes (`grad.expand`, `mean_backward`); amax and amin
+ * compare the input with the result to find where the gradient goes
+ * (`restore_reduced_dims(result, dim, keepdim) == self`), so they keep both.
+ */
+import type { Attrs, Shape } from '../ir';
+import { product } from '../ir';
+import type { ReduceFn } from '../ops';
+import { bool, fail, featureAxis, optIntList, optStr, requireInputs } from './attrs';
+import type { InferContext, InferOk, OpInfo } from './types';
+
+const FNS: readonly ReduceFn[] = ['mean', 'sum', 'amax', 'amin'];
+
+function inferReduce(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferOk {
+  requireInputs(inputShapes, 1, 1, 'reduce');
+  const input = inputShapes[0];
+  const fn = optStr(attrs, 'fn') as ReduceFn | undefined;
+  if (!fn || !FNS.includes(fn)) fail(`unknown reduction '${String(fn)}' (known: ${FNS.join(', ')})`);
+  const written = optIntList(attrs, 'axes');
+  if (!written || written.length === 0) fail('reduce needs the axes it reduces');
+  const axes = new Set(written.map((a) => featureAxis(a, input, 'reduce axis')));
+  if (axes.size !== written.length) fail(`reduce axes [${written.join(', ')}] name an axis twice`);
+  const keepDims = bool(attrs, 'keepDims', false);
+  const outputShape = keepDims ? input.map((d, i) => (axes.has(i) ? 1 : d)) : input.filter((_, i) => !axes.has(i));
+  const elems = product(input);
+  const keepsBoth = fn === 'amax' || fn === 'amin';
+  return {
+    outputShape,
+    params: 0,
+    nonTrainable: 0,
+    forwardFlops: elems,
+    backwardFlops: elems,
+    savedActivationBytes: keepsBoth ? (elems + product(outputShape)) * ctx.dtypeBytes : 0,
+    saves: keepsBoth ? { inputs: [0], output: true } : undefined,
+  };
+}
+
+export const reduceOps: OpInfo[] = [{ op: 'reduce', family: 'combining', weighted: false, summary: 'Reduction (mean, sum, max, min) over non-batch axes', infer: inferReduce }];

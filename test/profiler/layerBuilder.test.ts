@@ -1,0 +1,45 @@
+/**
+ * The tfjs worker's layer builder on the pure-JS cpu backend: a reduce layer reduces the IR's axes, and a
+ * channels_first spec restated channels_last (whole-step runs) moves its axes with the channels.
+ */
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tfcore from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { buildLayer, toChannelsLast, Unsupported } from '../../src/profiler/worker/layerBuilder';
+import type { TrialSpec } from '../../src/profiler/worker/messages';
+import { useRuntime } from '../../src/profiler/worker/tfRuntime';
+
+before(async () => {
+  await tfcore.setBackend('cpu');
+  useRuntime(tfcore, 'test', tfcore);
+});
+
+const reduceSpec = (attrs: Record<string, unknown>, inputShape: number[]): TrialSpec => ({
+  id: 'r', name: 'r', op: 'reduce', attrs: attrs as TrialSpec['attrs'], inputShapes: [inputShape], inputs: ['x'], layout: 'channels_first', needsInputGrad: true,
+});
+
+test('reduce: mean, sum, amax and amin over the IR axes (batch included in the numbering), keepDims as stated', () => {
+  // x[b, i, j] = 100·b + 10·i + j on [2, 3, 4].
+  const values = Array.from({ length: 24 }, (_, n) => 100 * Math.floor(n / 12) + 10 * Math.floor((n % 12) / 4) + (n % 4));
+  const x = tfcore.tensor(values, [2, 3, 4]);
+  const run = (attrs: Record<string, unknown>) => {
+    const y = buildLayer(reduceSpec(attrs, [3, 4]), 2).apply([x]);
+    return { shape: y.shape, values: Array.from(y.dataSync()) };
+  };
+  // Mean over i (10·i averages to 10) for each b, j.
+  assert.deepEqual(run({ fn: 'mean', axes: [1], keepDims: false }), { shape: [2, 4], values: [10, 11, 12, 13, 110, 111, 112, 113] });
+  assert.deepEqual(run({ fn: 'sum', axes: [-1], keepDims: true }), { shape: [2, 3, 1], values: [6, 46, 86, 406, 446, 486] });
+  assert.deepEqual(run({ fn: 'amax', axes: [1, 2], keepDims: false }), { shape: [2], values: [23, 123] });
+  assert.deepEqual(run({ fn: 'amin', axes: [2], keepDims: false }), { shape: [2, 3], values: [0, 10, 20, 100, 110, 120] });
+  assert.throws(() => buildLayer(reduceSpec({ fn: 'median', axes: [1] }, [3, 4]), 2), (e: Error) => e instanceof Unsupported && /median/.test(e.message));
+});
+
+test('toChannelsLast: a reduce over [N, C, H, W] axes names the same axes of [N, H, W, C]', () => {
+  const moved = toChannelsLast(reduceSpec({ fn: 'mean', axes: [1, -1], keepDims: false }, [8, 5, 6]));
+  assert.deepEqual(moved.inputShapes, [[5, 6, 8]]);
+  // C (1) sits at 3, W (-1 = 3) at 2.
+  assert.deepEqual((moved.attrs as { axes: number[] }).axes, [3, 2]);
+  // A rank-2 input has no channels to move.
+  assert.deepEqual((toChannelsLast(reduceSpec({ fn: 'mean', axes: [1] }, [8, 5])).attrs as { axes: number[] }).axes, [1]);
+});
