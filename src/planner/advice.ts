@@ -14,7 +14,9 @@ import { precisionBytes } from './memory/precision';
  */
 export function eagerNormAdvice(model: AnalyzedModel, outcome: PlanOutcome): PlanDiagnostic | undefined {
   if (!outcome.feasible) return undefined;
-  const eager = new Set(model.layers.filter(isEagerNorm).map((l) => l.name));
+  const eagerLayers = model.layers.filter(isEagerNorm);
+  // Matched by name: a norm module called twice (`norm`, `norm#2`) is two layers of one name, both counted.
+  const eager = new Set(eagerLayers.map((l) => l.name));
   if (eager.size === 0) return undefined;
   let all = 0;
   let norms = 0;
@@ -25,12 +27,12 @@ export function eagerNormAdvice(model: AnalyzedModel, outcome: PlanOutcome): Pla
   }
   if (!(all > 0)) return undefined;
   const bytes = precisionBytes(outcome.plan.setup?.precision ?? 'fp32').activation;
-  const traffic = eagerNormTraffic(model.layers.find(isEagerNorm)!, bytes)!;
+  const traffic = eagerNormTraffic(eagerLayers[0]!, bytes)!;
   const percent = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
   return {
     severity: 'info',
     message:
-      `${eager.size} RMSNorm layer${eager.size === 1 ? '' : 's'} run as eager fp32 ops (${traffic.forwardKernels} kernels forward, ${traffic.backwardKernels} backward, ` +
+      `${eagerLayers.length} RMSNorm layer${eagerLayers.length === 1 ? '' : 's'} run as eager fp32 ops (${traffic.forwardKernels} kernels forward, ${traffic.backwardKernels} backward, ` +
       `${traffic.forwardBytesPerElement} and ${traffic.backwardBytesPerElement} bytes per element): ${percent(norms / all)} of the layers' time. ` +
       `A fused kernel (torch.compile, or a fused RMSNorm module) moves ${2 * bytes} and ${4 * bytes}. ` +
       // Counting it would reject runs published to fit (torchtitan's Llama 2 13B on 80 GB): the memory model is said to leave it out.

@@ -7,6 +7,7 @@ import { foldedPermute, foldedReshape, sizeValues, torchDims } from './batchFold
 import { makeArray } from './numericArrays';
 import { einsum } from './einsum';
 import { reduction } from './reductions';
+import { EAGER_RMS_TYPE, rmsBinaryStep, rmsUnaryStep, squareOfSelf, untag } from './rmsNormIdiom';
 import type { Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
@@ -68,6 +69,10 @@ function broadcast(a?: Dims, b?: Dims): Dims | undefined {
 }
 
 export function tensorBinary(interp: Interp, op: string, a: Value, b: Value, node: PyNode): Value {
+  const step = rmsBinaryStep(interp, op, a, b, node, (x) => recordOp(interp, {
+    base: 'rms_norm', type: EAGER_RMS_TYPE, op: 'layernorm', attrs: { scale: false, center: false, rms: true, eagerFp32: true }, inputs: [x], site: interp.site(node, op), shape: x.shape,
+  }));
+  if (step) return step;
   const ta = isGraphTensor(a) ? a : undefined;
   const tb = isGraphTensor(b) ? b : undefined;
   if (!ta || !tb) return ta ?? tb ?? (a.k === 'tensor' ? a : b);
@@ -76,7 +81,8 @@ export function tensorBinary(interp: Interp, op: string, a: Value, b: Value, nod
   const kind: OpKind | undefined = op === '+' || op === '-' ? 'add' : op === '*' || op === '/' ? 'mul' : undefined;
   if (!kind) return ta;
   const type = { '+': 'add', '-': 'sub', '*': 'mul', '/': 'div' }[op] ?? kind;
-  return recordOp(interp, { base: type, type, op: kind, attrs: {}, inputs: [ta, tb], site, shape: broadcast(ta.shape, tb.shape) });
+  const out = recordOp(interp, { base: type, type, op: kind, attrs: {}, inputs: [ta, tb], site, shape: broadcast(ta.shape, tb.shape) });
+  return op === '*' ? squareOfSelf(out, ta, tb) : out;
 }
 
 export const matmulOf = (interp: Interp, a: TensorV, b: TensorV, site: CallSite): Value => matmul(interp, a, b, site, 'torch.einsum');
@@ -168,7 +174,9 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
   }
   // unsqueeze(0) on a batch-less tensor: its placeholder 1 becomes the dim it broadcasts over as a batch.
   if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return withProps(x, { unbatched: false, param: undefined });
-  if (PASSTHROUGH.has(name)) return x;
+  const step = rmsUnaryStep(name, x, args, kwargs);
+  if (step) return step;
+  if (PASSTHROUGH.has(name)) return untag(name, x);
   // Weights and biases passed to functional ops are the parameters themselves (their sizes make the layer's params).
   const withTensor = (params: string[]) => {
     const bound = bindArgs(['input', ...params], args, kwargs);

@@ -118,6 +118,10 @@ export interface TensorV {
   unbatched?: boolean;
   /** A constant whose values are known (numericArrays.ts): `torch.arange(n) * w`, a relative position index. */
   values?: import('./numericArrays').ArrayData;
+  /** A step of an RMSNorm written as eager ops (rmsNormIdiom.ts), until the norm is recognized. */
+  rms?: import('./rmsNormIdiom').RmsStep;
+  /** Made by `.float()` / `.to(torch.float32)`: an fp32 copy, whatever the training precision. */
+  fp32Copy?: boolean;
 }
 
 /** A library module instance: nn.Conv2d(…) or a container (Sequential, ModuleList, ModuleDict). */

@@ -1,0 +1,138 @@
+/**
+ * An RMSNorm written as eager PyTorch ops, read as the one RMS-norm layer it is.
+ * torchtitan's and Meta's Llama `RMSNorm._norm` (`x * torch.rsqrt(x.pow(2).mean(-1,
+ * keepdim=True) + eps)` on `x.float()`, then `* self.weight`), transformers'
+ * LlamaRMSNorm (`hidden_states.to(torch.float32)` … `self.weight * …`), lit-gpt's
+ * `torch.mean(x * x, …)`, Gemma's `* (1.0 + self.weight)`: one op at a time these
+ * read as pass-throughs and two multiplies, so the norm was priced as two cheap
+ * elementwise ops instead of the eight kernels it launches (planner/cost/eagerNorm.ts).
+ *
+ * Each step tags the tensor it returns (`TensorV.rms`): x² → mean over the last
+ * axis → (+ eps) → rsqrt, then `x * rstd` records the norm, marked `eagerFp32` as
+ * the Hugging Face graphs mark transformers' RMSNorms, and a following multiply by
+ * a 1-D parameter of the normalized size becomes its weight. Any other op on a
+ * tagged tensor drops the tag, so an unfinished pattern reads as it did before.
+ */
+import type { PyNode } from './ast';
+import { withProps } from '../../core/objects';
+import type { Interp } from './interpreter';
+import { bindArgs } from './torchLayers';
+import { toNumber, truthy, type TensorV, type Value } from './values';
+
+export type RmsStep =
+  | { step: 'square' | 'meanSquare' | 'rstd' | 'rms'; of: string; fp32: boolean; squareLayer?: string }
+  /** `scope`: the module whose forward recorded it; only a weight multiplied in there is its own. */
+  | { step: 'norm'; layer: string; scaled: boolean; scope: string };
+
+/** A tensor a pattern may start from or end on: untagged, or a norm's output (the next norm's input). */
+const plain = (t: TensorV): boolean => !t.rms || t.rms.step === 'norm';
+
+const scopeOf = (interp: Interp): string => interp.graph?.scope.at(-1) ?? '';
+
+type Recorder = (x: TensorV) => Value;
+
+/** Ops that hand a tensor on unchanged in value: a tag survives them. */
+const KEEPS_TAG = new Set(['contiguous', 'clone', 'detach', 'to', 'type', 'type_as', 'float', 'half', 'bfloat16', 'double']);
+
+const isFp32 = (v: Value | undefined): boolean =>
+  (v?.k === 'lib' && /^torch\.(float32|float)$/.test(v.path)) || (v?.k === 'str' && v.v === 'float32');
+
+const tagged = (x: TensorV, rms: RmsStep | undefined, fp32Copy = x.fp32Copy): TensorV => withProps(x, { rms, fp32Copy });
+
+/**
+ * A tensor method or torch function on a graph tensor, as far as the pattern goes: the tagged tensor, or undefined
+ * when this call is not a step (the caller then evaluates it as usual, with `untag`).
+ */
+export function rmsUnaryStep(name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>): TensorV | undefined {
+  if (name === 'float' || ((name === 'to' || name === 'type') && isFp32(args[1] ?? kwargs.get('dtype')))) return tagged(x, x.rms, true);
+  // `.to(input_dtype)`, `.type_as(x)`, `.half()`: back to the activations' dtype (a `.to(device)` is never inside a norm).
+  if (name === 'to' || name === 'type' || name === 'type_as' || name === 'half' || name === 'bfloat16') return tagged(x, x.rms, undefined);
+  const rms = x.rms;
+  if (plain(x) && ((name === 'pow' && toNumber(args[1] ?? kwargs.get('exponent')) === 2) || name === 'square')) {
+    return tagged(x, { step: 'square', of: x.id, fp32: !!x.fp32Copy });
+  }
+  if (rms?.step === 'square' && name === 'mean') {
+    const a = bindArgs(['input', 'dim', 'keepdim'], args, kwargs);
+    const dim = toNumber(a.get('dim'));
+    const rank = x.shape?.length;
+    const lastAxis = dim === -1 || (rank !== undefined && dim === rank - 1);
+    if (lastAxis && truthy(a.get('keepdim') ?? { k: 'bool', v: false }) === true) return tagged(x, { ...rms, step: 'meanSquare' });
+  }
+  if (rms?.step === 'meanSquare' && (name === 'rsqrt' || name === 'sqrt')) return tagged(x, { ...rms, step: name === 'rsqrt' ? 'rstd' : 'rms' });
+  return undefined;
+}
+
+/** The tensor an op that is no step returns: its tag dropped, unless the op keeps values as they are. */
+export function untag(name: string, x: TensorV): TensorV {
+  return x.rms && !KEEPS_TAG.has(name) ? tagged(x, undefined) : x;
+}
+
+/**
+ * A binary operator with a tagged operand: the next step, the recorded norm, or the norm with its weight; undefined
+ * when the operator is no step (`recordNorm` records the norm layer of its input).
+ */
+export function rmsBinaryStep(interp: Interp, op: string, a: Value, b: Value, node: PyNode, recordNorm: Recorder): Value | undefined {
+  if (op !== '**' && !(a.k === 'tensor' && a.rms) && !(b.k === 'tensor' && b.rms)) return undefined;
+  const ta = a.k === 'tensor' && a.id ? a : undefined;
+  const tb = b.k === 'tensor' && b.id ? b : undefined;
+  if (!ta && !tb) return undefined;
+  const scalar = !ta || !tb;
+  const t = (ta ?? tb)!;
+  if (scalar) {
+    if (op === '**' && ta && plain(ta) && toNumber(b) === 2) return tagged(ta, { step: 'square', of: ta.id, fp32: !!ta.fp32Copy });
+    if (op === '+' && t.rms?.step === 'meanSquare') return t; // + eps
+    if (op === '/' && tb?.rms?.step === 'rms') return tagged(tb, { ...tb.rms, step: 'rstd' }); // 1 / sqrt(…)
+    return t.rms ? tagged(t, undefined) : undefined;
+  }
+  const [x, other] = [ta!, tb!];
+  for (const [s, v] of [[x, other], [other, x]] as const) {
+    const r = s.rms;
+    if (op === '*' && r?.step === 'rstd' && v.id === r.of && plain(v)) return normOf(interp, v, r, recordNorm, node);
+    if (op === '/' && s === other && r?.step === 'rms' && v.id === r.of && plain(v)) return normOf(interp, v, r, recordNorm, node);
+    if (op === '*' && r?.step === 'norm' && !r.scaled && r.scope === scopeOf(interp) && v.param && foldWeight(interp, r.layer, v)) return tagged(s, { ...r, scaled: true });
+  }
+  return undefined;
+}
+
+/** `x * x` was recorded as a multiply: tagged as the square of x, it is dropped again if the norm takes it in. */
+export function squareOfSelf(product: Value, x: TensorV, y: TensorV): Value {
+  if (product.k !== 'tensor' || x.id !== y.id || !plain(x) || !plain(y)) return product;
+  return tagged(product, { step: 'square', of: x.id, fp32: !!x.fp32Copy, squareLayer: product.id });
+}
+
+function normOf(interp: Interp, x: TensorV, r: Extract<RmsStep, { of: string }>, recordNorm: Recorder, node: PyNode): Value {
+  const g = interp.graph;
+  if (r.squareLayer && g && !g.layers.some((l) => l.inputs.includes(r.squareLayer!))) {
+    const i = g.layers.findIndex((l) => l.id === r.squareLayer);
+    if (i >= 0) g.layers.splice(i, 1);
+  }
+  const out = recordNorm(x);
+  if (out.k !== 'tensor') return out;
+  if (!r.fp32 && !x.fp32Copy) {
+    interp.warn(
+      node,
+      'RMSNorm written as eager ops without an fp32 upcast: priced as the upcast form (transformers\' LlamaRMSNorm). Under autocast, pow and rsqrt run in fp32 all the same (PyTorch autocast op reference); with weights cast to bf16 and no autocast it moves fewer bytes than priced',
+      'eager-norm',
+      'info',
+    );
+  }
+  return tagged(out, { step: 'norm', layer: out.id, scaled: false, scope: scopeOf(interp) }, undefined);
+}
+
+/** Makes a 1-D parameter of the normalized size the norm's weight; false when it is some other tensor. */
+function foldWeight(interp: Interp, layerId: string, w: TensorV): boolean {
+  const g = interp.graph;
+  const layer = g?.layers.find((l) => l.id === layerId);
+  const shape = w.param?.shape;
+  const size = shape?.length === 1 ? shape[0] : undefined;
+  const normalized = g?.shapes.get(layerId)?.at(-1);
+  if (!layer || size === undefined || (normalized !== undefined && normalized !== size)) return false;
+  layer.attrs = { ...layer.attrs, scale: true, normalizedShape: [size] };
+  // A norm module called twice shares one weight, as F.layer_norm's are keyed (tensorOps.ts).
+  const scope = scopeOf(interp);
+  if (scope) layer.weightKey = scope;
+  return true;
+}
+
+/** The type the recorded norm shows (hover, tables): what the code wrote, not a module it named. */
+export const EAGER_RMS_TYPE = 'RMSNorm (eager ops)';
