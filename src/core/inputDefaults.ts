@@ -39,7 +39,12 @@ function imageShape(channels: number, rank: number, layout: Layout): Shape {
 export function assumeInput(spec: ModelSpec): AssumedInput {
   const layers = spec.layers ?? [];
   const first = layers.find((l) => l.op !== 'input' && l.op !== 'identity');
-  if (first?.op === 'embedding') return { shape: [DEFAULT_SEQUENCE_LENGTH], dtype: 'int', what: `a sequence of ${DEFAULT_SEQUENCE_LENGTH} token ids`, sequence: true };
+  if (first?.op === 'embedding') {
+    // A position table the code sizes (nanoGPT's wpe of block_size rows) is the length the model is built for; past it torch fails.
+    const limit = spec.inputs.find((i) => first.inputs.includes(i.id))?.maxLength;
+    if (limit) return { shape: [limit.tokens], dtype: 'int', what: `a sequence of ${limit.tokens} token ids, as many as ${limit.what}`, sequence: true };
+    return { shape: [DEFAULT_SEQUENCE_LENGTH], dtype: 'int', what: `a sequence of ${DEFAULT_SEQUENCE_LENGTH} token ids`, sequence: true };
+  }
   const firstConv = layers.find((l) => CONV_OPS.has(l.op));
   const firstWeighted = layers.find((l) => WEIGHTED_OPS.has(l.op));
   if (!firstConv && firstWeighted) {

@@ -113,3 +113,35 @@ test('the plan follows --seq-len: 2048 tokens hold more activations and take lon
   assert.match(assumed.sequence?.source ?? '', /^assumed: the max_position_embeddings/);
   assert.ok(assumed.diagnostics.some((d) => /4096 tokens per sample is assumed .*pass --seq-len/.test(d.message)));
 });
+
+/** nanoGPT's shape of code: the length lives only in the position table's size and in `torch.arange(0, t)`. */
+const POSITIONS = `import torch
+from torch import nn
+
+class GPT(nn.Module):
+    def __init__(self, vocab_size=1000, block_size=256, n_embd=64):
+        super().__init__()
+        self.wte = nn.Embedding(vocab_size, n_embd)
+        self.wpe = nn.Embedding(block_size, n_embd)
+        self.head = nn.Linear(n_embd, vocab_size)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        return self.head(self.wte(idx) + self.wpe(pos))
+
+model = GPT(block_size=384)
+`;
+
+test("a position table applied to arange(T) bounds the assumed length: nanoGPT's wpe of block_size rows, not 1024", () => {
+  const m = analyse(POSITIONS);
+  assert.deepEqual(m.input, [384]);
+  assert.match(codes(m, 'assumed-input')[0]?.message ?? '', /assumed \[384\], a sequence of 384 token ids, as many as wpe holds/);
+  assert.deepEqual(m.layers.find((l) => l.name === 'head')!.outputShape, [384, 1000]);
+  // The user's numbers still win, and asking for more than the table holds is said.
+  assert.deepEqual(analyse(POSITIONS, { sequenceLength: 128 }).input, [128]);
+  const long = analyse(POSITIONS, { sequenceLength: 1024 });
+  assert.match(codes(long, 'sequence-too-long')[0]?.message ?? '', /1024 tokens, more than the 384 positions wpe holds/);
+  // An embedding of token ids alone (no positions) does not bound anything.
+  assert.deepEqual(analyse(TAGGER).input, [1024]);
+});

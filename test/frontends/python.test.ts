@@ -110,7 +110,7 @@ test('ResNet-50: Bottleneck.expansion, _make_layer, residual adds, exact params'
 
 test('GPT (nanoGPT style): module paths, attention ops, tied lm_head counted once', () => {
   const spec = model('examples/pytorch/gpt.py', 'model');
-  assert.deepEqual(spec.inputs, [{ id: 'idx', dtype: 'int' }]);
+  assert.deepEqual(spec.inputs, [{ id: 'idx', dtype: 'int', maxLength: { tokens: 1024, what: 'transformer.wpe holds' } }]);
   assert.deepEqual(layer(spec, 'transformer.h.3.attn.c_attn').attrs, { inFeatures: 768, outFeatures: 2304, bias: true });
   assert.equal(spec.layers.filter((l) => l.op === 'sdpa').length, 12);
   assert.deepEqual(layer(spec, 'transformer.h.0.attn.scaled_dot_product_attention').attrs, { causal: true });

@@ -43,3 +43,13 @@ test('toChannelsLast: a reduce over [N, C, H, W] axes names the same axes of [N,
   // A rank-2 input has no channels to move.
   assert.deepEqual((toChannelsLast(reduceSpec({ fn: 'mean', axes: [1] }, [8, 5])).attrs as { axes: number[] }).axes, [1]);
 });
+
+test('add and mul with one input: the Python number on the side the code wrote it', () => {
+  const x = tfcore.tensor([[1, 2, 4]]);
+  const spec = (op: 'add' | 'mul', attrs: Record<string, unknown>): TrialSpec => ({ ...reduceSpec(attrs, [3]), op });
+  const run = (op: 'add' | 'mul', attrs: Record<string, unknown>) => Array.from(buildLayer(spec(op, attrs), 1).apply([x]).dataSync());
+  assert.deepEqual(run('mul', { operator: '*', constant: 0.125 }), [0.125, 0.25, 0.5]);
+  assert.deepEqual(run('add', { operator: '-', constant: 1, constantFirst: true }), [0, -1, -3]);
+  assert.deepEqual(run('mul', { operator: '/', constant: 8, constantFirst: true }), [8, 4, 2]);
+  assert.deepEqual(run('add', { operator: '+' }), [2, 3, 5]);
+});

@@ -82,3 +82,19 @@ print(json.dumps(res))
   assert.deepEqual(out.amin, { shape: [2, 1, 4, 1], err: 0 });
   assert.equal(out.median, 'reduction median');
 });
+
+test('an add or mul with one input runs its Python number on the side the code wrote it', () => {
+  const out = runWithWorker(`
+x = torch.tensor([[1.0, 2.0, 4.0]])
+spec = lambda op, attrs: {"op": op, "attrs": attrs, "inputShapes": [[3]]}
+print(json.dumps([tw.build_bare(spec(op, a))(x).tolist()[0] for op, a in (
+    ("mul", {"operator": "*", "constant": 0.125}),
+    ("add", {"operator": "-", "constant": 1.0, "constantFirst": True}),
+    ("mul", {"operator": "/", "constant": 4}),
+    ("mul", {"operator": "/", "constant": 8, "constantFirst": True}),
+    ("add", {"operator": "+"}),
+)]))
+`);
+  // 1 - x, x / 4, 8 / x; a number the code did not state is 1 (the same kernel, whatever its value).
+  assert.deepEqual(out, [[0.125, 0.25, 0.5], [0, -1, -3], [0.25, 0.5, 1], [8, 4, 2], [2, 3, 5]]);
+});

@@ -75,12 +75,23 @@ export function tensorBinary(interp: Interp, op: string, a: Value, b: Value, nod
   if (step) return step;
   const ta = isGraphTensor(a) ? a : undefined;
   const tb = isGraphTensor(b) ? b : undefined;
-  if (!ta || !tb) return ta ?? tb ?? (a.k === 'tensor' ? a : b);
+  const kind: OpKind | undefined = op === '+' || op === '-' ? 'add' : op === '*' || op === '/' ? 'mul' : undefined;
+  const type = { '+': 'add', '-': 'sub', '*': 'mul', '/': 'div' }[op] ?? kind;
+  if (!ta || !tb) {
+    const t = ta ?? tb;
+    // An activation by a constant (nanoGPT's scores `* (1.0 / math.sqrt(d))`, `x * math.sqrt(d_model)`) is a kernel
+    // over every element. A parameter's own arithmetic (`1.0 + self.weight`) runs once, not per sample: left out.
+    if (t && kind && type && !t.unbatched && !t.batchOne && !t.param) {
+      const constant = toNumber(t === ta ? b : a);
+      // The operator and side travel with the node: the trial workers run the same arithmetic.
+      const attrs: Attrs = { operator: op, ...(constant === undefined ? {} : { constant }), ...(t === tb ? { constantFirst: true } : {}) };
+      return recordOp(interp, { base: type, type, op: kind, attrs, inputs: [t], site: interp.site(node, op), shape: t.shape });
+    }
+    return ta ?? tb ?? (a.k === 'tensor' ? a : b);
+  }
   const site = interp.site(node, op);
   if (op === '@') return matmul(interp, ta, tb, site, 'matmul');
-  const kind: OpKind | undefined = op === '+' || op === '-' ? 'add' : op === '*' || op === '/' ? 'mul' : undefined;
-  if (!kind) return ta;
-  const type = { '+': 'add', '-': 'sub', '*': 'mul', '/': 'div' }[op] ?? kind;
+  if (!kind || !type) return ta;
   const out = recordOp(interp, { base: type, type, op: kind, attrs: {}, inputs: [ta, tb], site, shape: broadcast(ta.shape, tb.shape) });
   return op === '*' ? squareOfSelf(out, ta, tb) : out;
 }
@@ -152,7 +163,7 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
   if (name === 'arange') {
     // Positions over the sequence of the first model input (nanoGPT's `pos`): alias that input.
     const first = interp.graph?.inputs[0];
-    return first ? { k: 'tensor', id: first.id, shape: [undefined, undefined], framework: 'pytorch' } : UNKNOWN;
+    return first ? { k: 'tensor', id: first.id, shape: [undefined, undefined], framework: 'pytorch', positions: true } : UNKNOWN;
   }
   if (name === 'einsum') return einsum(interp, args, site);
   if (name === 'cat' || name === 'concat' || name === 'concatenate' || name === 'stack') {

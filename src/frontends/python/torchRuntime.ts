@@ -272,6 +272,9 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
     shape: unflatten ? unflatten.shape : moduleOutShape(m, inputs[0].shape),
   });
   if (m.op === 'mha' || m.op === 'rnn') return { k: 'tuple', items: [out, UNKNOWN] };
+  // nanoGPT's `self.transformer.wpe(pos)`: the table holds config.block_size positions, the length the model trains at.
+  const positions = m.op === 'embedding' && inputs[0].positions ? m.attrs.numEmbeddings : undefined;
+  if (typeof positions === 'number' && g.inputs[0] && !g.inputs[0].maxLength) g.inputs[0].maxLength = { tokens: positions, what: `${path ?? m.type} holds` };
   return out;
 }
 

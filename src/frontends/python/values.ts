@@ -120,6 +120,8 @@ export interface TensorV {
   values?: import('./numericArrays').ArrayData;
   /** A step of an RMSNorm written as eager ops (rmsNormIdiom.ts), until the norm is recognized. */
   rms?: import('./rmsNormIdiom').RmsStep;
+  /** `torch.arange(T)` over the first input's sequence: an embedding of it is a position table, whose size bounds T. */
+  positions?: boolean;
   /** Made by `.float()` / `.to(torch.float32)`: an fp32 copy, whatever the training precision. */
   fp32Copy?: boolean;
 }

@@ -75,6 +75,13 @@ ACT = {
 REDUCERS = {"mean": torch.mean, "sum": torch.sum, "amax": torch.amax, "amin": torch.amin}
 
 
+def with_constant(a):
+    """An activation and a Python number (`x * 0.125`, `1.0 - x`): the same arithmetic, on the same side."""
+    c = num(a.get("constant"), 1.0)
+    f = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y, "/": lambda x, y: x / y}[a.get("operator", "*")]
+    return (lambda x: f(c, x)) if a.get("constantFirst") else (lambda x: f(x, c))
+
+
 def build(spec):
     """Keras/TF.js layers record their own activation in attrs: it runs fused after the op."""
     m = build_bare(spec)
@@ -174,6 +181,8 @@ def build_bare(spec):
         if fn not in ACT:
             raise Unsupported("activation %s" % fn)
         return Fn(ACT[fn])
+    if op in ("add", "mul") and len(spec["inputShapes"]) == 1:
+        return Fn(with_constant(a))
     if op == "add":
         return Fn(lambda *xs: sum(xs[1:], xs[0]))
     if op == "mul":

@@ -335,6 +335,13 @@ export function buildLayer(spec: TrialSpec, batch: number): BuiltLayer {
   return { params: layer.params, apply: (xs) => { const y = layer.apply(xs); return fn(y, y.rank - 1); } };
 }
 
+/** An activation and a Python number (`x * 0.125`, `1.0 - x`): the same arithmetic, on the same side. */
+function withConstant(a: Record<string, unknown>): BuiltLayer {
+  const c = num(a.constant, 1);
+  const f = { '+': tf.add, '-': tf.sub, '*': tf.mul, '/': tf.div }[String(a.operator ?? '*')] ?? tf.mul;
+  return { params: [], apply: ([x]) => (a.constantFirst ? f(tf.scalar(c), x!) : f(x!, tf.scalar(c))) };
+}
+
 function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
   const shapes = nativeInputShapes(spec);
   const s0 = shapes[0] ?? [];
@@ -396,9 +403,10 @@ function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
       return { params: [], apply: ([x]) => fn(x!, axis) };
     }
     case 'add':
-      return { params: [], apply: (xs) => xs.reduce((p, x) => tf.add(p, x)) };
     case 'mul':
-      return { params: [], apply: (xs) => xs.reduce((p, x) => tf.mul(p, x)) };
+      if (shapes.length === 1) return withConstant(a);
+      if (spec.op === 'mul') return { params: [], apply: (xs) => xs.reduce((p, x) => tf.mul(p, x)) };
+      return { params: [], apply: (xs) => xs.reduce((p, x) => tf.add(p, x)) };
     case 'concat':
       return { params: [], apply: (xs) => tf.concat(xs, axisOf(num(a.axis, -1), rank)) };
     case 'split': {
