@@ -221,9 +221,11 @@ const BERT_2006_V100 = `${BERT_2006}, "Pre-training NVIDIA DGX-1 With 32G": micr
 const BERT_2006_A100 = `${BERT_2006}, "Pre-training NVIDIA DGX A100 (8x A100 40GB)": micro-batch 54 TF32, 64 AMP (phase 1), 8 TF32, 16 AMP (phase 2)`;
 /**
  * 20.06 was the first container for the A100. On the same model and sequence length (phase 1, no binning), the 21.11
- * container ran 317 vs 234 seq/s at TF32 and 580 vs 415 at AMP on one GPU: 1.35-1.40x from software alone.
+ * container ran 317 vs 234 seq/s at TF32 and 580 vs 415 at AMP on one GPU: 1.35-1.40x. Not all of it is software:
+ * 21.11 ran on the 80 GB part (2,039 vs 1,555 GB/s) with micro-batches 128/256 for 54/64, which the model itself
+ * prices at 1.11x (TF32) and 1.17x (AMP); the ~1.2x left is the containers' difference.
  */
-const FIRST_A100_CONTAINER = 'first A100 container (20.06): 21.11 ran phase 1 (no binning) 1.35x faster at TF32, 1.40x at AMP on the same GPU';
+const FIRST_A100_CONTAINER = 'first A100 container (20.06): 21.11 ran phase 1 (no binning) 1.35x faster at TF32, 1.40x at AMP, on the 80 GB A100 with larger micro-batches (1.11x, 1.17x of that predicted)';
 /** The Jan 2022 changelog: "Binned pretraining for phase2 with LDDL using a bin size of 64". */
 const BINNED = 'LDDL bins phase-2 sequences by length (bin size 64): published sequences are up to 512 tokens, the prediction pads every one to 512';
 

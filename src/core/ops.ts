@@ -168,12 +168,32 @@ export type ActivationFn =
   | 'softplus'
   | 'hardswish'
   | 'hardsigmoid'
-  | 'linear';
+  | 'linear'
+  // Elementwise math written in forward (frontends/python/elementwise.ts): memory-bound kernels like the above.
+  | 'abs'
+  | 'neg'
+  | 'exp'
+  | 'log'
+  | 'sqrt'
+  | 'rsqrt'
+  | 'square'
+  | 'pow'
+  | 'clamp'
+  | 'sin'
+  | 'cos'
+  | 'reciprocal'
+  | 'erf'
+  | 'masked_fill';
 
 export interface ActivationAttrs {
   fn: ActivationFn;
   /** Softmax axis including batch. */
   axis?: number;
+  /** pow's exponent, when the code gives a number. */
+  exponent?: number;
+  /** clamp's bounds, each when the code gives a number. */
+  min?: number;
+  max?: number;
 }
 
 export interface ConcatAttrs {

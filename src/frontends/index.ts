@@ -27,10 +27,11 @@ export async function initFrontends(): Promise<void> {
 }
 
 /** Parses without analysis: the frontend's ModelSpecs. Requires `initFrontends()` for Python. */
-export function parseSource(fileName: string, text: string, imports?: ImportOptions): FrontendResult | undefined {
+/** `givenInput`: the input the analysis will use, which a forward computing sizes from its input is read at. */
+export function parseSource(fileName: string, text: string, imports?: ImportOptions, givenInput: AnalyzeOptions = {}): FrontendResult | undefined {
   switch (sourceKindOf(fileName)) {
     case 'python':
-      return parsePythonSource(fileName, text, imports);
+      return parsePythonSource(fileName, text, imports, givenInput);
     case 'script':
       return parseScriptSource(fileName, text);
     case 'json':
@@ -43,7 +44,7 @@ export function parseSource(fileName: string, text: string, imports?: ImportOpti
 /** Parse and analyse. Never throws for bad input: problems come back as diagnostics. Requires `initFrontends()`. */
 /** `imports` follows Python imports into other files (see frontends/imports); omitted, imported names stay library paths. */
 export function analyzeSourceSync(fileName: string, text: string, options: AnalyzeOptions = {}, imports?: ImportOptions): AnalysisResult {
-  const parsed = parseSource(fileName, text, imports);
+  const parsed = parseSource(fileName, text, imports, options);
   if (!parsed) return { file: fileName, framework: undefined, models: [], diagnostics: [] };
   const models = parsed.models.map((spec) => analyzeModel(spec, options));
   return { file: fileName, framework: parsed.framework, models, diagnostics: parsed.diagnostics };

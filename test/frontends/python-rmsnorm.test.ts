@@ -48,8 +48,11 @@ test('every published form is one eager RMS norm with its weight; a norm by anot
   // Nothing of the norms' own arithmetic is left beside them (lit-gpt's x * x is taken back in).
   const inside = model.layers.filter((l) => /^[a-e]\./.test(l.name)).map((l) => `${l.name}:${l.type}`);
   assert.deepEqual(inside, []);
-  // NotANorm divides x by proj(x)'s RMS: its multiply and its own sum stay as they are.
-  assert.deepEqual(model.layers.filter((l) => l.name.startsWith('f.')).map((l) => l.op), ['linear', 'mul', 'reduce', 'add']);
+  // NotANorm divides x by proj(x)'s RMS: not a norm of x, so every op it wrote stays, each as the kernel it is.
+  assert.deepEqual(
+    model.layers.filter((l) => l.name.startsWith('f.')).map((l) => (l.op === 'activation' ? `${l.op}:${String(l.attrs.fn)}` : l.op)),
+    ['linear', 'activation:pow', 'reduce', 'add', 'activation:rsqrt', 'mul', 'activation:pow', 'reduce', 'add'],
+  );
 });
 
 test("torch's own parameter count and every leaf module's output shape", () => {

@@ -53,3 +53,15 @@ test('add and mul with one input: the Python number on the side the code wrote i
   assert.deepEqual(run('mul', { operator: '/', constant: 8, constantFirst: true }), [8, 4, 2]);
   assert.deepEqual(run('add', { operator: '+' }), [2, 3, 5]);
 });
+
+test('elementwise math as the torch worker runs it: pow by its exponent, clamp by its bound, a fill where positive', () => {
+  const x = tfcore.tensor([[-2, 0.5, 4]]);
+  const run = (attrs: Record<string, unknown>) => Array.from(buildLayer({ ...reduceSpec(attrs, [3]), op: 'activation' }, 1).apply([x]).dataSync());
+  assert.deepEqual(run({ fn: 'pow', exponent: 3 }), [-8, 0.125, 64]);
+  assert.deepEqual(run({ fn: 'pow' }), [4, 0.25, 16]);
+  assert.deepEqual(run({ fn: 'clamp', max: 1 }), [-2, 0.5, 1]);
+  assert.deepEqual(run({ fn: 'clamp' }), [0, 0.5, 4]);
+  assert.deepEqual(run({ fn: 'neg' }), [2, -0.5, -4]);
+  assert.deepEqual(run({ fn: 'masked_fill' }), [-2, 0, 0]);
+  run({ fn: 'exp' }).forEach((v, i) => assert.ok(Math.abs(v - Math.exp([-2, 0.5, 4][i]!)) < 1e-5 * Math.exp(4), `exp ${v}`));
+});

@@ -98,3 +98,16 @@ print(json.dumps([tw.build_bare(spec(op, a))(x).tolist()[0] for op, a in (
   // 1 - x, x / 4, 8 / x; a number the code did not state is 1 (the same kernel, whatever its value).
   assert.deepEqual(out, [[0.125, 0.25, 0.5], [0, -1, -3], [0.25, 0.5, 1], [8, 4, 2], [2, 3, 5]]);
 });
+
+test('elementwise math written in forward runs as the code wrote it: pow by its exponent, clamp by its bound', () => {
+  const out = runWithWorker(`
+x = torch.tensor([[-2.0, 0.5, 4.0]])
+spec = lambda a: {"op": "activation", "attrs": a, "inputShapes": [[3]]}
+print(json.dumps([tw.build_bare(spec(a))(x).tolist()[0] for a in (
+    {"fn": "pow", "exponent": 3}, {"fn": "pow"}, {"fn": "clamp", "max": 1.0}, {"fn": "clamp", "min": 0.0}, {"fn": "clamp"},
+    {"fn": "neg"}, {"fn": "abs"}, {"fn": "square"}, {"fn": "masked_fill"},
+)]))
+`);
+  // A pow without a number is a square; a clamp without one is at zero; the fill's mask comes from the activation.
+  assert.deepEqual(out, [[-8, 0.125, 64], [4, 0.25, 16], [-2, 0.5, 1], [0, 0.5, 4], [0, 0.5, 4], [2, -0.5, -4], [2, 0.5, 4], [4, 0.25, 16], [-2, 0, 0]]);
+});

@@ -23,7 +23,12 @@ import type { InferContext, InferOk, OpInfo } from './types';
  * only for sharing: a ReLU's saved output is the very tensor the next conv
  * saves as its input, one allocation, not two.
  */
-const SAVES_RESULT = new Set<ActivationFn>(['relu', 'sigmoid', 'tanh', 'softmax', 'log_softmax']);
+const SAVES_RESULT = new Set<ActivationFn>(['relu', 'sigmoid', 'tanh', 'softmax', 'log_softmax', 'exp', 'sqrt', 'rsqrt', 'reciprocal']);
+/**
+ * Backwards that need no activation (derivatives.yaml: neg's is `-grad`; masked_fill's reads only the mask, a
+ * buffer the module owns). The rest of the elementwise math (abs, log, square, pow, clamp, sin, cos, erf) use `self`.
+ */
+const SAVES_NOTHING = new Set<ActivationFn>(['linear', 'neg', 'masked_fill']);
 
 function inferActivation(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferOk {
   requireInputs(inputShapes, 1, 1, 'activation');
@@ -41,8 +46,8 @@ function inferActivation(inputShapes: Shape[], attrs: Attrs, ctx: InferContext):
     nonTrainable: 0,
     forwardFlops,
     backwardFlops: forwardFlops,
-    savedActivationBytes: fn === 'linear' ? 0 : elems * ctx.dtypeBytes,
-    saves: fn === 'linear' ? undefined : SAVES_RESULT.has(fn) ? { output: true } : { inputs: [0] },
+    savedActivationBytes: SAVES_NOTHING.has(fn) ? 0 : elems * ctx.dtypeBytes,
+    saves: SAVES_NOTHING.has(fn) ? undefined : SAVES_RESULT.has(fn) ? { output: true } : { inputs: [0] },
   };
 }
 
@@ -67,6 +72,6 @@ function inferDropout(inputShapes: Shape[], attrs: Attrs): InferOk {
 }
 
 export const activationOps: OpInfo[] = [
-  { op: 'activation', family: 'activation', weighted: false, summary: 'Elementwise activation function', infer: inferActivation },
+  { op: 'activation', family: 'activation', weighted: false, summary: 'Elementwise function: an activation, or math on activations', infer: inferActivation },
   { op: 'dropout', family: 'activation', weighted: false, summary: 'Dropout (training-time random mask)', infer: inferDropout },
 ];

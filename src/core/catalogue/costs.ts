@@ -31,6 +31,20 @@ export const ACTIVATION_FLOPS: Record<ActivationFn, number> = {
   hardswish: 4,
   hardsigmoid: 3,
   linear: 0,
+  abs: 1,
+  neg: 1,
+  exp: 4, // range reduction, polynomial, scale
+  log: 4,
+  sqrt: 1, // one special-function instruction
+  rsqrt: 1,
+  square: 1,
+  pow: 2, // by a number: a square or cube is multiplies, other exponents exp(log)
+  clamp: 2, // a compare against each bound
+  sin: 4,
+  cos: 4,
+  reciprocal: 1,
+  erf: 8, // a rational approximation
+  masked_fill: 1, // one select by the mask
 };
 
 /** Training-mode normalisation per element: mean (1), variance (3), normalise (2), affine (2). */

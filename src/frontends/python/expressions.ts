@@ -11,6 +11,7 @@ import type { Interp } from './interpreter';
 import { binaryOp, evalComparison } from './operators';
 import { isArray, mapArray } from './numericArrays';
 import { evalString } from './strings';
+import { tensorNegate } from './tensorArithmetic';
 import {
   NONE,
   UNKNOWN,
@@ -116,7 +117,7 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
       const n = toNumber(v);
       const op = interp.text(node).trim()[0];
       if (isArray(v)) return op === '-' ? mapArray(v, (x) => -x, v.values.dtype) : op === '+' ? v : { k: 'unknown' };
-      if (n === undefined) return v.k === 'tensor' ? v : UNKNOWN;
+      if (n === undefined) return v.k === 'tensor' ? (op === '-' ? tensorNegate(interp, v, node) : v) : UNKNOWN;
       if (op === '-') return num(-n, v.k === 'num' && v.float);
       if (op === '~') return int(~n);
       return num(n, v.k === 'num' && v.float);

@@ -7,7 +7,7 @@
  */
 import { resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
-import type { FrontendResult } from '../../core/ir';
+import type { AnalyzeOptions, FrontendResult } from '../../core/ir';
 import type { ImportOptions } from '../imports';
 import { convertTree, type ConvertedTree } from './ast';
 import { forgetIncremental, parseIncrementally } from './incremental';
@@ -29,7 +29,7 @@ export function initPythonFrontend(): Promise<void> {
  * workspace modules and installed libraries (read statically, never run);
  * without, imported names stay library paths.
  */
-export function parsePythonSource(fileName: string, text: string, imports?: ImportOptions): FrontendResult {
+export function parsePythonSource(fileName: string, text: string, imports?: ImportOptions, givenInput: AnalyzeOptions = {}): FrontendResult {
   if (!parser) {
     return {
       framework: 'pytorch',
@@ -40,7 +40,7 @@ export function parsePythonSource(fileName: string, text: string, imports?: Impo
   try {
     const p = parser;
     const context = imports ? { options: imports, parse: (file: string, source: string, version: string) => parseModule(p, file, source, version), mainFile: resolve(fileName) } : undefined;
-    return readModels(parseIncrementally(parser, fileName, text), context, fileName);
+    return readModels(parseIncrementally(parser, fileName, text), context, fileName, givenInput);
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     return {

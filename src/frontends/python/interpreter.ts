@@ -4,7 +4,7 @@
  * calls go to stand-ins (library.ts), and anything it cannot know is Unknown.
  * Step and depth budgets guarantee termination on any input.
  */
-import type { Diagnostic, SourceRange } from '../../core/ir';
+import type { AnalyzeOptions, Diagnostic, SourceRange } from '../../core/ir';
 import { field, fields, foreignFiles, namedChildren, rangeOf, type PyNode } from './ast';
 import { methodOwner } from './access';
 import { callValue } from './calls';
@@ -36,6 +36,8 @@ export class Interp {
   readonly wildcards: string[] = [];
   /** The file being read (for paths it names, e.g. from_pretrained('./folder')); undefined for unnamed text. */
   file: string | undefined = undefined;
+  /** The input the analysis was given: a forward that computes sizes from its input is read again at it (specialise.ts). */
+  givenInput: AnalyzeOptions = {};
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */
   kerasNames = new Map<string, number>();
   /** Follows imports into other files (modules.ts); absent when the caller gave no import context. */

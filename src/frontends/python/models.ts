@@ -6,7 +6,7 @@
  * another reported model. PyTorch graphs come from evaluating forward on a
  * symbolic input; Keras graphs from the layer calls already recorded.
  */
-import type { Diagnostic, FrontendResult, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
+import type { AnalyzeOptions, Diagnostic, FrontendResult, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
 import { field, foreignFiles, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
 import { classLookup, getAttr, libraryBase, mro, setAttr } from './access';
 import { attrBuiltins } from './builtins';
@@ -38,9 +38,10 @@ const isModelValue = (v: Value | undefined): v is Root =>
   !!v &&
   (isTorchModule(v) || (v.k === 'mod' && (v.container === 'sequential' || v.composite !== undefined)) || v.k === 'kmodel' || isKerasModelInstance(v) || (v.k === 'hf' && v.what === 'model'));
 
-export function readModels(tree: ConvertedTree, imports?: ImportContext, fileName?: string): FrontendResult {
+export function readModels(tree: ConvertedTree, imports?: ImportContext, fileName?: string, givenInput: AnalyzeOptions = {}): FrontendResult {
   const interp = new Interp(tree.source, tree.root.lines);
   interp.file = fileName;
+  interp.givenInput = givenInput;
   if (imports) {
     interp.loader = new ModuleLoader(interp, imports);
     interp.loader.registerMain(interp.globals);
@@ -270,8 +271,8 @@ function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]):
   void fileDiagnostics;
   const first = readTorchForward(interp, c);
   if (!first.starved) return first.spec;
-  // Forward needed sizes of its input it did not know: read it again for the input the analysis would assume.
-  const input = specialisedInput(first.spec);
+  // Forward needed sizes of its input it did not know: read it again for the given input, or the one the analysis would assume.
+  const input = specialisedInput(first.spec, interp.givenInput);
   const second = readTorchForward(interp, c, input);
   const problems = (s: ModelSpec): number => (s.diagnostics ?? []).filter((d) => d.severity !== 'info').length;
   // Only a reading that resolves what stalled the first is worth tying the graph to one input size.

@@ -8,7 +8,7 @@ import type { Interp } from './interpreter';
 import { batchArithmetic } from './batchFolding';
 import { arrayBinary } from './numericArrays';
 import { percentFormat } from './strings';
-import { tensorBinary } from './tensorOps';
+import { tensorBinary } from './tensorArithmetic';
 import { UNKNOWN, bool, int, iterItems, keyOf, num, str, toNumber, type Scope, type Value } from './values';
 import { withProps } from '../../core/objects';
 

@@ -7,11 +7,12 @@
  * read as pass-throughs and two multiplies, so the norm was priced as two cheap
  * elementwise ops instead of the eight kernels it launches (planner/cost/eagerNorm.ts).
  *
- * Each step tags the tensor it returns (`TensorV.rms`): x² → mean over the last
- * axis → (+ eps) → rsqrt, then `x * rstd` records the norm, marked `eagerFp32` as
- * the Hugging Face graphs mark transformers' RMSNorms, and a following multiply by
- * a 1-D parameter of the normalized size becomes its weight. Any other op on a
- * tagged tensor drops the tag, so an unfinished pattern reads as it did before.
+ * Each step is recorded as the op it is and tags the tensor it returns (`TensorV.rms`,
+ * which lists the step nodes so far): x² → mean over the last axis → (+ eps) → rsqrt,
+ * then `x * rstd` takes the step nodes back out and records the norm, marked
+ * `eagerFp32` as the Hugging Face graphs mark transformers' RMSNorms; a following
+ * multiply by a 1-D parameter of the normalized size becomes its weight. Any other op
+ * on a tagged tensor drops the tag, so an unfinished pattern keeps every op it wrote.
  */
 import type { PyNode } from './ast';
 import { withProps } from '../../core/objects';
@@ -20,7 +21,8 @@ import { bindArgs } from './torchLayers';
 import { toNumber, truthy, type TensorV, type Value } from './values';
 
 export type RmsStep =
-  | { step: 'square' | 'meanSquare' | 'rstd' | 'rms'; of: string; fp32: boolean; squareLayer?: string }
+  /** `layers`: the nodes recorded for the steps so far, removed when the norm is recognized. */
+  | { step: 'square' | 'meanSquare' | 'rstd' | 'rms'; of: string; fp32: boolean; layers: string[] }
   /** `scope`: the module whose forward recorded it; only a weight multiplied in there is its own. */
   | { step: 'norm'; layer: string; scaled: boolean; scope: string };
 
@@ -30,6 +32,8 @@ const plain = (t: TensorV): boolean => !t.rms || t.rms.step === 'norm';
 const scopeOf = (interp: Interp): string => interp.graph?.scope.at(-1) ?? '';
 
 type Recorder = (x: TensorV) => Value;
+/** Records the call as written: the op it is, untagged. */
+type AsWritten = () => Value | undefined;
 
 /** Ops that hand a tensor on unchanged in value: a tag survives them. */
 const KEEPS_TAG = new Set(['contiguous', 'clone', 'detach', 'to', 'type', 'type_as', 'float', 'half', 'bfloat16', 'double']);
@@ -40,26 +44,32 @@ const isFp32 = (v: Value | undefined): boolean =>
 const tagged = (x: TensorV, rms: RmsStep | undefined, fp32Copy = x.fp32Copy): TensorV => withProps(x, { rms, fp32Copy });
 
 /**
- * A tensor method or torch function on a graph tensor, as far as the pattern goes: the tagged tensor, or undefined
- * when this call is not a step (the caller then evaluates it as usual, with `untag`).
+ * A tensor method or torch function on a graph tensor, as far as the pattern goes: its recorded op, tagged as the
+ * next step, or undefined when this call is not a step (the caller then records it as written, with `untag`).
  */
-export function rmsUnaryStep(name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>): TensorV | undefined {
+export function rmsUnaryStep(name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, asWritten: AsWritten): Value | undefined {
   if (name === 'float' || ((name === 'to' || name === 'type') && isFp32(args[1] ?? kwargs.get('dtype')))) return tagged(x, x.rms, true);
   // `.to(input_dtype)`, `.type_as(x)`, `.half()`: back to the activations' dtype (a `.to(device)` is never inside a norm).
   if (name === 'to' || name === 'type' || name === 'type_as' || name === 'half' || name === 'bfloat16') return tagged(x, x.rms, undefined);
   const rms = x.rms;
   if (plain(x) && ((name === 'pow' && toNumber(args[1] ?? kwargs.get('exponent')) === 2) || name === 'square')) {
-    return tagged(x, { step: 'square', of: x.id, fp32: !!x.fp32Copy });
+    return nextStep(asWritten(), { step: 'square', of: x.id, fp32: !!x.fp32Copy, layers: [] });
   }
   if (rms?.step === 'square' && name === 'mean') {
     const a = bindArgs(['input', 'dim', 'keepdim'], args, kwargs);
     const dim = toNumber(a.get('dim'));
     const rank = x.shape?.length;
     const lastAxis = dim === -1 || (rank !== undefined && dim === rank - 1);
-    if (lastAxis && truthy(a.get('keepdim') ?? { k: 'bool', v: false }) === true) return tagged(x, { ...rms, step: 'meanSquare' });
+    if (lastAxis && truthy(a.get('keepdim') ?? { k: 'bool', v: false }) === true) return nextStep(asWritten(), { ...rms, step: 'meanSquare' });
   }
-  if (rms?.step === 'meanSquare' && (name === 'rsqrt' || name === 'sqrt')) return tagged(x, { ...rms, step: name === 'rsqrt' ? 'rstd' : 'rms' });
+  if (rms?.step === 'meanSquare' && (name === 'rsqrt' || name === 'sqrt')) return nextStep(asWritten(), { ...rms, step: name === 'rsqrt' ? 'rstd' : 'rms' });
   return undefined;
+}
+
+/** The step's recorded op, tagged with the step and its own node added to the chain's. */
+function nextStep(out: Value | undefined, step: Extract<RmsStep, { of: string }>): Value | undefined {
+  if (out?.k !== 'tensor' || !out.id) return out;
+  return tagged(out, { ...step, layers: [...step.layers, out.id] });
 }
 
 /** The tensor an op that is no step returns: its tag dropped, unless the op keeps values as they are. */
@@ -69,42 +79,41 @@ export function untag(name: string, x: TensorV): TensorV {
 
 /**
  * A binary operator with a tagged operand: the next step, the recorded norm, or the norm with its weight; undefined
- * when the operator is no step (`recordNorm` records the norm layer of its input).
+ * when the operator is no step (`recordNorm` records the norm layer of its input, `asWritten` the operator itself).
  */
-export function rmsBinaryStep(interp: Interp, op: string, a: Value, b: Value, node: PyNode, recordNorm: Recorder): Value | undefined {
+export function rmsBinaryStep(interp: Interp, op: string, a: Value, b: Value, node: PyNode, recordNorm: Recorder, asWritten: AsWritten): Value | undefined {
   if (op !== '**' && !(a.k === 'tensor' && a.rms) && !(b.k === 'tensor' && b.rms)) return undefined;
   const ta = a.k === 'tensor' && a.id ? a : undefined;
   const tb = b.k === 'tensor' && b.id ? b : undefined;
   if (!ta && !tb) return undefined;
-  const scalar = !ta || !tb;
-  const t = (ta ?? tb)!;
-  if (scalar) {
-    if (op === '**' && ta && plain(ta) && toNumber(b) === 2) return tagged(ta, { step: 'square', of: ta.id, fp32: !!ta.fp32Copy });
-    if (op === '+' && t.rms?.step === 'meanSquare') return t; // + eps
-    if (op === '/' && tb?.rms?.step === 'rms') return tagged(tb, { ...tb.rms, step: 'rstd' }); // 1 / sqrt(…)
-    return t.rms ? tagged(t, undefined) : undefined;
+  if (!ta || !tb) {
+    const t = (ta ?? tb)!;
+    if (op === '**' && ta && plain(ta) && toNumber(b) === 2) return nextStep(asWritten(), { step: 'square', of: ta.id, fp32: !!ta.fp32Copy, layers: [] });
+    if (op === '+' && t.rms?.step === 'meanSquare') return nextStep(asWritten(), t.rms); // + eps
+    if (op === '/' && tb?.rms?.step === 'rms') return nextStep(asWritten(), { ...tb.rms, step: 'rstd' }); // 1 / sqrt(…)
+    return undefined;
   }
-  const [x, other] = [ta!, tb!];
-  for (const [s, v] of [[x, other], [other, x]] as const) {
+  for (const [s, v] of [[ta, tb], [tb, ta]] as const) {
     const r = s.rms;
     if (op === '*' && r?.step === 'rstd' && v.id === r.of && plain(v)) return normOf(interp, v, r, recordNorm, node);
-    if (op === '/' && s === other && r?.step === 'rms' && v.id === r.of && plain(v)) return normOf(interp, v, r, recordNorm, node);
+    if (op === '/' && s === tb && r?.step === 'rms' && v.id === r.of && plain(v)) return normOf(interp, v, r, recordNorm, node);
     if (op === '*' && r?.step === 'norm' && !r.scaled && r.scope === scopeOf(interp) && v.param && foldWeight(interp, r.layer, v)) return tagged(s, { ...r, scaled: true });
   }
   return undefined;
 }
 
-/** `x * x` was recorded as a multiply: tagged as the square of x, it is dropped again if the norm takes it in. */
+/** `x * x` was recorded as a multiply: tagged as the square of x, it is taken back out if the norm takes it in. */
 export function squareOfSelf(product: Value, x: TensorV, y: TensorV): Value {
   if (product.k !== 'tensor' || x.id !== y.id || !plain(x) || !plain(y)) return product;
-  return tagged(product, { step: 'square', of: x.id, fp32: !!x.fp32Copy, squareLayer: product.id });
+  return tagged(product, { step: 'square', of: x.id, fp32: !!x.fp32Copy, layers: [product.id] });
 }
 
 function normOf(interp: Interp, x: TensorV, r: Extract<RmsStep, { of: string }>, recordNorm: Recorder, node: PyNode): Value {
   const g = interp.graph;
-  if (r.squareLayer && g && !g.layers.some((l) => l.inputs.includes(r.squareLayer!))) {
-    const i = g.layers.findIndex((l) => l.id === r.squareLayer);
-    if (i >= 0) g.layers.splice(i, 1);
+  // The steps' own nodes go when nothing outside the chain reads them: the norm replaces them.
+  const chain = new Set(r.layers);
+  if (g && !g.layers.some((l) => !chain.has(l.id) && l.inputs.some((i) => chain.has(i)))) {
+    for (let i = g.layers.length - 1; i >= 0; i--) if (chain.has(g.layers[i]!.id)) g.layers.splice(i, 1);
   }
   const out = recordNorm(x);
   if (out.k !== 'tensor') return out;

@@ -11,7 +11,7 @@
  */
 import { inferLayer, isInferError } from '../../core/catalogue/index';
 import { assumeInput } from '../../core/inputDefaults';
-import type { Diagnostic, LayerSpec, ModelSpec } from '../../core/ir';
+import type { AnalyzeOptions, Diagnostic, LayerSpec, ModelSpec } from '../../core/ir';
 import type { Dims } from './values';
 
 /** The output shape of a layer from its inputs' known shapes; `given` when they are not all known. */
@@ -29,9 +29,14 @@ export function concreteShape(shapes: ReadonlyMap<string, Dims | undefined>, lay
   return [undefined, ...r.outputShape];
 }
 
-/** The input a stalled first reading is read again with: what the analysis would assume for it. */
-export function specialisedInput(first: ModelSpec): { shape: number[]; what: string } {
+/**
+ * The input a stalled first reading is read again with: the one the user gave (`--input`, or `--seq-len` for a
+ * sequence), else what the analysis would assume for it. The analysis then runs the graph at that same size.
+ */
+export function specialisedInput(first: ModelSpec, given: AnalyzeOptions = {}): { shape: number[]; what: string } {
+  if (given.inputShape?.length) return { shape: [...given.inputShape], what: 'the given input' };
   const guess = assumeInput(first);
+  if (guess.sequence && given.sequenceLength) return { shape: [given.sequenceLength, ...guess.shape.slice(1)], what: `${guess.what}, at the given length` };
   return { shape: [...guess.shape], what: guess.what };
 }
 

@@ -1,13 +1,16 @@
 /**
- * Operations on symbolic tensors: Python operators (`x + y` → add), torch.* and
- * F.* functions, and tensor methods (.view, .transpose, .split…). Each records a
- * node; shapes are tracked only as far as needed to resolve `x.size()` for view.
+ * Operations on symbolic tensors: torch.* and F.* functions and tensor methods
+ * (.view, .transpose, .split…), each recorded as a node; Python operators are in
+ * tensorArithmetic.ts. Shapes are tracked only as far as needed to resolve
+ * `x.size()` for view.
  */
 import { foldedPermute, foldedReshape, sizeValues, torchDims } from './batchFolding';
 import { makeArray } from './numericArrays';
 import { einsum } from './einsum';
+import { elementwiseAttrs, perSample } from './elementwise';
 import { reduction } from './reductions';
-import { EAGER_RMS_TYPE, rmsBinaryStep, rmsUnaryStep, squareOfSelf, untag } from './rmsNormIdiom';
+import { rmsUnaryStep, untag } from './rmsNormIdiom';
+import { tensorBinary } from './tensorArithmetic';
 import type { Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
@@ -60,46 +63,12 @@ export function tensorsIn(values: Value[]): TensorV[] {
   return out;
 }
 
-const isGraphTensor = (v: Value): v is TensorV => v.k === 'tensor' && v.id !== '';
-
-function broadcast(a?: Dims, b?: Dims): Dims | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return a.length >= b.length ? a : b;
-}
-
-export function tensorBinary(interp: Interp, op: string, a: Value, b: Value, node: PyNode): Value {
-  const step = rmsBinaryStep(interp, op, a, b, node, (x) => recordOp(interp, {
-    base: 'rms_norm', type: EAGER_RMS_TYPE, op: 'layernorm', attrs: { scale: false, center: false, rms: true, eagerFp32: true }, inputs: [x], site: interp.site(node, op), shape: x.shape,
-  }));
-  if (step) return step;
-  const ta = isGraphTensor(a) ? a : undefined;
-  const tb = isGraphTensor(b) ? b : undefined;
-  const kind: OpKind | undefined = op === '+' || op === '-' ? 'add' : op === '*' || op === '/' ? 'mul' : undefined;
-  const type = { '+': 'add', '-': 'sub', '*': 'mul', '/': 'div' }[op] ?? kind;
-  if (!ta || !tb) {
-    const t = ta ?? tb;
-    // An activation by a constant (nanoGPT's scores `* (1.0 / math.sqrt(d))`, `x * math.sqrt(d_model)`) is a kernel
-    // over every element. A parameter's own arithmetic (`1.0 + self.weight`) runs once, not per sample: left out.
-    if (t && kind && type && !t.unbatched && !t.batchOne && !t.param) {
-      const constant = toNumber(t === ta ? b : a);
-      // The operator and side travel with the node: the trial workers run the same arithmetic.
-      const attrs: Attrs = { operator: op, ...(constant === undefined ? {} : { constant }), ...(t === tb ? { constantFirst: true } : {}) };
-      return recordOp(interp, { base: type, type, op: kind, attrs, inputs: [t], site: interp.site(node, op), shape: t.shape });
-    }
-    return ta ?? tb ?? (a.k === 'tensor' ? a : b);
-  }
-  const site = interp.site(node, op);
-  if (op === '@') return matmul(interp, ta, tb, site, 'matmul');
-  if (!kind || !type) return ta;
-  const out = recordOp(interp, { base: type, type, op: kind, attrs: {}, inputs: [ta, tb], site, shape: broadcast(ta.shape, tb.shape) });
-  return op === '*' ? squareOfSelf(out, ta, tb) : out;
-}
+export const isGraphTensor = (v: Value): v is TensorV => v.k === 'tensor' && v.id !== '';
 
 export const matmulOf = (interp: Interp, a: TensorV, b: TensorV, site: CallSite): Value => matmul(interp, a, b, site, 'torch.einsum');
 export const permuteOf = (interp: Interp, x: TensorV, dims: number[], site: CallSite): Value => permute(interp, x, dims, site);
 
-function matmul(interp: Interp, a: TensorV, b: TensorV, site: CallSite, type: string): Value {
+export function matmul(interp: Interp, a: TensorV, b: TensorV, site: CallSite, type: string): Value {
   const shape = a.shape && b.shape ? [...a.shape.slice(0, -1), b.shape[b.shape.length - 1]] : undefined;
   return recordOp(interp, { base: 'matmul', type, op: 'matmul', attrs: {}, inputs: [a, b], site, shape });
 }
@@ -185,8 +154,17 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
   }
   // unsqueeze(0) on a batch-less tensor: its placeholder 1 becomes the dim it broadcasts over as a batch.
   if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return withProps(x, { unbatched: false, param: undefined });
-  const step = rmsUnaryStep(name, x, args, kwargs);
-  if (step) return step;
+  // An eager RMSNorm's steps are recorded as the ops they are, and taken back in if the norm completes.
+  const asWritten = () => graphTensorCall(interp, name, x, args, kwargs, site, rec);
+  return rmsUnaryStep(name, x, args, kwargs, asWritten) ?? asWritten();
+}
+
+type Recorder = (op: OpKind, attrs: Attrs, shape?: Dims, inputs?: TensorV[]) => Value;
+
+/** A torch function or tensor method `name` on graph tensor x, recorded by `rec`; undefined when the name is unknown. */
+function graphTensorCall(interp: Interp, name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, site: CallSite, rec: Recorder): Value | undefined {
+  const math = perSample(x) ? elementwiseAttrs(name, args, kwargs) : undefined;
+  if (math) return rec('activation', math);
   if (PASSTHROUGH.has(name)) return untag(name, x);
   // Weights and biases passed to functional ops are the parameters themselves (their sizes make the layer's params).
   const withTensor = (params: string[]) => {

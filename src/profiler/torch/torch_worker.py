@@ -72,6 +72,10 @@ ACT = {
     "silu": F.silu, "swish": F.silu, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
     "softplus": F.softplus, "hardswish": F.hardswish, "hardsigmoid": F.hardsigmoid, "linear": lambda x: x,
 }
+MATH = {
+    "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+    "square": torch.square, "sin": torch.sin, "cos": torch.cos, "reciprocal": torch.reciprocal, "erf": torch.erf,
+}
 REDUCERS = {"mean": torch.mean, "sum": torch.sum, "amax": torch.amax, "amin": torch.amin}
 
 
@@ -80,6 +84,21 @@ def with_constant(a):
     c = num(a.get("constant"), 1.0)
     f = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y, "/": lambda x, y: x / y}[a.get("operator", "*")]
     return (lambda x: f(c, x)) if a.get("constantFirst") else (lambda x: f(x, c))
+
+
+def elementwise(fn, a):
+    """Elementwise math written in forward (frontends/python/elementwise.ts), with its exponent or bounds."""
+    if fn == "pow":
+        e = num(a.get("exponent"), 2.0)
+        return lambda x: torch.pow(x, e)
+    if fn == "clamp":
+        lo, hi = a.get("min"), a.get("max")
+        # Bounds that were tensors in the code are not carried: timed as a clamp at zero, the same kernel.
+        return lambda x: torch.clamp(x, min=0.0 if lo is None and hi is None else lo, max=hi)
+    if fn == "masked_fill":
+        # The mask is a buffer of the model the trial does not have: one from the activation itself, as large as it.
+        return lambda x: x.masked_fill(x > 0, 0.0)
+    return MATH.get(fn)
 
 
 def build(spec):
@@ -178,9 +197,10 @@ def build_bare(spec):
             ax = num(a.get("axis"), -1)
             f = F.softmax if fn == "softmax" else F.log_softmax
             return Fn(lambda x: f(x, dim=ax))
-        if fn not in ACT:
+        f = ACT.get(fn) or elementwise(fn, a)
+        if f is None:
             raise Unsupported("activation %s" % fn)
-        return Fn(ACT[fn])
+        return Fn(f)
     if op in ("add", "mul") and len(spec["inputShapes"]) == 1:
         return Fn(with_constant(a))
     if op == "add":

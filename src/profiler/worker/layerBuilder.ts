@@ -10,6 +10,7 @@ import type { Tensor } from '@tensorflow/tfjs-core';
 import type { TrialSpec } from './messages';
 // The namespace the worker loaded (bundled core, or the native package's own): see tfRuntime.
 import { tf } from './tfRuntime';
+import { ACTIVATIONS, REDUCERS, elementwise, num, withConstant } from './pointwise';
 
 export class Unsupported extends Error {
   override name = 'Unsupported';
@@ -58,7 +59,6 @@ export function toChannelsLast(spec: TrialSpec): TrialSpec {
   };
 }
 
-const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
 const nums = (v: unknown, rank: number, d: number): number[] =>
   Array.isArray(v) ? v.map((x) => num(x, d)) : Array.from({ length: rank }, () => num(v, d));
 const axisOf = (axis: number, rank: number): number => (axis < 0 ? axis + rank : axis);
@@ -261,36 +261,6 @@ function pool(spec: TrialSpec, inShape: number[]): BuiltLayer {
   };
 }
 
-const REDUCERS: Record<string, (x: Tensor, axes: number[], keepDims: boolean) => Tensor> = {
-  mean: (x, axes, keep) => tf.mean(x, axes, keep),
-  sum: (x, axes, keep) => tf.sum(x, axes, keep),
-  amax: (x, axes, keep) => tf.max(x, axes, keep),
-  amin: (x, axes, keep) => tf.min(x, axes, keep),
-};
-
-const ACTIVATIONS: Record<string, (x: Tensor, axis: number) => Tensor> = {
-  relu: (x) => tf.relu(x),
-  relu6: (x) => tf.relu6(x),
-  leaky_relu: (x) => tf.leakyRelu(x, 0.01),
-  elu: (x) => tf.elu(x),
-  gelu: (x) => tf.mul(tf.mul(x, 0.5), tf.add(1, tf.tanh(tf.mul(0.7978845608, tf.add(x, tf.mul(0.044715, tf.pow(x, 3))))))),
-  silu: (x) => tf.mul(x, tf.sigmoid(x)),
-  swish: (x) => tf.mul(x, tf.sigmoid(x)),
-  tanh: (x) => tf.tanh(x),
-  sigmoid: (x) => tf.sigmoid(x),
-  softmax: (x, axis) => (axis === x.rank - 1 ? tf.softmax(x) : tf.transpose(tf.softmax(tf.transpose(x, swapLast(x.rank, axis))), swapLast(x.rank, axis))),
-  log_softmax: (x, axis) => tf.logSoftmax(x, axis),
-  softplus: (x) => tf.softplus(x),
-  hardswish: (x) => tf.div(tf.mul(x, tf.relu6(tf.add(x, 3))), 6),
-  hardsigmoid: (x) => tf.div(tf.relu6(tf.add(x, 3)), 6),
-  linear: (x) => tf.clone(x),
-};
-function swapLast(rank: number, axis: number): number[] {
-  const p = Array.from({ length: rank }, (_, i) => i);
-  [p[axis], p[rank - 1]] = [p[rank - 1]!, p[axis]!];
-  return p;
-}
-
 function attention(spec: TrialSpec, inShape: number[]): BuiltLayer {
   const a = spec.attrs as Record<string, unknown>;
   const e = num(a.embedDim, inShape[inShape.length - 1]!);
@@ -333,13 +303,6 @@ export function buildLayer(spec: TrialSpec, batch: number): BuiltLayer {
   const fn = ACTIVATIONS[act];
   if (!fn) throw new Unsupported(`fused activation '${act}' is not built by the tfjs worker`);
   return { params: layer.params, apply: (xs) => { const y = layer.apply(xs); return fn(y, y.rank - 1); } };
-}
-
-/** An activation and a Python number (`x * 0.125`, `1.0 - x`): the same arithmetic, on the same side. */
-function withConstant(a: Record<string, unknown>): BuiltLayer {
-  const c = num(a.constant, 1);
-  const f = { '+': tf.add, '-': tf.sub, '*': tf.mul, '/': tf.div }[String(a.operator ?? '*')] ?? tf.mul;
-  return { params: [], apply: ([x]) => (a.constantFirst ? f(tf.scalar(c), x!) : f(x!, tf.scalar(c))) };
 }
 
 function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
@@ -397,6 +360,8 @@ function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
       return { params: [], apply: ([x]) => (rate > 0 && rate < 1 ? tf.dropout(x!, rate) : tf.clone(x!)) };
     }
     case 'activation': {
+      const math = elementwise(String(a.fn), a);
+      if (math) return { params: [], apply: ([x]) => math(x!) };
       const fn = ACTIVATIONS[String(a.fn)];
       if (!fn) throw new Unsupported(`activation '${String(a.fn)}' is not built by the tfjs worker`);
       const axis = axisOf(num(a.axis, -1), rank);
