@@ -185,6 +185,22 @@ test('flatten, reshape with -1, permute, zeropad, upsample, dropout, activation'
     ['hardswish', 4, 'x · relu6(x + 3)/6: add, clamp, scale, multiply'], ['hardsigmoid', 3, 'relu6(x + 3)/6: add, clamp, scale'], ['linear', 0, 'identity'],
   ];
   for (const [fn, perElement, why] of counted) assert.equal(ok('activation', [[10, 512]], { fn }).forwardFlops, perElement * 5120, `${fn}: ${why}`);
+  // Elementwise math written in forward: memory-bound, so rough on purpose; what each backward keeps is autograd's.
+  const math: Array<[string, number, 'input' | 'output' | 'nothing', string]> = [
+    ['abs', 1, 'input', 'a sign clear; grad · sgn(x)'], ['neg', 1, 'nothing', 'a sign flip; −grad'], ['square', 1, 'input', 'x · x; 2x · grad'],
+    ['sqrt', 1, 'output', 'one special-function instruction; grad / 2√x reads the result'], ['rsqrt', 1, 'output', 'likewise; −½ · grad · result³'],
+    ['reciprocal', 1, 'output', 'one instruction; −grad · result²'], ['exp', 4, 'output', 'range reduction, polynomial, scale; grad · result'],
+    ['log', 4, 'input', 'as exp; grad / x'], ['sin', 4, 'input', 'range reduction and a polynomial; grad · cos x'], ['cos', 4, 'input', 'as sin'],
+    ['pow', 2, 'input', 'a cube is two multiplies; e · x^(e−1) · grad'], ['clamp', 2, 'input', 'a compare per bound; the mask from x'],
+    ['erf', 8, 'input', 'a rational approximation; exp(−x²) · grad'], ['masked_fill', 1, 'nothing', 'one select; the backward reads only the mask, a buffer'],
+  ];
+  for (const [fn, perElement, keeps, why] of math) {
+    const r = ok('activation', [[10, 512]], { fn });
+    assert.equal(r.forwardFlops, perElement * 5120, `${fn}: ${why}`);
+    assert.equal(r.backwardFlops, perElement * 5120, `${fn}: backward ≈ forward`);
+    assert.equal(r.savedActivationBytes, keeps === 'nothing' ? 0 : 5120 * 4, `${fn} keeps ${keeps}`);
+    assert.deepEqual(r.saves, keeps === 'nothing' ? undefined : keeps === 'output' ? { output: true } : { inputs: [0] }, `${fn} keeps its ${keeps}`);
+  }
   assert.match(err('activation', [[10]], { fn: 'frobnicate' }), /unknown activation function/);
   assert.match(err('activation', [[10]], { fn: 'softmax', axis: 3 }), /out of range/);
   assert.match(err('opaque', [[10]], { reason: 'custom module MyBlock' }), /custom module MyBlock/);
