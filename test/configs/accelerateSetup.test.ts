@@ -280,6 +280,8 @@ test('Lightning setups read by readConfigSetups keep working edits after their s
   const plainText = "import lightning as L\nt = L.Trainer(devices=2, strategy='ddp', accumulate_grad_batches=4)\n";
   assert.equal(edit(plainText, plain.gradientAccumulation!.set!(8, undefined as never)), plainText.replace('=4', '=8'));
   assert.equal(edit(plainText, plain.zeroStage!.set!(2, undefined as never)), plainText.replace("'ddp'", "'deepspeed_stage_2'"));
+  // From DDP, ZeRO-3 is Lightning's own FSDP (full shard), not DeepSpeed's stage 3.
+  assert.equal(edit(plainText, plain.zeroStage!.set!(3, undefined as never)), plainText.replace("'ddp'", "'fsdp'"));
 });
 
 test('Lightning "fsdp" strategy strings: offload on and off stay in the FSDP family, ZeRO-2 or none leave it', () => {

@@ -74,4 +74,7 @@ test('an inserted section is indented as the file is: 4 spaces, tabs, or 2 space
   // Several changes at once, touching one object: the same indentation.
   const both = applyTextEdits(four, setJsonValues(four, [[['zero_optimization', 'stage'], 3], [['zero_optimization', 'offload_optimizer', 'device'], 'cpu']]));
   assert.match(both, /\n {8}"offload_optimizer": \{\n {12}"device": "cpu"\n {8}\}/);
+  // Mixed tabs and spaces of the same width: the first indented line's style is the file's.
+  const mixed = '{\n\t"train_batch_size": 8,\n "gradient_clipping": 1.0\n}\n';
+  assert.match(applyTextEdits(mixed, setJsonValue(mixed, ['bf16'], { enabled: true })), /\n\t"bf16": \{\n\t\t"enabled": true\n\t\}/);
 });

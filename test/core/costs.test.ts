@@ -63,6 +63,11 @@ test('matmul: transposeB swaps the last two dims of a 2-D or batched operand', (
   // A 1-D operand is a vector either way.
   assert.deepEqual(ok('matmul', [[4, 8], [8]], { transposeB: true }).outputShape, [4]);
   assert.match(err('matmul', [[4, 8], [16, 8]], {}), /inner dims differ/);
+  // torch.matmul broadcasts the batch dims before the last two: (2, 3, 4, 8) @ (8, 5) is (2, 3, 4, 5), 6 products.
+  const batched = ok('matmul', [[2, 3, 4, 8], [8, 5]], {});
+  assert.deepEqual(batched.outputShape, [2, 3, 4, 5]);
+  assert.equal(batched.forwardFlops, 2 * 6 * 4 * 8 * 5);
+  assert.deepEqual(ok('matmul', [[3, 1, 4, 8], [2, 8, 5]], {}).outputShape, [3, 2, 4, 5]);
 });
 
 test('broadcasting aligns shapes from the right, 1s stretch, missing dims count as 1', () => {

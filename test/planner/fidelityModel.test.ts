@@ -70,6 +70,9 @@ test('a causal fused kernel computes only the 128×128 score tiles on or below t
   // More queries than keys: 4 query blocks over 2 key blocks see 1 + 2 + 2 + 2 of 8.
   const tail = { op: 'sdpa', inputShapes: [[4, 512, 64], [4, 256, 64], [4, 256, 64]], attrs: { causal: true } } as unknown as AnalyzedLayer;
   assert.equal(causalTileFraction(tail, 'fused'), 7 / 8);
+  // No queries (or no keys) at all: nothing to divide, every tile counted rather than a NaN.
+  const empty = { op: 'sdpa', inputShapes: [[4, 0, 64], [4, 512, 64], [4, 512, 64]], attrs: { causal: true } } as unknown as AnalyzedLayer;
+  assert.equal(causalTileFraction(empty, 'fused'), 1);
   // Eager attention computes and masks every score; no mask, nothing skipped; an mha's masks are general ones.
   assert.equal(causalTileFraction(sdpaOf(4096, true), 'unfused'), 1);
   assert.equal(causalTileFraction(sdpaOf(4096, false), 'fused'), 1);
@@ -143,4 +146,20 @@ test('a PyTorch CNN plan at tf32 defaults to its NCHW layout and is slower than 
   };
   assert.equal(step({}), step({ memoryFormat: 'channels_first' }));
   assert.ok(step({}) > step({ memoryFormat: 'channels_last' }));
+});
+
+test('a non-GEMM kernel with many FLOPs per element runs on CUDA cores at a quarter of the fp32 peak, whatever the precision', () => {
+  // An 11×11 stride-1 average pool: 121 adds per output against 8 bytes moved, right of the roofline's ridge.
+  const elements = 64 * 56 * 56;
+  const pool = {
+    op: 'pool', inputShapes: [[64, 56, 56]], outputShape: [64, 56, 56], attrs: { mode: 'avg', rank: 2, kernel: [11, 11], strides: [1, 1] },
+    workload: { forwardFlops: 121 * elements, backwardFlops: 121 * elements, params: 0, activationBytes: elements * 4 },
+  } as unknown as AnalyzedLayer;
+  const v100 = resolveCluster('dgx1-v100').gpus[0]!;
+  for (const [bytes, precision] of [[4, 'fp32'], [2, 'fp16']] as const) {
+    // Samples 8 minus samples 4: the launch overheads cancel, four samples' compute is left.
+    const t = (samples: number) => analyticalTimes(pool, v100, samples, 1, 1, bytes, precision);
+    const perSampleMs = (121 * elements) / (0.25 * v100.tflops * 1e9);
+    assert.ok(Math.abs(t(8).forwardMs - t(4).forwardMs - 4 * perSampleMs) < 1e-9, `${precision}: ${t(8).forwardMs - t(4).forwardMs} vs ${4 * perSampleMs}`);
+  }
 });
