@@ -28,10 +28,13 @@ const DEGREE_FLAGS: Record<string, string> = {
   '--micro-batch': 'micro-batch',
 };
 
+/** Where the code states a model's input: what frontends/python reads (models.ts exampleInput, Keras's input_shape). */
+const STATE_INPUT = ' To change it, state the input shape in the model code: run the model on an example (`model(torch.randn(8, 3, 32, 32))`), set a LightningModule\'s `example_input_array`, or give Keras an `input_shape`.';
+
 const RULES: Array<[RegExp, string | ((...groups: string[]) => string)]> = [
   // Input shapes: the editor reads them from the code, so that is where the user states one.
-  [/ Override with `--input [\d,]+`(, `--seq-len T`)? or state the shape in the model code\./g, ' To change it, state the input shape in the model code.'],
-  [/ Override with `--input [\d,]+`( or `--seq-len T`)?\./g, ' To change it, state the input shape in the model code.'],
+  [/ Override with `--input [\d,]+`(, `--seq-len T`)? or state the shape in the model code\./g, STATE_INPUT],
+  [/ Override with `--input [\d,]+`( or `--seq-len T`)?\./g, STATE_INPUT],
   [/; give one with --input/g, '; state a fixed one in the model code'],
   [/; pass --(input|seq-len) to set it/g, '; state the input shape in the model code to set it'],
   // Exports: the command, with a quick fix where the finding sits in a config.

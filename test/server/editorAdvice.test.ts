@@ -43,7 +43,7 @@ test('each piece of CLI advice the rooms give has an editor wording without flag
     const editor = forEditor(text);
     assert.doesNotMatch(editor, CLI, `still CLI-worded in the editor: ${editor}`);
   }
-  assert.match(forEditor(cli[0]), /state the input shape in the model code/);
+  assert.match(forEditor(cli[0]), /state the input shape in the model code: run the model on an example \(`model\(torch\.randn\(8, 3, 32, 32\)\)`\), set a LightningModule's `example_input_array`/);
   assert.match(forEditor(cli.find((t) => t.startsWith('DeepSpeed'))!), /"WAP: Export plan as…" → PyTorch parallelize\(\)/);
   // Flags that are the config file's own content (a launch script's --nproc_per_node) stay as written.
   assert.equal(forEditor('--nproc_per_node=8 but the plan uses 4 GPUs'), '--nproc_per_node=8 but the plan uses 4 GPUs');

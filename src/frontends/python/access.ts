@@ -62,6 +62,17 @@ export function libraryBase(cls: ClassV): string | undefined {
   return undefined;
 }
 
+/**
+ * Lightning's LightningModule is an nn.Module (lightning/pytorch/core/module.py). Lightning is never read from source
+ * (imports/policy.ts), so it stays a library path: `L.LightningModule`, `pl.LightningModule`, or imported from its module.
+ */
+const LIGHTNING_MODULE = /^(lightning(\.pytorch)?|pytorch_lightning)(\.core(\.module|\.lightning)?)?\.LightningModule$/;
+
+/** A library base that makes a class a torch module: torch.nn's, or Lightning's module. */
+export function isTorchModuleBase(base: string | undefined): boolean {
+  return base !== undefined && (base.startsWith('torch.nn') || LIGHTNING_MODULE.test(base));
+}
+
 function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): Value {
   if (member.k !== 'func') return member;
   if (member.kind === 'static') return member;

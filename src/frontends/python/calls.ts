@@ -2,7 +2,7 @@
  * Calling values: user functions and methods, classes (instantiation with
  * __init__, dataclasses), library stand-ins, modules and layers.
  */
-import { classLookup, libraryBase, libraryInit, methodOwner, mro } from './access';
+import { classLookup, isTorchModuleBase, libraryBase, libraryInit, methodOwner, mro } from './access';
 import type { Interp } from './interpreter';
 import { callKerasLayer, callKerasModel } from './kerasRuntime';
 import { callLibrary } from './library';
@@ -55,12 +55,12 @@ export function callMethod(interp: Interp, fn: FuncV, self: Value, args: Value[]
 
 function instantiate(interp: Interp, cls: ClassV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const base = libraryBase(cls);
-  if (base && !base.startsWith('torch.nn') && !base.startsWith('keras.') && !base.startsWith('object')) {
+  if (base && !isTorchModuleBase(base) && !base.startsWith('keras.') && !base.startsWith('object')) {
     // Enum, NamedTuple, typing classes: nothing we model.
     if (/^(enum|typing|collections)\./.test(base)) return UNKNOWN;
   }
   const inst: InstV = { k: 'inst', cls, attrs: new Map(), range: site.range };
-  if (base?.startsWith('torch.nn')) {
+  if (isTorchModuleBase(base)) {
     inst.children = new Map();
     inst.attrs.set('training', { k: 'bool', v: true });
   }

@@ -36,6 +36,8 @@ export class Interp {
   readonly wildcards: string[] = [];
   /** The file being read (for paths it names, e.g. from_pretrained('./folder')); undefined for unnamed text. */
   file: string | undefined = undefined;
+  /** The analysed file's `if __name__ == "__main__":` bodies, deferred until the module is read. */
+  readonly mainBlocks: PyNode[] = [];
   /** The input the analysis was given: a forward that computes sizes from its input is read again at it (specialise.ts). */
   givenInput: AnalyzeOptions = {};
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */
@@ -215,7 +217,12 @@ export class Interp {
 
   private execIf(node: PyNode, scope: Scope): void {
     const cond = field(node, 'condition');
-    if (cond && /^__name__\s*==\s*['"]__main__['"]$/.test(this.text(cond))) return;
+    if (cond && /^__name__\s*==\s*['"]__main__['"]$/.test(this.text(cond))) {
+      // The analysed file's script part runs after everything else, on its own terms (models.ts runMainBlocks).
+      const body = field(node, 'consequence');
+      if (body && scope === this.globals) this.mainBlocks.push(body);
+      return;
+    }
     const branches: Array<{ cond?: PyNode; body?: PyNode }> = [{ cond, body: field(node, 'consequence') }];
     for (const alt of fields(node, 'alternative')) {
       if (alt.type === 'else_clause') branches.push({ body: field(alt, 'body') });

@@ -8,7 +8,7 @@
  */
 import type { AnalyzeOptions, Diagnostic, FrontendResult, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
 import { field, foreignFiles, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
-import { classLookup, getAttr, libraryBase, mro, setAttr } from './access';
+import { classLookup, getAttr, isTorchModuleBase, libraryBase, mro, setAttr } from './access';
 import { attrBuiltins } from './builtins';
 import { callValue } from './calls';
 import { Graph } from './graph';
@@ -59,6 +59,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   const fileDiagnostics: Diagnostic[] = [...tree.parseErrors];
   guarded(interp, () => interp.exec(tree.root, interp.globals), fileDiagnostics, rangeOf(tree.root));
   interp.loader?.finishMain();
+  runMainBlocks(interp);
 
   const definitions = topLevelDefinitions(interp, tree.root);
   const candidates: Candidate[] = [];
@@ -86,7 +87,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     const cls = interp.globals.vars.get(name);
     if (cls?.k !== 'class' || name.startsWith('_')) continue;
     const base = libraryBase(cls);
-    if (!base || !(base.startsWith('torch.nn') || base === 'keras.Model')) continue;
+    if (!base || !(isTorchModuleBase(base) || base === 'keras.Model')) continue;
     const init = classLookup(cls, '__init__');
     if (init?.k === 'func' && requiresArgs(interp, init, 1)) continue;
     const built = build(interp, () => callValue(interp, cls, [], new Map(), interp.site(tree.root)), fileDiagnostics, range);
@@ -114,6 +115,32 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   if (interp.loader) fileDiagnostics.push(...interp.loader.diagnostics);
   const framework = interp.imports.keras && !interp.imports.torch ? 'keras' : (models[0]?.framework ?? 'pytorch');
   return { framework, models, diagnostics: fileDiagnostics };
+}
+
+/** Steps a script part may take: enough for a check call, not for a training loop's iterations. */
+const MAIN_BLOCK_STEPS = 20_000;
+
+/**
+ * Runs the file's `if __name__ == "__main__":` part as a script would, for what it does to the module's models: a
+ * check call `model(torch.randn(8, 3, 32, 32))` states the input (torchRuntime.ts). Its names are put back
+ * afterwards (a model rebuilt there is not the one the file defines), and its diagnostics are not the models':
+ * argument parsing, data loading and training loops are not model code.
+ */
+function runMainBlocks(interp: Interp): void {
+  if (!interp.mainBlocks.length) return;
+  const names = new Map(interp.globals.vars);
+  const [graph, maxSteps] = [interp.graph, interp.maxSteps];
+  interp.graph = new Graph('keras');
+  interp.steps = 0;
+  interp.maxSteps = MAIN_BLOCK_STEPS;
+  try {
+    for (const body of interp.mainBlocks) guarded(interp, () => interp.exec(body, interp.globals), [], rangeOf(body));
+  } finally {
+    interp.graph = graph;
+    interp.maxSteps = maxSteps;
+    interp.globals.vars.clear();
+    for (const [k, v] of names) interp.globals.vars.set(k, v);
+  }
 }
 
 function guarded(interp: Interp, run: () => void, diagnostics: Diagnostic[], range: SourceRange): void {
@@ -190,7 +217,7 @@ function importedCandidates(interp: Interp, imported: Map<string, SourceRange>, 
       continue;
     }
     const base = libraryBase(v);
-    if (!base || !(base.startsWith('torch.nn') || base === 'keras.Model')) continue;
+    if (!base || !(isTorchModuleBase(base) || base === 'keras.Model')) continue;
     const init = classLookup(v, '__init__');
     let args: Value[] = [];
     if (init?.k === 'func' && requiresArgs(interp, init, 1)) {
@@ -269,6 +296,13 @@ function kerasSubclassSpec(interp: Interp, c: Candidate, inst: InstV): ModelSpec
 
 function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]): ModelSpec | undefined {
   void fileDiagnostics;
+  // The code runs the model on an example input: that is the input, read with its sizes known (a given --input wins).
+  const example = exampleInput(c.root);
+  if (example && !interp.givenInput.inputShape) {
+    const stated = readTorchForward(interp, c, example);
+    stated.spec.diagnostics = [...(stated.spec.diagnostics ?? []), exampleNote(stated.spec, example)];
+    return stated.spec;
+  }
   const first = readTorchForward(interp, c);
   if (!first.starved) return first.spec;
   // Forward needed sizes of its input it did not know: read it again for the given input, or the one the analysis would assume.
@@ -281,7 +315,24 @@ function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnostic[]):
   return second.spec;
 }
 
-function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[]; what: string }): { spec: ModelSpec; starved: boolean } {
+/** The input shape a script or a LightningModule's `example_input_array` states for this model, without batch. */
+function exampleInput(root: Root): { shape: number[]; what: string; stated: true } | undefined {
+  if (root.k !== 'inst') return undefined;
+  const array = root.attrs.get('example_input_array');
+  const lightning = array?.k === 'tensor' && array.id === '' && array.shape && array.shape.length >= 2 && array.shape.every((d) => d !== undefined && d > 0);
+  if (lightning) return { shape: array.shape!.slice(1) as number[], what: 'its example_input_array', stated: true };
+  const shape = root.inputShape;
+  if (!shape || !root.inputShapeFrom || shape.some((d) => d === undefined)) return undefined;
+  return { shape: shape as number[], what: root.inputShapeFrom, stated: true };
+}
+
+function exampleNote(spec: ModelSpec, example: { shape: number[]; what: string }): Diagnostic {
+  const r = spec.range;
+  const message = `${spec.name} is read for the input [${example.shape.join(', ')}] (without batch) from ${example.what}; \`--input\` reads it for another.`;
+  return { severity: 'info', code: 'input-from-code', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
+}
+
+function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[]; what: string; stated?: boolean }): { spec: ModelSpec; starved: boolean } {
   const root = c.root as InstV | ModV;
   const g = new Graph('pytorch');
   g.concrete = !!input;
@@ -292,7 +343,7 @@ function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[
   const inputNames = forward?.k === 'func' ? interp.params(forward.node).slice(1).filter((p) => p.kind === 'pos' && !p.defaultNode).map((p) => p.name) : ['input'];
   if (inputNames.length === 0) inputNames.push('input');
   const inputs = inputNames.map((n, i) => g.addInput(n, i === 0 && input ? [undefined, ...input.shape] : undefined, 'pytorch', i === 0 ? input?.shape : undefined));
-  if (input) g.inputs[0].assumed = input.what;
+  if (input && !input.stated) g.inputs[0].assumed = input.what;
   let result: Value | undefined;
   const site = { node: root.k === 'inst' ? root.cls.node : (undefined as never), range: c.range, calleeText: c.name };
   guarded(interp, () => void (result = callModule(interp, root, inputs, new Map(), site)), g.diagnostics, c.range);

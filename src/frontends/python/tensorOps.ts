@@ -129,6 +129,12 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     const dims = (args.length === 1 && (x.k === 'tuple' || x.k === 'list') ? x.items : args).map((d) => toNumber(d));
     return { k: 'tensor', id: '', shape: name === 'tensor' || name.endsWith('_like') ? undefined : dims, framework: 'pytorch' };
   }
+  if (name === 'randint') {
+    // torch.randint(low=0, high, size): token ids for an example call, `model(torch.randint(0, vocab, (8, 512)))`.
+    const size = kwargs.get('size') ?? args.at(-1);
+    const dims = size && (size.k === 'tuple' || size.k === 'list') ? size.items.map((d) => toNumber(d)) : undefined;
+    return { k: 'tensor', id: '', shape: dims, framework: 'pytorch' };
+  }
   if (name === 'arange') {
     // Positions over the sequence of the first model input (nanoGPT's `pos`): alias that input.
     const first = interp.graph?.inputs[0];

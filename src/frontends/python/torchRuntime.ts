@@ -205,7 +205,11 @@ const lostReported = new WeakSet<object>();
 /** Calling a module (inside forward): containers chain, leaves record a layer, user modules run forward. */
 export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const g = interp.graph;
-  if (!g || g.framework !== 'pytorch') return UNKNOWN;
+  if (!g || g.framework !== 'pytorch') {
+    // Outside any forward: a script running the model on an example (`model(torch.randn(8, 3, 32, 32))`).
+    if (m.k === 'inst') noteExampleInput(interp, m, args[0], site);
+    return UNKNOWN;
+  }
   if (m.k === 'inst') {
     const path = g.paths.get(m) ?? '';
     const forward = classLookup(m.cls, 'forward');
@@ -390,4 +394,12 @@ function descendants(root: Value, out: Value[] = [], depth = 0): Value[] {
   const children = root.k === 'inst' || root.k === 'mod' ? root.children : undefined;
   for (const child of children?.values() ?? []) if (isModule(child)) descendants(child, out, depth + 1);
   return out;
+}
+
+/** The first constant of known shape a script calls the module on is the input it is meant for (batch dropped). */
+function noteExampleInput(interp: Interp, m: InstV, x: Value | undefined, site: CallSite): void {
+  if (m.inputShape || x?.k !== 'tensor' || x.id !== '' || !x.shape || x.shape.length < 2) return;
+  if (x.shape.some((d) => d === undefined || !Number.isInteger(d) || d <= 0)) return;
+  m.inputShape = x.shape.slice(1);
+  m.inputShapeFrom = `the call ${interp.text(site.node).split('\n')[0]!.slice(0, 80)} at line ${site.range.line}`;
 }

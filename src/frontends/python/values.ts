@@ -76,8 +76,13 @@ export interface InstV {
   /** Registered child modules in registration order (torch nn.Module subclasses). */
   children?: Map<string, Value>;
   range?: SourceRange;
-  /** Keras subclassed models: the input shape (without batch) from `model.build(…)` or a first call on a shaped tensor. */
+  /**
+   * The input shape (without batch): Keras subclassed models' from `model.build(…)` or a first call on a shaped
+   * tensor; torch modules' from the first call a script makes on a constant (`model(torch.randn(8, 3, 32, 32))`).
+   */
   inputShape?: Dims;
+  /** Where a torch module's `inputShape` came from, for the message that says so. */
+  inputShapeFrom?: string;
 }
 
 export type NativeFn = (args: Value[], kwargs: Map<string, Value>, call: CallSite) => Value;
