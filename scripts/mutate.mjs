@@ -68,6 +68,11 @@ const OPERATORS = [
  * name (OPERATORS' third field; undefined = every mutation of the line), why].
  */
 const EQUIVALENT = [
+  // A value's range ends after its first character, so the newline searched from range.end is never at index 0.
+  ['src/configs/comments.ts', /const own = text\.slice\(range\.end, lineEnd < 0 \? text\.length : lineEnd\);/, '< → ≤', 'range.end ≥ 1'],
+  // saving = 1 − q for a double q: by Sterbenz exact, 1 − fl(0.995) = 0.00500000000000000444, and no double q gives
+  // fl(0.005) itself, so ≥ and > agree on every reachable saving.
+  ['src/configs/compare.ts', /if \(saving >= 0\.005\) message \+=/, '≥ → >', '0.005 is not 1 − q for any double q'],
   // checkDeviceIds returns early when the lengths are equal, so `<` and `<=` agree on every value that reaches it.
   ['src/configs/compare.ts', /const fewer = ids\.value\.length < perNode;/, '< → ≤', 'equal lengths returned above'],
   // For 100 ≤ x < 1000, toFixed(0) and toPrecision(3) print the same digits (both round half up), so the

@@ -62,6 +62,8 @@ test('YAML errors: syntax, duplicate keys, alias bombs, a non-mapping document',
   assert.throws(() => parseYamlConfig('a: 1\na: 2\n'), /YAML: .*[Uu]nique/);
   const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
   assert.throws(() => parseYamlConfig(bomb), /more than 100 alias expansions/);
+  // A bomb has no one bad place: the error marks the document's first character, not its whole text.
+  assert.throws(() => parseYamlConfig(bomb), (e: { range?: { start: number; end: number } }) => e.range?.start === 0 && e.range.end === 1);
   assert.throws(() => parseYamlConfig('- 1\n- 2\n'), /must be a mapping of keys to values/);
   assert.doesNotThrow(() => parseYamlConfig(''));
 });

@@ -57,6 +57,8 @@ test('hierarchical all-reduce across 4 nodes × 8: RS(8) on S, AR(4) on S/8 over
   close(collectiveMs('allreduce', S, 8, { ...fabric, nodes: 1 }), (S * 1.75) / 1e8 + 14 * 0.005, 'one node');
   // All-gather: across nodes on the 1/8 slice, then inside the node on the whole buffer.
   close(collectiveMs('allgather', S, 32, fabric), ((S / 8) * 0.75) / 2.5e7 + 3 * 0.01 + (S * 7) / 8 / 1e8 + 7 * 0.005, 'all-gather');
+  // Nothing to move (a layer without parameters) launches no collective: not even its latency.
+  for (const kind of ['allreduce', 'allgather', 'reducescatter'] as const) assert.equal(collectiveMs(kind, 0, 32, fabric), 0, kind);
 });
 
 test('host-staged PCIe (p2p: false): half the bandwidth, twice the latency plus a handshake; pcie4 is host-staged, NVLink presets are not', () => {
