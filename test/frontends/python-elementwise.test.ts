@@ -21,7 +21,7 @@ const file = join(dir, 'forms.py');
 const INPUT = [16, 32];
 
 /** The kernels compared: elementwise arithmetic, math and the activations among them. */
-const ELEMENTWISE = new Set(['add', 'sub', 'mul', 'div', 'neg', 'pow', 'exp', 'sqrt', 'rsqrt', 'abs', 'clamp', 'square', 'masked_fill', 'tanh', 'softmax']);
+const ELEMENTWISE = new Set(['where', 'add', 'sub', 'mul', 'div', 'neg', 'pow', 'exp', 'sqrt', 'rsqrt', 'abs', 'clamp', 'square', 'masked_fill', 'tanh', 'softmax']);
 
 before(() => initPythonFrontend());
 
@@ -34,6 +34,7 @@ function read(inputShape?: number[]): AnalyzedModel {
 
 /** A layer as the kernel it runs: the operator of an add or mul, the function of an activation. */
 function kernelOf(l: AnalyzedLayer): string {
+  if (l.type === 'torch.where') return 'where';
   if (l.op === 'activation') return String(l.attrs.fn);
   if (l.op === 'add') return l.type === 'sub' || l.attrs.operator === '-' ? 'sub' : 'add';
   if (l.op === 'mul') return l.type === 'div' || l.attrs.operator === '/' ? 'div' : 'mul';
@@ -73,8 +74,9 @@ test("every elementwise kernel torch runs on the input is a node, in torch's ord
   assert.deepEqual(model.layers.at(-1)?.outputShape, truth.output);
   const mine = model.layers.map(kernelOf).filter((k) => ELEMENTWISE.has(k));
   const torch = truth.kernels.filter((k) => ELEMENTWISE.has(k));
-  // 22 kernels: the scores' scale, mask fill and softmax; GELU's eight; rotate_half's neg; the chain's nine; x * A.
-  assert.equal(torch.length, 22, torch.join(' '));
+  // 24 kernels: the scores' scale, mask fill and softmax; GELU's eight; rotate_half's neg; the chain's nine; the
+  // select's scale and where; x * A.
+  assert.equal(torch.length, 24, torch.join(' '));
   assert.deepEqual(mine, torch);
   // Mamba's -exp(A_log) runs on the parameter once per step: no per-sample node for it.
   assert.deepEqual(model.layers.filter((l) => l.name.startsWith('decay')).map(kernelOf), ['parameter', 'mul']);
@@ -130,4 +132,22 @@ class Chunks(nn.Module):
   const given = at(64);
   assert.deepEqual(given.layers.at(-1)?.outputShape, [16, 10]);
   assert.ok(given.diagnostics.some((d) => d.code === 'specialised-input' && /\[64\]/.test(d.message)));
+});
+
+test("torch.where with one activation operand is a fill by a mask; the mask's own arithmetic is not a node", () => {
+  const src = `import torch
+import torch.nn as nn
+class Scores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("keep", torch.tril(torch.ones(16, 16)).bool())
+        self.proj = nn.Linear(16, 16)
+    def forward(self, x):
+        return torch.where(self.keep, self.proj(x), float("-inf"))
+`;
+  const m = analyzeSourceSync('scores.py', src, { inputShape: [16, 16] }).models[0]!;
+  assert.deepEqual(m.layers.map((l) => [l.type, l.op, l.attrs.fn, l.outputShape]), [
+    ['Linear', 'linear', undefined, [16, 16]],
+    ['torch.where', 'activation', 'masked_fill', [16, 16]],
+  ]);
 });

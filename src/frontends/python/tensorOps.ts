@@ -68,6 +68,19 @@ export const isGraphTensor = (v: Value): v is TensorV => v.k === 'tensor' && v.i
 export const matmulOf = (interp: Interp, a: TensorV, b: TensorV, site: CallSite): Value => matmul(interp, a, b, site, 'torch.einsum');
 export const permuteOf = (interp: Interp, x: TensorV, dims: number[], site: CallSite): Value => permute(interp, x, dims, site);
 
+/**
+ * `torch.where(cond, x, y)`: one select kernel. With one activation operand (`torch.where(mask, scores, -inf)`) it is
+ * a fill by a mask, as masked_fill is; with two it reads both and writes one, the traffic of an add, which it is
+ * recorded as (the trial workers time an add). The condition is a mask, which its backward keeps.
+ */
+function select(interp: Interp, a: Value, b: Value, site: CallSite): Value | undefined {
+  const ins = [a, b].filter((v): v is TensorV => isGraphTensor(v) && perSample(v));
+  const rec = (op: OpKind, attrs: Attrs, inputs: TensorV[], shape: Dims | undefined) => recordOp(interp, { base: 'where', type: site.calleeText, op, attrs, inputs, site, shape });
+  if (ins.length === 1) return rec('activation', { fn: 'masked_fill' }, ins, ins[0]!.shape);
+  if (ins.length === 2) return rec('add', { operator: 'where' }, ins, ins[0]!.shape && ins[1]!.shape && ins[0]!.shape.length >= ins[1]!.shape.length ? ins[0]!.shape : ins[1]!.shape);
+  return undefined;
+}
+
 export function matmul(interp: Interp, a: TensorV, b: TensorV, site: CallSite, type: string): Value {
   const shape = a.shape && b.shape ? [...a.shape.slice(0, -1), b.shape[b.shape.length - 1]] : undefined;
   return recordOp(interp, { base: 'matmul', type, op: 'matmul', attrs: {}, inputs: [a, b], site, shape });
@@ -147,6 +160,7 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     if (!inputs.length) return UNKNOWN;
     return recordOp(interp, { base: name, type: site.calleeText, op: 'concat', attrs: { axis: numArg(a, 'dim', 0) ?? 0 }, inputs, site });
   }
+  if (name === 'where' && args.length >= 3) return select(interp, args[1]!, args[2]!, site);
   if (!x || !isGraphTensor(x)) {
     if (name === 'scaled_dot_product_attention' || ACTIVATIONS.has(name)) return UNKNOWN;
     return undefined;
