@@ -53,23 +53,26 @@ export function rmsUnaryStep(name: string, x: TensorV, args: Value[], kwargs: Ma
   if (name === 'to' || name === 'type' || name === 'type_as' || name === 'half' || name === 'bfloat16') return tagged(x, x.rms, undefined);
   const rms = x.rms;
   if (plain(x) && ((name === 'pow' && toNumber(args[1] ?? kwargs.get('exponent')) === 2) || name === 'square')) {
-    return nextStep(asWritten(), { step: 'square', of: x.id, fp32: !!x.fp32Copy, layers: [] });
+    return nextStep(asWritten(), { step: 'square', of: x.id, fp32: !!x.fp32Copy, layers: [] }, x);
   }
   if (rms?.step === 'square' && name === 'mean') {
     const a = bindArgs(['input', 'dim', 'keepdim'], args, kwargs);
     const dim = toNumber(a.get('dim'));
     const rank = x.shape?.length;
     const lastAxis = dim === -1 || (rank !== undefined && dim === rank - 1);
-    if (lastAxis && truthy(a.get('keepdim') ?? { k: 'bool', v: false }) === true) return nextStep(asWritten(), { ...rms, step: 'meanSquare' });
+    if (lastAxis && truthy(a.get('keepdim') ?? { k: 'bool', v: false }) === true) return nextStep(asWritten(), { ...rms, step: 'meanSquare' }, x);
   }
-  if (rms?.step === 'meanSquare' && (name === 'rsqrt' || name === 'sqrt')) return nextStep(asWritten(), { ...rms, step: name === 'rsqrt' ? 'rstd' : 'rms' });
+  if (rms?.step === 'meanSquare' && (name === 'rsqrt' || name === 'sqrt')) return nextStep(asWritten(), { ...rms, step: name === 'rsqrt' ? 'rstd' : 'rms' }, x);
   return undefined;
 }
 
-/** The step's recorded op, tagged with the step and its own node added to the chain's. */
-function nextStep(out: Value | undefined, step: Extract<RmsStep, { of: string }>): Value | undefined {
+/**
+ * The step's recorded op, tagged with the step and its own node added to the chain's. An op that recorded nothing
+ * (arithmetic on a parameter alone hands the parameter back) adds no node: the norm must never take out its input.
+ */
+function nextStep(out: Value | undefined, step: Extract<RmsStep, { of: string }>, from: TensorV): Value | undefined {
   if (out?.k !== 'tensor' || !out.id) return out;
-  return tagged(out, { ...step, layers: [...step.layers, out.id] });
+  return tagged(out, { ...step, layers: out.id === from.id ? step.layers : [...step.layers, out.id] });
 }
 
 /** The tensor an op that is no step returns: its tag dropped, unless the op keeps values as they are. */
@@ -88,9 +91,9 @@ export function rmsBinaryStep(interp: Interp, op: string, a: Value, b: Value, no
   if (!ta && !tb) return undefined;
   if (!ta || !tb) {
     const t = (ta ?? tb)!;
-    if (op === '**' && ta && plain(ta) && toNumber(b) === 2) return nextStep(asWritten(), { step: 'square', of: ta.id, fp32: !!ta.fp32Copy, layers: [] });
-    if (op === '+' && t.rms?.step === 'meanSquare') return nextStep(asWritten(), t.rms); // + eps
-    if (op === '/' && tb?.rms?.step === 'rms') return nextStep(asWritten(), { ...tb.rms, step: 'rstd' }); // 1 / sqrt(…)
+    if (op === '**' && ta && plain(ta) && toNumber(b) === 2) return nextStep(asWritten(), { step: 'square', of: ta.id, fp32: !!ta.fp32Copy, layers: [] }, ta);
+    if (op === '+' && t.rms?.step === 'meanSquare') return nextStep(asWritten(), t.rms, t); // + eps
+    if (op === '/' && tb?.rms?.step === 'rms') return nextStep(asWritten(), { ...tb.rms, step: 'rstd' }, tb); // 1 / sqrt(…)
     return undefined;
   }
   for (const [s, v] of [[ta, tb], [tb, ta]] as const) {

@@ -401,5 +401,6 @@ function noteExampleInput(interp: Interp, m: InstV, x: Value | undefined, site: 
   if (m.inputShape || x?.k !== 'tensor' || x.id !== '' || !x.shape || x.shape.length < 2) return;
   if (x.shape.some((d) => d === undefined || !Number.isInteger(d) || d <= 0)) return;
   m.inputShape = x.shape.slice(1);
-  m.inputShapeFrom = `the call ${interp.text(site.node).split('\n')[0]!.slice(0, 80)} at line ${site.range.line}`;
+  const call = site.node ? interp.text(site.node).split('\n')[0]!.slice(0, 80) : site.calleeText;
+  m.inputShapeFrom = `the call ${call} at line ${site.range.line}`;
 }
