@@ -36,6 +36,8 @@ const RULES: Array<[RegExp, string | ((...groups: string[]) => string)]> = [
   [/ Override with `--input [\d,]+`(, `--seq-len T`)? or state the shape in the model code\./g, STATE_INPUT],
   [/ Override with `--input [\d,]+`( or `--seq-len T`)?\./g, STATE_INPUT],
   [/; give one with --input/g, '; state a fixed one in the model code'],
+  [/ For another size, give it \(`--input`\), or run/g, ' For another size, run'],
+  [/; `--input` reads it for another\./g, '; an example of another size in the code reads it for that one.'],
   [/; pass --(input|seq-len) to set it/g, '; state the input shape in the model code to set it'],
   // Exports: the command, with a quick fix where the finding sits in a config.
   [/export the plan with `wap export --format torch-parallelize`/g, `export the plan with ${EXPORT_EDITOR}`],

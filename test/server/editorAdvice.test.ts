@@ -25,6 +25,8 @@ test('each piece of CLI advice the rooms give has an editor wording without flag
     "No input shape for Bert input 'input_ids': assumed [512], the max_position_embeddings of ./bert (512 tokens), without batch. Override with `--input 512` or `--seq-len T`.",
     'No input shape for Tagger: assumed [1024], a sequence of 1024 token ids, without batch. Override with `--input 1024`, `--seq-len T` or state the shape in the model code.',
     'input shape [null, 128] has a variable dimension; give one with --input',
+    "Net's forward computes sizes from its input's shape: WAP read it for an input of [16, 32] (without batch). For another size, give it (`--input`), or run the model on an example of that size in the code (`model(torch.randn(…))`).",
+    'model is read for the input [3, 32, 32] (without batch) from the call model(torch.randn(8, 3, 32, 32)) at line 12; `--input` reads it for another.',
     'input shape 3×224×224 is assumed; pass --input to set it',
     '512 tokens per sample is assumed (the max_position_embeddings of ./bert (512 tokens)); pass --seq-len to set it',
     'DeepSpeed configs have no tensor, pipeline or context parallel degrees; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or use Megatron-LM arguments',

@@ -47,7 +47,7 @@ export function specialisedNote(spec: ModelSpec, shape: number[]): Diagnostic {
     code: 'specialised-input',
     message:
       `${spec.name}'s forward computes sizes from its input's shape: WAP read it for an input of [${shape.join(', ')}] (without batch). ` +
-      'Another input size needs the model read again with that size.',
+      'For another size, give it (`--input`), or run the model on an example of that size in the code (`model(torch.randn(…))`).',
     line: r.line,
     column: r.column,
     endLine: r.endLine,
