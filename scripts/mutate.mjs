@@ -68,6 +68,10 @@ const OPERATORS = [
  * name (OPERATORS' third field; undefined = every mutation of the line), why].
  */
 const EQUIVALENT = [
+  // A flag starts with '-' followed by more of it: the newline searched back from f.start + 1 is the one before f.start.
+  ['src/configs/megatron.ts', /const lineStart = text\.lastIndexOf\('\\n', f\.start - 1\) \+ 1;/, '− → +', 'text[f.start] and text[f.start + 1] are the flag'],
+  // close is the index of the call's ')', never a newline: nl === close cannot happen.
+  ['src/configs/python.ts', /if \(nl < 0 \|\| nl > close\) return/, '> → ≥', "text[close] is ')'"],
   // A value's range ends after its first character, so the newline searched from range.end is never at index 0.
   ['src/configs/comments.ts', /const own = text\.slice\(range\.end, lineEnd < 0 \? text\.length : lineEnd\);/, '< → ≤', 'range.end ≥ 1'],
   // saving = 1 − q for a double q: by Sterbenz exact, 1 − fl(0.995) = 0.00500000000000000444, and no double q gives

@@ -234,3 +234,11 @@ test('clamp activations: relu is one compare/select per element, relu6 (min(max(
   assert.equal(relu, 100);
   assert.equal(ok('activation', [[100]], { fn: 'relu6' }).forwardFlops, relu + 100);
 });
+
+test('attribute and input-count errors name what is wrong: zero is not a positive count, one input is singular', () => {
+  // nn.MultiheadAttention(64, num_heads=0) and a depthwise conv multiplier of 0 have no valid shape.
+  assert.match(err('mha', [[8, 64]], { embedDim: 64, numHeads: 0 }), /attribute 'numHeads' must be positive, got 0/);
+  assert.match(err('conv', [[16, 8, 8]], { rank: 2, filters: 16, kernel: [3, 3], depthwise: true, depthMultiplier: 0 }), /attribute 'depthMultiplier' must be positive, got 0/);
+  assert.match(err('activation', [[8], [8]], { fn: 'relu' }), /^activation takes 1 input, got 2$/);
+  assert.match(err('matmul', [[8, 4]], {}), /^matmul takes 2 inputs, got 1$/);
+});
