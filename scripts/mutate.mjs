@@ -328,7 +328,9 @@ if (existsSync(join(root, 'dist'))) cpSync(join(root, 'dist'), join(work, 'dist'
 /** Runs one test file; 'pass', 'fail' or 'timeout', and how long it took. */
 function runTestFile(test, limitS) {
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', test], { cwd: work, timeout: Math.round(limitS * 1000), encoding: 'utf8', killSignal: 'SIGKILL' });
+  // The file runs in this one process, not under `--test`, whose runner forks a child per file: a mutant that loops
+  // forever would outlive the SIGKILL of its parent and keep a core busy after the run.
+  const r = spawnSync(process.execPath, ['--import', 'tsx', test], { cwd: work, timeout: Math.round(limitS * 1000), encoding: 'utf8', killSignal: 'SIGKILL' });
   const s = (Date.now() - t0) / 1000;
   if (r.error?.code === 'ETIMEDOUT' || r.signal) return { outcome: 'timeout', s };
   return { outcome: r.status === 0 ? 'pass' : 'fail', s };

@@ -111,6 +111,9 @@ test('malformed TOML is reported with where it is', () => {
   assert.throws(() => parseToml('k = 1 abcdefghijklmnopqrstuvwxyz\n'), (e: Error & { range?: { start: number; end: number } }) =>
     e.message === "TOML: unexpected 'abcdefghijklmnopqrst' after the value" && e.range!.end - e.range!.start === ' abcdefghijklmnopqrstuvwxyz'.length);
   assert.throws(() => parseToml('[t]\nk = 1\nk = 2\n'), /duplicate key 'k' in \[t\]/);
+  // The error marks the second line from its key on, past its indentation.
+  const twice = '[t]\n  k = 1\n  k = 2\n';
+  assert.throws(() => parseToml(twice), (e: Error & { range?: { start: number; end: number } }) => twice.slice(e.range!.start, e.range!.end) === 'k = 2');
   // The same key in two tables is fine.
   assert.equal(parseToml('[a]\nk = 1\n[b]\nk = 2\n').entries.length, 2);
 });
