@@ -103,16 +103,20 @@ test('config re-checks are debounced while typing', async () => {
   const uri = await server.open(path, text, 'yaml');
   await server.until('the first check', () => server.publishCount.get(uri));
   const start = server.publishCount.get(uri)!;
+  const sentAt: number[] = [];
   for (let i = 1; i <= 8; i++) {
+    sentAt.push(performance.now());
     await server.change(uri, `${text}\n# typing ${'x'.repeat(i)}\n`);
     await new Promise((r) => setTimeout(r, 15));
   }
   await server.until('a check after the burst', () => server.publishCount.get(uri)! > start);
   await new Promise((r) => setTimeout(r, 400));
   const checks = server.publishCount.get(uri)! - start;
-  // One debounced check for the burst, plus at most one re-check when the plan it asked for lands
+  // A loaded machine can stretch a 15 ms pause past the server's 150 ms window: each such pause may start a burst.
+  const bursts = 1 + sentAt.slice(1).filter((t, i) => t - sentAt[i]! >= 150).length;
+  // One debounced check per burst, plus at most one re-check when the plan it asked for lands
   // (a plan of the config's model re-checks every config); without debouncing 8 edits give 8 or more.
-  assert.ok(checks <= 3, `8 quick edits gave ${checks} re-checks`);
+  assert.ok(checks <= bursts + 2, `8 quick edits in ${bursts} burst(s) gave ${checks} re-checks`);
 });
 
 test('a config shows "your config vs best plan" as a diagnostic and as its hover; its model is the one the script imports', async () => {
