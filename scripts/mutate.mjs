@@ -68,6 +68,11 @@ const OPERATORS = [
  * name (OPERATORS' third field; undefined = every mutation of the line), why].
  */
 const EQUIVALENT = [
+  // The word starts with '-' (checked the line above), so its '=' is never at index 0: < 0 and ≤ 0 agree.
+  ['src/configs/launchScripts.ts', /const name = \(eq < 0 \? w\.raw : w\.raw\.slice\(0, eq\)\)/, '< → ≤', "w.raw[0] is '-'"],
+  // Ring and tree move the same bytes (one β), and the tree's steps never exceed the ring's (⌈log2 n⌉ ≤ n − 1):
+  // min(ring, tree) is the tree, so 'auto' and 'tree' price the same whichever way the test reads.
+  ['src/planner/cost/collectives.ts', /return algorithm === 'tree' \? tree : Math\.min\(ring, tree\);/, '=== → !==', 'min(ring, tree) = tree'],
   // A flag starts with '-' followed by more of it: the newline searched back from f.start + 1 is the one before f.start.
   ['src/configs/megatron.ts', /const lineStart = text\.lastIndexOf\('\\n', f\.start - 1\) \+ 1;/, '− → +', 'text[f.start] and text[f.start + 1] are the flag'],
   // close is the index of the call's ')', never a newline: nl === close cannot happen.
