@@ -239,6 +239,17 @@ export interface MhaAttrs {
 
 export interface SdpaAttrs {
   causal?: boolean;
+  /**
+   * Dropout probability on the attention probabilities, when the source states it (the Hugging Face graphs
+   * always do). Left unsaid, eager attention is priced as before: its passes with dropout, one saved score tensor.
+   */
+  dropout?: number;
+}
+
+/** An sdpa layer's stated attention-probability dropout, or undefined when its source did not say. */
+export function attentionDropout(attrs: unknown): number | undefined {
+  const p = (attrs as Partial<SdpaAttrs> | undefined)?.dropout;
+  return typeof p === 'number' && Number.isFinite(p) ? p : undefined;
 }
 
 export interface RnnAttrs {

@@ -13,9 +13,10 @@
  */
 import type { Attrs, Shape } from '../ir';
 import { product } from '../ir';
+import { attentionDropout } from '../ops';
 import { bool, fail, optInt, posInt, requireInputs, showShape } from './attrs';
 import { broadcastShapes } from './combining';
-import { SOFTMAX_FLOPS_PER_ELEMENT } from './costs';
+import { MASK_BYTES, SOFTMAX_FLOPS_PER_ELEMENT } from './costs';
 import type { InferContext, InferOk, OpInfo } from './types';
 
 function seq(shape: Shape, what: string): { lead: number[]; t: number; e: number } {
@@ -81,7 +82,7 @@ function inferMha(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferO
   };
 }
 
-function inferSdpa(inputShapes: Shape[], _attrs: Attrs, ctx: InferContext): InferOk {
+function inferSdpa(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferOk {
   requireInputs(inputShapes, 1, 3, 'sdpa');
   const [qShape, kShape, vShape] = inputShapes.length === 3 ? inputShapes : [inputShapes[0], inputShapes[0], inputShapes[0]];
   if (inputShapes.length === 2) fail('sdpa takes (query, key, value) or one tensor used for all three');
@@ -93,14 +94,19 @@ function inferSdpa(inputShapes: Shape[], _attrs: Attrs, ctx: InferContext): Infe
   // (heads, T, d) inputs carry the heads as a leading dim, so heads = 1 here and the lead multiplies.
   const lead = broadcastShapes([q.lead, k.lead, v.lead], 'sdpa leading dims');
   const forwardFlops = product(lead) * coreFlops(1, q.t, k.t, q.e, v.e);
-  const saved = product(qShape) + product(kShape) + product(vShape) + product(lead) * q.t * k.t;
+  const scores = product(lead) * q.t * k.t;
+  // Eager attention with dropout keeps the softmax output, the dropped probabilities (the P·V product's input)
+  // and a bool mask: Korthikanti et al. (2022, §4.1) count these as the 5as²b of a layer (2 + 2 + 1 bytes at fp16).
+  const dropped = (attentionDropout(attrs) ?? 0) > 0 ? scores : 0;
+  const saved = product(qShape) + product(kShape) + product(vShape) + scores + dropped;
   return {
     outputShape: [...lead, q.t, v.e],
     params: 0,
     nonTrainable: 0,
     forwardFlops,
     backwardFlops: 2 * forwardFlops,
-    savedActivationBytes: saved * ctx.dtypeBytes,
+    savedActivationBytes: saved * ctx.dtypeBytes + dropped * MASK_BYTES,
+    ...(dropped > 0 ? { savedFixedBytes: dropped * MASK_BYTES } : {}),
   };
 }
 

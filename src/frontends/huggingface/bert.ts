@@ -10,7 +10,7 @@
  *   cls.seq_relationship, the next-sentence Linear(hidden, 2) on the pooled first token;
  * - sequence-classification: BERT pooler → classifier; RoBERTa classifier.dense → tanh → out_proj on the first token.
  */
-import { boolField, intField, strField } from './configs';
+import { boolField, intField, rateField, strField } from './configs';
 import type { BuildContext } from './decoder';
 import type { HfGraph } from './graph';
 
@@ -27,6 +27,8 @@ export function buildBertFamily(ctx: BuildContext): string[] {
   const inner = intField(config, 'intermediate_size');
   const vocab = intField(config, 'vocab_size');
   const act = strField(config, 'hidden_act', 'gelu');
+  const hiddenDrop = rateField(config, 'hidden_dropout_prob');
+  const attnDrop = rateField(config, 'attention_probs_dropout_prob');
   if (hidden % heads !== 0) throw new Error(`hidden_size ${hidden} is not divisible by num_attention_heads ${heads}`);
   const base = ctx.head === 'base' ? '' : roberta ? 'roberta.' : 'bert.';
 
@@ -34,18 +36,18 @@ export function buildBertFamily(ctx: BuildContext): string[] {
   const words = g.embedding(`${base}embeddings.word_embeddings`, vocab, hidden, ids);
   const pos = g.add(`${base}embeddings.position_embeddings`, 'Embedding (positions of input_ids)', 'embedding', { numEmbeddings: intField(config, 'max_position_embeddings'), embeddingDim: hidden }, [ids]);
   const types = g.add(`${base}embeddings.token_type_embeddings`, 'Embedding (token types of input_ids)', 'embedding', { numEmbeddings: intField(config, 'type_vocab_size'), embeddingDim: hidden }, [ids]);
-  let h = g.norm(`${base}embeddings.LayerNorm`, hidden, 'layernorm', g.sum(`${base}embeddings.sum`, [words, pos, types]));
+  let h = g.dropout(`${base}embeddings.dropout`, hiddenDrop, g.norm(`${base}embeddings.LayerNorm`, hidden, 'layernorm', g.sum(`${base}embeddings.sum`, [words, pos, types])));
   for (let i = 0; i < layers; i++) {
     const p = `${base}encoder.layer.${i}`;
     const q = g.linear(`${p}.attention.self.query`, hidden, hidden, true, h);
     const k = g.linear(`${p}.attention.self.key`, hidden, hidden, true, h);
     const v = g.linear(`${p}.attention.self.value`, hidden, hidden, true, h);
-    const a = g.attention(`${p}.attention.self`, q, k, v, { heads, kvHeads: heads, headDim: hidden / heads, causal: false });
-    const dense = g.linear(`${p}.attention.output.dense`, hidden, hidden, true, a);
+    const a = g.attention(`${p}.attention.self`, q, k, v, { heads, kvHeads: heads, headDim: hidden / heads, causal: false, dropout: attnDrop });
+    const dense = g.dropout(`${p}.attention.output.dropout`, hiddenDrop, g.linear(`${p}.attention.output.dense`, hidden, hidden, true, a));
     const n1 = g.norm(`${p}.attention.output.LayerNorm`, hidden, 'layernorm', g.sum(`${p}.attention.output.residual`, [dense, h]));
     const up = g.linear(`${p}.intermediate.dense`, hidden, inner, true, n1);
     const gelu = g.act(`${p}.intermediate.intermediate_act_fn`, act, up);
-    const down = g.linear(`${p}.output.dense`, inner, hidden, true, gelu);
+    const down = g.dropout(`${p}.output.dropout`, hiddenDrop, g.linear(`${p}.output.dense`, inner, hidden, true, gelu));
     h = g.norm(`${p}.output.LayerNorm`, hidden, 'layernorm', g.sum(`${p}.output.residual`, [down, n1]));
   }
   const pooler = (): string => {
@@ -73,9 +75,11 @@ export function buildBertFamily(ctx: BuildContext): string[] {
     }
     case 'sequence-classification': {
       const labels = intField(config, 'num_labels', 2);
-      if (!roberta) return [g.linear('classifier', hidden, labels, true, pooler())];
-      const first = firstToken(g, 'classifier.first_token', h);
-      const dense = g.act('classifier.activation', 'tanh', g.linear('classifier.dense', hidden, hidden, true, first), 'Tanh');
+      // classifier_dropout, or hidden_dropout_prob when it is None (BertForSequenceClassification, RobertaClassificationHead).
+      const headDrop = rateField(config, 'classifier_dropout', hiddenDrop);
+      if (!roberta) return [g.linear('classifier', hidden, labels, true, g.dropout('dropout', headDrop, pooler()))];
+      const first = g.dropout('classifier.dropout', headDrop, firstToken(g, 'classifier.first_token', h));
+      const dense = g.dropout('classifier.dropout', headDrop, g.act('classifier.activation', 'tanh', g.linear('classifier.dense', hidden, hidden, true, first), 'Tanh'));
       return [g.linear('classifier.out_proj', hidden, labels, true, dense)];
     }
     default:

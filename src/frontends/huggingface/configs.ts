@@ -17,7 +17,7 @@ const PRETRAINED: HfConfig = { tie_word_embeddings: true, num_labels: 2 };
 const LLAMA: HfConfig = {
   vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32,
   num_key_value_heads: null, hidden_act: 'silu', max_position_embeddings: 2048, tie_word_embeddings: false,
-  attention_bias: false, mlp_bias: false, head_dim: null,
+  attention_bias: false, mlp_bias: false, head_dim: null, attention_dropout: 0.0,
 };
 
 /** Per model_type: transformers 4.46 `XConfig.__init__` defaults (only the fields that shape the model). */
@@ -30,19 +30,30 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     ...LLAMA, vocab_size: 256000, hidden_size: 3072, intermediate_size: 24576, num_hidden_layers: 28, num_attention_heads: 16,
     num_key_value_heads: 16, head_dim: 256, hidden_act: 'gelu_pytorch_tanh', hidden_activation: null, max_position_embeddings: 8192, tie_word_embeddings: true,
   },
-  gpt2: { vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, n_inner: null, activation_function: 'gelu_new', tie_word_embeddings: true },
+  gpt2: { vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, n_inner: null, activation_function: 'gelu_new', tie_word_embeddings: true,
+    resid_pdrop: 0.1, embd_pdrop: 0.1, attn_pdrop: 0.1,
+  },
   gpt_neox: {
     vocab_size: 50432, hidden_size: 6144, num_hidden_layers: 44, num_attention_heads: 64, intermediate_size: 24576, hidden_act: 'gelu',
     max_position_embeddings: 2048, use_parallel_residual: true, attention_bias: true, tie_word_embeddings: false,
+    attention_dropout: 0.0, hidden_dropout: 0.0,
   },
-  bert: { vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2 },
+  bert: {
+    vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2,
+    hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, classifier_dropout: null,
+  },
   // RobertaConfig keeps BertConfig's keyword defaults (the released checkpoints override vocab and positions in config.json).
-  roberta: { vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2 },
+  roberta: {
+    vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2,
+    hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, classifier_dropout: null,
+  },
   t5: {
     vocab_size: 32128, d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_decoder_layers: null, num_heads: 8,
-    relative_attention_num_buckets: 32, feed_forward_proj: 'relu', tie_word_embeddings: true,
+    relative_attention_num_buckets: 32, feed_forward_proj: 'relu', tie_word_embeddings: true, dropout_rate: 0.1,
   },
-  vit: { hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', image_size: 224, patch_size: 16, num_channels: 3, qkv_bias: true },
+  vit: { hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', image_size: 224, patch_size: 16, num_channels: 3, qkv_bias: true,
+    hidden_dropout_prob: 0.0, attention_probs_dropout_prob: 0.0,
+  },
 };
 
 /** Class-name prefixes as transformers spells them → model_type. */
@@ -98,6 +109,16 @@ export function knownModelTypes(): string[] {
 export function intField(config: HfConfig, key: string, fallback?: number): number {
   const v = config[key] ?? fallback;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new Error(`config field '${key}' must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/**
+ * A dropout probability in [0, 1] (0 when the config sets it to null and gives no fallback); anything else is a
+ * readable error: a dropout that cannot be read is never silently 0.
+ */
+export function rateField(config: HfConfig, key: string, fallback = 0): number {
+  const v = config[key] ?? fallback;
+  if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new Error(`config field '${key}' must be a dropout probability between 0 and 1, got ${JSON.stringify(v)}`);
   return v;
 }
 

@@ -10,7 +10,7 @@
  * - gemma: embeddings scaled by √hidden, GeGLU (gelu tanh) MLP, head_dim 256, tied head;
  * - mixtral: the MLP is a sparse mixture of experts (block_sparse_moe.gate + experts.E.{w1,w2,w3}).
  */
-import { boolField, intField, strField, type HfConfig, type HfHead } from './configs';
+import { boolField, intField, rateField, strField, type HfConfig, type HfHead } from './configs';
 import type { HfGraph } from './graph';
 
 export interface BuildContext {
@@ -105,7 +105,7 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
     const q = g.linear(`${p}.self_attn.q_proj`, d.hidden, d.heads * d.headDim, qkvBias, normed);
     const k = g.linear(`${p}.self_attn.k_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
     const v = g.linear(`${p}.self_attn.v_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
-    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true });
+    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, dropout: rateField(config, 'attention_dropout') });
     const o = g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, oBias, ctxOut);
     const r1 = g.sum(`${p}.residual_attn`, [h, o]);
     const normed2 = g.norm(`${p}.post_attention_layernorm`, d.hidden, 'rmsnorm', r1);

@@ -52,6 +52,14 @@ export class HfGraph {
     return this.add(name, type ?? fn, 'activation', { fn: canonicalActivation(fn) }, [x]);
   }
 
+  /**
+   * nn.Dropout(p) in training. At p = 0 ATen returns its input (Dropout.cpp), so no node is added and the input
+   * id comes back: configs that train without dropout (Llama's, ViT's defaults) keep no masks.
+   */
+  dropout(name: string, rate: number, x: string): string {
+    return rate > 0 ? this.add(name, 'Dropout', 'dropout', { rate }, [x]) : x;
+  }
+
   sum(name: string, inputs: string[]): string {
     return this.add(name, 'add', 'add', {}, inputs);
   }
@@ -66,9 +74,10 @@ export class HfGraph {
    * serves heads/kvHeads query heads, which is what transformers' `repeat_kv`
    * computes; here the query heads are laid out [kv, group, T, d] and keys/values
    * [kv, 1, T, d] so broadcasting gives the same products without the copy.
-   * q: [T, heads·d]; k, v: [Tk, kvHeads·d]. Returns [T, heads·d].
+   * q: [T, heads·d]; k, v: [Tk, kvHeads·d]. Returns [T, heads·d]. `dropout` is the probability dropout on the
+   * attention probabilities (transformers' attention_dropout / attn_pdrop / attention_probs_dropout_prob).
    */
-  attention(prefix: string, q: string, k: string, v: string, s: { heads: number; kvHeads: number; headDim: number; causal: boolean; rotary?: boolean }): string {
+  attention(prefix: string, q: string, k: string, v: string, s: { heads: number; kvHeads: number; headDim: number; causal: boolean; dropout: number; rotary?: boolean }): string {
     const { heads, kvHeads, headDim: d } = s;
     const group = heads / kvHeads;
     // The token count stays -1 in the views so a user's --input sequence length flows through.
@@ -83,7 +92,7 @@ export class HfGraph {
     const qh = rotate(split(q, 'q', kvHeads, group), 'q');
     const kh = rotate(split(k, 'k', kvHeads, 1), 'k');
     const vh = split(v, 'v', kvHeads, 1);
-    const attn = this.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', { causal: s.causal, heads, kvHeads }, [qh, kh, vh]);
+    const attn = this.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', { causal: s.causal, heads, kvHeads, dropout: s.dropout }, [qh, kh, vh]);
     const back = this.add(`${prefix}.out_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 3, 1, 2, 4] }, [attn]);
     return this.add(`${prefix}.out_view`, 'reshape', 'reshape', { shape: [-1, heads * d] }, [back]);
   }

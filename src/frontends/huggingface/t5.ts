@@ -8,7 +8,7 @@
  * tie_word_embeddings, the LM head reuse (the head input is then scaled by
  * d_model^-0.5).
  */
-import { boolField, intField, strField } from './configs';
+import { boolField, intField, rateField, strField } from './configs';
 import type { BuildContext } from './decoder';
 import type { HfGraph } from './graph';
 
@@ -20,6 +20,8 @@ interface T5Dims {
   buckets: number;
   gated: boolean;
   act: string;
+  /** dropout_rate: on the embeddings, every sublayer's output, the FF's hidden state, the attention probabilities and the stack's output. */
+  dropout: number;
 }
 
 function relativeBias(g: HfGraph, prefix: string, ids: string, d: T5Dims): void {
@@ -34,34 +36,36 @@ function attentionBlock(g: HfGraph, prefix: string, x: string, kvSource: string,
   const q = g.linear(`${prefix}.q`, d.model, inner, false, x);
   const k = g.linear(`${prefix}.k`, d.model, inner, false, kvSource);
   const v = g.linear(`${prefix}.v`, d.model, inner, false, kvSource);
-  const a = g.attention(prefix, q, k, v, { heads: d.heads, kvHeads: d.heads, headDim: d.kv, causal });
+  const a = g.attention(prefix, q, k, v, { heads: d.heads, kvHeads: d.heads, headDim: d.kv, causal, dropout: d.dropout });
   return g.linear(`${prefix}.o`, inner, d.model, false, a);
 }
 
 function feedForward(g: HfGraph, prefix: string, x: string, d: T5Dims): string {
-  if (!d.gated) return g.linear(`${prefix}.wo`, d.ff, d.model, false, g.act(`${prefix}.act`, d.act, g.linear(`${prefix}.wi`, d.model, d.ff, false, x)));
+  const drop = (h: string) => g.dropout(`${prefix}.dropout`, d.dropout, h);
+  if (!d.gated) return g.linear(`${prefix}.wo`, d.ff, d.model, false, drop(g.act(`${prefix}.act`, d.act, g.linear(`${prefix}.wi`, d.model, d.ff, false, x))));
   const gate = g.act(`${prefix}.act`, d.act, g.linear(`${prefix}.wi_0`, d.model, d.ff, false, x));
   const up = g.linear(`${prefix}.wi_1`, d.model, d.ff, false, x);
-  return g.linear(`${prefix}.wo`, d.ff, d.model, false, g.mul(`${prefix}.mul`, [gate, up]));
+  return g.linear(`${prefix}.wo`, d.ff, d.model, false, drop(g.mul(`${prefix}.mul`, [gate, up])));
 }
 
 function stack(g: HfGraph, name: 'encoder' | 'decoder', ids: string, embedded: string, layers: number, d: T5Dims, encoderOut?: string): string {
-  let h = embedded;
+  const drop = (sub: string, x: string) => g.dropout(`${sub}.dropout`, d.dropout, x);
+  let h = drop(name, embedded);
   for (let i = 0; i < layers; i++) {
     const p = `${name}.block.${i}.layer`;
     const n0 = g.norm(`${p}.0.layer_norm`, d.model, 'rmsnorm', h, 'T5LayerNorm');
     if (i === 0) relativeBias(g, `${p}.0.SelfAttention`, ids, d);
-    h = g.sum(`${p}.0.residual`, [h, attentionBlock(g, `${p}.0.SelfAttention`, n0, n0, d, name === 'decoder')]);
+    h = g.sum(`${p}.0.residual`, [h, drop(`${p}.0`, attentionBlock(g, `${p}.0.SelfAttention`, n0, n0, d, name === 'decoder'))]);
     let ffIndex = 1;
     if (encoderOut) {
       const n1 = g.norm(`${p}.1.layer_norm`, d.model, 'rmsnorm', h, 'T5LayerNorm');
-      h = g.sum(`${p}.1.residual`, [h, attentionBlock(g, `${p}.1.EncDecAttention`, n1, encoderOut, d, false)]);
+      h = g.sum(`${p}.1.residual`, [h, drop(`${p}.1`, attentionBlock(g, `${p}.1.EncDecAttention`, n1, encoderOut, d, false))]);
       ffIndex = 2;
     }
     const nf = g.norm(`${p}.${ffIndex}.layer_norm`, d.model, 'rmsnorm', h, 'T5LayerNorm');
-    h = g.sum(`${p}.${ffIndex}.residual`, [h, feedForward(g, `${p}.${ffIndex}.DenseReluDense`, nf, d)]);
+    h = g.sum(`${p}.${ffIndex}.residual`, [h, drop(`${p}.${ffIndex}`, feedForward(g, `${p}.${ffIndex}.DenseReluDense`, nf, d))]);
   }
-  return g.norm(`${name}.final_layer_norm`, d.model, 'rmsnorm', h, 'T5LayerNorm');
+  return drop(name, g.norm(`${name}.final_layer_norm`, d.model, 'rmsnorm', h, 'T5LayerNorm'));
 }
 
 export function buildT5(ctx: BuildContext, encoderOnly: boolean): string[] {
@@ -78,6 +82,7 @@ export function buildT5(ctx: BuildContext, encoderOnly: boolean): string[] {
     gated,
     // T5Config turns "gated-gelu" into the tanh approximation (gelu_new).
     act: actName === 'gelu' && gated ? 'gelu_new' : actName,
+    dropout: rateField(config, 'dropout_rate'),
   };
   const layers = intField(config, 'num_layers');
   const decoderLayers = intField(config, 'num_decoder_layers', layers);

@@ -7,6 +7,7 @@
  */
 import type { AnalyzedLayer, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
+import { attentionDropout } from '../../core/ops';
 import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 import { peakTflops } from '../memory/precision';
@@ -88,8 +89,13 @@ export function nchwTransposeBytes(layer: AnalyzedLayer, dtypeBytes: number, pre
  * backward reads P and dP' and writes dS, dV = P'ᵀ·dO reads P', dQ and dK read
  * dS — 9 passes plus the mask read. Korthikanti et al. (2022, Table 2) count
  * the same stored tensors (5·a·s²·b bytes of softmax and dropout per layer).
+ * Without dropout (a stated probability of 0: ATen returns the input) the
+ * two dropout passes each way and the mask go: 4 forward, 7 backward.
  */
 const UNFUSED_SCORE_PASSES = { forward: 6, backward: 9 };
+const DROPOUT_SCORE_PASSES = 2;
+/** CUDA's fused dropout keeps a bool mask: one byte per score. */
+const MASK_BYTES = 1;
 
 /** Score-matrix elements per sample: heads × T_q × T_k (sdpa on (…, T, d); mha from its heads attr). */
 export function scoreElements(layer: AnalyzedLayer): number {
@@ -106,7 +112,11 @@ export function scoreElements(layer: AnalyzedLayer): number {
 /** Extra HBM bytes per sample (forward, backward) that unfused attention spends on its score matrix. */
 export function unfusedAttentionBytes(layer: AnalyzedLayer, dtypeBytes: number): { forward: number; backward: number } {
   const e = scoreElements(layer);
-  return { forward: e * (UNFUSED_SCORE_PASSES.forward * dtypeBytes + 1), backward: e * (UNFUSED_SCORE_PASSES.backward * dtypeBytes + 1) };
+  if (attentionDropout(layer.attrs) === 0) {
+    const passes = { forward: UNFUSED_SCORE_PASSES.forward - DROPOUT_SCORE_PASSES, backward: UNFUSED_SCORE_PASSES.backward - DROPOUT_SCORE_PASSES };
+    return { forward: e * passes.forward * dtypeBytes, backward: e * passes.backward * dtypeBytes };
+  }
+  return { forward: e * (UNFUSED_SCORE_PASSES.forward * dtypeBytes + MASK_BYTES), backward: e * (UNFUSED_SCORE_PASSES.backward * dtypeBytes + MASK_BYTES) };
 }
 
 /**

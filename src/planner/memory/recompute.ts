@@ -16,6 +16,7 @@
  */
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import { product } from '../../core/ir';
+import { attentionDropout } from '../../core/ops';
 import type { RecomputeMode } from '../../protocol/plan';
 import { attentionKernelOf, type AttentionKernel } from '../cost/compute';
 
@@ -51,6 +52,8 @@ export function fusedAttention(layer: AnalyzedLayer, attention?: AttentionKernel
 
 /** Bytes of the fp32 log-sum-exp a fused attention kernel keeps per query row and head. */
 const LOG_SUM_EXP_BYTES = 4;
+/** CUDA's fused dropout keeps a bool mask: one byte per element. */
+const MASK_BYTES = 1;
 
 /**
  * Saved-activation bytes per sample (model dtype) a layer keeps for its backward, and of them the fixed-size ones,
@@ -69,7 +72,18 @@ export function savedUnderKernel(layer: AnalyzedLayer, attention: AttentionKerne
   const keys = k && k.length >= 2 ? k[k.length - 2] : 0;
   if (scores === 0 || keys === 0) return { saved, fixed };
   const logSumExp = (scores / keys) * LOG_SUM_EXP_BYTES;
-  return { saved: Math.max(0, saved - scores * modelDtypeBytes) + logSumExp, fixed: fixed + logSumExp };
+  // FlashAttention draws its dropout mask from the RNG state again in backward: no mask, no dropped copy is kept.
+  const eager = eagerScoreBytes(layer, scores, modelDtypeBytes);
+  return { saved: Math.max(0, saved - eager.saved) + logSumExp, fixed: Math.max(0, fixed - eager.fixed) + logSumExp };
+}
+
+/**
+ * Bytes of score-shaped tensors the catalogue's eager sdpa/mha saves per sample: the probabilities, and with a
+ * stated dropout the dropped copy and its bool mask (the mask is the fixed-size part).
+ */
+function eagerScoreBytes(layer: AnalyzedLayer, scores: number, modelDtypeBytes: number): { saved: number; fixed: number } {
+  const dropout = layer.op === 'sdpa' && (attentionDropout(layer.attrs) ?? 0) > 0;
+  return dropout ? { saved: scores * (2 * modelDtypeBytes + MASK_BYTES), fixed: scores * MASK_BYTES } : { saved: scores * modelDtypeBytes, fixed: 0 };
 }
 
 /** Saved-activation bytes per sample (at the model's dtype) that selective recompute no longer keeps. */
@@ -79,9 +93,9 @@ export function selectiveSavedBytesPerSample(layer: AnalyzedLayer, modelDtypeByt
   const scores = scoreElementsPerSample(layer);
   if (scores === 0) return 0;
   // Dropout keeps a 1-byte mask per element, the others a value at the model's dtype.
-  const perElement = layer.op === 'dropout' ? positive(layer.workload.savedActivationBytes) / Math.max(1, product(layer.outputShape ?? [1])) : modelDtypeBytes;
+  const bytes = layer.op === 'dropout' ? scores * (positive(layer.workload.savedActivationBytes) / Math.max(1, product(layer.outputShape ?? [1]))) : eagerScoreBytes(layer, scores, modelDtypeBytes).saved;
   // A score tensor another layer already saves (softmax's output read by the next matmul) is counted there, not here.
-  return Math.min(positive(layer.workload.savedActivationBytes), Math.max(0, scores * perElement - positive(layer.workload.sharedSavedBytes)));
+  return Math.min(positive(layer.workload.savedActivationBytes), Math.max(0, bytes - positive(layer.workload.sharedSavedBytes)));
 }
 
 /** Fraction of a layer's forward FLOPs selective recompute runs again: the attention core. */

@@ -230,7 +230,7 @@ def build_bare(spec):
     if op == "mha":
         return MHA(a, num(a.get("embedDim"), s0[-1]), num(a.get("numHeads"), 1))
     if op == "sdpa":
-        return Fn(lambda q, k=None, v=None: F.scaled_dot_product_attention(q, k if k is not None else q, v if v is not None else (k if k is not None else q), is_causal=bool(a.get("causal"))))
+        return Fn(lambda q, k=None, v=None: F.scaled_dot_product_attention(q, k if k is not None else q, v if v is not None else (k if k is not None else q), dropout_p=float(a.get("dropout") or 0.0), is_causal=bool(a.get("causal"))))
     if op == "rnn":
         cls = {"lstm": nn.LSTM, "gru": nn.GRU, "rnn": nn.RNN}[a.get("cell", "lstm")]
         m = cls(s0[-1], a["hiddenSize"], num(a.get("numLayers"), 1), bias=a.get("bias", True) is not False,
