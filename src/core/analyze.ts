@@ -5,7 +5,7 @@
  */
 import { inferLayer, isInferError } from './catalogue/index';
 import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpec, LayerWorkload, ModelSpec, ModelTotals, Shape } from './ir';
-import { diagnosticAt as diag, emptyWorkload, product } from './ir';
+import { diagnosticAt as diag, emptyWorkload, PINNED_DTYPE_BYTES, product } from './ir';
 import { showShape } from './catalogue/attrs';
 import { resolveInputs } from './inputs';
 import { assessCompleteness } from './completeness';
@@ -33,9 +33,11 @@ function analyzeLayer(
   laterIds: Set<string>,
   firstInput: { id: string; shape: Shape },
   spec: ModelSpec,
-  dtypeBytes: number,
+  modelDtypeBytes: number,
   diagnostics: Diagnostic[],
 ): LayerOutcome {
+  // A layer on activations a cast pinned computes and saves at that dtype, not the model's.
+  const dtypeBytes = layer.activationDtype ? PINNED_DTYPE_BYTES[layer.activationDtype] : modelDtypeBytes;
   // An input layer takes the model input of the same id; a layer with no producers reads the model's first input.
   const producerIds = layer.op === 'input' ? [known.has(layer.id) ? layer.id : firstInput.id] : layer.inputs?.length ? layer.inputs : [firstInput.id];
   const inputShapes: Shape[] = [];
@@ -75,8 +77,9 @@ function analyzeLayer(
       backwardFlops: result.backwardFlops,
       activationBytes: product(result.outputShape) * dtypeBytes,
       savedActivationBytes: result.savedActivationBytes ?? 0,
-      ...(result.savedFixedBytes ? { savedFixedBytes: result.savedFixedBytes } : {}),
-      weightGradBytes: params * dtypeBytes,
+      // Pinned bytes do not follow the plan's precision: all of them are fixed-size, as masks are.
+      ...(layer.activationDtype && result.savedActivationBytes ? { savedFixedBytes: result.savedActivationBytes } : result.savedFixedBytes ? { savedFixedBytes: result.savedFixedBytes } : {}),
+      weightGradBytes: params * modelDtypeBytes,
     },
   };
 }
@@ -132,6 +135,9 @@ const VIEW_OPS = new Set(['input', 'identity', 'flatten', 'reshape', 'permute'])
  */
 function accountSharedSavedTensors(layers: AnalyzedLayer[], savedBy: Array<Array<{ id: string; shape: Shape }>>, dtypeBytes: number): void {
   const viewOf = new Map<string, string>();
+  // A tensor a cast pinned is saved at its own size by whichever layer keeps it.
+  const pinnedBytes = new Map<string, number>();
+  for (const l of layers) if (l.activationDtype) pinnedBytes.set(l.id, PINNED_DTYPE_BYTES[l.activationDtype]);
   const root = (id: string): string => {
     let r = id;
     for (let n = viewOf.get(r); n !== undefined && n !== r; n = viewOf.get(r)) r = n;
@@ -146,7 +152,7 @@ function accountSharedSavedTensors(layers: AnalyzedLayer[], savedBy: Array<Array
     let shared = 0;
     for (const t of savedBy[i]) {
       const key = root(t.id);
-      if (counted.has(key)) shared += product(t.shape) * dtypeBytes;
+      if (counted.has(key)) shared += product(t.shape) * (pinnedBytes.get(t.id) ?? dtypeBytes);
       else counted.add(key);
     }
     if (shared > 0) {

@@ -95,6 +95,13 @@ export type OpKind =
   | 'parameter'
   | 'opaque';
 
+/**
+ * A float element type the code pins activations to by an explicit cast (`scores.float()`, `x.to(torch.bfloat16)`;
+ * frontends/python/casts.ts). Activations nobody cast follow the plan's precision.
+ */
+export type PinnedDtype = 'fp32' | 'fp16' | 'bf16';
+export const PINNED_DTYPE_BYTES: Readonly<Record<PinnedDtype, number>> = { fp32: 4, fp16: 2, bf16: 2 };
+
 /** A layer as the frontend found it: before shape inference. */
 export interface LayerSpec {
   /** Unique within the model. Usually equal to `name`; a module called twice in forward gets `name#2`. */
@@ -113,6 +120,11 @@ export interface LayerSpec {
   callRange?: SourceRange;
   /** Layers sharing a weightKey share weights: the params count once (tied embeddings, a module reused twice). */
   weightKey?: string;
+  /**
+   * The dtype of the activations this layer computes on and writes, when a cast upstream pinned it: its bytes and
+   * saved tensors are at that size whatever the plan's precision. Absent: the plan's precision.
+   */
+  activationDtype?: PinnedDtype;
 }
 
 export interface ModelInput {

@@ -19,7 +19,7 @@
  *   layers) or `moe: {experts, topK, role: 'router'|'dispatch'|'combine'}`;
  *   the catalogue ignores both, the planner may place experts by them.
  */
-import type { OpKind } from './ir';
+import type { OpKind, PinnedDtype } from './ir';
 
 export type Padding = 'same' | 'valid' | Array<[number, number]>;
 
@@ -183,7 +183,9 @@ export type ActivationFn =
   | 'cos'
   | 'reciprocal'
   | 'erf'
-  | 'masked_fill';
+  | 'masked_fill'
+  /** A dtype conversion (`x.float()`, `x.type_as(y)`): attrs `from`/`to`, the plan's precision where absent. */
+  | 'cast';
 
 export interface ActivationAttrs {
   fn: ActivationFn;
@@ -194,6 +196,9 @@ export interface ActivationAttrs {
   /** clamp's bounds, each when the code gives a number. */
   min?: number;
   max?: number;
+  /** A cast's source and target dtypes; absent means the activations' own dtype, the plan's precision. */
+  from?: PinnedDtype;
+  to?: PinnedDtype;
 }
 
 export interface ConcatAttrs {

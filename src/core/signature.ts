@@ -20,5 +20,7 @@ export function stableStringify(value: AttrValue | undefined): string {
 
 export function layerSignature(layer: AnalyzedLayer, batch: number, dtypeBytes = 4): string {
   const shapes = (layer.inputShapes ?? []).map((s) => s.join('x')).join(',');
-  return `${layer.op}|${stableStringify(layer.attrs ?? {})}|in=${shapes}|b=${batch}|dt=${dtypeBytes}`;
+  // A layer a cast pinned runs at its own dtype, not the one the profile was asked for.
+  const pinned = layer.activationDtype ? `|pin=${layer.activationDtype}` : '';
+  return `${layer.op}|${stableStringify(layer.attrs ?? {})}|in=${shapes}|b=${batch}|dt=${dtypeBytes}${pinned}`;
 }

@@ -65,3 +65,7 @@ test('elementwise math as the torch worker runs it: pow by its exponent, clamp b
   assert.deepEqual(run({ fn: 'masked_fill' }), [-2, 0, 0]);
   run({ fn: 'exp' }).forEach((v, i) => assert.ok(Math.abs(v - Math.exp([-2, 0.5, 4][i]!)) < 1e-5 * Math.exp(4), `exp ${v}`));
 });
+
+test('a dtype cast is not built by the tfjs worker, which holds one float type: it stays priced from its bytes', () => {
+  assert.throws(() => buildLayer({ ...reduceSpec({ fn: 'cast', to: 'bf16' }, [3]), op: 'activation' }, 1), (e: Error) => e instanceof Unsupported && /one float type/.test(e.message));
+});

@@ -111,3 +111,15 @@ print(json.dumps([tw.build_bare(spec(a))(x).tolist()[0] for a in (
   // A pow without a number is a square; a clamp without one is at zero; the fill's mask comes from the activation.
   assert.deepEqual(out, [[-8, 0.125, 64], [4, 0.25, 16], [-2, 0.5, 1], [0, 0.5, 4], [0, 0.5, 4], [2, -0.5, -4], [2, 0.5, 4], [4, 0.25, 16], [-2, 0, 0]]);
 });
+
+test('a cast trial converts as ATen does: to bf16 and its gradient back to fp32; to the dtype it has, it returns its input', () => {
+  const out = runWithWorker(`
+x = torch.tensor([[-2.0, 0.5, 4.0]], requires_grad=True)
+spec = lambda a: {"op": "activation", "attrs": a, "inputShapes": [[3]]}
+y = tw.build_bare(spec({"fn": "cast", "to": "bf16"}))(x)
+y.backward(torch.ones_like(y))
+same = tw.build_bare(spec({"fn": "cast", "from": "bf16"}))(x)
+print(json.dumps([str(y.dtype), y.float().tolist()[0], str(x.grad.dtype), same is x]))
+`);
+  assert.deepEqual(out, ['torch.bfloat16', [-2, 0.5, 4], 'torch.float32', true]);
+});

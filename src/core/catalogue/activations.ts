@@ -26,9 +26,11 @@ import type { InferContext, InferOk, OpInfo } from './types';
 const SAVES_RESULT = new Set<ActivationFn>(['relu', 'sigmoid', 'tanh', 'softmax', 'log_softmax', 'exp', 'sqrt', 'rsqrt', 'reciprocal']);
 /**
  * Backwards that need no activation (derivatives.yaml: neg's is `-grad`; masked_fill's reads only the mask, a
- * buffer the module owns). The rest of the elementwise math (abs, log, square, pow, clamp, sin, cos, erf) use `self`.
+ * buffer the module owns; _to_copy's converts the gradient back and keeps only the source's options). The rest of
+ * the elementwise math (abs, log, square, pow, clamp, sin, cos, erf) use `self`.
  */
-const SAVES_NOTHING = new Set<ActivationFn>(['linear', 'neg', 'masked_fill']);
+const SAVES_NOTHING = new Set<ActivationFn>(['linear', 'neg', 'masked_fill', 'cast']);
+const PINNABLE = new Set(['fp32', 'fp16', 'bf16']);
 
 function inferActivation(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferOk {
   requireInputs(inputShapes, 1, 1, 'activation');
@@ -38,6 +40,10 @@ function inferActivation(inputShapes: Shape[], attrs: Attrs, ctx: InferContext):
   if (perElem === undefined) fail(`unknown activation function '${fn}'`);
   const axis = optInt(attrs, 'axis');
   if (axis !== undefined && (fn === 'softmax' || fn === 'log_softmax')) featureAxis(axis, input, `${fn} axis`);
+  for (const side of ['from', 'to'] as const) {
+    const dtype = attrs[side];
+    if (fn === 'cast' && dtype !== undefined && !PINNABLE.has(dtype as string)) fail(`cast ${side} '${String(dtype)}' is not one of fp32, fp16, bf16`);
+  }
   const elems = product(input);
   const forwardFlops = perElem * elems;
   return {

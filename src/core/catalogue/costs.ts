@@ -45,6 +45,7 @@ export const ACTIVATION_FLOPS: Record<ActivationFn, number> = {
   reciprocal: 1,
   erf: 8, // a rational approximation
   masked_fill: 1, // one select by the mask
+  cast: 0, // a conversion: memory traffic only
 };
 
 /** Training-mode normalisation per element: mean (1), variance (3), normalise (2), affine (2). */

@@ -38,22 +38,19 @@ type AsWritten = () => Value | undefined;
 /** Ops that hand a tensor on unchanged in value: a tag survives them. */
 const KEEPS_TAG = new Set(['contiguous', 'clone', 'detach', 'to', 'type', 'type_as', 'float', 'half', 'bfloat16', 'double']);
 
-const isFp32 = (v: Value | undefined): boolean =>
-  (v?.k === 'lib' && /^torch\.(float32|float)$/.test(v.path)) || (v?.k === 'str' && v.v === 'float32');
-
-const tagged = (x: TensorV, rms: RmsStep | undefined, fp32Copy = x.fp32Copy): TensorV => withProps(x, { rms, fp32Copy });
+const tagged = (x: TensorV, rms: RmsStep | undefined): TensorV => withProps(x, { rms });
+const isFp32Copy = (x: TensorV): boolean => x.dtype === 'fp32';
 
 /**
  * A tensor method or torch function on a graph tensor, as far as the pattern goes: its recorded op, tagged as the
  * next step, or undefined when this call is not a step (the caller then records it as written, with `untag`).
  */
 export function rmsUnaryStep(name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, asWritten: AsWritten): Value | undefined {
-  if (name === 'float' || ((name === 'to' || name === 'type') && isFp32(args[1] ?? kwargs.get('dtype')))) return tagged(x, x.rms, true);
-  // `.to(input_dtype)`, `.type_as(x)`, `.half()`: back to the activations' dtype (a `.to(device)` is never inside a norm).
-  if (name === 'to' || name === 'type' || name === 'type_as' || name === 'half' || name === 'bfloat16') return tagged(x, x.rms, undefined);
+  // Casts are read before (casts.ts); a `.to(device)` is never inside a norm, and keeps the step.
+  if (name === 'to' || name === 'type' || name === 'type_as') return x;
   const rms = x.rms;
   if (plain(x) && ((name === 'pow' && toNumber(args[1] ?? kwargs.get('exponent')) === 2) || name === 'square')) {
-    return nextStep(asWritten(), { step: 'square', of: x.id, fp32: !!x.fp32Copy, layers: [] }, x);
+    return nextStep(asWritten(), { step: 'square', of: x.id, fp32: isFp32Copy(x), layers: [] }, x);
   }
   if (rms?.step === 'square' && name === 'mean') {
     const a = bindArgs(['input', 'dim', 'keepdim'], args, kwargs);
@@ -91,7 +88,7 @@ export function rmsBinaryStep(interp: Interp, op: string, a: Value, b: Value, no
   if (!ta && !tb) return undefined;
   if (!ta || !tb) {
     const t = (ta ?? tb)!;
-    if (op === '**' && ta && plain(ta) && toNumber(b) === 2) return nextStep(asWritten(), { step: 'square', of: ta.id, fp32: !!ta.fp32Copy, layers: [] }, ta);
+    if (op === '**' && ta && plain(ta) && toNumber(b) === 2) return nextStep(asWritten(), { step: 'square', of: ta.id, fp32: isFp32Copy(ta), layers: [] }, ta);
     if (op === '+' && t.rms?.step === 'meanSquare') return nextStep(asWritten(), t.rms, t); // + eps
     if (op === '/' && tb?.rms?.step === 'rms') return nextStep(asWritten(), { ...tb.rms, step: 'rstd' }, tb); // 1 / sqrt(…)
     return undefined;
@@ -108,19 +105,24 @@ export function rmsBinaryStep(interp: Interp, op: string, a: Value, b: Value, no
 /** `x * x` was recorded as a multiply: tagged as the square of x, it is taken back out if the norm takes it in. */
 export function squareOfSelf(product: Value, x: TensorV, y: TensorV): Value {
   if (product.k !== 'tensor' || x.id !== y.id || !plain(x) || !plain(y)) return product;
-  return tagged(product, { step: 'square', of: x.id, fp32: !!x.fp32Copy, layers: [product.id] });
+  return tagged(product, { step: 'square', of: x.id, fp32: isFp32Copy(x), layers: [product.id] });
 }
 
 function normOf(interp: Interp, x: TensorV, r: Extract<RmsStep, { of: string }>, recordNorm: Recorder, node: PyNode): Value {
   const g = interp.graph;
+  // The norm's own upcast (`x.float()` made for it) is in the eager norm's price (planner/cost/eagerNorm.ts): its
+  // cast node goes with the steps, and the norm reads the tensor it converted.
+  const upcastFrom = isFp32Copy(x) ? x.castOf : undefined;
   // The steps' own nodes go when nothing outside the chain reads them: the norm replaces them.
-  const chain = new Set(r.layers);
+  const chain = new Set(upcastFrom ? [...r.layers, x.id] : r.layers);
+  let replaced = false;
   if (g && !g.layers.some((l) => !chain.has(l.id) && l.inputs.some((i) => chain.has(i)))) {
     for (let i = g.layers.length - 1; i >= 0; i--) if (chain.has(g.layers[i]!.id)) g.layers.splice(i, 1);
+    replaced = true;
   }
-  const out = recordNorm(x);
+  const out = recordNorm(replaced && upcastFrom ? upcastFrom : x);
   if (out.k !== 'tensor') return out;
-  if (!r.fp32 && !x.fp32Copy) {
+  if (!r.fp32 && !isFp32Copy(x)) {
     interp.warn(
       node,
       'RMSNorm written as eager ops without an fp32 upcast: priced as the upcast form (transformers\' LlamaRMSNorm). Under autocast, pow and rsqrt run in fp32 all the same (PyTorch autocast op reference); with weights cast to bf16 and no autocast it moves fewer bytes than priced',
@@ -128,7 +130,7 @@ function normOf(interp: Interp, x: TensorV, r: Extract<RmsStep, { of: string }>,
       'info',
     );
   }
-  return tagged(out, { step: 'norm', layer: out.id, scaled: false, scope: scopeOf(interp) }, undefined);
+  return tagged(out, { step: 'norm', layer: out.id, scaled: false, scope: scopeOf(interp) });
 }
 
 /** Makes a 1-D parameter of the normalized size the norm's weight; false when it is some other tensor. */

@@ -6,12 +6,13 @@
  */
 import { foldedPermute, foldedReshape, sizeValues, torchDims } from './batchFolding';
 import { makeArray } from './numericArrays';
+import { castCall, CAST_METHODS, resultDtype, statedDtype } from './casts';
 import { einsum } from './einsum';
 import { elementwiseAttrs, perSample } from './elementwise';
 import { reduction } from './reductions';
 import { rmsUnaryStep, untag } from './rmsNormIdiom';
 import { tensorBinary } from './tensorArithmetic';
-import type { Attrs, OpKind, SourceRange } from '../../core/ir';
+import type { Attrs, OpKind, PinnedDtype, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { bindArgs, buildTorchLayer, numArg } from './torchLayers';
@@ -31,6 +32,8 @@ export interface OpRecord {
   weightKey?: string;
   shape?: Dims;
   dedupeKey?: string;
+  /** The dtype the op itself writes (`F.softmax(x, dim=-1, dtype=torch.float32)`); else torch's promotion (casts.ts). */
+  dtype?: PinnedDtype;
 }
 
 export function recordOp(interp: Interp, r: OpRecord): Value {
@@ -44,7 +47,10 @@ export function recordOp(interp: Interp, r: OpRecord): Value {
   const layer = { name, type: r.type, op: r.op, attrs: r.attrs, inputs: r.inputs.filter((t) => t.id).map((t) => t.id), range: r.range ?? r.site.range } as Parameters<typeof g.add>[0];
   if (r.range) layer.callRange = r.site.range;
   if (r.weightKey) layer.weightKey = r.weightKey;
+  const dtype = r.dtype ?? resultDtype(r.op, r.attrs, r.inputs);
+  if (dtype) layer.activationDtype = dtype;
   let t = g.add(layer, r.shape);
+  if (dtype) t = withProps(t, { dtype });
   // Ops that keep the leading axes keep windows folded into the batch (shaping ops set it themselves).
   const first = r.inputs[0];
   if ((first?.fold || first?.front || first?.batchOne) && !['reshape', 'permute', 'flatten', 'split', 'gather'].includes(r.op)) t = withProps(t, { fold: first.fold, front: first.front, batchOne: first.batchOne });
@@ -169,11 +175,20 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     recordOp(interp, { base: name, type: method ? `Tensor.${name}` : site.calleeText, op, attrs, inputs, site, shape });
   if (ACTIVATIONS.has(name)) {
     const attrs: Attrs = { fn: name };
-    if (name === 'softmax' || name === 'log_softmax') attrs.axis = numArg(bindArgs(['input', 'dim'], args, kwargs), 'dim', -1) ?? -1;
+    if (name !== 'softmax' && name !== 'log_softmax') return rec('activation', attrs);
+    attrs.axis = numArg(bindArgs(['input', 'dim'], args, kwargs), 'dim', -1) ?? -1;
+    // transformers' eager attention: `softmax(w, dim=-1, dtype=torch.float32)` writes fp32 from one kernel, no
+    // separate upcast (ATen's half_to_float path); it is priced as fp32 on both sides, which its 16-bit read is not.
+    const dtype = statedDtype(kwargs.get('dtype'));
+    if (dtype && dtype !== x.dtype) return recordOp(interp, { base: name, type: method ? `Tensor.${name}` : site.calleeText, op: 'activation', attrs, inputs: [x], site, shape: x.shape, dtype });
     return rec('activation', attrs);
   }
   // unsqueeze(0) on a batch-less tensor: its placeholder 1 becomes the dim it broadcasts over as a batch.
   if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return withProps(x, { unbatched: false, param: undefined });
+  if (method && CAST_METHODS.has(name)) {
+    const cast = castCall(interp, site.node, name, x, args, kwargs, (attrs) => rec('activation', attrs));
+    if (cast) return cast;
+  }
   // An eager RMSNorm's steps are recorded as the ops they are, and taken back in if the norm completes.
   const asWritten = () => graphTensorCall(interp, name, x, args, kwargs, site, rec);
   return rmsUnaryStep(name, x, args, kwargs, asWritten) ?? asWritten();

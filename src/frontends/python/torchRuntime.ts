@@ -6,6 +6,7 @@
 import type { PyNode } from './ast';
 import { classLookup, libraryBase } from './access';
 import { callMethod } from './calls';
+import { dtypeAttr } from './casts';
 import { arrayMethod } from './arrayOps';
 import type { Interp } from './interpreter';
 import { isArray } from './numericArrays';
@@ -363,7 +364,8 @@ export function tensorAttr(interp: Interp, t: TensorV, name: string): Value {
   }
   if (name === 'shape') return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
   if (name === 'T' || name === 'mT') return t;
-  if (name === 'dtype' || name === 'device') return UNKNOWN;
+  if (name === 'dtype') return dtypeAttr(t) ?? UNKNOWN;
+  if (name === 'device') return UNKNOWN;
   if (name === 'ndim') return t.shape ? int(t.shape.length) : UNKNOWN;
   return native(name, (args, kwargs, site) => tensorMethod(interp, t, name, args, kwargs, site));
 }

@@ -127,8 +127,10 @@ export interface TensorV {
   rms?: import('./rmsNormIdiom').RmsStep;
   /** `torch.arange(T)` over the first input's sequence: an embedding of it is a position table, whose size bounds T. */
   positions?: boolean;
-  /** Made by `.float()` / `.to(torch.float32)`: an fp32 copy, whatever the training precision. */
-  fp32Copy?: boolean;
+  /** The dtype an explicit cast gave it (`.float()`: an fp32 copy, whatever the training precision); absent: the plan's. */
+  dtype?: import('../../core/ir').PinnedDtype;
+  /** Made by a cast (casts.ts): the tensor it converted, which an eager RMSNorm's own upcast takes back in. */
+  castOf?: TensorV;
 }
 
 /** A library module instance: nn.Conv2d(…) or a container (Sequential, ModuleList, ModuleDict). */

@@ -7,12 +7,14 @@
  */
 import type { AnalyzedLayer, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
+import { MASK_BYTES } from '../../core/catalogue/costs';
 import { attentionDropout } from '../../core/ops';
 import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 import { peakTflops } from '../memory/precision';
 import { eagerNormTraffic } from './eagerNorm';
 import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape } from './efficiency';
+import { castTraffic, layerPrecision } from './pinnedDtype';
 
 /**
  * Non-GEMM kernels (element-wise, normalisation, pooling) run on CUDA cores
@@ -94,8 +96,6 @@ export function nchwTransposeBytes(layer: AnalyzedLayer, dtypeBytes: number, pre
  */
 const UNFUSED_SCORE_PASSES = { forward: 6, backward: 9 };
 const DROPOUT_SCORE_PASSES = 2;
-/** CUDA's fused dropout keeps a bool mask: one byte per score. */
-const MASK_BYTES = 1;
 
 /** Score-matrix elements per sample: heads × T_q × T_k (sdpa on (…, T, d); mha from its heads attr). */
 export function scoreElements(layer: AnalyzedLayer): number {
@@ -180,14 +180,19 @@ function gemmMs(flops: number, g: GemmShape, gpu: GpuSpec, precision: Precision,
 /**
  * Times for one device running `samples` samples of the layer, doing `share`
  * of its work (1/k under model parallelism) and holding `paramShare` of its weights.
- * `dtypeBytes` is the precision's activation/weight element size; the FLOP rate
- * is the precision's dense peak (tensor cores for tf32/fp16/bf16/fp8).
+ * `planDtypeBytes` is the plan precision's activation/weight element size; the FLOP rate
+ * is the precision's dense peak (tensor cores for tf32/fp16/bf16/fp8). A layer a cast
+ * pinned runs at its own dtype instead, and a cast moves its bytes (cost/pinnedDtype.ts).
  */
-export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, dtypeBytes: number, precision: Precision = 'fp32', options: ComputeOptions = {}): PassTimes {
+export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, planDtypeBytes: number, planPrecision: Precision = 'fp32', options: ComputeOptions = {}): PassTimes {
   if (FREE_OPS.has(layer.op) || samples <= 0) return { forwardMs: 0, backwardMs: 0 };
   const w = layer.workload;
-  const peakPerMs = peakTflops(gpu, precision).tflops * 1e9;
   const bytesPerMs = gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY;
+  const cast = castTraffic(layer, planPrecision);
+  if (cast) return castTimes(layer, cast, samples * share, bytesPerMs);
+  // Activations a cast pinned (an fp32 softmax in a bf16 plan) run at their own size and rate.
+  const { bytes: dtypeBytes, precision } = layerPrecision(layer, gpu, planDtypeBytes, planPrecision);
+  const peakPerMs = peakTflops(gpu, precision).tflops * 1e9;
   const outBytes = layer.outputShape ? product(layer.outputShape) * dtypeBytes : w.activationBytes;
   const io = (inputBytesPerSample(layer, dtypeBytes) + outBytes) * samples * share;
   const weights = w.params * dtypeBytes * paramShareOf;
@@ -240,6 +245,17 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     bwd += (2 * transpose) / bytesPerMs;
   }
   return { forwardMs: fwd + KERNEL_LAUNCH_MS * kernels.forward, backwardMs: bwd + KERNEL_LAUNCH_MS * kernels.backward };
+}
+
+/**
+ * A dtype conversion: one kernel reading each element at the source's size and writing it at the target's; its
+ * backward converts the gradient back the other way. Nothing runs where the plan's dtype makes both sides agree.
+ */
+function castTimes(layer: AnalyzedLayer, cast: { read: number; written: number }, samples: number, bytesPerMs: number): PassTimes {
+  if (cast.read === 0 && cast.written === 0) return { forwardMs: 0, backwardMs: 0 };
+  const elements = (layer.outputShape ? product(layer.outputShape) : 0) * samples;
+  const ms = (elements * (cast.read + cast.written)) / bytesPerMs + KERNEL_LAUNCH_MS;
+  return { forwardMs: ms, backwardMs: ms };
 }
 
 /**

@@ -16,6 +16,7 @@
  */
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import { product } from '../../core/ir';
+import { MASK_BYTES } from '../../core/catalogue/costs';
 import { attentionDropout } from '../../core/ops';
 import type { RecomputeMode } from '../../protocol/plan';
 import { attentionKernelOf, type AttentionKernel } from '../cost/compute';
@@ -52,8 +53,6 @@ export function fusedAttention(layer: AnalyzedLayer, attention?: AttentionKernel
 
 /** Bytes of the fp32 log-sum-exp a fused attention kernel keeps per query row and head. */
 const LOG_SUM_EXP_BYTES = 4;
-/** CUDA's fused dropout keeps a bool mask: one byte per element. */
-const MASK_BYTES = 1;
 
 /**
  * Saved-activation bytes per sample (model dtype) a layer keeps for its backward, and of them the fixed-size ones,

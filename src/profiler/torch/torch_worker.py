@@ -76,6 +76,7 @@ MATH = {
     "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
     "square": torch.square, "sin": torch.sin, "cos": torch.cos, "reciprocal": torch.reciprocal, "erf": torch.erf,
 }
+CAST_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 REDUCERS = {"mean": torch.mean, "sum": torch.sum, "amax": torch.amax, "amin": torch.amin}
 
 
@@ -95,6 +96,11 @@ def elementwise(fn, a):
         lo, hi = a.get("min"), a.get("max")
         # Bounds that were tensors in the code are not carried: timed as a clamp at zero, the same kernel.
         return lambda x: torch.clamp(x, min=0.0 if lo is None and hi is None else lo, max=hi)
+    if fn == "cast":
+        # The trial's activations are fp32: a cast to a 16-bit dtype converts (ATen's _to_copy); one to fp32 or back
+        # to the activations' dtype returns its input and runs no kernel, as `to` does in training at that dtype.
+        to = CAST_DTYPES.get(a.get("to"))
+        return lambda x: x.to(to) if to is not None else x
     if fn == "masked_fill":
         # The mask is a buffer of the model the trial does not have: one from the activation itself, as large as it.
         return lambda x: x.masked_fill(x > 0, 0.0)

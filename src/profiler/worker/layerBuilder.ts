@@ -360,6 +360,8 @@ function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
       return { params: [], apply: ([x]) => (rate > 0 && rate < 1 ? tf.dropout(x!, rate) : tf.clone(x!)) };
     }
     case 'activation': {
+      // tfjs holds one float type: a conversion between two has nothing to run here, and is priced from its bytes.
+      if (a.fn === 'cast') throw new Unsupported('a dtype cast is not built by the tfjs worker (tfjs has one float type); it is priced from the bytes it converts');
       const math = elementwise(String(a.fn), a);
       if (math) return { params: [], apply: ([x]) => math(x!) };
       const fn = ACTIVATIONS[String(a.fn)];
