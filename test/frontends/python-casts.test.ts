@@ -155,6 +155,10 @@ ${body}
   const quiet = read(src("        y = x.to('cuda') * self.w\n        return y.to(torch.float32)"));
   assert.deepEqual(quiet.layers.map((l) => l.op), ['parameter', 'mul', 'activation']);
   assert.deepEqual(quiet.layers.at(-1)?.attrs, { fn: 'cast', to: 'fp32' });
+  // On an fp32 copy, `.to(x.device)` is a device move, and an argument WAP cannot read is said to be taken as one.
+  const moved = read(src('        h = x.float()\n        return h.to(x.device).to(self.dtype)'));
+  assert.deepEqual(moved.layers.map((l) => `${l.op}:${l.activationDtype ?? '-'}`), ['activation:fp32']);
+  assert.equal(moved.diagnostics.filter((d) => d.code === 'cast-unread').length, 2);
   // A parameter's cast runs once per step, yet what it multiplies is promoted to fp32 (torch's type promotion).
   const promoted = read(src('        return x * self.w.float()'));
   assert.deepEqual(promoted.layers.map((l) => `${l.op}:${l.activationDtype ?? '-'}`), ['parameter:-', 'mul:fp32']);

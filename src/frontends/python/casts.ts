@@ -43,9 +43,14 @@ function dtypeOf(v: Value | undefined): PinnedDtype | 'fp64' | 'activations' | u
 }
 
 /**
+ * What `t.dtype` reads as for a tensor at the activations' dtype: the plan decides it, so its value is unknown, but a
+ * `.to(…)` given it (`.to(input_dtype)`, `.to(query.dtype)`) is a cast back to that dtype, not a device move.
+ */
+const ACTIVATIONS_DTYPE: Value = { k: 'unknown', why: "the activations' dtype, which the plan's precision sets" };
+
+/**
  * The dtype a cast method converts `x` to (with `x` first in args), or undefined when the call converts nothing it
- * can tell: `.to(device)`, `.type()` with no dtype. A `.to(v)` whose v is unknown is read as `.to(input_dtype)`
- * (transformers' LlamaRMSNorm) when x holds a cast copy, and as a device move otherwise.
+ * can tell: `.to(device)`, `.type()` with no dtype, a `.to(v)` whose v it cannot read.
  */
 export function castTargetOf(name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>): PinnedDtype | 'fp64' | 'activations' | undefined {
   const direct = BY_METHOD[name];
@@ -55,8 +60,7 @@ export function castTargetOf(name: string, x: TensorV, args: Value[], kwargs: Ma
   const a = bindArgs(['self', 'first', 'second'], args, kwargs);
   const stated = dtypeOf(a.get('dtype')) ?? dtypeOf(a.get('first')) ?? dtypeOf(a.get('second'));
   if (stated) return stated;
-  const first = a.get('first');
-  return name === 'to' && x.dtype && first?.k === 'unknown' ? 'activations' : undefined;
+  return a.get('first') === ACTIVATIONS_DTYPE || a.get('dtype') === ACTIVATIONS_DTYPE ? 'activations' : undefined;
 }
 
 /** The float dtype a `dtype=` argument states, when it is one WAP pins (fp64 is not). */
@@ -65,9 +69,9 @@ export function statedDtype(v: Value | undefined): PinnedDtype | undefined {
   return d === 'fp32' || d === 'fp16' || d === 'bf16' ? d : undefined;
 }
 
-/** `x.dtype` of a cast copy: the torch dtype it holds (the activations' own dtype is the plan's, unknown here). */
-export function dtypeAttr(x: TensorV): Value | undefined {
-  return x.dtype ? { k: 'lib', path: `torch.${TORCH_NAME[x.dtype]}` } : undefined;
+/** `x.dtype`: the torch dtype a cast copy holds, else the activations' own (the plan's, unknown here). */
+export function dtypeAttr(x: TensorV): Value {
+  return x.dtype ? { k: 'lib', path: `torch.${TORCH_NAME[x.dtype]}` } : ACTIVATIONS_DTYPE;
 }
 
 /** The cast node's attrs and the tensor's dtype after it; undefined (record nothing) when the dtype does not change. */
@@ -100,7 +104,13 @@ export function resultDtype(op: OpKind, attrs: Attrs, inputs: readonly TensorV[]
  */
 export function castCall(interp: Interp, node: PyNode, name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, record: (attrs: Attrs) => Value): Value | undefined {
   let target = castTargetOf(name, x, args, kwargs);
-  if (target === undefined) return undefined;
+  if (target === undefined) {
+    // On a cast copy, a `.to(v)` with an unreadable v may be a dtype WAP cannot see: say what it was read as.
+    if (name === 'to' && x.dtype && args.slice(1).some((v) => v.k === 'unknown')) {
+      interp.warn(node, `\`.to(…)\` on an ${x.dtype} copy with an argument WAP cannot read is taken as a device move: if it converts the dtype, the ops after it are priced at ${x.dtype}`, 'cast-unread', 'info');
+    }
+    return undefined;
+  }
   if (target === 'fp64') {
     interp.warn(node, 'float64 activations are not modelled: this cast and the ops after it are priced as float32 (GPU specs carry no fp64 peak)', 'unknown-op');
     target = 'fp32';

@@ -36,7 +36,7 @@ type Recorder = (x: TensorV) => Value;
 type AsWritten = () => Value | undefined;
 
 /** Ops that hand a tensor on unchanged in value: a tag survives them. */
-const KEEPS_TAG = new Set(['contiguous', 'clone', 'detach', 'to', 'type', 'type_as', 'float', 'half', 'bfloat16', 'double']);
+const KEEPS_TAG = new Set(['contiguous', 'clone', 'detach', 'to', 'type']);
 
 const tagged = (x: TensorV, rms: RmsStep | undefined): TensorV => withProps(x, { rms });
 const isFp32Copy = (x: TensorV): boolean => x.dtype === 'fp32';
@@ -47,7 +47,7 @@ const isFp32Copy = (x: TensorV): boolean => x.dtype === 'fp32';
  */
 export function rmsUnaryStep(name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, asWritten: AsWritten): Value | undefined {
   // Casts are read before (casts.ts); a `.to(device)` is never inside a norm, and keeps the step.
-  if (name === 'to' || name === 'type' || name === 'type_as') return x;
+  if (name === 'to' || name === 'type') return x;
   const rms = x.rms;
   if (plain(x) && ((name === 'pow' && toNumber(args[1] ?? kwargs.get('exponent')) === 2) || name === 'square')) {
     return nextStep(asWritten(), { step: 'square', of: x.id, fp32: isFp32Copy(x), layers: [] }, x);

@@ -171,17 +171,15 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     if (name === 'scaled_dot_product_attention' || ACTIVATIONS.has(name)) return UNKNOWN;
     return undefined;
   }
-  const rec = (op: OpKind, attrs: Attrs, shape: Dims | undefined = x.shape, inputs: TensorV[] = [x]): Value =>
-    recordOp(interp, { base: name, type: method ? `Tensor.${name}` : site.calleeText, op, attrs, inputs, site, shape });
+  const rec = (op: OpKind, attrs: Attrs, shape: Dims | undefined = x.shape, inputs: TensorV[] = [x], dtype?: PinnedDtype): Value =>
+    recordOp(interp, { base: name, type: method ? `Tensor.${name}` : site.calleeText, op, attrs, inputs, site, shape, dtype });
   if (ACTIVATIONS.has(name)) {
     const attrs: Attrs = { fn: name };
     if (name !== 'softmax' && name !== 'log_softmax') return rec('activation', attrs);
     attrs.axis = numArg(bindArgs(['input', 'dim'], args, kwargs), 'dim', -1) ?? -1;
     // transformers' eager attention: `softmax(w, dim=-1, dtype=torch.float32)` writes fp32 from one kernel, no
     // separate upcast (ATen's half_to_float path); it is priced as fp32 on both sides, which its 16-bit read is not.
-    const dtype = statedDtype(kwargs.get('dtype'));
-    if (dtype && dtype !== x.dtype) return recordOp(interp, { base: name, type: method ? `Tensor.${name}` : site.calleeText, op: 'activation', attrs, inputs: [x], site, shape: x.shape, dtype });
-    return rec('activation', attrs);
+    return rec('activation', attrs, x.shape, [x], statedDtype(kwargs.get('dtype')));
   }
   // unsqueeze(0) on a batch-less tensor: its placeholder 1 becomes the dim it broadcasts over as a batch.
   if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return withProps(x, { unbatched: false, param: undefined });

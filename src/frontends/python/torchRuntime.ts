@@ -364,7 +364,7 @@ export function tensorAttr(interp: Interp, t: TensorV, name: string): Value {
   }
   if (name === 'shape') return t.shape ? { k: 'tuple', items: t.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) } : UNKNOWN;
   if (name === 'T' || name === 'mT') return t;
-  if (name === 'dtype') return dtypeAttr(t) ?? UNKNOWN;
+  if (name === 'dtype') return dtypeAttr(t);
   if (name === 'device') return UNKNOWN;
   if (name === 'ndim') return t.shape ? int(t.shape.length) : UNKNOWN;
   return native(name, (args, kwargs, site) => tensorMethod(interp, t, name, args, kwargs, site));
