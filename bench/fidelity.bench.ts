@@ -128,8 +128,9 @@ function pending(out: PlanOutcome, opts: PlanOptions): string | undefined {
  */
 function imagesPerSec(model: () => Promise<AnalyzedModel>, cluster: () => ClusterSpec, batch: number, gpus: number, precision: Precision, format: 'channels_first' | 'channels_last' = 'channels_first'): () => Promise<number | string> {
   return async () => {
-    // As the published runs trained: plain DDP, whole per-GPU batch at once, no recompute.
-    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', gpus, maxGpus: gpus, precision, precisionSource: 'bench', memoryFormat: format, pins: { zeroStage: 0, recompute: 'none', microBatch: batch / gpus } };
+    // As the published runs trained: plain DDP, whole per-GPU batch at once, no recompute. DLE's ConvNets AMP is
+    // native AMP (image_classification/training.py: `with autocast(enabled=self.amp)` over the fp32 model).
+    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', gpus, maxGpus: gpus, precision, precisionSource: 'bench', ampStyle: 'autocast', ampStyleSource: 'bench', memoryFormat: format, pins: { zeroStage: 0, recompute: 'none', microBatch: batch / gpus } };
     const out = planModel(await model(), cluster(), opts);
     const point = out.scaling[gpus - 1];
     // The memory model is a separate question: an over-full plan still has a simulated step time, shown with the reason.
@@ -152,7 +153,9 @@ function imagesPerSec(model: () => Promise<AnalyzedModel>, cluster: () => Cluste
 function sequencesPerSec(seq: number, cluster: () => ClusterSpec, microBatch: number, accumulated: number, gpus: number, precision: Precision): () => Promise<number | string> {
   return async () => {
     const batch = accumulated * gpus;
-    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus, maxGpus: gpus, precision, precisionSource: 'bench', attentionKernel: 'unfused', pins: { zeroStage: 0, recompute: 'none', microBatch } };
+    // Master weights: DLE's run_pretraining.sh passes --allreduce_post_accumulation_fp16, under which
+    // run_pretraining.py calls model.half() without autocast and FusedLAMBAMP keeps the fp32 copy (20.06: apex O2).
+    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus, maxGpus: gpus, precision, precisionSource: 'bench', ampStyle: 'master-weights', ampStyleSource: 'bench', attentionKernel: 'unfused', pins: { zeroStage: 0, recompute: 'none', microBatch } };
     const out = planModel(await bertLarge(seq), cluster(), opts);
     return pending(out, opts) ?? (out.feasible ? out.plan.samplesPerSec : 0);
   };

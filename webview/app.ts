@@ -139,7 +139,7 @@ export class App {
     const setup = r.plan.setup;
     if (setup) {
       add('Setup', fmtSetup(setup));
-      this.stats.lastElementChild?.setAttribute('title', `${setup.precision}: ${setup.precisionReason}${setup.fitsThrough ? `\nfits only through ${setup.fitsThrough}` : ''}`);
+      this.stats.lastElementChild?.setAttribute('title', `${setup.precision}: ${setup.precisionReason}${setup.ampStyle ? `\n${setup.ampStyle}: ${setup.ampStyleReason ?? ''}` : ''}${setup.fitsThrough ? `\nfits only through ${setup.fitsThrough}` : ''}`);
       add('MFU', `${(setup.mfu * 100).toFixed(1)}%`);
       add('Memory / GPU', fmtMemoryBreakdown(setup.memoryPerGpu));
     }

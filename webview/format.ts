@@ -55,7 +55,7 @@ export function fmtDevices(devices: number[]): string {
 /** The plan's training setup in one compact line: precision, degrees, memory savers. */
 export function fmtSetup(s: TrainingSetup): string {
   const parts = [
-    s.precision,
+    s.ampStyle ? `${s.precision} ${s.ampStyle}` : s.precision,
     `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.contextParallel > 1 ? ` × CP ${s.contextParallel}` : ''}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`,
     `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}`,
     `recompute ${s.recompute}`,

@@ -5,8 +5,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { initConfigReaders, precisionHint, precisionHintCandidates } from '../configs/index';
-import type { Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, RecomputeMode, StrategyMode, ZeroStage } from '../protocol/plan';
+import { initConfigReaders, precisionHint, precisionHintCandidates, withPrecisionFrom } from '../configs/index';
+import type { AmpStyle, Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, RecomputeMode, StrategyMode, ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';
@@ -27,6 +27,7 @@ export const PLANNER_FLAGS = {
   strategies: { type: 'string' },
   optimizer: { type: 'string' },
   precision: { type: 'string' },
+  'amp-style': { type: 'string' },
   zero: { type: 'string' },
   recompute: { type: 'string' },
   offload: { type: 'string' },
@@ -57,6 +58,10 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --strategies S        dp (WAP: data parallel, choose n) | hybrid (default) | all (adds pipelines)
   --optimizer O         sgd | momentum (default) | adam
   --precision P         fp32 | tf32 | fp16 | bf16 | fp8 (default: the training config's, else the GPU's best)
+  --amp-style S         autocast | master-weights | pure   how 16-bit training holds tensors (default: the training
+                        config's, else master-weights): torch.autocast keeps fp32 parameters and gradients and
+                        runs norms and softmax in fp32; DeepSpeed/Megatron/FSDP keep 16-bit weights with an fp32
+                        master copy; pure keeps everything, optimizer state included, in 16 bits
   --zero S              auto (default) | 0 | 1 | 2 | 3   ZeRO stage / FSDP sharding on the data-parallel axis
   --recompute R         auto (default) | none | selective | full   activation recompute
   --micro-batch N       auto (default) | N samples per GPU; gradient accumulation fills the batch
@@ -82,6 +87,10 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
   if (v.precision !== undefined) {
     options.precision = oneOf<Precision>('precision', v.precision, ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'], 'fp32');
     options.precisionSource = '--precision';
+  }
+  if (v['amp-style'] !== undefined) {
+    options.ampStyle = oneOf<AmpStyle>('amp-style', v['amp-style'], ['autocast', 'master-weights', 'pure'], 'master-weights');
+    options.ampStyleSource = '--amp-style';
   }
   // Checked here with every other flag, before anything slow; the analysis applies it (modelLoading.ts).
   positiveInt('seq-len', v['seq-len']);
@@ -138,7 +147,7 @@ export async function clusterFrom(ref: string | undefined): Promise<ClusterSpec>
  * (accelerate mixed_precision, DeepSpeed bf16/fp16, Lightning precision=); else the planner picks by GPU.
  */
 export async function withPrecisionHint(options: PlanOptions, modelFile: string): Promise<PlanOptions> {
-  if (options.precision) return options;
+  if (options.precision && options.ampStyle) return options;
   const dir = dirname(modelFile);
   let names: string[];
   try {
@@ -155,6 +164,5 @@ export async function withPrecisionHint(options: PlanOptions, modelFile: string)
       // unreadable: no hint from it
     }
   }
-  const hint = precisionHint(files);
-  return hint ? { ...options, precision: hint.precision, precisionSource: hint.source } : options;
+  return withPrecisionFrom(options, precisionHint(files));
 }

@@ -6,7 +6,7 @@ export type { ConfigFormat, ConfigFinding, ConfigFix, ConfigCheckResult, TextEdi
 export { detectConfigFormats, initConfigReaders, checkConfig, fixAll, MAX_CONFIG_CHARS } from './check';
 export { applyTextEdits } from './edits';
 export { exportPlan, EXPORT_FORMATS, RENAMED_FORMATS, type ExportFormat, type ExportedFile } from './exportPlan';
-export { precisionHint, precisionHintCandidates, type PrecisionHint } from './precisionHint';
+export { precisionHint, precisionHintCandidates, withPrecisionFrom, type PrecisionHint } from './precisionHint';
 export { readConfigSetups, pinnedOptions, statedBatch, summarizeRun, versusLine, type RunSummary } from './evaluate';
 export { describeSetup, type StatedSetup } from './setup';
 export { launchedScripts, configMentioned, localModelImports, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';

@@ -6,9 +6,12 @@
  * - Lightning `Trainer(precision=…)`: "32-true"/32, "16-mixed"/16, "bf16-mixed",
  *   "16-true", "bf16-true", "transformer-engine" (fp8).
  * Values WAP cannot know ("auto", expressions) are not guesses: they give no hint.
+ * A 16-bit hint also says how the tensors are held (AmpStyle): accelerate's mixed_precision and Lightning's
+ * "-mixed" run torch.autocast over fp32 parameters; Lightning's "-true" casts the model and its optimizer state;
+ * DeepSpeed keeps 16-bit weights with fp32 master weights in its optimizer.
  * The caller lists the directory; this module reads only what it is handed.
  */
-import type { Precision } from '../protocol/plan';
+import type { AmpStyle, PlanOptions, Precision } from '../protocol/plan';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
 import { parseJsonConfig } from './jsonDoc';
@@ -20,6 +23,9 @@ export interface PrecisionHint {
   precision: Precision;
   /** For the report: 'accelerate_config.yaml (mixed_precision: bf16)'. */
   source: string;
+  /** For 16-bit precisions the config states how tensors are held, and where that comes from. */
+  ampStyle?: AmpStyle;
+  ampStyleSource?: string;
 }
 
 const ACCELERATE: Record<string, Precision> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
@@ -30,16 +36,24 @@ const LIGHTNING: Record<string, Precision> = {
 };
 
 function fromAccelerate(name: string, text: string): PrecisionHint | undefined {
-  const v = readString(parseYamlConfig(text), 'mixed_precision');
+  const root = parseYamlConfig(text);
+  const v = readString(root, 'mixed_precision');
   const p = v ? ACCELERATE[v.value.toLowerCase()] : undefined;
-  return p ? { precision: p, source: `${name} (mixed_precision: ${v!.value})` } : undefined;
+  if (!p) return undefined;
+  const hint: PrecisionHint = { precision: p, source: `${name} (mixed_precision: ${v!.value})` };
+  // Under DeepSpeed or Megatron-LM, accelerate hands precision to that engine (master weights, the default style).
+  const engine = readString(root, 'distributed_type')?.value.toUpperCase();
+  if (p === 'fp16' || p === 'bf16') {
+    if (engine !== 'DEEPSPEED' && engine !== 'MEGATRON_LM') return { ...hint, ampStyle: 'autocast', ampStyleSource: `${name} (mixed_precision: ${v!.value}: accelerate runs forward under torch.autocast)` };
+  }
+  return hint;
 }
 
 function fromDeepSpeed(name: string, text: string): PrecisionHint | undefined {
   const root = parseJsonConfig(text);
   for (const key of ['bf16', 'fp16'] as const) {
     const on = deepspeedEnabled(root, key);
-    if (on === true) return { precision: key, source: `${name} (${key}.enabled)` };
+    if (on === true) return { precision: key, source: `${name} (${key}.enabled)`, ampStyle: 'master-weights', ampStyleSource: `${name} (${key}.enabled: DeepSpeed keeps fp32 master weights in its optimizer)` };
     // "auto": the HF Trainer decides at launch; WAP cannot know which. Nor a value DeepSpeed would not take as a bool.
     if (on === 'auto' || on === 'unreadable') return undefined;
     // A section without "enabled" is enabled (DeepSpeed's default for a present fp16/bf16 block is false, so no).
@@ -55,10 +69,19 @@ function fromLightning(name: string, text: string): PrecisionHint | undefined {
       if (!value) continue;
       const raw = stringLiteral(value) ?? (intLiteral(value) !== undefined ? String(intLiteral(value)) : undefined);
       const p = raw !== undefined ? LIGHTNING[raw.trim().toLowerCase()] : undefined;
-      if (p) return { precision: p, source: `${name} (Trainer precision=${value.text})` };
+      if (!p) continue;
+      const hint: PrecisionHint = { precision: p, source: `${name} (Trainer precision=${value.text})` };
+      const style = lightningStyle(raw!.trim().toLowerCase(), p);
+      return style ? { ...hint, ampStyle: style, ampStyleSource: `${name} (Trainer precision=${value.text})` } : hint;
     }
     return undefined;
   });
+}
+
+/** "-true" casts the module (and so the optimizer state); "-mixed", "16" and "bf16" run torch.autocast (Lightning's MixedPrecision plugin). */
+function lightningStyle(raw: string, p: Precision): AmpStyle | undefined {
+  if (p !== 'fp16' && p !== 'bf16') return undefined;
+  return raw.endsWith('-true') ? 'pure' : 'autocast';
 }
 
 const READ: Partial<Record<ConfigFormat, (name: string, text: string) => PrecisionHint | undefined>> = {
@@ -83,6 +106,17 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
     }
   }
   return undefined;
+}
+
+/**
+ * The options with what a hint adds: its precision when none was given, and its style when the plan's precision is
+ * the hint's and no style was given (`--precision bf16` beside an accelerate config that says bf16 still autocasts).
+ */
+export function withPrecisionFrom(options: PlanOptions, hint: PrecisionHint | undefined): PlanOptions {
+  if (!hint) return options;
+  let out = options.precision ? options : { ...options, precision: hint.precision, precisionSource: hint.source };
+  if (!out.ampStyle && hint.ampStyle && out.precision === hint.precision) out = { ...out, ampStyle: hint.ampStyle, ...(hint.ampStyleSource ? { ampStyleSource: hint.ampStyleSource } : {}) };
+  return out;
 }
 
 /** Files worth reading for a hint: configs by name, sorted so the answer does not depend on directory order. */

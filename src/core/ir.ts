@@ -125,6 +125,11 @@ export interface LayerSpec {
    * saved tensors are at that size whatever the plan's precision. Absent: the plan's precision.
    */
   activationDtype?: PinnedDtype;
+  /**
+   * For a cast to another tensor's dtype (`.type_as(y)`, `.to(x.dtype)`, `.to(input_dtype)`): that tensor's producer
+   * id. Without autocast it holds the plan's dtype; under autocast it may be fp32 (planner: core/autocast.ts).
+   */
+  dtypeLike?: string;
 }
 
 export interface ModelInput {

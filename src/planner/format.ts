@@ -79,7 +79,7 @@ export function setupLines(s: TrainingSetup): string[] {
   const degrees = `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.virtualStages > 1 ? `(×${s.virtualStages} virtual)` : ''} × CP ${s.contextParallel}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`;
   const m = s.memoryPerGpu;
   return [
-    `setup: ${s.precision} (${s.precisionReason}), ${degrees}, ${savers.join(', ')}, MFU ${fmt(s.mfu * 100, 1)}%`,
+    `setup: ${s.precision} (${s.precisionReason})${s.ampStyle ? `, ${s.ampStyle} (${s.ampStyleReason})` : ''}, ${degrees}, ${savers.join(', ')}, MFU ${fmt(s.mfu * 100, 1)}%`,
     `memory/GPU: weights ${gbText(m.weights)}, gradients ${gbText(m.gradients)}, optimizer ${gbText(m.optimizer)}, activations ${gbText(m.activations)}, workspace ${gbText(m.workspace)} = ${gbText(m.total)}`,
   ];
 }

@@ -6,6 +6,7 @@
  * point can report progress, yield to the event loop every ~20 ms of work and
  * honour cancellation within one such slice.
  */
+import { autocastModel } from '../core/autocast';
 import { describeIncomplete } from '../core/completeness';
 import { withAdvice } from './advice';
 import type { AnalyzedModel } from '../core/ir';
@@ -17,7 +18,7 @@ import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
-import { choosePrecisionFor, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
+import { chooseAmpStyle, choosePrecisionFor, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
 import { layerPlans, summaryOf } from './report';
 import { repeatedTransformer } from './search/parallel3d/blocks';
 import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
@@ -116,6 +117,14 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     if (e instanceof PrecisionError) return fail(e.message);
     throw e;
   }
+  const amp = chooseAmpStyle(precision.precision, options.ampStyle, options.ampStyleSource);
+  if (amp) precision = { ...precision, amp };
+  if (amp?.style === 'autocast') {
+    // Autocast decides each op's dtype, not the plan: the searches price the model as autocast runs it.
+    const cast = autocastModel(model, precision.precision === 'fp16' ? 'fp16' : 'bf16');
+    model = cast.model;
+    diagnostics.push({ severity: 'info', message: `autocast: ${cast.fp32Layers} layers run in fp32 (norms, softmax, embeddings, and the ops their fp32 outputs promote), and ${cast.insertedCasts} casts convert inputs for the ops autocast runs in ${precision.precision}` });
+  }
   // Structure decides the search: a stack of repeated transformer blocks gets the DP×TP×PP×CP search, the rest the per-layer one.
   const structure = repeatedTransformer(model);
   const clusterWhy = structure ? clusterProblem(cluster) : undefined;
@@ -131,7 +140,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     if (HONOURED_PINS.has(pin)) continue;
     diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
   }
-  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision };
+  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}) };
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }

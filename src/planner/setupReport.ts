@@ -66,6 +66,7 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
   const s: TrainingSetup = {
     precision: precision.precision,
     precisionReason: precision.reason,
+    ...(precision.amp ? { ampStyle: precision.amp.style, ampStyleReason: precision.amp.reason } : {}),
     zeroStage: dp > 1 ? c.setup.zeroStage : 0,
     hybridShard: dp > 1 && c.setup.hybridShard,
     ...(dp > 1 && c.setup.zeroStage > 0 ? { shardGroup: c.setup.hybridShard ? membersPerNode(gpusInNode(topo), tp, dp) : dp } : {}),

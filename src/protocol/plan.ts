@@ -12,6 +12,15 @@ export type OptimizerKind = 'sgd' | 'momentum' | 'adam';
 
 /** Numeric precision of training: 'bf16'/'fp16'/'fp8' mean mixed precision (fp32 master weights and optimizer state). */
 export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
+/**
+ * How 16-bit training holds its tensors:
+ * - 'autocast': fp32 parameters, gradients and optimizer state; torch.autocast casts per op, some ops run in fp32
+ *   (accelerate's mixed_precision, Lightning "-mixed", the HF Trainer, DeepLearningExamples' native AMP);
+ * - 'master-weights': 16-bit weights and gradients with an fp32 master copy in the optimizer (DeepSpeed, Megatron-LM,
+ *   FSDP MixedPrecision, apex O2);
+ * - 'pure': 16-bit weights, gradients and optimizer state, no fp32 copy (Lightning "bf16-true", `model.to(torch.bfloat16)`).
+ */
+export type AmpStyle = 'autocast' | 'master-weights' | 'pure';
 /** ZeRO stage on the data-parallel axis: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP FULL_SHARD). */
 export type ZeroStage = 0 | 1 | 2 | 3;
 /** Activation recompute: 'selective' is Korthikanti et al. (recompute attention's softmax/dropout only); 'full' recomputes each block. */
@@ -55,6 +64,9 @@ export interface TrainingSetup {
   precision: Precision;
   /** Why this precision: 'from ds_config.json (bf16.enabled)', 'H100 has bf16 tensor cores', '--precision'. */
   precisionReason: string;
+  /** For 16-bit precisions: how the training holds its tensors, and why (absent for fp32/tf32). */
+  ampStyle?: AmpStyle;
+  ampStyleReason?: string;
   zeroStage: ZeroStage;
   hybridShard: boolean;
   /**
@@ -288,6 +300,10 @@ export interface PlanOptions {
   precision?: Precision;
   /** Where an explicit precision came from, for the report (e.g. 'accelerate_config.yaml mixed_precision'). */
   precisionSource?: string;
+  /** How 16-bit training holds its tensors; absent: from the training config, else 'master-weights'. */
+  ampStyle?: AmpStyle;
+  /** Where an explicit ampStyle came from, for the report. */
+  ampStyleSource?: string;
   /** Fixed dimensions; the search fills in the rest. */
   pins?: ParallelPins;
   /**

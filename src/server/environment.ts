@@ -205,6 +205,7 @@ const DEFAULT_CLUSTER_PROBE: WapSettings = {
   maxGpus: 0,
   optimizer: 'sgd',
   precision: 'auto',
+  ampStyle: 'auto',
   model: '',
   profile: { enabled: false, backend: 'auto' },
 };

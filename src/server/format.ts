@@ -119,6 +119,7 @@ export function setupSummary(s: TrainingSetup): string {
   const degrees = `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.contextParallel > 1 ? ` × CP ${s.contextParallel}` : ''}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`;
   return [
     `${s.precision} (${s.precisionReason})`,
+    ...(s.ampStyle ? [s.ampStyle] : []),
     degrees,
     `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}`,
     `recompute ${s.recompute}`,

@@ -7,11 +7,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { precisionHint, precisionHintCandidates } from '../configs/index';
+import { precisionHint, precisionHintCandidates, withPrecisionFrom } from '../configs/index';
 import type { PlanOptions } from '../protocol/plan';
 
 export function withPrecisionHint(options: PlanOptions, uri: string): PlanOptions {
-  if (options.precision || !uri.startsWith('file:')) return options;
+  if ((options.precision && options.ampStyle) || !uri.startsWith('file:')) return options;
   try {
     const dir = dirname(fileURLToPath(uri));
     const files = precisionHintCandidates(readdirSync(dir)).flatMap((name) => {
@@ -21,8 +21,7 @@ export function withPrecisionHint(options: PlanOptions, uri: string): PlanOption
         return [];
       }
     });
-    const hint = precisionHint(files);
-    return hint ? { ...options, precision: hint.precision, precisionSource: hint.source } : options;
+    return withPrecisionFrom(options, precisionHint(files));
   } catch {
     return options;
   }

@@ -4,7 +4,7 @@
  * model (some stdio clients) get the pushed settings or the defaults.
  */
 import type { Connection } from 'vscode-languageserver';
-import type { Objective, OptimizerKind, PlanOptions, Precision, StrategyMode } from '../protocol/plan';
+import type { AmpStyle, Objective, OptimizerKind, PlanOptions, Precision, StrategyMode } from '../protocol/plan';
 import type { PlanControls } from '../protocol/webview';
 
 export interface WapSettings {
@@ -18,6 +18,8 @@ export interface WapSettings {
   optimizer: OptimizerKind;
   /** 'auto': the training config next to the model, else the GPU's best. */
   precision: Precision | 'auto';
+  /** 'auto': the training config next to the model, else master weights. */
+  ampStyle: AmpStyle | 'auto';
   /** Path of the model file config files compare against ('' = the most recently planned model nearby). */
   model: string;
   profile: { enabled: boolean; backend: string };
@@ -33,6 +35,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   maxGpus: 0,
   optimizer: 'momentum',
   precision: 'auto',
+  ampStyle: 'auto',
   model: '',
   profile: { enabled: false, backend: 'auto' },
   python: '',
@@ -42,6 +45,7 @@ const OBJECTIVES: readonly Objective[] = ['throughput', 'efficiency'];
 const STRATEGIES: readonly StrategyMode[] = ['dp', 'hybrid', 'all'];
 const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'momentum', 'adam'];
 const PRECISIONS: ReadonlyArray<Precision | 'auto'> = ['auto', 'fp32', 'tf32', 'fp16', 'bf16', 'fp8'];
+const AMP_STYLES: ReadonlyArray<AmpStyle | 'auto'> = ['auto', 'autocast', 'master-weights', 'pure'];
 
 function positiveInt(v: unknown, fallback: number, allowZero = false): number {
   const n = typeof v === 'string' ? Number(v) : v;
@@ -66,6 +70,7 @@ export function normalizeSettings(raw: unknown): WapSettings {
     maxGpus: r.maxGpus === null ? 0 : positiveInt(r.maxGpus, 0, true),
     optimizer: oneOf(r.optimizer, OPTIMIZERS, DEFAULT_SETTINGS.optimizer),
     precision: oneOf(r.precision, PRECISIONS, DEFAULT_SETTINGS.precision),
+    ampStyle: oneOf(r.ampStyle, AMP_STYLES, DEFAULT_SETTINGS.ampStyle),
     model: typeof r.model === 'string' ? r.model.trim() : '',
     profile: {
       enabled: typeof profile.enabled === 'boolean' ? profile.enabled : DEFAULT_SETTINGS.profile.enabled,
@@ -87,6 +92,10 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
   if (s.precision !== 'auto') {
     options.precision = s.precision;
     options.precisionSource = 'the wap.precision setting';
+  }
+  if (s.ampStyle !== 'auto') {
+    options.ampStyle = s.ampStyle;
+    options.ampStyleSource = 'the wap.ampStyle setting';
   }
   if (overrides.gpus && overrides.gpus > 0) options.gpus = Math.floor(overrides.gpus);
   return options;

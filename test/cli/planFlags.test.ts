@@ -35,3 +35,19 @@ test('wap plan --seq-len T plans T tokens per sample and says so; without it the
   assert.match(text.out, /^sequence: 256 tokens per sample \(--seq-len\)$/m);
   assert.throws(() => planOptionsFrom({ 'seq-len': '0' }), /--seq-len expects a positive integer, got '0'/);
 });
+
+test('wap plan --amp-style autocast plans torch.autocast and reports it in the setup; a bad style is refused by name', async () => {
+  const file = join(dir, 'bert_amp.py');
+  writeFileSync(file, 'from transformers import BertConfig, BertModel\nmodel = BertModel(BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512))\n');
+  const plan = (...extra: string[]) => capture(() => commands.plan!.run([file, '--cluster', 'a100x8', '--gpus', '1', '--batch', '8', '--seq-len', '128', '--precision', 'bf16', '--json', ...extra]));
+  const autocast = await plan('--amp-style', 'autocast');
+  assert.equal(autocast.code, 0, autocast.err);
+  const setup = JSON.parse(autocast.out).plan.setup;
+  assert.deepEqual([setup.ampStyle, setup.ampStyleReason], ['autocast', 'from --amp-style']);
+  const plain = JSON.parse((await plan()).out).plan.setup;
+  assert.equal(plain.ampStyle, 'master-weights');
+  assert.ok(setup.memoryPerGpu.weights > plain.memoryPerGpu.weights, 'fp32 weights and their bf16 copies');
+  const text = await capture(() => commands.plan!.run([file, '--cluster', 'a100x8', '--gpus', '1', '--batch', '8', '--seq-len', '128', '--precision', 'bf16', '--amp-style', 'pure']));
+  assert.match(text.out, /^setup: bf16 \(from --precision\), pure \(from --amp-style\), /m);
+  assert.throws(() => planOptionsFrom({ 'amp-style': 'O2' }), /--amp-style must be one of autocast, master-weights, pure/);
+});

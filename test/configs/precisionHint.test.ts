@@ -2,14 +2,14 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
-import { initConfigReaders, precisionHint, precisionHintCandidates } from '../../src/configs';
+import { initConfigReaders, precisionHint, precisionHintCandidates, withPrecisionFrom } from '../../src/configs';
 
 before(() => initConfigReaders());
 
 test('accelerate mixed_precision, DeepSpeed bf16/fp16.enabled and Lightning precision= each give the precision and say where', () => {
-  assert.deepEqual(precisionHint([{ name: 'accelerate.yaml', text: 'distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: bf16\n' }]), { precision: 'bf16', source: 'accelerate.yaml (mixed_precision: bf16)' });
+  assert.deepEqual(precisionHint([{ name: 'accelerate.yaml', text: 'distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: bf16\n' }]), { precision: 'bf16', source: 'accelerate.yaml (mixed_precision: bf16)', ampStyle: 'autocast', ampStyleSource: 'accelerate.yaml (mixed_precision: bf16: accelerate runs forward under torch.autocast)' });
   assert.equal(precisionHint([{ name: 'a.yaml', text: "distributed_type: MULTI_GPU\nmixed_precision: 'no'\n" }])?.precision, 'fp32');
-  assert.deepEqual(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64, "fp16": {"enabled": true}}' }]), { precision: 'fp16', source: 'ds.json (fp16.enabled)' });
+  assert.deepEqual(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64, "fp16": {"enabled": true}}' }]), { precision: 'fp16', source: 'ds.json (fp16.enabled)', ampStyle: 'master-weights', ampStyleSource: 'ds.json (fp16.enabled: DeepSpeed keeps fp32 master weights in its optimizer)' });
   assert.equal(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64, "bf16": {"enabled": true}, "fp16": {"enabled": false}}' }])?.precision, 'bf16');
   assert.match(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": 64}' }])?.source ?? '', /DeepSpeed trains in fp32/);
   // DeepSpeed's pydantic config takes "true" for a bool: bf16 it is.
@@ -18,10 +18,26 @@ test('accelerate mixed_precision, DeepSpeed bf16/fp16.enabled and Lightning prec
   // "auto" is decided at launch by the HF Trainer: no guess.
   assert.equal(precisionHint([{ name: 'ds.json', text: '{"train_batch_size": "auto", "bf16": {"enabled": "auto"}}' }]), undefined);
   const lightning = 'import lightning as L\ntrainer = L.Trainer(devices=4, precision="bf16-mixed")\n';
-  assert.deepEqual(precisionHint([{ name: 'train.py', text: lightning }]), { precision: 'bf16', source: 'train.py (Trainer precision="bf16-mixed")' });
+  assert.deepEqual(precisionHint([{ name: 'train.py', text: lightning }]), { precision: 'bf16', source: 'train.py (Trainer precision="bf16-mixed")', ampStyle: 'autocast', ampStyleSource: 'train.py (Trainer precision="bf16-mixed")' });
   assert.equal(precisionHint([{ name: 'train.py', text: 'from pytorch_lightning import Trainer\ntrainer = Trainer(devices=2, precision=16)\n' }])?.precision, 'fp16');
   assert.equal(precisionHint([{ name: 'train.py', text: 'from pytorch_lightning import Trainer\ntrainer = Trainer(devices=2, precision=args.precision)\n' }]), undefined);
   assert.equal(precisionHint([{ name: 'model.py', text: 'import torch\n' }]), undefined);
+});
+
+test('how the config holds 16-bit tensors: accelerate and Lightning "-mixed" autocast, Lightning "-true" is pure, accelerate over DeepSpeed leaves it to DeepSpeed', () => {
+  const style = (name: string, text: string) => precisionHint([{ name, text }])?.ampStyle;
+  assert.equal(style('train.py', 'import lightning as L\ntrainer = L.Trainer(precision="bf16-true")\n'), 'pure');
+  assert.equal(style('train.py', 'import lightning as L\ntrainer = L.Trainer(precision="16-true")\n'), 'pure');
+  assert.equal(style('train.py', 'from pytorch_lightning import Trainer\ntrainer = Trainer(precision=16)\n'), 'autocast');
+  assert.equal(style('train.py', 'import lightning as L\ntrainer = L.Trainer(precision="32-true")\n'), undefined, 'fp32 has no 16-bit style');
+  assert.equal(style('acc.yaml', 'distributed_type: DEEPSPEED\nmixed_precision: bf16\n'), undefined, 'DeepSpeed decides');
+  assert.equal(style('acc.yaml', "distributed_type: MULTI_GPU\nmixed_precision: 'no'\n"), undefined);
+  const hint = precisionHint([{ name: 'acc.yaml', text: 'distributed_type: MULTI_GPU\nmixed_precision: bf16\n' }]);
+  // --precision bf16 beside that config still autocasts; --precision fp16 is another run, and --amp-style wins.
+  assert.deepEqual(withPrecisionFrom({ batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', precision: 'bf16', precisionSource: '--precision' }, hint), { batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', precision: 'bf16', precisionSource: '--precision', ampStyle: 'autocast', ampStyleSource: hint!.ampStyleSource });
+  assert.equal(withPrecisionFrom({ batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', precision: 'fp16' }, hint).ampStyle, undefined);
+  assert.equal(withPrecisionFrom({ batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', ampStyle: 'pure' }, hint).ampStyle, 'pure');
+  assert.equal(withPrecisionFrom({ batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam' }, hint).precision, 'bf16');
 });
 
 test('broken configs give no hint rather than an error; the first config that states one wins', () => {

@@ -26,6 +26,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { before, test } from 'node:test';
 import { analyzeModel } from '../../src/core/analyze';
+import { autocastModel } from '../../src/core/autocast';
 import { analyzeSource, initFrontends, parseSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { savedBytesAtPrecision } from '../../src/planner/memory/index';
@@ -112,6 +113,12 @@ for (const builder of AUTOCAST_MODELS) {
     const ratio = wap / truth;
     console.log(`${builder} bf16: WAP ${(wap / 1e6).toFixed(2)} MB/sample, torch ${torchVersion} ${(truth / 1e6).toFixed(2)} MB/sample, ratio ${ratio.toFixed(4)}`);
     assert.ok(Math.abs(ratio - 1) <= TOLERANCE, `${builder} bf16: WAP counts ${(wap / 1e6).toFixed(2)} MB per sample, torch keeps ${(truth / 1e6).toFixed(2)} MB (ratio ${ratio.toFixed(3)})`);
+    // The graph as autocast runs it (core/autocast.ts): one cast of the fp32 image into the stem, no op in fp32, and
+    // the same saved bytes torch keeps (the stem saves the cast copy, not the fp32 image).
+    const cast = autocastModel(model, 'bf16');
+    assert.deepEqual([cast.insertedCasts, cast.fp32Layers], [1, 0]);
+    const autocastRatio = savedAt16Bit(cast.model) / truth;
+    assert.ok(Math.abs(autocastRatio - 1) <= TOLERANCE, `${builder} under WAP's autocast graph: ratio ${autocastRatio.toFixed(3)}`);
   });
 }
 

@@ -33,3 +33,17 @@ test('without wap.precision the DeepSpeed config beside the model decides; an ex
   assert.equal(withPrecisionHint(toPlanOptions(normalizeSettings({ precision: 'fp32' })), uri).precision, 'fp32');
   assert.equal(withPrecisionHint(base, 'untitled:Untitled-1').precision, undefined);
 });
+
+test('wap.ampStyle maps to options.ampStyle with its source; without it an accelerate config beside the model says autocast', () => {
+  const set = toPlanOptions(normalizeSettings({ ampStyle: 'pure' }));
+  assert.deepEqual([set.ampStyle, set.ampStyleSource], ['pure', 'the wap.ampStyle setting']);
+  assert.equal(normalizeSettings({ ampStyle: 'O2' }).ampStyle, 'auto');
+  assert.equal(toPlanOptions(normalizeSettings({})).ampStyle, undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'wap-amp-'));
+  writeFileSync(join(dir, 'model.py'), 'import torch\n');
+  writeFileSync(join(dir, 'accelerate_config.yaml'), 'distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: bf16\n');
+  const uri = pathToFileURL(join(dir, 'model.py')).href;
+  const hinted = withPrecisionHint(toPlanOptions(normalizeSettings({ precision: 'bf16' })), uri);
+  assert.deepEqual([hinted.precision, hinted.precisionSource, hinted.ampStyle], ['bf16', 'the wap.precision setting', 'autocast']);
+  assert.equal(withPrecisionHint(toPlanOptions(normalizeSettings({ ampStyle: 'master-weights' })), uri).ampStyle, 'master-weights', 'the setting wins');
+});

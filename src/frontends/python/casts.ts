@@ -47,6 +47,9 @@ function dtypeOf(v: Value | undefined): PinnedDtype | 'fp64' | 'activations' | u
  * `.to(…)` given it (`.to(input_dtype)`, `.to(query.dtype)`) is a cast back to that dtype, not a device move.
  */
 const ACTIVATIONS_DTYPE: Value = { k: 'unknown', why: "the activations' dtype, which the plan's precision sets" };
+/** Each `t.dtype` read of an uncast tensor is its own such value, mapped to t's id: a cast to it takes t's dtype. */
+const DTYPE_SOURCE = new WeakMap<Value, string>();
+const isActivationsDtype = (v: Value | undefined): boolean => v !== undefined && (v === ACTIVATIONS_DTYPE || DTYPE_SOURCE.has(v));
 
 /**
  * The dtype a cast method converts `x` to (with `x` first in args), or undefined when the call converts nothing it
@@ -60,7 +63,21 @@ export function castTargetOf(name: string, x: TensorV, args: Value[], kwargs: Ma
   const a = bindArgs(['self', 'first', 'second'], args, kwargs);
   const stated = dtypeOf(a.get('dtype')) ?? dtypeOf(a.get('first')) ?? dtypeOf(a.get('second'));
   if (stated) return stated;
-  return a.get('first') === ACTIVATIONS_DTYPE || a.get('dtype') === ACTIVATIONS_DTYPE ? 'activations' : undefined;
+  return isActivationsDtype(a.get('first')) || isActivationsDtype(a.get('dtype')) ? 'activations' : undefined;
+}
+
+/** For a cast back to "the activations' dtype": the tensor whose dtype it takes (`type_as(y)`: y; `.to(x.dtype)`: x), when known. */
+function dtypeSourceOf(name: string, args: Value[], kwargs: Map<string, Value>): string | undefined {
+  if (name === 'type_as') {
+    const other = args[1] ?? kwargs.get('other');
+    return other?.k === 'tensor' && other.id && !other.dtype ? other.id : undefined;
+  }
+  const a = bindArgs(['self', 'first', 'second'], args, kwargs);
+  for (const v of [a.get('dtype'), a.get('first')]) {
+    const id = v ? DTYPE_SOURCE.get(v) : undefined;
+    if (id) return id;
+  }
+  return undefined;
 }
 
 /** The float dtype a `dtype=` argument states, when it is one WAP pins (fp64 is not). */
@@ -71,7 +88,11 @@ export function statedDtype(v: Value | undefined): PinnedDtype | undefined {
 
 /** `x.dtype`: the torch dtype a cast copy holds, else the activations' own (the plan's, unknown here). */
 export function dtypeAttr(x: TensorV): Value {
-  return x.dtype ? { k: 'lib', path: `torch.${TORCH_NAME[x.dtype]}` } : ACTIVATIONS_DTYPE;
+  if (x.dtype) return { k: 'lib', path: `torch.${TORCH_NAME[x.dtype]}` };
+  if (!x.id) return ACTIVATIONS_DTYPE;
+  const v: Value = { ...ACTIVATIONS_DTYPE };
+  DTYPE_SOURCE.set(v, x.id);
+  return v;
 }
 
 /** The cast node's attrs and the tensor's dtype after it; undefined (record nothing) when the dtype does not change. */
@@ -102,7 +123,7 @@ export function resultDtype(op: OpKind, attrs: Attrs, inputs: readonly TensorV[]
  * tensor is no per-sample activation (a parameter cast once per step), or x itself when the dtype does not change.
  * Undefined when the call is no cast. fp64 is priced as fp32, which the diagnostic says.
  */
-export function castCall(interp: Interp, node: PyNode, name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, record: (attrs: Attrs) => Value): Value | undefined {
+export function castCall(interp: Interp, node: PyNode, name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, record: (attrs: Attrs, dtypeLike?: string) => Value): Value | undefined {
   let target = castTargetOf(name, x, args, kwargs);
   if (target === undefined) {
     // On a cast copy, a `.to(v)` with an unreadable v may be a dtype WAP cannot see: say what it was read as.
@@ -118,6 +139,6 @@ export function castCall(interp: Interp, node: PyNode, name: string, x: TensorV,
   const cast = castRecord(x, target);
   if (!cast) return x;
   if (!perSample(x)) return withProps(x, { dtype: cast.dtype });
-  const out = record(cast.attrs);
+  const out = record(cast.attrs, target === 'activations' ? dtypeSourceOf(name, args, kwargs) : undefined);
   return out.k === 'tensor' ? withProps(out, { castOf: x }) : out;
 }

@@ -34,6 +34,8 @@ export interface OpRecord {
   dedupeKey?: string;
   /** The dtype the op itself writes (`F.softmax(x, dim=-1, dtype=torch.float32)`); else torch's promotion (casts.ts). */
   dtype?: PinnedDtype;
+  /** A cast to the dtype another tensor has: that tensor's id (LayerSpec.dtypeLike). */
+  dtypeLike?: string;
 }
 
 export function recordOp(interp: Interp, r: OpRecord): Value {
@@ -47,6 +49,7 @@ export function recordOp(interp: Interp, r: OpRecord): Value {
   const layer = { name, type: r.type, op: r.op, attrs: r.attrs, inputs: r.inputs.filter((t) => t.id).map((t) => t.id), range: r.range ?? r.site.range } as Parameters<typeof g.add>[0];
   if (r.range) layer.callRange = r.site.range;
   if (r.weightKey) layer.weightKey = r.weightKey;
+  if (r.dtypeLike) layer.dtypeLike = r.dtypeLike;
   const dtype = r.dtype ?? resultDtype(r.op, r.attrs, r.inputs);
   if (dtype) layer.activationDtype = dtype;
   let t = g.add(layer, r.shape);
@@ -184,7 +187,7 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
   // unsqueeze(0) on a batch-less tensor: its placeholder 1 becomes the dim it broadcasts over as a batch.
   if (name === 'unsqueeze' && x.unbatched && toNumber(args[1] ?? kwargs.get('dim')) === 0) return withProps(x, { unbatched: false, param: undefined });
   if (method && CAST_METHODS.has(name)) {
-    const cast = castCall(interp, site.node, name, x, args, kwargs, (attrs) => rec('activation', attrs));
+    const cast = castCall(interp, site.node, name, x, args, kwargs, (attrs, dtypeLike) => recordOp(interp, { base: name, type: `Tensor.${name}`, op: 'activation', attrs, inputs: [x], site, shape: x.shape, ...(dtypeLike ? { dtypeLike } : {}) }));
     if (cast) return cast;
   }
   // An eager RMSNorm's steps are recorded as the ops they are, and taken back in if the norm completes.

@@ -61,6 +61,12 @@ export interface ComputeOptions {
   attention?: AttentionKernel;
   /** How activations are stored ('channels_first' = PyTorch's default NCHW); channels_last when absent. */
   memoryFormat?: 'channels_first' | 'channels_last';
+  /**
+   * Training runs under torch.autocast with fp32 parameters: each weighted op that computes in 16 bits first casts
+   * its weights (read fp32, write 16-bit, once per forward: autocast caches casts only within one autocast region),
+   * and its weight gradient comes back through that cast into the fp32 `.grad` (read 16-bit, write fp32).
+   */
+  autocast?: boolean;
 }
 
 /** Precisions whose convolutions run on tensor cores (implicit GEMM in NHWC). */
@@ -229,6 +235,12 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   }
   let fwd = Math.max(fwdCompute, fwdBytes / bytesPerMs);
   let bwd = Math.max(bwdCompute, bwdBytes / bytesPerMs);
+  if (options.autocast && w.params > 0 && dtypeBytes < 4) {
+    // Separate _to_copy kernels before the op's own (the forward's) and after its weight gradient (the backward's).
+    const castBytes = w.params * paramShareOf * (4 + dtypeBytes);
+    fwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
+    bwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
+  }
   if (kernel === 'unfused') {
     // Separate kernels run one after another: the score passes add to the GEMMs' time rather than overlap it.
     const extra = unfusedAttentionBytes(layer, dtypeBytes);

@@ -213,7 +213,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
   const copies = opts.activationCopies ?? 1;
   const setup = opts.setup ?? defaultSetup(opts.optimizer);
   const stateCopies = optimizerStateCopies(setup.optimizer);
-  const bytes = precisionBytes(setup.precision);
+  const bytes = precisionBytes(setup.precision, setup.ampStyle);
   // The catalogue counts activations at the model's dtype; the setup's precision rescales them.
   const actScale = bytes.activation / dtype;
   const A = Math.max(1, setup.microSteps);
@@ -309,7 +309,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         const m = measured.at(samples);
         t = { forwardMs: m.forwardMs * share * A, backwardMs: m.backwardMs * share * A };
       } else {
-        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout });
+        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout, autocast: setup.ampStyle === 'autocast' });
         t = { forwardMs: one.forwardMs * A, backwardMs: one.backwardMs * A };
       }
       let mpF = 0;

@@ -3,10 +3,11 @@
  * memory before simulating (the per-layer cost tables use the same pieces).
  */
 import type { MemoryBreakdown } from '../../protocol/plan';
-import { breakdown, modelStateBytes, shardCount, stateBytesPerParam, type MemorySetup } from './model';
+import { breakdown, modelStateBytes, shardCount, type MemorySetup } from './model';
+import { precisionBytes } from './precision';
 
 export * from './model';
-export { choosePrecision, choosePrecisionFor, isMixed, peakTflops, precisionBytes, PrecisionError, savedBytesAtPrecision, type PrecisionBytes, type PrecisionChoice } from './precision';
+export { chooseAmpStyle, choosePrecision, choosePrecisionFor, isMixed, peakTflops, precisionBytes, PrecisionError, savedBytesAtPrecision, type PrecisionBytes, type PrecisionChoice } from './precision';
 export { hasAttentionScores, keptActivations, largestSegmentBytesPerSample, fusedAttention, recomputePlan, savedUnderKernel, scoreElementsPerSample, selectiveRecomputeFraction, type RecomputePlan } from './recompute';
 
 /** How a GPU's share of the model is cut. */
@@ -52,7 +53,7 @@ export const FRAGMENTATION_FRACTION = 9.2 / 80;
 export function memoryPerGpu(share: GpuShare, setup: MemorySetup, degrees: ParallelDegrees): MemoryBreakdown {
   const shards = shardCount(degrees.dataParallel, degrees.dataParallelPerNode ?? degrees.dataParallel, setup.hybridShard);
   const states = modelStateBytes(share.params, setup, shards);
-  const gather = shards > 1 && setup.zeroStage === 3 ? 2 * (share.largestGatherParams ?? 0) * stateBytesPerParam(setup.precision, setup.optimizer).weights : 0;
+  const gather = shards > 1 && setup.zeroStage === 3 ? 2 * (share.largestGatherParams ?? 0) * precisionBytes(setup.precision, setup.ampStyle).weight : 0;
   return breakdown({ ...states, activations: share.activationBytes, workspace: CONTEXT_BYTES + gather + (share.extraWorkspace ?? 0) });
 }
 

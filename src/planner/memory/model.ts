@@ -12,12 +12,14 @@
  * HSDP (PyTorch FSDP HYBRID_SHARD; ZeRO++ hpZ) shards within a node only, so
  * N_d is the part of the data-parallel group that shares a node.
  */
-import type { MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../protocol/plan';
+import type { AmpStyle, MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../protocol/plan';
 import { precisionBytes } from './precision';
 
 /** Everything the memory model needs to know about how training runs. */
 export interface MemorySetup {
   precision: Precision;
+  /** How 16-bit training holds its tensors (precisionBytes); absent: master weights. */
+  ampStyle?: AmpStyle;
   optimizer: OptimizerKind;
   zeroStage: ZeroStage;
   hybridShard: boolean;
@@ -38,9 +40,9 @@ export interface StateBytesPerParam {
   optimizer: number;
 }
 
-export function stateBytesPerParam(precision: Precision, optimizer: OptimizerKind): StateBytesPerParam {
-  const b = precisionBytes(precision);
-  return { weights: b.weight, gradients: b.gradient, optimizer: b.master + optimizerStateCopies(optimizer) * b.optimizerState };
+export function stateBytesPerParam(precision: Precision, optimizer: OptimizerKind, style?: AmpStyle): StateBytesPerParam {
+  const b = precisionBytes(precision, style);
+  return { weights: b.weight + b.castCopy, gradients: b.gradient, optimizer: b.master + optimizerStateCopies(optimizer) * b.optimizerState };
 }
 
 export interface ModelStateBytes {
@@ -56,7 +58,7 @@ export interface ModelStateBytes {
  * moves the optimizer part (master weights and moments) to host memory.
  */
 export function modelStateBytes(params: number, setup: MemorySetup, shards: number): ModelStateBytes {
-  const per = stateBytesPerParam(setup.precision, setup.optimizer);
+  const per = stateBytesPerParam(setup.precision, setup.optimizer, setup.ampStyle);
   const n = Math.max(1, shards);
   const z = shards > 1 ? setup.zeroStage : 0;
   return {

@@ -9,7 +9,7 @@
  * in fp32 and only runs GEMMs/convolutions on tensor cores (NVIDIA A100
  * whitepaper, 2020).
  */
-import type { Precision } from '../../protocol/plan';
+import type { AmpStyle, Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 
 export class PrecisionError extends Error {
@@ -20,6 +20,12 @@ export class PrecisionError extends Error {
 export interface PrecisionBytes {
   /** Working weights the kernels read (16-bit under mixed precision). */
   weight: number;
+  /**
+   * Under autocast: the 16-bit copy of each weight autocast makes per forward, which a Linear or convolution keeps
+   * for its backward (dX = dY·W), so it lives through the step. Counted for every parameter, embeddings and norms
+   * too, which autocast does not cast: an upper bound by their share of the parameters.
+   */
+  castCopy: number;
   /** fp32 master weights kept beside the 16-bit ones (0 when the weights are fp32 already). */
   master: number;
   gradient: number;
@@ -41,11 +47,25 @@ export function savedBytesAtPrecision(saved: number, fixed: number, scale: numbe
 /**
  * fp8 (Transformer Engine, NVIDIA 2022) runs GEMMs in fp8 but keeps weights,
  * gradients and most saved activations in bf16 with fp32 master weights, so
- * its bytes are bf16's; only the compute rate differs.
+ * its bytes are bf16's; only the compute rate differs. The 16-bit styles
+ * (AmpStyle) differ in what they keep in fp32:
+ * - master-weights (the ZeRO paper's 2 + 2 + 12 for Adam): 16-bit weights and gradients, fp32 master and state;
+ * - autocast (torch.amp): parameters, gradients (`.grad` has the parameter's dtype, so DDP all-reduces fp32) and
+ *   state in fp32, plus the 16-bit copies autocast casts;
+ * - pure: everything 16-bit, optimizer state included (torch optimizers keep state in the parameter's dtype).
  */
-export function precisionBytes(p: Precision): PrecisionBytes {
-  if (p === 'fp32' || p === 'tf32') return { weight: 4, master: 0, gradient: 4, activation: 4, optimizerState: 4 };
-  return { weight: 2, master: 4, gradient: 2, activation: 2, optimizerState: 4 };
+export function precisionBytes(p: Precision, style: AmpStyle = 'master-weights'): PrecisionBytes {
+  if (p === 'fp32' || p === 'tf32') return { weight: 4, castCopy: 0, master: 0, gradient: 4, activation: 4, optimizerState: 4 };
+  if (style === 'autocast') return { weight: 4, castCopy: 2, master: 0, gradient: 4, activation: 2, optimizerState: 4 };
+  if (style === 'pure') return { weight: 2, castCopy: 0, master: 0, gradient: 2, activation: 2, optimizerState: 2 };
+  return { weight: 2, castCopy: 0, master: 4, gradient: 2, activation: 2, optimizerState: 4 };
+}
+
+/** The style a 16-bit plan uses and why: the flag, setting or training config that states it, else master weights. */
+export function chooseAmpStyle(p: Precision, explicit?: AmpStyle, source?: string): { style: AmpStyle; reason: string } | undefined {
+  if (!isMixed(p)) return undefined;
+  if (explicit) return { style: explicit, reason: source ? `from ${source}` : 'requested' };
+  return { style: 'master-weights', reason: 'default: 16-bit weights with an fp32 master copy, as DeepSpeed, Megatron-LM and FSDP MixedPrecision train (--amp-style autocast for torch.autocast)' };
 }
 
 export function isMixed(p: Precision): boolean {
@@ -99,6 +119,8 @@ export function peakTflops(gpu: GpuSpec, p: Precision): PeakLookup {
 export interface PrecisionChoice {
   precision: Precision;
   reason: string;
+  /** For 16-bit precisions (chooseAmpStyle). */
+  amp?: { style: AmpStyle; reason: string };
 }
 
 /**

@@ -6,7 +6,7 @@
  * in Megatron's order (tensor innermost, then context, data, pipeline), which
  * is what decides how many of them share a node.
  */
-import type { OptimizerKind, Precision, ZeroStage } from '../../../protocol/plan';
+import type { AmpStyle, OptimizerKind, Precision, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { collectiveMs, linkLevel, type GroupFabric } from '../../cost/collectives';
 import { modelStateBytes as sharedModelStateBytes, peakTflops as sharedPeakTflops, precisionBytes } from '../../memory/index';
@@ -51,12 +51,22 @@ export function activationBytes(precision: Precision): number {
   return precisionBytes(precision).activation;
 }
 
+/** Bytes per parameter of the gradients data parallelism reduces (fp32 under autocast: `.grad` has the parameter's dtype). */
+export function gradientBytes(precision: Precision, style?: AmpStyle): number {
+  return precisionBytes(precision, style).gradient;
+}
+
+/** Bytes per parameter of the weights ZeRO-3 gathers (fp32 under autocast, which keeps fp32 parameters). */
+export function weightBytes(precision: Precision, style?: AmpStyle): number {
+  return precisionBytes(precision, style).weight;
+}
+
 /** The precision's peak (the planner has already checked it exists or said where a default came from). */
 export function peakTflops(gpu: GpuSpec, precision: Precision): { tflops: number; fallback: boolean } {
   return { tflops: sharedPeakTflops(gpu, precision).tflops, fallback: false };
 }
 
 /** `shards`: GPUs the ZeRO state is divided over (HSDP: the node's share of the group, already applied by the caller). */
-export function modelStateBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number, cpuOffload = false): { weights: number; gradients: number; optimizer: number } {
-  return sharedModelStateBytes(params, { precision, optimizer, zeroStage: zero, hybridShard: false, recompute: 'none', cpuOffload }, shards);
+export function modelStateBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number, cpuOffload = false, ampStyle?: AmpStyle): { weights: number; gradients: number; optimizer: number } {
+  return sharedModelStateBytes(params, { precision, ...(ampStyle ? { ampStyle } : {}), optimizer, zeroStage: zero, hybridShard: false, recompute: 'none', cpuOffload }, shards);
 }

@@ -11,7 +11,7 @@
  */
 import type { AnalyzedLayer } from '../../../core/ir';
 import { product } from '../../../core/ir';
-import type { Precision } from '../../../protocol/plan';
+import type { AmpStyle, Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
 import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
 import { savedBytesAtPrecision } from '../../memory/precision';
@@ -54,6 +54,8 @@ export interface Degrees {
 export interface CostEnv {
   gpu: GpuSpec;
   precision: Precision;
+  /** Under autocast each weighted 16-bit op also casts its fp32 weights (cost/compute.ts). */
+  ampStyle?: AmpStyle;
   /** Bytes per element the model was analysed at (workloads are in those bytes). */
   modelDtypeBytes: number;
   shape: BlockShape;
@@ -107,7 +109,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     const expertShare = e > 0 ? ep : 1;
     const share = 1 / (tpShare * cp);
     const paramShare = (tensor ? 1 / tp : 1) / expertShare;
-    const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes, env.precision, { attention: env.attention });
+    const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast' });
     c.forwardMs += t.forwardMs;
     c.backwardMs += t.backwardMs;
     c.recomputeFullMs += t.forwardMs;

@@ -8,11 +8,11 @@
  * al., SC'21), plus the data-parallel gradient sync the last backward cannot
  * hide and the optimizer step. The simulator replays the winner event by event.
  */
-import type { MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
+import type { AmpStyle, MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { updateMs, type AttentionKernel } from '../../cost/compute';
 import { CONTEXT_BYTES, optimizerStateCopies } from '../../memory/index';
-import { activationBytes, allGatherMs, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
+import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
 import { hsdpPossible, membersPerNode, offloadMs, shardPlan } from './sharding';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
@@ -48,6 +48,8 @@ export interface EstimateContext {
   gpu: GpuSpec;
   gpusPerNode: number;
   precision: Precision;
+  /** How 16-bit training holds its tensors (absent: master weights). */
+  ampStyle?: AmpStyle;
   optimizer: OptimizerKind;
   modelDtypeBytes: number;
   /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
@@ -107,7 +109,7 @@ export function costsFor(ctx: EstimateContext, deg: Degrees, links: Links): { bl
   const key = `${deg.tp}/${deg.cp}/${deg.ep}/${deg.sp ? 1 : 0}/${deg.mb}/${links.tp.lane}/${links.cp.lane}/${links.ep.lane}`;
   const hit = ctx.cache.get(key);
   if (hit) return hit;
-  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
+  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, ...(ctx.ampStyle ? { ampStyle: ctx.ampStyle } : {}), modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
   const r = { block: groupCost(ctx.structure.block, deg, env, true), prefix: groupCost(ctx.structure.prefix, deg, env, false), suffix: groupCost(ctx.structure.suffix, deg, env, false) };
   ctx.cache.set(key, r);
   return r;
@@ -141,12 +143,12 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
   const blocks = c.blocksPerStage[s];
   const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
-  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, !!c.offload);
+  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, !!c.offload, ctx.ampStyle);
   const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
   const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
   // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
   // and under full recompute the block whose activations are rebuilt for the backward in progress.
-  const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * activationBytes(ctx.precision) : 0;
+  const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * weightBytes(ctx.precision, ctx.ampStyle) : 0;
   const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
   const total = state.weights + state.gradients + state.optimizer + acts + workspace;
   return { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
@@ -197,7 +199,7 @@ export function workOf(s: StageTimes): number {
  */
 export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; zero3Ms: number } {
   const p = c.dp * c.cp;
-  const bytes = stage.params * activationBytes(ctx.precision);
+  const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
   // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
   const totalMs = g ? 2 * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
@@ -238,7 +240,7 @@ export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, li
   const sync = gradSync(ctx, c, maxStage!, links);
   const shards = c.zero >= 1 ? shardsOf(ctx, c) : 1;
   // Offloaded, the step's update is a PCIe round trip (the CPU optimizer overlaps it, as ZeRO-Offload's one-step delay allows).
-  const upd = c.offload ? offloadMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs) : updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
+  const upd = c.offload ? offloadMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs, ctx.ampStyle) : updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
   const stepMs = pipelineMs + sync.exposedMs + sync.zero3Ms + upd;
   return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.zero3Ms, updateMs: upd, memory, fits, stages };
 }

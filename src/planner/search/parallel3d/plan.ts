@@ -5,12 +5,12 @@
  * planner does (scaling curve, baselines, timeline, setup, pipeline).
  */
 import type { AnalyzedModel } from '../../../core/ir';
-import type { BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
+import type { AmpStyle, BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
 import { gpuMemoryBytes, type ClusterSpec } from '../../cluster/spec';
-import { FRAGMENTATION_FRACTION } from '../../memory/index';
+import { chooseAmpStyle, FRAGMENTATION_FRACTION } from '../../memory/index';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
-import { activationBytes, p2pMs, peakTflops } from './adapters';
+import { activationBytes, gradientBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
 import { costsFor, estimate, gradSync, linksFor, memoryPerStage, shardsOf, stageTime, type EstimateContext } from './estimate';
 import { layerPlans3d, describe3d, fitsThrough } from './report';
@@ -42,6 +42,12 @@ export { bubbleFraction };
 
 const sps = samplesPerSec;
 
+/** The 16-bit style the plan trains with, and why (memory/precision.ts chooseAmpStyle); undefined at fp32/tf32. */
+function ampOf(options: PlanOptions, precision: Precision): { ampStyle: AmpStyle; ampStyleReason: string } | undefined {
+  const amp = chooseAmpStyle(precision, options.ampStyle, options.ampStyleSource);
+  return amp ? { ampStyle: amp.style, ampStyleReason: amp.reason } : undefined;
+}
+
 /** The degree space and the cost context of a model on a cluster (shared by the planner, tests and benches). */
 export function searchContext(model: AnalyzedModel, structure: BlockStructure, cluster: ClusterSpec, options: PlanOptions): { space: SpaceContext; ctx: EstimateContext; peak: { tflops: number; fallback: boolean } } {
   const shape = blockShape(structure);
@@ -58,6 +64,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     gpu,
     gpusPerNode,
     precision,
+    ...(ampOf(options, precision) ? { ampStyle: ampOf(options, precision)!.ampStyle } : {}),
     optimizer: options.optimizer,
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
@@ -163,6 +170,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   const setup: TrainingSetup = {
     precision,
     precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
+    ...(ampOf(options, precision) ?? {}),
     zeroStage: c.zero,
     hybridShard: !!c.hsdp,
     ...(c.zero > 0 ? { shardGroup: shardsOf(ctx, c) } : {}),
@@ -226,6 +234,6 @@ export function replayOf(ctx: EstimateContext, scored: Scored, emit: boolean): R
     gradSyncMs: syncs.map((s) => s.totalMs),
     zero3PerMicroMs: syncs.map((s) => s.zero3Ms / c.microBatches),
     updateMs: stages.map((st) => (scored.est.updateMs * st.params) / Math.max(1, maxParams)),
-    gradBytes: stages.map((st) => st.params * activationBytes(ctx.precision)),
+    gradBytes: stages.map((st) => st.params * gradientBytes(ctx.precision, ctx.ampStyle)),
   }, emit);
 }

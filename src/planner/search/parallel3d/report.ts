@@ -2,7 +2,7 @@
 import type { AnalyzedModel } from '../../../core/ir';
 import type { LayerPlan, StrategyKind } from '../../../protocol/plan';
 import { mb } from '../../cost/memory';
-import { activationBytes } from './adapters';
+import { activationBytes, gradientBytes } from './adapters';
 import { groupCost } from './blockCost';
 import { isAttention } from './blocks';
 import { estimate, linksFor, shardsOf, type EstimateContext } from './estimate';
@@ -45,7 +45,7 @@ export function layerPlans3d(ctx: EstimateContext, scored: Scored, model: Analyz
   const stageDevices = Array.from({ length: c.pp }, (_, s) => Array.from({ length: perStage }, (_, i) => s * perStage + i));
   const stages = blockStages(c, structure.repeats);
   const links = linksFor(ctx, c);
-  const env = { gpu: ctx.gpu, precision: ctx.precision, modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
+  const env = { gpu: ctx.gpu, precision: ctx.precision, ...(ctx.ampStyle ? { ampStyle: ctx.ampStyle } : {}), modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
   const deg = { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb };
   const perLayer = new Map<string, ReturnType<typeof groupCost>>();
   const costOf = (i: number) => {
@@ -57,7 +57,7 @@ export function layerPlans3d(ctx: EstimateContext, scored: Scored, model: Analyz
     return { g, inBlock };
   };
   const end = structure.start + structure.period * structure.repeats;
-  const gradBytes = activationBytes(ctx.precision);
+  const gradBytes = gradientBytes(ctx.precision, ctx.ampStyle);
   const strategy = strategyOf(c);
   return model.layers.map((l, i) => {
     const { g } = costOf(i);

@@ -16,7 +16,7 @@ import type { ClusterSpec } from '../../cluster/spec';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { hostCopyMs } from '../../cost/shardedCollectives';
 import { precisionBytes } from '../../memory/index';
-import type { Precision } from '../../../protocol/plan';
+import type { AmpStyle, Precision } from '../../../protocol/plan';
 import { groupLink, type Link } from './adapters';
 
 export interface ShardPlan {
@@ -48,7 +48,7 @@ export function shardPlan(cluster: ClusterSpec, gpusPerNode: number, c: { dp: nu
 }
 
 /** Per-step PCIe time of ZeRO-Offload for `params` parameters whose optimizer state this GPU owns. */
-export function offloadMs(params: number, precision: Precision, hostBandwidthGBs: number | undefined): number {
-  const b = precisionBytes(precision);
+export function offloadMs(params: number, precision: Precision, hostBandwidthGBs: number | undefined, ampStyle?: AmpStyle): number {
+  const b = precisionBytes(precision, ampStyle);
   return hostCopyMs(params * (b.gradient + b.weight), hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS);
 }
