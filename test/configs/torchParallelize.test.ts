@@ -154,3 +154,11 @@ test('tensor parallel over every GPU (one data-parallel rank) replicates nothing
   assert.doesNotMatch(out.content, /replicate\(model/);
   assert.match(exportPlan(llamaPlan({ tensorParallel: 4, zeroStage: 0 }), 'torch-parallelize').content, /replicate\(model, device_mesh=mesh\["dp"\]\)/);
 });
+
+test('without FSDP2 the snippet says how to train the 16-bit style the plan priced: autocast, a bf16 model, or master weights', () => {
+  const note = (ampStyle?: 'autocast' | 'master-weights' | 'pure') => exportPlan(llamaPlan({ zeroStage: 0, ...(ampStyle ? { ampStyle } : {}) }), 'torch-parallelize').content.split('\n').find((l) => l.startsWith('# Precision:'));
+  assert.match(note('autocast') ?? '', /torch\.autocast\("cuda", dtype=torch\.bfloat16\), as the plan assumes/);
+  assert.match(note('pure') ?? '', /model\.to\(torch\.bfloat16\); the optimizer keeps its state in torch\.bfloat16/);
+  assert.match(note('master-weights') ?? '', /fp32 master copy; .*--amp-style autocast/);
+  assert.equal(exportPlan(llamaPlan({ zeroStage: 3, ampStyle: 'autocast' }), 'torch-parallelize').content.includes('# Precision:'), false, 'FSDP2 states it in its MixedPrecisionPolicy');
+});
