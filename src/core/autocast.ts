@@ -33,6 +33,11 @@ const FP32_IN_KERNEL_FNS: ReadonlySet<string> = new Set(['softmax', 'log_softmax
 /** Ops that own weights and are in no autocast list: they compute at the fp32 parameters' dtype. */
 const AT_WEIGHT_DTYPE: ReadonlySet<OpKind> = new Set(['embedding', 'parameter']);
 
+/** Whether autocast casts this op's fp32 weights to 16 bits each forward: only the ops it runs in 16 bits (not BatchNorm's or LayerNorm's). */
+export function autocastCastsWeights(op: OpKind): boolean {
+  return LOWER.has(op);
+}
+
 type Policy = 'lower' | 'fp32-cast-inputs' | 'fp32-in-kernel' | 'weights' | 'promote' | 'cast';
 
 function policyOf(layer: LayerSpec): Policy {

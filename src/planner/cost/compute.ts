@@ -5,6 +5,7 @@
  * shape and precision (cost/efficiency.ts); the rest are priced by the
  * memory roofline. No layer runs above the precision's peak.
  */
+import { autocastCastsWeights } from '../../core/autocast';
 import type { AnalyzedLayer, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
 import { MASK_BYTES } from '../../core/catalogue/costs';
@@ -235,7 +236,7 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   }
   let fwd = Math.max(fwdCompute, fwdBytes / bytesPerMs);
   let bwd = Math.max(bwdCompute, bwdBytes / bytesPerMs);
-  if (options.autocast && w.params > 0 && dtypeBytes < 4) {
+  if (options.autocast && w.params > 0 && dtypeBytes < 4 && autocastCastsWeights(layer.op)) {
     // Separate _to_copy kernels before the op's own (the forward's) and after its weight gradient (the backward's).
     const castBytes = w.params * paramShareOf * (4 + dtypeBytes);
     fwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;

@@ -55,6 +55,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
   const space: SpaceContext = { structure, shape, batch: options.batch, gpusPerNode, clusterGpus: cluster.gpus.length, pins: options.pins ?? {}, mode: options.strategies, ...(options.microBatches ? { microBatches: options.microBatches } : {}) };
   const gpu = cluster.gpus[0];
   const precision: Precision = options.precision ?? 'fp32';
+  const amp = ampOf(options, precision);
   const peak = peakTflops(gpu, precision);
   const deviceBytes = gpuMemoryBytes(gpu);
   const ctx: EstimateContext = {
@@ -64,7 +65,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     gpu,
     gpusPerNode,
     precision,
-    ...(ampOf(options, precision) ? { ampStyle: ampOf(options, precision)!.ampStyle } : {}),
+    ...(amp ? { ampStyle: amp.ampStyle } : {}),
     optimizer: options.optimizer,
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
