@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnalyzedModel, AnalyzeOptions } from '../src/core/ir';
 import { analyzeSource } from '../src/frontends/index';
-import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../src/planner/index';
+import { lengthMix, microBatchOf, parseBatching, parseClusterSpec, parseLengthHistogram, pinsOfSetup, planModel, priceOverLengths, resolveCluster, type ClusterSpec, type LengthHistogram } from '../src/planner/index';
 import type { ParallelPins, PlanOptions, PlanOutcome, Precision } from '../src/protocol/plan';
 
 const root = join(__dirname, '..');
@@ -150,16 +150,34 @@ function imagesPerSec(model: () => Promise<AnalyzedModel>, cluster: () => Cluste
  * (You et al., ICLR 2020). DLE's BertSelfAttention is eager (matmul, softmax, dropout, matmul: modeling.py), so
  * the scores go through HBM; no activation checkpointing (--checkpoint_activations is off in the benchmark).
  */
-function sequencesPerSec(seq: number, cluster: () => ClusterSpec, microBatch: number, accumulated: number, gpus: number, precision: Precision): () => Promise<number | string> {
+function sequencesPerSec(seq: number, cluster: () => ClusterSpec, microBatch: number, accumulated: number, gpus: number, precision: Precision, lengths: 'padded' | 'lddl' = 'padded'): () => Promise<number | string> {
   return async () => {
     const batch = accumulated * gpus;
     // Master weights: DLE's run_pretraining.sh passes --allreduce_post_accumulation_fp16, under which
     // run_pretraining.py calls model.half() without autocast and FusedLAMBAMP keeps the fp32 copy (20.06: apex O2).
     const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus, maxGpus: gpus, precision, precisionSource: 'bench', ampStyle: 'master-weights', ampStyleSource: 'bench', attentionKernel: 'unfused', pins: { zeroStage: 0, recompute: 'none', microBatch } };
     const out = planModel(await bertLarge(seq), cluster(), opts);
-    return pending(out, opts) ?? (out.feasible ? out.plan.samplesPerSec : 0);
+    const why = pending(out, opts);
+    if (why || !out.feasible) return why ?? 0;
+    if (lengths === 'padded') return out.plan.samplesPerSec;
+    // As `wap plan --seq-lengths bench/data/wikipedia-bert-phase2-lengths.json --batching bins:64 --pad-multiple 8`.
+    const mix = lengthMix(wikipediaLengths(), LDDL_BATCHING, microBatchOf(out), seq);
+    const repriced = await priceOverLengths(out, mix, LDDL_BATCHING, async (tokens) => planModel(await bertLarge(tokens), cluster(), { ...opts, gpus: out.plan.gpus, pins: pinsOfSetup(out.plan.setup!) }));
+    return repriced.samplesPerSec;
   };
 }
+
+/**
+ * The lengths of the Wikipedia pre-training set at 512 tokens (Krell et al., 2021; 16.3 M sequences, mean 255.8
+ * tokens). DLE's phase 2 builds its set from Wikipedia with the same recipe (create_pretraining_data's
+ * short_seq_prob 0.1, 512 tokens), through LDDL.
+ */
+function wikipediaLengths(): LengthHistogram {
+  return parseLengthHistogram(JSON.parse(readFileSync(join(root, 'bench/data/wikipedia-bert-phase2-lengths.json'), 'utf8')));
+}
+
+/** LDDL as DLE runs phase 2: bins of 64 tokens (the Jan 2022 changelog), each batch padded to its longest rounded up to 8 (lddl/torch/bert.py's sequence_length_alignment). */
+const LDDL_BATCHING = parseBatching('bins:64', 8);
 
 /** Narayanan et al. (SC'21) eq. 3: FLOPs per iteration with activation recompute, 96·B·s·l·h²·(1 + s/6h + V/16lh). */
 function megatronFlops(batch: number, seq: number, layers: number, hidden: number, vocab: number): number {
@@ -230,7 +248,7 @@ const BERT_2006_A100 = `${BERT_2006}, "Pre-training NVIDIA DGX A100 (8x A100 40G
  */
 const FIRST_A100_CONTAINER = 'first A100 container (20.06): 21.11 ran phase 1 (no binning) 1.35x faster at TF32, 1.40x at AMP, on the 80 GB A100 with larger micro-batches (1.11x, 1.17x of that predicted)';
 /** The Jan 2022 changelog: "Binned pretraining for phase2 with LDDL using a bin size of 64". */
-const BINNED = 'LDDL bins phase-2 sequences by length (bin size 64): published sequences are up to 512 tokens, the prediction pads every one to 512';
+const BINNED = 'lengths: Krell et al. 2021 Wikipedia histogram (mean 256 of 512 tokens), LDDL bins of 64 padded to a multiple of 8';
 
 export default async function (): Promise<Array<{ title: string; rows: Array<Record<string, string | number>> }>> {
   const alexnet = () => exampleModel('examples/pytorch/alexnet.py');
@@ -262,18 +280,18 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     { case: 'BERT-large phase 1 (seq 128) b128×64 acc/GPU, 8× A100 80GB (DGX A100), TF32', published: 2505, unit: 'seq/s', source: BERT_A100, predict: sequencesPerSec(128, a100, 128, 8192, 8, 'tf32') },
     { case: 'BERT-large phase 1 (seq 128) b256×32 acc, 1× A100 80GB, AMP', published: 580, unit: 'seq/s', source: BERT_A100, predict: sequencesPerSec(128, a100, 256, 8192, 1, 'fp16') },
     { case: 'BERT-large phase 1 (seq 128) b256×32 acc/GPU, 8× A100 80GB (DGX A100), AMP', published: 4591, unit: 'seq/s', source: BERT_A100, predict: sequencesPerSec(128, a100, 256, 8192, 8, 'fp16') },
-    { case: 'BERT-large phase 2 (seq 512) b16×256 acc, 1× A100 80GB, TF32', published: 110, unit: 'seq/s', source: BERT_A100, note: BINNED, predict: sequencesPerSec(512, a100, 16, 4096, 1, 'tf32') },
-    { case: 'BERT-large phase 2 (seq 512) b16×256 acc/GPU, 8× A100 80GB (DGX A100), TF32', published: 860, unit: 'seq/s', source: BERT_A100, note: BINNED, predict: sequencesPerSec(512, a100, 16, 4096, 8, 'tf32') },
-    { case: 'BERT-large phase 2 (seq 512) b32×128 acc, 1× A100 80GB, AMP', published: 210, unit: 'seq/s', source: BERT_A100, note: BINNED, predict: sequencesPerSec(512, a100, 32, 4096, 1, 'fp16') },
-    { case: 'BERT-large phase 2 (seq 512) b32×128 acc/GPU, 8× A100 80GB (DGX A100), AMP', published: 1657, unit: 'seq/s', source: BERT_A100, note: BINNED, predict: sequencesPerSec(512, a100, 32, 4096, 8, 'fp16') },
+    { case: 'BERT-large phase 2 (seq 512) b16×256 acc, 1× A100 80GB, TF32', published: 110, unit: 'seq/s', source: `${BERT_A100}; ${BINNED}`, predict: sequencesPerSec(512, a100, 16, 4096, 1, 'tf32', 'lddl') },
+    { case: 'BERT-large phase 2 (seq 512) b16×256 acc/GPU, 8× A100 80GB (DGX A100), TF32', published: 860, unit: 'seq/s', source: `${BERT_A100}; ${BINNED}`, predict: sequencesPerSec(512, a100, 16, 4096, 8, 'tf32', 'lddl') },
+    { case: 'BERT-large phase 2 (seq 512) b32×128 acc, 1× A100 80GB, AMP', published: 210, unit: 'seq/s', source: `${BERT_A100}; ${BINNED}`, predict: sequencesPerSec(512, a100, 32, 4096, 1, 'fp16', 'lddl') },
+    { case: 'BERT-large phase 2 (seq 512) b32×128 acc/GPU, 8× A100 80GB (DGX A100), AMP', published: 1657, unit: 'seq/s', source: `${BERT_A100}; ${BINNED}`, predict: sequencesPerSec(512, a100, 32, 4096, 8, 'fp16', 'lddl') },
     { case: 'BERT-large phase 1 (seq 128) b32×128 acc, 1× V100 32GB, FP32', published: 50, unit: 'seq/s', source: BERT_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 32, 4096, 1, 'fp32') },
     { case: 'BERT-large phase 1 (seq 128) b32×128 acc/GPU, 8× V100 32GB (DGX-1), FP32', published: 387, unit: 'seq/s', source: BERT_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 32, 4096, 8, 'fp32') },
     { case: 'BERT-large phase 1 (seq 128) b64×64 acc, 1× V100 32GB, AMP', published: 224, unit: 'seq/s', source: BERT_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 64, 4096, 1, 'fp16') },
     { case: 'BERT-large phase 1 (seq 128) b64×64 acc/GPU, 8× V100 32GB (DGX-1), AMP', published: 1746, unit: 'seq/s', source: BERT_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 64, 4096, 8, 'fp16') },
-    { case: 'BERT-large phase 2 (seq 512) b4×512 acc, 1× V100 32GB, FP32', published: 19, unit: 'seq/s', source: BERT_V100, note: BINNED, predict: sequencesPerSec(512, dgx1V100x32GB, 4, 2048, 1, 'fp32') },
-    { case: 'BERT-large phase 2 (seq 512) b4×512 acc/GPU, 8× V100 32GB (DGX-1), FP32', published: 149.6, unit: 'seq/s', source: BERT_V100, note: BINNED, predict: sequencesPerSec(512, dgx1V100x32GB, 4, 2048, 8, 'fp32') },
-    { case: 'BERT-large phase 2 (seq 512) b8×256 acc, 1× V100 32GB, AMP', published: 75, unit: 'seq/s', source: BERT_V100, note: BINNED, predict: sequencesPerSec(512, dgx1V100x32GB, 8, 2048, 1, 'fp16') },
-    { case: 'BERT-large phase 2 (seq 512) b8×256 acc/GPU, 8× V100 32GB (DGX-1), AMP', published: 586, unit: 'seq/s', source: BERT_V100, note: BINNED, predict: sequencesPerSec(512, dgx1V100x32GB, 8, 2048, 8, 'fp16') },
+    { case: 'BERT-large phase 2 (seq 512) b4×512 acc, 1× V100 32GB, FP32', published: 19, unit: 'seq/s', source: `${BERT_V100}; ${BINNED}`, predict: sequencesPerSec(512, dgx1V100x32GB, 4, 2048, 1, 'fp32', 'lddl') },
+    { case: 'BERT-large phase 2 (seq 512) b4×512 acc/GPU, 8× V100 32GB (DGX-1), FP32', published: 149.6, unit: 'seq/s', source: `${BERT_V100}; ${BINNED}`, predict: sequencesPerSec(512, dgx1V100x32GB, 4, 2048, 8, 'fp32', 'lddl') },
+    { case: 'BERT-large phase 2 (seq 512) b8×256 acc, 1× V100 32GB, AMP', published: 75, unit: 'seq/s', source: `${BERT_V100}; ${BINNED}`, predict: sequencesPerSec(512, dgx1V100x32GB, 8, 2048, 1, 'fp16', 'lddl') },
+    { case: 'BERT-large phase 2 (seq 512) b8×256 acc/GPU, 8× V100 32GB (DGX-1), AMP', published: 586, unit: 'seq/s', source: `${BERT_V100}; ${BINNED}`, predict: sequencesPerSec(512, dgx1V100x32GB, 8, 2048, 8, 'fp16', 'lddl') },
     { case: 'BERT-large phase 1 (seq 128) mb8, 1x V100 32GB, FP32, 20.06', published: 40, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 8, 65536, 1, 'fp32') },
     { case: 'BERT-large phase 1 (seq 128) mb8/GPU, 8x V100 32GB (DGX-1), FP32, 20.06', published: 317, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 8, 8192, 8, 'fp32') },
     { case: 'BERT-large phase 1 (seq 128) mb16, 1x V100 32GB, AMP, 20.06', published: 158, unit: 'seq/s', source: BERT_2006_V100, predict: sequencesPerSec(128, dgx1V100x32GB, 16, 65536, 1, 'fp16') },

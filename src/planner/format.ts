@@ -1,5 +1,5 @@
 /** The CLI's plain-text plan table. */
-import type { PlanOutcome, PlanSequence, TrainingSetup } from '../protocol/plan';
+import type { LengthMixReport, PlanOutcome, PlanSequence, TrainingSetup } from '../protocol/plan';
 
 const pad = (s: string, w: number): string => (s.length >= w ? s : s + ' '.repeat(w - s.length));
 const fmt = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -29,6 +29,7 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   lines.push(`speedup: ${vs(b.singleGpu.samplesPerSec)} vs 1 GPU, ${vs(b.dataParallel.samplesPerSec)} vs pure DP on ${b.dataParallel.gpus}, ${vs(b.owt.samplesPerSec)} vs OWT`);
   if (r.sequence) lines.push(sequenceLine(r.sequence));
   if (p.setup) lines.push(...setupLines(p.setup));
+  if (r.lengthMix) lines.push(...lengthMixLines(r.lengthMix));
   if (r.incomplete) lines.push(`model ${r.incomplete.summary} (${r.incomplete.reasons.slice(0, 3).join('; ')}): the plan covers only the layers WAP could read`);
   if (p.pipeline) lines.push(`pipeline: ${p.pipeline.stages} stages, ${p.pipeline.microBatches} micro-batches (${p.pipeline.schedule}), bubble ${fmt(p.pipeline.bubbleFraction * 100, 0)}%`);
   const perStage = p.pipeline?.memoryPerStageBytes;
@@ -81,5 +82,15 @@ export function setupLines(s: TrainingSetup): string[] {
   return [
     `setup: ${s.precision} (${s.precisionReason})${s.ampStyle ? `, ${s.ampStyle} (${s.ampStyleReason})` : ''}, ${degrees}, ${savers.join(', ')}, MFU ${fmt(s.mfu * 100, 1)}%`,
     `memory/GPU: weights ${gbText(m.weights)}, gradients ${gbText(m.gradients)}, optimizer ${gbText(m.optimizer)}, activations ${gbText(m.activations)}, workspace ${gbText(m.workspace)} = ${gbText(m.total)}`,
+  ];
+}
+
+/** The throughput on the data's own lengths, and what it rests on. */
+export function lengthMixLines(m: LengthMixReport): string[] {
+  const groups = m.groups.map((g) => `${g.tokens}:${fmt(g.share * 100, 0)}%`).join(' ');
+  return [
+    `lengths${m.source ? ` (${m.source})` : ''}: mean ${fmt(m.meanTokens, 0)} tokens, run at ${fmt(m.meanPaddedTokens, 0)} (${fmt(m.paddingFraction * 100, 0)}% padding), ${m.batching}${m.truncatedFraction > 0 ? `; ${fmt(m.truncatedFraction * 100, 1)}% truncated` : ''}`,
+    `on these lengths: step ${fmt(m.stepTimeMs, 2)} ms  ${fmt(m.samplesPerSec, 0)} samples/s  ${fmt(m.tokensPerSec, 0)} tokens/s (${fmt(m.speedup, 2)}× the padded plan); batches at ${groups}`,
+    ...m.notes.map((n) => `note: ${n}`),
   ];
 }

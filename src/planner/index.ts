@@ -12,3 +12,5 @@ export { formatPlanTable } from './format';
 export { setupLines } from './format';
 export { memoryPerGpu, fitsOn, transformerLayerActivationBytes, stateBytesPerParam, modelStateBytes, choosePrecision, peakTflops, PrecisionError } from './memory/index';
 export type { MemorySetup, ParallelDegrees, GpuShare, TransformerShape } from './memory/index';
+export { lengthMix, parseLengthHistogram, parseBatching, describeBatching, LengthMixError, type Batching, type LengthHistogram, type LengthMix } from './lengths/lengthMix';
+export { priceOverLengths, pinsOfSetup, microBatchOf } from './lengths/overLengths';

@@ -244,6 +244,35 @@ export interface PlanSequence {
   source: string;
 }
 
+/**
+ * The plan's throughput on variable-length data (`--seq-lengths`): the plan is made at the model's length, and
+ * its batches run at the padded lengths a length histogram and a batching policy give.
+ */
+export interface LengthMixReport {
+  /** How batches are padded, in words. */
+  batching: string;
+  /** Where the histogram came from (a file path). */
+  source?: string;
+  sequences: number;
+  /** Real tokens per sequence. */
+  meanTokens: number;
+  /** Tokens per sequence as run, padding included. */
+  meanPaddedTokens: number;
+  paddingFraction: number;
+  /** Sequences longer than the model's length, truncated to it. */
+  truncatedFraction: number;
+  /** Each priced length: its share of micro-batches and the step time of a step made of such batches. */
+  groups: Array<{ tokens: number; share: number; stepTimeMs: number }>;
+  stepTimeMs: number;
+  samplesPerSec: number;
+  /** Real (not padding) tokens per second. */
+  tokensPerSec: number;
+  /** samplesPerSec ÷ the plan's, where every sequence runs at the model's length. */
+  speedup: number;
+  /** What the pricing approximates. */
+  notes: string[];
+}
+
 export interface PlanReport {
   feasible: true;
   /** Set when the model is known to be incomplete; absent for a model read in full. */
@@ -262,6 +291,8 @@ export interface PlanReport {
   scaling: ScalingPoint[];
   timeline: TimelineEvent[];
   search: SearchInfo;
+  /** Set with `--seq-lengths`: the throughput on the data's own lengths. */
+  lengthMix?: LengthMixReport;
   /** Summary of cost sources, e.g. { analytical: 12, measured: 3 }. */
   costSources: Record<string, number>;
   diagnostics: PlanDiagnostic[];

@@ -23,7 +23,7 @@ const missing = join(dir, 'missing.py');
 /** The options each command's help must list (and parseArgs must accept). */
 const OPTIONS: Record<string, string[]> = {
   analyze: ['--model', '--input', '--seq-len', '--batch', '--json'],
-  plan: ['--model', '--input', '--seq-len', '--batch', '--gpus', '--max-gpus', '--cluster', '--objective', '--strategies', '--optimizer', '--profile', '--measure', '--backend', '--cache', '--repetitions', '--json', '--trace', '--html'],
+  plan: ['--model', '--input', '--seq-len', '--batch', '--gpus', '--max-gpus', '--cluster', '--objective', '--strategies', '--optimizer', '--profile', '--measure', '--backend', '--cache', '--repetitions', '--seq-lengths', '--batching', '--pad-multiple', '--json', '--trace', '--html'],
   profile: ['--model', '--input', '--seq-len', '--batch', '--backend', '--out', '--cache', '--repetitions', '--fidelity'],
   config: ['--model', '--model-name', '--input', '--seq-len', '--batch', '--gpus', '--max-gpus', '--cluster', '--objective', '--strategies', '--optimizer', '--fix'],
   export: ['--format', '--out', '--model-name', '--input', '--seq-len', '--batch', '--gpus', '--max-gpus', '--cluster', '--objective', '--strategies', '--optimizer'],

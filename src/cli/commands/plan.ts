@@ -13,6 +13,7 @@ import { CliError } from '../cliError';
 import { readTextFile, writeTextFile, writingTo } from '../files';
 import { writeHtmlReport } from '../htmlReport';
 import { measuredSummary, measureModel, measureSettingsFrom, PROFILER_FLAGS, PROFILER_FLAGS_HELP, type MeasureSettings } from '../measure';
+import { addLengthMix, LENGTH_MIX_FLAGS, LENGTH_MIX_HELP, lengthMixRequestFrom } from '../lengthMixFlags';
 import { loadModel } from '../modelLoading';
 import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom, withPrecisionHint } from '../planFlags';
 import type { CliCommand } from './registry';
@@ -34,6 +35,7 @@ ${plannerFlagsHelp('--model NAME')}
   --measure             time the layers here first (as 'wap profile' does, at batch
                         min(B, ${MAX_TRIAL_BATCH})) and plan with those times; with:
 ${PROFILER_FLAGS_HELP.replace(/^ {2}/gm, '    ')}
+${LENGTH_MIX_HELP}
   --json                print the plan as JSON
   --trace FILE          write a Chrome trace (open in Perfetto)
   --html FILE           write a standalone HTML report
@@ -64,6 +66,7 @@ async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('plan', HELP, args, {
     ...PLANNER_FLAGS,
     ...PROFILER_FLAGS,
+    ...LENGTH_MIX_FLAGS,
     model: { type: 'string' },
     profile: { type: 'string' },
     measure: { type: 'boolean' },
@@ -77,6 +80,7 @@ async function run(args: string[]): Promise<number> {
   // Every flag is checked before anything slow (nvidia-smi, parsing, trials) starts.
   const options = planOptionsFrom(v);
   const costs = costInputFrom(v);
+  const lengths = lengthMixRequestFrom(v);
   const cluster = await clusterFrom(v.cluster);
   let profile = costs.kind === 'file' ? readProfileFile(costs.path) : undefined;
   const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, modelName: v.model });
@@ -88,9 +92,14 @@ async function run(args: string[]): Promise<number> {
     for (const w of profile.warnings) console.error(`warning: ${w}`);
   }
 
-  const outcome = planModel(model, cluster, await withPrecisionHint(options, file), { profile });
+  const hinted = await withPrecisionHint(options, file);
+  const outcome = planModel(model, cluster, hinted, { profile });
   if (outcome.feasible) {
     outcome.file = file;
+    if (lengths) {
+      const modelFlags = { python: v.python, modelName: v.model };
+      await addLengthMix(outcome, lengths, hinted, async (tokens, pinned) => planModel(await loadModel(file, { ...modelFlags, 'seq-len': String(tokens) }), cluster, pinned));
+    }
     if (v.trace !== undefined) writeTextFile(v.trace, JSON.stringify(toChromeTrace(outcome)));
   }
   if (v.html !== undefined) writingTo(v.html, () => writeHtmlReport(outcome, v.html!));
