@@ -143,6 +143,10 @@ export class App {
       add('MFU', `${(setup.mfu * 100).toFixed(1)}%`);
       add('Memory / GPU', fmtMemoryBreakdown(setup.memoryPerGpu));
     }
+    const mix = r.lengthMix;
+    if (mix) {
+      add('On data lengths', `${fmtRate(mix.samplesPerSec)} · ${mix.speedup.toFixed(2)}× padded`, `${mix.source ?? 'the data'}: mean ${mix.meanTokens.toFixed(0)} tokens, ${(mix.paddingFraction * 100).toFixed(0)}% padding; ${mix.batching}${mix.notes.length ? `\n${mix.notes.join('\n')}` : ''}`);
+    }
     const dp = r.baselines.dataParallel;
     // Comparing a plan with itself says nothing: only a plan that differs from plain data parallelism on every GPU gets the ratio.
     const isThatBaseline = r.plan.gpus === dp.gpus && r.plan.layers.every((l) => l.strategy === 'data');

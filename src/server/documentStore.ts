@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { analyzeSourceSync, initFrontends, sourceKindOf, type ImportOptions } from '../frontends';
-import type { AnalysisResult } from '../core/ir';
+import type { AnalysisResult, AnalyzeOptions } from '../core/ir';
 import { ModelDocument } from './modelDocs';
 
 export const ANALYSIS_DEBOUNCE_MS = 150;
@@ -151,6 +151,14 @@ export class DocumentStore {
     await this.init();
     this.flush(doc);
     return doc;
+  }
+
+  /**
+   * The document's text read again with other options (a sequence length), imports followed as for its own
+   * analysis; the document keeps its analysis. Throws what the frontend throws.
+   */
+  analyzeWith(doc: ModelDocument, options: AnalyzeOptions): AnalysisResult {
+    return analyzeSourceSync(doc.fileName, doc.text, options, this.imports?.options());
   }
 
   private analyzeNow(doc: ModelDocument): void {

@@ -208,4 +208,7 @@ const DEFAULT_CLUSTER_PROBE: WapSettings = {
   ampStyle: 'auto',
   model: '',
   profile: { enabled: false, backend: 'auto' },
+  sequenceLengths: '',
+  batching: 'longest',
+  padMultiple: 1,
 };

@@ -1,5 +1,5 @@
 /** Human-readable numbers for hovers, CodeLenses and the status bar. */
-import type { LayerPlan, MemoryBreakdown, PlanOutcome, StrategyKind, TrainingSetup } from '../protocol/plan';
+import type { LayerPlan, LengthMixReport, MemoryBreakdown, PlanOutcome, StrategyKind, TrainingSetup } from '../protocol/plan';
 import { describeIncomplete } from '../core/completeness';
 import type { AnalyzedModel } from '../core/ir';
 
@@ -132,4 +132,9 @@ export function setupSummary(s: TrainingSetup): string {
 /** "weights 1.2 GB · gradients … · optimizer … · activations … · workspace … = 9.9 GB per GPU". */
 export function memorySummary(m: MemoryBreakdown): string {
   return `weights ${formatBytes(m.weights)} · gradients ${formatBytes(m.gradients)} · optimizer ${formatBytes(m.optimizer)} · activations ${formatBytes(m.activations)} · workspace ${formatBytes(m.workspace)} = ${formatBytes(m.total)} per GPU`;
+}
+
+/** "mean 256 tokens, 8% padding (batches drawn from 64-token length bins, …): 557 samples/s, 1.84× the padded plan". */
+export function lengthMixSummary(m: LengthMixReport): string {
+  return `mean ${m.meanTokens.toFixed(0)} tokens, ${(m.paddingFraction * 100).toFixed(0)}% padding (${m.batching}): ${m.samplesPerSec.toFixed(0)} samples/s, ${m.tokensPerSec.toFixed(0)} tokens/s, ${m.speedup.toFixed(2)}× the padded plan`;
 }

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import type { LayerPlan, PlanReport } from '../protocol/plan';
 import { ClientCommands } from '../protocol/lsp';
-import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs, formatShape, memorySummary, incompleteHoverLine, planLensTitle, setupSummary } from './format';
+import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs, formatShape, lengthMixSummary, memorySummary, incompleteHoverLine, planLensTitle, setupSummary } from './format';
 import type { DocLayerHit, ModelDocument, PlanEntry } from './modelDocs';
 
 /** The size a model-parallel split divides: out features, out channels or heads. */
@@ -84,6 +84,7 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
     lines.push('');
     lines.push(`_Plan: ${esc(planLensTitle(report))} · batch ${report.batch} · ${esc(report.cluster.name)} (${esc(entry.clusterNote)})_`);
     if (report.plan.setup) lines.push('', `_Setup: ${esc(setupSummary(report.plan.setup))}_`);
+    if (report.lengthMix) lines.push('', `_On the data's lengths: ${esc(lengthMixSummary(report.lengthMix))}_`);
   } else {
     lines.push(`- output ${formatShape(layer.outputShape)} ← input ${layer.inputShapes.map((s) => formatShape(s)).join(', ') || '—'}`);
     lines.push(`- params ${formatCount(w.params)}${w.nonTrainable ? ` (+${formatCount(w.nonTrainable)} non-trainable)` : ''}`);
@@ -136,6 +137,8 @@ export function modelHoverMarkdown(doc: ModelDocument, model: AnalyzedModel, cli
     lines.push(`- setup: ${esc(setupSummary(setup))}`, `- memory: ${esc(memorySummary(setup.memoryPerGpu))}`);
     if (setup.fitsThrough) lines.push(`- fits only through ${esc(setup.fitsThrough)}`);
   }
+  const mix = entry?.outcome.feasible ? entry.outcome.lengthMix : undefined;
+  if (mix) lines.push(`- on the data's lengths: ${esc(lengthMixSummary(mix))}`);
   const elsewhere = definedElsewhere(model);
   if (elsewhere.length) lines.push('', `Layers defined in ${elsewhere.join(', ')}`);
   const link = openPlanLink(doc.uri, model.name, entry ? 'Open plan view' : 'Parallelize model', clientCommands);

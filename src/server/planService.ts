@@ -4,7 +4,8 @@
  * cancellation. Background plans run one at a time so typing in one file does
  * not starve the others; a newer edit cancels an outdated one.
  */
-import type { AnalyzedModel } from '../core/ir';
+import { readFileSync } from 'node:fs';
+import type { AnalysisResult, AnalyzedModel, AnalyzeOptions } from '../core/ir';
 import { planModelAsync, type ClusterSpec } from '../planner';
 import { ClientCommands } from '../protocol/commands';
 import type { PlanOptions, PlanOutcome } from '../protocol/plan';
@@ -13,8 +14,9 @@ import type { PlanResult } from '../protocol/lsp';
 import type { Environment } from './environment';
 import { hasErrors, modelStructureKey, type ModelDocument, type PlanEntry } from './modelDocs';
 import { withPrecisionHint } from './precisionHint';
+import { addLengthMixFromSettings, lengthMixKey } from './lengthMixSetting';
 import { findRemedies } from './remedies';
-import { controlsOf, toPlanOptions, type SettingsCache } from './settings';
+import { controlsOf, toPlanOptions, type SettingsCache, type WapSettings } from './settings';
 
 export interface Cancel {
   readonly isCancellationRequested: boolean;
@@ -45,6 +47,8 @@ export class PlanService {
     private readonly settings: SettingsCache,
     private readonly env: Environment,
     private readonly planned: (doc: ModelDocument, model: string, entry: PlanEntry) => void,
+    /** The document read again with other analysis options (wap.sequenceLengths plans the model at other lengths). */
+    private readonly analyzeWith?: (doc: ModelDocument, options: AnalyzeOptions) => AnalysisResult,
   ) {}
 
   /** Plans one model now and records the plan on the document. */
@@ -59,8 +63,12 @@ export class PlanService {
     const options = withPrecisionHint(toPlanOptions(settings, overrides), doc.uri);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
-    const key = `${modelStructureKey(model)}#${JSON.stringify(options)}#${cluster.key}#${profile?.createdAt ?? ''}`;
-    const outcome: PlanOutcome = await this.env.track(() => planModelAsync(model, cluster.spec, options, { profile, cancel: job.cancel, onProgress: job.onProgress }));
+    const key = planKey(model, options, cluster.key, profile?.createdAt, settings);
+    const outcome: PlanOutcome = await this.env.track(async () => {
+      const planned = await planModelAsync(model, cluster.spec, options, { profile, cancel: job.cancel, onProgress: job.onProgress });
+      if (!job.cancel?.isCancellationRequested) await addLengthMixFromSettings(planned, { settings, options, cluster: cluster.spec, measured: profile !== undefined, modelAt: (tokens) => this.modelAt(doc, model.name, tokens), readFile: (p) => readFileSync(this.env.resolvePath(p), 'utf8') });
+      return planned;
+    });
     if (job.cancel?.isCancellationRequested) throw new CancelledError();
     const maxGpus = clusterGpuCount(cluster.spec, outcome);
     const entry: PlanEntry = { outcome, signatures, key, controls: controlsOf(options), maxGpus, clusterNote: cluster.note, plannedAt: Date.now() + this.sequence++ / 1000, analyzedVersion };
@@ -121,8 +129,18 @@ export class PlanService {
     const options = withPrecisionHint(toPlanOptions(settings, doc.overrides.get(model.name) ?? {}), doc.uri);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
-    return entry.key === `${modelStructureKey(model)}#${JSON.stringify(options)}#${cluster.key}#${profile?.createdAt ?? ''}`;
+    return entry.key === planKey(model, options, cluster.key, profile?.createdAt, settings);
   }
+
+  /** The model called `name` in the document read at `tokens` per sequence. */
+  private modelAt(doc: ModelDocument, name: string, tokens: number): AnalyzedModel | undefined {
+    return this.analyzeWith?.(doc, { sequenceLength: tokens }).models.find((m) => m.name === name);
+  }
+}
+
+/** What a plan depends on: a recorded plan with the same key is current. */
+function planKey(model: AnalyzedModel, options: PlanOptions, clusterKey: string, profileCreatedAt: string | undefined, settings: WapSettings): string {
+  return `${modelStructureKey(model)}#${JSON.stringify(options)}#${clusterKey}#${profileCreatedAt ?? ''}#${lengthMixKey(settings)}`;
 }
 
 function clusterGpuCount(spec: unknown, outcome: PlanOutcome): number {

@@ -93,11 +93,16 @@ export function startServer(connection: Connection): void {
     log,
     error: (context, err) => env.reportError(context, err),
   });
-  const plans: PlanService = new PlanService(settings, env, (doc) => {
-    publish(doc.uri);
-    refreshLenses();
-    configs.scheduleRecheck();
-  });
+  const plans: PlanService = new PlanService(
+    settings,
+    env,
+    (doc) => {
+      publish(doc.uri);
+      refreshLenses();
+      configs.scheduleRecheck();
+    },
+    (doc, options) => store.analyzeWith(doc, options),
+  );
   const importEnv = new ImportEnvironment(
     () => roots,
     () => new Map([...store.docs.values()].filter((d) => !d.hidden).map((d) => [d.fileName, d.text])),

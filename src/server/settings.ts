@@ -25,6 +25,12 @@ export interface WapSettings {
   profile: { enabled: boolean; backend: string };
   /** `wap.python`: interpreter whose site-packages imports are read from ('' = the Python extension's, else python3). */
   python?: string;
+  /** `wap.sequenceLengths`: a length histogram file (relative to the workspace) plans are also priced on ('' = none). */
+  sequenceLengths: string;
+  /** `wap.batching`: how those sequences are batched (longest, bins:W, padded). */
+  batching: string;
+  /** `wap.padMultiple`: padded lengths are rounded up to a multiple of this. */
+  padMultiple: number;
 }
 
 export const DEFAULT_SETTINGS: WapSettings = {
@@ -39,6 +45,9 @@ export const DEFAULT_SETTINGS: WapSettings = {
   model: '',
   profile: { enabled: false, backend: 'auto' },
   python: '',
+  sequenceLengths: '',
+  batching: 'longest',
+  padMultiple: 1,
 };
 
 const OBJECTIVES: readonly Objective[] = ['throughput', 'efficiency'];
@@ -77,6 +86,10 @@ export function normalizeSettings(raw: unknown): WapSettings {
       backend: typeof profile.backend === 'string' && profile.backend ? profile.backend : DEFAULT_SETTINGS.profile.backend,
     },
     python: typeof r.python === 'string' ? r.python.trim() : '',
+    sequenceLengths: typeof r.sequenceLengths === 'string' ? r.sequenceLengths.trim() : '',
+    // Checked where it is used, so that a typo gets a diagnostic naming it rather than a silent default.
+    batching: typeof r.batching === 'string' && r.batching.trim() ? r.batching.trim() : DEFAULT_SETTINGS.batching,
+    padMultiple: positiveInt(r.padMultiple, DEFAULT_SETTINGS.padMultiple),
   };
 }
 

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import type { PlanReport, TimelineEvent } from '../../src/protocol/plan';
+import { analyzeSource } from '../../src/frontends/index';
+import { lengthMix, microBatchOf, parseBatching, parseLengthHistogram, pinsOfSetup, planModel, priceOverLengths, resolveCluster } from '../../src/planner/index';
+import type { PlanOptions, PlanReport, TimelineEvent } from '../../src/protocol/plan';
 import type { FromWebviewMessage } from '../../src/protocol/webview';
 import { buildWebviewBundle } from './buildBundle';
 import { artifactsDir, launchChromium, loadFixture, openReport } from './browser';
@@ -283,6 +285,25 @@ describe('plan data stays data', () => {
     const complete = await openReport(browser, alex, 'webview-complete');
     assert.equal(await complete.page.locator('#wap-incomplete').isVisible(), false);
     await complete.page.close();
+  });
+
+  test("a plan priced on the data's lengths shows that rate beside the padded one, with the padding in its tooltip", async () => {
+    const src = 'from transformers import BertConfig, BertModel\nmodel = BertModel(BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512))\n';
+    const modelAt = async (tokens: number) => (await analyzeSource('bert.py', src, { sequenceLength: tokens })).models[0]!;
+    const options: PlanOptions = { batch: 32, objective: 'throughput', strategies: 'hybrid', optimizer: 'adam', gpus: 2 };
+    const cluster = resolveCluster('a100x8');
+    const report = planModel(await modelAt(512), cluster, options);
+    assert.ok(report.feasible);
+    const batching = parseBatching('bins:128', 8);
+    const mix = lengthMix(parseLengthHistogram({ lengths: { '60': 30, '250': 70 } }), batching, microBatchOf(report), 512);
+    report.lengthMix = await priceOverLengths(report, mix, batching, async (t) => planModel(await modelAt(t), cluster, { ...options, pins: pinsOfSetup(report.plan.setup!) }), 'lengths.json');
+    const { page, errors } = await openReport(browser, report, 'webview-length-mix');
+    const stat = page.locator('.stat', { hasText: 'On data lengths' });
+    assert.equal(await stat.isVisible(), true);
+    assert.match((await stat.locator('dd').textContent()) ?? '', /^[\d.,]+k? samples\/s · [\d.]+× padded$/);
+    assert.match((await stat.getAttribute('title')) ?? '', /^lengths\.json: mean 193 tokens, \d+% padding; batches drawn from 128-token length bins/);
+    assert.deepEqual(errors, []);
+    await page.close();
   });
 
   test('an infeasible plan shows its reason and still draws the scaling curve', async () => {
