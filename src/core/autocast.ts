@@ -6,8 +6,8 @@
  * Under autocast the parameters stay fp32 and each op picks its own dtype (PyTorch docs, "Automatic Mixed
  * Precision package", CUDA Op-Specific Behavior; the policies in aten/src/ATen/autocast_mode.cpp):
  * - GEMM-like ops (linear, conv, matmul/bmm, attention) cast their inputs to 16 bits and write 16 bits;
- * - a listed set runs in fp32 (layer_norm, group_norm, softmax, log_softmax, sum, exp, log, pow, rsqrt, reciprocal,
- *   softplus, the losses); softmax, log_softmax and sum take a dtype argument and read 16 bits directly
+ * - a listed set runs in fp32 (layer_norm, group_norm, softmax, log_softmax, sum, cumsum, norm, exp, log, pow, rsqrt,
+ *   reciprocal, softplus, the losses); softmax, log_softmax, sum and cumsum take a dtype argument and read 16 bits directly
  *   (`fp32_set_opt_dtype`), the others cast their 16-bit inputs first;
  * - everything else runs in the dtype its inputs have, with torch's type promotion when they differ (a residual
  *   add of an fp32 LayerNorm output and a 16-bit projection writes fp32);
@@ -29,7 +29,7 @@ const LOWER: ReadonlySet<OpKind> = new Set(['conv', 'separable_conv', 'linear', 
 /** Elementwise functions autocast runs in fp32 after casting their inputs ("CUDA Ops that can autocast to float32"). */
 const FP32_FNS: ReadonlySet<string> = new Set(['exp', 'log', 'pow', 'rsqrt', 'reciprocal', 'softplus']);
 /** fp32 ops that take a dtype argument: autocast passes dtype=float32, and one kernel reads 16 bits and writes fp32. */
-const FP32_IN_KERNEL_FNS: ReadonlySet<string> = new Set(['softmax', 'log_softmax']);
+const FP32_IN_KERNEL_FNS: ReadonlySet<string> = new Set(['softmax', 'log_softmax', 'cumsum']);
 /** Ops that own weights and are in no autocast list: they compute at the fp32 parameters' dtype. */
 const AT_WEIGHT_DTYPE: ReadonlySet<OpKind> = new Set(['embedding', 'parameter']);
 
@@ -49,6 +49,7 @@ function policyOf(layer: LayerSpec): Policy {
   if (layer.op === 'activation' && fn && FP32_FNS.has(fn)) return 'fp32-cast-inputs';
   if (layer.op === 'activation' && fn && FP32_IN_KERNEL_FNS.has(fn)) return 'fp32-in-kernel';
   if (layer.op === 'reduce' && fn === 'sum') return 'fp32-in-kernel';
+  if (layer.op === 'reduce' && fn === 'norm') return 'fp32-cast-inputs';
   // batch_norm is in no list: cuDNN takes 16-bit inputs with fp32 parameters and writes the input's dtype.
   return 'promote';
 }

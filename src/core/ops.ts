@@ -135,7 +135,12 @@ export interface ReshapeAttrs {
 
 export interface PermuteAttrs {
   /** Permutation including batch (PyTorch permute(0, 2, 1)); Keras Permute's 1-based dims are converted by the frontend. */
-  dims: number[];
+  dims?: number[];
+  /**
+   * Instead of `dims`: the two dims a transpose swaps (torch's, batch included, negative from the end), for a
+   * `k.transpose(-2, -1)` read where the tensor's rank is not yet known; the rank comes from the inferred input.
+   */
+  swap?: [number, number];
 }
 
 export interface ZeroPadAttrs {
@@ -184,6 +189,8 @@ export type ActivationFn =
   | 'reciprocal'
   | 'erf'
   | 'masked_fill'
+  /** A running sum along `axis` (`torch.cumsum`, MoE routers' capacity positions). */
+  | 'cumsum'
   /** A dtype conversion (`x.float()`, `x.type_as(y)`): attrs `from`/`to`, the plan's precision where absent. */
   | 'cast';
 
@@ -205,10 +212,13 @@ export interface ConcatAttrs {
   axis: number;
 }
 
-export type ReduceFn = 'mean' | 'sum' | 'amax' | 'amin';
+/** 'norm' is the 2-norm (`x.norm(dim=…)`, `torch.linalg.vector_norm`); 'topk' keeps the `k` largest along one axis. */
+export type ReduceFn = 'mean' | 'sum' | 'amax' | 'amin' | 'norm' | 'topk';
 
 export interface ReduceAttrs {
   fn: ReduceFn;
+  /** topk's k: the reduced axis keeps k entries. */
+  k?: number;
   /** The reduced axes, including batch (torch's `dim`); never the batch itself. */
   axes: number[];
   keepDims: boolean;

@@ -220,3 +220,23 @@ test('parameter: its elements are params; a leading 1 is the batch only when mar
   assert.match(err('parameter', [], { shape: [3], gathered: [] }), /gathered shape is not known/);
   assert.match(err('parameter', [], { shape: [3], gathered: [0, 3] }), /gathered shape is not known/, 'a zero-size dim is not a shape WAP knows');
 });
+
+test("a router's ops by hand: the 2-norm keeps input and result, topk keeps only its int64 indices, cumsum keeps nothing", () => {
+  // x.norm(dim=-1, keepdim=True) over [16, 32]: squares and adds each element; backward scales each by grad / norm.
+  const norm = ok('reduce', [[16, 32]], { fn: 'norm', axes: [-1], keepDims: true });
+  assert.deepEqual(norm.outputShape, [16, 1]);
+  assert.equal(norm.forwardFlops, 2 * 16 * 32);
+  assert.equal(norm.savedActivationBytes, (16 * 32 + 16) * 4);
+  // torch.topk(probs, 2, dim=-1) over [16, 8]: values [16, 2]; autograd keeps the 16 × 2 int64 indices it scatters through.
+  const topk = ok('reduce', [[16, 8]], { fn: 'topk', axes: [-1], k: 2, keepDims: true });
+  assert.deepEqual(topk.outputShape, [16, 2]);
+  assert.equal(topk.savedActivationBytes, 16 * 2 * 8);
+  assert.equal(topk.savedFixedBytes, 16 * 2 * 8, 'indices stay int64 whatever the precision');
+  assert.match(err('reduce', [[16, 8]], { fn: 'topk', axes: [-1], k: 9, keepDims: true }), /topk k=9 is more than the 8 entries along axis/);
+  assert.match(err('reduce', [[16, 8]], { fn: 'topk', axes: [-1, -2], k: 2, keepDims: true }), /topk selects along one axis, not 2/);
+  // torch.cumsum(probs, dim=1): its backward is a reversed cumsum of the gradient, needing no activation.
+  const cumsum = ok('activation', [[16, 8]], { fn: 'cumsum', axis: 1 });
+  assert.deepEqual(cumsum.outputShape, [16, 8]);
+  assert.equal(cumsum.savedActivationBytes, 0);
+  assert.match(err('activation', [[16, 8]], { fn: 'cumsum' }), /cumsum needs the axis it sums along/);
+});

@@ -69,3 +69,16 @@ test('elementwise math as the torch worker runs it: pow by its exponent, clamp b
 test('a dtype cast is not built by the tfjs worker, which holds one float type: it stays priced from its bytes', () => {
   assert.throws(() => buildLayer({ ...reduceSpec({ fn: 'cast', to: 'bf16' }, [3]), op: 'activation' }, 1), (e: Error) => e instanceof Unsupported && /one float type/.test(e.message));
 });
+
+test("a router's ops as the torch worker runs them: the 2-norm, topk along the last axis, cumsum, a transpose of two dims", () => {
+  const x = tfcore.tensor([[[3, 4, 1], [0, 2, 5]]]);
+  const run = (op: TrialSpec['op'], attrs: Record<string, unknown>) => {
+    const y = buildLayer({ ...reduceSpec(attrs, [2, 3]), op }, 1).apply([x]);
+    return { shape: y.shape, values: Array.from(y.dataSync()).map((v) => Math.round(v * 1e4) / 1e4) };
+  };
+  assert.deepEqual(run('reduce', { fn: 'norm', axes: [-1], keepDims: true }), { shape: [1, 2, 1], values: [Math.round(Math.sqrt(26) * 1e4) / 1e4, Math.round(Math.sqrt(29) * 1e4) / 1e4] });
+  assert.deepEqual(run('reduce', { fn: 'topk', axes: [-1], k: 2, keepDims: true }), { shape: [1, 2, 2], values: [4, 3, 5, 2] });
+  assert.throws(() => buildLayer({ ...reduceSpec({ fn: 'topk', axes: [1], k: 1 }, [2, 3]), op: 'reduce' }, 1), (e: Error) => e instanceof Unsupported && /topk along an axis other than the last/.test(e.message));
+  assert.deepEqual(run('activation', { fn: 'cumsum', axis: -1 }), { shape: [1, 2, 3], values: [3, 7, 8, 0, 2, 7] });
+  assert.deepEqual(run('permute', { swap: [-2, -1] }), { shape: [1, 3, 2], values: [3, 0, 4, 2, 1, 5] });
+});

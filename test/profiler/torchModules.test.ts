@@ -123,3 +123,23 @@ print(json.dumps([str(y.dtype), y.float().tolist()[0], str(x.grad.dtype), same i
 `);
   assert.deepEqual(out, ['torch.bfloat16', [-2, 0.5, 4], 'torch.float32', true]);
 });
+
+test("a router's ops build as torch runs them: the 2-norm, topk values, cumsum, and a transpose that names only its two dims", () => {
+  const out = runWithWorker(`
+x = torch.tensor([[[3.0, 4.0, 1.0], [0.0, 2.0, 5.0]]])
+spec = lambda op, a: {"op": op, "attrs": a, "inputShapes": [[2, 3]]}
+res = [tw.build_bare(spec(op, a))(x) for op, a in (
+    ("reduce", {"fn": "norm", "axes": [-1], "keepDims": True}),
+    ("reduce", {"fn": "topk", "axes": [-1], "k": 2, "keepDims": True}),
+    ("activation", {"fn": "cumsum", "axis": -1}),
+    ("permute", {"swap": [-2, -1]}),
+)]
+print(json.dumps([[list(r.shape), [round(v, 4) for v in r.flatten().tolist()]] for r in res]))
+`);
+  assert.deepEqual(out, [
+    [[1, 2, 1], [Math.round(Math.sqrt(26) * 1e4) / 1e4, Math.round(Math.sqrt(29) * 1e4) / 1e4]],
+    [[1, 2, 2], [4, 3, 5, 2]],
+    [[1, 2, 3], [3, 7, 8, 0, 2, 7]],
+    [[1, 3, 2], [3, 0, 4, 2, 1, 5]],
+  ]);
+});

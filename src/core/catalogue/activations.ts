@@ -26,10 +26,11 @@ import type { InferContext, InferOk, OpInfo } from './types';
 const SAVES_RESULT = new Set<ActivationFn>(['relu', 'sigmoid', 'tanh', 'softmax', 'log_softmax', 'exp', 'sqrt', 'rsqrt', 'reciprocal']);
 /**
  * Backwards that need no activation (derivatives.yaml: neg's is `-grad`; masked_fill's reads only the mask, a
- * buffer the module owns; _to_copy's converts the gradient back and keeps only the source's options). The rest of
+ * buffer the module owns; _to_copy's converts the gradient back and keeps only the source's options; cumsum's is a
+ * reversed cumsum of the gradient, `cumsum_backward(grad, dim)`). The rest of
  * the elementwise math (abs, log, square, pow, clamp, sin, cos, erf) use `self`.
  */
-const SAVES_NOTHING = new Set<ActivationFn>(['linear', 'neg', 'masked_fill', 'cast']);
+const SAVES_NOTHING = new Set<ActivationFn>(['linear', 'neg', 'masked_fill', 'cast', 'cumsum']);
 const PINNABLE = new Set(['fp32', 'fp16', 'bf16']);
 
 function inferActivation(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferOk {
@@ -39,7 +40,8 @@ function inferActivation(inputShapes: Shape[], attrs: Attrs, ctx: InferContext):
   const perElem = ACTIVATION_FLOPS[fn];
   if (perElem === undefined) fail(`unknown activation function '${fn}'`);
   const axis = optInt(attrs, 'axis');
-  if (axis !== undefined && (fn === 'softmax' || fn === 'log_softmax')) featureAxis(axis, input, `${fn} axis`);
+  if (axis !== undefined && (fn === 'softmax' || fn === 'log_softmax' || fn === 'cumsum')) featureAxis(axis, input, `${fn} axis`);
+  if (fn === 'cumsum' && axis === undefined) fail('cumsum needs the axis it sums along');
   for (const side of ['from', 'to'] as const) {
     const dtype = attrs[side];
     if (fn === 'cast' && dtype !== undefined && !PINNABLE.has(dtype as string)) fail(`cast ${side} '${String(dtype)}' is not one of fp32, fp16, bf16`);

@@ -45,6 +45,7 @@ export const ACTIVATION_FLOPS: Record<ActivationFn, number> = {
   reciprocal: 1,
   erf: 8, // a rational approximation
   masked_fill: 1, // one select by the mask
+  cumsum: 1, // one add per element (a parallel scan does about twice that, but stays memory-bound)
   cast: 0, // a conversion: memory traffic only
 };
 

@@ -59,12 +59,21 @@ function inferPermute(inputShapes: Shape[], attrs: Attrs): InferOk {
   requireInputs(inputShapes, 1, 1, 'permute');
   const input = inputShapes[0];
   const rank = input.length + 1;
-  const dims = intList(attrs, 'dims').map((d) => normAxis(d, rank, 'permute dim'));
+  const dims = attrs.swap !== undefined && attrs.dims === undefined ? swapped(intList(attrs, 'swap'), rank) : intList(attrs, 'dims').map((d) => normAxis(d, rank, 'permute dim'));
   if (dims.length !== rank) fail(`permute dims [${dims.join(', ')}] must list all ${rank} dims (batch included)`);
   if (new Set(dims).size !== rank) fail(`permute dims [${dims.join(', ')}] repeat a dim`);
   if (dims[0] !== 0) fail('permute moves the batch dim; WAP needs the batch first');
   const withBatch = [0, ...input];
   return moved(dims.slice(1).map((d) => withBatch[d]));
+}
+
+/** The identity permutation of `rank` dims with two swapped. */
+function swapped(pair: number[], rank: number): number[] {
+  if (pair.length !== 2) fail(`permute swap [${pair.join(', ')}] must name two dims`);
+  const [a, b] = pair.map((d) => normAxis(d, rank, 'transpose dim'));
+  const dims = Array.from({ length: rank }, (_, i) => i);
+  [dims[a!], dims[b!]] = [dims[b!], dims[a!]];
+  return dims;
 }
 
 function inferZeroPad(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferOk {

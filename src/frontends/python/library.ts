@@ -95,7 +95,7 @@ function callTorch(interp: Interp, path: string, last: string, args: Value[], kw
     return constructTorchLayer(interp, last, args, kwargs, site);
   }
   if (path === 'torch.nn.utils.parametrizations.weight_norm' || path === 'torch.nn.utils.spectral_norm') return args[0] ?? UNKNOWN;
-  const functional = path.startsWith('torch.nn.functional.') || path.split('.').length === 2;
+  const functional = path.startsWith('torch.nn.functional.') || path.startsWith('torch.linalg.') || path.split('.').length === 2;
   if (!functional) return UNKNOWN;
   const result = torchFunction(interp, last, args, kwargs, site);
   if (result) return result;

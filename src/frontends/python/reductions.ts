@@ -12,13 +12,14 @@ import { UNKNOWN, iterItems, toNumber, truthy, type CallSite, type Dims, type Te
 
 type Record = (op: OpKind, attrs: Attrs, shape?: Dims) => Value;
 
-const REDUCERS: Readonly<{ [name: string]: ReduceFn }> = { mean: 'mean', sum: 'sum', amax: 'amax', amin: 'amin', max: 'amax', min: 'amin' };
+const REDUCERS: Readonly<{ [name: string]: ReduceFn }> = { mean: 'mean', sum: 'sum', amax: 'amax', amin: 'amin', max: 'amax', min: 'amin', norm: 'norm', vector_norm: 'norm' };
 
 export const isReduction = (name: string): boolean => Object.prototype.hasOwnProperty.call(REDUCERS, name);
 
 /** The reduced tensor (a `(values, indices)` pair for max and min over a dim), or x itself where nothing is reduced. */
 export function reduction(interp: Interp, name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, site: CallSite, record: Record): Value {
-  const a = bindArgs(['input', 'dim', 'keepdim'], args, kwargs);
+  // `x.norm(p, dim, keepdim)` and `torch.linalg.vector_norm(x, ord, dim, keepdim)` take the order first; it is priced as the 2-norm.
+  const a = bindArgs(REDUCERS[name] === 'norm' ? ['input', name === 'norm' ? 'p' : 'ord', 'dim', 'keepdim'] : ['input', 'dim', 'keepdim'], args, kwargs);
   const dim = a.get('dim');
   // torch.max(x, y) and x.max(y) are elementwise: shape-preserving.
   if (dim?.k === 'tensor') return x;

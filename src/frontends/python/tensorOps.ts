@@ -10,6 +10,7 @@ import { castCall, CAST_METHODS, resultDtype, statedDtype } from './casts';
 import { einsum } from './einsum';
 import { elementwiseAttrs, perSample } from './elementwise';
 import { reduction } from './reductions';
+import { routerOp } from './routerOps';
 import { rmsUnaryStep, untag } from './rmsNormIdiom';
 import { tensorBinary } from './tensorArithmetic';
 import type { Attrs, OpKind, PinnedDtype, SourceRange } from '../../core/ir';
@@ -208,6 +209,8 @@ function graphTensorCall(interp: Interp, name: string, x: TensorV, args: Value[]
     for (const [k, v] of bound) if (k !== 'input' && v.k === 'tensor' && v.param) bound.set(k, v.param);
     return bound;
   };
+  const routed = routerOp(interp, name, x, args, kwargs, site, rec);
+  if (routed) return routed;
   switch (name) {
     case 'flatten': {
       const a = withTensor(['start_dim', 'end_dim']);
@@ -223,7 +226,14 @@ function graphTensorCall(interp: Interp, name: string, x: TensorV, args: Value[]
       const rank = torchDims(x)?.length;
       const d0 = numArg(a, 'dim0');
       const d1 = numArg(a, 'dim1');
-      if (rank === undefined || d0 === undefined || d1 === undefined) return x;
+      const unread = d0 === undefined || d1 === undefined;
+      if (unread || (rank === undefined && (x.fold || x.front || x.unbatched || d0 === 0 || d1 === 0))) {
+        // Said, not guessed: the shapes after this point are the input's.
+        interp.warn(site.node, `${name} ${unread ? 'of dims we cannot compute' : 'of a tensor whose layout WAP does not track here'} is taken as a pass-through; shapes after it may be wrong`, 'partial-eval');
+        return x;
+      }
+      // The rank is not known here (a Linear's output before inference): the core swaps the two dims once it is.
+      if (rank === undefined) return recordOp(interp, { base: 'permute', type: 'Tensor.transpose', op: 'permute', attrs: { swap: [d0, d1] }, inputs: [x], site, shape: undefined });
       const dims = Array.from({ length: rank }, (_, i) => i);
       const i0 = d0 < 0 ? d0 + rank : d0;
       const i1 = d1 < 0 ? d1 + rank : d1;
@@ -306,6 +316,8 @@ function graphTensorCall(interp: Interp, name: string, x: TensorV, args: Value[]
       return rec('pool', { rank: 2, mode: 'avg', global: true, keepDims }, undefined);
     }
     case 'sum':
+    case 'norm':
+    case 'vector_norm':
     case 'amax':
     case 'amin':
     case 'max':

@@ -77,7 +77,10 @@ MATH = {
     "square": torch.square, "sin": torch.sin, "cos": torch.cos, "reciprocal": torch.reciprocal, "erf": torch.erf,
 }
 CAST_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
-REDUCERS = {"mean": torch.mean, "sum": torch.sum, "amax": torch.amax, "amin": torch.amin}
+REDUCERS = {
+    "mean": torch.mean, "sum": torch.sum, "amax": torch.amax, "amin": torch.amin,
+    "norm": lambda x, dim, keepdim: torch.linalg.vector_norm(x, 2, dim=dim, keepdim=keepdim),
+}
 
 
 def with_constant(a):
@@ -184,6 +187,10 @@ def build_bare(spec):
     if op in ("flatten", "reshape"):
         out = spec.get("outputShape") or [math.prod(s0)]
         return Fn(lambda x: x.reshape(x.shape[0], *out))
+    if op == "permute" and a.get("swap"):
+        # A transpose read before its rank was known names only the two dims it swaps.
+        d0, d1 = a["swap"]
+        return Fn(lambda x: x.transpose(d0, d1))
     if op == "permute":
         dims = [d % rank for d in a["dims"]]
         return Fn(lambda x: x.permute(*dims))
@@ -199,6 +206,9 @@ def build_bare(spec):
         return nn.Dropout(num(a.get("rate"), 0.5))
     if op == "activation":
         fn = a.get("fn")
+        if fn == "cumsum":
+            ax = num(a.get("axis"), -1)
+            return Fn(lambda x: torch.cumsum(x, dim=ax))
         if fn in ("softmax", "log_softmax"):
             ax = num(a.get("axis"), -1)
             f = F.softmax if fn == "softmax" else F.log_softmax
@@ -227,6 +237,9 @@ def build_bare(spec):
         return Fn(lambda x: (torch.split(x, sizes, dim=ax) if sizes else torch.chunk(x, num(a.get("chunks"), 1), dim=ax))[idx])
     if op == "matmul":
         return Fn(lambda x, y: x @ (y.transpose(-2, -1) if a.get("transposeB") else y))
+    if op == "reduce" and a.get("fn") == "topk":
+        k, d = num(a.get("k"), 1), (a.get("axes") or [-1])[0]
+        return Fn(lambda x: torch.topk(x, k, dim=d).values)
     if op == "reduce":
         f = REDUCERS.get(a.get("fn"))
         if f is None:

@@ -341,7 +341,9 @@ function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
       return { params: [], apply: ([x]) => tf.reshape(x!, [batch, ...out]) };
     }
     case 'permute': {
-      const dims = (a.dims as number[]).map((d) => axisOf(d, rank));
+      // A transpose read before its rank was known names only the two dims it swaps.
+      const swap = Array.isArray(a.swap) ? (a.swap as number[]).map((d) => axisOf(d, rank)) : undefined;
+      const dims = swap ? Array.from({ length: rank }, (_, i) => (i === swap[0] ? swap[1]! : i === swap[1] ? swap[0]! : i)) : (a.dims as number[]).map((d) => axisOf(d, rank));
       return { params: [], apply: ([x]) => tf.transpose(x!, dims) };
     }
     case 'zeropad': {
@@ -385,6 +387,11 @@ function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
     case 'matmul':
       return { params: [], apply: ([x, y]) => tf.matMul(x!, y!, false, !!a.transposeB) };
     case 'reduce': {
+      if (a.fn === 'topk') {
+        // tf.topk selects along the last axis only.
+        if (axisOf(Array.isArray(a.axes) ? (a.axes as number[])[0]! : -1, rank) !== rank - 1) throw new Unsupported('topk along an axis other than the last is not built by the tfjs worker');
+        return { params: [], apply: ([x]) => tf.topk(x!, num(a.k, 1)).values };
+      }
       const reducer = REDUCERS[String(a.fn)];
       if (!reducer) throw new Unsupported(`reduction '${String(a.fn)}' is not built by the tfjs worker`);
       const axes = (Array.isArray(a.axes) ? (a.axes as number[]) : []).map((ax) => axisOf(ax, rank));

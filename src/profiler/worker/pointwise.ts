@@ -16,6 +16,7 @@ export const REDUCERS: Record<string, (x: Tensor, axes: number[], keepDims: bool
   sum: (x, axes, keep) => tf.sum(x, axes, keep),
   amax: (x, axes, keep) => tf.max(x, axes, keep),
   amin: (x, axes, keep) => tf.min(x, axes, keep),
+  norm: (x, axes, keep) => tf.sqrt(tf.sum(tf.square(x), axes, keep)),
 };
 
 export const ACTIVATIONS: Record<string, (x: Tensor, axis: number) => Tensor> = {
@@ -34,6 +35,7 @@ export const ACTIVATIONS: Record<string, (x: Tensor, axis: number) => Tensor> = 
   hardswish: (x) => tf.div(tf.mul(x, tf.relu6(tf.add(x, 3))), 6),
   hardsigmoid: (x) => tf.div(tf.relu6(tf.add(x, 3)), 6),
   linear: (x) => tf.clone(x),
+  cumsum: (x, axis) => tf.cumsum(x, axis),
 };
 
 /** Elementwise math written in forward (frontends/python/elementwise.ts), with its exponent or bounds. */
