@@ -36,7 +36,13 @@ test('per-layer search: autocast all-reduces fp32 gradients, holds fp32 weights,
   assert.equal(fc(pure).allreduceBytes, fc(master).allreduceBytes);
   assert.ok(fc(autocast).forwardMs > fc(master).forwardMs, `${fc(autocast).forwardMs} vs ${fc(master).forwardMs}: the fp32 → bf16 weight cast`);
   const m = (r: PlanReport) => r.plan.setup!.memoryPerGpu;
-  assert.ok(Math.abs(m(autocast).weights / m(master).weights - 3) < 1e-9, 'fp32 weights and their bf16 copies: 6 B vs 2 B');
+  // fp32 weights (4 B) for every parameter, and a bf16 copy (2 B) only for those autocast casts: the Linears' and attention's, not the
+  // embeddings' or LayerNorms'. Master weights hold 2 B each.
+  const params = (ops: (op: string) => boolean) => model.layers.filter((l) => ops(l.op)).reduce((a, l) => a + l.workload.params, 0);
+  const all = params(() => true);
+  const cast = params((op) => op === 'linear' || op === 'mha');
+  assert.ok(cast > 0 && cast < all, `${cast} of ${all}`);
+  assert.ok(Math.abs(m(autocast).weights / m(master).weights - (4 * all + 2 * cast) / (2 * all)) < 1e-9, `${m(autocast).weights} vs ${m(master).weights}`);
   assert.ok(Math.abs(m(autocast).gradients / m(master).gradients - 2) < 1e-9);
   assert.ok(Math.abs(m(pure).optimizer / m(master).optimizer - 4 / 12) < 1e-9, 'bf16 moments, no master copy');
   // The LayerNorms' fp32 outputs, saved by the casts' consumers in bf16, and the norms' own fp32 inputs: more activations.
@@ -60,6 +66,10 @@ test('block-stack search (BERT-large, transformers): autocast’s fp32 gradients
   assert.ok(layer(master), master.plan.layers.map((l) => l.name).slice(0, 30).join(' '));
   assert.equal(layer(autocast).allreduceBytes, 2 * layer(master).allreduceBytes);
   assert.ok(autocast.plan.setup!.memoryPerGpu.activations > master.plan.setup!.memoryPerGpu.activations);
+  // BERT's 31.8 M embedding and 0.1 M LayerNorm parameters get no bf16 copy; its Linears' 302 M do.
+  const all = model.layers.reduce((a, l) => a + l.workload.params, 0);
+  const cast = model.layers.filter((l) => l.op === 'linear').reduce((a, l) => a + l.workload.params, 0);
+  assert.ok(Math.abs(autocast.plan.setup!.memoryPerGpu.weights / master.plan.setup!.memoryPerGpu.weights - (4 * all + 2 * cast) / (2 * all)) < 1e-6);
   assert.ok(autocast.plan.setup!.mfu < master.plan.setup!.mfu, `MFU ${autocast.plan.setup!.mfu} vs ${master.plan.setup!.mfu}`);
   const syncBytes = (r: PlanReport) => r.timeline.filter((e) => e.kind === 'allreduce').reduce((a, e) => a + (e.bytes ?? 0), 0);
   assert.ok(Math.abs(syncBytes(autocast) / syncBytes(master) - 2) < 1e-6, `${syncBytes(autocast)} vs ${syncBytes(master)}`);

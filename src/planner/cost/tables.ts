@@ -5,6 +5,7 @@
  * (node cost + edge cost, additive as in OptCNN); the simulator reuses the
  * components to lay out a timeline.
  */
+import { autocastCastsWeights } from '../../core/autocast';
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import type { CostSource, OptimizerKind, StrategyMode } from '../../protocol/plan';
 import { analyticalTimes, inputBytesPerSample, updateMs, type AttentionKernel } from './compute';
@@ -347,7 +348,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         ? hostCopyMs((paramsHere / optShards) * (bytes.gradient + bytes.weight), hostGBs)
         : updateMs(paramsHere / optShards, stateCopies, gpu, 4);
       const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
-      const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1);
+      const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1, autocastCastsWeights(layer.op) ? paramsHere : 0);
       // Float activations follow the precision; int64 indices and bool masks keep their size.
       const keptBytes = savedBytesAtPrecision(kept.savedBytesPerSample, kept.fixedBytesPerSample, actScale);
       const activations = keptBytes * samples * actShare * copies;

@@ -22,6 +22,8 @@ export interface ParallelDegrees {
 export interface GpuShare {
   /** Trainable parameters on this GPU before data-parallel sharding (after TP/PP/EP division). */
   params: number;
+  /** Of those, the ones autocast casts to 16 bits each forward (core/autocast.ts); absent: all of them. */
+  castParams?: number;
   /** Saved activation bytes of all micro-batches alive at once, in the setup's precision, after recompute. */
   activationBytes: number;
   /**
@@ -52,7 +54,7 @@ export const FRAGMENTATION_FRACTION = 9.2 / 80;
 /** Bytes per GPU: weights, gradients, optimizer state, activations, workspace (context + gather/recompute buffers). */
 export function memoryPerGpu(share: GpuShare, setup: MemorySetup, degrees: ParallelDegrees): MemoryBreakdown {
   const shards = shardCount(degrees.dataParallel, degrees.dataParallelPerNode ?? degrees.dataParallel, setup.hybridShard);
-  const states = modelStateBytes(share.params, setup, shards);
+  const states = modelStateBytes(share.params, setup, shards, share.castParams);
   const gather = shards > 1 && setup.zeroStage === 3 ? 2 * (share.largestGatherParams ?? 0) * precisionBytes(setup.precision, setup.ampStyle).weight : 0;
   return breakdown({ ...states, activations: share.activationBytes, workspace: CONTEXT_BYTES + gather + (share.extraWorkspace ?? 0) });
 }

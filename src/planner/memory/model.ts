@@ -34,6 +34,7 @@ export function optimizerStateCopies(o: OptimizerKind): number {
 
 /** Model-state bytes per parameter before any sharding (the ZeRO paper's 2 + 2 + K). */
 export interface StateBytesPerParam {
+  /** Of a parameter autocast casts (a Linear's or convolution's weight): its 16-bit copy included. */
   weights: number;
   gradients: number;
   /** fp32 master copy (mixed precision) plus the optimizer's fp32 state buffers: the paper's K. */
@@ -56,13 +57,17 @@ export interface ModelStateBytes {
  * or pipeline parallelism) on a data-parallel group whose ZeRO shards span
  * `shards` GPUs. CPU offload (ZeRO-Offload, Ren et al., USENIX ATC 2021)
  * moves the optimizer part (master weights and moments) to host memory.
+ * `castParams`: how many of them autocast casts to 16 bits (all when not said);
+ * only those hold a cast copy.
  */
-export function modelStateBytes(params: number, setup: MemorySetup, shards: number): ModelStateBytes {
+export function modelStateBytes(params: number, setup: MemorySetup, shards: number, castParams = params): ModelStateBytes {
   const per = stateBytesPerParam(setup.precision, setup.optimizer, setup.ampStyle);
+  const castCopy = precisionBytes(setup.precision, setup.ampStyle).castCopy;
   const n = Math.max(1, shards);
   const z = shards > 1 ? setup.zeroStage : 0;
+  const cast = Math.min(Math.max(0, castParams), params);
   return {
-    weights: (params * per.weights) / (z >= 3 ? n : 1),
+    weights: (params * (per.weights - castCopy) + cast * castCopy) / (z >= 3 ? n : 1),
     gradients: (params * per.gradients) / (z >= 2 ? n : 1),
     optimizer: setup.cpuOffload ? 0 : (params * per.optimizer) / (z >= 1 ? n : 1),
   };

@@ -22,8 +22,8 @@ export interface PrecisionBytes {
   weight: number;
   /**
    * Under autocast: the 16-bit copy of each weight autocast makes per forward, which a Linear or convolution keeps
-   * for its backward (dX = dY·W), so it lives through the step. Counted for every parameter, embeddings and norms
-   * too, which autocast does not cast: an upper bound by their share of the parameters.
+   * for its backward (dX = dY·W), so it lives through the step. Only the weights of the ops autocast runs in 16 bits
+   * have one (core/autocast.ts autocastCastsWeights), not embeddings' or norms': modelStateBytes takes their count.
    */
   castCopy: number;
   /** fp32 master weights kept beside the 16-bit ones (0 when the weights are fp32 already). */

@@ -66,7 +66,10 @@ export function peakTflops(gpu: GpuSpec, precision: Precision): { tflops: number
   return { tflops: sharedPeakTflops(gpu, precision).tflops, fallback: false };
 }
 
-/** `shards`: GPUs the ZeRO state is divided over (HSDP: the node's share of the group, already applied by the caller). */
-export function modelStateBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number, cpuOffload = false, ampStyle?: AmpStyle): { weights: number; gradients: number; optimizer: number } {
-  return sharedModelStateBytes(params, { precision, ...(ampStyle ? { ampStyle } : {}), optimizer, zeroStage: zero, hybridShard: false, recompute: 'none', cpuOffload }, shards);
+/**
+ * `shards`: GPUs the ZeRO state is divided over (HSDP: the node's share of the group, already applied by the caller);
+ * `castParams`: the parameters autocast casts (all when not said).
+ */
+export function modelStateBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number, cpuOffload = false, ampStyle?: AmpStyle, castParams = params): { weights: number; gradients: number; optimizer: number } {
+  return sharedModelStateBytes(params, { precision, ...(ampStyle ? { ampStyle } : {}), optimizer, zeroStage: zero, hybridShard: false, recompute: 'none', cpuOffload }, shards, castParams);
 }

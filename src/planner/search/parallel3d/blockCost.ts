@@ -10,6 +10,7 @@
  * (cost/compute.ts) at the training precision.
  */
 import type { AnalyzedLayer } from '../../../core/ir';
+import { autocastCastsWeights } from '../../../core/autocast';
 import { product } from '../../../core/ir';
 import type { AmpStyle, Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
@@ -37,6 +38,8 @@ export interface GroupCost {
   epMs: number;
   /** Parameters held per GPU (tensor- and expert-parallel shares). */
   params: number;
+  /** Of those, the ones autocast casts to 16 bits each forward (the only ones with a cast copy). */
+  castParams: number;
   /** Activation bytes kept for backward per micro-batch under each recompute mode. */
   savedNone: number;
   savedSelective: number;
@@ -96,7 +99,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
   const { tp, cp, ep, sp, mb } = deg;
   const bytes = activationBytes(env.precision);
   const scale = bytes / env.modelDtypeBytes;
-  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
+  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, castParams: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
   let attentionFwd = 0;
   let attentionBwd = 0;
   for (const l of layers) {
@@ -121,6 +124,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
       attentionBwd += t.backwardMs;
     }
     c.params += l.workload.params * paramShare;
+    if (autocastCastsWeights(l.op)) c.castParams += l.workload.params * paramShare;
     // Float activations follow the precision; int64 indices and bool masks keep their size.
     const kept = savedUnderKernel(l, env.attention, env.modelDtypeBytes);
     const saved = savedBytesAtPrecision(kept.saved, kept.fixed, scale) * mb * share;
