@@ -1,5 +1,6 @@
 /** Number formatting shared by every view, tooltip and text table. */
 import type { MemoryBreakdown, TrainingSetup } from '../src/protocol/plan';
+import { parallelDegreesText } from '../src/protocol/setupText';
 
 export function fmtMs(ms: number): string {
   if (!Number.isFinite(ms)) return '–';
@@ -56,7 +57,7 @@ export function fmtDevices(devices: number[]): string {
 export function fmtSetup(s: TrainingSetup): string {
   const parts = [
     s.ampStyle ? `${s.precision} ${s.ampStyle}` : s.precision,
-    `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.contextParallel > 1 ? ` × CP ${s.contextParallel}` : ''}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`,
+    parallelDegreesText(s, true),
     `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}`,
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation}`,

@@ -1,5 +1,6 @@
 /** The CLI's plain-text plan table. */
 import type { LengthMixReport, PlanOutcome, PlanSequence, TrainingSetup } from '../protocol/plan';
+import { parallelDegreesText } from '../protocol/setupText';
 
 const pad = (s: string, w: number): string => (s.length >= w ? s : s + ' '.repeat(w - s.length));
 const fmt = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -77,7 +78,7 @@ export function setupLines(s: TrainingSetup): string[] {
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation} accumulation${s.gradientAccumulation === 1 ? '' : ' steps'}`,
     ...(s.cpuOffload ? ['optimizer offloaded to CPU (slow)'] : []),
   ];
-  const degrees = `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.virtualStages > 1 ? `(×${s.virtualStages} virtual)` : ''} × CP ${s.contextParallel}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`;
+  const degrees = parallelDegreesText(s, false);
   const m = s.memoryPerGpu;
   return [
     `setup: ${s.precision} (${s.precisionReason})${s.ampStyle ? `, ${s.ampStyle} (${s.ampStyleReason})` : ''}, ${degrees}, ${savers.join(', ')}, MFU ${fmt(s.mfu * 100, 1)}%`,

@@ -13,25 +13,30 @@ import { peakTflops, type PrecisionChoice } from './memory/index';
 import { membersPerNode } from './search/parallel3d/sharding';
 import { stageOption } from './simulator/pipeline';
 
+type Degrees = { dp: number; tp: number; others: NonNullable<TrainingSetup['otherDegrees']> };
+
 /**
  * The plan's data × tensor degrees: per-layer plans may mix configurations, so
  * report the one holding most of the parameters (most of the compute when
  * nothing has parameters): what a Megatron/DeepSpeed launch would be set to.
+ * The other configurations are listed too, so the one line does not hide them.
  */
-function degrees(options: NodeOption[]): { dp: number; tp: number } {
-  const weight = new Map<string, { c: LayerConfig; params: number; ms: number }>();
+function degrees(options: NodeOption[]): Degrees {
+  const weight = new Map<string, { c: LayerConfig; params: number; ms: number; layers: number }>();
   for (const o of options) {
+    // As the layer rows report it: a replicated layer ('rep') runs on its k GPUs too.
     const c: LayerConfig = o.config;
-    const k = c.split === 'rep' ? 1 : c.k;
-    const key = `${c.d}x${k}`;
-    const w = weight.get(key) ?? { c: { ...c, k }, params: 0, ms: 0 };
+    const key = `${c.d}x${c.k}`;
+    const w = weight.get(key) ?? { c, params: 0, ms: 0, layers: 0 };
     w.params += o.memory.weights;
     w.ms += o.forwardMs + o.backwardMs;
+    w.layers++;
     weight.set(key, w);
   }
-  let best: { c: LayerConfig; params: number; ms: number } | undefined;
-  for (const w of weight.values()) if (!best || w.params > best.params || (w.params === best.params && w.ms > best.ms)) best = w;
-  return { dp: best?.c.d ?? 1, tp: best?.c.k ?? 1 };
+  const ranked = [...weight.values()].sort((a, b) => b.params - a.params || b.ms - a.ms);
+  const best = ranked[0];
+  const others = ranked.slice(1).map((w) => ({ dataParallel: w.c.d, tensorParallel: w.c.k, layers: w.layers }));
+  return { dp: best?.c.d ?? 1, tp: best?.c.k ?? 1, others };
 }
 
 /** GPUs in the first GPU's node: HSDP shards within a node. */
@@ -43,6 +48,7 @@ function gpusInNode(topo: Topology): number {
 export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology, batch: number, precision: PrecisionChoice, fitsThrough?: string): TrainingSetup {
   let dp: number;
   let tp: number;
+  let others: Degrees['others'];
   let microBatch: number;
   let accumulation: number;
   let stages = 1;
@@ -50,12 +56,12 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
     const p = c.pipeline;
     stages = p.stages.length;
     const all = p.stages.flatMap((st) => st.layers.map((l) => stageOption(st, l)));
-    ({ dp, tp } = degrees(all));
+    ({ dp, tp, others } = degrees(all));
     microBatch = p.microBatch / dp;
     accumulation = p.microBatches;
   } else {
     const t = c.tables!;
-    ({ dp, tp } = degrees(t.layers.map((_, i) => t.options[i][c.choice![i]])));
+    ({ dp, tp, others } = degrees(t.layers.map((_, i) => t.options[i][c.choice![i]])));
     accumulation = Math.max(1, c.setup.microSteps);
     microBatch = batch / dp / accumulation;
   }
@@ -81,6 +87,7 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
     contextParallel: 1,
     expertParallel: 1,
     sequenceParallel: false,
+    ...(others.length ? { otherDegrees: others } : {}),
     mfu: seconds > 0 && peak > 0 ? modelFlops / seconds / peak : 0,
     memoryPerGpu: c.memory,
   };

@@ -85,6 +85,11 @@ export interface TrainingSetup {
   contextParallel: number;
   expertParallel: number;
   sequenceParallel: boolean;
+  /**
+   * A per-layer plan that mixes configurations (OWT: convolutions data parallel, classifier model parallel) reports
+   * the one holding most parameters above, and the others here, most parameters first, with the layers each covers.
+   */
+  otherDegrees?: Array<{ dataParallel: number; tensorParallel: number; layers: number }>;
   /** Model FLOPs utilisation: model FLOPs per second ÷ (GPUs × the precision's peak). */
   mfu: number;
   memoryPerGpu: MemoryBreakdown;

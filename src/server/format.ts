@@ -2,6 +2,7 @@
 import type { LayerPlan, LengthMixReport, MemoryBreakdown, PlanOutcome, StrategyKind, TrainingSetup } from '../protocol/plan';
 import { describeIncomplete } from '../core/completeness';
 import type { AnalyzedModel } from '../core/ir';
+import { parallelDegreesText } from '../protocol/setupText';
 
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '?';
@@ -116,7 +117,7 @@ export function incompleteHoverLine(model: AnalyzedModel, esc: (text: string) =>
 
 /** "bf16 (from ds_config.json (bf16.enabled)) · DP 8 × TP 1 × PP 1 · ZeRO-2 · recompute selective · micro-batch 4 × 8 · MFU 41%". */
 export function setupSummary(s: TrainingSetup): string {
-  const degrees = `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × PP ${s.pipelineStages}${s.contextParallel > 1 ? ` × CP ${s.contextParallel}` : ''}${s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : ''}`;
+  const degrees = parallelDegreesText(s, true);
   return [
     `${s.precision} (${s.precisionReason})`,
     ...(s.ampStyle ? [s.ampStyle] : []),

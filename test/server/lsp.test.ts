@@ -118,6 +118,6 @@ for (const [file, layerLine] of [
     assert.match(hover, /on GPU \d/);
     assert.match(hover, /params 16\.78 M/); // 4096×4096 + 4096
     // The plan's training setup, with the precision read from examples/pytorch/accelerate_config.yaml.
-    assert.match(hover, /_Setup: fp32 \(from accelerate\\_config\.yaml \(mixed\\_precision: no\)\) · DP \d+ × TP \d+ × PP \d+ · ZeRO-\d · recompute none · micro-batch [\d.]+ × \d+ · MFU [\d.]+%_/);
+    assert.match(hover, /_Setup: fp32 \(from accelerate\\_config\.yaml \(mixed\\_precision: no\)\) · DP \d+ × TP \d+ × PP \d+(?: \(most parameters; also [^)]+\))? · ZeRO-\d · recompute none · micro-batch [\d.]+ × \d+ · MFU [\d.]+%_/);
   });
 }

@@ -1,0 +1,18 @@
+/**
+ * The parallel degrees of a plan's training setup as text, one way for the CLI table, the hover and the plan view.
+ * Pure string code: the webview bundles it too.
+ */
+import type { TrainingSetup } from './plan';
+
+/**
+ * "DP 8 × TP 2+SP × PP 4(×2 virtual) × CP 1"; `compact` leaves out CP and the virtual stages when they are 1.
+ * A per-layer plan that mixes configurations says so: "…; also DP 4 × TP 1 on 15 layers".
+ */
+export function parallelDegreesText(s: TrainingSetup, compact: boolean): string {
+  const pp = `PP ${s.pipelineStages}${s.virtualStages > 1 ? `(×${s.virtualStages} virtual)` : ''}`;
+  const cp = !compact || s.contextParallel > 1 ? ` × CP ${s.contextParallel}` : '';
+  const ep = s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : '';
+  const main = `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × ${pp}${cp}${ep}`;
+  const others = (s.otherDegrees ?? []).map((o) => `DP ${o.dataParallel} × TP ${o.tensorParallel} on ${o.layers} layer${o.layers === 1 ? '' : 's'}`);
+  return others.length ? `${main} (most parameters; also ${others.join(', ')})` : main;
+}
