@@ -95,3 +95,19 @@ test('offload update time = parameters × (gradient + weight bytes) / host link 
   const { ctx: ctx2 } = searchContext(m, repeatedTransformer(m)!, slow, opts());
   assert.ok(Math.abs(estimate(ctx2, { ...c, offload: true }, false).updateMs / on.updateMs - 2) < 1e-9);
 });
+
+test('ZeRO-2/3 reduce-scatter every micro-batch’s gradients (they keep only their shard); ZeRO-1 syncs once after accumulation', () => {
+  // Two nodes on a slow network, so a reduce-scatter outlasts a micro-batch's backward and shows.
+  const { index: _i, node: _n, ...gpu } = resolveCluster('a100x8').gpus[0]!;
+  const slow = parseClusterSpec({ name: '2x8 A100, 2 GB/s between nodes', nodes: 2, gpusPerNode: 8, gpu, intraNode: { bandwidthGBs: 300, latencyUs: 3, name: 'nvlink' }, interNode: { bandwidthGBs: 2, latencyUs: 5, name: 'eth' } }, 'test');
+  const step = (zero: 1 | 2 | 3, microBatches: number) => estimateOn(slow, { zero, microBatches, recompute: 'none' }).est;
+  const extra = (zero: 2 | 3, m: number) => step(zero, m).gradSyncMs - step(1, m).gradSyncMs;
+  // Same final sync (reduce-scatter + all-gather) at every stage ≥ 1: one micro-batch, nothing more to reduce.
+  assert.ok(Math.abs(extra(2, 1)) < 1e-9, `${extra(2, 1)}`);
+  assert.ok(extra(2, 2) > 0, `ZeRO-2 at 2 micro-batches adds ${extra(2, 2)} ms`);
+  // One more exposed reduce-scatter per earlier micro-batch: 7 at 8 micro-batches, 1 at 2.
+  assert.ok(Math.abs(extra(2, 8) / extra(2, 2) - 7) < 1e-9, `${extra(2, 8)} vs ${extra(2, 2)}`);
+  // ZeRO-3 also gathers the weights for each forward and backward, on the same link: more than ZeRO-2 adds.
+  assert.ok(extra(3, 2) > extra(2, 2), `${extra(3, 2)} vs ${extra(2, 2)}`);
+  assert.ok(Math.abs(step(2, 8).stepMs - step(1, 8).stepMs - extra(2, 8)) < 1e-6, 'the step pays what the sync adds');
+});

@@ -196,18 +196,33 @@ export function workOf(s: StageTimes): number {
  * reduce-scatter of gradients plus an all-gather of updated weights (ZeRO ≥ 1,
  * the same ring volume, Rajbhandari et al. §5), over the data × context ranks.
  * Buckets overlap the last micro-batch's backward (PyTorch DDP, Li et al.,
- * VLDB 2020); accumulation steps before it do not sync.
+ * VLDB 2020). Under ZeRO 0 and 1 the accumulation steps before it do not sync;
+ * `shardedPerMicroMs` is what ZeRO-2/3 add on every micro-batch (below).
  */
-export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; zero3Ms: number } {
+export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number } {
   const p = c.dp * c.cp;
   const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
   // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
   const totalMs = g ? 2 * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
   const exposedMs = Math.max(0, totalMs - stage.backwardMs);
-  // ZeRO-3 all-gathers weights for every forward and backward of every micro-batch; prefetch hides it behind compute.
-  const perMicro = g && c.zero >= 3 ? Math.max(0, 2 * allGatherMs(bytes, g.shards, g.shardLink) - (stage.forwardMs + stage.backwardMs)) : 0;
-  return { totalMs, exposedMs, zero3Ms: perMicro * c.microBatches };
+  return { totalMs, exposedMs, shardedMs: g ? shardedPerMicroMs(c, stage, allGatherMs(bytes, g.shards, g.shardLink)) : 0 };
+}
+
+/**
+ * What sharded gradients and weights expose over a step's micro-batches, given one all-gather (or reduce-scatter:
+ * the same ring traffic) of the stage's 16-bit buffer over the shard group. ZeRO-3 all-gathers the weights for
+ * every forward and every backward (Rajbhandari et al., SC 2020, §5.3; FSDP re-gathers after resharding); prefetch
+ * hides them behind that micro-batch's compute. ZeRO-2 and -3 keep only their gradient shard, so every micro-batch
+ * before the last also reduce-scatters its gradients during its backward (DeepSpeed stage 2 reduces each
+ * micro-step's buckets; FSDP outside no_sync), on the same link as the gathers; the last one's is in gradSync.
+ */
+function shardedPerMicroMs(c: Config3D, stage: StageTimes, oneGatherMs: number): number {
+  if (c.zero < 2) return 0;
+  const earlier = Math.max(0, c.microBatches - 1);
+  if (c.zero === 2) return earlier * Math.max(0, oneGatherMs - stage.backwardMs);
+  const compute = stage.forwardMs + stage.backwardMs;
+  return Math.max(0, 2 * oneGatherMs - compute) + earlier * Math.max(0, 3 * oneGatherMs - compute);
 }
 
 export type Costs = { block: GroupCost; prefix: GroupCost; suffix: GroupCost };
@@ -242,6 +257,6 @@ export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, li
   const shards = c.zero >= 1 ? shardsOf(ctx, c) : 1;
   // Offloaded, the step's update is a PCIe round trip (the CPU optimizer overlaps it, as ZeRO-Offload's one-step delay allows).
   const upd = c.offload ? offloadMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs, ctx.ampStyle) : updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
-  const stepMs = pipelineMs + sync.exposedMs + sync.zero3Ms + upd;
-  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.zero3Ms, updateMs: upd, memory, fits, stages };
+  const stepMs = pipelineMs + sync.exposedMs + sync.shardedMs + upd;
+  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.shardedMs, updateMs: upd, memory, fits, stages };
 }

@@ -233,7 +233,7 @@ export function replayOf(ctx: EstimateContext, scored: Scored, emit: boolean): R
     hopBytes,
     links,
     gradSyncMs: syncs.map((s) => s.totalMs),
-    zero3PerMicroMs: syncs.map((s) => s.zero3Ms / c.microBatches),
+    shardedPerMicroMs: syncs.map((s) => s.shardedMs / c.microBatches),
     updateMs: stages.map((st) => (scored.est.updateMs * st.params) / Math.max(1, maxParams)),
     gradBytes: stages.map((st) => st.params * gradientBytes(ctx.precision, ctx.ampStyle)),
   }, emit);

@@ -20,9 +20,10 @@ export interface ReplayInput {
   /** Point-to-point time of one boundary activation, ms. */
   hopMs: number;
   links: Links;
-  /** Gradient sync per stage (whole, before overlap) and ZeRO-3 gathers left exposed per micro-batch. */
+  /** Gradient sync per stage (whole, before overlap). */
   gradSyncMs: number[];
-  zero3PerMicroMs: number[];
+  /** ZeRO-2/3 traffic left exposed per micro-batch (ZeRO-3's gathers, the earlier micro-batches' reduce-scatters). */
+  shardedPerMicroMs: number[];
   updateMs: number[];
   /** Bytes of each stage's gradient sync, for the events. */
   gradBytes: number[];
@@ -151,7 +152,7 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
         const label = `stage ${s}${V > 1 ? ` chunk ${op.chunk}` : ''}`;
         let end: number;
         if (op.fwd) {
-          const compute = st.forwardMs / V + input.zero3PerMicroMs[s] / 2;
+          const compute = st.forwardMs / V + input.shardedPerMicroMs[s] / 2;
           end = start + compute + tpShare;
           fEnd[idx(s, op.chunk, op.micro)] = end;
           fOp[idx(s, op.chunk, op.micro)] = id;
@@ -159,7 +160,7 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
           busy[s] += compute;
         } else {
           const re = st.recomputeMs / V;
-          const compute = st.backwardMs / V + input.zero3PerMicroMs[s] / 2;
+          const compute = st.backwardMs / V + input.shardedPerMicroMs[s] / 2;
           lastBackwardStart[s] = start;
           lastBackwardOp[s] = id;
           push(s, 'recompute', start, start + re, label, op.micro);
