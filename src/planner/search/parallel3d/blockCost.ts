@@ -11,6 +11,7 @@
  */
 import type { AnalyzedLayer } from '../../../core/ir';
 import { autocastCastsWeights } from '../../../core/autocast';
+import { expertOf, moeOf } from '../../../core/moe';
 import { product } from '../../../core/ir';
 import type { AmpStyle, Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
@@ -91,9 +92,6 @@ function attentionCoreShare(l: AnalyzedLayer): number {
   return Math.min(1, (4 * t * t * e) / Math.max(1, l.workload.forwardFlops));
 }
 
-function experts(l: AnalyzedLayer): number {
-  return Number((l.attrs as Record<string, unknown>).numExperts) || 0;
-}
 
 export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: CostEnv, isBlock: boolean): GroupCost {
   const { tp, cp, ep, sp, mb } = deg;
@@ -108,8 +106,9 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     // Ops on the residual stream (hidden-wide) are replicated across the tensor group unless sequence parallel splits them.
     const onResidual = !tensor && out.length > 0 && out[out.length - 1] === env.shape.hidden;
     const tpShare = tensor || !onResidual || sp ? tp : 1;
-    const e = experts(l);
-    const expertShare = e > 0 ? ep : 1;
+    // An expert's own layer: expert parallelism spreads the experts, so each GPU holds count/ep of them. Balanced
+    // routing gives each GPU the same tokens to compute as without it (its experts take ep GPUs' share each).
+    const expertShare = expertOf(l) ? ep : 1;
     const share = 1 / (tpShare * cp);
     const paramShare = (tensor ? 1 / tp : 1) / expertShare;
     const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast' });
@@ -130,10 +129,12 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     const saved = savedBytesAtPrecision(kept.saved, kept.fixed, scale) * mb * share;
     c.savedNone += saved;
     c.savedSelective += scoresKept ? Math.max(0, saved - scoreBytes(l, bytes) * mb * share) : saved;
-    if (e > 0 && ep > 1) {
-      // Dispatch and combine, forward and backward: four all-to-alls of the micro-batch's tokens.
-      const tokens = (mb * env.shape.seq * env.shape.hidden * bytes) / (cp * (sp ? tp : 1));
-      c.epMs += 4 * allToAllMs(tokens, ep, env.epLink);
+    const moe = moeOf(l);
+    if (moe && moe.role === 'router' && l.op === 'linear' && ep > 1) {
+      // Once per MoE block, at its router: dispatch and combine, forward and backward, four all-to-alls of the
+      // micro-batch's tokens, each sent to its top-k experts (Lepikhin et al., GShard, ICLR 2021, §3.2).
+      const routed = (mb * env.shape.seq * env.shape.hidden * bytes * moe.topK) / (cp * (sp ? tp : 1));
+      c.epMs += 4 * allToAllMs(routed, ep, env.epLink);
     }
   }
   if (!isBlock) {

@@ -7,6 +7,7 @@
  */
 import type { AnalyzedLayer, AnalyzedModel } from '../../../core/ir';
 import { product } from '../../../core/ir';
+import { expertCount } from '../../../core/moe';
 
 export interface BlockStructure {
   /** Index of the first layer of the first block. */
@@ -36,7 +37,7 @@ export interface BlockShape {
   linearDims: number[];
   /** Residual branches (attention, MLP): one tensor-parallel all-reduce each per pass (Megatron). */
   residualBranches: number;
-  /** Experts per MoE layer when the frontend reports them (attrs.numExperts); 0 otherwise. */
+  /** Experts per MoE layer when the frontend reports them (core/moe.ts); 0 otherwise. */
   experts: number;
 }
 
@@ -137,7 +138,7 @@ export function blockShape(s: BlockStructure): BlockShape {
     for (const v of [a.inFeatures, a.outFeatures]) if (typeof v === 'number') linearDims.push(v);
   }
   let experts = 0;
-  for (const l of s.block) experts = Math.max(experts, Number((l.attrs as Record<string, unknown>).numExperts) || 0);
+  for (const l of s.block) experts = Math.max(experts, expertCount(l));
   return {
     heads: attention.length > 0 ? Math.min(...attention.map(headsOf)) : 0,
     hidden: input.length > 0 ? input[input.length - 1] : 1,
