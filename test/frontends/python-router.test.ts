@@ -82,6 +82,11 @@ test('a topk of more than its dim holds, a cumsum without a dim and a p=1 normal
   const noDim = read('        return torch.cumsum(self.fc(x))').models[0]!;
   assert.match(noDim.diagnostics.map((d) => d.message).join(' '), /torch\.cumsum is not modelled/);
   assert.equal(noDim.completeness?.complete, false);
+  // A hand-written MoE's token choice is data: said where it is made.
+  for (const call of ['torch.where(s > 0)', 'torch.nonzero(s > 0, as_tuple=True)']) {
+    const routed = read(`        s = self.fc(x)\n        idx, nth = ${call}\n        return s`).models[0]!;
+    assert.match(routed.diagnostics.map((d) => d.message).join(' '), /returns indices that depend on the data/, call);
+  }
   // A transpose of the batch dim, or of dims that cannot be read, is said to pass through, not silently kept.
   for (const body of ['        return self.fc(x).transpose(0, 1)', '        return self.fc(x).transpose(self.d, -1)']) {
     const passed = read(body).models[0]!;

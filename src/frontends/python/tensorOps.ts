@@ -171,6 +171,11 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     return recordOp(interp, { base: name, type: site.calleeText, op: 'concat', attrs: { axis: numArg(a, 'dim', 0) ?? 0 }, inputs, site });
   }
   if (name === 'where' && args.length >= 3) return select(interp, args[1]!, args[2]!, site);
+  if ((name === 'where' && args.length === 1) || name === 'nonzero' || name === 'argwhere') {
+    // A hand-written MoE's `idx, nth = torch.where(selected == i)`: which tokens an expert gets is data.
+    interp.warn(site.node, `${site.calleeText}(condition) returns indices that depend on the data (an MoE router's tokens for one expert); what they pick is not modelled`, 'unknown-op', 'info');
+    return UNKNOWN;
+  }
   if (!x || !isGraphTensor(x)) {
     if (name === 'scaled_dot_product_attention' || ACTIVATIONS.has(name)) return UNKNOWN;
     return undefined;
