@@ -82,17 +82,27 @@ export function autocastLayers(layers: readonly LayerSpec[], floatInputs: Readon
   let insertedCasts = 0;
   let fp32Layers = 0;
   const pin = (d: PinnedDtype): PinnedDtype | undefined => (d === low ? undefined : d);
-  /** The producer ids of `layer`, with a cast node in front of each float input whose dtype is not `want`. */
-  const castInputsTo = (layer: LayerSpec, want: PinnedDtype): string[] =>
-    layer.inputs.map((id, i) => {
+  /**
+   * The producer ids of `layer`, with a cast node in front of each float input whose dtype is not `want`. Autocast
+   * casts per argument of the op it wraps, so one tensor passed twice is cast twice, except into
+   * nn.MultiheadAttention: with query, key and value the same tensor it runs one packed in-projection
+   * (F.multi_head_attention_forward's `_in_projection_packed`), one linear, one cast.
+   */
+  const castInputsTo = (layer: LayerSpec, want: PinnedDtype): string[] => {
+    const castOf = new Map<string, string>();
+    return layer.inputs.map((id, i) => {
       const have = dtypes.get(id);
       if (have === undefined || have === want) return id;
+      const shared = layer.op === 'mha' ? castOf.get(id) : undefined;
+      if (shared) return shared;
       const castId = `${layer.id}:autocast${i}`;
+      castOf.set(id, castId);
       out.push({ id: castId, name: `${layer.name} (autocast input cast)`, type: 'autocast', op: 'activation', attrs: { fn: 'cast', from: have, to: want }, inputs: [id], range: layer.range, ...(layer.callRange ? { callRange: layer.callRange } : {}), ...(pin(want) ? { activationDtype: want } : {}) });
       dtypes.set(castId, want);
       insertedCasts++;
       return castId;
     });
+  };
   for (const layer of layers) {
     const { activationDtype: _frontendPin, ...base } = layer;
     const policy = policyOf(layer);

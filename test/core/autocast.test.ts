@@ -114,3 +114,16 @@ test('autocast rules on a hand-made graph: fp32 inputs cast once per 16-bit cons
   assert.equal(d.get('bn')!.activationDtype, undefined, 'batch_norm is in no autocast list: the input dtype');
   assert.equal(g.insertedCasts, 2);
 });
+
+test('nn.MultiheadAttention casts one tensor once: self-attention runs one packed in-projection, cross-attention two (as torch 1.13 runs it)', () => {
+  // Counted with torch.profiler under torch.autocast("cpu", bfloat16): mha(h, h, h) runs one aten::_to_copy of h,
+  // mha(h, x, x) one of h and one of x (F.multi_head_attention_forward's _in_projection_packed).
+  const at = (id: string, op: LayerSpec['op'], inputs: string[]): LayerSpec => ({ id, name: id, type: id, op, attrs: {}, inputs, range: { line: 1, column: 1, endLine: 1, endColumn: 1 } });
+  const g = autocastLayers([at('ln', 'layernorm', ['x']), at('self', 'mha', ['ln', 'ln', 'ln']), at('cross', 'mha', ['ln', 'x', 'x']), at('mm', 'matmul', ['ln', 'ln'])], new Set(['x']), 'bf16');
+  const d = new Map(g.layers.map((l) => [l.id, l]));
+  assert.deepEqual(d.get('self')!.inputs, ['self:autocast0', 'self:autocast0', 'self:autocast0']);
+  assert.deepEqual(d.get('cross')!.inputs, ['cross:autocast0', 'cross:autocast1', 'cross:autocast1']);
+  // Any other op casts per argument: autocast keeps no cache for activations.
+  assert.deepEqual(d.get('mm')!.inputs, ['mm:autocast0', 'mm:autocast1']);
+  assert.equal(g.insertedCasts, 1 + 2 + 2);
+});
