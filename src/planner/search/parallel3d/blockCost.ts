@@ -9,10 +9,10 @@
  * ring) and expert parallel ep. Compute comes from the shared roofline
  * (cost/compute.ts) at the training precision.
  */
-import type { AnalyzedLayer } from '../../../core/ir';
 import { autocastCastsWeights } from '../../../core/autocast';
-import { expertOf, moeOf } from '../../../core/moe';
+import type { AnalyzedLayer } from '../../../core/ir';
 import { product } from '../../../core/ir';
+import { expertOf, moeOf } from '../../../core/moe';
 import type { AmpStyle, Precision } from '../../../protocol/plan';
 import type { GpuSpec } from '../../cluster/spec';
 import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
@@ -91,7 +91,6 @@ function attentionCoreShare(l: AnalyzedLayer): number {
   // Two T×T×E products against the layer's forward FLOPs (projections included).
   return Math.min(1, (4 * t * t * e) / Math.max(1, l.workload.forwardFlops));
 }
-
 
 export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: CostEnv, isBlock: boolean): GroupCost {
   const { tp, cp, ep, sp, mb } = deg;
