@@ -37,8 +37,14 @@ function readZeroStage(text: string, root: Node): ConfigValue<number> | undefine
   return { value: node.value, range: rangeOf(node) };
 }
 
-/** DeepSpeed's data-parallel world size under the plan: pipeline stages do not count. */
+/**
+ * DeepSpeed's data-parallel world size under the plan: pipeline stages do not count, and in a block-stack plan
+ * (DP × TP × PP × CP over every GPU, Megatron-DeepSpeed's layout) neither do tensor or context ranks, which see the
+ * same samples. A per-layer plan's model parallelism is nothing DeepSpeed runs (the export says so): its GPUs ÷ stages.
+ */
 export function deepspeedWorld(plan: PlanReport): number {
+  const s = plan.plan.setup;
+  if (s && plan.search?.method === 'parallel3d' && s.dataParallel * s.tensorParallel * s.pipelineStages * s.contextParallel === plan.plan.gpus) return s.dataParallel;
   const stages = plan.plan.pipeline?.stages ?? 1;
   return Math.max(1, Math.floor(plan.plan.gpus / stages));
 }

@@ -52,7 +52,7 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   const megatron = flags.filter((f) => f.name.startsWith('--tensor-model-parallel') || f.name.startsWith('--pipeline-model-parallel') || f.name === '--micro-batch-size');
   if (megatron.length === 0) return undefined;
   const assignments = findAssignments(text, splitCommands(text), isMakefileName(fileName));
-  const known = new Set([...NUMERIC.map(([n]) => n), '--bf16', '--fp16', '--sequence-parallel', '--recompute-granularity', '--recompute-activations', '--use-distributed-optimizer']);
+  const known = new Set([...NUMERIC.map(([n]) => n), '--bf16', '--fp16', '--fp8-format', '--sequence-parallel', '--recompute-granularity', '--recompute-activations', '--use-distributed-optimizer']);
   const last = flags.filter((f) => known.has(f.name)).reduce((a, b) => (b.end > a.end ? b : a), megatron[0]!);
   const tail = last.value?.end ?? last.end;
   const anchor: TextRange = { start: megatron[0]!.start, end: megatron[0]!.end };
@@ -89,16 +89,19 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   };
   const bf16 = find('--bf16');
   const fp16 = find('--fp16');
-  const precision: Precision = bf16 ? 'bf16' : fp16 ? 'fp16' : 'fp32';
+  // Transformer Engine's fp8 GEMMs (--fp8-format e4m3|hybrid) run beside --bf16 or --fp16.
+  const fp8 = find('--fp8-format');
+  const precision: Precision = fp8?.value ? 'fp8' : bf16 ? 'bf16' : fp16 ? 'fp16' : 'fp32';
   stated.precision = {
-    value: precision, stated: !!(bf16 ?? fp16), range: bf16 ?? fp16 ?? anchor,
+    value: precision, stated: !!(fp8 ?? bf16 ?? fp16), range: fp8 ?? bf16 ?? fp16 ?? anchor,
     set: (p) => {
-      if (p === 'fp8') return undefined;
+      if (p === 'fp8') return fp8 ? undefined : [...set('--bf16', !fp16), ...add('--fp8-format hybrid')];
+      const noFp8 = fp8 ? drop(fp8) : [];
       const want = p === 'bf16' ? '--bf16' : p === 'fp16' ? '--fp16' : undefined;
       const other = want === '--bf16' ? fp16 : want === '--fp16' ? bf16 : undefined;
       // Swapping one precision flag for the other keeps its place (and its line in an array).
-      if (want && other && !find(want)) return [{ start: other.start, end: other.end, newText: want }];
-      return [...set('--bf16', p === 'bf16'), ...set('--fp16', p === 'fp16')];
+      if (want && other && !find(want)) return [...noFp8, { start: other.start, end: other.end, newText: want }];
+      return [...noFp8, ...set('--bf16', p === 'bf16'), ...set('--fp16', p === 'fp16')];
     },
   };
   const sp = find('--sequence-parallel');

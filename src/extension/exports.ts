@@ -1,7 +1,7 @@
 /** "Export Timeline (Chrome trace)" and "Export plan as…": ask the server, then save or preview. */
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { ExportPlanRequest, ExportTraceRequest, type ModelRef } from '../protocol/lsp';
+import { EXPORT_FORMAT_IDS, ExportPlanRequest, ExportTraceRequest, type ExportFormatId, type ModelRef } from '../protocol/lsp';
 
 function defaultUri(ref: ModelRef, fileName: string): vscode.Uri | undefined {
   const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(ref.uri)) ?? vscode.workspace.workspaceFolders?.[0];
@@ -28,15 +28,17 @@ function announceSaved(target: vscode.Uri, what: string): void {
   });
 }
 
-/** Formats the configs room exports; shown in the QuickPick. */
-const FORMATS: Array<{ id: string; label: string; detail: string; language: string }> = [
-  { id: 'deepspeed', label: 'DeepSpeed config', detail: 'ds_config.json with batch sizes and ZeRO stage', language: 'json' },
-  { id: 'accelerate', label: 'HF Accelerate config', detail: 'accelerate config YAML', language: 'yaml' },
-  { id: 'torchrun', label: 'torchrun command line', detail: 'single- or multi-node launch', language: 'shellscript' },
-  { id: 'hostfile', label: 'Multi-node hostfile and launch', detail: 'DeepSpeed hostfile, torchrun rendezvous, Horovod -H', language: 'shellscript' },
-  { id: 'horovod', label: 'Horovod launch', detail: 'horovodrun -np N -H host:slots', language: 'shellscript' },
-  { id: 'torch-parallelize', label: 'PyTorch parallelize() (torch ≥ 2.4)', detail: 'DeviceMesh, ColwiseParallel/RowwiseParallel by module name, fully_shard (FSDP2), checkpointing', language: 'python' },
-];
+/** How the QuickPick shows each format the configs room exports: one entry per EXPORT_FORMAT_IDS, checked by the compiler. */
+const FORMAT_ITEMS: Record<ExportFormatId, { label: string; detail: string; language: string }> = {
+  deepspeed: { label: 'DeepSpeed config', detail: 'ds_config.json with the plan\'s batch sizes, precision, ZeRO stage and offload', language: 'json' },
+  accelerate: { label: 'HF Accelerate config', detail: 'accelerate config YAML: mixed precision, FSDP sharding and checkpointing, or its DeepSpeed plugin', language: 'yaml' },
+  megatron: { label: 'Megatron-LM arguments', detail: 'pretrain_gpt.py launch with TP/PP/CP, sequence parallel, recompute, batch and precision', language: 'shellscript' },
+  torchrun: { label: 'torchrun command line', detail: 'single- or multi-node launch', language: 'shellscript' },
+  hostfile: { label: 'Multi-node hostfile and launch', detail: 'DeepSpeed hostfile, torchrun rendezvous, Horovod -H', language: 'shellscript' },
+  horovod: { label: 'Horovod launch', detail: 'horovodrun -np N -H host:slots', language: 'shellscript' },
+  'torch-parallelize': { label: 'PyTorch parallelize() (torch ≥ 2.4)', detail: 'DeviceMesh, ColwiseParallel/RowwiseParallel by module name, fully_shard (FSDP2), checkpointing', language: 'python' },
+};
+const FORMATS = EXPORT_FORMAT_IDS.map((id) => ({ id, ...FORMAT_ITEMS[id] }));
 
 export async function exportPlanAs(client: LanguageClient, ref: ModelRef, format?: string): Promise<void> {
   const picked = FORMATS.find((f) => f.id === format) ?? (await vscode.window.showQuickPick(FORMATS, { title: 'WAP: export plan as…', matchOnDetail: true }));

@@ -10,6 +10,7 @@
 import { NotificationType, ProtocolRequestType, ProtocolRequestType0 } from 'vscode-languageserver-protocol';
 import type { Range, WorkDoneProgressParams, WorkspaceEdit } from 'vscode-languageserver-protocol';
 import type { PlanOutcome } from './plan';
+export { EXPORT_FORMAT_IDS, type ExportFormatId } from './exportFormats';
 import type { PlanControls } from './webview';
 import type { ValidationReport } from './validate';
 
@@ -89,7 +90,7 @@ export const ExportTraceRequest = new ProtocolRequestType<ModelRef, ExportTraceR
 
 /** `wap/exportPlan`: the plan as a launch config for a distributed engine. */
 export interface ExportPlanParams extends ModelRef {
-  /** e.g. 'deepspeed', 'accelerate', 'torchrun', 'hostfile', 'horovod', 'torch-parallelize' (see src/configs). */
+  /** One of EXPORT_FORMAT_IDS ('placement' is still accepted as the old name of 'torch-parallelize'). */
   format: string;
 }
 export interface ExportPlanResult {

@@ -42,7 +42,8 @@ test('edits: numbers in place, precision flag swapped in place, flags added afte
   assert.equal(apply(s.tensorParallel!.set!(8)), TEXT.replace('TP=4', 'TP=8'));
   assert.equal(apply(s.pipelineStages!.set!(4)), TEXT.replace('size=2', 'size=4'));
   assert.equal(apply(s.precision!.set!('bf16')), TEXT.replace('--fp16', '--bf16'));
-  assert.equal(s.precision!.set!('fp8'), undefined);
+  // fp8 is Transformer Engine's --fp8-format beside the 16-bit flag already there (--fp16 here).
+  assert.deepEqual(s.precision!.set!('fp8')!.map((e) => e.newText), [' --fp8-format hybrid']);
   // fp32: the --fp16 line goes, continuation and all.
   assert.equal(apply(s.precision!.set!('fp32')), TEXT.replace('  --fp16 \\\n', ''));
   assert.equal(apply(s.recompute!.set!('selective')), TEXT.replace('granularity full', 'granularity selective'));

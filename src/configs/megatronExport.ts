@@ -1,0 +1,46 @@
+/**
+ * The plan's setup as Megatron-LM arguments (pretrain_gpt.py): the parallel degrees, micro and global batch,
+ * precision, recompute and the distributed optimizer, the flags megatron.ts reads back. What Megatron has no
+ * argument for in the plan's terms (ZeRO-2/3, HSDP, optimizer offload, a 16-bit style it does not run) is a note.
+ */
+import type { PlanReport } from '../protocol/plan';
+import type { SetupWords } from './setupExport';
+
+export function megatronArguments(report: PlanReport): SetupWords<string[]> {
+  const s = report.plan.setup;
+  const notes: string[] = [];
+  if (!s) {
+    return { value: [`--micro-batch-size ${Math.max(1, Math.floor(report.batch / report.plan.gpus))}`, `--global-batch-size ${report.batch}`], notes: ['The plan states no training setup: only the batch arguments are written.'] };
+  }
+  const args = [`--tensor-model-parallel-size ${s.tensorParallel}`, `--pipeline-model-parallel-size ${s.pipelineStages}`, `--context-parallel-size ${s.contextParallel}`];
+  const perStage = report.plan.pipeline?.layersPerStage;
+  if (s.virtualStages > 1) {
+    // Megatron takes the layers of one virtual stage, the same on every stage.
+    const layers = perStage?.[0];
+    if (layers !== undefined && perStage!.every((n) => n === layers) && layers % s.virtualStages === 0) args.push(`--num-layers-per-virtual-pipeline-stage ${layers / s.virtualStages}`);
+    else notes.push(`The plan interleaves ${s.virtualStages} virtual stages over uneven stages (${perStage?.join(', ') ?? 'unknown'} layers), which one --num-layers-per-virtual-pipeline-stage cannot say.`);
+  } else if (perStage && perStage.length > 1 && new Set(perStage).size > 1) {
+    notes.push(`The plan's stages hold ${perStage.join(', ')} layers: set Megatron's first and last stage layer counts (--decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers) to match.`);
+  }
+  if (s.sequenceParallel) args.push('--sequence-parallel');
+  if (s.expertParallel > 1) args.push(`--expert-model-parallel-size ${s.expertParallel}`);
+  // Megatron's distributed optimizer shards optimizer state over the data-parallel ranks: ZeRO-1.
+  if (s.zeroStage >= 1) args.push('--use-distributed-optimizer');
+  if (s.zeroStage >= 2) notes.push(`The plan shards ${s.zeroStage === 3 ? 'weights and gradients' : 'gradients'} too (ZeRO-${s.zeroStage}); Megatron's distributed optimizer shards optimizer state only (ZeRO-1): plan with --zero 1 to price what it runs, or train with Megatron-FSDP.`);
+  if (s.hybridShard) notes.push('The plan shards within a node (HSDP), which these arguments do not say.');
+  if (s.cpuOffload) notes.push('The plan keeps optimizer state in host memory, which these arguments do not switch on.');
+  if (s.recompute === 'full') args.push('--recompute-granularity full', '--recompute-method uniform', '--recompute-num-layers 1');
+  if (s.recompute === 'selective') args.push('--recompute-granularity selective');
+  if (Number.isInteger(s.microBatch) && s.microBatch >= 1) args.push(`--micro-batch-size ${s.microBatch}`);
+  else notes.push(`The plan's micro-batch ${s.microBatch} is not a whole number; set --micro-batch-size yourself.`);
+  // Megatron derives accumulation: global batch ÷ (micro-batch × data-parallel ranks).
+  args.push(`--global-batch-size ${report.batch}`);
+  if (s.precision === 'bf16' || s.precision === 'fp8') args.push('--bf16');
+  if (s.precision === 'fp16') args.push('--fp16');
+  if (s.precision === 'fp8') args.push('--fp8-format hybrid');
+  if (s.precision === 'tf32') notes.push('TF32 matmuls are PyTorch\'s default for these fp32 arguments on Ampere and later only when torch.backends.cuda.matmul.allow_tf32 is set.');
+  const sixteen = s.precision === 'bf16' || s.precision === 'fp16' || s.precision === 'fp8';
+  if (sixteen && s.ampStyle && s.ampStyle !== 'master-weights') notes.push(`Megatron keeps fp32 master weights; the plan holds 16-bit tensors as ${s.ampStyle}: plan with --amp-style master-weights to price it as it runs.`);
+  if (s.otherDegrees) notes.push('The plan mixes configurations per layer; Megatron runs one tensor-parallel degree everywhere: these arguments state the one holding most parameters.');
+  return { value: args, notes };
+}

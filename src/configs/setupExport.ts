@@ -1,0 +1,103 @@
+/**
+ * The plan's training setup (precision, ZeRO/FSDP stage, offload, recompute, micro-batch and accumulation) in the
+ * words of the DeepSpeed and Accelerate configs WAP exports, so an exported config trains as the plan was priced,
+ * and WAP's own check reads it back without a difference (deepspeedSetup.ts, accelerateSetup.ts are the readers).
+ * What a format has no key for is a note, never dropped.
+ */
+import type { PlanReport, TrainingSetup, ZeroStage } from '../protocol/plan';
+
+export interface SetupWords<T> {
+  value: T;
+  /** What the config cannot say, and what to do instead. */
+  notes: string[];
+}
+
+const isSixteen = (s: TrainingSetup): boolean => s.precision === 'bf16' || s.precision === 'fp16' || s.precision === 'fp8';
+
+/**
+ * Degrees no launcher config can state (the torch-parallelize export writes them). Tensor-parallel layers are
+ * already named by the exports' model-parallel note.
+ */
+function degreeNotes(s: TrainingSetup, label: string): string[] {
+  const degrees = [
+    s.pipelineStages > 1 && label === 'Accelerate' ? `${s.pipelineStages} pipeline stages` : '',
+    s.contextParallel > 1 ? `context parallel ${s.contextParallel}` : '',
+    s.expertParallel > 1 ? `expert parallel ${s.expertParallel} (set where the MoE layers are built, e.g. deepspeed.moe.layer.MoE(ep_size=${s.expertParallel}))` : '',
+  ].filter(Boolean);
+  return degrees.length ? [`The plan uses ${degrees.join(', ')}, which ${label === 'Accelerate' ? 'an' : 'a'} ${label} config cannot say: see \`wap export --format torch-parallelize\` or Megatron-LM arguments.`] : [];
+}
+
+function recomputeNote(s: TrainingSetup, where: string): string[] {
+  return s.recompute === 'none' ? [] : [`The plan recomputes activations (${s.recompute}): switch it on ${where}.`];
+}
+
+/** Micro-batch and accumulation as the plan runs them, when they are whole numbers. */
+export function plannedBatchSplit(report: PlanReport): { micro: number; accumulation: number } | undefined {
+  const s = report.plan.setup;
+  if (!s || !Number.isInteger(s.microBatch) || s.microBatch < 1 || !Number.isInteger(s.gradientAccumulation) || s.gradientAccumulation < 1) return undefined;
+  return { micro: s.microBatch, accumulation: s.gradientAccumulation };
+}
+
+/** DeepSpeed keys for the plan's precision, ZeRO stage and optimizer offload (empty without a setup). */
+export function deepspeedSetupKeys(report: PlanReport): SetupWords<Record<string, unknown>> {
+  const s = report.plan.setup;
+  if (!s) return { value: {}, notes: [] };
+  const value: Record<string, unknown> = {};
+  const notes: string[] = [];
+  // DeepSpeed's bf16/fp16 modes keep 16-bit weights with an fp32 master copy in the optimizer.
+  if (s.precision === 'bf16' || s.precision === 'fp8') value.bf16 = { enabled: true };
+  if (s.precision === 'fp16') value.fp16 = { enabled: true };
+  if (s.precision === 'fp8') notes.push('fp8 GEMMs come from Transformer Engine layers in the model; this config trains the rest in bf16.');
+  if (s.precision === 'tf32') notes.push('TF32 is switched on in code (torch.backends.cuda.matmul.allow_tf32 = True), not in this config.');
+  if (isSixteen(s) && s.ampStyle && s.ampStyle !== 'master-weights') {
+    notes.push(`The plan holds 16-bit tensors as ${s.ampStyle}; DeepSpeed keeps fp32 master weights: plan with --amp-style master-weights to price it as it runs.`);
+  }
+  const stage: ZeroStage = report.plan.gpus > 1 ? s.zeroStage : 0;
+  value.zero_optimization = { stage, ...(s.cpuOffload && stage > 0 ? { offload_optimizer: { device: 'cpu' } } : {}) };
+  if (s.hybridShard) notes.push(`The plan shards within a node (HSDP, over ${s.shardGroup ?? 'a node\'s'} ranks); DeepSpeed's nearest is ZeRO++ (zero_hpz_partition_size), not written here.`);
+  notes.push(...recomputeNote(s, 'in the model code (model.gradient_checkpointing_enable() or deepspeed.checkpointing.checkpoint); this config alone does not'));
+  notes.push(...degreeNotes(s, 'DeepSpeed'));
+  return { value, notes };
+}
+
+/** FSDP's names for a ZeRO stage (accelerateSetup.ts reads them back); ZeRO-1 has none. */
+function fsdpStrategy(zero: ZeroStage, hybrid: boolean): string | undefined {
+  if (zero === 3) return hybrid ? 'HYBRID_SHARD' : 'FULL_SHARD';
+  if (zero === 2) return hybrid ? 'HYBRID_SHARD_ZERO2' : 'SHARD_GRAD_OP';
+  return undefined;
+}
+
+/**
+ * Accelerate's lines for the plan's engine and precision: MULTI_GPU for plain data parallelism, FSDP for ZeRO-2/3
+ * (sharding strategy, activation checkpointing, offload), its DeepSpeed plugin for ZeRO-1 (FSDP has no
+ * optimizer-only sharding). `mixed_precision` runs the forward under torch.autocast.
+ */
+export function accelerateSetupLines(report: PlanReport, processes: number): SetupWords<string[]> {
+  const s = report.plan.setup;
+  if (!s) return { value: [`distributed_type: ${processes > 1 ? 'MULTI_GPU' : "'NO'"}`, `mixed_precision: 'no' # the plan states no precision`], notes: [] };
+  const notes: string[] = [];
+  const lines: string[] = [];
+  const zero: ZeroStage = processes > 1 ? s.zeroStage : 0;
+  const fsdp = fsdpStrategy(zero, s.hybridShard);
+  if (processes <= 1) lines.push(`distributed_type: 'NO'`);
+  else if (fsdp) {
+    lines.push('distributed_type: FSDP', 'fsdp_config:', `  fsdp_sharding_strategy: ${fsdp}`, `  fsdp_activation_checkpointing: ${s.recompute !== 'none'}`, `  fsdp_offload_params: ${s.cpuOffload}`);
+    if (s.cpuOffload) notes.push('FSDP offloads parameters and gradients with the optimizer state; the plan priced only the optimizer state on the host.');
+  } else if (zero === 1) {
+    lines.push('distributed_type: DEEPSPEED', 'deepspeed_config:', '  zero_stage: 1', `  offload_optimizer_device: ${s.cpuOffload ? 'cpu' : 'none'}`, `  gradient_accumulation_steps: ${s.gradientAccumulation}`);
+    notes.push(...recomputeNote(s, 'in the script (model.gradient_checkpointing_enable())'));
+  } else {
+    lines.push('distributed_type: MULTI_GPU');
+    notes.push(...recomputeNote(s, 'in the script (model.gradient_checkpointing_enable())'));
+  }
+  const word = s.precision === 'bf16' || s.precision === 'fp16' || s.precision === 'fp8' ? s.precision : "'no'";
+  lines.push(`mixed_precision: ${word}`);
+  if (s.precision === 'tf32') notes.push('TF32 is switched on in code (torch.backends.cuda.matmul.allow_tf32 = True), not in this config.');
+  // Under its DeepSpeed plugin Accelerate hands mixed precision to DeepSpeed (fp32 master weights), else to autocast.
+  const runsAs = zero === 1 && !fsdp && processes > 1 ? 'master-weights' : 'autocast';
+  if (isSixteen(s) && (s.ampStyle ?? 'master-weights') !== runsAs) {
+    notes.push(`This config trains 16 bits as ${runsAs === 'autocast' ? 'torch.autocast does' : 'DeepSpeed does (fp32 master weights)'}; the plan holds them as ${s.ampStyle ?? 'master-weights'}: plan with --amp-style ${runsAs} to price it as it runs.`);
+  }
+  notes.push(...degreeNotes(s, 'Accelerate'));
+  return { value: lines, notes };
+}
