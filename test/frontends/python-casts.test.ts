@@ -6,7 +6,6 @@
  * tracing the model in bf16: the conversions each forward runs, with their dtypes, and each op's output dtype.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
@@ -19,8 +18,8 @@ import { analyticalTimes } from '../../src/planner/cost/compute';
 import { castTraffic, planActivationDtype } from '../../src/planner/cost/pinnedDtype';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { savedBytesAtPrecision } from '../../src/planner/memory/precision';
+import { traceForms } from './torchFormsTrace';
 
-const PYTHON = '/usr/bin/python3';
 const dir = join(__dirname, '..', 'fixtures', 'casts');
 const file = join(dir, 'forms.py');
 const INPUT = [16, 32];
@@ -40,33 +39,15 @@ const isCast = (l: AnalyzedLayer) => l.op === 'activation' && l.attrs.fn === 'ca
 interface TorchNode { kind: string; scope: string; inputs: Array<string | null>; outputs: Array<string | null> }
 
 function torchTruth(): { params: number; nodes: TorchNode[] } {
-  const r = spawnSync(
-    PYTHON,
-    [
-      '-c',
-      `import json, sys, warnings, torch
-warnings.simplefilter("ignore")
-sys.path.insert(0, ${JSON.stringify(dir)})
-import forms
-m = forms.Net().to(torch.bfloat16)
-x = torch.randn(2, ${INPUT.join(', ')}, dtype=torch.bfloat16)
-graph = torch.jit.trace(m, x).inlined_graph
-def dtype(v):
+  const report = `def dtype(v):
     t = v.type()
     return t.scalarType() if isinstance(t, torch._C.TensorType) else None
-# Kernels whose operands come from the input: a parameter's own cast runs once per step, not per sample.
-reached, nodes = {list(graph.inputs())[1].unique()}, []
-for node in graph.nodes():
-    if any(v.unique() in reached for v in node.inputs()):
-        reached.update(v.unique() for v in node.outputs())
-        tensors = [v for v in node.inputs() if isinstance(v.type(), torch._C.TensorType)]
-        nodes.append({"kind": node.kind().split("::")[1], "scope": node.scopeName(), "inputs": [dtype(v) for v in tensors], "outputs": [dtype(v) for v in node.outputs()]})
-print(json.dumps({"params": sum(p.numel() for p in m.parameters()), "nodes": nodes}))`,
-    ],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
-  assert.equal(r.status, 0, `${PYTHON} needs torch (CI installs python3-torch): ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as { params: number; nodes: TorchNode[] };
+nodes = []
+for node in from_input(graph):
+    tensors = [v for v in node.inputs() if isinstance(v.type(), torch._C.TensorType)]
+    nodes.append({"kind": kernel(node), "scope": node.scopeName(), "inputs": [dtype(v) for v in tensors], "outputs": [dtype(v) for v in node.outputs()]})
+print(json.dumps({"params": params, "nodes": nodes}))`;
+  return traceForms(dir, INPUT, report, 'bfloat16');
 }
 
 test("every conversion torch runs on the activations in bf16 is a cast node, in torch's order; the norms' own are in their price", () => {

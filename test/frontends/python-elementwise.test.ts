@@ -6,7 +6,6 @@
  * each forward runs on its input, in order, and counts the parameters.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
@@ -14,8 +13,8 @@ import type { AnalyzedLayer, AnalyzedModel } from '../../src/core/ir';
 import { product } from '../../src/core/ir';
 import { analyzeSourceSync } from '../../src/frontends/index';
 import { initPythonFrontend } from '../../src/frontends/python';
+import { traceForms } from './torchFormsTrace';
 
-const PYTHON = '/usr/bin/python3';
 const dir = join(__dirname, '..', 'fixtures', 'elementwise');
 const file = join(dir, 'forms.py');
 const INPUT = [16, 32];
@@ -42,29 +41,7 @@ function kernelOf(l: AnalyzedLayer): string {
 }
 
 function torchTruth(): { params: number; kernels: string[]; output: number[] } {
-  const r = spawnSync(
-    PYTHON,
-    [
-      '-c',
-      `import json, sys, warnings, torch
-warnings.simplefilter("ignore")
-sys.path.insert(0, ${JSON.stringify(dir)})
-import forms
-m = forms.Net()
-x = torch.randn(2, ${INPUT.join(', ')})
-graph = torch.jit.trace(m, x).inlined_graph
-# Kernels whose operands come from the input: a parameter's own arithmetic runs once per step, not per sample.
-reached, kernels = {list(graph.inputs())[1].unique()}, []
-for node in graph.nodes():
-    if any(v.unique() in reached for v in node.inputs()):
-        reached.update(v.unique() for v in node.outputs())
-        kernels.append(node.kind().split("::")[1])
-print(json.dumps({"params": sum(p.numel() for p in m.parameters()), "kernels": kernels, "output": list(m(x).shape[1:])}))`,
-    ],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
-  assert.equal(r.status, 0, `${PYTHON} needs torch (CI installs python3-torch): ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as { params: number; kernels: string[]; output: number[] };
+  return traceForms(dir, INPUT, 'print(json.dumps({"params": params, "kernels": [kernel(n) for n in from_input(graph)], "output": list(m(x).shape[1:])}))');
 }
 
 test("every elementwise kernel torch runs on the input is a node, in torch's order; the parameter-only decay is not", () => {

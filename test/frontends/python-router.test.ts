@@ -6,15 +6,14 @@
  * the parameters and the output shape.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import type { AnalyzedLayer } from '../../src/core/ir';
 import { analyzeSourceSync } from '../../src/frontends/index';
 import { initPythonFrontend } from '../../src/frontends/python';
+import { traceForms } from './torchFormsTrace';
 
-const PYTHON = '/usr/bin/python3';
 const dir = join(__dirname, '..', 'fixtures', 'router');
 const file = join(dir, 'forms.py');
 const INPUT = [16, 32];
@@ -32,24 +31,7 @@ function kernelOf(l: AnalyzedLayer): string {
 }
 
 function torchTruth(): { params: number; kernels: string[]; output: number[] } {
-  const r = spawnSync(
-    PYTHON,
-    [
-      '-c',
-      `import json, sys, warnings, torch
-warnings.simplefilter("ignore")
-sys.path.insert(0, ${JSON.stringify(dir)})
-import forms
-m = forms.Net()
-x = torch.randn(2, ${INPUT.join(', ')})
-graph = torch.jit.trace(m, x).inlined_graph
-kernels = [n.kind().split("::")[1] for n in graph.nodes() if n.kind().startswith("aten::")]
-print(json.dumps({"params": sum(p.numel() for p in m.parameters()), "kernels": kernels, "output": list(m(x).shape[1:])}))`,
-    ],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
-  assert.equal(r.status, 0, `${PYTHON} needs torch (CI installs python3-torch): ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as { params: number; kernels: string[]; output: number[] };
+  return traceForms(dir, INPUT, 'print(json.dumps({"params": params, "kernels": [kernel(n) for n in graph.nodes() if n.kind().startswith("aten::")], "output": list(m(x).shape[1:])}))');
 }
 
 test("normalize, topk, norm, vector_norm and cumsum are the kernels torch runs, in torch's order, and every layer is shaped", () => {
