@@ -32,6 +32,7 @@ function announceSaved(target: vscode.Uri, what: string): void {
 const FORMAT_ITEMS: Record<ExportFormatId, { label: string; detail: string; language: string }> = {
   deepspeed: { label: 'DeepSpeed config', detail: 'ds_config.json with the plan\'s batch sizes, precision, ZeRO stage and offload', language: 'json' },
   accelerate: { label: 'HF Accelerate config', detail: 'accelerate config YAML: mixed precision, FSDP sharding and checkpointing, or its DeepSpeed plugin', language: 'yaml' },
+  torchtitan: { label: 'torchtitan job config', detail: 'TOML [parallelism], [training] and [activation_checkpoint] sections: FSDP2/HSDP, TP/PP/CP, batch, precision', language: 'toml' },
   megatron: { label: 'Megatron-LM arguments', detail: 'pretrain_gpt.py launch with TP/PP/CP, sequence parallel, recompute, batch and precision', language: 'shellscript' },
   torchrun: { label: 'torchrun command line', detail: 'single- or multi-node launch', language: 'shellscript' },
   hostfile: { label: 'Multi-node hostfile and launch', detail: 'DeepSpeed hostfile, torchrun rendezvous, Horovod -H', language: 'shellscript' },

@@ -7,6 +7,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { checkConfig, exportPlan, initConfigReaders } from '../../src/configs';
+import { parseToml } from '../../src/configs/tomlDoc';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import type { ParallelPins, PlanOptions, PlanReport, Precision } from '../../src/protocol/plan';
 import { gptModel } from '../planner/gptSpec';
@@ -103,3 +104,31 @@ test('Megatron-LM fp8: --fp8-format beside --bf16 reads as fp8, and a plan in fp
   assert.equal(precisionFinding(script('--fp8-format hybrid')), undefined, 'fp8 read as fp8');
   assert.match(precisionFinding(script(''))?.message ?? '', /trains with bf16/);
 });
+
+test('torchtitan export: FSDP2 shard and replicate degrees (HSDP), reshard for ZeRO-2, TP/PP/CP, batch, precision and checkpointing; the check reads them back clean', () => {
+  const cases: Array<{ pins: ParallelPins; want: Record<string, Record<string, unknown>> }> = [
+    { pins: { dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 3, hybridShard: true, recompute: 'selective', microBatch: 4 }, want: { parallelism: { data_parallel_shard_degree: 8, data_parallel_replicate_degree: 2, fsdp_reshard_after_forward: 'default', tensor_parallel_degree: 1 }, activation_checkpoint: { mode: 'selective' } } },
+    { pins: { dataParallel: 8, tensorParallel: 2, pipelineStages: 1, zeroStage: 2, hybridShard: false, recompute: 'full', microBatch: 4 }, want: { parallelism: { data_parallel_shard_degree: 8, data_parallel_replicate_degree: 1, fsdp_reshard_after_forward: 'never', tensor_parallel_degree: 2 }, activation_checkpoint: { mode: 'full' } } },
+    { pins: { dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 0, recompute: 'none', microBatch: 2 }, want: { parallelism: { data_parallel_shard_degree: 1, data_parallel_replicate_degree: 16 }, activation_checkpoint: { mode: 'none' } } },
+  ];
+  for (const c of cases) {
+    const report = plan(c.pins, 'bf16');
+    const s = report.plan.setup!;
+    const file = exportPlan(report, 'torchtitan');
+    assert.equal(file.fileName, 'wap_torchtitan.toml');
+    const toml = parseTomlSections(file.content);
+    for (const [table, keys] of Object.entries(c.want)) for (const [k, v] of Object.entries(keys)) assert.deepEqual(toml[table]?.[k], v, `${table}.${k} for ${JSON.stringify(c.pins)}`);
+    assert.deepEqual(toml.training, { local_batch_size: s.microBatch, global_batch_size: 64, mixed_precision_param: 'bfloat16', enable_cpu_offload: false });
+    assert.deepEqual(differences(file, report), [], JSON.stringify(c.pins));
+  }
+  // ZeRO-1 has no FSDP2 form: written as ZeRO-2, and said.
+  const zero1 = plan({ dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 1, hybridShard: false, microBatch: 2 }, 'bf16');
+  assert.match(exportPlan(zero1, 'torchtitan').description, /FSDP2 has no optimizer-only sharding \(ZeRO-1\): written as ZeRO-2/);
+});
+
+/** The export's TOML as the configs room's own parser reads it: table → key → value. */
+function parseTomlSections(text: string): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const e of parseToml(text).entries) (out[e.table] ??= {})[e.key] = e.value;
+  return out;
+}
