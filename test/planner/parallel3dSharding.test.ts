@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import type { PlanOptions } from '../../src/protocol/plan';
 import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../../src/planner/index';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
-import { estimate, type Config3D } from '../../src/planner/search/parallel3d/estimate';
+import { costsFor, estimate, gradSync, linksFor, stageTime, type Config3D } from '../../src/planner/search/parallel3d/estimate';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import { gptModel } from './gptSpec';
 
@@ -110,4 +110,18 @@ test('ZeRO-2/3 reduce-scatter every micro-batch’s gradients (they keep only th
   // ZeRO-3 also gathers the weights for each forward and backward, on the same link: more than ZeRO-2 adds.
   assert.ok(extra(3, 2) > extra(2, 2), `${extra(3, 2)} vs ${extra(2, 2)}`);
   assert.ok(Math.abs(step(2, 8).stepMs - step(1, 8).stepMs - extra(2, 8)) < 1e-6, 'the step pays what the sync adds');
+});
+
+test('after the update ZeRO-1/2 all-gather the new weights, ZeRO-3 does not (its next forward gathers them): the step sync is half the traffic', () => {
+  const m = model();
+  const { ctx } = searchContext(m, repeatedTransformer(m)!, resolveCluster('h100x16-2node', {}), opts());
+  const sync = (zero: 1 | 2 | 3) => {
+    const c: Config3D = { n: 16, dp: 16, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 1, microBatches: 1, zero, recompute: 'none', blocksPerStage: [8] };
+    const links = linksFor(ctx, c);
+    const costs = costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 1 }, links);
+    return gradSync(ctx, c, stageTime(ctx, c, costs, links, 0), links).totalMs;
+  };
+  assert.ok(sync(1) > 0);
+  assert.ok(Math.abs(sync(2) - sync(1)) < 1e-9, 'ZeRO-2 syncs as ZeRO-1 after the last micro-batch');
+  assert.ok(Math.abs(sync(3) * 2 - sync(1)) < 1e-9, `ZeRO-3 ${sync(3)} ms vs ZeRO-1 ${sync(1)} ms`);
 });

@@ -193,8 +193,10 @@ export function workOf(s: StageTimes): number {
 
 /**
  * Gradient sync after the last micro-batch: an all-reduce (ZeRO 0) or a
- * reduce-scatter of gradients plus an all-gather of updated weights (ZeRO ≥ 1,
+ * reduce-scatter of gradients plus an all-gather of updated weights (ZeRO-1/2,
  * the same ring volume, Rajbhandari et al. §5), over the data × context ranks.
+ * ZeRO-3 keeps only its weight shard after the update and gathers weights when
+ * the next forward uses them (counted per micro-batch), so it reduce-scatters only.
  * Buckets overlap the last micro-batch's backward (PyTorch DDP, Li et al.,
  * VLDB 2020). Under ZeRO 0 and 1 the accumulation steps before it do not sync;
  * `shardedPerMicroMs` is what ZeRO-2/3 add on every micro-batch (below).
@@ -204,7 +206,7 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
   // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
-  const totalMs = g ? 2 * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
+  const totalMs = g ? (c.zero >= 3 ? 1 : 2) * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
   const exposedMs = Math.max(0, totalMs - stage.backwardMs);
   return { totalMs, exposedMs, shardedMs: g ? shardedPerMicroMs(c, stage, allGatherMs(bytes, g.shards, g.shardLink)) : 0 };
 }

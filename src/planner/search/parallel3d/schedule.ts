@@ -199,7 +199,8 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
     const syncFirst = mark();
     syncCritical.push(syncStart + input.gradSyncMs[s] > free[s]);
     if (input.gradSyncMs[s] > 0) {
-      const kinds: TimelineKind[] = c.zero >= 1 ? ['reducescatter', 'allgather'] : ['allreduce'];
+      // ZeRO-3 gathers its weights on use in the next step: its sync is the reduce-scatter alone.
+      const kinds: TimelineKind[] = c.zero >= 3 ? ['reducescatter'] : c.zero >= 1 ? ['reducescatter', 'allgather'] : ['allreduce'];
       const share = (syncEnd - syncStart) / kinds.length;
       kinds.forEach((kind, i) => push(s, kind, syncStart + i * share, syncStart + (i + 1) * share, `stage ${s} gradients (data parallel ×${c.dp * c.cp})`, -1, { lane: input.links.dp.lane, bytes: input.gradBytes[s] / kinds.length }));
     }
