@@ -1,6 +1,6 @@
 /**
  * Plan → the files real distributed engines read: DeepSpeed config,
- * Accelerate config, Megatron-LM arguments, torchrun / DeepSpeed / Horovod launch lines, and (for
+ * Accelerate config, Megatron-LM arguments, torchtitan config, torchrun / DeepSpeed / Horovod launch lines, and (for
  * every plan) runnable PyTorch parallelize() code (torchParallelize.ts). Every output says where
  * its numbers came from.
  */
