@@ -1,4 +1,5 @@
 /** AnalyzedModel → the plain layer specs workers build, and the analytical fallback for failed trials. */
+import { permutationOf } from '../core/catalogue/shaping';
 import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import type { ModelInputSpec, TrialSpec } from './worker/messages';
 
@@ -8,7 +9,7 @@ export function toTrialSpec(layer: AnalyzedLayer, model: AnalyzedModel): TrialSp
     id: layer.id,
     name: layer.name,
     op: layer.op,
-    attrs: layer.attrs,
+    attrs: workerAttrs(layer),
     inputShapes: (layer.inputShapes ?? []).map((s) => [...s]),
     outputShape: layer.outputShape ? [...layer.outputShape] : undefined,
     inputs: [...layer.inputs],
@@ -16,6 +17,19 @@ export function toTrialSpec(layer: AnalyzedLayer, model: AnalyzedModel): TrialSp
     inputDtypes: layer.inputs.map((id) => (modelInputs.get(id)?.dtype === 'int' ? 'int' : 'float')),
     needsInputGrad: layer.op !== 'input' && layer.inputs.some((id) => !modelInputs.has(id)),
   };
+}
+
+/** A transpose's `swap` pair as the full permutation its inferred input allows: workers build dims only. */
+function workerAttrs(layer: AnalyzedLayer): AnalyzedLayer['attrs'] {
+  const input = layer.inputShapes?.[0];
+  if (layer.op !== 'permute' || layer.attrs.swap === undefined || !input) return layer.attrs;
+  const { swap: _swap, ...rest } = layer.attrs as Record<string, unknown>;
+  try {
+    return { ...rest, dims: permutationOf(layer.attrs, input.length + 1) } as AnalyzedLayer['attrs'];
+  } catch {
+    // Shape inference refused the same pair: the layer has no output shape and is never trialled.
+    return layer.attrs;
+  }
 }
 
 export function modelInputSpecs(model: AnalyzedModel): ModelInputSpec[] {

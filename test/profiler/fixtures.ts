@@ -4,8 +4,9 @@
  * VGG-16, so the profiler can be exercised without depending on a frontend.
  */
 import { analyzeModel } from '../../src/core/analyze';
-import type { AnalyzedModel, Attrs, Layout, ModelSpec, OpKind } from '../../src/core/ir';
+import type { AnalyzedLayer, AnalyzedModel, Attrs, Layout, ModelSpec, OpKind } from '../../src/core/ir';
 import { rangeAt } from '../../src/core/ir';
+import { toTrialSpec } from '../../src/profiler/trialSpecs';
 
 type L = [name: string, op: OpKind, attrs: Attrs, type?: string];
 
@@ -70,4 +71,14 @@ export function tinyCnn(): AnalyzedModel {
     ['flatten', 'flatten', { startDim: 1, endDim: -1 }],
     ['fc', 'linear', { outFeatures: 5, bias: true }],
   ]);
+}
+
+/**
+ * The worker attrs of `k.transpose(-2, -1)` read before its rank was known (attrs `swap`), on a [2, 3] input:
+ * what toTrialSpec sends the workers for it.
+ */
+export function transposeSwapAttrs(): Record<string, unknown> {
+  const layer = { id: 't', name: 't', type: 'Tensor.transpose', op: 'permute', attrs: { swap: [-2, -1] }, inputs: ['x'], inputShapes: [[2, 3]], outputShape: [3, 2] } as unknown as AnalyzedLayer;
+  const model = { inputs: [{ id: 'x', shape: [2, 3], dtype: 'float' }], layout: 'channels_first' } as unknown as AnalyzedModel;
+  return toTrialSpec(layer, model).attrs as Record<string, unknown>;
 }

@@ -8,6 +8,7 @@ import * as tfcore from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { buildLayer, toChannelsLast, Unsupported } from '../../src/profiler/worker/layerBuilder';
 import type { TrialSpec } from '../../src/profiler/worker/messages';
+import { transposeSwapAttrs } from './fixtures';
 import { useRuntime } from '../../src/profiler/worker/tfRuntime';
 
 before(async () => {
@@ -70,7 +71,7 @@ test('a dtype cast is not built by the tfjs worker, which holds one float type: 
   assert.throws(() => buildLayer({ ...reduceSpec({ fn: 'cast', to: 'bf16' }, [3]), op: 'activation' }, 1), (e: Error) => e instanceof Unsupported && /one float type/.test(e.message));
 });
 
-test("a router's ops as the torch worker runs them: the 2-norm, topk along the last axis, cumsum, a transpose of two dims", () => {
+test("a router's ops as the torch worker runs them: the 2-norm, topk along the last axis, cumsum, a transpose read before its rank was known (resolved by toTrialSpec)", () => {
   const x = tfcore.tensor([[[3, 4, 1], [0, 2, 5]]]);
   const run = (op: TrialSpec['op'], attrs: Record<string, unknown>) => {
     const y = buildLayer({ ...reduceSpec(attrs, [2, 3]), op }, 1).apply([x]);
@@ -80,5 +81,7 @@ test("a router's ops as the torch worker runs them: the 2-norm, topk along the l
   assert.deepEqual(run('reduce', { fn: 'topk', axes: [-1], k: 2, keepDims: true }), { shape: [1, 2, 2], values: [4, 3, 5, 2] });
   assert.throws(() => buildLayer({ ...reduceSpec({ fn: 'topk', axes: [1], k: 1 }, [2, 3]), op: 'reduce' }, 1), (e: Error) => e instanceof Unsupported && /topk along an axis other than the last/.test(e.message));
   assert.deepEqual(run('activation', { fn: 'cumsum', axis: -1 }), { shape: [1, 2, 3], values: [3, 7, 8, 0, 2, 7] });
-  assert.deepEqual(run('permute', { swap: [-2, -1] }), { shape: [1, 3, 2], values: [3, 0, 4, 2, 1, 5] });
+  // A transpose read before its rank was known: toTrialSpec resolves its swap pair into the permutation workers build.
+  assert.deepEqual(transposeSwapAttrs(), { dims: [0, 2, 1] });
+  assert.deepEqual(run('permute', transposeSwapAttrs()), { shape: [1, 3, 2], values: [3, 0, 4, 2, 1, 5] });
 });

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { transposeSwapAttrs } from './fixtures';
 
 const TORCH_PYTHON = '/usr/bin/python3';
 const torchDir = join(__dirname, '..', '..', 'src', 'profiler', 'torch');
@@ -124,7 +125,7 @@ print(json.dumps([str(y.dtype), y.float().tolist()[0], str(x.grad.dtype), same i
   assert.deepEqual(out, ['torch.bfloat16', [-2, 0.5, 4], 'torch.float32', true]);
 });
 
-test("a router's ops build as torch runs them: the 2-norm, topk values, cumsum, and a transpose that names only its two dims", () => {
+test("a router's ops build as torch runs them: the 2-norm, topk values, cumsum, and a transpose read before its rank was known (resolved by toTrialSpec)", () => {
   const out = runWithWorker(`
 x = torch.tensor([[[3.0, 4.0, 1.0], [0.0, 2.0, 5.0]]])
 spec = lambda op, a: {"op": op, "attrs": a, "inputShapes": [[2, 3]]}
@@ -132,7 +133,7 @@ res = [tw.build_bare(spec(op, a))(x) for op, a in (
     ("reduce", {"fn": "norm", "axes": [-1], "keepDims": True}),
     ("reduce", {"fn": "topk", "axes": [-1], "k": 2, "keepDims": True}),
     ("activation", {"fn": "cumsum", "axis": -1}),
-    ("permute", {"swap": [-2, -1]}),
+    ("permute", ${JSON.stringify(transposeSwapAttrs())}),
 )]
 print(json.dumps([[list(r.shape), [round(v, 4) for v in r.flatten().tolist()]] for r in res]))
 `);

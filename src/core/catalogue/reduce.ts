@@ -59,4 +59,4 @@ function inferTopk(input: Shape, axes: number[], k: number | undefined, elems: n
   return { outputShape, params: 0, nonTrainable: 0, forwardFlops: elems, backwardFlops: elems, savedActivationBytes: indices, savedFixedBytes: indices };
 }
 
-export const reduceOps: OpInfo[] = [{ op: 'reduce', family: 'combining', weighted: false, summary: 'Reduction (mean, sum, max, min) over non-batch axes', infer: inferReduce }];
+export const reduceOps: OpInfo[] = [{ op: 'reduce', family: 'combining', weighted: false, summary: 'Reduction (mean, sum, max, min, 2-norm) over non-batch axes, or the top k along one', infer: inferReduce }];

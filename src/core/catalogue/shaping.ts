@@ -59,12 +59,20 @@ function inferPermute(inputShapes: Shape[], attrs: Attrs): InferOk {
   requireInputs(inputShapes, 1, 1, 'permute');
   const input = inputShapes[0];
   const rank = input.length + 1;
-  const dims = attrs.swap !== undefined && attrs.dims === undefined ? swapped(intList(attrs, 'swap'), rank) : intList(attrs, 'dims').map((d) => normAxis(d, rank, 'permute dim'));
+  const dims = permutationOf(attrs, rank);
   if (dims.length !== rank) fail(`permute dims [${dims.join(', ')}] must list all ${rank} dims (batch included)`);
   if (new Set(dims).size !== rank) fail(`permute dims [${dims.join(', ')}] repeat a dim`);
   if (dims[0] !== 0) fail('permute moves the batch dim; WAP needs the batch first');
   const withBatch = [0, ...input];
   return moved(dims.slice(1).map((d) => withBatch[d]));
+}
+
+/**
+ * A permute's batch-including permutation at `rank` dims: its `dims`, or the identity with its `swap` pair
+ * exchanged (a transpose read before its rank was known). Trial specs resolve it here too, so workers see dims.
+ */
+export function permutationOf(attrs: Attrs, rank: number): number[] {
+  return attrs.swap !== undefined && attrs.dims === undefined ? swapped(intList(attrs, 'swap'), rank) : intList(attrs, 'dims').map((d) => normAxis(d, rank, 'permute dim'));
 }
 
 /** The identity permutation of `rank` dims with two swapped. */

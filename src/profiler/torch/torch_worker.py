@@ -187,10 +187,6 @@ def build_bare(spec):
     if op in ("flatten", "reshape"):
         out = spec.get("outputShape") or [math.prod(s0)]
         return Fn(lambda x: x.reshape(x.shape[0], *out))
-    if op == "permute" and a.get("swap"):
-        # A transpose read before its rank was known names only the two dims it swaps.
-        d0, d1 = a["swap"]
-        return Fn(lambda x: x.transpose(d0, d1))
     if op == "permute":
         dims = [d % rank for d in a["dims"]]
         return Fn(lambda x: x.permute(*dims))

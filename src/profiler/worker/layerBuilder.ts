@@ -341,9 +341,7 @@ function buildBare(spec: TrialSpec, batch: number): BuiltLayer {
       return { params: [], apply: ([x]) => tf.reshape(x!, [batch, ...out]) };
     }
     case 'permute': {
-      // A transpose read before its rank was known names only the two dims it swaps.
-      const swap = Array.isArray(a.swap) ? (a.swap as number[]).map((d) => axisOf(d, rank)) : undefined;
-      const dims = swap ? Array.from({ length: rank }, (_, i) => (i === swap[0] ? swap[1]! : i === swap[1] ? swap[0]! : i)) : (a.dims as number[]).map((d) => axisOf(d, rank));
+      const dims = (a.dims as number[]).map((d) => axisOf(d, rank));
       return { params: [], apply: ([x]) => tf.transpose(x!, dims) };
     }
     case 'zeropad': {
