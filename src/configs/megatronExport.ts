@@ -4,7 +4,7 @@
  * argument for in the plan's terms (ZeRO-2/3, HSDP, optimizer offload, a 16-bit style it does not run) is a note.
  */
 import type { PlanReport } from '../protocol/plan';
-import type { SetupWords } from './setupExport';
+import { precisionNotes, type SetupWords } from './setupExport';
 
 export function megatronArguments(report: PlanReport): SetupWords<string[]> {
   const s = report.plan.setup;
@@ -38,9 +38,8 @@ export function megatronArguments(report: PlanReport): SetupWords<string[]> {
   if (s.precision === 'bf16' || s.precision === 'fp8') args.push('--bf16');
   if (s.precision === 'fp16') args.push('--fp16');
   if (s.precision === 'fp8') args.push('--fp8-format hybrid');
-  if (s.precision === 'tf32') notes.push('TF32 matmuls are PyTorch\'s default for these fp32 arguments on Ampere and later only when torch.backends.cuda.matmul.allow_tf32 is set.');
-  const sixteen = s.precision === 'bf16' || s.precision === 'fp16' || s.precision === 'fp8';
-  if (sixteen && s.ampStyle && s.ampStyle !== 'master-weights') notes.push(`Megatron keeps fp32 master weights; the plan holds 16-bit tensors as ${s.ampStyle}: plan with --amp-style master-weights to price it as it runs.`);
+  // Megatron's 16-bit training keeps an fp32 master copy in its optimizer.
+  notes.push(...precisionNotes(s, 'Megatron-LM', 'master-weights'));
   if (s.otherDegrees) notes.push('The plan mixes configurations per layer; Megatron runs one tensor-parallel degree everywhere: these arguments state the one holding most parameters.');
   return { value: args, notes };
 }

@@ -4,7 +4,7 @@
  * and WAP's own check reads it back without a difference (deepspeedSetup.ts, accelerateSetup.ts are the readers).
  * What a format has no key for is a note, never dropped.
  */
-import type { PlanReport, TrainingSetup, ZeroStage } from '../protocol/plan';
+import type { AmpStyle, PlanReport, TrainingSetup, ZeroStage } from '../protocol/plan';
 
 export interface SetupWords<T> {
   value: T;
@@ -12,7 +12,22 @@ export interface SetupWords<T> {
   notes: string[];
 }
 
-const isSixteen = (s: TrainingSetup): boolean => s.precision === 'bf16' || s.precision === 'fp16' || s.precision === 'fp8';
+export const isSixteen = (s: TrainingSetup): boolean => s.precision === 'bf16' || s.precision === 'fp16' || s.precision === 'fp8';
+
+/**
+ * What an engine's config does with the plan's precision that the plan did not price: TF32 is switched on in code,
+ * and a 16-bit plan held otherwise than the engine holds it (`runsAs`) needs --amp-style to be priced as it runs.
+ */
+export function precisionNotes(s: TrainingSetup, engine: string, runsAs: AmpStyle): string[] {
+  const notes: string[] = [];
+  if (s.precision === 'tf32') notes.push('TF32 is switched on in code (torch.backends.cuda.matmul.allow_tf32 = True), not in this config.');
+  const held = s.ampStyle ?? 'master-weights';
+  if (!isSixteen(s) || held === runsAs) return notes;
+  notes.push(runsAs === 'autocast'
+    ? `This config trains 16 bits as torch.autocast does; the plan holds them as ${held}: plan with --amp-style autocast to price it as it runs.`
+    : `The plan holds 16-bit tensors as ${held}; ${engine} keeps fp32 master weights: plan with --amp-style master-weights to price it as it runs.`);
+  return notes;
+}
 
 /**
  * Degrees no launcher config can state (the torch-parallelize export writes them). Tensor-parallel layers are
@@ -48,10 +63,8 @@ export function deepspeedSetupKeys(report: PlanReport): SetupWords<Record<string
   if (s.precision === 'bf16' || s.precision === 'fp8') value.bf16 = { enabled: true };
   if (s.precision === 'fp16') value.fp16 = { enabled: true };
   if (s.precision === 'fp8') notes.push('fp8 GEMMs come from Transformer Engine layers in the model; this config trains the rest in bf16.');
-  if (s.precision === 'tf32') notes.push('TF32 is switched on in code (torch.backends.cuda.matmul.allow_tf32 = True), not in this config.');
-  if (isSixteen(s) && s.ampStyle && s.ampStyle !== 'master-weights') {
-    notes.push(`The plan holds 16-bit tensors as ${s.ampStyle}; DeepSpeed keeps fp32 master weights: plan with --amp-style master-weights to price it as it runs.`);
-  }
+  // DeepSpeed's bf16/fp16 optimizers keep the fp32 master copy.
+  notes.push(...precisionNotes(s, 'DeepSpeed', 'master-weights'));
   const stage: ZeroStage = report.plan.gpus > 1 ? s.zeroStage : 0;
   value.zero_optimization = { stage, ...(s.cpuOffload && stage > 0 ? { offload_optimizer: { device: 'cpu' } } : {}) };
   if (s.hybridShard) notes.push(`The plan shards within a node (HSDP, over ${s.shardGroup ?? 'a node\'s'} ranks); DeepSpeed's nearest is ZeRO++ (zero_hpz_partition_size), not written here.`);
@@ -90,14 +103,10 @@ export function accelerateSetupLines(report: PlanReport, processes: number): Set
     lines.push('distributed_type: MULTI_GPU');
     notes.push(...recomputeNote(s, 'in the script (model.gradient_checkpointing_enable())'));
   }
-  const word = s.precision === 'bf16' || s.precision === 'fp16' || s.precision === 'fp8' ? s.precision : "'no'";
-  lines.push(`mixed_precision: ${word}`);
-  if (s.precision === 'tf32') notes.push('TF32 is switched on in code (torch.backends.cuda.matmul.allow_tf32 = True), not in this config.');
+  lines.push(`mixed_precision: ${isSixteen(s) ? s.precision : "'no'"}`);
   // Under its DeepSpeed plugin Accelerate hands mixed precision to DeepSpeed (fp32 master weights), else to autocast.
-  const runsAs = zero === 1 && !fsdp && processes > 1 ? 'master-weights' : 'autocast';
-  if (isSixteen(s) && (s.ampStyle ?? 'master-weights') !== runsAs) {
-    notes.push(`This config trains 16 bits as ${runsAs === 'autocast' ? 'torch.autocast does' : 'DeepSpeed does (fp32 master weights)'}; the plan holds them as ${s.ampStyle ?? 'master-weights'}: plan with --amp-style ${runsAs} to price it as it runs.`);
-  }
+  const deepspeedPlugin = zero === 1 && !fsdp && processes > 1;
+  notes.push(...precisionNotes(s, deepspeedPlugin ? 'Accelerate with DeepSpeed' : 'Accelerate', deepspeedPlugin ? 'master-weights' : 'autocast'));
   notes.push(...degreeNotes(s, 'Accelerate'));
   return { value: lines, notes };
 }

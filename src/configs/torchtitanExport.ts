@@ -5,7 +5,7 @@
  * torchtitan.ts reads back. The model, optimizer, data and checkpoint sections stay the job's own.
  */
 import type { PlanReport, TrainingSetup, ZeroStage } from '../protocol/plan';
-import type { SetupWords } from './setupExport';
+import { isSixteen, precisionNotes, type SetupWords } from './setupExport';
 
 /** FSDP2's shard and replicate degrees for the plan's ZeRO stage (HSDP: shard inside a node, replicate across). */
 function dataParallelDegrees(s: TrainingSetup, zero: ZeroStage): { shard: number; replicate: number } {
@@ -26,12 +26,10 @@ export function torchtitanToml(report: PlanReport): SetupWords<string> {
     zero = 2;
   }
   const dp = dataParallelDegrees(s, zero);
-  const precision = s.precision === 'bf16' || s.precision === 'fp8' ? 'bfloat16' : s.precision === 'fp16' ? 'float16' : 'float32';
+  const precision = !isSixteen(s) ? 'float32' : s.precision === 'fp16' ? 'float16' : 'bfloat16';
   if (s.precision === 'fp8') notes.push('fp8: add torchtitan\'s float8 converter ([model] converters = ["float8"]) to train the GEMMs in fp8.');
-  if (s.precision === 'tf32') notes.push('TF32 matmuls are switched on in code (torch.backends.cuda.matmul.allow_tf32 = True).');
-  if ((s.precision === 'bf16' || s.precision === 'fp16' || s.precision === 'fp8') && s.ampStyle && s.ampStyle !== 'master-weights') {
-    notes.push(`FSDP2's mixed precision keeps fp32 parameters and casts them per use (master weights); the plan holds 16-bit tensors as ${s.ampStyle}: plan with --amp-style master-weights to price it.`);
-  }
+  // FSDP2's mixed precision keeps fp32 parameters and casts them per use: master weights.
+  notes.push(...precisionNotes(s, 'torchtitan', 'master-weights'));
   if (!Number.isInteger(s.microBatch)) notes.push(`The plan's micro-batch ${s.microBatch} is not a whole number; set local_batch_size yourself.`);
   if (s.expertParallel > 1) notes.push(`Expert parallel ${s.expertParallel} is set where the MoE layers are built.`);
   const lines = [
