@@ -5,8 +5,8 @@
 import type { TrainingSetup } from './plan';
 
 /**
- * "DP 8 × TP 2+SP × PP 4(×2 virtual) × CP 1"; `compact` leaves out CP and the virtual stages when they are 1.
- * A per-layer plan that mixes configurations says so: "…; also DP 4 × TP 1 on 15 layers".
+ * "DP 8 × TP 2+SP × PP 4(×2 virtual) × CP 1"; virtual stages only when there are some, and `compact` leaves out
+ * CP when it is 1. A per-layer plan that mixes configurations says so: "… (most parameters; also DP 4 × TP 1 on 16 layers)".
  */
 export function parallelDegreesText(s: TrainingSetup, compact: boolean): string {
   const pp = `PP ${s.pipelineStages}${s.virtualStages > 1 ? `(×${s.virtualStages} virtual)` : ''}`;
