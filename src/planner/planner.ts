@@ -16,6 +16,7 @@ import type { ClusterSpec } from './cluster/spec';
 import { attentionKernelOf } from './cost/compute';
 import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
+import { gemmCeilingNote } from './cost/gemmCeiling';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
 import { chooseAmpStyle, choosePrecisionFor, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
@@ -104,13 +105,18 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   let precision: PrecisionChoice;
   try {
     precision = choosePrecisionFor(topo.gpus.slice(0, N), options.precision, options.precisionSource);
-    // Every GPU the plan may use needs a peak for it; a defaulted one is said, with its source.
+    // Every GPU the plan may use needs a peak for it; a defaulted one is said, with its source, as is a GEMM ceiling below the usual.
     const said = new Set<string>();
     for (const g of topo.gpus.slice(0, N)) {
       const peak = peakTflops(g, precision.precision);
       if (peak.defaultedFrom && !said.has(peak.defaultedFrom)) {
         said.add(peak.defaultedFrom);
         diagnostics.push({ severity: 'info', message: peak.defaultedFrom });
+      }
+      const ceiling = gemmCeilingNote(g, precision.precision);
+      if (ceiling && !said.has(ceiling)) {
+        said.add(ceiling);
+        diagnostics.push({ severity: 'info', message: ceiling });
       }
     }
   } catch (e) {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { OpKind, Shape } from '../../src/core/ir';
-import { fastConvGain, gemmEfficiency, layerGemms, LARGE_GEMM_EFFICIENCY } from '../../src/planner/cost/efficiency';
+import { fastConvGain, gemmEfficiency, layerGemms } from '../../src/planner/cost/efficiency';
+import { LARGE_GEMM_EFFICIENCY } from '../../src/planner/cost/gemmCeiling';
 import { resolveCluster } from '../../src/planner/index';
 import { ModelBuilder } from './fixtures';
 

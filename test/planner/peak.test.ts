@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { analyzeSource } from '../../src/frontends/index';
 import { resolveCluster } from '../../src/planner/index';
 import { achievedTflops } from '../../src/planner/cost/compute';
-import { gemmEfficiency, LARGE_GEMM_EFFICIENCY } from '../../src/planner/cost/efficiency';
+import { gemmEfficiency } from '../../src/planner/cost/efficiency';
+import { LARGE_GEMM_EFFICIENCY } from '../../src/planner/cost/gemmCeiling';
 import { peakTflops } from '../../src/planner/memory/precision';
 import type { Precision } from '../../src/protocol/plan';
 

@@ -28,6 +28,11 @@ export interface GpuSpec {
   hostBandwidthGBs?: number;
   /** Streaming multiprocessors: how many GEMM tiles run at once (wave quantization, cost/efficiency.ts). */
   sms?: number;
+  /**
+   * Per precision, the fraction of its peak the best large GEMM reaches on this GPU, as measured (e.g. with
+   * ml-engineering's mamf-finder.py); absent, a cited measurement for the GPU or the default (cost/gemmCeiling.ts).
+   */
+  gemmEfficiency?: Partial<Record<keyof PeakTflops, number>>;
   /** Device memory as datasheets and nvidia-smi state it: binary gigabytes (GiB); see gpuMemoryBytes. */
   memoryGB: number;
   memoryBandwidthGBs: number;
@@ -117,6 +122,7 @@ function parseGpu(v: unknown, path: string): GpuModel {
   };
   if (v.hostBandwidthGBs !== undefined) gpu.hostBandwidthGBs = num(v, 'hostBandwidthGBs', path, { positive: true });
   if (v.sms !== undefined) gpu.sms = num(v, 'sms', path, { positive: true, integer: true });
+  if (v.gemmEfficiency !== undefined) gpu.gemmEfficiency = parseGemmEfficiency(v.gemmEfficiency, `${path}gemmEfficiency`);
   if (gpu.idlePowerW > gpu.powerW) throw new ClusterSpecError(`${path}idlePowerW must not exceed ${path}powerW`);
   return gpu;
 }
@@ -129,6 +135,19 @@ function parsePeaks(v: unknown, path: string): Partial<PeakTflops> | undefined {
   for (const key of Object.keys(v)) {
     if (!(PEAK_PRECISIONS as readonly string[]).includes(key)) throw new ClusterSpecError(`${path}.${key} is not a precision; use ${PEAK_PRECISIONS.join(', ')}`);
     out[key as keyof PeakTflops] = num(v, key, `${path}.`, { positive: true });
+  }
+  return out;
+}
+
+/** `gemmEfficiency: { bf16?: 0.8, ... }`: fractions in (0, 1], keyed by precision (a fraction above 1 would beat the peak). */
+function parseGemmEfficiency(v: unknown, path: string): Partial<Record<keyof PeakTflops, number>> {
+  if (!isObj(v)) throw new ClusterSpecError(`${path} must be an object like { "bf16": 0.8 }: the fraction of each precision's peak a large GEMM reaches`);
+  const out: Partial<Record<keyof PeakTflops, number>> = {};
+  for (const key of Object.keys(v)) {
+    if (!(PEAK_PRECISIONS as readonly string[]).includes(key)) throw new ClusterSpecError(`${path}.${key} is not a precision; use ${PEAK_PRECISIONS.join(', ')}`);
+    const f = num(v, key, `${path}.`, { positive: true });
+    if (f > 1) throw new ClusterSpecError(`${path}.${key} must be a fraction of the peak, in (0, 1] (got ${f})`);
+    out[key as keyof PeakTflops] = f;
   }
   return out;
 }

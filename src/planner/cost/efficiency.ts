@@ -3,8 +3,9 @@
  * shape alone (NVIDIA, "Matrix Multiplication Background User's Guide", Deep
  * Learning Performance docs, 2023 — cited below as "the guide"):
  *
- * - the library's best kernel on a large problem (cuBLAS ≈ 85% of peak in the
- *   guide's large-GEMM plots: ~260 of 312 TFLOP/s on A100 fp16);
+ * - the library's best kernel on a large problem, per GPU and precision
+ *   (cost/gemmCeiling.ts: cuBLAS ≈ 85% of peak in the guide's large-GEMM
+ *   plots, ~260 of 312 TFLOP/s on A100 fp16; less on V100 and H100);
  * - tile quantization: the output is cut into thread-block tiles, and a
  *   partly filled edge tile costs a full one;
  * - wave quantization: tiles run in waves of one per SM, and a last, partial
@@ -21,9 +22,8 @@ import type { AnalyzedLayer } from '../../core/ir';
 import { product } from '../../core/ir';
 import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
+import { gemmCeiling } from './gemmCeiling';
 
-/** Best-kernel fraction of peak on large GEMMs (the guide's large-problem plots, cuBLAS on A100/V100). */
-export const LARGE_GEMM_EFFICIENCY = 0.85;
 /** The guide's example tile (its "128×128 tile" discussion); dimensions below it get a smaller power-of-two tile. */
 const TILE = 128;
 const MIN_TILE = 16;
@@ -82,7 +82,7 @@ export function gemmEfficiency(g: GemmShape, gpu: GpuSpec, precision: Precision)
   const units = (tiles * tm * tn) / (TILE * TILE);
   const need = ALIGNMENT[precision];
   const align = need ? Math.min(largestPow2Dividing(n, need), largestPow2Dividing(k, need)) / need : 1;
-  return Math.min(1, LARGE_GEMM_EFFICIENCY * tileFill * waveFill(units, k, sms) * align);
+  return Math.min(1, gemmCeiling(gpu, precision) * tileFill * waveFill(units, k, sms) * align);
 }
 
 /** The forward GEMM and the two backward ones (input gradient, weight gradient) of a layer, per device. */
