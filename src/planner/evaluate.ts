@@ -15,7 +15,7 @@ import { assignmentBreakdown } from './memory/assignment';
 import { hasAttentionScores } from './memory/index';
 import { buildPipelinePlanSteps, dataParallelStages, usesHybridStages, type PipelinePlan } from './search/pipelinePlan';
 import { searchTablesSteps, type FittedSearch } from './search/search';
-import { describeSavers, setupKey, setupLadder } from './search/setupLadder';
+import { describeSavers, setupKey, setupLadder, walkLadder } from './search/setupLadder';
 import type { SimRun } from './simulator/engine';
 import { simulateIterationSteps } from './simulator/iteration';
 import { simulatePipelineSteps } from './simulator/pipeline';
@@ -158,33 +158,32 @@ export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boo
   const nodes = new Set(range(0, n).map((d) => topo.gpus[d].node));
   const ladder = setupLadder({ n, batch: options.batch, base: ctx.baseSetup, pins: options.pins ?? {}, hasAttention: hasAttentionScores(model, options.attentionKernel), multiNode: nodes.size > 1 });
   if ('reason' in ladder) return { n, reason: ladder.reason, evaluated: 0 };
-  let first: CountResult | undefined;
-  let last: CountResult | undefined;
   let evaluated = 0;
   const pipelinesDone = new Set<string>();
-  for (const group of ladder) {
-    let best: CountResult | undefined;
-    for (const setup of group) {
-      const r = yield* evaluateSetupSteps(ctx, n, includeOwt, setup, pipelinesDone);
-      evaluated += r.evaluated;
-      first ??= r;
-      last = r;
-      if (r.best?.fits && (!best || r.best.summary.stepTimeMs < best.best!.summary.stepTimeMs)) best = r;
+  const cap = usableBytes(topo.minMemoryBytes(range(0, n)));
+  const evaluate = function* (setup: TableSetup): Steps<CountResult> {
+    const r = yield* evaluateSetupSteps(ctx, n, includeOwt, setup, pipelinesDone);
+    evaluated += r.evaluated;
+    return r;
+  };
+  const walk = yield* walkLadder(ladder, cap, evaluate, (r) => {
+    const m = r.best?.memory;
+    return { fits: r.best?.fits === true, stepTimeMs: r.best?.summary.stepTimeMs, modelStateBytes: m && m.weights + m.gradients + m.optimizer, overBytes: m && m.total - CONTEXT_BYTES - cap };
+  });
+  const { best, first, last } = walk;
+  if (best) {
+    if (best !== first && first?.best) {
+      const base = first.best;
+      const extra = best.best!.summary.stepTimeMs - base.summary.stepTimeMs;
+      const savers = `${describeSavers(best.best!.setup, base.setup)}: ${gb(best.best!.memory.total)} per GPU instead of ${gb(base.memory.total)}`;
+      // The plan without the savers does not fit, so its step time is hypothetical: a saving step reads as a
+      // cost only when it is one, and a faster plan names the slower one it replaces instead of a negative cost.
+      best.fitsThrough =
+        extra >= 0
+          ? `${savers}; step +${extra.toFixed(2)} ms (+${((100 * extra) / Math.max(1e-9, base.summary.stepTimeMs)).toFixed(0)}%) against the same plan without it`
+          : `${savers}; step ${best.best!.summary.stepTimeMs.toFixed(2)} ms, faster than the ${base.summary.stepTimeMs.toFixed(2)} ms the same plan without it would take if it fitted`;
     }
-    if (best) {
-      if (best !== first && first?.best) {
-        const base = first.best;
-        const extra = best.best!.summary.stepTimeMs - base.summary.stepTimeMs;
-        const savers = `${describeSavers(best.best!.setup, base.setup)}: ${gb(best.best!.memory.total)} per GPU instead of ${gb(base.memory.total)}`;
-        // The plan without the savers does not fit, so its step time is hypothetical: a saving step reads as a
-        // cost only when it is one, and a faster plan names the slower one it replaces instead of a negative cost.
-        best.fitsThrough =
-          extra >= 0
-            ? `${savers}; step +${extra.toFixed(2)} ms (+${((100 * extra) / Math.max(1e-9, base.summary.stepTimeMs)).toFixed(0)}%) against the same plan without it`
-            : `${savers}; step ${best.best!.summary.stepTimeMs.toFixed(2)} ms, faster than the ${base.summary.stepTimeMs.toFixed(2)} ms the same plan without it would take if it fitted`;
-      }
-      return { ...best, evaluated };
-    }
+    return { ...best, evaluated };
   }
   const tried = first && last && last !== first && last.best ? describeSavers(last.best.setup, first.best?.setup ?? ctx.baseSetup) : '';
   return { ...last!, evaluated, ...(last?.reason && tried ? { reason: `${last.reason} (even with ${tried})` } : {}) };

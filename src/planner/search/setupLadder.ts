@@ -1,24 +1,33 @@
 /**
- * The memory-saving dimensions as a search: a ladder of training setups from
- * the cheapest in time (nothing saved) to the most frugal in memory (ZeRO-3,
- * full recompute, small micro-batches, optimizer offload). Each rung is a
- * group of setups evaluated together; the first group where a plan fits wins,
- * and inside it the fastest plan. Pinned dimensions stay fixed on every rung.
+ * The memory-saving dimensions as a search: training setups from the cheapest
+ * in time (nothing saved) to the most frugal in memory (ZeRO-3, full
+ * recompute, small micro-batches, optimizer offload), walked cheapest first.
  *
- * Order follows what each saver costs in time:
- * - ZeRO-1 and ZeRO-2 move the same bytes as the all-reduce they replace
- *   (ZeRO paper, §7.2.1): free in time, so they come first;
- * - selective recompute re-runs only the attention core (Korthikanti et al.
- *   2022 report 2–4% overhead);
- * - ZeRO-3 adds 50% data-parallel traffic (ZeRO paper, §7.2.2), with HSDP
- *   keeping the all-gathers inside a node as an alternative on multi-node groups;
- * - full recompute (+1 forward, ~33%) and gradient accumulation (smaller
- *   micro-batches run less efficiently and pay launches A times) are compared
- *   against each other, one accumulation step at a time;
- * - CPU offload of the optimizer (ZeRO-Offload) last: it is bounded by PCIe.
+ * Setups come in levels of gradient accumulation (1, 2, 4, … micro-steps per
+ * optimizer step), each with two kinds of rung, ZeRO stage ascending:
+ * - light rungs (no recompute, or selective where there are attention scores):
+ *   ZeRO-1 and ZeRO-2 move the same bytes as the all-reduce they replace (ZeRO
+ *   paper, §7.2.1) and selective recompute re-runs only the attention core
+ *   (Korthikanti et al. 2022: 2–4%), so they come first; ZeRO-3 adds 50%
+ *   data-parallel traffic (§7.2.2), with HSDP keeping its all-gathers inside a
+ *   node as an alternative on multi-node groups;
+ * - full-recompute rungs (+1 forward, ~33%).
+ * Inside a level the first rung that fits ends the level: a higher ZeRO stage
+ * or full recompute is never faster than a lower one that fits.
+ *
+ * Across levels the costs are not ordered: one more accumulation step (smaller
+ * micro-batches run less efficiently and pay launches and ZeRO-3 gathers once
+ * more) often costs less than full recompute, and a CNN's activations are not
+ * what ZeRO shards. So the first level that fits gives a plan, and deeper
+ * levels' light rungs are still tried while their simulated step (a lower
+ * bound for deeper levels still) beats it; a faster one that fits wins.
+ * CPU offload of the optimizer (ZeRO-Offload) is last: it is bounded by PCIe.
+ * A ZeRO stage whose weights, gradients and optimizer state alone overflow the
+ * GPU is not tried again at deeper levels (accumulation does not shrink them).
  */
 import type { ParallelPins, RecomputeMode, ZeroStage } from '../../protocol/plan';
 import type { TableSetup } from '../cost/tables';
+import type { Steps } from '../steps';
 
 export interface LadderContext {
   n: number;
@@ -32,7 +41,20 @@ export interface LadderContext {
   multiNode: boolean;
 }
 
-export type Ladder = TableSetup[][];
+/** Setups compared together, the fastest that fits winning (ZeRO-3 with and without HSDP). */
+export type Rung = TableSetup[];
+
+export interface LadderLevel {
+  microSteps: number;
+  light: Rung[];
+  full: Rung[];
+}
+
+export interface Ladder {
+  levels: LadderLevel[];
+  /** The last resort when no level fits: the most frugal setup with the optimizer state in CPU memory. */
+  offload: Rung;
+}
 
 /** Gradient-accumulation steps a micro-batch pin implies on n GPUs, or why it cannot hold. */
 export function pinnedMicroSteps(pins: ParallelPins, n: number, batch: number): { steps: number } | { reason: string } {
@@ -63,32 +85,137 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
     microSteps: pins.microBatch !== undefined ? pinnedSteps.steps : microSteps,
   });
   const light: RecomputeMode = x.hasAttention ? 'selective' : 'none';
-  const groups: Ladder = [[make(0, 'none', 1)], [make(1, 'none', 1)], [make(2, 'none', 1)]];
-  if (x.hasAttention) groups.push([make(2, 'selective', 1)]);
-  groups.push(x.multiNode ? [make(3, light, 1), make(3, light, 1, false, true)] : [make(3, light, 1)]);
+  const zeroThree = (recompute: RecomputeMode, a: number): Rung => (x.multiNode ? [make(3, recompute, a), make(3, recompute, a, false, true)] : [make(3, recompute, a)]);
+  const fullRungs = (a: number): Rung[] => [[make(0, 'full', a)], [make(1, 'full', a)], [make(2, 'full', a)], zeroThree('full', a)];
+  const raw: LadderLevel[] = [];
+  // One step: no recompute before selective, which ZeRO-1/2 (free in time) come before.
+  const first: Rung[] = [[make(0, 'none', 1)], [make(1, 'none', 1)], [make(2, 'none', 1)]];
+  if (x.hasAttention) first.push([make(2, 'selective', 1)]);
+  first.push(zeroThree(light, 1));
+  raw.push({ microSteps: 1, light: first, full: fullRungs(1) });
   // Accumulation steps while a micro-batch of at least one sample per GPU remains.
   const perGpu = Math.floor(x.batch / n);
-  let last = make(3, 'full', 1);
-  groups.push([last]);
+  let deepest = 1;
   for (let a = 2; a <= perGpu; a *= 2) {
     if (x.batch % (n * a) !== 0) break;
-    last = make(3, 'full', a);
-    groups.push([make(3, light, a), last]);
+    deepest = a;
+    raw.push({ microSteps: a, light: [[make(0, light, a)], [make(1, light, a)], [make(2, light, a)], zeroThree(light, a)], full: fullRungs(a) });
   }
-  groups.push([{ ...last, cpuOffload: pins.cpuOffload ?? true }]);
-  // Pins collapse rungs into duplicates: keep each setup once, at its first rung.
+  const last = make(3, 'full', deepest);
+  // Pins collapse rungs into duplicates: keep each setup once, at its first place.
   const seen = new Set<string>();
-  const out: Ladder = [];
-  for (const g of groups) {
-    const fresh = g.filter((s) => {
-      const k = setupKey(s);
-      if (seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    });
-    if (fresh.length > 0) out.push(fresh);
+  const fresh = (rungs: Rung[]): Rung[] =>
+    rungs
+      .map((r) =>
+        r.filter((s) => {
+          const k = setupKey(s);
+          if (seen.has(k)) return false;
+          seen.add(k);
+          return true;
+        }),
+      )
+      .filter((r) => r.length > 0);
+  const levels = raw.map((l) => ({ microSteps: l.microSteps, light: fresh(l.light), full: fresh(l.full) })).filter((l) => l.light.length + l.full.length > 0);
+  return { levels, offload: fresh([[{ ...last, cpuOffload: pins.cpuOffload ?? true }]])[0] ?? [] };
+}
+
+/** What the walk needs to know of one evaluated setup. */
+export interface SetupOutcome {
+  fits: boolean;
+  /** The simulated step of its best plan (fitting or not). */
+  stepTimeMs?: number;
+  /** Weights, gradients and optimizer state per GPU of its best plan. */
+  modelStateBytes?: number;
+  /** How far its best plan is over the usable memory, bytes (≤ 0 when it fits). */
+  overBytes?: number;
+}
+
+export interface LadderWalk<R> {
+  /** The fastest fitting result, when one fits. */
+  best?: R;
+  /** The first setup evaluated (nothing saved, or what the pins fix). */
+  first?: R;
+  /** The last one evaluated: the most frugal tried when nothing fits. */
+  last?: R;
+}
+
+/** Walks the ladder as the header says; `evaluate` runs one setup, `outcome` reads what the walk needs from its result. */
+export function* walkLadder<R>(ladder: Ladder, capBytes: number, evaluate: (s: TableSetup) => Steps<R>, outcome: (r: R) => SetupOutcome): Steps<LadderWalk<R>> {
+  const walk: LadderWalk<R> = {};
+  const stateTooBig = new Set<string>();
+  const stateKey = (s: TableSetup) => `z${s.zeroStage}|${s.hybridShard ? 'h' : ''}|${s.cpuOffload ? 'off' : ''}`;
+  let bestMs = Infinity;
+  /**
+   * The fastest fitting setup of a rung, and the fastest step any of its setups simulated. `hopeless` holds the
+   * recompute modes of this level and kind whose overflow exceeded their whole model state: no higher ZeRO stage
+   * can shard that away, so their later rungs are skipped.
+   */
+  function* runRung(rung: Rung, hopeless = new Set<string>()): Steps<{ fit?: R; fitMs: number; fastestMs: number }> {
+    let fit: R | undefined;
+    let fitMs = Infinity;
+    let fastestMs = Infinity;
+    for (const setup of rung) {
+      if (stateTooBig.has(stateKey(setup)) || hopeless.has(setup.recompute)) continue;
+      const r = yield* evaluate(setup);
+      walk.first ??= r;
+      walk.last = r;
+      const o = outcome(r);
+      if ((o.modelStateBytes ?? 0) > capBytes) stateTooBig.add(stateKey(setup));
+      if (!o.fits && (o.overBytes ?? 0) > (o.modelStateBytes ?? Infinity)) hopeless.add(setup.recompute);
+      const ms = o.stepTimeMs ?? Infinity;
+      fastestMs = Math.min(fastestMs, ms);
+      if (o.fits && ms < fitMs) {
+        fit = r;
+        fitMs = ms;
+      }
+    }
+    return { fit, fitMs, fastestMs };
   }
-  return out;
+  const take = (r: R | undefined, ms: number) => {
+    if (r !== undefined && ms < bestMs) {
+      walk.best = r;
+      bestMs = ms;
+    }
+  };
+  for (const level of ladder.levels) {
+    if (walk.best === undefined) {
+      // The first level with a fit: its cheapest light rung that fits, else its cheapest full-recompute one.
+      let found = false;
+      const hopeless = new Set<string>();
+      for (const rung of level.light) {
+        const r = yield* runRung(rung, hopeless);
+        take(r.fit, r.fitMs);
+        if (r.fit !== undefined) {
+          found = true;
+          break;
+        }
+      }
+      if (found) break;
+      for (const rung of level.full) {
+        const r = yield* runRung(rung, hopeless);
+        take(r.fit, r.fitMs);
+        if (r.fit !== undefined) break;
+      }
+      continue;
+    }
+    // A deeper level after a full-recompute fit: its light rungs, while they are faster than what fits.
+    let fasterSeen = false;
+    const hopeless = new Set<string>();
+    for (const rung of level.light) {
+      const r = yield* runRung(rung, hopeless);
+      if (r.fastestMs < bestMs) fasterSeen = true;
+      if (r.fit !== undefined) {
+        take(r.fit, r.fitMs);
+        return walk;
+      }
+    }
+    if (!fasterSeen) return walk;
+  }
+  if (walk.best === undefined && ladder.offload.length > 0) {
+    const r = yield* runRung(ladder.offload);
+    take(r.fit, r.fitMs);
+  }
+  return walk;
 }
 
 /** One line on what a setup saves, for `fitsThrough`. */
