@@ -211,3 +211,15 @@ test('baselines of a DP×TP×PP×CP plan carry their simulated energy, like the 
   assert.ok(out.plan.energyJPerSample > 0);
   for (const b of [out.baselines.singleGpu, out.baselines.dataParallel]) if (b.feasible) assert.ok(b.energyJPerSample > 0, JSON.stringify(b));
 });
+
+test('micro-batches are not capped: a per-GPU batch of 128 that fits whole runs whole, and the free search is never slower than pinning it', () => {
+  // 8 × 1024 GPT on 8 A100 at 128 sequences of 128 tokens per GPU: activations for the whole batch fit in 80 GB.
+  const model = gptModel({ layers: 8, hidden: 1024, heads: 16, seq: 128 });
+  const o = opts({ batch: 1024, gpus: 8, precision: 'bf16', strategies: 'dp' });
+  const free = feasible(planModel(model, resolveCluster('a100x8'), o));
+  const whole = feasible(planModel(model, resolveCluster('a100x8'), { ...o, pins: { microBatch: 128 } }));
+  const halves = feasible(planModel(model, resolveCluster('a100x8'), { ...o, pins: { microBatch: 64 } }));
+  assert.ok(whole.plan.stepTimeMs < halves.plan.stepTimeMs, `the model prices 128 × 1 (${whole.plan.stepTimeMs} ms) under 64 × 2 (${halves.plan.stepTimeMs} ms)`);
+  assert.equal(free.plan.setup!.microBatch, 128);
+  assert.ok(free.plan.stepTimeMs <= whole.plan.stepTimeMs * 1.0001);
+});
