@@ -19,7 +19,7 @@ import { Topology } from './cost/topology';
 import { gemmCeilingNote } from './cost/gemmCeiling';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
-import { chooseAmpStyle, choosePrecisionFor, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
+import { chooseAmpStyle, choosePrecisionFor, CONTEXT_BYTES, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
 import { layerPlans, summaryOf } from './report';
 import { repeatedTransformer } from './search/parallel3d/blocks';
 import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
@@ -197,7 +197,9 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
       stepTimeMs: c.summary.stepTimeMs,
       samplesPerSec: samplesPerSec(c),
       energyJPerSample: c.summary.energyJPerSample,
-      memoryPerGpuBytes: c.memoryPerGpu,
+      // The per-layer searches compare memory against what is usable besides the CUDA context; the plan reports what
+      // the GPU holds (as the block-stack search and the breakdown's total do, and as nvidia-smi would show).
+      memoryPerGpuBytes: c.memoryPerGpu.map((m) => m + CONTEXT_BYTES),
       layers,
       setup,
       ...(c.pipeline

@@ -191,6 +191,7 @@ export interface PlanSummary {
   stepTimeMs: number;
   samplesPerSec: number;
   energyJPerSample: number;
+  /** What each GPU holds at its peak, the CUDA context included (the most loaded one is setup.memoryPerGpu's total). */
   memoryPerGpuBytes: number[];
   layers: LayerPlan[];
   /**

@@ -101,4 +101,6 @@ test('ResNet-50 (examples/pytorch/resnet.py) at batch 2048 on a DGX-1: the free 
   assert.equal(free.plan.setup!.recompute, 'none');
   // 256 samples per GPU do not fit a 16 GB V100 in fp32 at once (DeepLearningExamples trains 112): it accumulates.
   assert.ok(free.plan.setup!.gradientAccumulation >= 2);
+  // The headline memory is what the breakdown adds up to, the CUDA context included, as the block-stack search reports.
+  assert.equal(Math.max(...free.plan.memoryPerGpuBytes), free.plan.setup!.memoryPerGpu.total);
 });
