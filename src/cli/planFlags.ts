@@ -4,8 +4,8 @@
  * translation into PlanOptions and a ClusterSpec.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { initConfigReaders, precisionHint, precisionHintCandidates, withPrecisionFrom } from '../configs/index';
+import { basename, dirname, join } from 'node:path';
+import { initConfigReaders, optimizerHint, precisionHint, precisionHintCandidates, withOptimizerFrom, withPrecisionFrom } from '../configs/index';
 import type { AmpStyle, Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, RecomputeMode, StrategyMode, ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
@@ -56,7 +56,8 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --cluster FILE|PRESET cluster spec file, 'local' (nvidia-smi), or a preset (${Object.keys(CLUSTER_PRESETS).join(', ')}; default ${DEFAULT_PRESET})
   --objective O         throughput (default) | efficiency (smallest n within 5% of the best)
   --strategies S        dp (WAP: data parallel, choose n) | hybrid (default) | all (adds pipelines)
-  --optimizer O         sgd | momentum (default) | adam
+  --optimizer O         sgd | momentum | adam (default: what the code or DeepSpeed config beside the model
+                        builds, else momentum)
   --precision P         fp32 | tf32 | fp16 | bf16 | fp8 (default: the training config's, else the GPU's best)
   --amp-style S         autocast | master-weights | pure   how 16-bit training holds tensors (default: the training
                         config's, else master-weights): torch.autocast keeps fp32 parameters and gradients and
@@ -80,6 +81,7 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
     strategies: oneOf<StrategyMode>('strategies', v.strategies, ['dp', 'hybrid', 'all'], 'hybrid'),
     optimizer: oneOf<OptimizerKind>('optimizer', v.optimizer, ['sgd', 'momentum', 'adam'], 'momentum'),
   };
+  if (v.optimizer !== undefined) options.optimizerSource = '--optimizer';
   const gpus = positiveInt('gpus', v.gpus);
   if (gpus !== undefined) options.gpus = gpus;
   const maxGpus = positiveInt('max-gpus', v['max-gpus']);
@@ -143,11 +145,12 @@ export async function clusterFrom(ref: string | undefined): Promise<ClusterSpec>
 }
 
 /**
- * Without --precision, the training config next to the model says which precision the user trains in
- * (accelerate mixed_precision, DeepSpeed bf16/fp16, Lightning precision=); else the planner picks by GPU.
+ * What the files beside the model say the user trains with, where no flag says it: the precision (accelerate
+ * mixed_precision, DeepSpeed bf16/fp16, Lightning precision=; else the planner picks by GPU) and the optimizer
+ * (a DeepSpeed optimizer section, else the optimizer the Python code constructs, the model's file first).
  */
-export async function withPrecisionHint(options: PlanOptions, modelFile: string): Promise<PlanOptions> {
-  if (options.precision && options.ampStyle) return options;
+export async function withTrainingHints(options: PlanOptions, modelFile: string): Promise<PlanOptions> {
+  if (options.precision && options.ampStyle && options.optimizerSource) return options;
   const dir = dirname(modelFile);
   let names: string[];
   try {
@@ -164,5 +167,5 @@ export async function withPrecisionHint(options: PlanOptions, modelFile: string)
       // unreadable: no hint from it
     }
   }
-  return withPrecisionFrom(options, precisionHint(files));
+  return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files)), optimizerHint(files, basename(modelFile)));
 }

@@ -7,6 +7,7 @@ export { detectConfigFormats, initConfigReaders, checkConfig, fixAll, MAX_CONFIG
 export { applyTextEdits } from './edits';
 export { exportPlan, EXPORT_FORMATS, RENAMED_FORMATS, type ExportFormat, type ExportedFile } from './exportPlan';
 export { precisionHint, precisionHintCandidates, withPrecisionFrom, type PrecisionHint } from './precisionHint';
+export { optimizerHint, withOptimizerFrom, type OptimizerHint } from './optimizerHint';
 export { readConfigSetups, pinnedOptions, statedBatch, summarizeRun, versusLine, type RunSummary } from './evaluate';
 export { describeSetup, type StatedSetup } from './setup';
 export { launchedScripts, configMentioned, localModelImports, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';

@@ -325,6 +325,11 @@ export interface PlanOptions {
   objective: Objective;
   strategies: StrategyMode;
   optimizer: OptimizerKind;
+  /**
+   * Where the optimizer came from: '--optimizer', 'the wap.optimizer setting', or what the code or training config
+   * states ('model.py:287 (torch.optim.AdamW)'). Absent: assumed, and the plan says so.
+   */
+  optimizerSource?: string;
   /** Upper bound on GPUs to use (defaults to all in the cluster). */
   maxGpus?: number;
   /** Force exactly this many GPUs (the CLI's --gpus, the webview's GPU control). */

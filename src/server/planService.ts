@@ -13,7 +13,7 @@ import type { PlanControls } from '../protocol/webview';
 import type { PlanResult } from '../protocol/lsp';
 import type { Environment } from './environment';
 import { hasErrors, modelStructureKey, type ModelDocument, type PlanEntry } from './modelDocs';
-import { withPrecisionHint } from './precisionHint';
+import { withTrainingHints } from './trainingHints';
 import { addLengthMixFromSettings, lengthMixKey } from './lengthMixSetting';
 import { findRemedies } from './remedies';
 import { controlsOf, toPlanOptions, type SettingsCache, type WapSettings } from './settings';
@@ -60,7 +60,7 @@ export class PlanService {
     // The panel always sends its whole control set, so a new set replaces the old one: merging would
     // keep an earlier fixed GPU count when the user goes back to "Auto" (which sends no `gpus`).
     const overrides = job.overrides ?? doc.overrides.get(model.name) ?? {};
-    const options = withPrecisionHint(toPlanOptions(settings, overrides), doc.uri);
+    const options = withTrainingHints(toPlanOptions(settings, overrides), doc.uri);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
     const key = planKey(model, options, cluster.key, profile?.createdAt, settings);
@@ -126,7 +126,7 @@ export class PlanService {
     const entry = doc.plans.get(model.name);
     if (!entry) return false;
     const settings = await this.settings.get(doc.uri);
-    const options = withPrecisionHint(toPlanOptions(settings, doc.overrides.get(model.name) ?? {}), doc.uri);
+    const options = withTrainingHints(toPlanOptions(settings, doc.overrides.get(model.name) ?? {}), doc.uri);
     const cluster = await this.env.cluster(settings);
     const profile = doc.profiles.get(model.name);
     return entry.key === planKey(model, options, cluster.key, profile?.createdAt, settings);

@@ -37,7 +37,8 @@ import { planLensTitle } from './format';
 import type { ModelDocument } from './modelDocs';
 import { isCancelled, type PlanService } from './planService';
 import { toLspRange } from './positions';
-import type { SettingsCache } from './settings';
+import { toPlanOptions, type SettingsCache } from './settings';
+import { withTrainingHints } from './trainingHints';
 
 export class RequestHandlers {
   constructor(
@@ -111,7 +112,7 @@ export class RequestHandlers {
           devices,
           batch,
           python: pythonSetting(settings),
-          optimizer: settings.optimizer,
+          optimizer: withTrainingHints(toPlanOptions(settings), doc.uri).optimizer,
           cacheDir: this.cacheDir,
           trusted: this.env.trusted,
           cancel: token,

@@ -15,7 +15,8 @@ export interface WapSettings {
   strategies: StrategyMode;
   /** 0 = every GPU of the cluster. */
   maxGpus: number;
-  optimizer: OptimizerKind;
+  /** 'auto': what a DeepSpeed config or the code beside the model builds, else momentum SGD. */
+  optimizer: OptimizerKind | 'auto';
   /** 'auto': the training config next to the model, else the GPU's best. */
   precision: Precision | 'auto';
   /** 'auto': the training config next to the model, else master weights. */
@@ -39,7 +40,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   objective: 'throughput',
   strategies: 'hybrid',
   maxGpus: 0,
-  optimizer: 'momentum',
+  optimizer: 'auto',
   precision: 'auto',
   ampStyle: 'auto',
   model: '',
@@ -52,7 +53,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
 
 const OBJECTIVES: readonly Objective[] = ['throughput', 'efficiency'];
 const STRATEGIES: readonly StrategyMode[] = ['dp', 'hybrid', 'all'];
-const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'momentum', 'adam'];
+const OPTIMIZERS: ReadonlyArray<OptimizerKind | 'auto'> = ['auto', 'sgd', 'momentum', 'adam'];
 const PRECISIONS: ReadonlyArray<Precision | 'auto'> = ['auto', 'fp32', 'tf32', 'fp16', 'bf16', 'fp8'];
 const AMP_STYLES: ReadonlyArray<AmpStyle | 'auto'> = ['auto', 'autocast', 'master-weights', 'pure'];
 
@@ -99,8 +100,10 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
     batch: overrides.batch && overrides.batch > 0 ? Math.floor(overrides.batch) : s.batchSize,
     objective: overrides.objective ?? s.objective,
     strategies: overrides.strategies ?? s.strategies,
-    optimizer: s.optimizer,
+    // 'auto' plans momentum SGD unless the files beside the model say otherwise (trainingHints.ts), and says so.
+    optimizer: s.optimizer === 'auto' ? 'momentum' : s.optimizer,
   };
+  if (s.optimizer !== 'auto') options.optimizerSource = 'the wap.optimizer setting';
   if (s.maxGpus > 0) options.maxGpus = s.maxGpus;
   if (s.precision !== 'auto') {
     options.precision = s.precision;

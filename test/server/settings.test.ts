@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
 import { initConfigReaders } from '../../src/configs';
-import { withPrecisionHint } from '../../src/server/precisionHint';
+import { withTrainingHints } from '../../src/server/trainingHints';
 import { normalizeSettings, toPlanOptions } from '../../src/server/settings';
 
 before(() => initConfigReaders());
@@ -25,13 +25,13 @@ test('without wap.precision the DeepSpeed config beside the model decides; an ex
   writeFileSync(join(dir, 'model.py'), 'import torch\n');
   const uri = pathToFileURL(join(dir, 'model.py')).href;
   const base = toPlanOptions(normalizeSettings({}));
-  assert.equal(withPrecisionHint(base, uri).precision, undefined, 'no config: the GPU decides');
+  assert.equal(withTrainingHints(base, uri).precision, undefined, 'no config: the GPU decides');
   writeFileSync(join(dir, 'ds_config.json'), '{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}');
-  const hinted = withPrecisionHint(base, uri);
+  const hinted = withTrainingHints(base, uri);
   assert.equal(hinted.precision, 'bf16');
   assert.equal(hinted.precisionSource, 'ds_config.json (bf16.enabled)');
-  assert.equal(withPrecisionHint(toPlanOptions(normalizeSettings({ precision: 'fp32' })), uri).precision, 'fp32');
-  assert.equal(withPrecisionHint(base, 'untitled:Untitled-1').precision, undefined);
+  assert.equal(withTrainingHints(toPlanOptions(normalizeSettings({ precision: 'fp32' })), uri).precision, 'fp32');
+  assert.equal(withTrainingHints(base, 'untitled:Untitled-1').precision, undefined);
 });
 
 test('wap.ampStyle maps to options.ampStyle with its source; without it an accelerate config beside the model says autocast', () => {
@@ -43,7 +43,7 @@ test('wap.ampStyle maps to options.ampStyle with its source; without it an accel
   writeFileSync(join(dir, 'model.py'), 'import torch\n');
   writeFileSync(join(dir, 'accelerate_config.yaml'), 'distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: bf16\n');
   const uri = pathToFileURL(join(dir, 'model.py')).href;
-  const hinted = withPrecisionHint(toPlanOptions(normalizeSettings({ precision: 'bf16' })), uri);
+  const hinted = withTrainingHints(toPlanOptions(normalizeSettings({ precision: 'bf16' })), uri);
   assert.deepEqual([hinted.precision, hinted.precisionSource, hinted.ampStyle], ['bf16', 'the wap.precision setting', 'autocast']);
-  assert.equal(withPrecisionHint(toPlanOptions(normalizeSettings({ ampStyle: 'master-weights' })), uri).ampStyle, 'master-weights', 'the setting wins');
+  assert.equal(withTrainingHints(toPlanOptions(normalizeSettings({ ampStyle: 'master-weights' })), uri).ampStyle, 'master-weights', 'the setting wins');
 });

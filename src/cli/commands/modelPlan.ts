@@ -7,7 +7,7 @@
 import type { PlanOptions, PlanOutcome } from '../../protocol/plan';
 import { planModel } from '../../planner/index';
 import { loadModel } from '../modelLoading';
-import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom, withPrecisionHint, type PlannerFlagValues } from '../planFlags';
+import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom, withTrainingHints, type PlannerFlagValues } from '../planFlags';
 
 /** parseArgs option declarations shared by both commands. */
 export const PLAN_FLAGS = { ...PLANNER_FLAGS, 'model-name': { type: 'string' } } as const;
@@ -20,7 +20,7 @@ export async function planForModelFile(file: string, v: PlanFlagValues, adjust: 
   const options = adjust(planOptionsFrom(v));
   const cluster = await clusterFrom(v.cluster);
   const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, modelName: v['model-name'] });
-  const outcome = planModel(model, cluster, await withPrecisionHint(options, file));
+  const outcome = planModel(model, cluster, await withTrainingHints(options, file));
   if (outcome.feasible) outcome.file = file;
   return outcome;
 }

@@ -15,7 +15,7 @@ import { writeHtmlReport } from '../htmlReport';
 import { measuredSummary, measureModel, measureSettingsFrom, PROFILER_FLAGS, PROFILER_FLAGS_HELP, type MeasureSettings } from '../measure';
 import { addLengthMix, LENGTH_MIX_FLAGS, LENGTH_MIX_HELP, lengthMixRequestFrom } from '../lengthMixFlags';
 import { loadModel } from '../modelLoading';
-import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom, withPrecisionHint } from '../planFlags';
+import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom, withTrainingHints } from '../planFlags';
 import type { CliCommand } from './registry';
 
 /**
@@ -92,7 +92,7 @@ async function run(args: string[]): Promise<number> {
     for (const w of profile.warnings) console.error(`warning: ${w}`);
   }
 
-  const hinted = await withPrecisionHint(options, file);
+  const hinted = await withTrainingHints(options, file);
   const outcome = planModel(model, cluster, hinted, { profile });
   if (outcome.feasible) {
     outcome.file = file;

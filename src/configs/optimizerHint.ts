@@ -1,0 +1,124 @@
+/**
+ * The optimizer a user trains with, read (never run) from the code and configs
+ * beside the model, so its state is priced as what they run: an LLM trained
+ * with AdamW keeps two fp32 moments per parameter, not SGD momentum's one, a
+ * difference of 4 bytes per parameter (28 GB for a 7B model without ZeRO).
+ * - DeepSpeed JSON `"optimizer": {"type": …}` (DeepSpeed builds that optimizer
+ *   itself, whatever the script constructs), first;
+ * - then optimizer constructors in Python: `torch.optim.AdamW(…)`,
+ *   `optim.SGD(…, momentum=0.9)`, `FusedAdam(…)`, in the model's own file
+ *   before its neighbours (nanoGPT builds AdamW in model.py's
+ *   configure_optimizers; most projects in train.py).
+ * State per parameter is what the planner needs (OptimizerKind): two moments
+ * (Adam and its variants, LAMB: You et al., ICLR 2020; Adadelta), one
+ * (SGD with momentum, RMSprop, Adagrad, Lion: Chen et al., 2023) or none
+ * (plain SGD). Other optimizers (8-bit, factored) give no hint.
+ */
+import type { Node } from 'web-tree-sitter';
+import type { OptimizerKind, PlanOptions } from '../protocol/plan';
+import { MAX_CONFIG_CHARS } from './check';
+import { parseJsonConfig, valueAt } from './jsonDoc';
+import { callArgs, calleeName, pythonReady, withPythonTree } from './python';
+
+export interface OptimizerHint {
+  optimizer: OptimizerKind;
+  /** For the report: 'model.py:287 (torch.optim.AdamW)', 'ds_config.json (optimizer.type: AdamW)'. */
+  source: string;
+}
+
+/** Constructor names by the state they keep; SGD depends on its momentum argument. */
+const STATE_OF: Record<string, OptimizerKind> = {
+  Adam: 'adam', AdamW: 'adam', Adamax: 'adam', NAdam: 'adam', RAdam: 'adam', Adadelta: 'adam',
+  FusedAdam: 'adam', FusedLAMB: 'adam', FusedLamb: 'adam', Lamb: 'adam', LAMB: 'adam', DeepSpeedCPUAdam: 'adam', FusedAdamW: 'adam',
+  RMSprop: 'momentum', Adagrad: 'momentum', Lion: 'momentum', FusedSGD: 'momentum',
+};
+
+/** DeepSpeed's optimizer types (case-insensitive, as DeepSpeed matches them). */
+const DEEPSPEED_STATE: Record<string, OptimizerKind> = {
+  adam: 'adam', adamw: 'adam', lamb: 'adam', onebitadam: 'adam', zerooneadam: 'adam', onebitlamb: 'adam', adagrad: 'momentum', lion: 'momentum',
+};
+
+function fromDeepSpeed(name: string, text: string): OptimizerHint | undefined {
+  const type = valueAt(parseJsonConfig(text), ['optimizer', 'type']);
+  if (type?.type !== 'string' || typeof type.value !== 'string') return undefined;
+  const kind = DEEPSPEED_STATE[type.value.toLowerCase()];
+  return kind && { optimizer: kind, source: `${name} (optimizer.type: ${type.value})` };
+}
+
+/** SGD keeps a momentum buffer when `momentum` is given and is not a literal 0 (torch.optim.SGD's default is 0). */
+function sgdKind(call: Node): OptimizerKind {
+  const m = callArgs(call)?.keywords.get('momentum');
+  if (!m) return 'sgd';
+  return /^0*(\.0*)?$/.test(m.text.trim()) ? 'sgd' : 'momentum';
+}
+
+/**
+ * The first optimizer constructor in a Python file. A call counts when it is written through a module path that
+ * names an optimizer package (`torch.optim.AdamW`, `optim.Adam`, `apex.optimizers.FusedAdam`) or its bare name was
+ * imported (`from torch.optim import AdamW`): a user's own `Adam` class elsewhere is not taken for torch's.
+ */
+function fromPython(name: string, text: string): OptimizerHint | undefined {
+  if (!pythonReady() || !/\b(optim|optimizers|Adam|SGD|LAMB|Lamb|Lion|RMSprop|Adagrad)\b/.test(text)) return undefined;
+  return withPythonTree(text, (root) => {
+    // What the code calls each imported optimizer by (`from torch.optim import AdamW as AW`: AW → AdamW).
+    const imported = new Map<string, string>();
+    for (const imp of root.descendantsOfType('import_from_statement')) {
+      const module = imp?.childForFieldName('module_name')?.text ?? '';
+      if (!/optim|apex|deepspeed|transformers|timm|lion_pytorch/.test(module)) continue;
+      for (const n of imp!.descendantsOfType(['dotted_name', 'aliased_import'])) {
+        if (!n || n === imp!.childForFieldName('module_name')) continue;
+        const alias = n.type === 'aliased_import' ? n.childForFieldName('alias')?.text : undefined;
+        const original = n.type === 'aliased_import' ? n.childForFieldName('name')?.text : n.text;
+        if (original && (original in STATE_OF || original === 'SGD')) imported.set(alias ?? original, original);
+      }
+    }
+    for (const call of root.descendantsOfType('call')) {
+      if (!call) continue;
+      const fn = call.childForFieldName('function');
+      const callee = calleeName(call);
+      if (!fn || !callee) continue;
+      const qualified = fn.type === 'attribute' && /(^|\.)(optim|optimizers|adam|lamb|lion_pytorch)\./.test(`${fn.text}`);
+      const bare = fn.type === 'identifier' && imported.has(callee);
+      if (!qualified && !bare) continue;
+      const original = bare ? imported.get(callee)! : callee;
+      const kind = original === 'SGD' ? sgdKind(call) : STATE_OF[original];
+      if (!kind) continue;
+      return { optimizer: kind, source: `${name}:${call.startPosition.row + 1} (${fn.text})` };
+    }
+    return undefined;
+  });
+}
+
+/**
+ * The optimizer the files state: a DeepSpeed config's first, then the Python files with `modelFile` (a name among
+ * `files`) first. Broken or oversized files give no hint.
+ */
+export function optimizerHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): OptimizerHint | undefined {
+  const usable = files.filter((f) => f.text.length <= MAX_CONFIG_CHARS);
+  const read = (f: { name: string; text: string }, how: (name: string, text: string) => OptimizerHint | undefined): OptimizerHint | undefined => {
+    try {
+      return how(f.name, f.text);
+    } catch {
+      // A malformed config is reported by the config checks; here it just says nothing.
+      return undefined;
+    }
+  };
+  for (const f of usable) {
+    if (!/\.jsonc?$/i.test(f.name) || !/"optimizer"/.test(f.text)) continue;
+    const hint = read(f, fromDeepSpeed);
+    if (hint) return hint;
+  }
+  const python = usable.filter((f) => /\.py$/i.test(f.name));
+  const ordered = [...python.filter((f) => f.name === modelFile), ...python.filter((f) => f.name !== modelFile)];
+  for (const f of ordered) {
+    const hint = read(f, fromPython);
+    if (hint) return hint;
+  }
+  return undefined;
+}
+
+/** The options with the hint's optimizer, unless one was given explicitly (a flag or setting: `optimizerSource` set). */
+export function withOptimizerFrom(options: PlanOptions, hint: OptimizerHint | undefined): PlanOptions {
+  if (!hint || options.optimizerSource) return options;
+  return { ...options, optimizer: hint.optimizer, optimizerSource: hint.source };
+}

@@ -1,0 +1,30 @@
+/**
+ * Without an explicit wap.precision or wap.optimizer, the files beside the
+ * model say what to plan: the training config's precision, and the optimizer
+ * a DeepSpeed config or the Python code builds (through the configs room's
+ * readers). Read per plan, synchronously and bounded (64 files, each under the
+ * config size cap), so a change to a config shows in the next plan's key.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { optimizerHint, precisionHint, precisionHintCandidates, withOptimizerFrom, withPrecisionFrom } from '../configs/index';
+import type { PlanOptions } from '../protocol/plan';
+
+export function withTrainingHints(options: PlanOptions, uri: string): PlanOptions {
+  if ((options.precision && options.ampStyle && options.optimizerSource) || !uri.startsWith('file:')) return options;
+  try {
+    const path = fileURLToPath(uri);
+    const dir = dirname(path);
+    const files = precisionHintCandidates(readdirSync(dir)).flatMap((name) => {
+      try {
+        return [{ name, text: readFileSync(join(dir, name), 'utf8') }];
+      } catch {
+        return [];
+      }
+    });
+    return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files)), optimizerHint(files, basename(path)));
+  } catch {
+    return options;
+  }
+}

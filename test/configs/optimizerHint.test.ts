@@ -1,0 +1,91 @@
+/**
+ * The optimizer the code and configs beside the model build: read from real
+ * files (the repository's DeepSpeed example config, torch's own installed
+ * sources) and from snippets for each rule, through the CLI and the server's
+ * settings to the plan's line that says which optimizer it priced and why.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { before, test } from 'node:test';
+import { initConfigReaders, optimizerHint, withOptimizerFrom } from '../../src/configs';
+import { planModel, resolveCluster } from '../../src/planner/index';
+import { normalizeSettings, toPlanOptions } from '../../src/server/settings';
+import { withTrainingHints } from '../../src/server/trainingHints';
+import { ModelBuilder } from '../planner/fixtures';
+
+before(() => initConfigReaders());
+
+const root = join(__dirname, '..', '..');
+const py = (text: string, name = 'train.py') => optimizerHint([{ name, text }]);
+
+test('the repository’s DeepSpeed example config: its optimizer section (type Adam) is what DeepSpeed builds', () => {
+  const text = readFileSync(join(root, 'examples', 'pytorch', 'ds_config.json'), 'utf8');
+  assert.deepEqual(optimizerHint([{ name: 'ds_config.json', text }]), { optimizer: 'adam', source: 'ds_config.json (optimizer.type: Adam)' });
+  // DeepSpeed's own optimizer wins over what the script constructs, and its types are matched without case.
+  const both = optimizerHint([{ name: 'ds.json', text: '{"optimizer": {"type": "adagrad"}}' }, { name: 'train.py', text: 'import torch\nopt = torch.optim.AdamW(m.parameters())\n' }]);
+  assert.deepEqual(both, { optimizer: 'momentum', source: 'ds.json (optimizer.type: adagrad)' });
+  assert.equal(optimizerHint([{ name: 'ds.json', text: '{"optimizer": {"type": "auto"}}' }]), undefined, 'the HF Trainer fills "auto" in');
+  assert.equal(optimizerHint([{ name: 'ds.json', text: '{"optimizer": {"type": ' }]), undefined, 'a broken config says nothing, and does not throw');
+});
+
+const torchFile = (rel: string) => join('/usr/lib/python3/dist-packages/torch', rel);
+const rpcExamples = 'testing/_internal/distributed/rpc/examples';
+test('torch’s own installed sources: optim.SGD with momentum=0.9, optim.Adam, and docstring examples that are not code', { skip: !existsSync(torchFile('optim/sgd.py')) && 'Debian python3-torch is not installed' }, () => {
+  const read = (rel: string) => optimizerHint([{ name: rel.split('/').pop()!, text: readFileSync(torchFile(rel), 'utf8') }]);
+  assert.deepEqual(read(`${rpcExamples}/parameter_server_test.py`), { optimizer: 'momentum', source: 'parameter_server_test.py:38 (optim.SGD)' });
+  assert.deepEqual(read(`${rpcExamples}/reinforcement_learning_rpc_test.py`), { optimizer: 'adam', source: 'reinforcement_learning_rpc_test.py:132 (optim.Adam)' });
+  // torch/optim/sgd.py shows `torch.optim.SGD(…, momentum=0.9)` only inside its docstring: no constructor runs there.
+  assert.equal(read('optim/sgd.py'), undefined);
+});
+
+test('Python rules: qualified or imported constructors only, SGD by its momentum, aliases, the model’s file first', () => {
+  assert.deepEqual(py('import torch\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4)\n'), { optimizer: 'adam', source: 'train.py:2 (torch.optim.AdamW)' });
+  assert.equal(py('from torch import optim\nopt = optim.SGD(m.parameters(), lr=0.1)\n')?.optimizer, 'sgd');
+  assert.equal(py('from torch import optim\nopt = optim.SGD(m.parameters(), lr=0.1, momentum=0.0)\n')?.optimizer, 'sgd');
+  assert.equal(py('from torch import optim\nopt = optim.SGD(m.parameters(), lr=0.1, momentum=args.momentum)\n')?.optimizer, 'momentum');
+  assert.deepEqual(py('from torch.optim import SGD as S\nopt = S(m.parameters(), lr=0.1, momentum=0.9)\n'), { optimizer: 'momentum', source: 'train.py:2 (S)' });
+  assert.equal(py('from apex.optimizers import FusedLAMB\nopt = FusedLAMB(params)\n')?.optimizer, 'adam');
+  assert.equal(py('from lion_pytorch import Lion\nopt = Lion(params)\n')?.optimizer, 'momentum');
+  // A class of the user's own called Adam, never imported from an optimizer package, is not torch's.
+  assert.equal(py('class Adam:\n    pass\nopt = Adam()\n'), undefined);
+  assert.equal(py('import bitsandbytes as bnb\nopt = bnb.optim.Adam8bit(params)\n'), undefined, '8-bit state is neither kind: no guess');
+  // Half-typed code: a call still being typed is no call yet (no guess, no throw); the complete ones around a
+  // syntax error are still read.
+  assert.equal(py('import torch\nopt = torch.optim.Adam(model.parameters(),\n'), undefined);
+  assert.deepEqual(py('import torch\ndef f(:\n    pass\nopt = torch.optim.AdamW(p)\n'), { optimizer: 'adam', source: 'train.py:4 (torch.optim.AdamW)' });
+  const files = [
+    { name: 'a_utils.py', text: 'import torch\nopt = torch.optim.SGD(p, lr=1)\n' },
+    { name: 'model.py', text: 'import torch\ndef configure_optimizers(self):\n    return torch.optim.AdamW(self.parameters())\n' },
+  ];
+  assert.equal(optimizerHint(files, 'model.py')?.source, 'model.py:3 (torch.optim.AdamW)');
+  assert.equal(optimizerHint(files)?.source, 'a_utils.py:2 (torch.optim.SGD)');
+});
+
+test('an explicit optimizer wins; the server’s auto setting reads the files, and the plan says which optimizer it priced and where from', () => {
+  const hint = { optimizer: 'adam' as const, source: 'train.py:5 (torch.optim.AdamW)' };
+  const explicit = { batch: 8, objective: 'throughput' as const, strategies: 'dp' as const, optimizer: 'sgd' as const, optimizerSource: '--optimizer' };
+  assert.equal(withOptimizerFrom(explicit, hint), explicit);
+  const dir = mkdtempSync(join(tmpdir(), 'wap-optim-'));
+  writeFileSync(join(dir, 'model.py'), 'import torch.nn as nn\nmodel = nn.Linear(4, 4)\n');
+  writeFileSync(join(dir, 'train.py'), 'import torch\nfrom model import model\n\n\nopt = torch.optim.AdamW(model.parameters())\n');
+  const uri = pathToFileURL(join(dir, 'model.py')).href;
+  const auto = withTrainingHints(toPlanOptions(normalizeSettings({})), uri);
+  assert.deepEqual([auto.optimizer, auto.optimizerSource], ['adam', 'train.py:5 (torch.optim.AdamW)']);
+  const set = withTrainingHints(toPlanOptions(normalizeSettings({ optimizer: 'momentum' })), uri);
+  assert.deepEqual([set.optimizer, set.optimizerSource], ['momentum', 'the wap.optimizer setting']);
+  assert.equal(normalizeSettings({ optimizer: 'adafactor' }).optimizer, 'auto');
+  // The plan: Adam's two moments against momentum's one, and the line that says so.
+  const b = new ModelBuilder('mlp', [1024]);
+  b.linear('fc', 'x', 1024);
+  const plan = (o: typeof auto) => planModel(b.build(), resolveCluster('a100x8'), { ...o, batch: 8, gpus: 1, precision: 'fp32' });
+  const adam = plan(auto);
+  const assumed = plan(toPlanOptions(normalizeSettings({})));
+  assert.ok(adam.feasible && assumed.feasible);
+  assert.ok(adam.diagnostics.some((d) => d.message === 'optimizer: adam (Adam-style, two moments per parameter), from train.py:5 (torch.optim.AdamW)'));
+  assert.ok(assumed.diagnostics.some((d) => /^optimizer: momentum .*assumed: no optimizer found/.test(d.message)));
+  const params = 1024 * 1024 + 1024;
+  assert.equal(adam.plan.setup!.memoryPerGpu.optimizer - assumed.plan.setup!.memoryPerGpu.optimizer, params * 4, 'one more fp32 moment per parameter');
+});
