@@ -56,7 +56,7 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --cluster FILE|PRESET cluster spec file, 'local' (nvidia-smi), or a preset (${Object.keys(CLUSTER_PRESETS).join(', ')}; default ${DEFAULT_PRESET})
   --objective O         throughput (default) | efficiency (smallest n within 5% of the best)
   --strategies S        dp (WAP: data parallel, choose n) | hybrid (default) | all (adds pipelines)
-  --optimizer O         sgd | momentum | adam (default: what the code or DeepSpeed config beside the model
+  --optimizer O         sgd | momentum | adam (default: what the model file, a DeepSpeed config or the code beside it
                         builds, else momentum)
   --precision P         fp32 | tf32 | fp16 | bf16 | fp8 (default: the training config's, else the GPU's best)
   --amp-style S         autocast | master-weights | pure   how 16-bit training holds tensors (default: the training
@@ -147,7 +147,7 @@ export async function clusterFrom(ref: string | undefined): Promise<ClusterSpec>
 /**
  * What the files beside the model say the user trains with, where no flag says it: the precision (accelerate
  * mixed_precision, DeepSpeed bf16/fp16, Lightning precision=; else the planner picks by GPU) and the optimizer
- * (a DeepSpeed optimizer section, else the optimizer the Python code constructs, the model's file first).
+ * (configs/optimizerHint.ts); the model's own file is read first for both.
  */
 export async function withTrainingHints(options: PlanOptions, modelFile: string): Promise<PlanOptions> {
   if (options.precision && options.ampStyle && options.optimizerSource) return options;
@@ -167,5 +167,5 @@ export async function withTrainingHints(options: PlanOptions, modelFile: string)
       // unreadable: no hint from it
     }
   }
-  return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files)), optimizerHint(files, basename(modelFile)));
+  return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files, basename(modelFile))), optimizerHint(files, basename(modelFile)));
 }

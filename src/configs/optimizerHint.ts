@@ -3,12 +3,12 @@
  * beside the model, so its state is priced as what they run: an LLM trained
  * with AdamW keeps two fp32 moments per parameter, not SGD momentum's one, a
  * difference of 4 bytes per parameter (28 GB for a 7B model without ZeRO).
- * - DeepSpeed JSON `"optimizer": {"type": …}` (DeepSpeed builds that optimizer
- *   itself, whatever the script constructs), first;
- * - then optimizer constructors in Python: `torch.optim.AdamW(…)`,
- *   `optim.SGD(…, momentum=0.9)`, `FusedAdam(…)`, in the model's own file
- *   before its neighbours (nanoGPT builds AdamW in model.py's
- *   configure_optimizers; most projects in train.py).
+ * - optimizer constructors in the model's own file (`torch.optim.AdamW(…)`,
+ *   `optim.SGD(…, momentum=0.9)`, `FusedAdam(…)`): nanoGPT builds AdamW in
+ *   model.py's configure_optimizers, a LightningModule in its own;
+ * - then a DeepSpeed JSON `"optimizer": {"type": …}` beside it (DeepSpeed
+ *   builds that optimizer itself, whatever the launch script constructs);
+ * - then the constructors in the neighbouring Python files (train.py).
  * State per parameter is what the planner needs (OptimizerKind): two moments
  * (Adam and its variants, LAMB: You et al., ICLR 2020; Adadelta), one
  * (SGD with momentum, RMSprop, Adagrad, Lion: Chen et al., 2023) or none
@@ -90,29 +90,25 @@ function fromPython(name: string, text: string): OptimizerHint | undefined {
 }
 
 /**
- * The optimizer the files state: a DeepSpeed config's first, then the Python files with `modelFile` (a name among
- * `files`) first. Broken or oversized files give no hint.
+ * The optimizer the files state, in the order the header gives: `modelFile` (a name among `files`), a DeepSpeed
+ * config, the other Python files. Broken or oversized files give no hint.
  */
 export function optimizerHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): OptimizerHint | undefined {
+  type SourceFile = { name: string; text: string };
   const usable = files.filter((f) => f.text.length <= MAX_CONFIG_CHARS);
-  const read = (f: { name: string; text: string }, how: (name: string, text: string) => OptimizerHint | undefined): OptimizerHint | undefined => {
+  const isPython = (f: SourceFile) => /\.py$/i.test(f.name);
+  const steps: Array<{ file: SourceFile; read: (name: string, text: string) => OptimizerHint | undefined }> = [
+    ...usable.filter((f) => isPython(f) && f.name === modelFile).map((file) => ({ file, read: fromPython })),
+    ...usable.filter((f) => /\.jsonc?$/i.test(f.name) && /"optimizer"/.test(f.text)).map((file) => ({ file, read: fromDeepSpeed })),
+    ...usable.filter((f) => isPython(f) && f.name !== modelFile).map((file) => ({ file, read: fromPython })),
+  ];
+  for (const { file, read } of steps) {
     try {
-      return how(f.name, f.text);
+      const hint = read(file.name, file.text);
+      if (hint) return hint;
     } catch {
       // A malformed config is reported by the config checks; here it just says nothing.
-      return undefined;
     }
-  };
-  for (const f of usable) {
-    if (!/\.jsonc?$/i.test(f.name) || !/"optimizer"/.test(f.text)) continue;
-    const hint = read(f, fromDeepSpeed);
-    if (hint) return hint;
-  }
-  const python = usable.filter((f) => /\.py$/i.test(f.name));
-  const ordered = [...python.filter((f) => f.name === modelFile), ...python.filter((f) => f.name !== modelFile)];
-  for (const f of ordered) {
-    const hint = read(f, fromPython);
-    if (hint) return hint;
   }
   return undefined;
 }

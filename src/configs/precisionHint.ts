@@ -90,9 +90,13 @@ const READ: Partial<Record<ConfigFormat, (name: string, text: string) => Precisi
   lightning: fromLightning,
 };
 
-/** The first config (in the order given) that states a precision. Broken or oversized files give no hint. */
-export function precisionHint(files: ReadonlyArray<{ name: string; text: string }>): PrecisionHint | undefined {
-  for (const f of files) {
+/**
+ * The first config that states a precision: `modelFile` (a name among `files`, the script being planned, as a
+ * LightningModule's own Trainer call) first, then the others in the order given. Broken or oversized files give no hint.
+ */
+export function precisionHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): PrecisionHint | undefined {
+  const ordered = [...files.filter((f) => f.name === modelFile), ...files.filter((f) => f.name !== modelFile)];
+  for (const f of ordered) {
     if (f.text.length > MAX_CONFIG_CHARS) continue;
     for (const format of detectConfigFormats(f.name, f.text)) {
       const read = READ[format];

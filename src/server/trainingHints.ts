@@ -1,9 +1,10 @@
 /**
  * Without an explicit wap.precision or wap.optimizer, the files beside the
- * model say what to plan: the training config's precision, and the optimizer
- * a DeepSpeed config or the Python code builds (through the configs room's
- * readers). Read per plan, synchronously and bounded (64 files, each under the
- * config size cap), so a change to a config shows in the next plan's key.
+ * model say what to plan: the precision a training config states and the
+ * optimizer the code or a DeepSpeed config builds, the model's own file first
+ * (through the configs room's readers). Read per plan, synchronously and
+ * bounded (64 files, each under the config size cap), so a change to a config
+ * shows in the next plan's key.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -23,7 +24,7 @@ export function withTrainingHints(options: PlanOptions, uri: string): PlanOption
         return [];
       }
     });
-    return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files)), optimizerHint(files, basename(path)));
+    return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files, basename(path))), optimizerHint(files, basename(path)));
   } catch {
     return options;
   }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
-import { initConfigReaders, optimizerHint, withOptimizerFrom } from '../../src/configs';
+import { initConfigReaders, optimizerHint, precisionHint, withOptimizerFrom } from '../../src/configs';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { normalizeSettings, toPlanOptions } from '../../src/server/settings';
 import { withTrainingHints } from '../../src/server/trainingHints';
@@ -24,9 +24,12 @@ const py = (text: string, name = 'train.py') => optimizerHint([{ name, text }]);
 test('the repository’s DeepSpeed example config: its optimizer section (type Adam) is what DeepSpeed builds', () => {
   const text = readFileSync(join(root, 'examples', 'pytorch', 'ds_config.json'), 'utf8');
   assert.deepEqual(optimizerHint([{ name: 'ds_config.json', text }]), { optimizer: 'adam', source: 'ds_config.json (optimizer.type: Adam)' });
-  // DeepSpeed's own optimizer wins over what the script constructs, and its types are matched without case.
-  const both = optimizerHint([{ name: 'ds.json', text: '{"optimizer": {"type": "adagrad"}}' }, { name: 'train.py', text: 'import torch\nopt = torch.optim.AdamW(m.parameters())\n' }]);
-  assert.deepEqual(both, { optimizer: 'momentum', source: 'ds.json (optimizer.type: adagrad)' });
+  // DeepSpeed's own optimizer wins over what a launch script beside it constructs (types matched without case)...
+  const ds = { name: 'ds.json', text: '{"optimizer": {"type": "adagrad"}}' };
+  const train = { name: 'train.py', text: 'import torch\nopt = torch.optim.AdamW(m.parameters())\n' };
+  assert.deepEqual(optimizerHint([ds, train], 'model.py'), { optimizer: 'momentum', source: 'ds.json (optimizer.type: adagrad)' });
+  // ...but not over the file being planned: a LightningModule's configure_optimizers is what that script trains with.
+  assert.deepEqual(optimizerHint([ds, train], 'train.py'), { optimizer: 'adam', source: 'train.py:2 (torch.optim.AdamW)' });
   assert.equal(optimizerHint([{ name: 'ds.json', text: '{"optimizer": {"type": "auto"}}' }]), undefined, 'the HF Trainer fills "auto" in');
   assert.equal(optimizerHint([{ name: 'ds.json', text: '{"optimizer": {"type": ' }]), undefined, 'a broken config says nothing, and does not throw');
 });
@@ -62,6 +65,15 @@ test('Python rules: qualified or imported constructors only, SGD by its momentum
   ];
   assert.equal(optimizerHint(files, 'model.py')?.source, 'model.py:3 (torch.optim.AdamW)');
   assert.equal(optimizerHint(files)?.source, 'a_utils.py:2 (torch.optim.SGD)');
+});
+
+test('the repository’s Lightning example: its own configure_optimizers (SGD, momentum 0.9) and Trainer precision, not the DeepSpeed and accelerate configs beside it', async () => {
+  const dir = join(root, 'examples', 'pytorch');
+  const files = ['accelerate_config.yaml', 'ds_config.json', 'train_lightning.py'].map((name) => ({ name, text: readFileSync(join(dir, name), 'utf8') }));
+  assert.deepEqual(optimizerHint(files, 'train_lightning.py'), { optimizer: 'momentum', source: 'train_lightning.py:28 (torch.optim.SGD)' });
+  assert.equal(precisionHint(files, 'train_lightning.py')?.source, 'train_lightning.py (Trainer precision="32-true")');
+  // Planning alexnet.py beside them, the DeepSpeed config is what the directory says.
+  assert.equal(optimizerHint(files, 'alexnet.py')?.source, 'ds_config.json (optimizer.type: Adam)');
 });
 
 test('an explicit optimizer wins; the server’s auto setting reads the files, and the plan says which optimizer it priced and where from', () => {
