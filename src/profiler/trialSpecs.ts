@@ -1,4 +1,5 @@
 /** AnalyzedModel → the plain layer specs workers build, and the analytical fallback for failed trials. */
+import { reduceAxesOf } from '../core/catalogue/reduce';
 import { permutationOf } from '../core/catalogue/shaping';
 import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import type { ModelInputSpec, TrialSpec } from './worker/messages';
@@ -19,9 +20,17 @@ export function toTrialSpec(layer: AnalyzedLayer, model: AnalyzedModel): TrialSp
   };
 }
 
-/** A transpose's `swap` pair as the full permutation its inferred input allows: workers build dims only. */
+/**
+ * Attrs the frontend wrote before it knew a rank, resolved by the core's own rules against the inferred input, so
+ * the workers build explicit dims and axes only: a transpose's `swap` pair as its permutation, a reduce over the
+ * whole sample (`allAxes`) as its axes.
+ */
 function workerAttrs(layer: AnalyzedLayer): AnalyzedLayer['attrs'] {
   const input = layer.inputShapes?.[0];
+  if (layer.op === 'reduce' && layer.attrs.allAxes === true && input) {
+    const { allAxes: _all, ...rest } = layer.attrs as Record<string, unknown>;
+    return { ...rest, axes: reduceAxesOf(layer.attrs, input.length) } as AnalyzedLayer['attrs'];
+  }
   if (layer.op !== 'permute' || layer.attrs.swap === undefined || !input) return layer.attrs;
   const { swap: _swap, ...rest } = layer.attrs as Record<string, unknown>;
   try {

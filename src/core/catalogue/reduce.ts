@@ -21,12 +21,24 @@ import type { InferContext, InferOk, OpInfo } from './types';
 
 const FNS: readonly ReduceFn[] = ['mean', 'sum', 'amax', 'amin', 'norm', 'topk'];
 
+/**
+ * The axes a reduce names, batch included in the count (torch's dims): `axes` as written, or with `allAxes` every
+ * axis of the sample, 1 … rank (a loss summed over the sample, recorded before the frontend knew its rank).
+ * The workers take the same axes (profiler/trialSpecs.ts).
+ */
+export function reduceAxesOf(attrs: Attrs, sampleRank: number): number[] | undefined {
+  if (attrs.allAxes === true) return Array.from({ length: sampleRank }, (_, i) => i + 1);
+  return optIntList(attrs, 'axes');
+}
+
 function inferReduce(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferOk {
   requireInputs(inputShapes, 1, 1, 'reduce');
   const input = inputShapes[0];
   const fn = optStr(attrs, 'fn') as ReduceFn | undefined;
   if (!fn || !FNS.includes(fn)) fail(`unknown reduction '${String(fn)}' (known: ${FNS.join(', ')})`);
-  const written = optIntList(attrs, 'axes');
+  const written = reduceAxesOf(attrs, input.length);
+  // A sample that is already one number: the sum over it is itself.
+  if (attrs.allAxes === true && input.length === 0) return { outputShape: [], params: 0, nonTrainable: 0, forwardFlops: 1, backwardFlops: 1, savedActivationBytes: 0 };
   if (!written || written.length === 0) fail('reduce needs the axes it reduces');
   const axes = new Set(written.map((a) => featureAxis(a, input, 'reduce axis')));
   if (axes.size !== written.length) fail(`reduce axes [${written.join(', ')}] name an axis twice`);

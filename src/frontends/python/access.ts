@@ -68,6 +68,8 @@ export function libraryBase(cls: ClassV): string | undefined {
  */
 const LIGHTNING_MODULE = /^(lightning(\.pytorch)?|pytorch_lightning)(\.core(\.module|\.lightning)?)?\.LightningModule$/;
 
+export const isLightningModuleBase = (base: string | undefined): boolean => base !== undefined && LIGHTNING_MODULE.test(base);
+
 /** A library base that makes a class a torch module: torch.nn's, or Lightning's module. */
 export function isTorchModuleBase(base: string | undefined): boolean {
   return base !== undefined && (base.startsWith('torch.nn') || LIGHTNING_MODULE.test(base));

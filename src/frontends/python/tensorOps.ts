@@ -10,6 +10,7 @@ import { castCall, CAST_METHODS, resultDtype, statedDtype } from './casts';
 import { einsum } from './einsum';
 import { elementwiseAttrs, perSample } from './elementwise';
 import { reduction } from './reductions';
+import { isLossFunction, LOSS_FUNCTIONS, recordLoss } from './losses';
 import { routerOp } from './routerOps';
 import { rmsUnaryStep, untag } from './rmsNormIdiom';
 import { tensorBinary } from './tensorArithmetic';
@@ -177,9 +178,10 @@ export function torchFunction(interp: Interp, rawName: string, args: Value[], kw
     return UNKNOWN;
   }
   if (!x || !isGraphTensor(x)) {
-    if (name === 'scaled_dot_product_attention' || ACTIVATIONS.has(name)) return UNKNOWN;
+    if (name === 'scaled_dot_product_attention' || ACTIVATIONS.has(name) || isLossFunction(name)) return UNKNOWN;
     return undefined;
   }
+  if (!method && isLossFunction(name)) return recordLoss(interp, LOSS_FUNCTIONS[name]!, x, site, site.calleeText);
   const rec = (op: OpKind, attrs: Attrs, shape: Dims | undefined = x.shape, inputs: TensorV[] = [x], dtype?: PinnedDtype): Value =>
     recordOp(interp, { base: name, type: method ? `Tensor.${name}` : site.calleeText, op, attrs, inputs, site, shape, dtype });
   if (ACTIVATIONS.has(name)) {

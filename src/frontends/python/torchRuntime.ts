@@ -4,7 +4,7 @@
  * nodes named by module path (`layer1.0.conv1`).
  */
 import type { PyNode } from './ast';
-import { classLookup, libraryBase } from './access';
+import { classLookup, isLightningModuleBase, libraryBase } from './access';
 import { callMethod } from './calls';
 import { dtypeAttr } from './casts';
 import { arrayMethod } from './arrayOps';
@@ -14,6 +14,7 @@ import { constantNode } from './torchParameters';
 import { sizeValues } from './batchFolding';
 import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
+import { LOSS_MODULES, recordLoss } from './losses';
 import { buildTorchLayer } from './torchLayers';
 import { NONE, UNKNOWN, int, iterItems, keyOf, native, str, toNumber, truthy, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
@@ -50,6 +51,8 @@ export function constructTorchLayer(interp: Interp, type: string, args: Value[],
   }
   const built = buildTorchLayer(type, args, kwargs);
   if (built) return withProps(base, { op: built.op, attrs: built.attrs });
+  const loss = LOSS_MODULES[type];
+  if (loss) return withProps(base, { loss });
   const message = `unknown layer nn.${type}`;
   return withProps(base, { op: 'opaque', attrs: { reason: message }, warning: message });
 }
@@ -70,6 +73,9 @@ const ATTR_ALIASES: Record<string, string> = {
   normalized_shape: 'normalizedShape',
   p: 'rate',
 };
+
+/** LightningModule methods a training_step calls for logging and bookkeeping (lightning/pytorch/core/module.py). */
+const LIGHTNING_BOOKKEEPING = new Set(['log', 'log_dict', 'print', 'save_hyperparameters', 'toggle_optimizer', 'untoggle_optimizer', 'manual_backward']);
 
 const returnsSelf = new Set(['to', 'cuda', 'cpu', 'eval', 'train', 'float', 'half', 'double', 'bfloat16', 'requires_grad_', 'apply', 'type']);
 
@@ -183,6 +189,8 @@ export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value 
       return native(name, () => ({ k: 'list', items: [...inst.children!.values()].filter(isModule) }));
     default:
       if (returnsSelf.has(name)) return native(name, () => inst);
+      // A LightningModule's logging and bookkeeping inside training_step (`self.log("loss", loss)`) computes nothing.
+      if (LIGHTNING_BOOKKEEPING.has(name) && isLightningModuleBase(libraryBase(inst.cls))) return native(name, () => NONE);
       void interp;
       return UNKNOWN;
   }
@@ -234,6 +242,13 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
         return callModule(interp, layer, args, kwargs, site);
       }
       const base = libraryBase(m.cls);
+      // A LightningModule without forward trains what its training_step computes (Lightning calls it with a batch
+      // and its index): the batch is read as (input, target), the layout of a DataLoader over (x, y) pairs.
+      const step = isLightningModuleBase(base) ? classLookup(m.cls, 'training_step') : undefined;
+      if (step?.k === 'func') {
+        interp.warn(m.cls.node, `${m.cls.name} has no forward: read from training_step, with its batch as (input, target)`, 'no-forward-step', 'info');
+        return callMethod(interp, step, m, [{ k: 'tuple', items: [args[0] ?? UNKNOWN, UNKNOWN] }, int(0)], new Map());
+      }
       if (base !== 'torch.nn.Sequential') interp.warn(m.cls.node, `${m.cls.name} has no forward we can read; its children are chained in registration order`, 'no-forward');
       return chain(interp, [...m.children!.values()], args, kwargs, site);
     } finally {
@@ -250,6 +265,10 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   }
   if (m.container === 'sequential') return chain(interp, [...m.children!.values()], args, kwargs, site);
   if (m.children) return UNKNOWN;
+  if (m.loss) {
+    const prediction = tensorsIn([args[0] ?? kwargs.get('input') ?? UNKNOWN])[0];
+    return prediction ? recordLoss(interp, m.loss, prediction, site, m.type, g.paths.get(m)) : UNKNOWN;
+  }
   const inputs = tensorsIn(args).concat(tensorsIn([...kwargs.values()]));
   const constant = inputs.length === 0 && isArray(args[0]) ? constantNode(interp, args[0].shape, site) : undefined;
   if (constant) inputs.push(constant);

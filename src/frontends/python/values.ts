@@ -4,6 +4,7 @@
  * keras.layers.Dense), symbolic tensors, and Unknown for anything we cannot
  * know without running the code. Nothing here ever throws on Unknown.
  */
+import type { LossKind } from './losses';
 import type { AttrValue, Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Graph } from './graph';
@@ -147,6 +148,8 @@ export interface ModV {
   warning?: string;
   /** Library modules made of other modules (torchComposites.ts): their forward is built in. */
   composite?: 'transformer_encoder_layer' | 'transformer_encoder';
+  /** A loss module (losses.ts): called, it records the kernels the loss runs on the prediction. */
+  loss?: LossKind;
 }
 
 export interface SplitV {
