@@ -55,6 +55,16 @@ test('wap config without --model checks internal consistency only', async () => 
   assert.match(r.out, /ds_config\.json:2:23: error: train_batch_size 100 is not micro 32 × accum 1 × any world size/);
 });
 
+test('wap config: the best plan trains in the precision the checked config states, not one from files beside the model', async () => {
+  // examples/pytorch (gpt.py's directory) holds an accelerate config that says fp32; the checked FSDP config says bf16.
+  const fsdp = join(root, 'examples', 'configs', 'accelerate_fsdp.yaml');
+  const r = await capture(() => configCommand.run([fsdp, '--model', join(root, 'examples', 'pytorch', 'gpt.py'), '--cluster', 'h100x16-2node', '--json']));
+  const out = JSON.parse(r.out) as { best: { setup: { precision: string; precisionReason: string } }; yours: { setup: { precision: string }; stepTimeMs: number } };
+  assert.equal(out.best.setup.precision, 'bf16');
+  assert.match(out.best.setup.precisionReason, /accelerate_fsdp\.yaml/);
+  assert.equal(out.yours.setup.precision, 'bf16');
+});
+
 test('wap config: bad input is a one-line error with exit 2', async () => {
   const notConfig = join(dir, 'notes.txt');
   writeFileSync(notConfig, 'hello\n');

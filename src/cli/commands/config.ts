@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { PlanOutcome, PlanReport } from '../../protocol/plan';
+import type { PlanOptions, PlanOutcome, PlanReport } from '../../protocol/plan';
 import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, type ConfigFinding, type ModelTarget, type RunSummary } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
@@ -108,7 +108,11 @@ async function run(args: string[]): Promise<number> {
   let versus: Versus | undefined;
   if (target) {
     if (!v.json) console.error(`wap: comparing with the model in ${target.file}${target.modelName ? ` (${target.modelName})` : ''}, found by ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
-    const outcome = await planForModelFile(target.file, flags);
+    // The best plan trains in the precision this config states (a numerics choice, not a parallelization one), unless
+    // --precision says otherwise: planned in another, "your config" could beat "the best plan" by a precision alone.
+    const stated = readConfigSetups(file, text).find((s) => s.precision);
+    const configPrecision = (o: PlanOptions): PlanOptions => (o.precision || !stated?.precision ? o : { ...o, precision: stated.precision.value, precisionSource: `${basename(file)} (${stated.label})` });
+    const outcome = await planForModelFile(target.file, flags, configPrecision);
     versus = await versusBest(file, text, target.file, flags, outcome);
     if (!outcome.feasible) {
       if (v.json) console.log(JSON.stringify({ file, model: target, findings: [], best: summarizeRun(outcome), yours: versus?.yours }, null, 2));
