@@ -57,7 +57,7 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --objective O         throughput (default) | efficiency (smallest n within 5% of the best)
   --strategies S        dp (WAP: data parallel, choose n) | hybrid (default) | all (adds pipelines)
   --optimizer O         sgd | momentum | adam (default: what the model file, a DeepSpeed config or the code beside it
-                        builds, else momentum)
+                        builds, else adam for models with attention and momentum for the rest)
   --precision P         fp32 | tf32 | fp16 | bf16 | fp8 (default: the training config's, else the GPU's best)
   --amp-style S         autocast | master-weights | pure   how 16-bit training holds tensors (default: the training
                         config's, else master-weights): torch.autocast keeps fp32 parameters and gradients and
@@ -82,6 +82,7 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
     optimizer: oneOf<OptimizerKind>('optimizer', v.optimizer, ['sgd', 'momentum', 'adam'], 'momentum'),
   };
   if (v.optimizer !== undefined) options.optimizerSource = '--optimizer';
+  else options.optimizerAssumed = true;
   const gpus = positiveInt('gpus', v.gpus);
   if (gpus !== undefined) options.gpus = gpus;
   const maxGpus = positiveInt('max-gpus', v['max-gpus']);

@@ -116,5 +116,6 @@ export function optimizerHint(files: ReadonlyArray<{ name: string; text: string 
 /** The options with the hint's optimizer, unless one was given explicitly (a flag or setting: `optimizerSource` set). */
 export function withOptimizerFrom(options: PlanOptions, hint: OptimizerHint | undefined): PlanOptions {
   if (!hint || options.optimizerSource) return options;
-  return { ...options, optimizer: hint.optimizer, optimizerSource: hint.source };
+  const { optimizerAssumed: _defaulted, ...rest } = options;
+  return { ...rest, optimizer: hint.optimizer, optimizerSource: hint.source };
 }

@@ -17,6 +17,7 @@ import { attentionKernelOf } from './cost/compute';
 import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { gemmCeilingNote } from './cost/gemmCeiling';
+import { optimizerLine, withPlannedOptimizer } from './optimizerChoice';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
 import { chooseAmpStyle, choosePrecisionFor, CONTEXT_BYTES, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
@@ -57,7 +58,7 @@ function throughput(c: Candidate, batch: number): number {
 }
 
 function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
-  return withAdvice(model, yield* searchSteps(model, cluster, options, extras));
+  return withAdvice(model, yield* searchSteps(model, cluster, withPlannedOptimizer(model, options), extras));
 }
 
 function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
@@ -123,7 +124,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     if (e instanceof PrecisionError) return fail(e.message);
     throw e;
   }
-  if (model.totals.params > 0) diagnostics.push({ severity: 'info', message: optimizerLine(options) });
+  if (model.totals.params > 0) diagnostics.push({ severity: 'info', message: optimizerLine(model, options) });
   const amp = chooseAmpStyle(precision.precision, options.ampStyle, options.ampStyleSource);
   if (amp) precision = { ...precision, amp };
   if (amp?.style === 'autocast') {
@@ -275,17 +276,4 @@ function incompleteInfo(model: AnalyzedModel): IncompleteModelInfo | undefined {
   const summary = describeIncomplete(c);
   if (!c || !summary) return undefined;
   return { summary, opaqueLayers: c.opaqueLayers, unshapedLayers: c.unshapedLayers, reasons: c.reasons };
-}
-
-const OPTIMIZER_STATE: Record<PlanOptions['optimizer'], string> = {
-  adam: 'Adam-style, two moments per parameter',
-  momentum: 'one momentum buffer per parameter',
-  sgd: 'plain SGD, no state per parameter',
-};
-
-/** Which optimizer's state the plan holds, and where that came from: a silent default would misprice an AdamW model. */
-function optimizerLine(options: PlanOptions): string {
-  const what = `optimizer: ${options.optimizer} (${OPTIMIZER_STATE[options.optimizer]})`;
-  if (options.optimizerSource) return `${what}, from ${options.optimizerSource}`;
-  return `${what}, assumed: no optimizer found in the code or training config beside the model; --optimizer adam (wap.optimizer) prices Adam/AdamW's two moments`;
 }

@@ -330,6 +330,11 @@ export interface PlanOptions {
    * states ('model.py:287 (torch.optim.AdamW)'). Absent: assumed, and the plan says so.
    */
   optimizerSource?: string;
+  /**
+   * Set by a caller that defaulted `optimizer` (no flag, setting, code or config said one): the planner then prices
+   * what the model's kind trains with (planner/optimizerChoice.ts) and says it assumed it.
+   */
+  optimizerAssumed?: boolean;
   /** Upper bound on GPUs to use (defaults to all in the cluster). */
   maxGpus?: number;
   /** Force exactly this many GPUs (the CLI's --gpus, the webview's GPU control). */

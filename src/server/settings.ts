@@ -15,7 +15,7 @@ export interface WapSettings {
   strategies: StrategyMode;
   /** 0 = every GPU of the cluster. */
   maxGpus: number;
-  /** 'auto': what a DeepSpeed config or the code beside the model builds, else momentum SGD. */
+  /** 'auto': what the code or a DeepSpeed config beside the model builds, else what the model's kind trains with. */
   optimizer: OptimizerKind | 'auto';
   /** 'auto': the training config next to the model, else the GPU's best. */
   precision: Precision | 'auto';
@@ -100,10 +100,11 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
     batch: overrides.batch && overrides.batch > 0 ? Math.floor(overrides.batch) : s.batchSize,
     objective: overrides.objective ?? s.objective,
     strategies: overrides.strategies ?? s.strategies,
-    // 'auto' plans momentum SGD unless the files beside the model say otherwise (trainingHints.ts), and says so.
+    // 'auto': what the files beside the model say (trainingHints.ts), else what the model's kind trains with.
     optimizer: s.optimizer === 'auto' ? 'momentum' : s.optimizer,
   };
   if (s.optimizer !== 'auto') options.optimizerSource = 'the wap.optimizer setting';
+  else options.optimizerAssumed = true;
   if (s.maxGpus > 0) options.maxGpus = s.maxGpus;
   if (s.precision !== 'auto') {
     options.precision = s.precision;
