@@ -71,3 +71,17 @@ export function fitDiagnostics(setup: TrainingSetup, diagnostics: PlanDiagnostic
     diagnostics.push({ severity: 'warning', message: `optimizer state is offloaded to CPU memory (${setup.fitsThrough ? 'nothing fits without it' : 'pinned'}): each step moves gradients down and weights up over PCIe${offloadCost ? `, ${offloadCost}` : ''}; the CPU-side optimizer time is not modelled` });
   } else if (setup.fitsThrough) diagnostics.push({ severity: 'info', message: `fits only through ${setup.fitsThrough}` });
 }
+
+/**
+ * On GPUs of different models, data parallelism as DDP, FSDP and DeepSpeed run it gives every rank the same share of
+ * the batch, so a step goes at the slowest GPU's pace (the planner costs a mixed group at its slowest): said, so a
+ * user knows the faster boards wait, rather than read a sum of their speeds into the plan.
+ */
+export function mixedGpuNote(gpus: ReadonlyArray<{ name: string; tflops: number; memoryBandwidthGBs: number }>): string | undefined {
+  const models = [...new Map(gpus.map((g) => [g.name, g])).values()];
+  if (models.length < 2) return undefined;
+  const slowest = models.reduce((a, b) => (b.tflops < a.tflops || (b.tflops === a.tflops && b.memoryBandwidthGBs < a.memoryBandwidthGBs) ? b : a));
+  const others = models.filter((g) => g !== slowest).map((g) => g.name);
+  return `the plan mixes ${models.map((g) => g.name).join(' and ')}: frameworks split the batch evenly over the ranks, so each step runs at the ${slowest.name}'s pace and the ${others.join(', ')} wait for it`;
+}
+

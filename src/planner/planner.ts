@@ -25,7 +25,7 @@ import { layerPlans, summaryOf } from './report';
 import { repeatedTransformer } from './search/parallel3d/blocks';
 import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
 import { trainingSetup } from './setupReport';
-import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec as spsOf, type ReportBase } from './assemble';
+import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, mixedGpuNote, samplesPerSec as spsOf, type ReportBase } from './assemble';
 import { toTimeline } from './simulator/results';
 
 export interface PlanExtras {
@@ -187,6 +187,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   const c = chosen!.best!;
   const setup = trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough);
   fitDiagnostics(setup, diagnostics);
+  const mixed = mixedGpuNote(topo.gpus.slice(0, c.n));
+  if (mixed) diagnostics.push({ severity: 'info', message: mixed });
   const last = results[results.length - 1];
   if (results[0].best && !results[0].best.fits) diagnostics.push({ severity: 'info', message: `the model does not fit on one GPU: ${results[0].best.reason}` });
   const layers = layerPlans(c, topo, options.strategies);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseClusterSpec, resolveCluster } from '../../src/planner/index';
+import { parseClusterSpec, planModel, resolveCluster } from '../../src/planner/index';
 import { buildCostTables } from '../../src/planner/cost/tables';
 import { Topology, range } from '../../src/planner/cost/topology';
 import { redistribution } from '../../src/planner/cost/layout';
@@ -70,4 +70,16 @@ test('a fractional node index is called a non-negative integer, since node 0 is 
   const g = gpu('A', 10, 500);
   assert.throws(() => parseClusterSpec({ groups: [{ ...g, node: 1.5 }], intraNode: link }, 'x'), /^ClusterSpecError: groups\[0\]\.node must be a non-negative integer$/);
   assert.equal(parseClusterSpec({ groups: [{ ...g, node: 0 }], intraNode: link }, 'x').gpus[0].node, 0);
+});
+
+test('a plan over mixed GPU models says the batch is split evenly, so the faster boards wait for the slowest', () => {
+  const m = new ModelBuilder('mlp', [1024]);
+  m.linear('fc', 'x', 1024);
+  const mixed = parseClusterSpec({ groups: [gpu('Fast', 20, 900), gpu('Slow', 10, 600)], intraNode: link }, 'inline');
+  const out = planModel(m.build(), mixed, { batch: 64, objective: 'throughput', strategies: 'dp', optimizer: 'sgd', gpus: 2 });
+  assert.ok(out.feasible);
+  assert.ok(out.diagnostics.some((d) => d.severity === 'info' && d.message === "the plan mixes Fast and Slow: frameworks split the batch evenly over the ranks, so each step runs at the Slow's pace and the Fast wait for it"), out.diagnostics.map((d) => d.message).join('\n'));
+  // On one GPU (the first, Fast) nothing is mixed; nor on identical boards.
+  const one = planModel(m.build(), mixed, { batch: 64, objective: 'throughput', strategies: 'dp', optimizer: 'sgd', gpus: 1 });
+  assert.ok(one.feasible && !one.diagnostics.some((d) => /the plan mixes/.test(d.message)));
 });
