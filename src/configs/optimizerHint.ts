@@ -17,6 +17,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { OptimizerKind, PlanOptions } from '../protocol/plan';
 import { MAX_CONFIG_CHARS } from './check';
+import { firstHint } from './firstHint';
 import { parseJsonConfig, valueAt } from './jsonDoc';
 import { callArgs, calleeName, pythonReady, withPythonTree } from './python';
 
@@ -97,20 +98,12 @@ export function optimizerHint(files: ReadonlyArray<{ name: string; text: string 
   type SourceFile = { name: string; text: string };
   const usable = files.filter((f) => f.text.length <= MAX_CONFIG_CHARS);
   const isPython = (f: SourceFile) => /\.py$/i.test(f.name);
-  const steps: Array<{ file: SourceFile; read: (name: string, text: string) => OptimizerHint | undefined }> = [
-    ...usable.filter((f) => isPython(f) && f.name === modelFile).map((file) => ({ file, read: fromPython })),
-    ...usable.filter((f) => /\.jsonc?$/i.test(f.name) && /"optimizer"/.test(f.text)).map((file) => ({ file, read: fromDeepSpeed })),
-    ...usable.filter((f) => isPython(f) && f.name !== modelFile).map((file) => ({ file, read: fromPython })),
-  ];
-  for (const { file, read } of steps) {
-    try {
-      const hint = read(file.name, file.text);
-      if (hint) return hint;
-    } catch {
-      // A malformed config is reported by the config checks; here it just says nothing.
-    }
-  }
-  return undefined;
+  const read = (file: SourceFile, how: (name: string, text: string) => OptimizerHint | undefined) => () => how(file.name, file.text);
+  return firstHint([
+    ...usable.filter((f) => isPython(f) && f.name === modelFile).map((f) => read(f, fromPython)),
+    ...usable.filter((f) => /\.jsonc?$/i.test(f.name) && /"optimizer"/.test(f.text)).map((f) => read(f, fromDeepSpeed)),
+    ...usable.filter((f) => isPython(f) && f.name !== modelFile).map((f) => read(f, fromPython)),
+  ]);
 }
 
 /** The options with the hint's optimizer, unless one was given explicitly (a flag or setting: `optimizerSource` set). */

@@ -14,6 +14,7 @@
 import type { AmpStyle, PlanOptions, Precision } from '../protocol/plan';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
+import { firstHint } from './firstHint';
 import { parseJsonConfig } from './jsonDoc';
 import { callArgs, findCalls, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
 import { parseYamlConfig, readString } from './yamlDoc';
@@ -96,20 +97,17 @@ const READ: Partial<Record<ConfigFormat, (name: string, text: string) => Precisi
  */
 export function precisionHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): PrecisionHint | undefined {
   const ordered = [...files.filter((f) => f.name === modelFile), ...files.filter((f) => f.name !== modelFile)];
-  for (const f of ordered) {
-    if (f.text.length > MAX_CONFIG_CHARS) continue;
-    for (const format of detectConfigFormats(f.name, f.text)) {
-      const read = READ[format];
-      if (!read) continue;
-      try {
-        const hint = read(f.name, f.text);
-        if (hint) return hint;
-      } catch {
-        // A malformed config is reported by the config checks; here it just says nothing.
+  // Lazily: a file's formats are detected only when the files before it said nothing.
+  function* readings(): Generator<() => PrecisionHint | undefined> {
+    for (const f of ordered) {
+      if (f.text.length > MAX_CONFIG_CHARS) continue;
+      for (const format of detectConfigFormats(f.name, f.text)) {
+        const read = READ[format];
+        if (read) yield () => read(f.name, f.text);
       }
     }
   }
-  return undefined;
+  return firstHint(readings());
 }
 
 /**
