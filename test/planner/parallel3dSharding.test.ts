@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import type { PlanOptions } from '../../src/protocol/plan';
 import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../../src/planner/index';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
+import { overlapExtraMs } from '../../src/planner/cost/overlap';
 import { costsFor, estimate, gradSync, linksFor, stageTime, type Config3D } from '../../src/planner/search/parallel3d/estimate';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import { gptModel } from './gptSpec';
@@ -124,4 +125,19 @@ test('after the update ZeRO-1/2 all-gather the new weights, ZeRO-3 does not (its
   assert.ok(sync(1) > 0);
   assert.ok(Math.abs(sync(2) - sync(1)) < 1e-9, 'ZeRO-2 syncs as ZeRO-1 after the last micro-batch');
   assert.ok(Math.abs(sync(3) * 2 - sync(1)) < 1e-9, `ZeRO-3 ${sync(3)} ms vs ZeRO-1 ${sync(1)} ms`);
+});
+
+test('the step pays for the backward it slows: the sync beside the last backward costs overlapExtraMs, in the estimate and in the replay', () => {
+  const m = model();
+  const { ctx } = searchContext(m, repeatedTransformer(m)!, resolveCluster('h100x16-2node', {}), opts());
+  const c: Config3D = { n: 16, dp: 16, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 1, microBatches: 1, zero: 0, recompute: 'none', blocksPerStage: [8] };
+  const links = linksFor(ctx, c);
+  const stage = stageTime(ctx, c, costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 1 }, links), links, 0);
+  const sync = gradSync(ctx, c, stage, links);
+  assert.ok(sync.totalMs > 0);
+  assert.equal(sync.exposedMs, overlapExtraMs(sync.totalMs, stage.backwardMs));
+  // Hidden or not, it is never free: the backward beside it runs slower.
+  assert.ok(sync.exposedMs > 0);
+  const est = estimate(ctx, c);
+  assert.ok(Math.abs(est.gradSyncMs - sync.exposedMs) < 1e-9);
 });

@@ -2,10 +2,12 @@
  * Discrete-event core: each resource (a device's compute stream 'gpu:i', a
  * link channel 'link:<name>') runs its tasks in issue order, as CUDA streams
  * and NCCL communicators do. A task starts when its dependencies and all its
- * resources are free. The critical path is traced back from the task that
+ * resources are free. Compute beside a collective on its GPU runs slower
+ * (cost/overlap.ts). The critical path is traced back from the task that
  * ends last through whichever predecessor (dependency or stream) released it.
  */
 import type { TimelineKind } from '../../protocol/plan';
+import { computeEndMs } from '../cost/overlap';
 import { drain, type Steps } from '../steps';
 
 export interface SimTask {
@@ -50,6 +52,11 @@ export class Engine {
     const streamFrom = new Int32Array(N + 1);
     const streamPrev: number[] = [];
     const lastOn = new Map<string, number>();
+    // Collectives in flight per device, for compute beside them (cost/overlap.ts). Compute groups are identical or
+    // disjoint, so a group is looked up by its first device, and only those devices keep spans.
+    const groupHeads = new Set<number>();
+    for (const t of this.tasks) if (isComputeKind(t.kind) && t.devices.length > 0) groupHeads.add(t.devices[0]!);
+    const commSpans = new Map<number, Array<[number, number]>>();
     for (let i = 0; i < N; i++) {
       const t = this.tasks[i];
       let s = 0;
@@ -67,7 +74,26 @@ export class Engine {
         lastOn.set(r, i);
       }
       start[i] = s;
-      end[i] = s + Math.max(0, t.durationMs);
+      if (isComputeKind(t.kind)) {
+        const spans = t.devices.length > 0 ? commSpans.get(t.devices[0]!) : undefined;
+        if (spans) {
+          // Stream order: later compute on this group starts later still, so spans already over are dropped.
+          let keep = 0;
+          for (const span of spans) if (span[1] > s) spans[keep++] = span;
+          spans.length = keep;
+        }
+        end[i] = spans && spans.length > 0 ? computeEndMs(s, t.durationMs, spans) : s + Math.max(0, t.durationMs);
+      } else {
+        end[i] = s + Math.max(0, t.durationMs);
+        if (end[i] > s) {
+          for (const d of t.devices) {
+            if (!groupHeads.has(d)) continue;
+            let spans = commSpans.get(d);
+            if (!spans) commSpans.set(d, (spans = []));
+            spans.push([s, end[i]]);
+          }
+        }
+      }
       if ((i & 4095) === 4095) yield;
     }
     streamFrom[N] = streamPrev.length;

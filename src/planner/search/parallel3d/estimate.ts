@@ -11,6 +11,7 @@
 import type { AmpStyle, MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { updateMs, type AttentionKernel } from '../../cost/compute';
+import { overlapExtraMs } from '../../cost/overlap';
 import { CONTEXT_BYTES, optimizerStateCopies } from '../../memory/index';
 import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
@@ -198,7 +199,7 @@ export function workOf(s: StageTimes): number {
  * ZeRO-3 keeps only its weight shard after the update and gathers weights when
  * the next forward uses them (counted per micro-batch), so it reduce-scatters only.
  * Buckets overlap the last micro-batch's backward (PyTorch DDP, Li et al.,
- * VLDB 2020). Under ZeRO 0 and 1 the accumulation steps before it do not sync;
+ * VLDB 2020), which runs slower beside them (cost/overlap.ts). Under ZeRO 0 and 1 the accumulation steps before it do not sync;
  * `shardedPerMicroMs` is what ZeRO-2/3 add on every micro-batch (below).
  */
 export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number } {
@@ -207,7 +208,7 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
   // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
   const totalMs = g ? (c.zero >= 3 ? 1 : 2) * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
-  const exposedMs = Math.max(0, totalMs - stage.backwardMs);
+  const exposedMs = overlapExtraMs(totalMs, stage.backwardMs);
   return { totalMs, exposedMs, shardedMs: g ? shardedPerMicroMs(c, stage, allGatherMs(bytes, g.shards, g.shardLink)) : 0 };
 }
 
@@ -215,16 +216,16 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
  * What sharded gradients and weights expose over a step's micro-batches, given one all-gather (or reduce-scatter:
  * the same ring traffic) of the stage's 16-bit buffer over the shard group. ZeRO-3 all-gathers the weights for
  * every forward and every backward (Rajbhandari et al., SC 2020, §5.3; FSDP re-gathers after resharding); prefetch
- * hides them behind that micro-batch's compute. ZeRO-2 and -3 keep only their gradient shard, so every micro-batch
- * before the last also reduce-scatters its gradients during its backward (DeepSpeed stage 2 reduces each
+ * hides them behind that micro-batch's compute, which runs slower beside them (cost/overlap.ts). ZeRO-2 and -3
+ * keep only their gradient shard, so every micro-batch before the last also reduce-scatters its gradients during its backward (DeepSpeed stage 2 reduces each
  * micro-step's buckets; FSDP outside no_sync), on the same link as the gathers; the last one's is in gradSync.
  */
 function shardedPerMicroMs(c: Config3D, stage: StageTimes, oneGatherMs: number): number {
   if (c.zero < 2) return 0;
   const earlier = Math.max(0, c.microBatches - 1);
-  if (c.zero === 2) return earlier * Math.max(0, oneGatherMs - stage.backwardMs);
+  if (c.zero === 2) return earlier * overlapExtraMs(oneGatherMs, stage.backwardMs);
   const compute = stage.forwardMs + stage.backwardMs;
-  return Math.max(0, 2 * oneGatherMs - compute) + earlier * Math.max(0, 3 * oneGatherMs - compute);
+  return overlapExtraMs(2 * oneGatherMs, compute) + earlier * overlapExtraMs(3 * oneGatherMs, compute);
 }
 
 export type Costs = { block: GroupCost; prefix: GroupCost; suffix: GroupCost };

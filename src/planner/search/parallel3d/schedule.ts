@@ -9,6 +9,7 @@
  */
 import type { TimelineEvent, TimelineKind } from '../../../protocol/plan';
 import type { Config3D, Links, StageTimes } from './estimate';
+import { overlapExtraMs } from '../../cost/overlap';
 
 /** The webview draws ~20k events in about a tenth of a second (webview bench). */
 export const EVENT_CAP = 20_000;
@@ -193,9 +194,9 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
   const updateEvent: number[] = [];
   const syncCritical: boolean[] = [];
   for (let s = 0; s < P; s++) {
-    // Gradient buckets start with the last backward and may outlast it.
+    // Gradient buckets start with the last backward and may outlast it; the backward runs slower beside them.
     const syncStart = lastBackwardStart[s];
-    const syncEnd = Math.max(free[s], syncStart + input.gradSyncMs[s]);
+    const syncEnd = free[s] + overlapExtraMs(input.gradSyncMs[s], free[s] - syncStart);
     const syncFirst = mark();
     syncCritical.push(syncStart + input.gradSyncMs[s] > free[s]);
     if (input.gradSyncMs[s] > 0) {
