@@ -10,8 +10,9 @@
  *   _log_softmax's backward reads), then the pick of each target's entry;
  * - nll: the pick alone (its input is already log-probabilities);
  * - mse: (input − target)²; l1, smooth l1, huber: |input − target|;
- *   bce with logits: softplus; bce: log; kl_div: exp of the log-target;
- *   each then summed over the sample.
+ *   bce with logits: softplus; bce: log; kl_div: target·(log target −
+ *   input), one elementwise pass priced as exp's; each then averaged over
+ *   the sample.
  * The picks and sums are priced as reductions of every element (one read),
  * which a pick of one entry per row is at most.
  */
@@ -36,6 +37,9 @@ export const LOSS_FUNCTIONS: Readonly<Record<string, LossKind>> = {
 };
 
 export const isLossFunction = (name: string): boolean => Object.prototype.hasOwnProperty.call(LOSS_FUNCTIONS, name);
+
+/** The loss an nn module class computes, or undefined (own keys only: `nn.constructor` is not a loss). */
+export const lossModuleKind = (type: string): LossKind | undefined => (Object.prototype.hasOwnProperty.call(LOSS_MODULES, type) ? LOSS_MODULES[type] : undefined);
 
 /** The elementwise kernel each loss runs on the prediction before it reduces (cross entropy: over the class axis). */
 const PER_ELEMENT: Readonly<Record<LossKind, ActivationFn | undefined>> = {

@@ -14,7 +14,7 @@ import { constantNode } from './torchParameters';
 import { sizeValues } from './batchFolding';
 import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
-import { LOSS_MODULES, recordLoss } from './losses';
+import { lossModuleKind, recordLoss } from './losses';
 import { buildTorchLayer } from './torchLayers';
 import { NONE, UNKNOWN, int, iterItems, keyOf, native, str, toNumber, truthy, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
@@ -51,7 +51,7 @@ export function constructTorchLayer(interp: Interp, type: string, args: Value[],
   }
   const built = buildTorchLayer(type, args, kwargs);
   if (built) return withProps(base, { op: built.op, attrs: built.attrs });
-  const loss = LOSS_MODULES[type];
+  const loss = lossModuleKind(type);
   if (loss) return withProps(base, { loss });
   const message = `unknown layer nn.${type}`;
   return withProps(base, { op: 'opaque', attrs: { reason: message }, warning: message });
