@@ -74,3 +74,25 @@ class Net(nn.Module):
   assert.deepEqual(lost.layers.map((l) => [l.name, l.op]), [['some_helper', 'opaque'], ['cross_entropy.log_softmax', 'activation'], ['cross_entropy', 'reduce']]);
   assert.equal(lost.completeness?.complete, false);
 });
+
+test('a Hugging Face causal LM is planned with the loss its training step computes: logits upcast to fp32, log_softmax kept in fp32', async () => {
+  const src = [
+    'from transformers import LlamaConfig, LlamaForCausalLM',
+    'config = LlamaConfig(vocab_size=32000, hidden_size=256, intermediate_size=688, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=512)',
+    'model = LlamaForCausalLM(config)',
+    '',
+  ].join('\n');
+  const r = await analyzeSource('tiny_llama.py', src);
+  const m = r.models.find((x) => x.name === 'model')!;
+  assert.deepEqual(m.layers.slice(-4).map((l) => l.name), ['lm_head', 'loss.float', 'loss.log_softmax', 'loss']);
+  const upcast = layerNamed(m, 'loss.float');
+  assert.equal(upcast.activationDtype, 'fp32');
+  assert.deepEqual(upcast.outputShape, [512, 32000]);
+  // log_softmax keeps its fp32 result for the backward: every token's 32,000 log-probabilities, 4 bytes each.
+  const logProbs = layerNamed(m, 'loss.log_softmax');
+  assert.equal(logProbs.workload.savedActivationBytes, 512 * 32000 * 4);
+  assert.deepEqual(layerNamed(m, 'loss').outputShape, []);
+  // The loss adds no parameters: transformers' count for this config.
+  const [h, ff, v, l] = [256, 688, 32000, 2];
+  assert.equal(m.totals.params, v * h * 2 + l * (4 * h * h + 3 * h * ff + 2 * h) + h);
+});

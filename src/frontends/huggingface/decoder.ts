@@ -121,7 +121,8 @@ export function lmHead(ctx: BuildContext, h: string, hidden: number, vocab: numb
   const g = ctx.graph;
   if (ctx.head === 'causal-lm') {
     const tied = boolField(ctx.config, 'tie_word_embeddings', true);
-    return g.linear(name, hidden, vocab, false, h, {}, tied ? embeddingKey : undefined);
+    // WAP plans training: the step passes labels, and the model's forward computes its loss.
+    return g.causalLmLoss(g.linear(name, hidden, vocab, false, h, {}, tied ? embeddingKey : undefined));
   }
   if (ctx.head === 'sequence-classification') return g.linear('score', hidden, intField(ctx.config, 'num_labels', 2), false, h);
   return h;

@@ -5,7 +5,7 @@
  * inputs. Every layer points at the same source range (the call or file the
  * config came from): the modules live in transformers, not in the user's code.
  */
-import type { Attrs, Diagnostic, LayerSpec, ModelInput, OpKind, SourceRange } from '../../core/ir';
+import type { Attrs, Diagnostic, LayerSpec, ModelInput, OpKind, PinnedDtype, SourceRange } from '../../core/ir';
 
 export class HfGraph {
   readonly layers: LayerSpec[] = [];
@@ -22,12 +22,24 @@ export class HfGraph {
     return id;
   }
 
-  add(name: string, type: string, op: OpKind, attrs: Attrs, inputs: string[], weightKey?: string): string {
+  add(name: string, type: string, op: OpKind, attrs: Attrs, inputs: string[], weightKey?: string, activationDtype?: PinnedDtype): string {
     let id = name;
     for (let i = 2; this.ids.has(id); i++) id = `${name}#${i}`;
     this.ids.add(id);
-    this.layers.push({ id, name, type, op, attrs, inputs, range: this.range, ...(weightKey ? { weightKey } : {}) });
+    this.layers.push({ id, name, type, op, attrs, inputs, range: this.range, ...(weightKey ? { weightKey } : {}), ...(activationDtype ? { activationDtype } : {}) });
     return id;
+  }
+
+  /**
+   * The causal-LM loss a training step computes when it passes labels: transformers' ForCausalLMLoss upcasts the
+   * logits to fp32 (`logits.float()`, loss/loss_utils.py) and takes cross_entropy, whose log_softmax keeps its fp32
+   * result for the backward. Per token that is the vocabulary twice over in fp32, gigabytes per sequence for a
+   * 128k vocabulary; the batch mean is outside the per-sample graph.
+   */
+  causalLmLoss(logits: string): string {
+    const upcast = this.add('loss.float', 'Tensor.float', 'activation', { fn: 'cast', to: 'fp32' }, [logits], undefined, 'fp32');
+    const logProbs = this.add('loss.log_softmax', 'F.cross_entropy', 'activation', { fn: 'log_softmax', axis: -1 }, [upcast], undefined, 'fp32');
+    return this.add('loss', 'F.cross_entropy', 'reduce', { fn: 'sum', allAxes: true, keepDims: false }, [logProbs], undefined, 'fp32');
   }
 
   linear(name: string, inFeatures: number, outFeatures: number, bias: boolean, x: string, extra: Attrs = {}, weightKey?: string): string {
