@@ -34,6 +34,9 @@ const STATE_OF: Record<string, OptimizerKind> = {
   RMSprop: 'momentum', Adagrad: 'momentum', Lion: 'momentum', FusedSGD: 'momentum',
 };
 
+/** The state an optimizer class keeps, or undefined; own keys only (`optim.constructor` is no optimizer). */
+const stateOf = (name: string): OptimizerKind | undefined => (Object.prototype.hasOwnProperty.call(STATE_OF, name) ? STATE_OF[name] : undefined);
+
 /** DeepSpeed's optimizer types (case-insensitive, as DeepSpeed matches them). */
 const DEEPSPEED_STATE: Record<string, OptimizerKind> = {
   adam: 'adam', adamw: 'adam', lamb: 'adam', onebitadam: 'adam', zerooneadam: 'adam', onebitlamb: 'adam', adagrad: 'momentum', lion: 'momentum',
@@ -42,7 +45,8 @@ const DEEPSPEED_STATE: Record<string, OptimizerKind> = {
 function fromDeepSpeed(name: string, text: string): OptimizerHint | undefined {
   const type = valueAt(parseJsonConfig(text), ['optimizer', 'type']);
   if (type?.type !== 'string' || typeof type.value !== 'string') return undefined;
-  const kind = DEEPSPEED_STATE[type.value.toLowerCase()];
+  const key = type.value.toLowerCase();
+  const kind = Object.prototype.hasOwnProperty.call(DEEPSPEED_STATE, key) ? DEEPSPEED_STATE[key] : undefined;
   return kind && { optimizer: kind, source: `${name} (optimizer.type: ${type.value})` };
 }
 
@@ -70,7 +74,7 @@ function fromPython(name: string, text: string): OptimizerHint | undefined {
         if (!n || n === imp!.childForFieldName('module_name')) continue;
         const alias = n.type === 'aliased_import' ? n.childForFieldName('alias')?.text : undefined;
         const original = n.type === 'aliased_import' ? n.childForFieldName('name')?.text : n.text;
-        if (original && (original in STATE_OF || original === 'SGD')) imported.set(alias ?? original, original);
+        if (original && (stateOf(original) || original === 'SGD')) imported.set(alias ?? original, original);
       }
     }
     for (const call of root.descendantsOfType('call')) {
@@ -82,7 +86,7 @@ function fromPython(name: string, text: string): OptimizerHint | undefined {
       const bare = fn.type === 'identifier' && imported.has(callee);
       if (!qualified && !bare) continue;
       const original = bare ? imported.get(callee)! : callee;
-      const kind = original === 'SGD' ? sgdKind(call) : STATE_OF[original];
+      const kind = original === 'SGD' ? sgdKind(call) : stateOf(original);
       if (!kind) continue;
       return { optimizer: kind, source: `${name}:${call.startPosition.row + 1} (${fn.text})` };
     }

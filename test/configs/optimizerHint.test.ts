@@ -55,6 +55,9 @@ test('Python rules: qualified or imported constructors only, SGD by its momentum
   // A class of the user's own called Adam, never imported from an optimizer package, is not torch's.
   assert.equal(py('class Adam:\n    pass\nopt = Adam()\n'), undefined);
   assert.equal(py('import bitsandbytes as bnb\nopt = bnb.optim.Adam8bit(params)\n'), undefined, '8-bit state is neither kind: no guess');
+  // Names an object has by inheritance are no optimizers.
+  assert.equal(py('import torch\nx = torch.optim.constructor(p)\n'), undefined);
+  assert.equal(optimizerHint([{ name: 'ds.json', text: '{"optimizer": {"type": "toString"}}' }]), undefined);
   // Half-typed code: a call still being typed is no call yet (no guess, no throw); the complete ones around a
   // syntax error are still read.
   assert.equal(py('import torch\nopt = torch.optim.Adam(model.parameters(),\n'), undefined);
