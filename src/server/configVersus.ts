@@ -1,15 +1,16 @@
 /**
  * "your config … · best plan …" for an open training config: the model the
  * config belongs to is planned once more with the config's own setup pinned
- * (precision, ZeRO, recompute, degrees, GPU count), at the plan's batch so
- * the two step times compare, and put beside the plan the config is checked
- * against. Shown as an info diagnostic and as the config file's hover.
+ * (precision, ZeRO, recompute, degrees, GPU count), at the plan's batch and
+ * with its optimizer so the two step times compare, and put beside the plan
+ * the config is checked against, planned again in the config's precision when
+ * that differs. Shown as an info diagnostic and as the config file's hover.
  */
 import { basename } from 'node:path';
 import { pinnedOptions, readConfigSetups, summarizeRun, versusLine } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { planModelAsync } from '../planner';
-import type { PlanReport } from '../protocol/plan';
+import type { PlanOptions, PlanReport } from '../protocol/plan';
 import type { Environment } from './environment';
 import { toPlanOptions, type WapSettings } from './settings';
 
@@ -27,10 +28,18 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
     return undefined; // a malformed config has its own diagnostic
   }
   if (!setup) return undefined;
-  const options = { ...pinnedOptions(toPlanOptions(settings), setup, basename(fileName)), batch: plan.batch };
+  // Both sides hold the optimizer the model's plan priced (read from the code or configs beside the model).
+  const { optimizerAssumed: _assumed, ...settingsOptions } = toPlanOptions(settings);
+  const base: PlanOptions = { ...settingsOptions, optimizer: plan.optimizer, optimizerSource: "the model's plan", batch: plan.batch };
+  const options = { ...pinnedOptions(base, setup, basename(fileName)), batch: plan.batch };
   const cluster = await env.cluster(settings);
   const yours = summarizeRun(await planModelAsync(model, cluster.spec, options, {}));
-  const line = versusLine(yours, summarizeRun(plan));
+  // The best plan trains in the precision the config states (a numerics choice, not a parallelization one): the
+  // model's plan in another precision (from a config beside the model) would make "your config" win by precision alone.
+  const stated = setup.precision?.value;
+  const best = stated && plan.plan.setup && plan.plan.setup.precision !== stated ? await planModelAsync(model, cluster.spec, { ...base, precision: stated, precisionSource: `${basename(fileName)} (${setup.label})` }, {}) : plan;
+  const line = versusLine(yours, summarizeRun(best));
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
-  return { line: `${line} — at batch ${plan.batch}${caveat}`, anchor: setup.anchor };
+  const replanned = best !== plan ? `, best plan in the config's ${stated}` : '';
+  return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor };
 }
