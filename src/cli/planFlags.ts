@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { initConfigReaders, optimizerHint, precisionHint, precisionHintCandidates, withOptimizerFrom, withPrecisionFrom } from '../configs/index';
+import { initConfigReaders, precisionHintCandidates, withTrainingHintsFrom } from '../configs/index';
 import type { AmpStyle, Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, RecomputeMode, StrategyMode, ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
@@ -168,5 +168,5 @@ export async function withTrainingHints(options: PlanOptions, modelFile: string)
       // unreadable: no hint from it
     }
   }
-  return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files, basename(modelFile))), optimizerHint(files, basename(modelFile)));
+  return withTrainingHintsFrom(options, files, basename(modelFile));
 }

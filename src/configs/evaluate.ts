@@ -45,16 +45,22 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   copy('sequenceParallel', setup.sequenceParallel);
   copy('dataParallel', setup.dataParallel);
   copy('microBatch', setup.microBatch);
-  const options: PlanOptions = { ...base, pins };
-  if (setup.precision) {
-    options.precision = setup.precision.value;
-    options.precisionSource = `${source} (${setup.label})`;
-  }
+  const options: PlanOptions = withStatedPrecision({ ...base, pins }, setup, source);
   if (setup.world !== undefined) options.gpus = setup.world;
   const dp = setup.dataParallel?.value ?? (setup.world !== undefined ? setup.world / ((setup.tensorParallel?.value ?? 1) * (setup.pipelineStages?.value ?? 1) * (setup.contextParallel?.value ?? 1)) : undefined);
   const global = statedGlobalBatch(setup, dp !== undefined && Number.isInteger(dp) ? dp : undefined);
   if (global !== undefined) options.batch = global;
   return options;
+}
+
+/**
+ * The options with the precision a config states, and where it says it. `keepExplicit`: a precision the options
+ * already hold (a flag or setting) wins, as it does for the best plan a config is compared with (the precision is
+ * a numerics choice, not a parallelization one: in another, "your config" could beat "the best plan" by it alone).
+ */
+export function withStatedPrecision(options: PlanOptions, setup: StatedSetup, source: string, keepExplicit = false): PlanOptions {
+  if (!setup.precision || (keepExplicit && options.precision)) return options;
+  return { ...options, precision: setup.precision.value, precisionSource: `${source} (${setup.label})` };
 }
 
 /** The global batch the config trains with, when it says (stated, or micro × accumulation × data-parallel degree). */

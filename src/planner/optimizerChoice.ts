@@ -11,6 +11,7 @@
  */
 import type { AnalyzedModel } from '../core/ir';
 import type { OptimizerKind, PlanOptions } from '../protocol/plan';
+import { attentionKernelOf } from './cost/compute';
 
 const STATE: Record<OptimizerKind, string> = {
   adam: 'Adam-style, two moments per parameter',
@@ -18,10 +19,8 @@ const STATE: Record<OptimizerKind, string> = {
   sgd: 'plain SGD, no state per parameter',
 };
 
-const ATTENTION_OPS = new Set(['mha', 'sdpa']);
-
 function assumed(model: AnalyzedModel): { optimizer: OptimizerKind; why: string } {
-  if (model.layers.some((l) => ATTENTION_OPS.has(l.op))) {
+  if (model.layers.some((l) => attentionKernelOf(l) !== undefined)) {
     return { optimizer: 'adam', why: "a model with attention: AdamW, the default of transformers' Trainer, Megatron-LM and torchtitan" };
   }
   return { optimizer: 'momentum', why: "SGD with momentum, the default of torchvision's reference training recipes" };
@@ -39,5 +38,5 @@ export function optimizerLine(model: AnalyzedModel, options: PlanOptions): strin
   const what = `optimizer: ${options.optimizer} (${STATE[options.optimizer]})`;
   if (options.optimizerSource) return `${what}, from ${options.optimizerSource}`;
   if (!options.optimizerAssumed) return what;
-  return `${what}, assumed (${assumed(model).why}): no optimizer found in the code or training config beside the model; --optimizer (wap.optimizer) sets it`;
+  return `${what}, assumed (${assumed(model).why}): the code and training config beside the model build no optimizer WAP reads (8-bit and factored ones are not modelled); --optimizer (wap.optimizer) sets it`;
 }

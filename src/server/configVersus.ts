@@ -7,7 +7,7 @@
  * that differs. Shown as an info diagnostic and as the config file's hover.
  */
 import { basename } from 'node:path';
-import { pinnedOptions, readConfigSetups, summarizeRun, versusLine } from '../configs';
+import { pinnedOptions, readConfigSetups, summarizeRun, versusLine, withStatedPrecision } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { planModelAsync } from '../planner';
 import type { PlanOptions, PlanReport } from '../protocol/plan';
@@ -34,10 +34,11 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   const options = { ...pinnedOptions(base, setup, basename(fileName)), batch: plan.batch };
   const cluster = await env.cluster(settings);
   const yours = summarizeRun(await planModelAsync(model, cluster.spec, options, {}));
-  // The best plan trains in the precision the config states (a numerics choice, not a parallelization one): the
-  // model's plan in another precision (from a config beside the model) would make "your config" win by precision alone.
-  const stated = setup.precision?.value;
-  const best = stated && plan.plan.setup && plan.plan.setup.precision !== stated ? await planModelAsync(model, cluster.spec, { ...base, precision: stated, precisionSource: `${basename(fileName)} (${setup.label})` }, {}) : plan;
+  // The best plan trains in the precision the config states unless wap.precision says one; the model's plan, in
+  // another (from a config beside the model), is planned again in it.
+  const bestOptions = withStatedPrecision(base, setup, basename(fileName), true);
+  const stated = bestOptions.precision;
+  const best = stated && plan.plan.setup && plan.plan.setup.precision !== stated ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
   const line = versusLine(yours, summarizeRun(best));
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
   const replanned = best !== plan ? `, best plan in the config's ${stated}` : '';

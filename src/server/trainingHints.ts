@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { optimizerHint, precisionHint, precisionHintCandidates, withOptimizerFrom, withPrecisionFrom } from '../configs/index';
+import { precisionHintCandidates, withTrainingHintsFrom } from '../configs/index';
 import type { PlanOptions } from '../protocol/plan';
 
 export function withTrainingHints(options: PlanOptions, uri: string): PlanOptions {
@@ -24,7 +24,7 @@ export function withTrainingHints(options: PlanOptions, uri: string): PlanOption
         return [];
       }
     });
-    return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files, basename(path))), optimizerHint(files, basename(path)));
+    return withTrainingHintsFrom(options, files, basename(path));
   } catch {
     return options;
   }

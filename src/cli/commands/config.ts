@@ -6,8 +6,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { PlanOptions, PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, type ConfigFinding, type ModelTarget, type RunSummary } from '../../configs/index';
+import type { PlanOutcome, PlanReport } from '../../protocol/plan';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { readTextFile, writeTextFile } from '../files';
@@ -77,9 +77,7 @@ interface Versus {
 }
 
 /** Plans the model again with the config's stated setup pinned; undefined when the config states none. */
-async function versusBest(file: string, text: string, model: string, v: Parameters<typeof planForModelFile>[1], best: PlanOutcome): Promise<Versus | undefined> {
-  const setups = readConfigSetups(file, text);
-  const setup = setups[0];
+async function versusBest(file: string, setup: StatedSetup | undefined, model: string, v: Parameters<typeof planForModelFile>[1], best: PlanOutcome): Promise<Versus | undefined> {
   if (!setup) return undefined;
   const yoursOutcome = await planForModelFile(model, v, (o) => pinnedOptions(o, setup, basename(file)));
   const yours = summarizeRun(yoursOutcome);
@@ -102,18 +100,17 @@ async function run(args: string[]): Promise<number> {
   // The model: --model, else the one the script this config launches builds; never a guess.
   const target: ModelTarget | undefined = v.model !== undefined ? { file: v.model, how: '--model' } : resolveLaunchedModel(file, text, fileAccess);
   const flags = { ...v, 'model-name': v['model-name'] ?? (v.model === undefined ? target?.modelName : undefined) };
+  const setups = readConfigSetups(file, text);
   // Compare at the batch the config trains with, unless --batch says otherwise: a fair "your config vs best".
-  const configBatch = readConfigSetups(file, text).map(statedBatch).find((b) => b !== undefined);
+  const configBatch = setups.map(statedBatch).find((b) => b !== undefined);
   if (flags.batch === undefined && configBatch !== undefined) flags.batch = String(configBatch);
   let versus: Versus | undefined;
   if (target) {
     if (!v.json) console.error(`wap: comparing with the model in ${target.file}${target.modelName ? ` (${target.modelName})` : ''}, found by ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
-    // The best plan trains in the precision this config states (a numerics choice, not a parallelization one), unless
-    // --precision says otherwise: planned in another, "your config" could beat "the best plan" by a precision alone.
-    const stated = readConfigSetups(file, text).find((s) => s.precision);
-    const configPrecision = (o: PlanOptions): PlanOptions => (o.precision || !stated?.precision ? o : { ...o, precision: stated.precision.value, precisionSource: `${basename(file)} (${stated.label})` });
-    const outcome = await planForModelFile(target.file, flags, configPrecision);
-    versus = await versusBest(file, text, target.file, flags, outcome);
+    // The best plan trains in the precision this config states, unless --precision says otherwise.
+    const stated = setups.find((s) => s.precision);
+    const outcome = await planForModelFile(target.file, flags, (o) => (stated ? withStatedPrecision(o, stated, basename(file), true) : o));
+    versus = await versusBest(file, setups[0], target.file, flags, outcome);
     if (!outcome.feasible) {
       if (v.json) console.log(JSON.stringify({ file, model: target, findings: [], best: summarizeRun(outcome), yours: versus?.yours }, null, 2));
       else console.log(`${file}:1:1: error: no plan to compare with: ${outcome.reason} [infeasible-plan]`);
