@@ -110,16 +110,20 @@ test('ResNet-50: Bottleneck.expansion, _make_layer, residual adds, exact params'
 
 test('GPT (nanoGPT style): module paths, attention ops, tied lm_head counted once', () => {
   const spec = model('examples/pytorch/gpt.py', 'model');
-  assert.deepEqual(spec.inputs, [{ id: 'idx', dtype: 'int', maxLength: { tokens: 1024, what: 'transformer.wpe holds' } }]);
+  // The loss's `logits.view(-1, V)` folds the positions into the batch, so forward is read for the length it assumes.
+  assert.deepEqual(spec.inputs, [{ id: 'idx', dtype: 'int', shape: [1024], assumed: 'a sequence of 1024 token ids, as many as transformer.wpe holds', maxLength: { tokens: 1024, what: 'transformer.wpe holds' } }]);
   assert.deepEqual(layer(spec, 'transformer.h.3.attn.c_attn').attrs, { inFeatures: 768, outFeatures: 2304, bias: true });
   assert.equal(spec.layers.filter((l) => l.op === 'sdpa').length, 12);
   assert.deepEqual(layer(spec, 'transformer.h.0.attn.scaled_dot_product_attention').attrs, { causal: true });
-  assert.deepEqual(layer(spec, 'transformer.h.0.attn.reshape').attrs, { shape: [-1, 12, 64] });
+  assert.deepEqual(layer(spec, 'transformer.h.0.attn.reshape').attrs, { shape: [1024, 12, 64] });
   assert.equal(layer(spec, 'transformer.wte').weightKey, layer(spec, 'lm_head').weightKey, 'tied weights share a key');
   const m = analyzeModel(spec);
   // 124M GPT-2 with vocab padded to 50304; wte/lm_head shared.
   assert.equal(m.totals.params, 124_475_904);
-  assert.deepEqual(m.layers[m.layers.length - 1].outputShape, [1024, 50304]);
+  assert.deepEqual(layer(spec, 'lm_head').inputs, ['transformer.ln_f']);
+  assert.deepEqual(m.layers.find((l) => l.name === 'lm_head')?.outputShape, [1024, 50304]);
+  // Read with `targets` given (python-labels.test.ts): the step ends in the loss.
+  assert.deepEqual(m.layers[m.layers.length - 1].outputShape, []);
 });
 
 test('Keras VGG16 (functional, explicit names) and a Sequential with automatic names', () => {

@@ -21,6 +21,8 @@ import type { ActivationFn, ReduceFn } from '../../core/ops';
 import { recordOp } from './tensorOps';
 import type { Interp } from './interpreter';
 import type { CallSite, Dims, TensorV, Value } from './values';
+import { torchDims } from './batchFolding';
+import { withProps } from '../../core/objects';
 
 export type LossKind = 'cross_entropy' | 'nll' | 'mse' | 'l1' | 'bce_logits' | 'bce' | 'kl';
 
@@ -54,12 +56,15 @@ export function recordLoss(interp: Interp, kind: LossKind, x: TensorV, site: Cal
   // The module's path names its last op (its output, as a leaf module's is); the kernel before it is `<path>.<fn>`.
   const rec = (op: OpKind, attrs: Attrs, shape: Dims | undefined, input: TensorV, last: boolean): Value =>
     recordOp(interp, { ...(last && name ? { name } : {}), base: last ? (name ?? kind) : `${name ?? kind}.${String(attrs.fn)}`, type, op, attrs, inputs: [input], site, shape });
-  // The class axis of (N, C, …) is torch's dim 1; a prediction of rank 1 (one number per sample) has none.
-  const classless = x.shape !== undefined && x.shape.length < 2;
+  // The class axis of (N, C, …) is torch's dim 1; a prediction of rank 1 (one number per sample) has none. After
+  // `logits.view(-1, V)` torch's N is the batch times the positions, IR axes 0 and 1 (batchFolding.ts).
+  const torchRank = torchDims(x)?.length;
+  const classless = torchRank !== undefined && torchRank < 2;
   const fn = kind === 'cross_entropy' && classless ? undefined : PER_ELEMENT[kind];
-  const y = fn ? rec('activation', fn === 'log_softmax' ? { fn, axis: 1 } : { fn }, x.shape, x, false) : x;
+  const y = fn ? rec('activation', fn === 'log_softmax' ? { fn, axis: x.fold ? 2 : 1 } : { fn }, x.shape, x, false) : x;
   if (y.k !== 'tensor') return y;
   // Summed over the sample, whatever its rank (the core resolves `allAxes` once it knows it).
   const reduceFn: ReduceFn = kind === 'cross_entropy' || kind === 'nll' ? 'sum' : 'mean';
-  return rec('reduce', { fn: reduceFn, allAxes: true, keepDims: false }, x.shape ? [x.shape[0]] : undefined, y, true);
+  const loss = rec('reduce', { fn: reduceFn, allAxes: true, keepDims: false }, x.shape ? [x.shape[0]] : undefined, y, true);
+  return loss.k === 'tensor' && loss.fold ? withProps(loss, { fold: undefined }) : loss;
 }

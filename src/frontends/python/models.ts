@@ -21,6 +21,7 @@ import { assignPaths, callModule, isTorchModule } from './torchRuntime';
 import { hfSpec } from './transformersModels';
 import { dropUnconsumedParameters } from './torchParameters';
 import { specialisedInput, specialisedNote } from './specialise';
+import { labelArguments, labelNote } from './trainingLabels';
 import type { ClassV, FuncV, HfV, InstV, KModelV, ModV, Scope, Value } from './values';
 
 type Root = InstV | ModV | KModelV | HfV;
@@ -344,9 +345,11 @@ function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[
   if (inputNames.length === 0) inputNames.push('input');
   const inputs = inputNames.map((n, i) => g.addInput(n, i === 0 && input ? [undefined, ...input.shape] : undefined, 'pytorch', i === 0 ? input?.shape : undefined));
   if (input && !input.stated) g.inputs[0].assumed = input.what;
+  const labels = forward?.k === 'func' ? labelArguments(interp, forward) : undefined;
+  if (labels?.node && root.k === 'inst') interp.warn(labels.node, labelNote(labels.names, root.cls.name), 'labels-given', 'info');
   let result: Value | undefined;
   const site = { node: root.k === 'inst' ? root.cls.node : (undefined as never), range: c.range, calleeText: c.name };
-  guarded(interp, () => void (result = callModule(interp, root, inputs, new Map(), site)), g.diagnostics, c.range);
+  guarded(interp, () => void (result = callModule(interp, root, inputs, labels?.kwargs ?? new Map(), site)), g.diagnostics, c.range);
   const outputs = result ? tensorsIn([flattenDict(result)]).map((t) => t.id) : [];
   if (!outputs.length && g.layers.length) outputs.push(g.layers[g.layers.length - 1].id);
   for (const input of g.inputs) if (g.layers.some((l) => l.op === 'embedding' && l.inputs[0] === input.id)) input.dtype = 'int';

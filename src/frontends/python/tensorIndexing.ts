@@ -34,6 +34,8 @@ function gatherParameter(interp: Interp, t: TensorV, index: ArrayV, node: PyNode
 const FULL: Value = { k: 'tuple', items: [{ k: 'str', v: '__slice__' }, { k: 'none' }, { k: 'none' }, { k: 'none' }] };
 
 export function indexTensor(interp: Interp, t: TensorV, key: Value, node: PyNode): Value {
+  // transformers' causal LMs shift their labels (`labels[..., 1:]`): still labels.
+  if (t.labels) return t;
   const keys = key.k === 'tuple' && !isSlice(key) ? key.items : [key];
   const shape = t.shape;
   const unsupported = (why: string, starved = false): Value => {

@@ -112,6 +112,8 @@ function unknownReshape(interp: Interp, x: TensorV, site: CallSite): Value {
 
 /** A tensor method call `t.name(args)`. */
 export function tensorMethod(interp: Interp, t: TensorV, name: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  // Labels are reshaped, shifted and cast (`targets.view(-1)`) on their way to the loss, which reads no shape of them.
+  if (t.labels) return name === 'size' || name === 'dim' ? UNKNOWN : t;
   if (name === 'size' && interp.graph?.concrete) {
     const sizes = sizeValues(t);
     const dim = toNumber(args[0] ?? kwargs.get('dim'));
@@ -385,6 +387,16 @@ function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Val
     const t = recordOp(interp, { base: 'reshape', type, op: 'reshape', attrs: { shape: nums as number[] }, inputs: [x], site, shape: undefined });
     return t.k === 'tensor' ? withProps(t, { unbatched: true, batchOne: undefined }) : t;
   }
+  // `logits.view(-1, V)` before a loss keeps the trailing axes and folds the leading ones into the batch. With every
+  // per-sample size known the fold is known now; otherwise only a reading for a known input can tell (specialise.ts).
+  if (!interp.graph?.concrete && !x.fold && nums[0] === -1 && keepsTrailingAxes(x, nums.slice(1))) {
+    const knownFold = x.shape?.slice(1).every((d) => d !== undefined) ? foldedReshape(x, dims, shaping) : undefined;
+    if (knownFold && knownFold.k !== 'unknown') return knownFold;
+    if (!knownFold && interp.graph) {
+      interp.graph.starved = true;
+      interp.warn(site.node, `\`${type.slice('Tensor'.length)}(${nums.join(', ')})\` may fold positions into the batch; its shape is known only for a given input size`, 'partial-eval');
+    }
+  }
   const folded = interp.graph?.concrete ? foldedReshape(x, dims, shaping) : undefined;
   if (folded?.k === 'unknown' || (!folded && x.fold)) {
     interp.warn(site.node, 'reshape of a tensor whose windows are folded into the batch, by sizes we cannot map; shape inference may fail here', 'partial-eval');
@@ -413,6 +425,13 @@ function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSite): Val
   if (unknowns > 1 && interp.graph) interp.graph.starved = true;
   if (unknowns > 1) interp.warn(site.node, 'reshape with more than one dimension we cannot compute; shape inference may fail here', 'partial-eval');
   return recordOp(interp, { base: 'reshape', type: 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view'), op: 'reshape', attrs: { shape }, inputs: [x], site, shape: [x.shape?.[0], ...rest] });
+}
+
+/** Sizes that are `x`'s last axes, with at least one per-sample axis before them to fold into the batch. */
+function keepsTrailingAxes(x: TensorV, rest: Array<number | undefined>): boolean {
+  if (!x.shape || rest.length === 0 || x.shape.length - 1 <= rest.length) return false;
+  const tail = x.shape.slice(x.shape.length - rest.length);
+  return rest.every((d, i) => d !== undefined && d > 0 && d === tail[i]);
 }
 
 function permute(interp: Interp, x: TensorV, dims: Array<number | undefined>, site: CallSite): Value {

@@ -5,6 +5,7 @@
  */
 import type { PyNode } from './ast';
 import { classLookup, isLightningModuleBase, libraryBase } from './access';
+import { givenLabels } from './trainingLabels';
 import { callMethod } from './calls';
 import { dtypeAttr } from './casts';
 import { arrayMethod } from './arrayOps';
@@ -247,7 +248,7 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
       const step = isLightningModuleBase(base) ? classLookup(m.cls, 'training_step') : undefined;
       if (step?.k === 'func') {
         interp.warn(m.cls.node, `${m.cls.name} has no forward: read from training_step, with its batch as (input, target)`, 'no-forward-step', 'info');
-        return callMethod(interp, step, m, [{ k: 'tuple', items: [args[0] ?? UNKNOWN, UNKNOWN] }, int(0)], new Map());
+        return callMethod(interp, step, m, [{ k: 'tuple', items: [args[0] ?? UNKNOWN, givenLabels()] }, int(0)], new Map());
       }
       if (base !== 'torch.nn.Sequential') interp.warn(m.cls.node, `${m.cls.name} has no forward we can read; its children are chained in registration order`, 'no-forward');
       return chain(interp, [...m.children!.values()], args, kwargs, site);

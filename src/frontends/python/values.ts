@@ -132,6 +132,8 @@ export interface TensorV {
   dtype?: import('../../core/ir').PinnedDtype;
   /** Made by a cast (casts.ts): the tensor it converted, which an eager RMSNorm's own upcast takes back in. */
   castOf?: TensorV;
+  /** The labels a training step passes to forward (trainingLabels.ts): data, never a layer, whatever is done to it. */
+  labels?: boolean;
 }
 
 /** A library module instance: nn.Conv2d(…) or a container (Sequential, ModuleList, ModuleDict). */
