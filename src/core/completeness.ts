@@ -30,6 +30,8 @@ export const INCOMPLETE_CODES: ReadonlySet<string> = new Set([
   'untraced-output',
   'unknown-op',
   'no-forward',
+  // A layer called on a value the evaluator could not compute: it and everything after it are missing.
+  'lost-tensor',
 ]);
 
 const MAX_REASONS = 8;

@@ -15,7 +15,7 @@ import { arrayGetItem, arraySetItem } from './arrayIndexing';
 import { isArray } from './numericArrays';
 import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, constructTorchLayer, isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
-import { NONE, UNKNOWN, int, keyOf, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
+import { NONE, UNKNOWN, int, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
 /** Which class a method was defined in (for `super()`), by function identity. */
@@ -260,6 +260,14 @@ export function libraryInit(interp: Interp, self: InstV, args: Value[], kwargs: 
   const layerType = base?.match(/^torch\.nn\.([A-Z]\w*)$/)?.[1];
   if (self.children && layerType && !['Module', 'Sequential', 'ModuleList', 'ModuleDict'].includes(layerType)) {
     self.attrs.set(BUILTIN_LAYER, constructTorchLayer(interp, layerType, args, kwargs, site));
+    return NONE;
+  }
+  if (self.children && base === 'torch.nn.ModuleDict') {
+    // torchvision's IntermediateLayerGetter: `super().__init__(layers)` with an OrderedDict of the backbone's children.
+    const given = args[0] ?? kwargs.get('modules');
+    const entries = namedEntries(given);
+    if (given && !entries) interp.warn(site.node, `\`${interp.text(site.node).slice(0, 80)}\` registers modules the evaluator could not list; they are missing`, 'unknown-module-name');
+    for (const [k, v] of entries ?? []) self.children.set(k, v);
     return NONE;
   }
   if (self.children && (base === 'torch.nn.Sequential' || base === 'torch.nn.ModuleList')) {

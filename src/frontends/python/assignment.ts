@@ -1,12 +1,12 @@
 /**
  * Assignment targets: names, tuple/list unpacking (with `*rest` and split
- * results), attributes and subscripts.
+ * results), attributes and subscripts; and `del` of the same targets.
  */
 import { field, namedChildren, type PyNode } from './ast';
 import { getItem, setAttr, setItem } from './access';
 import { evalExpr, subscriptKey } from './expressions';
 import type { Interp } from './interpreter';
-import { UNKNOWN, int, iterItems, type Scope, type Value } from './values';
+import { UNKNOWN, int, iterItems, keyOf, toNumber, type Scope, type Value } from './values';
 
 export function assignTarget(interp: Interp, target: PyNode, value: Value, scope: Scope): void {
   switch (target.type) {
@@ -59,4 +59,46 @@ export function assignTarget(interp: Interp, target: PyNode, value: Value, scope
 function unpack(interp: Interp, value: Value, n: number, node: PyNode): Value[] | undefined {
   if (value.k === 'splitres') return Array.from({ length: n }, (_, i) => getItem(interp, value, int(i), node, n));
   return iterItems(value);
+}
+
+/**
+ * `del d[k]`, `del self.fc`, `del layers[i]`: torchvision's IntermediateLayerGetter deletes each found return
+ * layer and stops when none is left, so a `del` that did nothing would keep the backbone's head in the model.
+ */
+export function deleteTarget(interp: Interp, target: PyNode, scope: Scope): void {
+  switch (target.type) {
+    case 'expression_list':
+    case 'tuple':
+    case 'list':
+    case 'parenthesized_expression':
+      for (const t of namedChildren(target)) deleteTarget(interp, t, scope);
+      return;
+    case 'attribute': {
+      const obj = field(target, 'object');
+      const attr = field(target, 'attribute');
+      const owner = obj ? evalExpr(interp, obj, scope) : UNKNOWN;
+      if (owner.k !== 'inst' || !attr) return;
+      // nn.Module.__delattr__ removes a submodule as well as a plain attribute.
+      owner.attrs.delete(interp.text(attr));
+      owner.children?.delete(interp.text(attr));
+      return;
+    }
+    case 'subscript': {
+      const objNode = field(target, 'value');
+      const obj = objNode ? evalExpr(interp, objNode, scope) : UNKNOWN;
+      const key = subscriptKey(interp, target, scope);
+      if (obj.k === 'dict') obj.map.delete(keyOf(key));
+      else if (obj.k === 'list') {
+        const i = toNumber(key);
+        if (i !== undefined && Number.isInteger(i) && obj.items[i < 0 ? i + obj.items.length : i] !== undefined) obj.items.splice(i < 0 ? i + obj.items.length : i, 1);
+      } else if ((obj.k === 'mod' || obj.k === 'inst') && obj.children) {
+        const i = toNumber(key);
+        const name = key.k === 'str' ? key.v : i === undefined ? undefined : [...obj.children.keys()][i < 0 ? i + obj.children.size : i];
+        if (name !== undefined) obj.children.delete(name);
+      }
+      return;
+    }
+    default:
+      return;
+  }
 }

@@ -53,6 +53,8 @@ export function callMethod(interp: Interp, fn: FuncV, self: Value, args: Value[]
   return interp.callFunction(fn, [self, ...args], kwargs, extra);
 }
 
+const CONTAINERS: Readonly<Record<string, InstV['container']>> = { 'torch.nn.Sequential': 'sequential', 'torch.nn.ModuleList': 'list', 'torch.nn.ModuleDict': 'dict' };
+
 function instantiate(interp: Interp, cls: ClassV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const base = libraryBase(cls);
   if (base && !isTorchModuleBase(base) && !base.startsWith('keras.') && !base.startsWith('object')) {
@@ -63,6 +65,7 @@ function instantiate(interp: Interp, cls: ClassV, args: Value[], kwargs: Map<str
   if (isTorchModuleBase(base)) {
     inst.children = new Map();
     inst.attrs.set('training', { k: 'bool', v: true });
+    inst.container = CONTAINERS[base!];
   }
   if (cls.dataclass) bindDataclassFields(interp, inst, args, kwargs);
   const init = classLookup(cls, '__init__');

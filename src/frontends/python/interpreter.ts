@@ -8,7 +8,7 @@ import type { AnalyzeOptions, Diagnostic, SourceRange } from '../../core/ir';
 import { field, fields, foreignFiles, namedChildren, rangeOf, type PyNode } from './ast';
 import { methodOwner } from './access';
 import { callValue } from './calls';
-import { assignTarget } from './assignment';
+import { assignTarget, deleteTarget } from './assignment';
 import { evalExpr } from './expressions';
 import { binaryOp } from './operators';
 import { importStatement } from './imports';
@@ -175,13 +175,16 @@ export class Interp {
         for (const c of node.children) if (c.type === 'finally_clause') this.execBlock(c.children, scope);
         return;
       }
+      case 'delete_statement':
+        for (const c of namedChildren(node)) deleteTarget(this, c, scope);
+        return;
       case 'global_statement':
       case 'nonlocal_statement':
         scope.outer ??= new Set();
         for (const c of namedChildren(node)) scope.outer.add(this.text(c));
         return;
       default:
-        return; // pass, assert, del, print >>, ERROR nodes: nothing to evaluate
+        return; // pass, assert, print >>: nothing to evaluate
     }
   }
 

@@ -22,6 +22,7 @@ import { hfSpec } from './transformersModels';
 import { dropUnconsumedParameters } from './torchParameters';
 import { specialisedInput, specialisedNote } from './specialise';
 import { labelArguments, labelNote } from './trainingLabels';
+import { uncalledModules } from './uncalledModules';
 import type { ClassV, FuncV, HfV, InstV, KModelV, ModV, Scope, Value } from './values';
 
 type Root = InstV | ModV | KModelV | HfV;
@@ -350,6 +351,8 @@ function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[
   let result: Value | undefined;
   const site = { node: root.k === 'inst' ? root.cls.node : (undefined as never), range: c.range, calleeText: c.name };
   guarded(interp, () => void (result = callModule(interp, root, inputs, labels?.kwargs ?? new Map(), site)), g.diagnostics, c.range);
+  const uncalled = uncalledModules(g, g.paths);
+  if (uncalled) interp.warnAt(uncalled.range, uncalled.message, 'uncalled-modules', 'info');
   const outputs = result ? tensorsIn([flattenDict(result)]).map((t) => t.id) : [];
   if (!outputs.length && g.layers.length) outputs.push(g.layers[g.layers.length - 1].id);
   for (const input of g.inputs) if (g.layers.some((l) => l.op === 'embedding' && l.inputs[0] === input.id)) input.dtype = 'int';

@@ -314,6 +314,14 @@ function graphTensorCall(interp: Interp, name: string, x: TensorV, args: Value[]
     }
     case 'interpolate':
     case 'upsample': {
+      // torchvision's segmentation heads upsample back to `x.shape[-2:]`: only a reading for a known input has it.
+      const size = args[1] ?? kwargs.get('size');
+      const scale = args[2] ?? kwargs.get('scale_factor');
+      const sizes = size && size.k !== 'none' ? (iterItems(size) ?? [size]).map(toNumber) : [];
+      if (sizes.includes(undefined) && (!scale || scale.k === 'none') && interp.graph && !interp.graph.concrete) {
+        interp.graph.starved = true;
+        interp.warn(site.node, `${site.calleeText}'s size is computed from the input's shape, known only for a given input size`, 'partial-eval');
+      }
       const built = buildTorchLayer('Upsample', args.slice(1), kwargs);
       return built ? rec(built.op, built.attrs, undefined) : x;
     }

@@ -17,7 +17,7 @@ import { recordOp, tensorMethod, tensorsIn } from './tensorOps';
 import { callComposite, COMPOSITE_TYPES, constructComposite } from './torchComposites';
 import { lossModuleKind, recordLoss } from './losses';
 import { buildTorchLayer } from './torchLayers';
-import { NONE, UNKNOWN, int, iterItems, keyOf, native, str, toNumber, truthy, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
+import { NONE, UNKNOWN, int, iterItems, keyOf, namedEntries, native, str, toNumber, truthy, type CallSite, type Dims, type InstV, type ModV, type SplitV, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
 export type TorchInst = InstV & { children: Map<string, Value> };
@@ -35,7 +35,9 @@ export function constructTorchLayer(interp: Interp, type: string, args: Value[],
     base.container = type === 'Sequential' ? 'sequential' : type === 'ModuleList' ? 'list' : 'dict';
     base.children = new Map();
     const first = args[0];
-    if (first?.k === 'dict') for (const [, [k, v]] of first.map) base.children.set(k.k === 'str' ? k.v : String(base.children.size), v);
+    const named = type === 'ModuleDict' ? namedEntries(first) : undefined;
+    if (named) for (const [k, v] of named) base.children.set(k, v);
+    else if (first?.k === 'dict') for (const [, [k, v]] of first.map) base.children.set(k.k === 'str' ? k.v : String(base.children.size), v);
     else if (type !== 'Sequential' && first) for (const v of iterItems(first) ?? []) base.children.set(String(base.children.size), v);
     else for (const v of args) base.children.set(String(base.children.size), v);
     return base;
@@ -110,11 +112,14 @@ export function torchModAttr(interp: Interp, m: ModV, name: string): Value {
         });
       case 'update':
         return native(name, ([d]) => {
-          if (d?.k === 'dict') for (const [, [k, v]] of d.map) if (k.k === 'str') reg(k.v, v);
+          for (const [k, v] of namedEntries(d) ?? []) reg(k, v);
           return NONE;
         });
       case 'items':
         return native(name, () => ({ k: 'list', items: [...m.children!].map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
+      // torchvision's IntermediateLayerGetter walks a Sequential backbone (MobileNetV3's `features`) by name.
+      case 'named_children':
+        return native(name, () => ({ k: 'list', items: [...m.children!].filter(([, v]) => isModule(v)).map(([k, v]) => ({ k: 'tuple', items: [str(k), v] })) }));
       case 'keys':
         return native(name, () => ({ k: 'list', items: [...m.children!.keys()].map(str) }));
       case 'values':

@@ -76,6 +76,8 @@ export interface InstV {
   attrs: Map<string, Value>;
   /** Registered child modules in registration order (torch nn.Module subclasses). */
   children?: Map<string, Value>;
+  /** Subclasses of nn.Sequential, nn.ModuleList or nn.ModuleDict iterate as their container does (`for m in self`). */
+  container?: 'sequential' | 'list' | 'dict';
   range?: SourceRange;
   /**
    * The input shape (without batch): Keras subclassed models' from `model.build(…)` or a first call on a shaped
@@ -301,6 +303,22 @@ export function rangeItems(r: { start: number; stop: number; step: number }, cap
 }
 
 /** Items of an iterable value; undefined when not iterable or unknown. */
+/**
+ * `dict(x)`'s entries with string keys: a dict, or an iterable of (key, value) pairs, as nn.ModuleDict takes
+ * (torch/nn/modules/container.py, ModuleDict.update). Undefined when any entry is not a known pair.
+ */
+export function namedEntries(v: Value | undefined): Array<[string, Value]> | undefined {
+  if (!v) return undefined;
+  if (v.k === 'dict') return [...v.map.values()].every(([k]) => k.k === 'str') ? [...v.map.values()].map(([k, x]) => [(k as { v: string }).v, x]) : undefined;
+  const out: Array<[string, Value]> = [];
+  for (const pair of iterItems(v) ?? [UNKNOWN]) {
+    const kv = iterItems(pair);
+    if (kv?.length !== 2 || kv[0].k !== 'str') return undefined;
+    out.push([kv[0].v, kv[1]]);
+  }
+  return out;
+}
+
 export function iterItems(v: Value): Value[] | undefined {
   switch (v.k) {
     case 'list':
@@ -313,7 +331,8 @@ export function iterItems(v: Value): Value[] | undefined {
     case 'dict':
       return [...v.map.values()].map(([key]) => key);
     case 'mod':
-      return v.children ? (v.container === 'dict' ? [...v.children.keys()].map(str) : [...v.children.values()]) : undefined;
+    case 'inst':
+      return v.children && v.container ? (v.container === 'dict' ? [...v.children.keys()].map(str) : [...v.children.values()]) : undefined;
     default:
       return undefined;
   }
