@@ -6,7 +6,7 @@
  */
 import type { PlanReport } from '../protocol/plan';
 import { readAccelerateSetup } from './accelerateSetup';
-import { compareSetup } from './setup';
+import { compareSetup, unmodelledFindings } from './setup';
 import { checkDeviceIds, compareLaunch, planTarget } from './compare';
 import { readCount, readGpuIds, readString, parseYamlConfig } from './yamlDoc';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
@@ -89,7 +89,7 @@ export const accelerateReader: ConfigReader = {
     if (plan) {
       findings.push(...compareSetup('accelerate', text, readAccelerateSetup(text, doc, numProcesses?.value), plan));
       findings.push(...compareWithPlan(launch, plan));
-    }
+    } else findings.push(...unmodelledFindings('accelerate', readAccelerateSetup(text, doc, numProcesses?.value)));
     return findings;
   },
   readSetup(_fileName, text) {

@@ -6,7 +6,7 @@
  */
 import type { Document, Scalar } from 'yaml';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
-import type { SetupDim, StatedSetup } from './setup';
+import { PARAM_OFFLOAD_UNMODELLED, type SetupDim, type StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
 import { hasTopKey, insertYamlKey, nestedScalar, setScalar, topScalar, valueRange } from './yamlDoc';
 
@@ -93,6 +93,8 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
     };
     const offload = nestedScalar(doc, ['fsdp_config'], 'fsdp_offload_params');
     stated.cpuOffload = { value: offload?.value === true, stated: !!offload, range: offload ? valueRange(offload) : stated.anchor, set: (o) => put('fsdp_config', 'fsdp_offload_params', o) };
+    // FSDP's CPUOffload(offload_params=True) moves parameters and gradients too, and steps the optimizer on the CPU.
+    if (offload?.value === true) stated.unmodelled = [{ range: valueRange(offload), short: 'parameter offload', message: `fsdp_offload_params keeps parameters and gradients in CPU memory as well as the optimizer state; ${PARAM_OFFLOAD_UNMODELLED}` }];
   } else if (type === 'DEEPSPEED') {
     const stage = nestedScalar(doc, ['deepspeed_config'], 'zero_stage');
     if (!stage || [0, 1, 2, 3].includes(stage.value as number)) {
@@ -100,6 +102,8 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
     }
     const device = nestedScalar(doc, ['deepspeed_config'], 'offload_optimizer_device');
     stated.cpuOffload = { value: ['cpu', 'nvme'].includes(str(device) ?? 'none'), stated: !!device, range: device ? valueRange(device) : anchor, set: (o) => put('deepspeed_config', 'offload_optimizer_device', o ? 'cpu' : 'none') };
+    const paramDevice = nestedScalar(doc, ['deepspeed_config'], 'offload_param_device');
+    if (['cpu', 'nvme'].includes(str(paramDevice) ?? 'none')) stated.unmodelled = [{ range: valueRange(paramDevice!), short: 'parameter offload', message: `offload_param_device ${str(paramDevice)}: ${PARAM_OFFLOAD_UNMODELLED}` }];
     const accum = nestedScalar(doc, ['deepspeed_config'], 'gradient_accumulation_steps');
     if (accum && typeof accum.value === 'number') stated.gradientAccumulation = { value: accum.value, stated: true, range: valueRange(accum), set: (n) => setScalar(accum, n) };
   } else if (type === 'MULTI_GPU' || type === 'NO') {

@@ -1,13 +1,14 @@
 /**
  * What a DeepSpeed config says about the training setup: bf16/fp16,
- * zero_optimization.stage, offload_optimizer.device, the three batch keys;
+ * zero_optimization.stage, offload_optimizer.device, the three batch keys
+ * (and offload_param and NVMe, which WAP reads but does not model);
  * and how to write the plan's values back (several JSON changes composed
  * into one edit, so insertions into one object never clash).
  */
 import type { Node } from 'jsonc-parser';
 import type { Precision, ZeroStage } from '../protocol/plan';
 import { rangeOf, setJsonValues, valueAt } from './jsonDoc';
-import type { SetupDim, StatedSetup } from './setup';
+import { PARAM_OFFLOAD_UNMODELLED, type SetupDim, type StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
 
 const TENSOR_PARALLEL_ELSEWHERE = 'DeepSpeed configs have no tensor, pipeline or context parallel degrees; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or use Megatron-LM arguments';
@@ -95,6 +96,12 @@ export function readDeepspeedSetup(text: string, root: Node): StatedSetup {
   }
   const device = valueAt(root, ['zero_optimization', 'offload_optimizer', 'device']);
   if (!device || device.type === 'string') stated.cpuOffload = dim(device?.value === 'cpu' || device?.value === 'nvme', device, 'cpuOffload');
+  const unmodelled: NonNullable<StatedSetup['unmodelled']> = [];
+  if (device?.value === 'nvme') unmodelled.push({ range: rangeOf(device), short: 'NVMe offload', message: 'offload_optimizer.device "nvme" is planned as CPU memory: the NVMe reads and writes of the optimizer state each step are not modelled (step time under-stated)' });
+  // HF's ZeRO-3 templates offload both; ZeRO-Infinity (Rajbhandari et al., SC 2021) fetches offloaded parameters for each use.
+  const paramDevice = valueAt(root, ['zero_optimization', 'offload_param', 'device']);
+  if (paramDevice?.value === 'cpu' || paramDevice?.value === 'nvme') unmodelled.push({ range: rangeOf(paramDevice), short: 'parameter offload', message: `offload_param.device "${paramDevice.value}": ${PARAM_OFFLOAD_UNMODELLED}` });
+  if (unmodelled.length) stated.unmodelled = unmodelled;
   const count = (key: string, as: 'microBatch' | 'gradientAccumulation' | 'globalBatch'): void => {
     const n = valueAt(root, [key]);
     if (n?.type === 'number' && Number.isInteger(n.value) && n.value >= 1) {

@@ -101,11 +101,15 @@ const seconds = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(1)}
 // Small models use well under a gigabyte: one decimal keeps them from reading as '0 GB'.
 const gb = (b: number): string => `${b < 10e9 ? (b / 1e9).toFixed(1) : Math.round(b / 1e9)} GB/GPU`;
 
-/** "your config: 3.4 s/step, 41% MFU, fits (62 GB/GPU) · best plan: 2.1 s/step (1.6×), ZeRO-2 + bf16 + TP 2" */
-export function versusLine(yours: RunSummary, best: RunSummary): string {
+/**
+ * "your config: 3.4 s/step, 41% MFU, fits (62 GB/GPU) · best plan: 2.1 s/step (1.6×), ZeRO-2 + bf16 + TP 2".
+ * A config that states what WAP does not model (parameter offload) gets "(approximate: … not modelled)".
+ */
+export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSetup): string {
+  const approximate = setup?.unmodelled?.length ? ` (approximate: ${[...new Set(setup.unmodelled.map((u) => u.short))].join(', ')} not modelled)` : '';
   const mine = yours.feasible
-    ? `your config: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
-    : `your config: does not fit (${yours.reason})`;
+    ? `your config${approximate}: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
+    : `your config${approximate}: does not fit (${yours.reason})`;
   if (!best.feasible) return `${mine} · best plan: nothing fits (${best.reason})`;
   const speedup = yours.feasible && best.stepTimeMs! > 0 ? ` (${(yours.stepTimeMs! / best.stepTimeMs!).toFixed(1)}×)` : '';
   return `${mine} · best plan: ${seconds(best.stepTimeMs!)}${speedup}, ${best.describe}`;

@@ -6,7 +6,7 @@
 import type { Node } from 'web-tree-sitter';
 import { compareLaunch } from './compare';
 import { readLightningSetup } from './lightningSetup';
-import { compareSetup, type StatedSetup } from './setup';
+import { compareSetup, unmodelledFindings, type StatedSetup } from './setup';
 import { callArgs, findCalls, intLiteral, malformedIfBroken, nodeRange, quoteOf, replaceWith, stringLiteral, withPythonTree } from './python';
 import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type LaunchSettings } from './types';
 
@@ -103,7 +103,7 @@ export const lightningReader: ConfigReader = {
         if (plan) {
           findings.push(...compareSetup('lightning', text, readLightningSetup(text, args, world && world * (launch.nodes?.value ?? 1)), plan));
           findings.push(...compareLaunch('lightning', launch, plan, (t) => `devices=${t.perNode ?? t.gpus}${t.nodes > 1 ? `, num_nodes=${t.nodes}` : ''}`));
-        }
+        } else findings.push(...unmodelledFindings('lightning', readLightningSetup(text, args, world)));
       }
       return findings;
     });

@@ -7,7 +7,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
 import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type CallArgs } from './python';
-import type { StatedSetup } from './setup';
+import { PARAM_OFFLOAD_UNMODELLED, type StatedSetup } from './setup';
 import type { TextEdit } from './types';
 
 const ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
@@ -115,6 +115,8 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
       };
       const off = args.keywords.get('cpu_offload');
       stated.cpuOffload = { value: off?.type === 'true', stated: !!off, range: off ? nodeRange(off) : stated.anchor, set: (o) => setKeyword(text, layout, 'cpu_offload', o ? 'True' : 'False') };
+      // Lightning passes it to FSDP as CPUOffload(offload_params=True): parameters and gradients move too.
+      if (off?.type === 'true') stated.unmodelled = [{ range: nodeRange(off), short: 'parameter offload', message: `FSDPStrategy(cpu_offload=True) keeps parameters and gradients in CPU memory as well as the optimizer state; ${PARAM_OFFLOAD_UNMODELLED}` }];
     } else if (cls === 'DeepSpeedStrategy') {
       const stage = args.keywords.get('stage');
       const z = stage ? intLiteral(stage) : 2;
@@ -123,6 +125,8 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
       }
       const off = args.keywords.get('offload_optimizer');
       stated.cpuOffload = { value: off?.type === 'true', stated: !!off, range: off ? nodeRange(off) : stated.anchor, set: (o) => setKeyword(text, layout, 'offload_optimizer', o ? 'True' : 'False') };
+      const params = args.keywords.get('offload_parameters');
+      if (params?.type === 'true') stated.unmodelled = [{ range: nodeRange(params), short: 'parameter offload', message: `DeepSpeedStrategy(offload_parameters=True): ${PARAM_OFFLOAD_UNMODELLED}` }];
       stated.inexpressible.recompute = recomputeElsewhere;
     }
   }

@@ -46,6 +46,11 @@ export interface StatedSetup {
   /** GPUs the config launches on, when it says (num_processes, devices × num_nodes…). */
   world?: number;
   /**
+   * Settings the config states that change memory or step time and WAP does not model (parameter offload, NVMe),
+   * each with where it is and what the plan leaves out: the config's plan is approximate, and says so.
+   */
+  unmodelled?: Array<{ range: TextRange; message: string; short: string }>;
+  /**
    * Writes several dimensions at once, for formats whose single edits clash
    * (two JSON insertions into one object). Keys are SetupKey or 'microBatch'/'gradientAccumulation'.
    */
@@ -139,14 +144,22 @@ export function statedGlobalBatch(s: StatedSetup, dataParallel: number | undefin
   return undefined;
 }
 
+/** One warning per stated setting WAP does not model: with or without a plan, the reader learns what is left out. */
+export function unmodelledFindings(format: ConfigFormat, stated: StatedSetup): ConfigFinding[] {
+  return (stated.unmodelled ?? []).map((u) => ({ format, severity: 'warning', code: 'setup-unmodelled', range: u.range, message: u.message }));
+}
+
+/** Parameter offload, as every format that has it is read: what WAP plans instead, and what that misses. */
+export const PARAM_OFFLOAD_UNMODELLED = 'WAP does not model parameter offload: the plan for this config keeps the parameters on the GPU (memory over-stated) and leaves out the copies over PCIe that fetch them for each forward and backward (step time under-stated)';
+
 /**
- * Findings for a config's setup against the plan's. Nothing when the planner
+ * Findings for a config's setup against the plan's. Nothing about dimensions when the planner
  * did not report a setup (older planner): the GPU-count comparison still runs.
  */
 export function compareSetup(format: ConfigFormat, text: string, stated: StatedSetup, plan: PlanReport): ConfigFinding[] {
+  const findings: ConfigFinding[] = unmodelledFindings(format, stated);
   const want = plan.plan.setup;
-  if (!want) return [];
-  const findings: ConfigFinding[] = [];
+  if (!want) return findings;
   const differs: Array<{ key: SetupKey; from: unknown; to: unknown; dim: SetupDim<unknown> }> = [];
   const cannot: Array<{ key: SetupKey; to: unknown; instead: string }> = [];
   for (const key of SETUP_KEYS) {

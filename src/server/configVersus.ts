@@ -39,7 +39,7 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   const bestOptions = withStatedPrecision(base, setup, basename(fileName), true);
   const stated = bestOptions.precision;
   const best = stated && plan.plan.setup && plan.plan.setup.precision !== stated ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
-  const line = versusLine(yours, summarizeRun(best));
+  const line = versusLine(yours, summarizeRun(best), setup);
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
   const replanned = best !== plan ? `, best plan in the config's ${stated}` : '';
   return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor };

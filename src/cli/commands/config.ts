@@ -82,7 +82,7 @@ async function versusBest(file: string, setup: StatedSetup | undefined, model: s
   const yoursOutcome = await planForModelFile(model, v, (o) => pinnedOptions(o, setup, basename(file)));
   const yours = summarizeRun(yoursOutcome);
   const bestSummary = summarizeRun(best);
-  return { yours, best: bestSummary, line: versusLine(yours, bestSummary), from: setup.label };
+  return { yours, best: bestSummary, line: versusLine(yours, bestSummary, setup), from: setup.label };
 }
 
 async function run(args: string[]): Promise<number> {
