@@ -217,3 +217,17 @@ test('an architecture outside the catalogue is an opaque, incomplete model with 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a transformers class outside the catalogue (architecture or head) is an error naming what is known, not an empty file', () => {
+  const errors = (src: string) => py('train.py', src).diagnostics.filter((d) => d.code === 'hf-unknown-architecture').map((d) => [d.severity, d.line, d.message]);
+  const falcon = errors('from transformers import FalconConfig, FalconForCausalLM\nmodel = FalconForCausalLM(FalconConfig())\n');
+  assert.equal(falcon.length, 1);
+  assert.deepEqual(falcon[0].slice(0, 2), ['error', 2]);
+  assert.match(falcon[0][2] as string, /^transformers\.FalconForCausalLM is not in WAP's Hugging Face catalogue \(known architectures: llama, .*vit\)/);
+  assert.match(errors('from transformers import CLIPModel, CLIPConfig\nmodel = CLIPModel(CLIPConfig())\n')[0][2] as string, /CLIPModel is not in WAP's Hugging Face catalogue/);
+  // A catalogued architecture with a head WAP does not build says which heads it has.
+  assert.match(errors('from transformers import BertConfig, BertForQuestionAnswering\nmodel = BertForQuestionAnswering(BertConfig())\n')[0][2] as string, /its architecture \(bert\) is, but not the ForQuestionAnswering head \(heads: ForCausalLM/);
+  assert.match(errors("from transformers import AutoModelForQuestionAnswering\nmodel = AutoModelForQuestionAnswering.from_pretrained('bert-base-uncased')\n")[0][2] as string, /the QuestionAnswering head is not \(auto classes: AutoModel, AutoModelForCausalLM/);
+  // Catalogued classes and library helpers that are not models say nothing.
+  assert.deepEqual(errors('from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel\nmodel = LlamaForCausalLM(LlamaConfig(num_hidden_layers=2))\n'), []);
+});

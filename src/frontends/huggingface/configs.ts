@@ -85,15 +85,31 @@ export function modelClassType(className: string): { modelType: string; head: Hf
   return undefined;
 }
 
+/**
+ * Why a transformers model class is outside the catalogue (`FalconForCausalLM`, `CLIPModel`: its architecture;
+ * `BertForQuestionAnswering`: its head), or undefined when it is in it or is not a model class one builds
+ * (`PreTrainedModel`, `AutoModel…`, TF/Flax classes).
+ */
+export function uncataloguedModelClass(className: string): string | undefined {
+  const auto = /^AutoModelFor(\w+)$/.exec(className);
+  if (auto && !autoClassHead(className)) return `the ${auto[1]} head is not (auto classes: AutoModel, ${Object.keys(AUTO_HEADS).map((h) => `AutoModelFor${h}`).join(', ')})`;
+  if (modelClassType(className) || /^(Auto|TF|Flax|PreTrained|Pretrained)/.test(className)) return undefined;
+  const m = /^([A-Z][A-Za-z0-9]*?)(For[A-Z][A-Za-z0-9]+|LMHeadModel|EncoderModel|Model)$/.exec(className);
+  if (!m) return undefined;
+  const family = PREFIXES.find(([p]) => p === m[1])?.[1];
+  if (family) return `its architecture (${family}) is, but not the ${m[2]} head (heads: ${HEAD_SUFFIXES.map(([h]) => h).join(', ')})`;
+  return `known architectures: ${knownModelTypes().join(', ')}`;
+}
+
 /** `AutoModelForCausalLM` → causal-lm; `AutoModel` → base. */
+const AUTO_HEADS: Readonly<Record<string, HfHead>> = {
+  CausalLM: 'causal-lm', MaskedLM: 'masked-lm', PreTraining: 'pre-training', SequenceClassification: 'sequence-classification', Seq2SeqLM: 'seq2seq-lm', ImageClassification: 'image-classification',
+};
+
 export function autoClassHead(className: string): HfHead | undefined {
   if (className === 'AutoModel') return 'base';
   const m = /^AutoModelFor(\w+)$/.exec(className);
-  if (!m) return undefined;
-  const map: Record<string, HfHead> = {
-    CausalLM: 'causal-lm', MaskedLM: 'masked-lm', PreTraining: 'pre-training', SequenceClassification: 'sequence-classification', Seq2SeqLM: 'seq2seq-lm', ImageClassification: 'image-classification',
-  };
-  return map[m[1]];
+  return m && Object.prototype.hasOwnProperty.call(AUTO_HEADS, m[1]) ? AUTO_HEADS[m[1]] : undefined;
 }
 
 /** The config with the architecture's defaults filled in for every field the user did not give. */

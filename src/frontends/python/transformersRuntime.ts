@@ -8,7 +8,7 @@
  * The model graph itself is built by ../huggingface from the config.
  */
 import type { AttrValue, SourceRange } from '../../core/ir';
-import { autoClassHead, configClassType, modelClassType, type HfConfig, type HfHead } from '../huggingface/configs';
+import { autoClassHead, configClassType, modelClassType, uncataloguedModelClass, type HfConfig, type HfHead } from '../huggingface/configs';
 import { findPretrainedConfig } from '../huggingface/sources';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
@@ -35,9 +35,9 @@ function configValue(config: HfConfig, className: string, source: string, range:
 }
 
 /** A config WAP cannot get means no model at all: the file (not some other model in it) carries the error, once. */
-function fileError(interp: Interp, site: CallSite, message: string): void {
+function fileError(interp: Interp, site: CallSite, message: string, code = 'hf-config-missing'): void {
   const r = site.range;
-  interp.diagnostics.push({ severity: 'error', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code: 'hf-config-missing' });
+  interp.diagnostics.push({ severity: 'error', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code });
 }
 
 /** Loads a from_pretrained reference, or records a diagnostic at the call and returns undefined. */
@@ -79,7 +79,12 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
   }
   const auto = autoClassHead(cls);
   const concrete = modelClassType(cls);
-  if (!auto && !concrete) return UNKNOWN;
+  if (!auto && !concrete) {
+    // transformers' own modeling code is not evaluated: an architecture outside the catalogue is no model at all, said once.
+    const why = uncataloguedModelClass(cls);
+    if (why) fileError(interp, site, `transformers.${cls} is not in WAP's Hugging Face catalogue (${why}); WAP builds Hugging Face models from their config and does not read transformers' modeling code, so this model is not planned`, 'hf-unknown-architecture');
+    return UNKNOWN;
+  }
   const head = (auto ?? concrete?.head) as HfHead;
   let config: HfConfig | undefined;
   let source = '';
