@@ -71,7 +71,8 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --dp N --tp N --pp N --cp N --ep N   pin data / tensor / pipeline / context / expert parallel degrees
 ${SEQ_LEN_HELP}
   --attention A         fused (default: FlashAttention / PyTorch SDPA) | unfused (eager: scores through HBM)
-  --memory-format F     channels_first (PyTorch's default NCHW) | channels_last   how conv activations are stored`;
+  --memory-format F     channels_first (PyTorch's default NCHW) | channels_last   how conv activations are stored
+                        (default: channels_last when the code always converts the model to it)`;
 }
 
 export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
@@ -98,7 +99,10 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
   // Checked here with every other flag, before anything slow; the analysis applies it (modelLoading.ts).
   positiveInt('seq-len', v['seq-len']);
   if (v.attention !== undefined) options.attentionKernel = oneOf<'fused' | 'unfused'>('attention', v.attention, ['fused', 'unfused'], 'fused');
-  if (v['memory-format'] !== undefined) options.memoryFormat = oneOf<'channels_first' | 'channels_last'>('memory-format', v['memory-format'], ['channels_first', 'channels_last'], 'channels_first');
+  if (v['memory-format'] !== undefined) {
+    options.memoryFormat = oneOf<'channels_first' | 'channels_last'>('memory-format', v['memory-format'], ['channels_first', 'channels_last'], 'channels_first');
+    options.memoryFormatSource = '--memory-format';
+  }
   const pins = pinsFrom(v);
   if (Object.keys(pins).length > 0) options.pins = pins;
   return options;

@@ -1,13 +1,16 @@
 /**
  * What the files beside a model say the user trains with, applied to plan
- * options where nothing explicit says it: the precision (precisionHint.ts) and
- * the optimizer (optimizerHint.ts), the model's own file read first for both.
+ * options where nothing explicit says it: the precision (precisionHint.ts),
+ * the optimizer (optimizerHint.ts) and the conv memory format
+ * (memoryFormatHint.ts), the model's own file read first for each.
  * The CLI and the server list and read the files; this reads only what it is handed.
  */
 import type { PlanOptions } from '../protocol/plan';
+import { memoryFormatHint, withMemoryFormatFrom } from './memoryFormatHint';
 import { optimizerHint, withOptimizerFrom } from './optimizerHint';
 import { precisionHint, withPrecisionFrom } from './precisionHint';
 
 export function withTrainingHintsFrom(options: PlanOptions, files: ReadonlyArray<{ name: string; text: string }>, modelFile: string): PlanOptions {
-  return withOptimizerFrom(withPrecisionFrom(options, precisionHint(files, modelFile)), optimizerHint(files, modelFile));
+  const hinted = withOptimizerFrom(withPrecisionFrom(options, precisionHint(files, modelFile)), optimizerHint(files, modelFile));
+  return withMemoryFormatFrom(hinted, memoryFormatHint(files, modelFile));
 }

@@ -18,6 +18,7 @@ import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { gemmCeilingNote } from './cost/gemmCeiling';
 import { optimizerLine, withPlannedOptimizer } from './optimizerChoice';
+import { memoryFormatLine } from './memoryFormatLine';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
 import { chooseAmpStyle, choosePrecisionFor, CONTEXT_BYTES, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
@@ -125,6 +126,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     throw e;
   }
   if (model.totals.params > 0) diagnostics.push({ severity: 'info', message: optimizerLine(model, options) });
+  const layout = memoryFormatLine(model, options, precision.precision);
+  if (layout) diagnostics.push({ severity: 'info', message: layout });
   const amp = chooseAmpStyle(precision.precision, options.ampStyle, options.ampStyleSource);
   if (amp) precision = { ...precision, amp };
   if (amp?.style === 'autocast') {

@@ -363,4 +363,6 @@ export interface PlanOptions {
    * precisions pay transposes for; `model.to(memory_format=torch.channels_last)` is 'channels_last'. Default: the model's layout.
    */
   memoryFormat?: 'channels_first' | 'channels_last';
+  /** Where `memoryFormat` came from when the code says it (`train.py:12 (model.to(memory_format=torch.channels_last))`). */
+  memoryFormatSource?: string;
 }

@@ -206,6 +206,7 @@ const DEFAULT_CLUSTER_PROBE: WapSettings = {
   optimizer: 'sgd',
   precision: 'auto',
   ampStyle: 'auto',
+  memoryFormat: 'auto',
   model: '',
   profile: { enabled: false, backend: 'auto' },
   sequenceLengths: '',

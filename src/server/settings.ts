@@ -21,6 +21,8 @@ export interface WapSettings {
   precision: Precision | 'auto';
   /** 'auto': the training config next to the model, else master weights. */
   ampStyle: AmpStyle | 'auto';
+  /** 'auto': channels_last when the code always converts the model to it (memoryFormatHint.ts), else the model's layout. */
+  memoryFormat: 'channels_first' | 'channels_last' | 'auto';
   /** Path of the model file config files compare against ('' = the most recently planned model nearby). */
   model: string;
   profile: { enabled: boolean; backend: string };
@@ -43,6 +45,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   optimizer: 'auto',
   precision: 'auto',
   ampStyle: 'auto',
+  memoryFormat: 'auto',
   model: '',
   profile: { enabled: false, backend: 'auto' },
   python: '',
@@ -56,6 +59,7 @@ const STRATEGIES: readonly StrategyMode[] = ['dp', 'hybrid', 'all'];
 const OPTIMIZERS: ReadonlyArray<OptimizerKind | 'auto'> = ['auto', 'sgd', 'momentum', 'adam'];
 const PRECISIONS: ReadonlyArray<Precision | 'auto'> = ['auto', 'fp32', 'tf32', 'fp16', 'bf16', 'fp8'];
 const AMP_STYLES: ReadonlyArray<AmpStyle | 'auto'> = ['auto', 'autocast', 'master-weights', 'pure'];
+const MEMORY_FORMATS: ReadonlyArray<WapSettings['memoryFormat']> = ['auto', 'channels_first', 'channels_last'];
 
 function positiveInt(v: unknown, fallback: number, allowZero = false): number {
   const n = typeof v === 'string' ? Number(v) : v;
@@ -81,6 +85,7 @@ export function normalizeSettings(raw: unknown): WapSettings {
     optimizer: oneOf(r.optimizer, OPTIMIZERS, DEFAULT_SETTINGS.optimizer),
     precision: oneOf(r.precision, PRECISIONS, DEFAULT_SETTINGS.precision),
     ampStyle: oneOf(r.ampStyle, AMP_STYLES, DEFAULT_SETTINGS.ampStyle),
+    memoryFormat: oneOf(r.memoryFormat, MEMORY_FORMATS, DEFAULT_SETTINGS.memoryFormat),
     model: typeof r.model === 'string' ? r.model.trim() : '',
     profile: {
       enabled: typeof profile.enabled === 'boolean' ? profile.enabled : DEFAULT_SETTINGS.profile.enabled,
@@ -113,6 +118,10 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
   if (s.ampStyle !== 'auto') {
     options.ampStyle = s.ampStyle;
     options.ampStyleSource = 'the wap.ampStyle setting';
+  }
+  if (s.memoryFormat !== 'auto') {
+    options.memoryFormat = s.memoryFormat;
+    options.memoryFormatSource = 'the wap.memoryFormat setting';
   }
   if (overrides.gpus && overrides.gpus > 0) options.gpus = Math.floor(overrides.gpus);
   return options;

@@ -1,0 +1,66 @@
+/**
+ * Whether the training code stores conv activations channels_last, read (never
+ * run) from the model's file and then the Python files beside it. PyTorch's
+ * default is NCHW, and cuDNN's tensor-core convolutions transpose NCHW inputs
+ * and outputs to NHWC around every convolution (cost/compute.ts
+ * nchwTransposeBytes); `model.to(memory_format=torch.channels_last)` removes
+ * those passes, which the plan then must not price.
+ *
+ * Only a conversion that always runs counts: at module or function level, or
+ * under `if __name__ == "__main__":`. One behind a flag (`if
+ * args.channels_last:`, torchvision's and timm's reference scripts) is the
+ * user's choice per run, so it is reported, not assumed.
+ */
+import type { Node } from 'web-tree-sitter';
+import type { PlanOptions } from '../protocol/plan';
+import { MAX_CONFIG_CHARS } from './check';
+import { firstHint } from './firstHint';
+import { callArgs, pythonReady, withPythonTree } from './python';
+
+export interface MemoryFormatHint {
+  memoryFormat: 'channels_last';
+  /** 'train.py:12 (model.to(memory_format=torch.channels_last))'. */
+  source: string;
+}
+
+/** torch's names for the layouts (torch.channels_last_3d is Conv3d's NDHWC). */
+const CHANNELS_LAST = /^(torch\.)?channels_last(_3d)?$/;
+
+/** The `if` a node sits under that decides whether it runs, other than the script guard; undefined when none. */
+function guardOf(node: Node): Node | undefined {
+  for (let n: Node | null = node.parent; n; n = n.parent) {
+    if (n.type === 'if_statement' || n.type === 'conditional_expression' || n.type === 'elif_clause' || n.type === 'else_clause') {
+      const condition = n.type === 'if_statement' ? n.childForFieldName('condition')?.text.replace(/\s+/g, '') : undefined;
+      if (condition && /^__name__==['"]__main__['"]$/.test(condition)) continue;
+      return n;
+    }
+  }
+  return undefined;
+}
+
+function fromPython(name: string, text: string): MemoryFormatHint | undefined {
+  if (!pythonReady() || !text.includes('channels_last')) return undefined;
+  return withPythonTree(text, (root) => {
+    for (const call of root.descendantsOfType('call')) {
+      const format = call && callArgs(call)?.keywords.get('memory_format');
+      if (!call || !format || !CHANNELS_LAST.test(format.text.trim()) || guardOf(call)) continue;
+      const fn = call.childForFieldName('function')?.text ?? '';
+      if (!/\.(to|contiguous)$/.test(fn)) continue;
+      return { memoryFormat: 'channels_last', source: `${name}:${call.startPosition.row + 1} (${call.text.replace(/\s+/g, ' ').slice(0, 80)})` };
+    }
+    return undefined;
+  });
+}
+
+/** The layout the Python files state: the model's own file first, then the others. Broken or oversized files say nothing. */
+export function memoryFormatHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): MemoryFormatHint | undefined {
+  const python = files.filter((f) => /\.py$/i.test(f.name) && f.text.length <= MAX_CONFIG_CHARS);
+  const ordered = [...python.filter((f) => f.name === modelFile), ...python.filter((f) => f.name !== modelFile)];
+  return firstHint(ordered.map((f) => () => fromPython(f.name, f.text)));
+}
+
+/** The options with the hint's layout, unless one was given (`--memory-format`). */
+export function withMemoryFormatFrom(options: PlanOptions, hint: MemoryFormatHint | undefined): PlanOptions {
+  if (!hint || options.memoryFormat) return options;
+  return { ...options, memoryFormat: hint.memoryFormat, memoryFormatSource: hint.source };
+}
