@@ -7,7 +7,8 @@
  * incomplete), never an output guessed from an input.
  */
 import type { Interp } from './interpreter';
-import { matmulOf, permuteOf, recordOp } from './tensorOps';
+import { matmulOf, recordOp } from './tensorOps';
+import { permuteOf } from './tensorShaping';
 import type { CallSite, TensorV, Value } from './values';
 
 function opaque(interp: Interp, inputs: TensorV[], site: CallSite, why: string): Value {
