@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { initConfigReaders, precisionHintCandidates, withTrainingHintsFrom } from '../configs/index';
+import { initConfigReaders, precisionHintCandidates, trainingHintsApply, withTrainingHintsFrom } from '../configs/index';
 import type { AmpStyle, Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, RecomputeMode, StrategyMode, ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
@@ -155,11 +155,11 @@ export async function clusterFrom(ref: string | undefined): Promise<ClusterSpec>
  * (configs/optimizerHint.ts); the model's own file is read first for both.
  */
 export async function withTrainingHints(options: PlanOptions, modelFile: string): Promise<PlanOptions> {
-  if (options.precision && options.ampStyle && options.optimizerSource) return options;
+  if (!trainingHintsApply(options)) return options;
   const dir = dirname(modelFile);
   let names: string[];
   try {
-    names = precisionHintCandidates(readdirSync(dir));
+    names = precisionHintCandidates(readdirSync(dir), basename(modelFile));
   } catch {
     return options;
   }

@@ -8,7 +8,7 @@ export { applyTextEdits } from './edits';
 export { exportPlan, EXPORT_FORMATS, RENAMED_FORMATS, type ExportFormat, type ExportedFile } from './exportPlan';
 export { precisionHint, precisionHintCandidates, withPrecisionFrom, type PrecisionHint } from './precisionHint';
 export { optimizerHint, withOptimizerFrom, type OptimizerHint } from './optimizerHint';
-export { withTrainingHintsFrom } from './trainingHints';
+export { trainingHintsApply, withTrainingHintsFrom } from './trainingHints';
 export { readConfigSetups, pinnedOptions, statedBatch, summarizeRun, versusLine, withStatedPrecision, type RunSummary } from './evaluate';
 export { describeSetup, type StatedSetup } from './setup';
 export { launchedScripts, configMentioned, localModelImports, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';

@@ -121,7 +121,11 @@ export function withPrecisionFrom(options: PlanOptions, hint: PrecisionHint | un
   return out;
 }
 
-/** Files worth reading for a hint: configs by name, sorted so the answer does not depend on directory order. */
-export function precisionHintCandidates(names: readonly string[]): string[] {
-  return names.filter((n) => /\.(ya?ml|jsonc?|py)$/i.test(n)).sort().slice(0, 64);
+/**
+ * Files worth reading for a hint: configs by name, sorted so the answer does not depend on directory order, at
+ * most 64; the model's own file (read first for every hint) is always among them, however large the folder.
+ */
+export function precisionHintCandidates(names: readonly string[], modelFile?: string): string[] {
+  const sorted = names.filter((n) => /\.(ya?ml|jsonc?|py)$/i.test(n) && n !== modelFile).sort();
+  return modelFile && names.includes(modelFile) ? [modelFile, ...sorted.slice(0, 63)] : sorted.slice(0, 64);
 }

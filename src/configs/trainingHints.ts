@@ -10,6 +10,11 @@ import { memoryFormatHint, withMemoryFormatFrom } from './memoryFormatHint';
 import { optimizerHint, withOptimizerFrom } from './optimizerHint';
 import { precisionHint, withPrecisionFrom } from './precisionHint';
 
+/** Whether any hint could still change the options: false once a flag or setting gave every one. */
+export function trainingHintsApply(options: PlanOptions): boolean {
+  return !(options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat);
+}
+
 export function withTrainingHintsFrom(options: PlanOptions, files: ReadonlyArray<{ name: string; text: string }>, modelFile: string): PlanOptions {
   const hinted = withOptimizerFrom(withPrecisionFrom(options, precisionHint(files, modelFile)), optimizerHint(files, modelFile));
   return withMemoryFormatFrom(hinted, memoryFormatHint(files, modelFile));

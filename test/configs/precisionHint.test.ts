@@ -48,6 +48,10 @@ test('broken configs give no hint rather than an error; the first config that st
   ];
   assert.equal(precisionHint(files)?.precision, 'bf16');
   assert.deepEqual(precisionHintCandidates(['b.py', 'a.yaml', 'README.md', 'ds.json', 'x.bin']), ['a.yaml', 'b.py', 'ds.json']);
+  // A folder of many files: the model's own file is read whatever its name sorts as.
+  const many = Array.from({ length: 100 }, (_, i) => `m${String(i).padStart(3, '0')}.py`);
+  const picked = precisionHintCandidates([...many, 'zoo.py'], 'zoo.py');
+  assert.deepEqual([picked.length, picked[0], picked[1], picked[63]], [64, 'zoo.py', 'm000.py', 'm062.py']);
 });
 
 test('the examples directory: its accelerate config keeps fp32', () => {
