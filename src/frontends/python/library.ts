@@ -1,7 +1,8 @@
 /**
  * Calls into libraries by canonical path: torch.nn constructors, torch/F
- * functions, keras layers and models, and the few stdlib helpers model code
- * uses (OrderedDict, math, functools.partial).
+ * functions, keras layers and models, the few stdlib helpers model code
+ * uses (OrderedDict, math, functools.partial), and the wrappers training
+ * code puts around a model (trainingWrappers.ts).
  */
 import { callArrayFunction } from './arrayOps';
 import type { Interp } from './interpreter';
@@ -9,6 +10,7 @@ import { constructKerasLayer, kerasInput, kerasModel, kerasSequential } from './
 import { torchFunction, tensorsIn } from './tensorOps';
 import { constructTorchLayer } from './torchRuntime';
 import { callTransformers } from './transformersRuntime';
+import { trainingWrapper } from './trainingWrappers';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
@@ -42,6 +44,8 @@ const MATH: Record<string, (xs: number[]) => number> = {
 };
 
 export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const wrapped = trainingWrapper(path, args, kwargs);
+  if (wrapped) return wrapped;
   const last = path.slice(path.lastIndexOf('.') + 1);
   if (path.startsWith('torch.') || path.startsWith('numpy.')) {
     const array = callArrayFunction(path, args, kwargs, !!interp.graph?.scope.length);

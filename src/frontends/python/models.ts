@@ -193,6 +193,10 @@ function topLevelDefinitions(interp: Interp, root: PyNode) {
       const a = namedChildren(stmt)[0];
       const left = a?.type === 'assignment' ? field(a, 'left') : undefined;
       if (left?.type === 'identifier') assignments.set(interp.text(left), rangeOf(stmt));
+      // `model, optimizer = accelerator.prepare(model, optimizer)`: each name unpacked is a candidate too.
+      else if (left && ['pattern_list', 'tuple_pattern', 'list_pattern'].includes(left.type)) {
+        for (const n of namedChildren(left)) if (n.type === 'identifier') assignments.set(interp.text(n), rangeOf(stmt));
+      }
     }
   }
   return { assignments, functions, classes, imported };

@@ -1,0 +1,44 @@
+/**
+ * Library calls that wrap a model for training and hand back something that
+ * runs the same forward: torch.compile, DistributedDataParallel,
+ * DataParallel, FSDP (FullyShardedDataParallel, FSDP2's fully_shard),
+ * Accelerate's `accelerator.prepare(…)`, Lightning Fabric's `fabric.setup(…)`
+ * and `deepspeed.initialize(model=…)`. They change how the model is trained,
+ * which the planner decides, not what it computes. nanoGPT's train.py
+ * compiles and wraps its GPT: without this, `model` became unknown and the
+ * file's GPT class was read with its defaults instead (124 M parameters for
+ * the 355 M GPT the script builds), a silent wrong model.
+ */
+import { UNKNOWN, type Value } from './values';
+
+/** Calls whose first argument (or `module=`/`model=`) is the model they return. */
+const RETURNS_MODEL = [
+  /^torch\.compile$/,
+  /^torch\.nn\.(parallel\.)?((distributed|data_parallel)\.)?(DistributedDataParallel|DataParallel)$/,
+  /^torch\.distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel$/,
+  /^torch\.distributed\.(_composable\.)?(fsdp\.)?fully_shard$/,
+];
+
+/** Library objects whose methods hand back what they were given: `Accelerator()`, `Fabric()`. */
+const PREPARERS = /^(accelerate\.(accelerator\.)?Accelerator|lightning\.(fabric\.)?Fabric|lightning\.fabric\.fabric\.Fabric|lightning_fabric\.(fabric\.)?Fabric)$/;
+
+/** The marker a preparer's instance carries as its library path, so its methods are recognised when called. */
+const INSTANCE = '()';
+
+const modelArg = (args: Value[], kwargs: Map<string, Value>): Value => args[0] ?? kwargs.get('module') ?? kwargs.get('model') ?? UNKNOWN;
+
+/** What a wrapping call returns, or undefined when `path` is not one. */
+export function trainingWrapper(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+  if (RETURNS_MODEL.some((r) => r.test(path))) return modelArg(args, kwargs);
+  if (PREPARERS.test(path)) return { k: 'lib', path: path + INSTANCE };
+  const method = path.endsWith(')') ? undefined : /^(.*\(\))\.(\w+)$/.exec(path);
+  if (method && PREPARERS.test(method[1].slice(0, -INSTANCE.length))) {
+    // accelerator.prepare(model, optimizer, loader) and fabric.setup(model, optimizer) return their arguments in order.
+    if (method[2] === 'prepare' || method[2] === 'setup') return args.length === 1 ? args[0] : { k: 'tuple', items: args };
+    if (method[2] === 'prepare_model' || method[2] === 'setup_module') return modelArg(args, kwargs);
+    return undefined;
+  }
+  // deepspeed.initialize returns (engine, optimizer, training_dataloader, lr_scheduler); the engine runs the model.
+  if (path === 'deepspeed.initialize') return { k: 'tuple', items: [kwargs.get('model') ?? args[1] ?? UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN] };
+  return undefined;
+}
