@@ -5,6 +5,8 @@
  * - DeepSpeed JSON `bf16.enabled` / `fp16.enabled` (neither: DeepSpeed trains in fp32);
  * - Lightning `Trainer(precision=…)`: "32-true"/32, "16-mixed"/16, "bf16-mixed",
  *   "16-true", "bf16-true", "transformer-engine" (fp8).
+ * - plain PyTorch: `torch.autocast(…, dtype=torch.bfloat16)`, `torch.amp.autocast`, `torch.cuda.amp.autocast`
+ *   in the Python files (dtype absent: float16, CUDA autocast's default; a CPU or `enabled=False` one says nothing).
  * Values WAP cannot know ("auto", expressions) are not guesses: they give no hint.
  * A 16-bit hint also says how the tensors are held (AmpStyle): accelerate's mixed_precision and Lightning's
  * "-mixed" run torch.autocast over fp32 parameters; Lightning's "-true" casts the model and its optimizer state;
@@ -85,6 +87,39 @@ function lightningStyle(raw: string, p: Precision): AmpStyle | undefined {
   return raw.endsWith('-true') ? 'pure' : 'autocast';
 }
 
+/** torch's dtype names as autocast takes them. */
+const AUTOCAST_DTYPE: Record<string, Precision> = { 'torch.bfloat16': 'bf16', 'torch.float16': 'fp16', 'torch.half': 'fp16' };
+
+/**
+ * A training loop's own autocast (torch.amp, documented in "Automatic Mixed Precision"): forward runs under
+ * torch.autocast over fp32 parameters. The first CUDA autocast with a dtype WAP can read counts.
+ */
+function fromAutocast(name: string, text: string): PrecisionHint | undefined {
+  if (!pythonReady() || !text.includes('autocast')) return undefined;
+  return withPythonTree(text, (root) => {
+    for (const call of root.descendantsOfType('call')) {
+      const fn = call?.childForFieldName('function');
+      if (!call || !fn || !/^((torch\.)?(cuda\.)?amp\.|torch\.)?autocast$/.test(fn.text)) continue;
+      const args = callArgs(call);
+      // Only an autocast that certainly runs: `enabled` absent or a literal True, no `**kwargs` that could say otherwise.
+      const enabled = args?.keywords.get('enabled');
+      if (!args || (enabled && enabled.text !== 'True') || args.list.namedChildren.some((a) => a?.type === 'dictionary_splat')) continue;
+      // torch.cuda.amp.autocast (also imported bare: the AMP tutorial's `from torch.cuda.amp import autocast`) is CUDA's
+      // and takes `enabled` first; torch.autocast and torch.amp.autocast take the device type, then the dtype.
+      const cudaOnly = fn.text.includes('cuda') || (fn.text === 'autocast' && /from\s+torch\.cuda\.amp\s+import[^\n]*\bautocast\b/.test(text));
+      const device = args.keywords.get('device_type') ?? (cudaOnly ? undefined : args.positional[0]);
+      const deviceName = device ? stringLiteral(device) : cudaOnly ? 'cuda' : undefined;
+      if (deviceName !== 'cuda') continue;
+      const dtype = args.keywords.get('dtype') ?? (cudaOnly ? undefined : args.positional[1]);
+      const p = dtype ? AUTOCAST_DTYPE[dtype.text.replace(/\s+/g, '')] : 'fp16';
+      if (!p) continue;
+      const where = `${name}:${call.startPosition.row + 1} (${call.text.replace(/\s+/g, ' ').slice(0, 80)})`;
+      return { precision: p, source: where, ampStyle: 'autocast', ampStyleSource: where };
+    }
+    return undefined;
+  });
+}
+
 const READ: Partial<Record<ConfigFormat, (name: string, text: string) => PrecisionHint | undefined>> = {
   accelerate: fromAccelerate,
   deepspeed: fromDeepSpeed,
@@ -105,6 +140,7 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
         const read = READ[format];
         if (read) yield () => read(f.name, f.text);
       }
+      if (/\.py$/i.test(f.name)) yield () => fromAutocast(f.name, f.text);
     }
   }
   return firstHint(readings());

@@ -1,6 +1,6 @@
 /** The precision a training config beside the model states (accelerate, DeepSpeed, Lightning). */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
 import { initConfigReaders, precisionHint, precisionHintCandidates, withPrecisionFrom } from '../../src/configs';
 
@@ -58,4 +58,34 @@ test('the examples directory: its accelerate config keeps fp32', () => {
   const dir = 'examples/pytorch';
   const files = precisionHintCandidates(readdirSync(dir)).map((name) => ({ name, text: readFileSync(`${dir}/${name}`, 'utf8') }));
   assert.deepEqual(precisionHint(files), { precision: 'fp32', source: 'accelerate_config.yaml (mixed_precision: no)' });
+});
+
+test("a plain PyTorch loop's own autocast: its dtype (CUDA's float16 when absent) under torch.autocast; one that may not run says nothing", () => {
+  const hint = (text: string) => precisionHint([{ name: 'train.py', text: `import torch\n${text}` }]);
+  assert.deepEqual(hint('with torch.autocast(device_type="cuda", dtype=torch.bfloat16):\n    loss = model(x)\n'), {
+    precision: 'bf16', source: 'train.py:2 (torch.autocast(device_type="cuda", dtype=torch.bfloat16))', ampStyle: 'autocast', ampStyleSource: 'train.py:2 (torch.autocast(device_type="cuda", dtype=torch.bfloat16))',
+  });
+  assert.equal(hint("with torch.amp.autocast('cuda', torch.float16):\n    pass\n")?.precision, 'fp16');
+  assert.equal(hint('with torch.cuda.amp.autocast():\n    pass\n')?.precision, 'fp16');
+  assert.equal(hint('from torch.cuda.amp import autocast\nwith autocast(dtype=torch.bfloat16):\n    pass\n')?.precision, 'bf16');
+  // CPU autocast, a disabled or maybe-disabled one, a dtype WAP cannot read (nanoGPT's ptdtype), or a bare torch
+  // autocast without its device: no hint.
+  assert.equal(hint("with torch.autocast('cpu', dtype=torch.bfloat16):\n    pass\n"), undefined);
+  assert.equal(hint('with torch.cuda.amp.autocast(enabled=False):\n    pass\n'), undefined);
+  assert.equal(hint('with torch.cuda.amp.autocast(enabled=args.amp):\n    pass\n'), undefined);
+  assert.equal(hint("ctx = torch.amp.autocast(device_type='cuda', dtype=ptdtype)\n"), undefined);
+  assert.equal(hint('from torch import autocast\nwith autocast(device_type):\n    pass\n'), undefined);
+});
+
+const torchLib = '/usr/lib/python3/dist-packages/torch';
+
+test("torch 1.13's own files: its DDP AMP test trains under fp16 autocast; autocast calls that may not run give no hint", { skip: !existsSync(torchLib) && 'needs python3-torch' }, () => {
+  const lib = torchLib;
+  const read = (file: string) => precisionHint([{ name: file.split('/').pop()!, text: readFileSync(`${lib}/${file}`, 'utf8') }]);
+  // `from torch.cuda.amp import GradScaler, autocast` … `with autocast():` around the DDP model's forward.
+  const ddp = read('testing/_internal/distributed/distributed_test.py');
+  assert.equal(ddp?.precision, 'fp16');
+  assert.match(ddp?.source ?? '', /^distributed_test\.py:\d+ \(autocast\(\)\)$/);
+  // enabled=<variable>, **kwargs: not knowable.
+  for (const file of ['nn/parallel/parallel_apply.py', 'utils/checkpoint.py', 'testing/_internal/common_fsdp.py']) assert.equal(read(file), undefined, file);
 });
