@@ -52,3 +52,40 @@ test('every wrapper keeps the model the script builds, named after the variable 
     assert.deepEqual(models.map((m) => [m.name, m.params]), [[name, medium]], what);
   }
 });
+
+test('activation checkpointing reads through: checkpoint(block, x) and checkpoint_sequential(layers, segments, x) give the layers the plain forward gives', async () => {
+  const model = (forward: string) => `import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, dim)
+    def forward(self, x, scale=1.0):
+        return x + self.fc(self.norm(x)) * scale
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(64) for _ in range(3)])
+        self.tail = nn.Sequential(nn.Linear(64, 64), nn.GELU(), nn.Linear(64, 10))
+    def forward(self, x):
+${forward}
+
+net = Net()
+`;
+  const read = async (name: string, forward: string) => {
+    const file = join(dir, name);
+    const text = model(forward);
+    writeFileSync(file, text);
+    const m = (await analyzeSource(file, text, { inputShape: [16, 64] })).models.find((x) => x.name === 'net')!;
+    return { layers: m.layers.map((l) => [l.name, l.outputShape]), complete: m.completeness?.complete, params: m.totals.params };
+  };
+  const plain = await read('plain_net.py', '        for blk in self.blocks:\n            x = blk(x, scale=0.5)\n        return self.tail(x)');
+  const checkpointed = await read('ckpt_net.py', '        for blk in self.blocks:\n            x = checkpoint(blk, x, use_reentrant=False, scale=0.5)\n        return checkpoint_sequential(self.tail, 2, x, use_reentrant=False)');
+  assert.equal(plain.complete, true);
+  assert.deepEqual(checkpointed, plain);
+  assert.equal(plain.params, 3 * (64 * 2 + 64 * 64 + 64) + 64 * 64 + 64 + 64 * 10 + 10);
+});

@@ -10,7 +10,7 @@ import { constructKerasLayer, kerasInput, kerasModel, kerasSequential } from './
 import { torchFunction, tensorsIn } from './tensorOps';
 import { constructTorchLayer } from './torchRuntime';
 import { callTransformers } from './transformersRuntime';
-import { trainingWrapper } from './trainingWrappers';
+import { checkpointCall, trainingWrapper } from './trainingWrappers';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
@@ -44,7 +44,7 @@ const MATH: Record<string, (xs: number[]) => number> = {
 };
 
 export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
-  const wrapped = trainingWrapper(path, args, kwargs);
+  const wrapped = trainingWrapper(path, args, kwargs) ?? checkpointCall(interp, path, args, kwargs, site);
   if (wrapped) return wrapped;
   const last = path.slice(path.lastIndexOf('.') + 1);
   if (path.startsWith('torch.') || path.startsWith('numpy.')) {

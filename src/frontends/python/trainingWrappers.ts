@@ -4,12 +4,17 @@
  * DataParallel, FSDP (FullyShardedDataParallel, FSDP2's fully_shard),
  * Accelerate's `accelerator.prepare(…)`, Lightning Fabric's `fabric.setup(…)`
  * and `deepspeed.initialize(model=…)`. They change how the model is trained,
- * which the planner decides, not what it computes. nanoGPT's train.py
+ * which the planner decides, not what it computes. Activation checkpointing
+ * (`torch.utils.checkpoint.checkpoint(block, x)`, `checkpoint_sequential`)
+ * runs the function it is given and runs it again in the backward: its
+ * layers are read through it, and the recompute it implies is the plan's
+ * recompute dimension, which the search chooses. nanoGPT's train.py
  * compiles and wraps its GPT: without this, `model` became unknown and the
  * file's GPT class was read with its defaults instead (124 M parameters for
  * the 355 M GPT the script builds), a silent wrong model.
  */
-import { UNKNOWN, type Value } from './values';
+import type { Interp } from './interpreter';
+import { UNKNOWN, iterItems, type CallSite, type Value } from './values';
 
 /** Calls whose first argument (or `module=`/`model=`) is the model they return. */
 const RETURNS_MODEL = [
@@ -41,4 +46,26 @@ export function trainingWrapper(path: string, args: Value[], kwargs: Map<string,
   // deepspeed.initialize returns (engine, optimizer, training_dataloader, lr_scheduler); the engine runs the model.
   if (path === 'deepspeed.initialize') return { k: 'tuple', items: [kwargs.get('model') ?? args[1] ?? UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN] };
   return undefined;
+}
+
+/** torch.utils.checkpoint's own keywords, not the function's. */
+const CHECKPOINT_KEYWORDS = new Set(['use_reentrant', 'preserve_rng_state', 'context_fn', 'determinism_check', 'debug']);
+
+/**
+ * `checkpoint(fn, *args, **kwargs)` is `fn(*args, **kwargs)` forward; `checkpoint_sequential(functions, segments, input)`
+ * chains the modules. Undefined when `path` is neither.
+ */
+export function checkpointCall(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
+  if (!/^torch\.utils\.checkpoint\.(checkpoint|checkpoint_sequential)$/.test(path)) return undefined;
+  const own = new Map([...kwargs].filter(([k]) => !CHECKPOINT_KEYWORDS.has(k)));
+  if (path.endsWith('.checkpoint')) {
+    const [fn, ...rest] = args;
+    return fn ? interp.callValue(fn, rest, own, site) : UNKNOWN;
+  }
+  const functions = args[0] ?? kwargs.get('functions');
+  const modules = functions && (functions.k === 'mod' && functions.children ? [...functions.children.values()] : iterItems(functions));
+  let x = args[2] ?? kwargs.get('input') ?? UNKNOWN;
+  if (!modules) return UNKNOWN;
+  for (const m of modules) x = interp.callValue(m, [x], new Map(), site);
+  return x;
 }
