@@ -15,7 +15,7 @@ import { arrayGetItem, arraySetItem } from './arrayIndexing';
 import { isArray } from './numericArrays';
 import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, constructTorchLayer, isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
-import { NONE, UNKNOWN, int, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
+import { NONE, UNKNOWN, int, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
 /** Which class a method was defined in (for `super()`), by function identity. */
@@ -216,6 +216,18 @@ export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, un
     default:
       return UNKNOWN;
   }
+}
+
+/**
+ * What a `for` or a comprehension walks: the items iterItems knows, and the parts of a split whose count is known
+ * (`qkv.chunk(3, dim=-1)` walked by `[rearrange(t, …) for t in qkv]` or `map(…, qkv)`).
+ */
+export function iterate(interp: Interp, v: Value): Value[] | undefined {
+  if (v.k === 'splitres') {
+    const count = v.sections?.length ?? v.chunks;
+    return count === undefined ? undefined : Array.from({ length: count }, (_, i) => splitPart(interp, v, i, count));
+  }
+  return iterItems(v);
 }
 
 export function setItem(interp: Interp, obj: Value, key: Value, value: Value): void {

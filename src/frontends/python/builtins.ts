@@ -17,6 +17,7 @@ import {
   str,
   toNumber,
   truthy,
+  type CallSite,
   type DictV,
   type NativeFn,
   type Value,
@@ -236,6 +237,24 @@ export function attrBuiltins(getAttr: (obj: Value, name: string) => Value, setAt
       native('setattr', ([obj, name, v]) => {
         if (obj && name?.k === 'str' && v) setAttr(obj, name.v, v);
         return NONE;
+      }),
+    ],
+  ];
+}
+
+/**
+ * Builtins that call back into the evaluator, made per interpreter: `map(fn, *iterables)` (attention code maps a
+ * reshape over `qkv.chunk(3)`), as a list of the calls' results; undefined items when an iterable is unknown.
+ */
+export function callingBuiltins(call: (fn: Value, args: Value[], site: CallSite) => Value, iterate: (v: Value) => Value[] | undefined): Array<[string, Value]> {
+  return [
+    [
+      'map',
+      native('map', ([fn, ...iterables], _kw, site) => {
+        const lists = iterables.map(iterate);
+        if (!fn || lists.length === 0 || lists.some((l) => l === undefined)) return UNKNOWN;
+        const n = Math.min(...lists.map((l) => l!.length));
+        return { k: 'list', items: Array.from({ length: n }, (_, i) => call(fn, lists.map((l) => l![i]), site)) };
       }),
     ],
   ];

@@ -4,7 +4,7 @@
  * operators.ts, strings in strings.ts, assignment targets in assignment.ts.
  */
 import { field, namedChildren, type PyNode } from './ast';
-import { getAttr, getItem, superProxy } from './access';
+import { getAttr, getItem, iterate, superProxy } from './access';
 import { assignTarget } from './assignment';
 import { builtinNames } from './builtins';
 import type { Interp } from './interpreter';
@@ -223,7 +223,7 @@ function comprehension(interp: Interp, node: PyNode, scope: Scope, body: (s: Sco
     }
     const left = field(c, 'left');
     const right = field(c, 'right');
-    const items = right ? iterItems(evalExpr(interp, right, inner)) ?? [] : [];
+    const items = right ? iterate(interp, evalExpr(interp, right, inner)) ?? [] : [];
     for (const item of items) {
       interp.tick();
       if (left) assignTarget(interp, left, item, inner);

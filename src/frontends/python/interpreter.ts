@@ -6,7 +6,7 @@
  */
 import type { AnalyzeOptions, Diagnostic, SourceRange } from '../../core/ir';
 import { field, fields, foreignFiles, namedChildren, rangeOf, type PyNode } from './ast';
-import { methodOwner } from './access';
+import { iterate, methodOwner } from './access';
 import { callValue } from './calls';
 import { assignTarget, deleteTarget } from './assignment';
 import { evalExpr } from './expressions';
@@ -17,7 +17,7 @@ import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
 import { BreakSignal, ContinueSignal, LimitSignal, RaiseSignal, ReturnSignal, isSignal } from './signals';
-import { NONE, UNKNOWN, iterItems, truthy, type CallSite, type ClassV, type FuncV, type Scope, type Value } from './values';
+import { NONE, UNKNOWN, truthy, type CallSite, type ClassV, type FuncV, type Scope, type Value } from './values';
 
 const MAX_WHILE_ITERATIONS = 10_000;
 
@@ -242,7 +242,7 @@ export class Interp {
     const body = field(node, 'body');
     if (!left || !right || !body) return;
     const iterable = evalExpr(this, right, scope);
-    const known = iterItems(iterable);
+    const known = iterate(this, iterable);
     // A loop over something unknown builds nothing: say so, or the layers it would create vanish silently.
     if (!known && iterable.k !== 'tensor') this.warn(right, `Cannot iterate \`${this.text(right).slice(0, 80)}\` while reading the model (its value is unknown); the loop is skipped`, 'unknown-loop');
     const items = known ?? [];

@@ -11,6 +11,7 @@ import { torchFunction, tensorsIn } from './tensorOps';
 import { constructTorchLayer } from './torchRuntime';
 import { callTransformers } from './transformersRuntime';
 import { checkpointCall, trainingWrapper } from './trainingWrappers';
+import { callEinops } from './einops';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
@@ -53,6 +54,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
   }
   if (path.startsWith('torch.')) return callTorch(interp, path, last, args, kwargs, site);
   if (path.startsWith('transformers.')) return callTransformers(interp, path, args, kwargs, site);
+  if (path.startsWith('einops.')) return callEinops(interp, path, args, kwargs, site) ?? UNKNOWN;
   if (path.startsWith('keras.')) {
     if (path === 'keras.Input') return kerasInput(interp, args, kwargs, site);
     if (path === 'keras.Sequential') return kerasSequential(interp, args, kwargs, site);

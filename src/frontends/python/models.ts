@@ -8,8 +8,8 @@
  */
 import type { AnalyzeOptions, Diagnostic, FrontendResult, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
 import { field, foreignFiles, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
-import { classLookup, getAttr, isTorchModuleBase, libraryBase, mro, setAttr } from './access';
-import { attrBuiltins } from './builtins';
+import { classLookup, getAttr, isTorchModuleBase, iterate, libraryBase, mro, setAttr } from './access';
+import { attrBuiltins, callingBuiltins } from './builtins';
 import { callValue } from './calls';
 import { Graph } from './graph';
 import { Interp } from './interpreter';
@@ -53,6 +53,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     (obj, name, v) => setAttr(interp, obj, name, v, tree.root),
   ))
     interp.globals.vars.set(name, value);
+  for (const [name, value] of callingBuiltins((fn, args, site) => interp.callValue(fn, args, new Map(), site), (v) => iterate(interp, v))) interp.globals.vars.set(name, value);
   // The analysed file runs as a script would: its classes' `__module__` is '__main__'.
   if (!interp.globals.vars.has('__name__')) interp.globals.vars.set('__name__', { k: 'str', v: '__main__' });
 
