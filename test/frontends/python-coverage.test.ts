@@ -1,6 +1,6 @@
 /**
- * Library coverage users hit: nn.TransformerEncoderLayer / nn.TransformerEncoder
- * (PyTorch module names and parameter counts), nn.Unflatten, F.linear, and
+ * Library coverage users hit: nn.TransformerEncoderLayer / nn.TransformerEncoder,
+ * their decoder twins and nn.Transformer (PyTorch module names and parameter counts), nn.Unflatten, F.linear, and
  * Keras subclassed models. Parameter counts are PyTorch's / Keras' own
  * (sum(p.numel() for p in model.parameters()), model.count_params()).
  */
@@ -53,6 +53,20 @@ class Encoder(nn.Module):
   assert.deepEqual(byName(m, 'encoder.layers.0.self_attn').inputs, Array(3).fill('encoder.layers.0.norm1'), 'pre-norm: attention reads norm1');
   assert.deepEqual(byName(m, 'encoder.norm').inputs, ['encoder.layers.2.add_1']);
   assert.equal(new Set(m.layers.map((l) => l.id)).size, m.layers.length, 'copies are distinct layers');
+});
+
+test("nn.Transformer and nn.TransformerDecoderLayer: PyTorch's counts (44,140,544 for the defaults), names, and cross-attention over the encoder's memory", () => {
+  // torch 1.13: sum(p.numel() for p in nn.Transformer().parameters()) == 44,140,544.
+  const t = analyzed('import torch.nn as nn\nclass Seq2Seq(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.tf = nn.Transformer()\n    def forward(self, src):\n        return self.tf(src, src)\n', 'Seq2Seq', [10, 512]);
+  assert.equal(t.totals.params, 44_140_544);
+  assert.equal(t.completeness?.complete ?? true, true, JSON.stringify(t.completeness));
+  assert.deepEqual(byName(t, 'tf.decoder.layers.0.multihead_attn').inputs.slice(1), ['tf.encoder.norm', 'tf.encoder.norm'], 'keys and values are the memory');
+  assert.deepEqual(t.layers[t.layers.length - 1].name, 'tf.decoder.norm');
+  // named_children() of TransformerDecoderLayer(256, 4, 1024): self_attn, multihead_attn, …, norm3, dropout3 (1,053,440 params).
+  const d = analyzed('import torch.nn as nn\nimport torch\nclass Dec(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.layer = nn.TransformerDecoderLayer(256, 4, 1024, batch_first=True, norm_first=True)\n    def forward(self, x):\n        return self.layer(x, x)\n', 'Dec', [16, 256]);
+  assert.equal(d.totals.params, 1_053_440);
+  assert.deepEqual(byName(d, 'layer.multihead_attn').inputs[0], 'layer.norm2', 'pre-norm: cross-attention reads norm2');
+  assert.ok(d.layers.some((l) => l.name === 'layer.norm3') && d.layers.some((l) => l.name === 'layer.dropout3'));
 });
 
 test('nn.Unflatten reshapes [batch, C·H·W] to [batch, C, H, W]', () => {

@@ -1,10 +1,12 @@
 /**
- * torch.nn modules made of other modules: nn.TransformerEncoderLayer and
- * nn.TransformerEncoder. They become containers of canonical layers (mha,
- * linear, layernorm, dropout) under PyTorch's own child names
- * (`layers.0.self_attn`, `layers.0.linear1`, `norm1`…), so module paths and
- * parameter counts match `model.named_parameters()`; calling one records the
- * forward PyTorch runs (post-norm by default, pre-norm with norm_first=True).
+ * torch.nn modules made of other modules: nn.TransformerEncoderLayer,
+ * nn.TransformerEncoder, their decoder twins and nn.Transformer. They become
+ * containers of canonical layers (mha, linear, layernorm, dropout) under
+ * PyTorch's own child names (`layers.0.self_attn`, `layers.0.linear1`,
+ * `norm1`, `decoder.layers.0.multihead_attn`…), so module paths and parameter
+ * counts match `model.named_parameters()`; calling one records the forward
+ * PyTorch runs (post-norm by default, pre-norm with norm_first=True), the
+ * decoder's cross-attention reading the encoder's output (its memory).
  */
 import type { Interp } from './interpreter';
 import { recordOp, tensorsIn } from './tensorOps';
@@ -15,8 +17,10 @@ import { withProps } from '../../core/objects';
 
 const ENCODER_LAYER_PARAMS = ['d_model', 'nhead', 'dim_feedforward', 'dropout', 'activation', 'layer_norm_eps', 'batch_first', 'norm_first', 'bias'];
 const ENCODER_PARAMS = ['encoder_layer', 'num_layers', 'norm', 'enable_nested_tensor', 'mask_check'];
+const DECODER_PARAMS = ['decoder_layer', 'num_layers', 'norm'];
+const TRANSFORMER_PARAMS = ['d_model', 'nhead', 'num_encoder_layers', 'num_decoder_layers', 'dim_feedforward', 'dropout', 'activation', 'custom_encoder', 'custom_decoder', 'layer_norm_eps', 'batch_first', 'norm_first', 'bias'];
 
-export const COMPOSITE_TYPES = new Set(['TransformerEncoderLayer', 'TransformerEncoder']);
+export const COMPOSITE_TYPES = new Set(['TransformerEncoderLayer', 'TransformerEncoder', 'TransformerDecoderLayer', 'TransformerDecoder', 'Transformer']);
 
 type CallModule = (interp: Interp, m: ModV | InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite) => Value;
 
@@ -27,10 +31,22 @@ function layer(type: string, args: Value[], kwargs: Map<string, Value>, site: Ca
 
 /** Builds the container; undefined when a required size is not a literal we can read. */
 export function constructComposite(type: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): ModV | undefined {
-  return type === 'TransformerEncoderLayer' ? encoderLayer(args, kwargs, site) : encoder(args, kwargs, site);
+  switch (type) {
+    case 'TransformerEncoderLayer':
+      return encoderLayer(args, kwargs, site, false);
+    case 'TransformerDecoderLayer':
+      return encoderLayer(args, kwargs, site, true);
+    case 'TransformerEncoder':
+      return stack(ENCODER_PARAMS, 'encoder_layer', 'TransformerEncoder', 'transformer_encoder', args, kwargs, site);
+    case 'TransformerDecoder':
+      return stack(DECODER_PARAMS, 'decoder_layer', 'TransformerDecoder', 'transformer_decoder', args, kwargs, site);
+    default:
+      return transformer(args, kwargs, site);
+  }
 }
 
-function encoderLayer(args: Value[], kwargs: Map<string, Value>, site: CallSite): ModV | undefined {
+/** One encoder or decoder layer: the decoder's adds cross-attention (multihead_attn) and a third norm and dropout. */
+function encoderLayer(args: Value[], kwargs: Map<string, Value>, site: CallSite, decoder: boolean): ModV | undefined {
   const a = bindArgs(ENCODER_LAYER_PARAMS, args, kwargs);
   const dModel = numArg(a, 'd_model');
   const heads = numArg(a, 'nhead');
@@ -40,33 +56,41 @@ function encoderLayer(args: Value[], kwargs: Map<string, Value>, site: CallSite)
   const bias = a.get('bias') ?? { k: 'bool', v: true };
   const eps = a.get('layer_norm_eps') ?? NONE;
   const none = new Map<string, Value>();
+  const attention = () => layer('MultiheadAttention', [int(dModel), int(heads)], new Map([['dropout', p], ['bias', bias]]), site);
+  const norm = () => layer('LayerNorm', [int(dModel), eps], new Map([['bias', bias]]), site);
+  const dropout = () => layer('Dropout', [p], none, site);
+  // Registration order is PyTorch's (torch/nn/modules/transformer.py), so paths and parameter order match.
   const children = new Map<string, Value>([
-    ['self_attn', layer('MultiheadAttention', [int(dModel), int(heads)], new Map([['dropout', p], ['bias', bias]]), site)],
+    ['self_attn', attention()],
+    ...(decoder ? [['multihead_attn', attention()] as [string, Value]] : []),
     ['linear1', layer('Linear', [int(dModel), int(ff)], new Map([['bias', bias]]), site)],
-    ['dropout', layer('Dropout', [p], none, site)],
+    ['dropout', dropout()],
     ['linear2', layer('Linear', [int(ff), int(dModel)], new Map([['bias', bias]]), site)],
-    ['norm1', layer('LayerNorm', [int(dModel), eps], new Map([['bias', bias]]), site)],
-    ['norm2', layer('LayerNorm', [int(dModel), eps], new Map([['bias', bias]]), site)],
-    ['dropout1', layer('Dropout', [p], none, site)],
-    ['dropout2', layer('Dropout', [p], none, site)],
+    ['norm1', norm()],
+    ['norm2', norm()],
+    ...(decoder ? [['norm3', norm()] as [string, Value]] : []),
+    ['dropout1', dropout()],
+    ['dropout2', dropout()],
+    ...(decoder ? [['dropout3', dropout()] as [string, Value]] : []),
   ]);
   const activation = a.get('activation');
   // A module passed as activation (nn.GELU()) is a registered child, as in PyTorch; a string or function is not.
   if (activation?.k === 'mod') children.set('activation', activation);
   return {
     k: 'mod',
-    type: 'TransformerEncoderLayer',
+    type: decoder ? 'TransformerDecoderLayer' : 'TransformerEncoderLayer',
     op: 'identity',
     attrs: { normFirst: boolArg(a, 'norm_first', false), activation: activationName(activation) ?? 'relu' },
     range: site.range,
     children,
-    composite: 'transformer_encoder_layer',
+    composite: decoder ? 'transformer_decoder_layer' : 'transformer_encoder_layer',
   };
 }
 
-function encoder(args: Value[], kwargs: Map<string, Value>, site: CallSite): ModV | undefined {
-  const a = bindArgs(ENCODER_PARAMS, args, kwargs);
-  const proto = a.get('encoder_layer');
+/** TransformerEncoder / TransformerDecoder: `num_layers` deep copies of the layer given, then an optional norm. */
+function stack(params: string[], layerKey: string, type: string, composite: 'transformer_encoder' | 'transformer_decoder', args: Value[], kwargs: Map<string, Value>, site: CallSite): ModV | undefined {
+  const a = bindArgs(params, args, kwargs);
+  const proto = a.get(layerKey);
   const n = numArg(a, 'num_layers');
   if (!proto || (proto.k !== 'mod' && proto.k !== 'inst') || n === undefined || n < 0 || n > 1000) return undefined;
   // PyTorch deep-copies the prototype: every copy has its own weights.
@@ -76,7 +100,29 @@ function encoder(args: Value[], kwargs: Map<string, Value>, site: CallSite): Mod
   const children = new Map<string, Value>([['layers', list]]);
   const norm = a.get('norm');
   if (norm && (norm.k === 'mod' || norm.k === 'inst')) children.set('norm', norm);
-  return { k: 'mod', type: 'TransformerEncoder', op: 'identity', attrs: {}, range: site.range, children, composite: 'transformer_encoder' };
+  return { k: 'mod', type, op: 'identity', attrs: {}, range: site.range, children, composite };
+}
+
+/** nn.Transformer: an encoder and a decoder of its own layers, each ending in a LayerNorm, as PyTorch builds them. */
+function transformer(args: Value[], kwargs: Map<string, Value>, site: CallSite): ModV | undefined {
+  const a = bindArgs(TRANSFORMER_PARAMS, args, kwargs);
+  if (a.has('custom_encoder') || a.has('custom_decoder')) return undefined;
+  const dModel = numArg(a, 'd_model', 512) ?? 512;
+  const layerArgs = new Map<string, Value>([['d_model', int(dModel)], ['nhead', int(numArg(a, 'nhead', 8) ?? 8)]]);
+  for (const k of ['dim_feedforward', 'dropout', 'activation', 'layer_norm_eps', 'batch_first', 'norm_first', 'bias']) if (a.has(k)) layerArgs.set(k, a.get(k)!);
+  const normArgs = new Map<string, Value>([['bias', a.get('bias') ?? { k: 'bool', v: true }]]);
+  const eps = a.get('layer_norm_eps') ?? NONE;
+  const part = (decoder: boolean, key: string, fallback: number): ModV | undefined => {
+    const proto = encoderLayer([], layerArgs, site, decoder);
+    const n = numArg(a, key, fallback) ?? fallback;
+    if (!proto) return undefined;
+    const kw = new Map<string, Value>([[decoder ? 'decoder_layer' : 'encoder_layer', proto], ['num_layers', int(n)], ['norm', layer('LayerNorm', [int(dModel), eps], normArgs, site)]]);
+    return stack(decoder ? DECODER_PARAMS : ENCODER_PARAMS, decoder ? 'decoder_layer' : 'encoder_layer', decoder ? 'TransformerDecoder' : 'TransformerEncoder', decoder ? 'transformer_decoder' : 'transformer_encoder', [], kw, site);
+  };
+  const encoder = part(false, 'num_encoder_layers', 6);
+  const decoder = part(true, 'num_decoder_layers', 6);
+  if (!encoder || !decoder) return undefined;
+  return { k: 'mod', type: 'Transformer', op: 'identity', attrs: {}, range: site.range, children: new Map<string, Value>([['encoder', encoder], ['decoder', decoder]]), composite: 'transformer' };
 }
 
 /** copy.deepcopy of a module tree: new objects for every module, shared nothing. */
@@ -103,7 +149,7 @@ function cloneChildren(children: Map<string, Value>, depth: number): Map<string,
 
 /** The forward of a composite, recording its layers; `callModule` records each child. */
 export function callComposite(interp: Interp, m: ModV, args: Value[], kwargs: Map<string, Value>, site: CallSite, callModule: CallModule): Value {
-  const x = tensorsIn([args[0] ?? kwargs.get('src') ?? UNKNOWN])[0];
+  const x = tensorsIn([args[0] ?? kwargs.get('src') ?? kwargs.get('tgt') ?? UNKNOWN])[0];
   if (!x) return UNKNOWN;
   const child = (name: string, inputs: Value[]): Value => {
     const c = m.children!.get(name);
@@ -111,11 +157,19 @@ export function callComposite(interp: Interp, m: ModV, args: Value[], kwargs: Ma
     const out = callModule(interp, c, inputs, new Map(), site);
     return out.k === 'tuple' ? (out.items[0] ?? UNKNOWN) : out;
   };
-  if (m.composite === 'transformer_encoder') {
+  // The decoder's second input: forward(tgt, memory) for a decoder and its layers, forward(src, tgt) for nn.Transformer.
+  const second = args[1] ?? kwargs.get('memory') ?? kwargs.get('tgt') ?? UNKNOWN;
+  if (m.composite === 'transformer') {
+    const memory = child('encoder', [x]);
+    // forward(src, tgt): without a tgt the decoder cannot run, and half the model would vanish without a word.
+    if (!tensorsIn([second])[0]) interp.warnAt(site.range, `${m.type}'s forward needs tgt (forward(src, tgt)); without it the decoder is missing`, 'lost-tensor');
+    return child('decoder', [second, memory]);
+  }
+  if (m.composite === 'transformer_encoder' || m.composite === 'transformer_decoder') {
     let y: Value = x;
     const layers = m.children!.get('layers');
     for (const l of layers?.k === 'mod' ? (layers.children?.values() ?? []) : []) {
-      if (l.k === 'mod' || l.k === 'inst') y = callModule(interp, l, [y], new Map(), site);
+      if (l.k === 'mod' || l.k === 'inst') y = callModule(interp, l, m.composite === 'transformer_decoder' ? [y, second] : [y], new Map(), site);
     }
     return m.children!.has('norm') ? child('norm', [y]) : y;
   }
@@ -132,11 +186,16 @@ export function callComposite(interp: Interp, m: ModV, args: Value[], kwargs: Ma
     return recordOp(interp, { base: fn, type: `F.${fn}`, op: 'activation', attrs: { fn }, inputs: [t], site, shape: t.shape });
   };
   const attention = (v: Value): Value => child('dropout1', [child('self_attn', [v, v, v])]);
-  const feedForward = (v: Value): Value => child('dropout2', [child('linear2', [child('dropout', [activate(child('linear1', [v]))])])]);
+  const decoder = m.composite === 'transformer_decoder_layer';
+  const cross = (v: Value): Value => child('dropout2', [child('multihead_attn', [v, second, second])]);
+  const feedForward = (v: Value): Value => child(decoder ? 'dropout3' : 'dropout2', [child('linear2', [child('dropout', [activate(child('linear1', [v]))])])]);
+  const ffNorm = decoder ? 'norm3' : 'norm2';
   if (m.attrs.normFirst === true) {
-    const h = add(x, attention(child('norm1', [x])));
-    return add(h, feedForward(child('norm2', [h])));
+    let h = add(x, attention(child('norm1', [x])));
+    if (decoder) h = add(h, cross(child('norm2', [h])));
+    return add(h, feedForward(child(ffNorm, [h])));
   }
-  const h = child('norm1', [add(x, attention(x))]);
-  return child('norm2', [add(h, feedForward(h))]);
+  let h = child('norm1', [add(x, attention(x))]);
+  if (decoder) h = child('norm2', [add(h, cross(h))]);
+  return child(ffNorm, [add(h, feedForward(h))]);
 }

@@ -151,7 +151,7 @@ export interface ModV {
   tiedTo?: ModV | InstV;
   warning?: string;
   /** Library modules made of other modules (torchComposites.ts): their forward is built in. */
-  composite?: 'transformer_encoder_layer' | 'transformer_encoder';
+  composite?: 'transformer_encoder_layer' | 'transformer_encoder' | 'transformer_decoder_layer' | 'transformer_decoder' | 'transformer';
   /** A loss module (losses.ts): called, it records the kernels the loss runs on the prediction. */
   loss?: LossKind;
 }
