@@ -196,3 +196,10 @@ test('every example cut at every 50th character returns a result and never throw
   }
   assert.ok(cuts > 100);
 });
+
+test("keras.applications models are built by Keras' own code: an error that says how to give WAP the architecture, not an empty file", () => {
+  const r = parsePythonSource('k.py', 'import tensorflow as tf\nfrom tensorflow.keras.applications import EfficientNetB0\nmodel = tf.keras.applications.ResNet50(weights=None)\nother = EfficientNetB0()\n');
+  assert.equal(r.models.length, 0);
+  assert.deepEqual(r.diagnostics.map((d) => [d.severity, d.code, d.line]), [['error', 'keras-application', 3], ['error', 'keras-application', 4]]);
+  assert.match(r.diagnostics[0].message, /^keras\.applications\.ResNet50 is built by Keras' own code, which WAP does not read: save its architecture with `open\("model\.json", "w"\)\.write\(model\.to_json\(\)\)` and open that file/);
+});

@@ -61,6 +61,13 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
     if (path === 'keras.Model') return kerasModel(interp, args, kwargs, site);
     if (path.startsWith('keras.layers.') && /^[A-Z]/.test(last)) return constructKerasLayer(interp, last, args, kwargs, site);
     if (path === 'keras.utils.get_source_inputs') return args[0] ?? UNKNOWN;
+    // keras.applications builds its models in Keras' own code, which is never evaluated: no model, and the file says why.
+    if (path.startsWith('keras.applications.') && /^[A-Z]/.test(last)) {
+      interp.diagnostics.push({
+        severity: 'error', code: 'keras-application', line: site.range.line, column: site.range.column, endLine: site.range.endLine, endColumn: site.range.endColumn,
+        message: `${path} is built by Keras' own code, which WAP does not read: save its architecture with \`open("model.json", "w").write(model.to_json())\` and open that file, or write the model in this file`,
+      });
+    }
     return UNKNOWN;
   }
   if (path === 'collections.OrderedDict' || path === 'typing.OrderedDict') {
