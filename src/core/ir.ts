@@ -49,6 +49,8 @@ export interface Diagnostic {
   incomplete?: boolean;
   /** The file the line/column refer to, when it is not the analysed file (code in an imported module). */
   file?: string;
+  /** A reading that changes what a plan of this model means (frozen parameters): every plan repeats it. */
+  carriesToPlan?: boolean;
 }
 
 /** Attribute values a frontend can hand the catalogue after partial evaluation. */

@@ -126,6 +126,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     throw e;
   }
   if (model.totals.params > 0) diagnostics.push({ severity: 'info', message: optimizerLine(model, options) });
+  for (const d of model.diagnostics) if (d.carriesToPlan) diagnostics.push({ severity: d.severity === 'error' ? 'warning' : d.severity, message: d.message });
   const layout = memoryFormatLine(model, options, precision.precision);
   if (layout) diagnostics.push({ severity: 'info', message: layout });
   const amp = chooseAmpStyle(precision.precision, options.ampStyle, options.ampStyleSource);

@@ -2,8 +2,8 @@
  * Library calls that wrap a model for training and hand back something that
  * runs the same forward: torch.compile, DistributedDataParallel,
  * DataParallel, FSDP (FullyShardedDataParallel, FSDP2's fully_shard),
- * Accelerate's `accelerator.prepare(…)`, Lightning Fabric's `fabric.setup(…)`
- * and `deepspeed.initialize(model=…)`. They change how the model is trained,
+ * Accelerate's `accelerator.prepare(…)`, Lightning Fabric's `fabric.setup(…)`,
+ * `deepspeed.initialize(model=…)` and PEFT's `get_peft_model`. They change how the model is trained,
  * which the planner decides, not what it computes. Activation checkpointing
  * (`torch.utils.checkpoint.checkpoint(block, x)`, `checkpoint_sequential`)
  * runs the function it is given and runs it again in the backward: its
@@ -22,6 +22,8 @@ const RETURNS_MODEL = [
   /^torch\.nn\.(parallel\.)?((distributed|data_parallel)\.)?(DistributedDataParallel|DataParallel)$/,
   /^torch\.distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel$/,
   /^torch\.distributed\.(_composable\.)?(fsdp\.)?fully_shard$/,
+  // PEFT wraps the base model (frozen) with small adapters, which are not modelled; frozenParameters.ts says so.
+  /^peft\.((mapping|peft_model)\.)?(get_peft_model|prepare_model_for_kbit_training|PeftModel\.from_pretrained)$/,
 ];
 
 /** Library objects whose methods hand back what they were given: `Accelerator()`, `Fabric()`. */
