@@ -4,11 +4,15 @@
  * helper functions, loops, `model.add`, `.apply` chains) without running
  * anything. Whatever it cannot compute becomes `Unknown`; it never throws on
  * odd input (callers still guard) and stops at fixed step/loop/depth budgets.
+ *
+ * This file holds the interpreter's state (budgets, call frames), statements
+ * and function calls; expressions are evaluated in ./expressions.
  */
 import * as ts from 'typescript';
-import { Env, FuncRef, LayerRef, ModelRef, TensorRef, TfPath, Unknown, type Value } from './values';
+import { Env, FuncRef, ModelRef, TfPath, Unknown, type Value } from './values';
 import { TfjsApi } from './tfjsApi';
-import { COMPOUND, arith, arrayMethod, isRecord, propertyKey, truthy } from './operators';
+import { isRecord, truthy } from './operators';
+import { evalExpression } from './expressions';
 
 // `ts.SyntaxKind` behind a bundler's namespace getter is slow in hot switches: read it once.
 const SK = ts.SyntaxKind;
@@ -55,7 +59,8 @@ export class Evaluator {
     }
   }
 
-  private tick(): void {
+  /** Counts one step; not private because ./expressions ticks too. */
+  tick(): void {
     if (++this.steps > MAX_STEPS) throw new BudgetExceeded();
   }
 
@@ -260,7 +265,8 @@ export class Evaluator {
     }
   }
 
-  private nameModel(value: Value, name: string, from: 'variable' | 'function'): void {
+  /** Not private because assignments in ./expressions name models too. */
+  nameModel(value: Value, name: string, from: 'variable' | 'function'): void {
     if (value instanceof ModelRef && value.name === undefined) {
       value.name = name;
       value.nameFrom = from;
@@ -269,219 +275,8 @@ export class Evaluator {
 
   // ---------------------------------------------------------------- expressions
 
+  /** Kept as a method so statements here and the TF.js API model need not know where expressions live. */
   eval(node: ts.Expression, env: Env): Value {
-    this.tick();
-    switch (node.kind) {
-      case SK.NumericLiteral:
-        return Number((node as ts.NumericLiteral).text);
-      case SK.StringLiteral:
-      case SK.NoSubstitutionTemplateLiteral:
-        return (node as ts.StringLiteral).text;
-      case SK.TemplateExpression: {
-        const t = node as ts.TemplateExpression;
-        let s = t.head.text;
-        for (const span of t.templateSpans) {
-          const v = this.eval(span.expression, env);
-          if (v instanceof Unknown || (v !== null && typeof v === 'object')) return new Unknown(node, 'template');
-          s += String(v) + span.literal.text;
-        }
-        return s;
-      }
-      case SK.ThisKeyword:
-        return env.has('this') ? env.lookup('this') : new Unknown(node, 'this');
-      case SK.TrueKeyword:
-        return true;
-      case SK.FalseKeyword:
-        return false;
-      case SK.NullKeyword:
-        return null;
-      case SK.Identifier: {
-        const name = (node as ts.Identifier).text;
-        if (name === 'undefined') return undefined;
-        if (env.has(name)) return env.lookup(name);
-        if (name === 'Math' || name === 'Array' || name === 'Object' || name === 'Number') return new TfPath(['$' + name]);
-        return new Unknown(node, `'${name}' is not defined here`);
-      }
-      case SK.ParenthesizedExpression:
-      case SK.AsExpression:
-      case SK.NonNullExpression:
-      case SK.SatisfiesExpression:
-      case SK.TypeAssertionExpression:
-      case SK.AwaitExpression:
-        return this.eval((node as ts.ParenthesizedExpression).expression, env);
-      case SK.ArrayLiteralExpression: {
-        const out: Value[] = [];
-        for (const el of (node as ts.ArrayLiteralExpression).elements) {
-          if (ts.isSpreadElement(el)) {
-            const v = this.eval(el.expression, env);
-            if (Array.isArray(v)) out.push(...v);
-            else out.push(new Unknown(el, 'spread of a non-array'));
-          } else if (ts.isOmittedExpression(el)) out.push(undefined);
-          else out.push(this.eval(el, env));
-        }
-        return out;
-      }
-      case SK.ObjectLiteralExpression:
-        return this.evalObject(node as ts.ObjectLiteralExpression, env);
-      case SK.PropertyAccessExpression: {
-        const p = node as ts.PropertyAccessExpression;
-        return this.member(this.eval(p.expression, env), p.name.text, node);
-      }
-      case SK.ElementAccessExpression: {
-        const e = node as ts.ElementAccessExpression;
-        const key = this.eval(e.argumentExpression, env);
-        if (typeof key !== 'number' && typeof key !== 'string') return new Unknown(node, 'computed key');
-        return this.member(this.eval(e.expression, env), key, node);
-      }
-      case SK.CallExpression:
-        return this.evalCall(node as ts.CallExpression, env);
-      case SK.NewExpression:
-        return new Unknown(node, `new ${(node as ts.NewExpression).expression.getText(this.sf)}`);
-      case SK.ArrowFunction:
-      case SK.FunctionExpression:
-        return new FuncRef(node as ts.ArrowFunction, env, undefined);
-      case SK.PrefixUnaryExpression:
-        return this.evalPrefix(node as ts.PrefixUnaryExpression, env);
-      case SK.PostfixUnaryExpression: {
-        const u = node as ts.PostfixUnaryExpression;
-        const old = this.eval(u.operand, env);
-        if (typeof old === 'number') this.assignTo(u.operand, u.operator === SK.PlusPlusToken ? old + 1 : old - 1, env);
-        return old;
-      }
-      case SK.BinaryExpression:
-        return this.evalBinary(node as ts.BinaryExpression, env);
-      case SK.ConditionalExpression: {
-        const c = node as ts.ConditionalExpression;
-        const cond = this.eval(c.condition, env);
-        if (cond instanceof Unknown) return this.eval(c.whenTrue, env);
-        return truthy(cond) ? this.eval(c.whenTrue, env) : this.eval(c.whenFalse, env);
-      }
-      default:
-        return new Unknown(node, 'unsupported expression');
-    }
+    return evalExpression(this, node, env);
   }
-
-  private evalObject(node: ts.ObjectLiteralExpression, env: Env): Value {
-    const out: Record<string, Value> = {};
-    for (const p of node.properties) {
-      if (ts.isPropertyAssignment(p)) {
-        const key = propertyKey(p.name);
-        if (key !== undefined) out[key] = this.eval(p.initializer, env);
-      } else if (ts.isShorthandPropertyAssignment(p)) {
-        out[p.name.text] = this.eval(p.name, env);
-      } else if (ts.isSpreadAssignment(p)) {
-        const v = this.eval(p.expression, env);
-        if (isRecord(v)) Object.assign(out, v);
-      } else if (ts.isMethodDeclaration(p) && p.body) {
-        const key = propertyKey(p.name);
-        if (key !== undefined) out[key] = new FuncRef(p, env, key);
-      }
-    }
-    return out;
-  }
-
-  private member(obj: Value, key: string | number, node: ts.Node): Value {
-    if (obj instanceof TfPath) return obj.child(String(key));
-    if (obj instanceof Unknown) return obj;
-    if (Array.isArray(obj)) {
-      if (key === 'length') return obj.length;
-      if (typeof key === 'number') return obj[key];
-      return new Unknown(node, `array .${key}`);
-    }
-    if (typeof obj === 'string' && key === 'length') return obj.length;
-    if (isRecord(obj)) return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
-    return new Unknown(node, `property '${key}'`);
-  }
-
-  private evalPrefix(u: ts.PrefixUnaryExpression, env: Env): Value {
-    const v = this.eval(u.operand, env);
-    switch (u.operator) {
-      case SK.MinusToken:
-        return typeof v === 'number' ? -v : new Unknown(u, 'negation');
-      case SK.PlusToken:
-        return typeof v === 'number' ? v : new Unknown(u, 'unary plus');
-      case SK.ExclamationToken:
-        return v instanceof Unknown ? v : !truthy(v);
-      case SK.PlusPlusToken:
-      case SK.MinusMinusToken: {
-        if (typeof v !== 'number') return new Unknown(u, 'increment');
-        const nv = u.operator === SK.PlusPlusToken ? v + 1 : v - 1;
-        this.assignTo(u.operand, nv, env);
-        return nv;
-      }
-      default:
-        return new Unknown(u, 'unary operator');
-    }
-  }
-
-  private evalBinary(b: ts.BinaryExpression, env: Env): Value {
-    const op = b.operatorToken.kind;
-    if (op === SK.EqualsToken) {
-      const v = this.eval(b.right, env);
-      this.assignTo(b.left, v, env);
-      if (ts.isIdentifier(b.left)) this.nameModel(v, b.left.text, 'variable');
-      else if (ts.isPropertyAccessExpression(b.left)) this.nameModel(v, b.left.name.text, 'variable');
-      return v;
-    }
-    if (op === SK.AmpersandAmpersandToken || op === SK.BarBarToken || op === SK.QuestionQuestionToken) {
-      const l = this.eval(b.left, env);
-      if (l instanceof Unknown) return l;
-      if (op === SK.AmpersandAmpersandToken) return truthy(l) ? this.eval(b.right, env) : l;
-      if (op === SK.BarBarToken) return truthy(l) ? l : this.eval(b.right, env);
-      return l ?? this.eval(b.right, env);
-    }
-    const base = COMPOUND.get(op);
-    if (base !== undefined) {
-      const v = arith(base, this.eval(b.left, env), this.eval(b.right, env), b);
-      this.assignTo(b.left, v, env);
-      return v;
-    }
-    return arith(op, this.eval(b.left, env), this.eval(b.right, env), b);
-  }
-
-  private assignTo(target: ts.Expression, value: Value, env: Env): void {
-    if (ts.isIdentifier(target)) env.assign(target.text, value);
-    else if (ts.isPropertyAccessExpression(target) || ts.isElementAccessExpression(target)) {
-      const obj = this.eval(target.expression, env);
-      const key = ts.isPropertyAccessExpression(target) ? target.name.text : this.eval(target.argumentExpression, env);
-      if ((typeof key === 'string' || typeof key === 'number') && (isRecord(obj) || Array.isArray(obj))) {
-        (obj as Record<string | number, Value>)[key] = value;
-      }
-    }
-  }
-
-  private evalCall(call: ts.CallExpression, env: Env): Value {
-    const callee = call.expression;
-    let self: Value;
-    let fnValue: Value;
-    let method: string | undefined;
-    if (ts.isPropertyAccessExpression(callee)) {
-      self = this.eval(callee.expression, env);
-      method = callee.name.text;
-      fnValue = self instanceof TfPath ? self.child(method) : undefined;
-    } else {
-      fnValue = this.eval(callee, env);
-    }
-    const args: Value[] = [];
-    for (const a of call.arguments) {
-      if (ts.isSpreadElement(a)) {
-        const v = this.eval(a.expression, env);
-        if (Array.isArray(v)) args.push(...v);
-      } else args.push(this.eval(a, env));
-    }
-    if (fnValue instanceof TfPath) return this.api.call(fnValue, args, call, this);
-    if (method !== undefined) return this.callMethod(self, method, args, call);
-    if (fnValue instanceof FuncRef) return this.callFunction(fnValue, args, undefined);
-    if (ts.isIdentifier(callee) && callee.text === 'require') return this.api.require(args[0], call);
-    return new Unknown(call, `call of ${callee.getText(this.sf)}`);
-  }
-
-  private callMethod(self: Value, method: string, args: Value[], call: ts.CallExpression): Value {
-    if (self instanceof LayerRef || self instanceof ModelRef) return this.api.callOn(self, method, args, call);
-    if (isRecord(self) && self[method] instanceof FuncRef) return this.callFunction(self[method] as FuncRef, args, self);
-    if (Array.isArray(self)) return arrayMethod(self, method, args, call, (fn, fnArgs) => this.callFunction(fn, fnArgs, undefined));
-    if (self instanceof TensorRef) return new Unknown(call, `tensor .${method}()`);
-    return new Unknown(call, `.${method}()`);
-  }
-
 }

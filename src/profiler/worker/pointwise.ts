@@ -4,7 +4,7 @@
  * torch worker (torch_worker.py) runs for the same node.
  */
 import type { Tensor } from '@tensorflow/tfjs-core';
-import type { BuiltLayer } from './layerBuilder';
+import type { BuiltLayer } from './builtLayer';
 // The namespace the worker loaded (bundled core, or the native package's own): see tfRuntime.
 import { tf } from './tfRuntime';
 

@@ -7,7 +7,9 @@ import type { Tensor } from '@tensorflow/tfjs-core';
 // The namespace the worker loaded (bundled core, or the native package's own): see tfRuntime.
 import { tf } from './tfRuntime';
 import type { BackendId } from '../../protocol/profile';
-import { buildLayer, randomInputs, toChannelsLast, Unsupported } from './layerBuilder';
+import { Unsupported } from './builtLayer';
+import { buildLayer, randomInputs } from './layerBuilder';
+import { toChannelsLast } from './layerLayout';
 import type { ModelInputSpec, TrialSpec, TrialTiming } from './messages';
 
 export interface Stats {

@@ -7,7 +7,7 @@
  */
 import type { BackendId } from '../../protocol/profile';
 import { loadBackend } from '../tfjs/loadBackend';
-import { Unsupported } from './layerBuilder';
+import { Unsupported } from './builtLayer';
 import type { ParentMessage, WorkerMessage } from './messages';
 import { timeCopies, timeLayer, timeWholeStep } from './timing';
 
