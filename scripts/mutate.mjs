@@ -98,7 +98,7 @@ const EQUIVALENT = [
   ['src/configs/shellWords.ts', /i = nl < 0 \? text\.length : nl;/, '< → ≤', 'nl > i ≥ 0 when found'],
   // safeBytes guards NaN/undefined from unshaped layers; the catalogue never reports a negative or infinite workload,
   // the only values on which `&&` and `||` differ.
-  ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0/, '&& → ||', 'workloads are finite and ≥ 0'],
+  ['src/planner/cost/modelStatic.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0/, '&& → ||', 'workloads are finite and ≥ 0'],
   // Zero work costs zero by the formula too (0 bytes / bandwidth, 0 FLOPs / rate): the early return only saves time.
   ['src/planner/cost/compute.ts', /if \((paramsOnDevice|flops) <= 0\) return 0;/, '≤ → <', 'the formula gives 0 at 0'],
   // indexOf from i + 3 finds nothing before i + 3: a found close is never 0, so < 0 and ≤ 0 agree.
@@ -106,21 +106,21 @@ const EQUIVALENT = [
   // launcherEnd returns -1 or the index after the launcher word (≥ 1): 0 never comes back.
   ['src/configs/launchScripts.ts', /if \(first < 0\) continue;/, '< → ≤', 'launcherEnd is −1 or ≥ 1'],
   // The link-cost memo key's last bit only tells data from model groups apart: flipping it keeps keys distinct.
-  ['src/planner/cost/tables.ts', /\(kind === 'data' \? 1 : 0\)/, '=== → !==', 'a bijection of the key'],
+  ['src/planner/cost/tableBuilder.ts', /\(kind === 'data' \? 1 : 0\)/, '=== → !==', 'a bijection of the key'],
   // Loops reading one past the end get undefined, which matches nothing; a found newline after a value is never at 0.
   ['src/configs/tomlDoc.ts', /for \(let j = i; j < text\.length; j\+\+\)/, '< → ≤', 'text[text.length] matches nothing'],
   ['src/configs/python.ts', /if \(nl < 0 \|\| nl > close\)/, '< → ≤', 'nl > last.endIndex ≥ 0 when found'],
   // A non-hybrid plan's shard group is the whole DP × CP group: the HSDP arithmetic then writes the same shard and replicate.
   ['src/configs/torchtitan.ts', /const hsdpShards = plan\.hybridShard && plan\.shardGroup/, '&& → ||', 'non-hybrid gives shard = DP, replicate 1 either way'],
   // A model-parallel group of one rank: every collective over it costs 0 (collectiveMs returns 0 for n ≤ 1).
-  ['src/planner/cost/tables.ts', /if \(c\.k > 1\) \{/, '> → ≥', 'collectives over one rank cost 0'],
+  ['src/planner/cost/tableBuilder.ts', /if \(c\.k > 1\) \{/, '> → ≥', 'collectives over one rank cost 0'],
   // The layer-cost memo only saves work: a key left out of it is costed again, to the same options.
-  ['src/planner/cost/tables.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
+  ['src/planner/cost/tableBuilder.ts', /key >= 0/, '≥ → >', 'a memo miss recomputes the same value'],
   // Layout overlaps are 0 or a multiple of 1/(d·k)² (≥ 1/n², far above EPS = 1e-12): > and ≥ EPS, ≤ and < EPS agree.
   ['src/planner/cost/layout.ts', /EPS/, '> → ≥', 'overlaps are 0 or ≫ EPS'],
   ['src/planner/cost/layout.ts', /EPS/, '≤ → <', 'overlaps are 0 or ≫ EPS'],
   // Memo keys (layout, link, shard group): key·3 + bit is as distinct as key·2 + bit, so a larger multiplier changes nothing.
-  ['src/planner/cost/tables.ts', /const key = \(.*\) \* 2 \+ \(/, 'integer +1', 'a wider key is still a bijection'],
+  ['src/planner/cost/tableBuilder.ts', /const key = \(.*\) \* 2 \+ \(/, 'integer +1', 'a wider key is still a bijection'],
   // A group whose slowest memory equals the first GPU's gets a copy with the same value instead of the spec itself.
   ['src/planner/cost/topology.ts', /return bandwidth < s\.memoryBandwidthGBs \? \{ \.\.\.s, memoryBandwidthGBs: bandwidth \} : s;/, '< → ≤', 'an equal copy'],
   // Two Megatron flags never end at the same offset, so which of two equal ends the reduce keeps never arises.
@@ -130,7 +130,7 @@ const EQUIVALENT = [
   ['src/configs/setup.ts', /if \(m && a\) \{/, '&& → ||', 'both setters always edit'],
   // Layouts on n GPUs have d·k = n, so two layouts with the same d have the same k; with k = 1 they also share the
   // (always unsharded) flag and are the same layout, which the loop skips: k ≥ 1 adds no pair.
-  ['src/planner/cost/tables.ts', /if \(k > 1 && layouts\[b\]\.d === d\)/, '> → ≥', 'k = 1 leaves no other layout with its d'],
+  ['src/planner/cost/edgeCosts.ts', /if \(k > 1 && layouts\[b\]\.d === d\)/, '> → ≥', 'k = 1 leaves no other layout with its d'],
   // A YAML key's first character is never a newline, nor is the one after it (a key has a ':' or more text after it),
   // so searching back for the line start from range[0] + 1 finds the same newline as from range[0] − 1.
   ['src/configs/yamlDoc.ts', /const lineStart = text\.lastIndexOf\('\\n', keyNode\.range\[0\] - 1\) \+ 1;/, '− → +', 'no newline inside a key'],
@@ -150,14 +150,14 @@ const EQUIVALENT = [
   ['src/configs/tomlDoc.ts', /const rest = text\.slice\(end, text\.indexOf\('\\n', end\) < 0/, '< → ≤', 'a found newline is ≥ 1'],
   ['src/planner/cost/compute.ts', /if \(!\(copies > 0 && dk > 0\)\) return undefined;/, '> → ≥', 'no copies is no FLOPs, and gemmMs of 0 FLOPs is 0'],
   ['src/planner/cost/layout.ts', /const o1 = from\.sharded \? \(af \+ 1\) \/ from\.k : 1;/, '÷ → ×', 'no pair of layouts over 2–12 devices changes (checked exhaustively): the worst receiver never relies on the held piece’s end'],
-  ['src/planner/cost/tables.ts', /const key = c\.d \* \(n \+ 1\) \+ c\.k;/, '+ → −', 'shard groups are looked up for d > 1 with d·k = n, where d(n−1) + n/d is one-to-one'],
+  ['src/planner/cost/tableBuilder.ts', /const key = c\.d \* \(n \+ 1\) \+ c\.k;/, '+ → −', 'shard groups are looked up for d > 1 with d·k = n, where d(n−1) + n/d is one-to-one'],
   ['src/planner/cost/shardedCollectives.ts', /if \(p <= 1 \|\| bytes <= 0\) return 0;/, '≤ → <', 'collectiveMs returns 0 for one rank'],
-  ['src/planner/cost/tables.ts', /const key = measured \|\| opts\.configsFor \? -1 : layerKey\[li\] \* 3 \+ place;/, 'integer +1', 'place is 0–2: a stride of 4 keeps the keys distinct'],
-  ['src/planner/cost/tables.ts', /if \(from === undefined \|\| from >= to\) continue;/, '≥ → >', 'a layer never lists itself as its input (the core resolves inputs to earlier layers)'],
+  ['src/planner/cost/tableBuilder.ts', /const key = measured \|\| opts\.configsFor \? -1 : layerKey\[li\] \* 3 \+ place;/, 'integer +1', 'place is 0–2: a stride of 4 keeps the keys distinct'],
+  ['src/planner/cost/modelStatic.ts', /if \(from === undefined \|\| from >= to\) continue;/, '≥ → >', 'a layer never lists itself as its input (the core resolves inputs to earlier layers)'],
   ['src/configs/tomlDoc.ts', /table\.lastEntryEnd = valueLineEnd < 0/, '< → ≤', 'a newline found at or after a value (which starts past `k =`) is ≥ 1'],
   // With shards = d the HSDP group is every data rank on one node: its shard link is the data group's own link and
   // there is one replica, the same group the plain branch builds.
-  ['src/planner/cost/tables.ts', /g = setup\.hybridShard && shards < c\.d/, '< → ≤', 'shards = d is the plain group'],
+  ['src/planner/cost/tableBuilder.ts', /g = setup\.hybridShard && shards < c\.d/, '< → ≤', 'shards = d is the plain group'],
   // A copy of 0 bytes takes 0 ms by the formula too (gbs > 0: the spec parser refuses a zero host bandwidth).
   ['src/planner/cost/shardedCollectives.ts', /return bytes > 0 \? bytes \/ \(gbs \* 1e6\) : 0;/, '> → ≥', 'the formula gives 0 at 0'],
   // The probe's batch is its -1 sentinel or a stated batch, and every reader states only whole batches ≥ 1
@@ -165,28 +165,28 @@ const EQUIVALENT = [
   ['src/configs/evaluate.ts', /return probe\.batch > 0 \? probe\.batch : undefined;/, '> → ≥', 'batches are −1 or ≥ 1'],
   // keptActivations returns fraction 0 only where it keeps what savedUnderKernel saves (no recompute, a layer outside
   // every full-recompute segment, or selective with nothing to drop): the byte difference is then 0 either way.
-  ['src/planner/cost/tables.ts', /const recomputedBytes = kept\.recomputeFraction > 0 \?/, '> → ≥', 'fraction 0 keeps every saved byte'],
+  ['src/planner/cost/tableBuilder.ts', /const recomputedBytes = kept\.recomputeFraction > 0 \?/, '> → ≥', 'fraction 0 keeps every saved byte'],
   // Every configuration uses all n devices (d = n / k, owtConfigs' 1 × n included), so two layouts' d·(n+1)+k
   // differ by 0 (same d and k) or by at least 2: a stride of 1 for the sharded bit keeps the keys distinct too.
-  ['src/planner/cost/tables.ts', /const key = \(l\.d \* \(n \+ 1\) \+ l\.k\) \* 2 \+ \(l\.sharded \? 1 : 0\);/, '×2 → ×1', 'd·k = n leaves no adjacent keys'],
+  ['src/planner/cost/tableBuilder.ts', /const key = \(l\.d \* \(n \+ 1\) \+ l\.k\) \* 2 \+ \(l\.sharded \? 1 : 0\);/, '×2 → ×1', 'd·k = n leaves no adjacent keys'],
   // A one-rank shard group moves nothing: every collective over one rank costs 0 (collectiveMs, allGatherMs), its
   // states shard over 1, and the simulator adds gathers only where gatherMs > 0.
-  ['src/planner/cost/tables.ts', /const sg = c\.d > 1 \? shardGroup\(c\) : undefined;/, '> → ≥', 'a one-rank group costs nothing'],
+  ['src/planner/cost/tableBuilder.ts', /const sg = c\.d > 1 \? shardGroup\(c\) : undefined;/, '> → ≥', 'a one-rank group costs nothing'],
   // 3·key − place keeps keys ≥ 1 distinct as 3·key + place does; those of key 0 go negative and are simply not
   // memoized (a cache miss costs time, not a different table).
-  ['src/planner/cost/tables.ts', /const key = measured \|\| opts\.configsFor \? -1 : layerKey\[li\] \* 3 \+ place;/, '+ → −', 'distinct keys or no memo'],
+  ['src/planner/cost/tableBuilder.ts', /const key = measured \|\| opts\.configsFor \? -1 : layerKey\[li\] \* 3 \+ place;/, '+ → −', 'distinct keys or no memo'],
   // The group-link memo key: with d·k = n, two configurations' d·(n+1)+k differ by 0 or by at least 2, so a stride
   // of 1 for the data/model bit keeps keys distinct (as for layout keys).
-  ['src/planner/cost/tables.ts', /const key = \(c\.d \* \(n \+ 1\) \+ c\.k\) \* 2 \+ \(kind === 'data' \? 1 : 0\);/, '×2 → ×1', 'd·k = n leaves no adjacent keys'],
+  ['src/planner/cost/tableBuilder.ts', /const key = \(c\.d \* \(n \+ 1\) \+ c\.k\) \* 2 \+ \(kind === 'data' \? 1 : 0\);/, '×2 → ×1', 'd·k = n leaves no adjacent keys'],
   // A recompute plan exists exactly when the setup recomputes: `||` only numbers selective layers' places too, which
   // splits the memo more finely around identical costs.
-  ['src/planner/cost/tables.ts', /const place = recompute && setup\.recompute === 'full' \?/, '&& → ||', 'a finer memo of equal costs'],
+  ['src/planner/cost/tableBuilder.ts', /const place = recompute && setup\.recompute === 'full' \?/, '&& → ||', 'a finer memo of equal costs'],
   // redistribution reports no sources when nothing is missing: at fraction 0 the formula gives 0 too.
-  ['src/planner/cost/tables.ts', /const fwd = fwdFraction\[p\] > 0 \?/, '> → ≥', 'fraction 0 has 0 sources'],
+  ['src/planner/cost/edgeCosts.ts', /const fwd = fwdFraction\[p\] > 0 \?/, '> → ≥', 'fraction 0 has 0 sources'],
   // The newline searched for starts at the end of a value that follows its key, so it is never at index 0.
   ['src/configs/yamlDoc.ts', /if \(nl < 0\) return \[\{ start: text\.length, end: text\.length, newText: `\\n\$\{indent\}/, '< → ≤', 'valueEnd > 0'],
   // At x = 0 both branches return 0.
-  ['src/planner/cost/tables.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0 \? \(x as number\) : 0;/, '> → ≥', 'x = 0 gives 0 either way'],
+  ['src/planner/cost/modelStatic.ts', /return Number\.isFinite\(x\) && \(x as number\) > 0 \? \(x as number\) : 0;/, '> → ≥', 'x = 0 gives 0 either way'],
   // jsonc-parser gives a string value to 'string' nodes only (properties, objects and arrays have none, literals
   // their own type): the typeof test narrows for TypeScript, and `&&` and `||` pick the same nodes.
   ['src/configs/deepspeedSetup.ts', /if \(n\.type === 'string' && typeof n\.value === 'string'\)/, '&& → ||', "only 'string' nodes hold a string value"],

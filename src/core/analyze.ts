@@ -10,6 +10,7 @@ import { showShape } from './catalogue/attrs';
 import { resolveInputs } from './inputs';
 import { assessCompleteness } from './completeness';
 import { withProps } from './objects';
+import { accountFrozenParameters } from './frozenParameters';
 
 const DEFAULT_DTYPE_BYTES = 4;
 
@@ -167,6 +168,7 @@ function sumTotals(layers: AnalyzedLayer[]): ModelTotals {
   for (const { workload: w } of layers) {
     t.params += w.params;
     t.nonTrainable += w.nonTrainable;
+    if (w.frozenParams) t.frozenParams = (t.frozenParams ?? 0) + w.frozenParams;
     t.forwardFlops += w.forwardFlops;
     t.backwardFlops += w.backwardFlops;
     t.activationBytes += w.activationBytes;
@@ -197,6 +199,7 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
     savedBy.push(outcome.savedTensors ?? []);
   }
   accountTiedWeights(layers, dtypeBytes);
+  accountFrozenParameters(layers, savedBy);
   accountSharedSavedTensors(layers, savedBy, dtypeBytes);
   return {
     name: spec.name,

@@ -132,6 +132,11 @@ export interface LayerSpec {
    * id. Without autocast it holds the plan's dtype; under autocast it may be fp32 (planner: core/autocast.ts).
    */
   dtypeLike?: string;
+  /**
+   * Its parameters do not train (`requires_grad_(False)` on its module or a module around it): they keep their
+   * weights, but have no gradient, optimizer state or weight-gradient compute (core/frozenParameters.ts).
+   */
+  frozen?: boolean;
 }
 
 export interface ModelInput {
@@ -194,9 +199,17 @@ export interface LayerWorkload {
   params: number;
   /** Non-trainable state, e.g. BatchNorm running mean/var. */
   nonTrainable: number;
+  /** Parameters the code freezes (LayerSpec.frozen): weights without gradient or optimizer state. Absent: none. */
+  frozenParams?: number;
   forwardFlops: number;
   /** Input-gradient plus weight-gradient FLOPs. */
   backwardFlops: number;
+  /**
+   * What the backward computes when the code froze parameters (core/frozenParameters.ts): 'none' where autograd
+   * records nothing (nothing upstream trains), 'input-gradient' for a frozen layer that passes the gradient on.
+   * Absent: both gradients, as trained.
+   */
+  backward?: 'none' | 'input-gradient';
   /** Output activation bytes per sample. */
   activationBytes: number;
   /**
@@ -224,6 +237,8 @@ export interface AnalyzedLayer extends LayerSpec {
 export interface ModelTotals {
   params: number;
   nonTrainable: number;
+  /** Parameters the code freezes; absent when none. */
+  frozenParams?: number;
   forwardFlops: number;
   backwardFlops: number;
   activationBytes: number;

@@ -18,6 +18,7 @@ import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { Topology } from './cost/topology';
 import { gemmCeilingNote } from './cost/gemmCeiling';
 import { optimizerLine, withPlannedOptimizer } from './optimizerChoice';
+import { frozenParametersLine } from './frozenLine';
 import { memoryFormatLine } from './memoryFormatLine';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
@@ -126,6 +127,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     throw e;
   }
   if (model.totals.params > 0) diagnostics.push({ severity: 'info', message: optimizerLine(model, options) });
+  const frozen = frozenParametersLine(model);
+  if (frozen) diagnostics.push({ severity: 'info', message: frozen });
   for (const d of model.diagnostics) if (d.carriesToPlan) diagnostics.push({ severity: d.severity === 'error' ? 'warning' : d.severity, message: d.message });
   const layout = memoryFormatLine(model, options, precision.precision);
   if (layout) diagnostics.push({ severity: 'info', message: layout });

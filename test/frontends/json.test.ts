@@ -162,3 +162,17 @@ test('malformed topology JSON gives one error with its line and column', () => {
   assert.equal(d.column, text.split('\n')[4].indexOf('"config"') + 1);
   assert.match(d.message, /CommaExpected/);
 });
+
+test('a layer saved with trainable: false (a frozen Keras backbone) keeps its weights and trains nothing', () => {
+  const layers = [
+    { class_name: 'Dense', config: { name: 'backbone', units: 64, trainable: false } },
+    { class_name: 'Dense', config: { name: 'head', units: 3, trainable: true } },
+  ];
+  const k3 = { class_name: 'Sequential', config: { name: 'seq', layers, build_input_shape: [null, 12] } };
+  const spec = parseTopologyJson('frozen.json', JSON.stringify(k3)).models[0];
+  assert.deepEqual(spec.layers.map((l) => l.frozen ?? false), [true, false]);
+  const m = analyzeModel(spec);
+  assert.equal(m.totals.params, 64 * 3 + 3);
+  assert.equal(m.totals.frozenParams, 12 * 64 + 64);
+  assert.equal(m.layers[0].workload.backwardFlops, 0, 'nothing upstream of the frozen Dense trains');
+});

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseClusterSpec, planModel, resolveCluster } from '../../src/planner/index';
-import { buildCostTables } from '../../src/planner/cost/tables';
+import { buildCostTables } from '../../src/planner/cost/tableBuilder';
 import { Topology, range } from '../../src/planner/cost/topology';
 import { redistribution } from '../../src/planner/cost/layout';
 import { simulateIteration } from '../../src/planner/simulator/iteration';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildCostTables } from '../../src/planner/cost/tables';
+import { buildCostTables } from '../../src/planner/cost/tableBuilder';
 import { Topology, range } from '../../src/planner/cost/topology';
 import { CLUSTER_PRESETS } from '../../src/planner/cluster/presets';
 import { bruteForceSearch } from '../../src/planner/search/bruteForce';

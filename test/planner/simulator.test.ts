@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { planModel, resolveCluster, toChromeTrace } from '../../src/planner/index';
-import { buildCostTables } from '../../src/planner/cost/tables';
+import { buildCostTables } from '../../src/planner/cost/tableBuilder';
 import { Topology, range } from '../../src/planner/cost/topology';
 import { simulateIteration } from '../../src/planner/simulator/iteration';
 import type { PlanReport } from '../../src/protocol/plan';

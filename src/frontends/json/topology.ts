@@ -54,7 +54,9 @@ function layerSpec(entry: LayerEntry, id: string, inputs: string[], g: BuiltGrap
   // Opaque layers are reported once, by the core's analysis ('unknown-layer', with the mapper's reason).
   const mapped = mapKerasLayer(entry.className, camelCaseKeys(entry.config) as Record<string, unknown>);
   if (mapped.channelsFirst) g.channelsFirst = true;
-  return { id, name: entry.name, type: entry.className, op: mapped.op, attrs: mapped.attrs, inputs, range: entry.range };
+  // A layer saved with `trainable: false` (a frozen Keras backbone) keeps its weights but does not train.
+  const frozen = entry.config.trainable === false ? { frozen: true } : {};
+  return { id, name: entry.name, type: entry.className, op: mapped.op, attrs: mapped.attrs, inputs, range: entry.range, ...frozen };
 }
 
 function emptyGraph(): BuiltGraph {

@@ -14,7 +14,9 @@ import { readParameter } from './torchParameters';
 import { arrayGetItem, arraySetItem } from './arrayIndexing';
 import { isArray } from './numericArrays';
 import { indexTensor } from './tensorIndexing';
-import { BUILTIN_LAYER, constructTorchLayer, isTorchModule, splitPart, tensorAttr, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchRuntime';
+import { BUILTIN_LAYER, isTorchModule } from './torchRuntime';
+import { constructTorchLayer, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchModuleValues';
+import { splitPart, tensorAttr } from './tensorAttributes';
 import { NONE, UNKNOWN, int, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
 

@@ -13,6 +13,7 @@ import { evalExpr } from './expressions';
 import { binaryOp } from './operators';
 import { importStatement } from './imports';
 import { decideBranch, reportRaise } from './branches';
+import { freezeLoop } from './frozenParameters';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
@@ -240,7 +241,7 @@ export class Interp {
     const left = field(node, 'left');
     const right = field(node, 'right');
     const body = field(node, 'body');
-    if (!left || !right || !body) return;
+    if (!left || !right || !body || freezeLoop(this, node, scope)) return;
     const iterable = evalExpr(this, right, scope);
     const known = iterate(this, iterable);
     // A loop over something unknown builds nothing: say so, or the layers it would create vanish silently.

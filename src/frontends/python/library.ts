@@ -8,7 +8,7 @@ import { callArrayFunction } from './arrayOps';
 import type { Interp } from './interpreter';
 import { constructKerasLayer, kerasInput, kerasModel, kerasSequential } from './kerasRuntime';
 import { torchFunction, tensorsIn } from './tensorOps';
-import { constructTorchLayer } from './torchRuntime';
+import { constructTorchLayer } from './torchModuleValues';
 import { callTransformers } from './transformersRuntime';
 import { checkpointCall, trainingWrapper } from './trainingWrappers';
 import { callEinops } from './einops';
@@ -45,7 +45,7 @@ const MATH: Record<string, (xs: number[]) => number> = {
 };
 
 export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
-  const wrapped = trainingWrapper(path, args, kwargs) ?? checkpointCall(interp, path, args, kwargs, site);
+  const wrapped = trainingWrapper(interp, path, args, kwargs, site) ?? checkpointCall(interp, path, args, kwargs, site);
   if (wrapped) return wrapped;
   const last = path.slice(path.lastIndexOf('.') + 1);
   if (path.startsWith('torch.') || path.startsWith('numpy.')) {

@@ -23,7 +23,7 @@ import { dropUnconsumedParameters } from './torchParameters';
 import { specialisedInput, specialisedNote } from './specialise';
 import { labelArguments, labelNote } from './trainingLabels';
 import { uncalledModules } from './uncalledModules';
-import { frozenParametersNote } from './frozenParameters';
+import { unmodelledFreezes } from './frozenParameters';
 import type { ClassV, FuncV, HfV, InstV, KModelV, ModV, Scope, Value } from './values';
 
 type Root = InstV | ModV | KModelV | HfV;
@@ -113,10 +113,10 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
         : c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(spec);
   }
-  // Code that freezes parameters changes what any plan of this file's models means: each model carries the note.
-  const frozen = frozenParametersNote(tree.root, (n) => interp.text(n));
-  if (frozen) for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), frozen];
-  if (frozen && models.length === 0) fileDiagnostics.push(frozen);
+  // Freezing the evaluator could not attribute changes what any plan of this file's models means: each model carries it.
+  const freezes = unmodelledFreezes(interp, tree.root);
+  for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...freezes];
+  if (models.length === 0) fileDiagnostics.push(...freezes);
   fileDiagnostics.push(...interp.diagnostics);
   // Module-level warnings must not vanish when no instance model carries them.
   if (!candidates.some((c) => c.graphDiagnostics === moduleGraph.diagnostics)) fileDiagnostics.push(...moduleGraph.diagnostics.filter((d) => d.severity !== 'info'));

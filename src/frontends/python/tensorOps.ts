@@ -39,6 +39,8 @@ export interface OpRecord {
   dtype?: PinnedDtype;
   /** A cast to the dtype another tensor has: that tensor's id (LayerSpec.dtypeLike). */
   dtypeLike?: string;
+  /** A module whose parameters the code froze (LayerSpec.frozen). */
+  frozen?: boolean;
 }
 
 export function recordOp(interp: Interp, r: OpRecord): Value {
@@ -53,6 +55,7 @@ export function recordOp(interp: Interp, r: OpRecord): Value {
   if (r.range) layer.callRange = r.site.range;
   if (r.weightKey) layer.weightKey = r.weightKey;
   if (r.dtypeLike) layer.dtypeLike = r.dtypeLike;
+  if (r.frozen) layer.frozen = true;
   const dtype = r.dtype ?? resultDtype(r.op, r.attrs, r.inputs);
   if (dtype) layer.activationDtype = dtype;
   let t = g.add(layer, r.shape);

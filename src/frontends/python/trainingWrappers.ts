@@ -14,6 +14,7 @@
  * the 355 M GPT the script builds), a silent wrong model.
  */
 import type { Interp } from './interpreter';
+import { peftFreezes } from './frozenParameters';
 import { UNKNOWN, iterItems, type CallSite, type Value } from './values';
 
 /** Calls whose first argument (or `module=`/`model=`) is the model they return. */
@@ -22,7 +23,7 @@ const RETURNS_MODEL = [
   /^torch\.nn\.(parallel\.)?((distributed|data_parallel)\.)?(DistributedDataParallel|DataParallel)$/,
   /^torch\.distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel$/,
   /^torch\.distributed\.(_composable\.)?(fsdp\.)?fully_shard$/,
-  // PEFT wraps the base model (frozen) with small adapters, which are not modelled; frozenParameters.ts says so.
+  // PEFT wraps the base model, frozen, with small adapters that are not modelled (frozenParameters.ts).
   /^peft\.((mapping|peft_model)\.)?(get_peft_model|prepare_model_for_kbit_training|PeftModel\.from_pretrained)$/,
 ];
 
@@ -35,8 +36,12 @@ const INSTANCE = '()';
 const modelArg = (args: Value[], kwargs: Map<string, Value>): Value => args[0] ?? kwargs.get('module') ?? kwargs.get('model') ?? UNKNOWN;
 
 /** What a wrapping call returns, or undefined when `path` is not one. */
-export function trainingWrapper(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
-  if (RETURNS_MODEL.some((r) => r.test(path))) return modelArg(args, kwargs);
+export function trainingWrapper(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
+  if (RETURNS_MODEL.some((r) => r.test(path))) {
+    const model = modelArg(args, kwargs);
+    peftFreezes(interp, path, model, site);
+    return model;
+  }
   if (PREPARERS.test(path)) return { k: 'lib', path: path + INSTANCE };
   const method = path.endsWith(')') ? undefined : /^(.*\(\))\.(\w+)$/.exec(path);
   if (method && PREPARERS.test(method[1].slice(0, -INSTANCE.length))) {

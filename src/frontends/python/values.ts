@@ -86,6 +86,8 @@ export interface InstV {
   inputShape?: Dims;
   /** Where a torch module's `inputShape` came from, for the message that says so. */
   inputShapeFrom?: string;
+  /** The code froze its parameters (`requires_grad_(False)`; frozenParameters.ts): its layers record `frozen`. */
+  frozen?: boolean;
 }
 
 export type NativeFn = (args: Value[], kwargs: Map<string, Value>, call: CallSite) => Value;
@@ -154,6 +156,8 @@ export interface ModV {
   composite?: 'transformer_encoder_layer' | 'transformer_encoder' | 'transformer_decoder_layer' | 'transformer_decoder' | 'transformer';
   /** A loss module (losses.ts): called, it records the kernels the loss runs on the prediction. */
   loss?: LossKind;
+  /** The code froze its parameters (`requires_grad_(False)`; frozenParameters.ts): its layers record `frozen`. */
+  frozen?: boolean;
 }
 
 export interface SplitV {

@@ -194,15 +194,21 @@ function gemmMs(flops: number, g: GemmShape, gpu: GpuSpec, precision: Precision,
 export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, planDtypeBytes: number, planPrecision: Precision = 'fp32', options: ComputeOptions = {}): PassTimes {
   if (FREE_OPS.has(layer.op) || samples <= 0) return { forwardMs: 0, backwardMs: 0 };
   const w = layer.workload;
+  const weightGradient = w.backward === undefined;
   const bytesPerMs = gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY;
   const cast = castTraffic(layer, planPrecision);
-  if (cast) return castTimes(layer, cast, samples * share, bytesPerMs);
+  if (cast) {
+    const times = castTimes(layer, cast, samples * share, bytesPerMs);
+    return w.backward === 'none' ? { ...times, backwardMs: 0 } : times;
+  }
   // Activations a cast pinned (an fp32 softmax in a bf16 plan) run at their own size and rate.
   const { bytes: dtypeBytes, precision } = layerPrecision(layer, gpu, planDtypeBytes, planPrecision);
   const peakPerMs = peakTflops(gpu, precision).tflops * 1e9;
   const outBytes = layer.outputShape ? product(layer.outputShape) * dtypeBytes : w.activationBytes;
   const io = (inputBytesPerSample(layer, dtypeBytes) + outBytes) * samples * share;
-  const weights = w.params * dtypeBytes * paramShareOf;
+  // Frozen weights are read as trained ones are (core/frozenParameters.ts).
+  const heldParams = w.params + (w.frozenParams ?? 0);
+  const weights = heldParams * dtypeBytes * paramShareOf;
   const kernel = attentionKernelOf(layer, options.attention);
   const computed = causalTileFraction(layer, kernel);
   const fwdFlops = w.forwardFlops * samples * share * computed;
@@ -213,8 +219,11 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   if (gemms) {
     const gain = fastConvGain(layer, precision);
     fwdCompute = gemmMs(fwdFlops, gemms.forward, gpu, precision, peakPerMs, gain);
-    // Half the backward FLOPs compute the input gradient, half the weight gradient, each its own GEMM shape.
-    bwdCompute = gemmMs(bwdFlops / 2, gemms.inputGrad, gpu, precision, peakPerMs, gain) + gemmMs(bwdFlops / 2, gemms.weightGrad, gpu, precision, peakPerMs, gain);
+    // Half the backward FLOPs compute the input gradient, half the weight gradient, each its own GEMM shape; a
+    // frozen layer's backward (already halved) is the input gradient alone.
+    bwdCompute = weightGradient
+      ? gemmMs(bwdFlops / 2, gemms.inputGrad, gpu, precision, peakPerMs, gain) + gemmMs(bwdFlops / 2, gemms.weightGrad, gpu, precision, peakPerMs, gain)
+      : gemmMs(bwdFlops, gemms.inputGrad, gpu, precision, peakPerMs, gain);
   } else {
     // CUDA cores, at the fp32 rate whatever the storage precision.
     const rate = gpu.tflops * 1e9 * NON_GEMM_EFFICIENCY;
@@ -222,10 +231,11 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     bwdCompute = bwdFlops / rate;
   }
   const steps = gemms?.sequential ?? 1;
-  let kernels = { forward: steps, backward: 2 * steps };
+  let kernels = { forward: steps, backward: (weightGradient ? 2 : 1) * steps };
   let fwdBytes = io + weights;
-  // Backward reads activations and output grads, writes input and weight grads: about twice the traffic.
-  let bwdBytes = 2 * io + 2 * weights;
+  // Backward reads activations and output grads, writes input and weight grads: about twice the traffic (a frozen
+  // layer reads its weights and writes no weight gradient).
+  let bwdBytes = 2 * io + (weightGradient ? 2 : 1) * weights;
   const eager = eagerNormTraffic(layer, dtypeBytes);
   if (eager) {
     // A Python RMSNorm: one kernel per op, each through HBM (cost/eagerNorm.ts).
@@ -236,11 +246,11 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   }
   let fwd = Math.max(fwdCompute, fwdBytes / bytesPerMs);
   let bwd = Math.max(bwdCompute, bwdBytes / bytesPerMs);
-  if (options.autocast && w.params > 0 && dtypeBytes < 4 && autocastCastsWeights(layer.op)) {
+  if (options.autocast && heldParams > 0 && dtypeBytes < 4 && autocastCastsWeights(layer.op)) {
     // Separate _to_copy kernels before the op's own (the forward's) and after its weight gradient (the backward's).
-    const castBytes = w.params * paramShareOf * (4 + dtypeBytes);
+    const castBytes = heldParams * paramShareOf * (4 + dtypeBytes);
     fwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
-    bwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
+    if (weightGradient) bwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
   }
   if (kernel === 'unfused') {
     // Separate kernels run one after another: the score passes add to the GEMMs' time rather than overlap it.
@@ -257,6 +267,8 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     fwd += transpose / bytesPerMs;
     bwd += (2 * transpose) / bytesPerMs;
   }
+  // Upstream of every trained parameter autograd records nothing (core/frozenParameters.ts): the forward alone.
+  if (w.backward === 'none') return { forwardMs: fwd + KERNEL_LAUNCH_MS * kernels.forward, backwardMs: 0 };
   return { forwardMs: fwd + KERNEL_LAUNCH_MS * kernels.forward, backwardMs: bwd + KERNEL_LAUNCH_MS * kernels.backward };
 }
 

@@ -74,6 +74,17 @@ export function modelStateBytes(params: number, setup: MemorySetup, shards: numb
 }
 
 /**
+ * Per-GPU bytes of frozen parameters (`requires_grad=False`; core/frozenParameters.ts): their weights alone, at the
+ * dtype the setup holds weights in, with no gradient, master copy or optimizer state. Autocast caches its 16-bit
+ * copy only of leaf tensors that require grad (aten/src/ATen/autocast_mode.cpp, cached_cast), so a frozen weight
+ * holds none between uses. ZeRO-3 / FSDP shard them with the rest of the flat parameters.
+ */
+export function frozenWeightBytes(frozenParams: number, setup: MemorySetup, shards: number): number {
+  const z = shards > 1 ? setup.zeroStage : 0;
+  return (Math.max(0, frozenParams) * precisionBytes(setup.precision, setup.ampStyle).weight) / (z >= 3 ? Math.max(1, shards) : 1);
+}
+
+/**
  * How many GPUs a ZeRO stage shards over: the whole data-parallel group, or
  * under HSDP only its members inside one node.
  */

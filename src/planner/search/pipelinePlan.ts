@@ -7,7 +7,8 @@
  * tensor parallelism inside a node and the pipeline across nodes).
  */
 import type { AnalyzedModel } from '../../core/ir';
-import { buildCostTables, type TableOptions } from '../cost/tables';
+import type { TableOptions } from '../cost/tables';
+import { buildCostTables } from '../cost/tableBuilder';
 import { usableBytes } from '../cost/memory';
 import { range, type Topology } from '../cost/topology';
 import { stageOption, type PipelineStage, type Schedule } from '../simulator/pipeline';

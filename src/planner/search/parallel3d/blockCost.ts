@@ -41,6 +41,8 @@ export interface GroupCost {
   params: number;
   /** Of those, the ones autocast casts to 16 bits each forward (the only ones with a cast copy). */
   castParams: number;
+  /** Frozen parameters held per GPU (LayerSpec.frozen): weights only, not among `params`. */
+  frozenParams: number;
   /** Activation bytes kept for backward per micro-batch under each recompute mode. */
   savedNone: number;
   savedSelective: number;
@@ -96,7 +98,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
   const { tp, cp, ep, sp, mb } = deg;
   const bytes = activationBytes(env.precision);
   const scale = bytes / env.modelDtypeBytes;
-  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, castParams: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
+  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, castParams: 0, frozenParams: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
   let attentionFwd = 0;
   let attentionBwd = 0;
   for (const l of layers) {
@@ -123,6 +125,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     }
     c.params += l.workload.params * paramShare;
     if (autocastCastsWeights(l.op)) c.castParams += l.workload.params * paramShare;
+    c.frozenParams += (l.workload.frozenParams ?? 0) * paramShare;
     // Float activations follow the precision; int64 indices and bool masks keep their size.
     const kept = savedUnderKernel(l, env.attention, env.modelDtypeBytes);
     const saved = savedBytesAtPrecision(kept.saved, kept.fixed, scale) * mb * share;

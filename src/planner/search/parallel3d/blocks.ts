@@ -51,7 +51,9 @@ function layerKeys(model: AnalyzedModel): number[] {
   return model.layers.map((l) => {
     // layerSignature's fields (op, attrs, input shapes) without its key sorting: attrs of one model come from one
     // frontend pass in one key order, and plain JSON is several times cheaper on thousands of layers.
-    const key = `${l.op}|${JSON.stringify(l.attrs ?? {})}|${(l.inputShapes ?? []).map((x) => x.join('x')).join(',')}`;
+    // A frozen layer (and one with no backward at all, upstream of anything trained) costs differently from its twin.
+    const training = `${l.frozen ? 'f' : ''}${l.workload.backwardFlops === 0 && l.workload.forwardFlops > 0 ? 'n' : ''}`;
+    const key = `${l.op}|${JSON.stringify(l.attrs ?? {})}|${(l.inputShapes ?? []).map((x) => x.join('x')).join(',')}|${training}`;
     let id = ids.get(key);
     if (id === undefined) ids.set(key, (id = ids.size));
     return id;
@@ -104,7 +106,7 @@ export function findBlocks(model: AnalyzedModel): BlockStructure | undefined {
   if (!best) return undefined;
   // A block must do real work: a run of identical activations is not a transformer layer.
   const block = model.layers.slice(best.start, best.start + best.period);
-  if (!block.some((l) => l.workload.params > 0)) return undefined;
+  if (!block.some((l) => l.workload.params > 0 || (l.workload.frozenParams ?? 0) > 0)) return undefined;
   const end = best.start + best.period * best.repeats;
   let total = 0;
   let inside = 0;

@@ -145,12 +145,15 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const blocks = c.blocksPerStage[s];
   const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
   const castParams = blocks * block.castParams + (s === 0 ? prefix.castParams : 0) + (s === last ? suffix.castParams : 0);
+  const frozen = blocks * block.frozenParams + (s === 0 ? prefix.frozenParams : 0) + (s === last ? suffix.frozenParams : 0);
   const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, !!c.offload, ctx.ampStyle, castParams);
+  // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest (memory/model.ts frozenWeightBytes).
+  state.weights += (frozen * weightBytes(ctx.precision, ctx.ampStyle)) / (c.zero >= 3 && shards > 1 ? shards : 1);
   const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
   const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
   // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
   // and under full recompute the block whose activations are rebuilt for the backward in progress.
-  const gathered = c.zero >= 3 && shards > 1 ? 2 * block.params * weightBytes(ctx.precision, ctx.ampStyle) : 0;
+  const gathered = c.zero >= 3 && shards > 1 ? 2 * (block.params + block.frozenParams) * weightBytes(ctx.precision, ctx.ampStyle) : 0;
   const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
   const total = state.weights + state.gradients + state.optimizer + acts + workspace;
   return { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };

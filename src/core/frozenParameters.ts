@@ -1,0 +1,87 @@
+/**
+ * What freezing parameters (`requires_grad_(False)`: a fine-tuned backbone, a
+ * base model under adapters) does to a layer's training workload, following
+ * PyTorch's autograd:
+ * - A frozen parameter keeps its weights but has no gradient and no optimizer
+ *   state: its count moves from `params` to `frozenParams`, and it has no
+ *   gradient to all-reduce.
+ * - Autograd records nothing where no input requires a gradient ("Backward
+ *   computation is never performed in the subgraphs, where all Tensors didn't
+ *   require gradients", PyTorch docs, notes/autograd.rst, "Excluding subgraphs
+ *   from backward"): a layer with no trainable parameter of its own and no
+ *   trainable layer upstream has no backward and saves nothing.
+ * - A frozen layer downstream of trainable ones still passes the gradient on
+ *   (the input gradient), but computes no weight gradient: the backward of a
+ *   GEMM-shaped op (linear, convolution) is half its trained backward. Its
+ *   saved tensors follow what torch 1.13 keeps (measured with
+ *   `torch.autograd.graph.saved_tensors_hooks`): a frozen nn.Linear keeps only
+ *   its weight, not its input; a frozen nn.Conv2d and LayerNorm keep what they
+ *   keep when trained.
+ *
+ * Runs after tied weights are accounted (a tied user of a frozen owner is
+ * frozen too) and before saved tensors are shared out, so that a tensor a
+ * frozen layer no longer saves is counted at the next layer that does.
+ */
+import type { AnalyzedLayer, OpKind, Shape } from './ir';
+
+/** Ops whose backward is an input-gradient GEMM plus a weight-gradient GEMM of the same size. */
+const GEMM_BACKWARD: ReadonlySet<OpKind> = new Set(['linear', 'conv', 'separable_conv']);
+
+/** Of those, the ops whose input is saved only for the weight gradient (torch 1.13's addmm/matmul). */
+const INPUT_SAVED_FOR_WEIGHT_GRADIENT: ReadonlySet<OpKind> = new Set(['linear']);
+
+export interface FrozenAccount {
+  /** Parameters frozen over the model. */
+  frozenParams: number;
+  /** Layers whose backward the freeze removed entirely (nothing upstream trains). */
+  layersWithoutBackward: number;
+}
+
+/**
+ * Applies frozen parameters to the layers' workloads in place; `savedBy` (which graph tensors each layer saves)
+ * is cleared where a layer no longer saves. Returns undefined when no layer is frozen: the workloads are untouched.
+ */
+export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<Array<{ id: string; shape: Shape }>>): FrozenAccount | undefined {
+  if (!layers.some((l) => l.frozen)) return undefined;
+  const byId = new Map(layers.map((l) => [l.id, l]));
+  const isFrozen = (l: AnalyzedLayer): boolean => l.frozen === true || (l.weightOwner !== undefined && byId.get(l.weightOwner)?.frozen === true);
+  // Tensors whose gradient autograd computes: outputs of trainable layers and of anything downstream of one.
+  const requiresGrad = new Set<string>();
+  let frozenParams = 0;
+  let layersWithoutBackward = 0;
+  layers.forEach((layer, i) => {
+    const w = layer.workload;
+    const frozen = isFrozen(layer);
+    const hasWeights = w.params > 0 || layer.weightOwner !== undefined;
+    const trainsOwnWeights = hasWeights && !frozen;
+    // A layer analysis could not read keeps its inputs' state: unknown is not evidence of a frozen graph.
+    const upstreamGrad = (layer.inputs ?? []).some((id) => requiresGrad.has(id));
+    if (frozen && w.params > 0) {
+      frozenParams += w.params;
+      w.frozenParams = w.params;
+      w.params = 0;
+      w.weightGradBytes = 0;
+    }
+    if (trainsOwnWeights || upstreamGrad) requiresGrad.add(layer.id);
+    if (layer.outputShape === undefined) return;
+    if (!trainsOwnWeights && !upstreamGrad) {
+      if (w.backwardFlops > 0 || w.savedActivationBytes > 0) layersWithoutBackward++;
+      w.backward = 'none';
+      w.backwardFlops = 0;
+      w.savedActivationBytes = 0;
+      delete w.savedFixedBytes;
+      savedBy[i] = [];
+      return;
+    }
+    if (frozen) w.backward = 'input-gradient';
+    if (frozen && GEMM_BACKWARD.has(layer.op)) {
+      w.backwardFlops /= 2;
+      if (INPUT_SAVED_FOR_WEIGHT_GRADIENT.has(layer.op)) {
+        w.savedActivationBytes = 0;
+        delete w.savedFixedBytes;
+        savedBy[i] = [];
+      }
+    }
+  });
+  return { frozenParams, layersWithoutBackward };
+}

@@ -1,0 +1,232 @@
+/**
+ * Builds the cost tables (tables.ts) for one device group and batch: each
+ * layer's configurations costed for compute, model- and data-parallel
+ * communication, ZeRO sharding, offload, recompute and memory. Separate from
+ * tables.ts so the tables' readers do not pull in the costing code; the
+ * per-model part is modelStatic.ts and the edge costs edgeCosts.ts.
+ */
+import { autocastCastsWeights } from '../../core/autocast';
+import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
+import type { CostSource } from '../../protocol/plan';
+import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
+import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
+import { buildEdgeCosts } from './edgeCosts';
+import { frozenWeightBytes, keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
+import { modelStatic, safeBytes } from './modelStatic';
+import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
+import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions } from './tables';
+import { allReduceMs, range, type GroupLink, type Topology } from './topology';
+
+/** Shared by every analytical layer of every table; the report copies it per layer. */
+const ANALYTICAL: CostSource = { kind: 'analytical' };
+
+export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: number[], batch: number, opts: TableOptions): CostTables {
+  const n = devices.length;
+  const layers = model.layers;
+  const dtype = model.dtypeBytes || 4;
+  const gpu = topo.slowest(devices);
+  const link = topo.link(devices);
+  const copies = opts.activationCopies ?? 1;
+  const setup = opts.setup ?? defaultSetup(opts.optimizer);
+  const stateCopies = optimizerStateCopies(setup.optimizer);
+  const bytes = precisionBytes(setup.precision, setup.ampStyle);
+  // The catalogue counts activations at the model's dtype; the setup's precision rescales them.
+  const actScale = bytes.activation / dtype;
+  const A = Math.max(1, setup.microSteps);
+  const recompute = setup.recompute !== 'none' ? recomputePlan(model) : undefined;
+  const hostGBs = gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS;
+
+  // Numeric keys: these run for every option of every layer and count, where template strings showed in profiles.
+  const groupLinks = new Map<number, GroupLink>();
+  const groupLink = (kind: 'data' | 'model', c: LayerConfig): GroupLink => {
+    const key = (c.d * (n + 1) + c.k) * 2 + (kind === 'data' ? 1 : 0);
+    let best = groupLinks.get(key);
+    if (best) return best;
+    const groups = kind === 'data' ? range(0, c.k).map((ki) => range(ki, c.d, c.k)) : range(0, c.d).map((di) => range(di * c.k, c.k));
+    for (const g of groups) {
+      const l = topo.link(g.map((i) => devices[i]));
+      if (!best || l.bytesPerMs < best.bytesPerMs) best = l;
+    }
+    groupLinks.set(key, best!);
+    return best!;
+  };
+
+  const layouts: Layout[] = [];
+  const layoutIndex = new Map<number, number>();
+  const layoutOf = (l: Layout): number => {
+    const key = (l.d * (n + 1) + l.k) * 2 + (l.sharded ? 1 : 0);
+    let i = layoutIndex.get(key);
+    if (i === undefined) {
+      i = layouts.length;
+      layouts.push(l);
+      layoutIndex.set(key, i);
+    }
+    return i;
+  };
+
+  const shardGroups = new Map<number, ShardGroup>();
+  const shardGroup = (c: LayerConfig): ShardGroup => {
+    const key = c.d * (n + 1) + c.k;
+    let g = shardGroups.get(key);
+    if (g) return g;
+    const data = range(0, c.d, c.k).map((i) => devices[i]);
+    const node = topo.gpus[data[0]].node;
+    const local = data.filter((d) => topo.gpus[d].node === node);
+    const shards = shardCount(c.d, local.length, setup.hybridShard);
+    const dataLink = groupLink('data', c);
+    g = setup.hybridShard && shards < c.d
+      ? { shards, shardLink: topo.link(local.slice(0, shards)), replicas: c.d / shards, replicaLink: dataLink }
+      : { shards: c.d, shardLink: dataLink, replicas: 1, replicaLink: dataLink };
+    shardGroups.set(key, g);
+    return g;
+  };
+
+  const shared = modelStatic(model, batch);
+  const { inEdges, outEdges, hasProducer, layerKey } = shared;
+  let edges = actScale === 1 ? shared.edges : shared.scaledEdges.get(actScale);
+  if (!edges) shared.scaledEdges.set(actScale, (edges = shared.edges.map((e) => ({ ...e, bytes: e.bytes * actScale }))));
+
+  const sources: CostSource[] = [];
+  // Repeated blocks (ResNet stages, transformer layers) have identical layers: cost them once.
+  const memo: Array<NodeOption[] | undefined> = [];
+  const [lo, hi] = opts.layerRange ?? [0, layers.length];
+  const options = layers.map((layer, li): NodeOption[] => {
+    if (li < lo || li >= hi) {
+      sources.push(ANALYTICAL);
+      return [];
+    }
+    const measured = opts.profile?.lookup(layer, dtype);
+    sources.push(measured?.source ?? ANALYTICAL);
+    // Under full recompute identical layers differ by their place in a segment (first: keeps its input; inside; outside).
+    const place = recompute && setup.recompute === 'full' ? (recompute.segmentOf[li] < 0 ? 0 : recompute.segmentStart[li] ? 1 : 2) : 0;
+    const key = measured || opts.configsFor ? -1 : layerKey[li] * 3 + place;
+    const hit = key >= 0 ? memo[key] : undefined;
+    if (hit) return hit;
+    const made = costLayer(layer, li, measured);
+    if (key >= 0) memo[key] = made;
+    return made;
+  });
+
+  function costLayer(layer: AnalyzedLayer, li: number, measured: ReturnType<NonNullable<TableOptions['profile']>['lookup']>): NodeOption[] {
+    const w = layer.workload;
+    let configs = opts.configsFor?.(layer, n) ?? layerConfigs(layer, n, opts.mode, model.layout);
+    configs = configs.filter((c) => c.d <= batch);
+    if (configs.length === 0) configs = [{ d: 1, k: n, split: n === 1 ? 'none' : 'rep' }];
+    const inBytes = inputBytesPerSample(layer, bytes.activation);
+    const kept = keptActivations(layer, li, setup.recompute, recompute ?? recomputePlan(model), dtype, inputBytesPerSample(layer, dtype), opts.attention);
+    const savedWithoutRecompute = savedUnderKernel(layer, opts.attention, dtype);
+    return configs.map((c) => {
+      // Gradient accumulation: A micro-steps of batch/(d·A) samples each per iteration.
+      const samples = batch / c.d / A;
+      const share = computeShare(c);
+      const pShare = paramShare(c);
+      let t;
+      if (measured) {
+        const m = measured.at(samples);
+        // A trial times the layer trained; frozen, its backward is none or the input gradient alone (about half).
+        const kept = w.backward === 'none' ? 0 : w.backward === 'input-gradient' ? 0.5 : 1;
+        t = { forwardMs: m.forwardMs * share * A, backwardMs: m.backwardMs * share * A * kept };
+      } else {
+        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout, autocast: setup.ampStyle === 'autocast' });
+        t = { forwardMs: one.forwardMs * A, backwardMs: one.backwardMs * A };
+      }
+      let mpF = 0;
+      let mpB = 0;
+      if (c.k > 1) {
+        const ml = groupLink('model', c);
+        const outAR = A * allReduceMs(samples * safeBytes(w.activationBytes) * actScale, c.k, ml);
+        const inAR = hasProducer[li] ? A * allReduceMs(samples * inBytes, c.k, ml) : 0;
+        if (c.split === 'out') mpB = inAR;
+        else if (c.split === 'in') mpF = outAR;
+        else if (c.split === 'heads') {
+          mpF = outAR;
+          mpB = inAR;
+        }
+      }
+      const paramsHere = safeBytes(w.params) * pShare;
+      const arBytes = paramsHere * bytes.gradient;
+      const sg = c.d > 1 ? shardGroup(c) : undefined;
+      const zero = sg ? setup.zeroStage : 0;
+      // ZeRO-2/3 keep only their gradient shard, so every micro-step reduces; DP and ZeRO-1 accumulate locally and sync once.
+      const syncs = zero >= 2 ? A : 1;
+      let arMs = 0;
+      let gatherBytes = 0;
+      let gatherMs = 0;
+      // Frozen parameters hold weights only; ZeRO-3 shards and gathers them with the rest.
+      const frozenHere = safeBytes(w.frozenParams ?? 0) * pShare;
+      if (sg && zero === 3) {
+        gatherBytes = (paramsHere + frozenHere) * bytes.weight;
+        gatherMs = A * allGatherMs(gatherBytes, sg.shards, sg.shardLink);
+        arMs = syncs * (reduceScatterMs(arBytes, sg.shards, sg.shardLink) + allReduceMs(arBytes / sg.shards, sg.replicas, sg.replicaLink));
+      } else if (sg) {
+        arMs = syncs * allReduceMs(arBytes, c.d, groupLink('data', c));
+      }
+      const optShards = sg && zero >= 1 ? sg.shards : 1;
+      // Offload: gradients down and updated 16-bit weights up over PCIe; the CPU Adam itself overlaps (ZeRO-Offload's DPU) and is not costed.
+      const upd = setup.cpuOffload
+        ? hostCopyMs((paramsHere / optShards) * (bytes.gradient + bytes.weight), hostGBs)
+        : updateMs(paramsHere / optShards, stateCopies, gpu, 4);
+      const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
+      const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1, autocastCastsWeights(layer.op) ? paramsHere : 0);
+      // Float activations follow the precision; int64 indices and bool masks keep their size.
+      const keptBytes = savedBytesAtPrecision(kept.savedBytesPerSample, kept.fixedBytesPerSample, actScale);
+      const activations = keptBytes * samples * actShare * copies;
+      const savedBytes = savedBytesAtPrecision(savedWithoutRecompute.saved, savedWithoutRecompute.fixed, actScale);
+      const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * samples * actShare : 0;
+      const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
+      const frozenWeights = frozenWeightBytes(frozenHere, setup, sg ? sg.shards : 1);
+      const memory = { weights: states.weights + buffers + frozenWeights, gradients: states.gradients, optimizer: states.optimizer, activations };
+      const memoryBytes = memory.weights + memory.gradients + memory.optimizer + memory.activations;
+      const recomputeMs = kept.recomputeFraction * (t.forwardMs + mpF);
+      return {
+        config: c,
+        inLayout: layoutOf(inputLayout(c)),
+        outLayout: layoutOf(outputLayout(c)),
+        forwardMs: t.forwardMs,
+        backwardMs: t.backwardMs,
+        mpForwardMs: mpF,
+        mpBackwardMs: mpB,
+        allreduceBytes: c.d > 1 ? arBytes : 0,
+        allreduceMs: arMs,
+        updateMs: upd,
+        gatherBytes,
+        gatherMs,
+        recomputeMs,
+        recomputedBytes,
+        memory,
+        memoryBytes,
+        timeMs: t.forwardMs + t.backwardMs + mpF + mpB + arMs + upd + 2 * gatherMs + recomputeMs,
+      };
+    });
+  }
+
+  const { pairFraction, pairSources, pairLink, edgeCost, edgeCostParts, edgeLayoutCost, inLayouts, outLayouts } = buildEdgeCosts(layouts, link, groupLink, edges, options);
+
+  return {
+    devices,
+    n,
+    batch,
+    layers,
+    options,
+    sources,
+    edges,
+    inEdges,
+    outEdges,
+    hasProducer,
+    layouts,
+    pairFraction,
+    pairSources,
+    link,
+    pairLink,
+    edgeCost,
+    edgeCostParts,
+    edgeLayoutCost,
+    inLayouts,
+    outLayouts,
+    dataGroupLink: (c) => groupLink('data', c),
+    modelGroupLink: (c) => groupLink('model', c),
+    setup,
+    shardGroup,
+    recompute,
+  };
+}

@@ -1,0 +1,18 @@
+/**
+ * The plan's line on frozen parameters (core/frozenParameters.ts): a
+ * fine-tuning plan looks cheap next to full training, and the reader must see
+ * why: how many parameters the code freezes, and what the plan left out for
+ * them.
+ */
+import type { AnalyzedModel } from '../core/ir';
+
+const millions = (n: number): string => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} B` : `${(n / 1e6).toFixed(2)} M`);
+
+export function frozenParametersLine(model: AnalyzedModel): string | undefined {
+  const frozen = model.totals.frozenParams ?? 0;
+  if (frozen <= 0) return undefined;
+  const all = frozen + model.totals.params;
+  const withoutBackward = model.layers.filter((l) => l.workload.backward === 'none').length;
+  const skipped = withoutBackward > 0 ? `; ${withoutBackward} layers before the first trained one run no backward and keep no activations` : '';
+  return `frozen parameters: ${millions(frozen)} of ${millions(all)} do not train (requires_grad=False in the code): planned with their weights only, no gradients, optimizer state or weight-gradient compute${skipped}`;
+}
