@@ -51,6 +51,11 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     vocab_size: 32128, d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_decoder_layers: null, num_heads: 8,
     relative_attention_num_buckets: 32, feed_forward_proj: 'relu', tie_word_embeddings: true, dropout_rate: 0.1,
   },
+  // MT5Config's keyword defaults (mt5-small); MT5 is T5 v1.1's architecture over a multilingual vocabulary.
+  mt5: {
+    vocab_size: 250112, d_model: 512, d_kv: 64, d_ff: 1024, num_layers: 8, num_decoder_layers: null, num_heads: 6,
+    relative_attention_num_buckets: 32, feed_forward_proj: 'gated-gelu', tie_word_embeddings: false, dropout_rate: 0.1,
+  },
   vit: { hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', image_size: 224, patch_size: 16, num_channels: 3, qkv_bias: true,
     hidden_dropout_prob: 0.0, attention_probs_dropout_prob: 0.0,
   },
@@ -59,7 +64,7 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
 /** Class-name prefixes as transformers spells them → model_type. */
 const PREFIXES: Array<[string, string]> = [
   ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'],
-  ['Gemma', 'gemma'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['T5', 't5'], ['ViT', 'vit'],
+  ['Gemma', 'gemma'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
 ];
 
 const HEAD_SUFFIXES: Array<[string, HfHead]> = [

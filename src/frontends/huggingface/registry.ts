@@ -25,6 +25,7 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'pre-training', 'sequence-classification'] },
   roberta: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
   t5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
+  mt5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
   vit: { build: buildVit, heads: ['base', 'image-classification'] },
 };
 

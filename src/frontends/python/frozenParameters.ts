@@ -14,7 +14,8 @@
  * A freeze the evaluator cannot attribute (a loop over `named_parameters()`
  * with a condition on the name, a module it cannot compute) stays a warning at
  * its line, repeated by every plan: those parameters are planned as trained.
- * PEFT's adapters themselves are not modelled, and its warning says so.
+ * PEFT (peftCalls.ts) freezes its base model here too; adapters it could not
+ * read (another method than LoRA, adapters loaded from disk) get a warning.
  */
 import type { Diagnostic } from '../../core/ir';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
@@ -23,20 +24,18 @@ import type { Interp } from './interpreter';
 import { descendants } from './torchModuleValues';
 import { truthy, type CallSite, type Scope, type Value } from './values';
 
-/** PEFT's entry points: each wraps a base model whose own parameters are frozen. */
-const PEFT_CALLS = /(^|\.)(get_peft_model|prepare_model_for_kbit_training|PeftModel\.from_pretrained)$/;
-
 /** Freeze sites the evaluator attributed to modules, per file read. */
 const attributed = new WeakMap<Interp, Set<PyNode>>();
 
-function markAttributed(interp: Interp, node: PyNode): void {
+/** A freeze site the evaluator modelled (peftCalls.ts marks PEFT calls whose adapters it read). */
+export function markFreezeModelled(interp: Interp, node: PyNode): void {
   let sites = attributed.get(interp);
   if (!sites) attributed.set(interp, (sites = new Set()));
   sites.add(node);
 }
 
 /** Sets (or clears) `frozen` on a module and every module under it; false when `v` is not a module. */
-function setFrozen(v: Value, frozen: boolean): boolean {
+export function setFrozen(v: Value, frozen: boolean): boolean {
   if (v.k !== 'mod' && v.k !== 'inst') return false;
   for (const m of descendants(v)) if (m.k === 'mod' || m.k === 'inst') m.frozen = frozen;
   return true;
@@ -47,12 +46,7 @@ export function requiresGradCall(interp: Interp, module: Value, args: Value[], k
   const flag = args[0] ?? kwargs.get('requires_grad');
   const requires = flag === undefined ? true : truthy(flag);
   if (requires === undefined) return;
-  if (setFrozen(module, !requires) && !requires) markAttributed(interp, site.node);
-}
-
-/** PEFT's wrappers freeze the whole base model they are given. */
-export function peftFreezes(interp: Interp, path: string, model: Value, site: CallSite): void {
-  if (PEFT_CALLS.test(path) && setFrozen(model, true)) markAttributed(interp, site.node);
+  if (setFrozen(module, !requires) && !requires) markFreezeModelled(interp, site.node);
 }
 
 /**
@@ -76,7 +70,7 @@ export function freezeLoop(interp: Interp, node: PyNode, scope: Scope): boolean 
   if (statements.length !== 1 || !freezesName(statements[0], interp.text(param), (n) => interp.text(n))) return false;
   const object = field(fn, 'object');
   if (!object || !setFrozen(evalExpr(interp, object, scope), true)) return false;
-  markAttributed(interp, statements[0].type === 'expression_statement' ? (namedChildren(statements[0])[0] ?? statements[0]) : statements[0]);
+  markFreezeModelled(interp, statements[0].type === 'expression_statement' ? (namedChildren(statements[0])[0] ?? statements[0]) : statements[0]);
   return true;
 }
 
@@ -107,17 +101,21 @@ function firstUnattributedFreeze(node: PyNode, text: (n: PyNode) => string, done
   return undefined;
 }
 
-function firstPeftCall(node: PyNode, text: (n: PyNode) => string): PyNode | undefined {
-  if (node.type === 'call') {
+/** The first PEFT wrapper call whose adapters were not read (by the name it is called by: `get_peft_model`, `peft.…`). */
+function firstPeftCall(node: PyNode, text: (n: PyNode) => string, done: Set<PyNode>): PyNode | undefined {
+  if (node.type === 'call' && !done.has(node)) {
     const fn = field(node, 'function');
-    if (fn && PEFT_CALLS.test(text(fn))) return node;
+    if (fn && PEFT_NAMES.test(text(fn))) return node;
   }
   for (const child of namedChildren(node)) {
-    const found = firstPeftCall(child, text);
+    const found = firstPeftCall(child, text, done);
     if (found) return found;
   }
   return undefined;
 }
+
+/** PEFT's entry points as a script names them. */
+const PEFT_NAMES = /(^|\.)(get_peft_model|PeftModel\.from_pretrained)$/;
 
 const atNode = (node: PyNode, message: string, code: string): Diagnostic => {
   const r = rangeOf(node);
@@ -131,14 +129,15 @@ const atNode = (node: PyNode, message: string, code: string): Diagnostic => {
 export function unmodelledFreezes(interp: Interp, root: PyNode): Diagnostic[] {
   const text = (n: PyNode): string => interp.text(n);
   const out: Diagnostic[] = [];
-  const unread = firstUnattributedFreeze(root, text, attributed.get(interp) ?? new Set());
+  const done = attributed.get(interp) ?? new Set<PyNode>();
+  const unread = firstUnattributedFreeze(root, text, done);
   if (unread) {
     out.push(atNode(unread.node, `This code freezes parameters (${unread.how}) that WAP cannot attribute to a module; it plans them as trained, with their gradients, optimizer state and weight-gradient compute, so memory and backward time are over-stated for them`, 'frozen-parameters'));
   }
-  const peft = firstPeftCall(root, text);
+  const peft = firstPeftCall(root, text, done);
   if (peft) {
     const fn = text(field(peft, 'function') ?? peft).split('.').pop();
-    out.push(atNode(peft, `PEFT (\`${fn}\`) freezes the base model, which WAP plans frozen; the adapters it trains (LoRA's low-rank weights and their compute) are not modelled`, 'peft-adapters'));
+    out.push(atNode(peft, `PEFT (\`${fn}\`) freezes the base model, which WAP plans frozen; the adapters it trains are not modelled (WAP reads LoRA from a LoraConfig written in the code)`, 'peft-adapters'));
   }
   return out;
 }

@@ -1,24 +1,26 @@
 /**
  * The statement half of the partial evaluator: scopes, control flow, function
- * and class definitions, calls. It never runs user code for real: library
- * calls go to stand-ins (library.ts), and anything it cannot know is Unknown.
+ * and class definitions (built in definitions.ts), calls. It never runs user
+ * code for real: library calls go to stand-ins (library.ts), and anything it
+ * cannot know is Unknown.
  * Step and depth budgets guarantee termination on any input.
  */
 import type { AnalyzeOptions, Diagnostic, SourceRange } from '../../core/ir';
 import { field, fields, foreignFiles, namedChildren, rangeOf, type PyNode } from './ast';
-import { iterate, methodOwner } from './access';
+import { iterate } from './access';
 import { callValue } from './calls';
 import { assignTarget, deleteTarget } from './assignment';
 import { evalExpr } from './expressions';
 import { binaryOp } from './operators';
 import { importStatement } from './imports';
 import { decideBranch, reportRaise } from './branches';
+import { defineClass, defineFunction, execDecorated, makeFunction } from './definitions';
 import { freezeLoop } from './frozenParameters';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
 import { BreakSignal, ContinueSignal, LimitSignal, RaiseSignal, ReturnSignal, isSignal } from './signals';
-import { NONE, UNKNOWN, truthy, type CallSite, type ClassV, type FuncV, type Scope, type Value } from './values';
+import { NONE, UNKNOWN, truthy, type CallSite, type FuncV, type Scope, type Value } from './values';
 
 const MAX_WHILE_ITERATIONS = 10_000;
 
@@ -143,11 +145,11 @@ export class Interp {
       case 'while_statement':
         return this.execWhile(node, scope);
       case 'function_definition':
-        return this.defineFunction(node, scope, []);
+        return defineFunction(this, node, scope, []);
       case 'class_definition':
-        return this.defineClass(node, scope, []);
+        return defineClass(this, node, scope, []);
       case 'decorated_definition':
-        return this.execDecorated(node, scope);
+        return execDecorated(this, node, scope);
       case 'return_statement': {
         const arg = namedChildren(node)[0];
         throw new ReturnSignal(arg ? evalExpr(this, arg, scope) : NONE);
@@ -280,66 +282,13 @@ export class Interp {
     }
   }
 
-  private execDecorated(node: PyNode, scope: Scope): void {
-    const decorators = node.children.filter((c) => c.type === 'decorator').map((d) => this.text(d).replace(/^@\s*/, '').replace(/\(.*$/s, ''));
-    const def = field(node, 'definition');
-    if (def?.type === 'function_definition') this.defineFunction(def, scope, decorators);
-    else if (def?.type === 'class_definition') this.defineClass(def, scope, decorators);
-  }
-
-  defineFunction(node: PyNode, scope: Scope, decorators: string[]): void {
-    const nameNode = field(node, 'name');
-    if (!nameNode) return;
-    const fn = this.makeFunction(node, this.text(nameNode), scope);
-    if (decorators.some((d) => d === 'staticmethod')) fn.kind = 'static';
-    else if (decorators.some((d) => d === 'classmethod')) fn.kind = 'class';
-    else if (decorators.some((d) => d === 'property' || d.endsWith('cached_property'))) fn.kind = 'property';
-    scope.vars.set(fn.name, fn);
-  }
-
+  /** Builds a function value (lambdas too, from expressions.ts); the work lives in definitions.ts. */
   makeFunction(node: PyNode, name: string, scope: Scope): FuncV {
-    const defaults = new Map<string, Value>();
-    for (const p of this.params(node)) if (p.defaultNode) defaults.set(p.name, evalExpr(this, p.defaultNode, scope));
-    return { k: 'func', name, node, closure: scope, defaults, kind: 'method' };
+    return makeFunction(this, node, name, scope);
   }
 
   params(fnNode: PyNode): readonly ParamSpec[] {
     return parametersOf(fnNode, this.sourceFor(fnNode));
-  }
-
-  private defineClass(node: PyNode, scope: Scope, decorators: string[]): void {
-    const nameNode = field(node, 'name');
-    if (!nameNode) return;
-    const bases: Value[] = [];
-    const superclasses = field(node, 'superclasses');
-    for (const b of superclasses ? namedChildren(superclasses) : []) if (b.type !== 'keyword_argument') bases.push(evalExpr(this, b, scope));
-    const cls: ClassV = { k: 'class', name: this.text(nameNode), bases, attrs: new Map(), node, dataclass: decorators.some((d) => /(^|\.)dataclass$/.test(d)), fields: [] };
-    const classScope: Scope = { vars: cls.attrs, parent: scope };
-    // As Python does: a class knows the module it was defined in (`obj.__module__`).
-    const moduleName = this.lookup('__name__', scope);
-    if (moduleName?.k === 'str') cls.attrs.set('__module__', moduleName);
-    const body = field(node, 'body');
-    if (body) {
-      for (const stmt of body.children) {
-        if (cls.dataclass && stmt.type === 'expression_statement') {
-          const a = stmt.children[0];
-          if (a?.type === 'assignment' && field(a, 'type') && field(a, 'left')?.type === 'identifier') {
-            const right = field(a, 'right');
-            cls.fields.push({ name: this.text(field(a, 'left')!), default: right ? dataclassDefault(this, right, classScope) : undefined });
-            continue;
-          }
-        }
-        this.execBlock([stmt], classScope);
-      }
-    }
-    // Methods see the module scope, not the class body (as in Python); remember their class for super().
-    for (const v of cls.attrs.values()) {
-      if (v.k === 'func' && v.closure === classScope) {
-        v.closure = scope;
-        methodOwner.set(v, cls);
-      }
-    }
-    scope.vars.set(cls.name, cls);
   }
 
   // ---- calls ----
@@ -385,21 +334,3 @@ class LazySite implements CallSite {
     return (this.cached ??= rangeOf(this.node));
   }
 }
-
-function dataclassDefault(interp: Interp, right: PyNode, scope: Scope): Value {
-  // `field(default_factory=Foo)` / `field(default=3)`.
-  if (right.type === 'call' && /(^|\.)field$/.test(interp.text(field(right, 'function')!))) {
-    const args = field(right, 'arguments');
-    for (const kw of args ? namedChildren(args) : []) {
-      if (kw.type !== 'keyword_argument') continue;
-      const name = interp.text(field(kw, 'name')!);
-      const value = field(kw, 'value');
-      if (!value) continue;
-      if (name === 'default') return evalExpr(interp, value, scope);
-      if (name === 'default_factory') return interp.callValue(evalExpr(interp, value, scope), [], new Map(), interp.site(value));
-    }
-    return UNKNOWN;
-  }
-  return evalExpr(interp, right, scope);
-}
-

@@ -12,6 +12,7 @@ import { constructTorchLayer } from './torchModuleValues';
 import { callTransformers } from './transformersRuntime';
 import { checkpointCall, trainingWrapper } from './trainingWrappers';
 import { callEinops } from './einops';
+import { peftConfig } from './peftCalls';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
@@ -54,6 +55,10 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
   }
   if (path.startsWith('torch.')) return callTorch(interp, path, last, args, kwargs, site);
   if (path.startsWith('transformers.')) return callTransformers(interp, path, args, kwargs, site);
+  if (path.startsWith('peft.')) {
+    const config = peftConfig(path, kwargs);
+    if (config) return config;
+  }
   if (path.startsWith('einops.')) return callEinops(interp, path, args, kwargs, site) ?? UNKNOWN;
   if (path.startsWith('keras.')) {
     if (path === 'keras.Input') return kerasInput(interp, args, kwargs, site);

@@ -14,7 +14,7 @@
  * the 355 M GPT the script builds), a silent wrong model.
  */
 import type { Interp } from './interpreter';
-import { peftFreezes } from './frozenParameters';
+import { PEFT_CALLS, peftWraps } from './peftCalls';
 import { UNKNOWN, iterItems, type CallSite, type Value } from './values';
 
 /** Calls whose first argument (or `module=`/`model=`) is the model they return. */
@@ -23,8 +23,8 @@ const RETURNS_MODEL = [
   /^torch\.nn\.(parallel\.)?((distributed|data_parallel)\.)?(DistributedDataParallel|DataParallel)$/,
   /^torch\.distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel$/,
   /^torch\.distributed\.(_composable\.)?(fsdp\.)?fully_shard$/,
-  // PEFT wraps the base model, frozen, with small adapters that are not modelled (frozenParameters.ts).
-  /^peft\.((mapping|peft_model)\.)?(get_peft_model|prepare_model_for_kbit_training|PeftModel\.from_pretrained)$/,
+  // PEFT wraps the base model, frozen, with small adapters (peftCalls.ts).
+  PEFT_CALLS,
 ];
 
 /** Library objects whose methods hand back what they were given: `Accelerator()`, `Fabric()`. */
@@ -39,7 +39,7 @@ const modelArg = (args: Value[], kwargs: Map<string, Value>): Value => args[0] ?
 export function trainingWrapper(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
   if (RETURNS_MODEL.some((r) => r.test(path))) {
     const model = modelArg(args, kwargs);
-    peftFreezes(interp, path, model, site);
+    peftWraps(interp, path, model, args, kwargs, site);
     return model;
   }
   if (PREPARERS.test(path)) return { k: 'lib', path: path + INSTANCE };

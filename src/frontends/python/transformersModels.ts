@@ -10,5 +10,5 @@ import type { HfV } from './values';
 export function hfSpec(model: HfV, name: string, diagnostics: Diagnostic[]): ModelSpec {
   const spec = buildHfModel({ config: model.config, head: model.head ?? 'base', encoderOnly: model.encoderOnly, name, className: model.className, range: model.range, source: model.source });
   // Module-level diagnostics (a config field WAP could not compute, …) belong to the instance models, as for torch.
-  return { ...spec, diagnostics: [...diagnostics, ...spec.diagnostics] };
+  return { ...spec, diagnostics: [...diagnostics, ...spec.diagnostics, ...(model.loadNotes ?? [])] };
 }

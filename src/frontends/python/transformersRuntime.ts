@@ -7,7 +7,7 @@
  *   AutoModelFor*.from_pretrained(ref), `cfg.num_hidden_layers = 4`, `model.config`.
  * The model graph itself is built by ../huggingface from the config.
  */
-import type { AttrValue, SourceRange } from '../../core/ir';
+import type { AttrValue, Diagnostic, SourceRange } from '../../core/ir';
 import { autoClassHead, configClassType, modelClassType, uncataloguedModelClass, type HfConfig, type HfHead } from '../huggingface/configs';
 import { findPretrainedConfig } from '../huggingface/sources';
 import type { PyNode } from './ast';
@@ -55,8 +55,26 @@ function pretrained(interp: Interp, args: Value[], kwargs: Map<string, Value>, s
   return { config: { ...found.config, ...overrides(kwargs, true) }, source: found.path };
 }
 
-function modelValue(interp: Interp, config: HfConfig, className: string, head: HfHead, encoderOnly: boolean, source: string, site: CallSite): Value {
-  return { k: 'hf', what: 'model', config: { ...config }, className, head, encoderOnly, source, range: site.range };
+function modelValue(interp: Interp, config: HfConfig, className: string, head: HfHead, encoderOnly: boolean, source: string, site: CallSite, loadNotes?: Diagnostic[]): Value {
+  return { k: 'hf', what: 'model', config: { ...config }, className, head, encoderOnly, source, range: site.range, ...(loadNotes?.length ? { loadNotes } : {}) };
+}
+
+/**
+ * from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True)) (QLoRA) or load_in_8bit=True loads
+ * the weights quantized, which WAP does not model: every plan of the model says so.
+ */
+function quantizedWeightsNote(kwargs: Map<string, Value>, site: CallSite): Diagnostic | undefined {
+  const given = (key: string): boolean => {
+    const v = kwargs.get(key);
+    return v !== undefined && v.k !== 'none' && !(v.k === 'bool' && !v.v);
+  };
+  const how = given('quantization_config') ? 'quantization_config' : given('load_in_4bit') ? 'load_in_4bit' : given('load_in_8bit') ? 'load_in_8bit' : undefined;
+  if (!how) return undefined;
+  const r = site.range;
+  return {
+    severity: 'warning', code: 'quantized-weights', carriesToPlan: true, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn,
+    message: `The model is loaded with quantized weights (${how}), which WAP does not model: it plans the weights at the training precision, so their memory is over-stated (a 4-bit base, as QLoRA loads it, holds about a quarter of 16-bit weights, an 8-bit one half) and the dequantisation before each matmul is not priced`,
+  };
 }
 
 /** `transformers.<Class>` or `transformers.<Class>.<method>` (any module path in between). */
@@ -113,7 +131,8 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
     }
     config = { ...config, model_type: concrete.modelType };
   }
-  return modelValue(interp, config, cls, head, concrete?.encoderOnly === true, source, site);
+  const quantized = method === 'from_pretrained' ? quantizedWeightsNote(kwargs, site) : undefined;
+  return modelValue(interp, config, cls, head, concrete?.encoderOnly === true, source, site, quantized ? [quantized] : undefined);
 }
 
 function attrToValue(v: AttrValue | undefined): Value {

@@ -208,6 +208,8 @@ export interface HfV {
   /** Where the config came from, in words or as a path. */
   source: string;
   range: SourceRange;
+  /** What the loading call says about the model that its config does not (quantized weights): carried by the model's spec. */
+  loadNotes?: import('../../core/ir').Diagnostic[];
 }
 
 export const NONE: Value = { k: 'none' };

@@ -1,0 +1,123 @@
+/**
+ * PEFT's LoRA as a rewrite of a model's IR (Hu et al., ICLR 2022, "LoRA:
+ * Low-Rank Adaptation of Large Language Models"; the module as huggingface/peft
+ * builds it in peft/tuners/lora/layer.py). `get_peft_model(model, config)`
+ * freezes every parameter of the base model and gives each targeted Linear a
+ * trainable side path:
+ *
+ *   y = base(x) + lora_B(lora_A(dropout(x))) · (lora_alpha / r)
+ *
+ * with lora_A: in → r and lora_B: r → out, both without bias, dropout an
+ * Identity when lora_dropout is 0. Targets follow peft's
+ * check_target_module_exists: a string is a regular expression the module's
+ * full name must match; a list matches a name equal to an entry or ending in
+ * `.` + entry. Without target_modules, peft picks per model type
+ * (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING): the attention query
+ * and value projections.
+ *
+ * Pure IR → IR, so a model read from PyTorch code and one built from a
+ * Hugging Face config get the same adapters.
+ */
+import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
+
+export interface LoraSettings {
+  r: number;
+  /**
+   * Module names (matched by suffix), one regular expression over the full name, or 'all-linear': every Linear but
+   * the output layer (peft leaves the LM head out).
+   */
+  targets: string[] | { pattern: string } | 'all-linear';
+  dropout: number;
+  alpha: number;
+  /** The get_peft_model call, for diagnostics. */
+  range: SourceRange;
+}
+
+/** peft's default target modules per Hugging Face model_type (peft/utils/constants.py), for the types WAP builds. */
+export const DEFAULT_LORA_TARGETS: Readonly<Record<string, readonly string[]>> = {
+  t5: ['q', 'v'],
+  mt5: ['q', 'v'],
+  bert: ['query', 'value'],
+  roberta: ['query', 'value'],
+  vit: ['query', 'value'],
+  gpt2: ['c_attn'],
+  gpt_neox: ['query_key_value'],
+  llama: ['q_proj', 'v_proj'],
+  mistral: ['q_proj', 'v_proj'],
+  mixtral: ['q_proj', 'v_proj'],
+  qwen2: ['q_proj', 'v_proj'],
+  gemma: ['q_proj', 'v_proj'],
+};
+
+function matchesTarget(layer: LayerSpec, targets: LoraSettings['targets'], outputs: ReadonlySet<string>): boolean {
+  const name = layer.name;
+  if (targets === 'all-linear') return layer.op === 'linear' && !outputs.has(layer.id) && !/(^|\.)lm_head$/.test(name);
+  if (!Array.isArray(targets)) {
+    try {
+      return new RegExp(`^(?:${targets.pattern})$`).test(name);
+    } catch {
+      return false;
+    }
+  }
+  return targets.some((t) => name === t || name.endsWith(`.${t}`));
+}
+
+const diagnosticAt = (severity: Diagnostic['severity'], code: string, message: string, r: SourceRange): Diagnostic => ({ severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn });
+
+/**
+ * The model with its base frozen and a LoRA path beside each targeted Linear. A target on another layer type
+ * (peft also adapts Conv2d and Embedding) or a Linear of unknown size is said, not silently skipped.
+ */
+export function withLoraAdapters(spec: ModelSpec, lora: LoraSettings): ModelSpec {
+  const layers: LayerSpec[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const renamed = new Map<string, string>();
+  const ids = new Set(spec.layers.map((l) => l.id));
+  const fresh = (base: string): string => {
+    let id = base;
+    for (let n = 2; ids.has(id); n++) id = `${base}#${n}`;
+    ids.add(id);
+    return id;
+  };
+  const unadapted = new Set<string>();
+  let adapted = 0;
+  const outputs = new Set(spec.outputs);
+  for (const original of spec.layers) {
+    const layer: LayerSpec = { ...original, frozen: true, inputs: original.inputs.map((i) => renamed.get(i) ?? i) };
+    layers.push(layer);
+    if (!matchesTarget(layer, lora.targets, outputs)) continue;
+    const inF = layer.attrs.inFeatures;
+    const outF = layer.attrs.outFeatures;
+    if (layer.op !== 'linear' || typeof inF !== 'number' || typeof outF !== 'number') {
+      unadapted.add(`${layer.name} (${layer.type})`);
+      continue;
+    }
+    adapted++;
+    // A module called twice (`name#2`) shares its adapters with the first call, as it shares its weights.
+    const owner = layer.weightKey ?? layer.name;
+    const side = (suffix: string, part: Omit<LayerSpec, 'id' | 'name' | 'range'>): string => {
+      const id = fresh(`${layer.id}.${suffix}`);
+      layers.push({ ...part, id, name: `${layer.name}.${suffix}`, range: layer.range, ...(layer.callRange ? { callRange: layer.callRange } : {}) });
+      return id;
+    };
+    const x = layer.inputs[0];
+    const dropped = lora.dropout > 0 ? side('lora_dropout', { type: 'Dropout', op: 'dropout', attrs: { rate: lora.dropout }, inputs: [x] }) : x;
+    const a = side('lora_A', { type: 'Linear', op: 'linear', attrs: { inFeatures: inF, outFeatures: lora.r, bias: false }, inputs: [dropped], weightKey: `${owner}.lora_A` });
+    const b = side('lora_B', { type: 'Linear', op: 'linear', attrs: { inFeatures: lora.r, outFeatures: outF, bias: false }, inputs: [a], weightKey: `${owner}.lora_B` });
+    const scaled = side('lora_scaling', { type: 'mul', op: 'mul', attrs: { scalar: lora.alpha / lora.r }, inputs: [b] });
+    renamed.set(layer.id, side('lora_add', { type: 'add', op: 'add', attrs: {}, inputs: [layer.id, scaled] }));
+  }
+  if (adapted === 0) {
+    diagnostics.push(diagnosticAt('warning', 'lora-no-target', `LoRA's target modules (${describe(lora.targets)}) match no Linear of ${spec.name}: the plan trains nothing but the base model's frozen forward`, lora.range));
+  }
+  if (unadapted.size > 0) {
+    const list = [...unadapted];
+    diagnostics.push(diagnosticAt('warning', 'lora-unmodelled-target', `LoRA targets ${list.slice(0, 3).join(', ')}${list.length > 3 ? ` and ${list.length - 3} more` : ''}: WAP models LoRA on Linear layers of known size only, so these carry no adapter in the plan`, lora.range));
+  }
+  diagnostics.push(diagnosticAt('info', 'lora', `LoRA (r=${lora.r}, alpha ${lora.alpha}, dropout ${lora.dropout}) on ${adapted} Linear layers (${describe(lora.targets)}); the base model is frozen`, lora.range));
+  return { ...spec, layers, outputs: spec.outputs.map((o) => renamed.get(o) ?? o), diagnostics: [...spec.diagnostics, ...diagnostics] };
+}
+
+function describe(targets: LoraSettings['targets']): string {
+  return targets === 'all-linear' ? 'all-linear' : Array.isArray(targets) ? targets.join(', ') : `/${targets.pattern}/`;
+}

@@ -1,0 +1,133 @@
+/**
+ * PEFT's LoRA read from fine-tuning code (frontends/python/peftCalls.ts) and
+ * applied to the model's IR (frontends/peft/lora.ts), against what peft
+ * itself prints with print_trainable_parameters():
+ * - huggingface/peft's README quickstart, LoRA r=8 on bigscience/mt0-large:
+ *   "trainable params: 2359296 || all params: 1231940608";
+ * - Llama-2-7b with peft's default targets (q_proj, v_proj) at r=8: 32 layers ×
+ *   2 projections × 8 × (4096 + 4096) = 4,194,304 trainable of 6,742,609,920;
+ *   with target_modules="all-linear" (all seven projections, not the LM head):
+ *   19,988,480.
+ * The configs are the checkpoints' config.json files under
+ * test/fixtures/huggingface.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { analyzeModel } from '../../src/core/analyze';
+import type { AnalyzedModel } from '../../src/core/ir';
+import { analyzeSource, initFrontends, parseSource } from '../../src/frontends/index';
+import { planModel, resolveCluster } from '../../src/planner/index';
+
+const fixtures = join(__dirname, '..', 'fixtures', 'huggingface');
+
+before(() => initFrontends());
+
+function read(file: string, source = readFileSync(file, 'utf8')): { model: AnalyzedModel; codes: string[] } {
+  const result = parseSource(file, source, {});
+  const spec = result?.models.find((m) => m.name === 'model');
+  assert.ok(spec, `a model is read from ${file}`);
+  const model = analyzeModel(spec, {});
+  return { model, codes: [...(result?.diagnostics ?? []), ...model.diagnostics].map((d) => d.code ?? '') };
+}
+
+test("peft's README quickstart: LoRA on mt0-large trains peft's 2,359,296 parameters of 1,231,940,608", () => {
+  const { model, codes } = read(join(fixtures, 'lora_mt0.py'));
+  assert.equal(model.totals.params, 2_359_296);
+  assert.equal(model.totals.params + (model.totals.frozenParams ?? 0), 1_231_940_608);
+  assert.ok(codes.includes('lora') && !codes.includes('peft-adapters') && !codes.includes('frozen-parameters'), codes.join(' '));
+  // lora_dropout=0.1: a dropout on each adapter's input; the base projections compute no weight gradient.
+  const q = model.layers.find((l) => l.name === 'encoder.block.0.layer.0.SelfAttention.q')!;
+  assert.equal(q.workload.params, 0);
+  assert.equal(q.workload.frozenParams, 1024 * 1024);
+  assert.ok(model.layers.some((l) => l.name === 'encoder.block.0.layer.0.SelfAttention.q.lora_dropout' && l.op === 'dropout'));
+  const loraA = model.layers.find((l) => l.name === 'encoder.block.0.layer.0.SelfAttention.q.lora_A')!;
+  assert.deepEqual([loraA.workload.params, loraA.outputShape?.at(-1)], [8 * 1024, 8]);
+});
+
+const llama = (config: string): string => `import torch
+from transformers import AutoModelForCausalLM
+from peft import LoraConfig, get_peft_model
+
+model = AutoModelForCausalLM.from_pretrained("./llama-2-7b", torch_dtype=torch.bfloat16)
+model = get_peft_model(model, LoraConfig(${config}))
+`;
+
+test("Llama-2-7b: peft's default targets and all-linear train the parameters peft counts; the LM head stays frozen", () => {
+  const file = join(fixtures, 'lora_llama.py');
+  const qv = read(file, llama('r=8, lora_alpha=16, lora_dropout=0.05, task_type="CAUSAL_LM"')).model;
+  assert.deepEqual([qv.totals.params, qv.totals.frozenParams], [4_194_304, 6_738_415_616]);
+  const all = read(file, llama('r=8, target_modules="all-linear", task_type="CAUSAL_LM"')).model;
+  assert.equal(all.totals.params, 19_988_480);
+  assert.ok(!all.layers.some((l) => l.name === 'lm_head.lora_A'));
+  const regex = read(file, llama('r=16, target_modules=r".*\\.self_attn\\.(q|k)_proj"')).model;
+  assert.equal(regex.totals.params, 32 * 2 * 16 * (4096 + 4096));
+});
+
+test('a LoRA fine-tune of Llama-2-7b plans with 16-bit frozen weights and optimizer state for the adapters alone', () => {
+  const { model } = read(join(fixtures, 'lora_llama.py'));
+  const outcome = planModel(model, resolveCluster('a100x8'), { batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16' });
+  assert.ok(outcome.feasible, outcome.feasible ? '' : outcome.reason);
+  const memory = outcome.plan.setup!.memoryPerGpu;
+  // 6.76 B parameters held once per data-parallel replica at 2 bytes, unless sharded; Adam state only for the 20 M adapter parameters.
+  assert.ok(memory.optimizer < 20e6 * 12 * 1.01, `optimizer ${memory.optimizer}`);
+  assert.ok(memory.weights <= 6.76e9 * 2 * 1.01, `weights ${memory.weights}`);
+  assert.ok(outcome.diagnostics.some((d) => d.message.startsWith('frozen parameters: 6.74 B of 6.76 B do not train')), outcome.diagnostics.map((d) => d.message).join('\n'));
+});
+
+const MODEL = `import torch
+from torch import nn
+from peft import LoraConfig, PromptTuningConfig, get_peft_model
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.LayerNorm(256))
+        self.head = nn.Linear(256, 10)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+model = Net()
+`;
+
+test('LoRA on a PyTorch module: adapters on the named Linears, a target that is not a Linear and a config that matches nothing are said', async () => {
+  const at = join(__dirname, 'lora_net.py');
+  const net = async (tail: string) => {
+    const r = await analyzeSource(at, MODEL + tail, { inputShape: [64] });
+    const m = r.models.find((x) => x.name === 'model')!;
+    return { m, byCode: (code: string) => m.diagnostics.filter((d) => d.code === code) };
+  };
+  const base = 64 * 256 + 256 + 256 * 256 + 256 + 2 * 256 + 256 * 10 + 10;
+  const two = await net('model = get_peft_model(model, LoraConfig(r=4, target_modules=["backbone.0", "head"]))\n');
+  assert.deepEqual([two.m.totals.params, two.m.totals.frozenParams], [4 * (64 + 256) + 4 * (256 + 10), base]);
+  const conv = await net('model = get_peft_model(model, LoraConfig(r=4, target_modules=["3", "2"]))\n');
+  assert.equal(conv.m.totals.params, 4 * (256 + 256));
+  assert.match(conv.byCode('lora-unmodelled-target')[0]?.message ?? '', /backbone\.3 \(LayerNorm\): WAP models LoRA on Linear layers of known size only/);
+  const none = await net('model = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj"]))\n');
+  assert.deepEqual([none.m.totals.params, none.byCode('lora-no-target').length], [0, 1]);
+  // No target_modules on a plain nn.Module: peft has no default for it, so the adapters are not read and the plan says so.
+  const unread = await net('model = get_peft_model(model, LoraConfig(r=4))\n');
+  assert.deepEqual([unread.m.totals.params, unread.m.totals.frozenParams, unread.byCode('peft-adapters').length], [0, base, 1]);
+  const prompt = await net('model = get_peft_model(model, PromptTuningConfig(num_virtual_tokens=20))\n');
+  assert.match(prompt.byCode('peft-adapters')[0]?.message ?? '', /^PEFT \(`get_peft_model`\) freezes the base model, which WAP plans frozen; the adapters it trains are not modelled/);
+});
+
+test('QLoRA: a base loaded with quantization_config gets its adapters and a warning every plan repeats, since 4-bit weights are not modelled', () => {
+  const source = `import torch
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+
+bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.bfloat16)
+model = AutoModelForCausalLM.from_pretrained("./llama-2-7b", quantization_config=bnb)
+model = prepare_model_for_kbit_training(model)
+model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"], task_type="CAUSAL_LM"))
+`;
+  const { model, codes } = read(join(fixtures, 'qlora_llama.py'), source);
+  assert.equal(model.totals.params, 32 * 4 * 16 * (4096 + 4096));
+  assert.ok(codes.includes('quantized-weights') && !codes.includes('peft-adapters'), codes.join(' '));
+  const outcome = planModel(model, resolveCluster('a100x8'), { batch: 16, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16' });
+  assert.ok(outcome.diagnostics.some((d) => d.severity === 'warning' && /loaded with quantized weights \(quantization_config\), which WAP does not model/.test(d.message)));
+  // A plain load says nothing of the kind.
+  assert.ok(!read(join(fixtures, 'lora_llama.py')).codes.includes('quantized-weights'));
+});
