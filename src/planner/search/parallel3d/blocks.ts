@@ -52,7 +52,7 @@ function layerKeys(model: AnalyzedModel): number[] {
     // layerSignature's fields (op, attrs, input shapes) without its key sorting: attrs of one model come from one
     // frontend pass in one key order, and plain JSON is several times cheaper on thousands of layers.
     // A frozen layer (and one with no backward at all, upstream of anything trained) costs differently from its twin.
-    const training = `${l.frozen ? 'f' : ''}${l.workload.backwardFlops === 0 && l.workload.forwardFlops > 0 ? 'n' : ''}`;
+    const training = `${l.frozen ? 'f' : ''}${l.workload.backward ?? ''}`;
     const key = `${l.op}|${JSON.stringify(l.attrs ?? {})}|${(l.inputShapes ?? []).map((x) => x.join('x')).join(',')}|${training}`;
     let id = ids.get(key);
     if (id === undefined) ids.set(key, (id = ids.size));
