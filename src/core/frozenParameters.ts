@@ -27,28 +27,27 @@ import type { AnalyzedLayer, OpKind, Shape } from './ir';
 /** Ops whose backward is an input-gradient GEMM plus a weight-gradient GEMM of the same size. */
 const GEMM_BACKWARD: ReadonlySet<OpKind> = new Set(['linear', 'conv', 'separable_conv']);
 
+/**
+ * The share of a trained backward a frozen layer still runs (input gradient only): half for a GEMM-shaped op, whose
+ * two gradients are GEMMs of equal FLOPs; all of it otherwise (a norm's weight gradient is a small reduction).
+ */
+export function inputGradientShare(op: OpKind): number {
+  return GEMM_BACKWARD.has(op) ? 0.5 : 1;
+}
+
 /** Of those, the ops whose input is saved only for the weight gradient (torch 1.13's addmm/matmul). */
 const INPUT_SAVED_FOR_WEIGHT_GRADIENT: ReadonlySet<OpKind> = new Set(['linear']);
 
-export interface FrozenAccount {
-  /** Parameters frozen over the model. */
-  frozenParams: number;
-  /** Layers whose backward the freeze removed entirely (nothing upstream trains). */
-  layersWithoutBackward: number;
-}
-
 /**
  * Applies frozen parameters to the layers' workloads in place; `savedBy` (which graph tensors each layer saves)
- * is cleared where a layer no longer saves. Returns undefined when no layer is frozen: the workloads are untouched.
+ * is cleared where a layer no longer saves. Without a frozen layer the workloads are untouched.
  */
-export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<Array<{ id: string; shape: Shape }>>): FrozenAccount | undefined {
-  if (!layers.some((l) => l.frozen)) return undefined;
+export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<Array<{ id: string; shape: Shape }>>): void {
+  if (!layers.some((l) => l.frozen)) return;
   const byId = new Map(layers.map((l) => [l.id, l]));
   const isFrozen = (l: AnalyzedLayer): boolean => l.frozen === true || (l.weightOwner !== undefined && byId.get(l.weightOwner)?.frozen === true);
   // Tensors whose gradient autograd computes: outputs of trainable layers and of anything downstream of one.
   const requiresGrad = new Set<string>();
-  let frozenParams = 0;
-  let layersWithoutBackward = 0;
   layers.forEach((layer, i) => {
     const w = layer.workload;
     const frozen = isFrozen(layer);
@@ -57,7 +56,6 @@ export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<
     // A layer analysis could not read keeps its inputs' state: unknown is not evidence of a frozen graph.
     const upstreamGrad = (layer.inputs ?? []).some((id) => requiresGrad.has(id));
     if (frozen && w.params > 0) {
-      frozenParams += w.params;
       w.frozenParams = w.params;
       w.params = 0;
       w.weightGradBytes = 0;
@@ -65,7 +63,6 @@ export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<
     if (trainsOwnWeights || upstreamGrad) requiresGrad.add(layer.id);
     if (layer.outputShape === undefined) return;
     if (!trainsOwnWeights && !upstreamGrad) {
-      if (w.backwardFlops > 0 || w.savedActivationBytes > 0) layersWithoutBackward++;
       w.backward = 'none';
       w.backwardFlops = 0;
       w.savedActivationBytes = 0;
@@ -73,15 +70,14 @@ export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<
       savedBy[i] = [];
       return;
     }
-    if (frozen) w.backward = 'input-gradient';
-    if (frozen && GEMM_BACKWARD.has(layer.op)) {
-      w.backwardFlops /= 2;
-      if (INPUT_SAVED_FOR_WEIGHT_GRADIENT.has(layer.op)) {
-        w.savedActivationBytes = 0;
-        delete w.savedFixedBytes;
-        savedBy[i] = [];
-      }
+    // A parameter-free layer inside a frozen module back-propagates as it would trained.
+    if (!frozen || !hasWeights) return;
+    w.backward = 'input-gradient';
+    w.backwardFlops *= inputGradientShare(layer.op);
+    if (INPUT_SAVED_FOR_WEIGHT_GRADIENT.has(layer.op)) {
+      w.savedActivationBytes = 0;
+      delete w.savedFixedBytes;
+      savedBy[i] = [];
     }
   });
-  return { frozenParams, layersWithoutBackward };
 }

@@ -49,17 +49,17 @@ export const DEFAULT_LORA_TARGETS: Readonly<Record<string, readonly string[]>> =
   gemma: ['q_proj', 'v_proj'],
 };
 
-function matchesTarget(layer: LayerSpec, targets: LoraSettings['targets'], outputs: ReadonlySet<string>): boolean {
-  const name = layer.name;
-  if (targets === 'all-linear') return layer.op === 'linear' && !outputs.has(layer.id) && !/(^|\.)lm_head$/.test(name);
-  if (!Array.isArray(targets)) {
-    try {
-      return new RegExp(`^(?:${targets.pattern})$`).test(name);
-    } catch {
-      return false;
-    }
+/** peft's target test for one model: a predicate over its layers. An invalid regular expression matches nothing. */
+function targetMatcher(targets: LoraSettings['targets'], outputs: ReadonlySet<string>): (layer: LayerSpec) => boolean {
+  if (targets === 'all-linear') return (l) => l.op === 'linear' && !outputs.has(l.id) && !/(^|\.)lm_head$/.test(l.name);
+  if (Array.isArray(targets)) return (l) => targets.some((t) => l.name === t || l.name.endsWith(`.${t}`));
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(`^(?:${targets.pattern})$`);
+  } catch {
+    return () => false;
   }
-  return targets.some((t) => name === t || name.endsWith(`.${t}`));
+  return (l) => pattern.test(l.name);
 }
 
 const diagnosticAt = (severity: Diagnostic['severity'], code: string, message: string, r: SourceRange): Diagnostic => ({ severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn });
@@ -81,11 +81,11 @@ export function withLoraAdapters(spec: ModelSpec, lora: LoraSettings): ModelSpec
   };
   const unadapted = new Set<string>();
   let adapted = 0;
-  const outputs = new Set(spec.outputs);
+  const isTarget = targetMatcher(lora.targets, new Set(spec.outputs));
   for (const original of spec.layers) {
     const layer: LayerSpec = { ...original, frozen: true, inputs: original.inputs.map((i) => renamed.get(i) ?? i) };
     layers.push(layer);
-    if (!matchesTarget(layer, lora.targets, outputs)) continue;
+    if (!isTarget(layer)) continue;
     const inF = layer.attrs.inFeatures;
     const outF = layer.attrs.outFeatures;
     if (layer.op !== 'linear' || typeof inF !== 'number' || typeof outF !== 'number') {

@@ -18,7 +18,7 @@
  * read (another method than LoRA, adapters loaded from disk) get a warning.
  */
 import type { Diagnostic } from '../../core/ir';
-import { field, namedChildren, rangeOf, type PyNode } from './ast';
+import { field, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
 import { evalExpr } from './expressions';
 import type { Interp } from './interpreter';
 import { descendants } from './torchModuleValues';
@@ -114,6 +114,9 @@ function firstPeftCall(node: PyNode, text: (n: PyNode) => string, done: Set<PyNo
   return undefined;
 }
 
+/** Words without which a file freezes nothing (the tree walks below look for their calls and assignments). */
+const FREEZE_WORDS = /requires_grad|get_peft_model|PeftModel/;
+
 /** PEFT's entry points as a script names them. */
 const PEFT_NAMES = /(^|\.)(get_peft_model|PeftModel\.from_pretrained)$/;
 
@@ -126,7 +129,10 @@ const atNode = (node: PyNode, message: string, code: string): Diagnostic => {
  * What the file's freezing leaves unmodelled, once it has been read: the first freeze the evaluator could not
  * attribute to a module, and PEFT's adapters. Each carries to every plan.
  */
-export function unmodelledFreezes(interp: Interp, root: PyNode): Diagnostic[] {
+export function unmodelledFreezes(interp: Interp, tree: ConvertedTree): Diagnostic[] {
+  // Read on every keystroke: a file that never mentions freezing is not walked again.
+  if (!FREEZE_WORDS.test(tree.source)) return [];
+  const root = tree.root;
   const text = (n: PyNode): string => interp.text(n);
   const out: Diagnostic[] = [];
   const done = attributed.get(interp) ?? new Set<PyNode>();

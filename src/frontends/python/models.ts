@@ -102,7 +102,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(lora ? withLoraAdapters(spec, lora) : spec);
   }
   // Freezing the evaluator could not attribute changes what any plan of this file's models means: each model carries it.
-  const freezes = unmodelledFreezes(interp, tree.root);
+  const freezes = unmodelledFreezes(interp, tree);
   for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...freezes];
   if (models.length === 0) fileDiagnostics.push(...freezes);
   fileDiagnostics.push(...interp.diagnostics);

@@ -26,14 +26,12 @@ export function peftConfig(path: string, kwargs: Map<string, Value>): Value | un
   return dictOf([...kwargs, [PEFT_TYPE, str('LORA')]]);
 }
 
-/** What `get_peft_model` records on the model value it wraps. */
-export interface PeftAdapted {
-  lora?: LoraSettings;
-}
+/** The LoRA settings get_peft_model calls gave model values (the value is the model a candidate reads). */
+const adapters = new WeakMap<Value, LoraSettings>();
 
-/** The LoRA settings a get_peft_model call put on a model value, if any. */
+/** The LoRA settings a get_peft_model call gave a model value, if any. */
 export function loraOf(model: Value): LoraSettings | undefined {
-  return (model as PeftAdapted).lora;
+  return adapters.get(model);
 }
 
 /**
@@ -50,7 +48,7 @@ export function peftWraps(interp: Interp, path: string, model: Value, args: Valu
   if (!path.endsWith('get_peft_model')) return true;
   const lora = loraSettings(args[1] ?? kwargs.get('peft_config'), model, site.range);
   if (lora && (model.k === 'inst' || model.k === 'mod' || model.k === 'hf')) {
-    (model as PeftAdapted).lora = lora;
+    adapters.set(model, lora);
     markFreezeModelled(interp, site.node);
   }
   return true;

@@ -61,7 +61,7 @@ export function modelStatic(model: AnalyzedModel, batch: number): ModelStatic {
   const keyIds = new Map<string, number>();
   const layerKey = new Int32Array(layers.length);
   layers.forEach((layer, li) => {
-    const key = `${layer.op}|${JSON.stringify(layer.attrs)}|${JSON.stringify(layer.inputShapes)}|${JSON.stringify(layer.outputShape)}|${JSON.stringify(w0(layer))}|${hasProducer[li]}`;
+    const key = `${layer.op}|${JSON.stringify(layer.attrs)}|${JSON.stringify(layer.inputShapes)}|${JSON.stringify(layer.outputShape)}|${JSON.stringify(w0(layer))}|${layer.workload.backward ?? ''}|${hasProducer[li]}`;
     let id = keyIds.get(key);
     if (id === undefined) keyIds.set(key, (id = keyIds.size));
     layerKey[li] = id;

@@ -6,6 +6,7 @@
  * per-model part is modelStatic.ts and the edge costs edgeCosts.ts.
  */
 import { autocastCastsWeights } from '../../core/autocast';
+import { inputGradientShare } from '../../core/frozenParameters';
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import type { CostSource } from '../../protocol/plan';
 import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
@@ -123,8 +124,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       let t;
       if (measured) {
         const m = measured.at(samples);
-        // A trial times the layer trained; frozen, its backward is none or the input gradient alone (about half).
-        const kept = w.backward === 'none' ? 0 : w.backward === 'input-gradient' ? 0.5 : 1;
+        // A trial times the layer trained; frozen, its backward is none or the input gradient alone.
+        const kept = w.backward === 'none' ? 0 : w.backward === 'input-gradient' ? inputGradientShare(layer.op) : 1;
         t = { forwardMs: m.forwardMs * share * A, backwardMs: m.backwardMs * share * A * kept };
       } else {
         const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout, autocast: setup.ampStyle === 'autocast' });
