@@ -9,6 +9,7 @@ import type { Interp } from './interpreter';
 import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
+import { hfModuleItem } from './transformersModules';
 import { libraryAttr } from './library';
 import { readParameter } from './torchParameters';
 import { arrayGetItem, arraySetItem } from './arrayIndexing';
@@ -115,7 +116,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
     case 'kmodel':
       return kerasAttr(interp, obj, name);
     case 'hf':
-      return transformersAttr(obj, name);
+      return transformersAttr(interp, obj, name);
     case 'param':
       if (name === 'shape' && obj.shape) return { k: 'tuple', items: obj.shape.map((d) => (d === undefined ? UNKNOWN : int(d))) };
       // `qkv_bias = qkv_bias.clone()` (Swin V2): still the parameter, whose size the functional op counts.
@@ -194,6 +195,8 @@ export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, un
     }
     case 'dict':
       return obj.map.get(keyOf(key))?.[1] ?? UNKNOWN;
+    case 'hf':
+      return hfModuleItem(obj, key, isSlice(key) ? (length) => sliceIndices(key, length) : undefined) ?? UNKNOWN;
     case 'range': {
       const i = toNumber(key);
       return i === undefined ? UNKNOWN : int(obj.start + i * obj.step);

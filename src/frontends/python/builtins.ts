@@ -295,9 +295,9 @@ export function methodOf(obj: Value, name: string): Value | undefined {
       case 'strip':
         return m(() => str(s.trim()));
       case 'startswith':
-        return m(([p]) => (p?.k === 'str' ? bool(s.startsWith(p.v)) : UNKNOWN));
+        return m(([p]) => affix(p, (a) => s.startsWith(a)));
       case 'endswith':
-        return m(([p]) => (p?.k === 'str' ? bool(s.endsWith(p.v)) : UNKNOWN));
+        return m(([p]) => affix(p, (a) => s.endsWith(a)));
       case 'replace':
         return m(([a, b]) => (a?.k === 'str' && b?.k === 'str' ? str(s.split(a.v).join(b.v)) : UNKNOWN));
       case 'split':
@@ -374,4 +374,11 @@ export function methodOf(obj: Value, name: string): Value | undefined {
 function iterable(a: Value | undefined, make: (items: Value[]) => Value): Value {
   const items = a ? iterItems(a) : undefined;
   return items ? make(items) : UNKNOWN;
+}
+
+/** str.startswith / endswith: a prefix, or a tuple of them (any matches). */
+function affix(p: Value | undefined, test: (affix: string) => boolean): Value {
+  if (p?.k === 'str') return bool(test(p.v));
+  if (p?.k !== 'tuple' || !p.items.every((i) => i.k === 'str')) return UNKNOWN;
+  return bool(p.items.some((i) => test((i as { v: string }).v)));
 }

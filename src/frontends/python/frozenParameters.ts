@@ -1,28 +1,30 @@
 /**
  * Code that freezes parameters: a fine-tuning script's
- * `for p in model.backbone.parameters(): p.requires_grad = False`,
- * `module.requires_grad_(False)`, or PEFT's LoRA (`get_peft_model`, which
- * freezes the base model and trains small adapters).
+ * `module.requires_grad_(False)`, its freeze loops (freezeLoops.ts), or PEFT's
+ * LoRA (`get_peft_model`, which freezes the base model and trains small
+ * adapters).
  *
  * Where the evaluator reaches a freeze and knows the module, it marks that
  * module and everything under it frozen, in program order: a head replaced
  * after the freeze (`model.fc = nn.Linear(…)`, the torchvision fine-tuning
  * recipe) is a new, trainable module. The layers those modules record carry
  * `frozen`, and the analysis takes their gradients, optimizer state and
- * weight-gradient compute away (core/frozenParameters.ts).
+ * weight-gradient compute away (core/frozenParameters.ts). A Hugging Face
+ * model's freezes are kept as steps applied to its graph
+ * (transformersModules.ts).
  *
- * A freeze the evaluator cannot attribute (a loop over `named_parameters()`
- * with a condition on the name, a module it cannot compute) stays a warning at
- * its line, repeated by every plan: those parameters are planned as trained.
+ * A freeze the evaluator cannot attribute (a condition it cannot compute, a
+ * module it cannot reach) stays a warning at its line, repeated by every plan:
+ * those parameters are planned as trained.
  * PEFT (peftCalls.ts) freezes its base model here too; adapters it could not
  * read (another method than LoRA, adapters loaded from disk) get a warning.
  */
 import type { Diagnostic } from '../../core/ir';
 import { field, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
-import { evalExpr } from './expressions';
 import type { Interp } from './interpreter';
 import { descendants } from './torchModuleValues';
-import { truthy, type CallSite, type Scope, type Value } from './values';
+import { addHfFreezeStep } from './transformersModules';
+import { truthy, type CallSite, type Value } from './values';
 
 /** Freeze sites the evaluator attributed to modules, per file read. */
 const attributed = new WeakMap<Interp, Set<PyNode>>();
@@ -34,11 +36,32 @@ export function markFreezeModelled(interp: Interp, node: PyNode): void {
   sites.add(node);
 }
 
-/** Sets (or clears) `frozen` on a module and every module under it; false when `v` is not a module. */
-export function setFrozen(v: Value, frozen: boolean): boolean {
+/**
+ * Sets (or clears) `frozen` on a module, every module under it and their nn.Parameters (ViT's class token and
+ * position embedding); a Hugging Face model or submodule gets a freeze step at `site`. False when `v` is neither.
+ */
+export function setFrozen(v: Value, frozen: boolean, site?: CallSite): boolean {
+  if (v.k === 'hf' && v.what !== 'config' && site) {
+    addHfFreezeStep(v, () => !frozen, site);
+    return true;
+  }
   if (v.k !== 'mod' && v.k !== 'inst') return false;
-  for (const m of descendants(v)) if (m.k === 'mod' || m.k === 'inst') m.frozen = frozen;
+  for (const m of descendants(v)) {
+    if (m.k !== 'mod' && m.k !== 'inst') continue;
+    m.frozen = frozen;
+    if (m.k === 'inst') for (const a of m.attrs.values()) if (a.k === 'param' && a.owner.k === 'mod' && a.owner.type === 'Parameter') a.owner.frozen = frozen;
+  }
   return true;
+}
+
+/** What reading the code's freezes found that plans should repeat (layers frozen in part, names WAP cannot decide). */
+const notes = new WeakMap<Interp, Diagnostic[]>();
+
+export function noteFreezeDiagnostics(interp: Interp, diagnostics: Diagnostic[]): void {
+  if (diagnostics.length === 0) return;
+  const list = notes.get(interp);
+  if (list) list.push(...diagnostics);
+  else notes.set(interp, [...diagnostics]);
 }
 
 /** `module.requires_grad_(False)` / `requires_grad_(requires_grad=False)`: freezes when the flag is known. */
@@ -46,38 +69,7 @@ export function requiresGradCall(interp: Interp, module: Value, args: Value[], k
   const flag = args[0] ?? kwargs.get('requires_grad');
   const requires = flag === undefined ? true : truthy(flag);
   if (requires === undefined) return;
-  if (setFrozen(module, !requires) && !requires) markFreezeModelled(interp, site.node);
-}
-
-/**
- * `for p in E.parameters(): p.requires_grad = False` (or `for n, p in E.named_parameters()`, or
- * `p.requires_grad_(False)`), with that one statement as the body: freezes E. True when the loop was that and
- * E a module; the caller then skips the loop (it builds nothing).
- */
-export function freezeLoop(interp: Interp, node: PyNode, scope: Scope): boolean {
-  const left = field(node, 'left');
-  const right = field(node, 'right');
-  const body = field(node, 'body');
-  if (!left || !right || !body || right.type !== 'call') return false;
-  const fn = field(right, 'function');
-  const args = field(right, 'arguments');
-  if (fn?.type !== 'attribute' || !args || namedChildren(args).length > 0) return false;
-  const method = interp.text(field(fn, 'attribute') ?? fn);
-  const names = left.type === 'identifier' ? [left] : namedChildren(left);
-  const param = method === 'parameters' && names.length === 1 ? names[0] : method === 'named_parameters' && names.length === 2 ? names[1] : undefined;
-  if (param?.type !== 'identifier') return false;
-  const statements = namedChildren(body).filter((s) => s.type !== 'comment');
-  if (statements.length !== 1 || !freezesName(statements[0], interp.text(param), (n) => interp.text(n))) return false;
-  const object = field(fn, 'object');
-  if (!object || !setFrozen(evalExpr(interp, object, scope), true)) return false;
-  markFreezeModelled(interp, statements[0].type === 'expression_statement' ? (namedChildren(statements[0])[0] ?? statements[0]) : statements[0]);
-  return true;
-}
-
-/** Whether a statement is `<name>.requires_grad = False` or `<name>.requires_grad_(False)`. */
-function freezesName(statement: PyNode, name: string, text: (n: PyNode) => string): boolean {
-  const s = statement.type === 'expression_statement' ? namedChildren(statement)[0] : statement;
-  return !!s && /^(\w+)\s*\.\s*requires_grad(\s*=\s*False|_\(\s*(requires_grad\s*=\s*)?False\s*\))$/.exec(text(s))?.[1] === name;
+  if (setFrozen(module, !requires, site) && !requires) markFreezeModelled(interp, site.node);
 }
 
 function firstUnattributedFreeze(node: PyNode, text: (n: PyNode) => string, done: Set<PyNode>): { node: PyNode; how: string } | undefined {
@@ -134,7 +126,7 @@ export function unmodelledFreezes(interp: Interp, tree: ConvertedTree): Diagnost
   if (!FREEZE_WORDS.test(tree.source)) return [];
   const root = tree.root;
   const text = (n: PyNode): string => interp.text(n);
-  const out: Diagnostic[] = [];
+  const out: Diagnostic[] = [...(notes.get(interp) ?? [])];
   const done = attributed.get(interp) ?? new Set<PyNode>();
   const unread = firstUnattributedFreeze(root, text, done);
   if (unread) {

@@ -15,7 +15,7 @@ import { binaryOp } from './operators';
 import { importStatement } from './imports';
 import { decideBranch, reportRaise } from './branches';
 import { defineClass, defineFunction, execDecorated, makeFunction } from './definitions';
-import { freezeLoop } from './frozenParameters';
+import { freezeLoop } from './freezeLoops';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';

@@ -21,6 +21,8 @@ import { guarded, kerasSpec, kerasSubclassSpec, torchSpec, type Candidate, type 
 import { unmodelledFreezes } from './frozenParameters';
 import { loraOf } from './peftCalls';
 import { withLoraAdapters } from '../peft/lora';
+import { applyFreezeSteps } from '../freezing/freezeSteps';
+import { hfFreezeSteps } from './transformersModules';
 import type { ClassV, FuncV, Scope, Value } from './values';
 
 
@@ -96,7 +98,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   for (const c of reported) {
     const spec =
       c.root.k === 'hf'
-        ? hfSpec(c.root, c.name, c.graphDiagnostics)
+        ? applyFreezeSteps(hfSpec(c.root, c.name, c.graphDiagnostics), hfFreezeSteps(c.root))
         : c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     const lora = loraOf(c.root);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(lora ? withLoraAdapters(spec, lora) : spec);

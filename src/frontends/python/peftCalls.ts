@@ -40,7 +40,7 @@ export function loraOf(model: Value): LoraSettings | undefined {
  */
 export function peftWraps(interp: Interp, path: string, model: Value, args: Value[], kwargs: Map<string, Value>, site: CallSite): boolean {
   if (!PEFT_CALLS.test(path)) return false;
-  setFrozen(model, true);
+  setFrozen(model, true, site);
   if (path.endsWith('prepare_model_for_kbit_training')) {
     markFreezeModelled(interp, site.node);
     return true;

@@ -142,6 +142,7 @@ function foldWeight(interp: Interp, layerId: string, w: TensorV): boolean {
   const normalized = g?.shapes.get(layerId)?.at(-1);
   if (!layer || size === undefined || (normalized !== undefined && normalized !== size)) return false;
   layer.attrs = { ...layer.attrs, scale: true, normalizedShape: [size] };
+  if (w.param?.owner.frozen) layer.frozen = true;
   // A norm module called twice shares one weight, as F.layer_norm's are keyed (tensorOps.ts).
   const scope = scopeOf(interp);
   if (scope) layer.weightKey = scope;

@@ -7,7 +7,7 @@
  */
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
-import { recordOp } from './tensorOps';
+import { isFrozenParameter, recordOp } from './tensorOps';
 import { torchDims } from './batchFolding';
 import { isArray, type ArrayV } from './numericArrays';
 import { toNumber, type Dims, type TensorV, type Value } from './values';
@@ -27,7 +27,7 @@ function gatherParameter(interp: Interp, t: TensorV, index: ArrayV, node: PyNode
   const shape = own as number[];
   const gathered = [...index.shape, ...shape.slice(1)];
   const site = interp.site(node, 'getitem');
-  const out = recordOp(interp, { base: 'getitem', type: 'Tensor.__getitem__', op: 'parameter', attrs: { shape, gathered }, inputs: [], site, shape: [1, ...gathered], weightKey: t.id });
+  const out = recordOp(interp, { base: 'getitem', type: 'Tensor.__getitem__', op: 'parameter', attrs: { shape, gathered }, inputs: [], site, shape: [1, ...gathered], weightKey: t.id, frozen: isFrozenParameter(t.param) });
   return out.k === 'tensor' ? withProps(out, { unbatched: true }) : out;
 }
 

@@ -293,7 +293,7 @@ function graphTensorCall(interp: Interp, name: string, x: TensorV, args: Value[]
       else if (typeof shape === 'number') attrs.normalizedShape = [shape];
       const scope = interp.graph?.scope;
       const owner = scope?.length ? scope[scope.length - 1] : undefined;
-      return recordOp(interp, { base: name, type: site.calleeText, op: 'layernorm', attrs, inputs: [x], site, shape: x.shape, weightKey: owner || undefined });
+      return recordOp(interp, { base: name, type: site.calleeText, op: 'layernorm', attrs, inputs: [x], site, shape: x.shape, weightKey: owner || undefined, frozen: isFrozenParameter(a.get('weight')) });
     }
     case 'pad': {
       const pads = iterItems(args[1] ?? kwargs.get('pad') ?? UNKNOWN) ?? [];
@@ -376,11 +376,14 @@ function functionalLinear(interp: Interp, x: TensorV, a: Map<string, Value>, sit
     return recordOp(interp, { base: 'linear', type: site.calleeText, op: 'opaque', attrs: { reason: why }, inputs: [x], site });
   }
   const shape = x.shape ? [...x.shape.slice(0, -1), outFeatures] : undefined;
-  const t = recordOp(interp, { base: 'linear', type: site.calleeText, op: 'linear', attrs: { inFeatures, outFeatures, bias }, inputs: [x], site, shape, weightKey });
+  const t = recordOp(interp, { base: 'linear', type: site.calleeText, op: 'linear', attrs: { inFeatures, outFeatures, bias }, inputs: [x], site, shape, weightKey, frozen: owner?.frozen === true });
   if (owner && !weightKey && t.k === 'tensor') g?.paths.set(owner, t.id);
   return t;
 }
 
 const numAttr = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+/** A functional op's weight the code froze (an nn.Parameter, or a frozen module's weight). */
+export const isFrozenParameter = (v: Value | undefined): boolean => v?.k === 'param' && v.owner.frozen === true;
 
 const isPresent = (v: Value | undefined): boolean => !!v && v.k !== 'none' && v.k !== 'unknown';

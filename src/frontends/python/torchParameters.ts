@@ -60,6 +60,7 @@ export function readParameter(interp: Interp, owner: InstV, name: string, p: Par
     site,
     range: owner.range,
     shape: shape ? (batched ? shape : [1, ...shape]) : undefined,
+    frozen: p.owner.frozen === true,
   });
   if (t.k !== 'tensor') return t;
   const tensor: TensorV = withProps(t, { param: p, unbatched: !batched });

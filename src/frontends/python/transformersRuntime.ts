@@ -12,7 +12,9 @@ import { autoClassHead, configClassType, modelClassType, uncataloguedModelClass,
 import { findPretrainedConfig } from '../huggingface/sources';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
-import { UNKNOWN, bool, list, num, str, toAttr, type CallSite, type HfV, type Value } from './values';
+import { hfModuleAttr } from './transformersModules';
+import { requiresGradCall } from './frozenParameters';
+import { UNKNOWN, bool, list, native, num, str, toAttr, type CallSite, type HfV, type Value } from './values';
 
 /** from_pretrained keywords that load or place weights but do not change the architecture. */
 const LOADER_KWARGS = new Set([
@@ -145,10 +147,12 @@ function attrToValue(v: AttrValue | undefined): Value {
   return UNKNOWN;
 }
 
-/** `config.hidden_size`, `model.config`. */
-export function transformersAttr(obj: HfV, name: string): Value {
-  if (obj.what === 'model') return name === 'config' ? { ...obj, what: 'config' } : UNKNOWN;
-  return attrToValue(obj.config[name]);
+/** `config.hidden_size`, `model.config`, a submodule (`model.bert`). */
+export function transformersAttr(interp: Interp, obj: HfV, name: string): Value {
+  if (obj.what === 'config') return attrToValue(obj.config[name]);
+  if (obj.what === 'model' && name === 'config') return { ...obj, what: 'config' };
+  if (name === 'requires_grad_') return native(name, (args, kwargs, site) => (requiresGradCall(interp, obj, args, kwargs, site), obj));
+  return hfModuleAttr(obj, name) ?? UNKNOWN;
 }
 
 /** `config.num_hidden_layers = 4` before the model is built. */

@@ -199,7 +199,9 @@ export interface KModelV {
 /** A Hugging Face config or model (transformersRuntime.ts): only its config is kept; ../huggingface builds the graph. */
 export interface HfV {
   k: 'hf';
-  what: 'config' | 'model';
+  /** A submodule (`model.bert`, transformersModules.ts) is a path into the model's graph. */
+  what: 'config' | 'model' | 'module';
+  module?: { root: HfV; path: string };
   config: Record<string, AttrValue>;
   /** The class as written: LlamaConfig, AutoConfig, LlamaForCausalLM, AutoModelForCausalLM. */
   className: string;
