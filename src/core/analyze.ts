@@ -11,6 +11,7 @@ import { resolveInputs } from './inputs';
 import { assessCompleteness } from './completeness';
 import { withProps } from './objects';
 import { accountFrozenParameters } from './frozenParameters';
+import { accountQuantizedWeights } from './quantizedWeights';
 
 const DEFAULT_DTYPE_BYTES = 4;
 
@@ -169,6 +170,7 @@ function sumTotals(layers: AnalyzedLayer[]): ModelTotals {
     t.params += w.params;
     t.nonTrainable += w.nonTrainable;
     if (w.frozenParams) t.frozenParams = (t.frozenParams ?? 0) + w.frozenParams;
+    if (w.quantized) t.quantized = { params: (t.quantized?.params ?? 0) + w.quantized.params, bytes: (t.quantized?.bytes ?? 0) + w.quantized.bytes };
     t.forwardFlops += w.forwardFlops;
     t.backwardFlops += w.backwardFlops;
     t.activationBytes += w.activationBytes;
@@ -200,6 +202,7 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
   }
   accountTiedWeights(layers, dtypeBytes);
   accountFrozenParameters(layers, savedBy);
+  accountQuantizedWeights(layers);
   accountSharedSavedTensors(layers, savedBy, dtypeBytes);
   return {
     name: spec.name,

@@ -137,6 +137,20 @@ export interface LayerSpec {
    * weights, but have no gradient, optimizer state or weight-gradient compute (core/frozenParameters.ts).
    */
   frozen?: boolean;
+  /**
+   * Its weight is stored quantized and dequantized before each matmul (bitsandbytes through transformers:
+   * QLoRA's 4-bit NF4, LLM.int8()); such a weight never trains, so the layer is also `frozen`
+   * (core/quantizedWeights.ts).
+   */
+  quantizedWeights?: QuantizedWeights;
+}
+
+/** How a layer's weight is stored quantized: bitsandbytes' formats. */
+export interface QuantizedWeights {
+  /** 'nf4' / 'fp4': 4-bit blocks of 64 with an absmax each; 'int8': LLM.int8()'s row-wise int8. */
+  format: 'nf4' | 'fp4' | 'int8';
+  /** QLoRA's double quantization of the 4-bit blocks' absmax constants. */
+  doubleQuant?: boolean;
 }
 
 export interface ModelInput {
@@ -201,6 +215,11 @@ export interface LayerWorkload {
   nonTrainable: number;
   /** Parameters the code freezes (LayerSpec.frozen): weights without gradient or optimizer state. Absent: none. */
   frozenParams?: number;
+  /**
+   * Of frozenParams, those stored quantized (LayerSpec.quantizedWeights) and the bytes they take with their
+   * quantization constants, whatever the training precision. Absent: none.
+   */
+  quantized?: { params: number; bytes: number };
   forwardFlops: number;
   /** Input-gradient plus weight-gradient FLOPs. */
   backwardFlops: number;
@@ -239,6 +258,8 @@ export interface ModelTotals {
   nonTrainable: number;
   /** Parameters the code freezes; absent when none. */
   frozenParams?: number;
+  /** Of those, the ones stored quantized and their bytes; absent when none. */
+  quantized?: { params: number; bytes: number };
   forwardFlops: number;
   backwardFlops: number;
   activationBytes: number;

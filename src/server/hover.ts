@@ -87,7 +87,8 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
     if (report.lengthMix) lines.push('', `_On the data's lengths: ${esc(lengthMixSummary(report.lengthMix))}_`);
   } else {
     lines.push(`- output ${formatShape(layer.outputShape)} ← input ${layer.inputShapes.map((s) => formatShape(s)).join(', ') || '—'}`);
-    lines.push(`- params ${formatCount(w.params)}${w.frozenParams ? ` (+${formatCount(w.frozenParams)} frozen)` : ''}${w.nonTrainable ? ` (+${formatCount(w.nonTrainable)} non-trainable)` : ''}`);
+    const quantized = w.quantized && layer.quantizedWeights ? `, ${layer.quantizedWeights.format.toUpperCase()} in ${formatBytes(w.quantized.bytes)}` : '';
+    lines.push(`- params ${formatCount(w.params)}${w.frozenParams ? ` (+${formatCount(w.frozenParams)} frozen${quantized})` : ''}${w.nonTrainable ? ` (+${formatCount(w.nonTrainable)} non-trainable)` : ''}`);
     lines.push(`- forward ${formatFlops(w.forwardFlops)} · backward ${formatFlops(w.backwardFlops)} per sample`);
     lines.push(`- activation ${formatBytes(w.activationBytes)} per sample · gradients ${formatBytes(w.weightGradBytes)}`);
     lines.push('');

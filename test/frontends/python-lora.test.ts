@@ -112,22 +112,3 @@ test('LoRA on a PyTorch module: adapters on the named Linears, a target that is 
   const prompt = await net('model = get_peft_model(model, PromptTuningConfig(num_virtual_tokens=20))\n');
   assert.match(prompt.byCode('peft-adapters')[0]?.message ?? '', /^PEFT \(`get_peft_model`\) freezes the base model, which WAP plans frozen; the adapters it trains are not modelled/);
 });
-
-test('QLoRA: a base loaded with quantization_config gets its adapters and a warning every plan repeats, since 4-bit weights are not modelled', () => {
-  const source = `import torch
-from transformers import AutoModelForCausalLM, BitsAndBytesConfig
-from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
-
-bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.bfloat16)
-model = AutoModelForCausalLM.from_pretrained("./llama-2-7b", quantization_config=bnb)
-model = prepare_model_for_kbit_training(model)
-model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"], task_type="CAUSAL_LM"))
-`;
-  const { model, codes } = read(join(fixtures, 'qlora_llama.py'), source);
-  assert.equal(model.totals.params, 32 * 4 * 16 * (4096 + 4096));
-  assert.ok(codes.includes('quantized-weights') && !codes.includes('peft-adapters'), codes.join(' '));
-  const outcome = planModel(model, resolveCluster('a100x8'), { batch: 16, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16' });
-  assert.ok(outcome.diagnostics.some((d) => d.severity === 'warning' && /loaded with quantized weights \(quantization_config\), which WAP does not model/.test(d.message)));
-  // A plain load says nothing of the kind.
-  assert.ok(!read(join(fixtures, 'lora_llama.py')).codes.includes('quantized-weights'));
-});

@@ -23,6 +23,7 @@ import { loraOf } from './peftCalls';
 import { withLoraAdapters } from '../peft/lora';
 import { applyFreezeSteps } from '../freezing/freezeSteps';
 import { hfFreezeSteps } from './transformersModules';
+import { withQuantizedWeights, type BitsAndBytesSettings } from '../quantization/bitsandbytes';
 import type { ClassV, FuncV, Scope, Value } from './values';
 
 
@@ -98,7 +99,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   for (const c of reported) {
     const spec =
       c.root.k === 'hf'
-        ? applyFreezeSteps(hfSpec(c.root, c.name, c.graphDiagnostics), hfFreezeSteps(c.root))
+        ? quantized(applyFreezeSteps(hfSpec(c.root, c.name, c.graphDiagnostics), hfFreezeSteps(c.root)), c.root.quantization)
         : c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     const lora = loraOf(c.root);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(lora ? withLoraAdapters(spec, lora) : spec);
@@ -256,3 +257,6 @@ function collectParts(root: Value, includeRoot: boolean, out: Set<ClassV>, depth
     }
   }
 }
+
+/** A model loaded through bitsandbytes holds its Linears quantized (after the script's own freezes: a quantized weight never trains). */
+const quantized = (spec: ModelSpec, q: BitsAndBytesSettings | undefined): ModelSpec => (q ? withQuantizedWeights(spec, q) : spec);

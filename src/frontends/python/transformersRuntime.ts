@@ -14,6 +14,7 @@ import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { hfModuleAttr } from './transformersModules';
 import { requiresGradCall } from './frozenParameters';
+import { bitsAndBytesConfig, quantizationOf } from './quantizationCalls';
 import { UNKNOWN, bool, list, native, num, str, toAttr, type CallSite, type HfV, type Value } from './values';
 
 /** from_pretrained keywords that load or place weights but do not change the architecture. */
@@ -65,20 +66,6 @@ function modelValue(interp: Interp, config: HfConfig, className: string, head: H
  * from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True)) (QLoRA) or load_in_8bit=True loads
  * the weights quantized, which WAP does not model: every plan of the model says so.
  */
-function quantizedWeightsNote(kwargs: Map<string, Value>, site: CallSite): Diagnostic | undefined {
-  const given = (key: string): boolean => {
-    const v = kwargs.get(key);
-    return v !== undefined && v.k !== 'none' && !(v.k === 'bool' && !v.v);
-  };
-  const how = given('quantization_config') ? 'quantization_config' : given('load_in_4bit') ? 'load_in_4bit' : given('load_in_8bit') ? 'load_in_8bit' : undefined;
-  if (!how) return undefined;
-  const r = site.range;
-  return {
-    severity: 'warning', code: 'quantized-weights', carriesToPlan: true, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn,
-    message: `The model is loaded with quantized weights (${how}), which WAP does not model: it plans the weights at the training precision, so their memory is over-stated (a 4-bit base, as QLoRA loads it, holds about a quarter of 16-bit weights, an 8-bit one half) and the dequantisation before each matmul is not priced`,
-  };
-}
-
 /** `transformers.<Class>` or `transformers.<Class>.<method>` (any module path in between). */
 export function callTransformers(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const parts = path.split('.');
@@ -87,6 +74,7 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
   if (classIndex < 0) return UNKNOWN;
   const cls = parts[classIndex];
   const method = parts[classIndex + 1];
+  if (cls === 'BitsAndBytesConfig' && method === undefined) return bitsAndBytesConfig(kwargs);
   const configType = configClassType(cls);
   if (cls === 'AutoConfig' || configType) {
     if (method === undefined && configType) return configValue({ ...overrides(kwargs, false), model_type: configType }, cls, `${cls}(...) with transformers' defaults`, site.range);
@@ -133,8 +121,9 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
     }
     config = { ...config, model_type: concrete.modelType };
   }
-  const quantized = method === 'from_pretrained' ? quantizedWeightsNote(kwargs, site) : undefined;
-  return modelValue(interp, config, cls, head, concrete?.encoderOnly === true, source, site, quantized ? [quantized] : undefined);
+  const quantization = method === 'from_pretrained' ? quantizationOf(kwargs, site) : {};
+  const model = modelValue(interp, config, cls, head, concrete?.encoderOnly === true, source, site, quantization.note ? [quantization.note] : undefined);
+  return quantization.settings && model.k === 'hf' ? { ...model, quantization: quantization.settings } : model;
 }
 
 function attrToValue(v: AttrValue | undefined): Value {

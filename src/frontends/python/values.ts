@@ -210,8 +210,10 @@ export interface HfV {
   /** Where the config came from, in words or as a path. */
   source: string;
   range: SourceRange;
-  /** What the loading call says about the model that its config does not (quantized weights): carried by the model's spec. */
+  /** What the loading call says about the model that its config does not (quantization WAP cannot read): carried by the model's spec. */
   loadNotes?: import('../../core/ir').Diagnostic[];
+  /** Loaded in 4 or 8 bits through bitsandbytes (quantizationCalls.ts). */
+  quantization?: import('../quantization/bitsandbytes').BitsAndBytesSettings;
 }
 
 export const NONE: Value = { k: 'none' };

@@ -252,6 +252,13 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     fwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
     if (weightGradient) bwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
   }
+  if (w.quantized && heldParams > 0) {
+    // bitsandbytes dequantizes a quantized weight to the compute dtype before the forward matmul and again before the
+    // input-gradient one (MatMul4Bit, MatMul8bitLt): a kernel reading the stored bytes and writing the 16-bit copy.
+    const dequantMs = ((w.quantized.bytes + w.quantized.params * dtypeBytes) * paramShareOf) / bytesPerMs + KERNEL_LAUNCH_MS;
+    fwd += dequantMs;
+    bwd += dequantMs;
+  }
   if (kernel === 'unfused') {
     // Separate kernels run one after another: the score passes add to the GEMMs' time rather than overlap it.
     const extra = unfusedAttentionBytes(layer, dtypeBytes);

@@ -9,7 +9,7 @@ import type { PlanEdge } from './tables';
 
 function w0(layer: AnalyzedLayer): number[] {
   const w = layer.workload;
-  return [w.params, w.nonTrainable, w.frozenParams ?? 0, w.forwardFlops, w.backwardFlops, w.activationBytes, w.savedActivationBytes, w.weightGradBytes];
+  return [w.params, w.nonTrainable, w.frozenParams ?? 0, w.quantized?.bytes ?? 0, w.forwardFlops, w.backwardFlops, w.activationBytes, w.savedActivationBytes, w.weightGradBytes];
 }
 
 /** Layers without a computable shape still take part, at zero cost (a diagnostic says why elsewhere). */

@@ -12,7 +12,7 @@ import type { CostSource } from '../../protocol/plan';
 import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { buildEdgeCosts } from './edgeCosts';
-import { frozenWeightBytes, keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
+import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
 import { modelStatic, safeBytes } from './modelStatic';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions } from './tables';
@@ -155,8 +155,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       let gatherMs = 0;
       // Frozen parameters hold weights only; ZeRO-3 shards and gathers them with the rest.
       const frozenHere = safeBytes(w.frozenParams ?? 0) * pShare;
+      const quantizedHere = w.quantized ? { params: w.quantized.params * pShare, bytes: w.quantized.bytes * pShare } : undefined;
       if (sg && zero === 3) {
-        gatherBytes = (paramsHere + frozenHere) * bytes.weight;
+        gatherBytes = paramsHere * bytes.weight + frozenHeldBytes(frozenHere, bytes.weight, quantizedHere);
         gatherMs = A * allGatherMs(gatherBytes, sg.shards, sg.shardLink);
         arMs = syncs * (reduceScatterMs(arBytes, sg.shards, sg.shardLink) + allReduceMs(arBytes / sg.shards, sg.replicas, sg.replicaLink));
       } else if (sg) {
@@ -175,7 +176,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       const savedBytes = savedBytesAtPrecision(savedWithoutRecompute.saved, savedWithoutRecompute.fixed, actScale);
       const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * samples * actShare : 0;
       const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
-      const frozenWeights = frozenWeightBytes(frozenHere, setup, sg ? sg.shards : 1);
+      const frozenWeights = frozenWeightBytes(frozenHere, setup, sg ? sg.shards : 1, quantizedHere);
       const memory = { weights: states.weights + buffers + frozenWeights, gradients: states.gradients, optimizer: states.optimizer, activations };
       const memoryBytes = memory.weights + memory.gradients + memory.optimizer + memory.activations;
       const recomputeMs = kept.recomputeFraction * (t.forwardMs + mpF);

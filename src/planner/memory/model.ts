@@ -79,9 +79,24 @@ export function modelStateBytes(params: number, setup: MemorySetup, shards: numb
  * copy only of leaf tensors that require grad (aten/src/ATen/autocast_mode.cpp, cached_cast), so a frozen weight
  * holds none between uses. ZeRO-3 / FSDP shard them with the rest of the flat parameters.
  */
-export function frozenWeightBytes(frozenParams: number, setup: MemorySetup, shards: number): number {
+export function frozenWeightBytes(frozenParams: number, setup: MemorySetup, shards: number, quantized?: QuantizedShare): number {
   const z = shards > 1 ? setup.zeroStage : 0;
-  return (Math.max(0, frozenParams) * precisionBytes(setup.precision, setup.ampStyle).weight) / (z >= 3 ? Math.max(1, shards) : 1);
+  return frozenHeldBytes(frozenParams, precisionBytes(setup.precision, setup.ampStyle).weight, quantized) / (z >= 3 ? Math.max(1, shards) : 1);
+}
+
+/** Of some frozen parameters, those stored quantized (LayerWorkload.quantized) and their bytes. */
+export interface QuantizedShare {
+  params: number;
+  bytes: number;
+}
+
+/**
+ * Bytes of frozen weights before any sharding: `weightBytes` each, but those stored quantized
+ * (core/quantizedWeights.ts: bitsandbytes' 4-bit or int8 with their constants) at their own size.
+ */
+export function frozenHeldBytes(frozenParams: number, weightBytes: number, quantized?: QuantizedShare): number {
+  const q = quantized && quantized.params > 0 ? quantized : { params: 0, bytes: 0 };
+  return Math.max(0, frozenParams - q.params) * weightBytes + q.bytes;
 }
 
 /**

@@ -43,6 +43,9 @@ export interface GroupCost {
   castParams: number;
   /** Frozen parameters held per GPU (LayerSpec.frozen): weights only, not among `params`. */
   frozenParams: number;
+  /** Of those, the ones stored quantized (core/quantizedWeights.ts) and their bytes. */
+  quantizedParams: number;
+  quantizedBytes: number;
   /** Activation bytes kept for backward per micro-batch under each recompute mode. */
   savedNone: number;
   savedSelective: number;
@@ -98,7 +101,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
   const { tp, cp, ep, sp, mb } = deg;
   const bytes = activationBytes(env.precision);
   const scale = bytes / env.modelDtypeBytes;
-  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, castParams: 0, frozenParams: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
+  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, castParams: 0, frozenParams: 0, quantizedParams: 0, quantizedBytes: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
   let attentionFwd = 0;
   let attentionBwd = 0;
   for (const l of layers) {
@@ -126,6 +129,8 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     c.params += l.workload.params * paramShare;
     if (autocastCastsWeights(l.op)) c.castParams += l.workload.params * paramShare;
     c.frozenParams += (l.workload.frozenParams ?? 0) * paramShare;
+    c.quantizedParams += (l.workload.quantized?.params ?? 0) * paramShare;
+    c.quantizedBytes += (l.workload.quantized?.bytes ?? 0) * paramShare;
     // Float activations follow the precision; int64 indices and bool masks keep their size.
     const kept = savedUnderKernel(l, env.attention, env.modelDtypeBytes);
     const saved = savedBytesAtPrecision(kept.saved, kept.fixed, scale) * mb * share;

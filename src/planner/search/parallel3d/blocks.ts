@@ -51,8 +51,9 @@ function layerKeys(model: AnalyzedModel): number[] {
   return model.layers.map((l) => {
     // layerSignature's fields (op, attrs, input shapes) without its key sorting: attrs of one model come from one
     // frontend pass in one key order, and plain JSON is several times cheaper on thousands of layers.
-    // A frozen layer (input gradient only, or no backward upstream of anything trained) costs differently from its twin.
-    const key = `${l.op}|${JSON.stringify(l.attrs ?? {})}|${(l.inputShapes ?? []).map((x) => x.join('x')).join(',')}|${l.workload.backward ?? ''}`;
+    // A frozen layer (input gradient only, or no backward upstream of anything trained) or a quantized one (its weight
+    // dequantized before each matmul) costs differently from its twin.
+    const key = `${l.op}|${JSON.stringify(l.attrs ?? {})}|${(l.inputShapes ?? []).map((x) => x.join('x')).join(',')}|${l.workload.backward ?? ''}|${l.quantizedWeights?.format ?? ''}`;
     let id = ids.get(key);
     if (id === undefined) ids.set(key, (id = ids.size));
     return id;

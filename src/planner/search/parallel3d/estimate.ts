@@ -12,7 +12,7 @@ import type { AmpStyle, MemoryBreakdown, OptimizerKind, Precision, RecomputeMode
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { updateMs, type AttentionKernel } from '../../cost/compute';
 import { overlapExtraMs } from '../../cost/overlap';
-import { CONTEXT_BYTES, optimizerStateCopies } from '../../memory/index';
+import { CONTEXT_BYTES, frozenHeldBytes, optimizerStateCopies } from '../../memory/index';
 import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
 import { hsdpPossible, membersPerNode, offloadMs, shardPlan } from './sharding';
@@ -145,15 +145,18 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const blocks = c.blocksPerStage[s];
   const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
   const castParams = blocks * block.castParams + (s === 0 ? prefix.castParams : 0) + (s === last ? suffix.castParams : 0);
-  const frozen = blocks * block.frozenParams + (s === 0 ? prefix.frozenParams : 0) + (s === last ? suffix.frozenParams : 0);
+  const onStage = (k: 'frozenParams' | 'quantizedParams' | 'quantizedBytes'): number => blocks * block[k] + (s === 0 ? prefix[k] : 0) + (s === last ? suffix[k] : 0);
   const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, !!c.offload, ctx.ampStyle, castParams);
-  // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest (memory/model.ts frozenWeightBytes).
-  state.weights += (frozen * weightBytes(ctx.precision, ctx.ampStyle)) / (c.zero >= 3 && shards > 1 ? shards : 1);
+  // Frozen weights: no gradient or optimizer state, quantized ones at their own size; ZeRO-3 shards them with the rest
+  // (memory/model.ts frozenWeightBytes).
+  const frozenBytes = frozenHeldBytes(onStage('frozenParams'), weightBytes(ctx.precision, ctx.ampStyle), { params: onStage('quantizedParams'), bytes: onStage('quantizedBytes') });
+  state.weights += frozenBytes / (c.zero >= 3 && shards > 1 ? shards : 1);
   const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
   const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
   // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
   // and under full recompute the block whose activations are rebuilt for the backward in progress.
-  const gathered = c.zero >= 3 && shards > 1 ? 2 * (block.params + block.frozenParams) * weightBytes(ctx.precision, ctx.ampStyle) : 0;
+  const blockWeightBytes = weightBytes(ctx.precision, ctx.ampStyle);
+  const gathered = c.zero >= 3 && shards > 1 ? 2 * (block.params * blockWeightBytes + frozenHeldBytes(block.frozenParams, blockWeightBytes, { params: block.quantizedParams, bytes: block.quantizedBytes })) : 0;
   const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
   const total = state.weights + state.gradients + state.optimizer + acts + workspace;
   return { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
