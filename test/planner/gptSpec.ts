@@ -16,6 +16,8 @@ export interface GptShape {
   seq: number;
   vocab?: number;
   name?: string;
+  /** Layers the code froze (LayerSpec.frozen), by name. */
+  frozen?: (name: string) => boolean;
 }
 
 export function gptModel(g: GptShape): AnalyzedModel {
@@ -43,5 +45,7 @@ export function gptModel(g: GptShape): AnalyzedModel {
   }
   const lnf = b.add('transformer.ln_f', 'layernorm', { normalizedShape: [h], scale: true, center: true }, { inputs: [x] });
   b.linear('lm_head', h, vocab, false, { inputs: [lnf] });
-  return analyzeModel(b.build());
+  const spec = b.build();
+  const frozen = g.frozen;
+  return analyzeModel(frozen ? { ...spec, layers: spec.layers.map((l) => (frozen(l.name) ? { ...l, frozen: true } : l)) } : spec);
 }

@@ -68,6 +68,8 @@ export interface StageTimes {
   tpMs: number;
   p2pMs: number;
   params: number;
+  /** Bytes of the stage's frozen weights (quantized ones at their own size): ZeRO-3 gathers them as it gathers the rest. */
+  frozenBytes: number;
 }
 
 export interface Estimate {
@@ -190,8 +192,9 @@ export function stageTime(ctx: EstimateContext, c: Config3D, costs: { block: Gro
   const lastStage = s === c.pp - 1;
   const f = k * (block.forwardMs + block.cpForwardMs + block.epMs / 2) + (first ? prefix.forwardMs : 0) + (lastStage ? suffix.forwardMs : 0);
   const b = k * (block.backwardMs + block.cpBackwardMs + block.epMs / 2) + (first ? prefix.backwardMs : 0) + (lastStage ? suffix.backwardMs : 0);
-  const params = k * block.params + (first ? prefix.params : 0) + (lastStage ? suffix.params : 0);
-  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params };
+  const onStage = (key: 'params' | 'frozenParams' | 'quantizedParams' | 'quantizedBytes'): number => k * block[key] + (first ? prefix[key] : 0) + (lastStage ? suffix[key] : 0);
+  const frozenBytes = frozenHeldBytes(onStage('frozenParams'), weightBytes(ctx.precision, ctx.ampStyle), { params: onStage('quantizedParams'), bytes: onStage('quantizedBytes') });
+  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params: onStage('params'), frozenBytes };
 }
 
 export function workOf(s: StageTimes): number {
@@ -215,23 +218,26 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
   const totalMs = g ? (c.zero >= 3 ? 1 : 2) * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
   const exposedMs = overlapExtraMs(totalMs, stage.backwardMs);
-  return { totalMs, exposedMs, shardedMs: g ? shardedPerMicroMs(c, stage, allGatherMs(bytes, g.shards, g.shardLink)) : 0 };
+  if (!g) return { totalMs, exposedMs, shardedMs: 0 };
+  // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the trained.
+  const gatherMs = allGatherMs(stage.params * weightBytes(ctx.precision, ctx.ampStyle) + stage.frozenBytes, g.shards, g.shardLink);
+  return { totalMs, exposedMs, shardedMs: shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) };
 }
 
 /**
- * What sharded gradients and weights expose over a step's micro-batches, given one all-gather (or reduce-scatter:
- * the same ring traffic) of the stage's 16-bit buffer over the shard group. ZeRO-3 all-gathers the weights for
+ * What sharded gradients and weights expose over a step's micro-batches, given one all-gather of the stage's weights
+ * and one reduce-scatter of its gradients (the same ring traffic per byte) over the shard group. ZeRO-3 all-gathers the weights for
  * every forward and every backward (Rajbhandari et al., SC 2020, §5.3; FSDP re-gathers after resharding); prefetch
  * hides them behind that micro-batch's compute, which runs slower beside them (cost/overlap.ts). ZeRO-2 and -3
  * keep only their gradient shard, so every micro-batch before the last also reduce-scatters its gradients during its backward (DeepSpeed stage 2 reduces each
  * micro-step's buckets; FSDP outside no_sync), on the same link as the gathers; the last one's is in gradSync.
  */
-function shardedPerMicroMs(c: Config3D, stage: StageTimes, oneGatherMs: number): number {
+function shardedPerMicroMs(c: Config3D, stage: StageTimes, gatherMs: number, reduceScatterMs: number): number {
   if (c.zero < 2) return 0;
   const earlier = Math.max(0, c.microBatches - 1);
-  if (c.zero === 2) return earlier * overlapExtraMs(oneGatherMs, stage.backwardMs);
+  if (c.zero === 2) return earlier * overlapExtraMs(reduceScatterMs, stage.backwardMs);
   const compute = stage.forwardMs + stage.backwardMs;
-  return overlapExtraMs(2 * oneGatherMs, compute) + earlier * overlapExtraMs(3 * oneGatherMs, compute);
+  return overlapExtraMs(2 * gatherMs, compute) + earlier * overlapExtraMs(2 * gatherMs + reduceScatterMs, compute);
 }
 
 export type Costs = { block: GroupCost; prefix: GroupCost; suffix: GroupCost };
