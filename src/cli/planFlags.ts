@@ -105,6 +105,8 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
   }
   const pins = pinsFrom(v);
   if (Object.keys(pins).length > 0) options.pins = pins;
+  // Even `--recompute auto` is the user's word: the code's gradient checkpointing is then not pinned (configs/recomputeHint.ts).
+  if (v.recompute !== undefined) options.recomputeSource = '--recompute';
   return options;
 }
 

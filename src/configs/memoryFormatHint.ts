@@ -15,7 +15,7 @@ import type { Node } from 'web-tree-sitter';
 import type { PlanOptions } from '../protocol/plan';
 import { MAX_CONFIG_CHARS } from './check';
 import { firstHint } from './firstHint';
-import { callArgs, pythonReady, withPythonTree } from './python';
+import { callArgs, guardOf, pythonReady, withPythonTree } from './python';
 
 export interface MemoryFormatHint {
   memoryFormat: 'channels_last';
@@ -25,18 +25,6 @@ export interface MemoryFormatHint {
 
 /** torch's names for the layouts (torch.channels_last_3d is Conv3d's NDHWC). */
 const CHANNELS_LAST = /^(torch\.)?channels_last(_3d)?$/;
-
-/** The `if` a node sits under that decides whether it runs, other than the script guard; undefined when none. */
-function guardOf(node: Node): Node | undefined {
-  for (let n: Node | null = node.parent; n; n = n.parent) {
-    if (n.type === 'if_statement' || n.type === 'conditional_expression' || n.type === 'elif_clause' || n.type === 'else_clause') {
-      const condition = n.type === 'if_statement' ? n.childForFieldName('condition')?.text.replace(/\s+/g, '') : undefined;
-      if (condition && /^__name__==['"]__main__['"]$/.test(condition)) continue;
-      return n;
-    }
-  }
-  return undefined;
-}
 
 function fromPython(name: string, text: string): MemoryFormatHint | undefined {
   if (!pythonReady() || !text.includes('channels_last')) return undefined;

@@ -34,6 +34,21 @@ export function withPythonTree<T>(text: string, fn: (root: Node) => T): T {
   }
 }
 
+/**
+ * The `if` a node sits under that decides whether it runs, other than the script guard; undefined when none. Code
+ * behind a flag (`if args.channels_last:`) is the user's choice per run, so hints report it rather than assume it.
+ */
+export function guardOf(node: Node): Node | undefined {
+  for (let n: Node | null = node.parent; n; n = n.parent) {
+    if (n.type === 'if_statement' || n.type === 'conditional_expression' || n.type === 'elif_clause' || n.type === 'else_clause') {
+      const condition = n.type === 'if_statement' ? n.childForFieldName('condition')?.text.replace(/\s+/g, '') : undefined;
+      if (condition && /^__name__==['"]__main__['"]$/.test(condition)) continue;
+      return n;
+    }
+  }
+  return undefined;
+}
+
 /** Calls whose callee is `name` or `<anything>.name`, e.g. `Trainer(` and `pl.Trainer(`. */
 export function findCalls(root: Node, name: string): Node[] {
   return root.descendantsOfType('call').filter((call): call is Node => {

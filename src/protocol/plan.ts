@@ -365,4 +365,9 @@ export interface PlanOptions {
   memoryFormat?: 'channels_first' | 'channels_last';
   /** Where `memoryFormat` came from when the code says it (`train.py:12 (model.to(memory_format=torch.channels_last))`). */
   memoryFormatSource?: string;
+  /**
+   * Who chose recompute: '--recompute' (even `auto`, which leaves it to the search), or the code that switches
+   * gradient checkpointing on (`train.py:40 (model.gradient_checkpointing_enable())`), which pins `pins.recompute`.
+   */
+  recomputeSource?: string;
 }
