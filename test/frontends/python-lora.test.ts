@@ -7,7 +7,10 @@
  * - Llama-2-7b with peft's default targets (q_proj, v_proj) at r=8: 32 layers ×
  *   2 projections × 8 × (4096 + 4096) = 4,194,304 trainable of 6,742,609,920;
  *   with target_modules="all-linear" (all seven projections, not the LM head):
- *   19,988,480.
+ *   19,988,480;
+ * - peft's sequence-classification example, roberta-large r=8 on GLUE MRPC:
+ *   "trainable params: 1,838,082 || all params: 357,199,876" (the classifier
+ *   head trains whole, and peft counts its frozen original beside its copy).
  * The configs are the checkpoints' config.json files under
  * test/fixtures/huggingface.
  */
@@ -74,6 +77,32 @@ test('a LoRA fine-tune of Llama-2-7b plans with 16-bit frozen weights and optimi
   assert.ok(memory.optimizer < 20e6 * 12 * 1.01, `optimizer ${memory.optimizer}`);
   assert.ok(memory.weights <= 6.76e9 * 2 * 1.01, `weights ${memory.weights}`);
   assert.ok(outcome.diagnostics.some((d) => d.message.startsWith('frozen parameters: 6.74 B of 6.76 B do not train')), outcome.diagnostics.map((d) => d.message).join('\n'));
+});
+
+test("peft's sequence-classification example: roberta-large with LoRA r=8 trains peft's 1,838,082 parameters, its classifier head whole", () => {
+  const { model, codes } = read(join(fixtures, 'lora_roberta_seq_cls.py'));
+  assert.equal(model.totals.params, 1_838_082);
+  // peft's 357,199,876 "all params" count the classifier twice: the original, frozen, and the copy it trains.
+  const classifier = 1024 * 1024 + 1024 + 1024 * 2 + 2;
+  assert.equal(model.totals.params + (model.totals.frozenParams ?? 0) + classifier, 357_199_876);
+  assert.ok(model.layers.find((l) => l.name === 'classifier.dense')!.workload.params > 0);
+  assert.ok(!codes.includes('lora-unmodelled'), codes.join(' '));
+});
+
+test('layers_to_transform narrows the targets to those layers; modules_to_save trains a module whole; DoRA and trained biases are said', () => {
+  const file = join(fixtures, 'lora_llama.py');
+  const last2 = read(file, llama('r=8, target_modules=["q_proj", "v_proj"], layers_to_transform=[30, 31]')).model;
+  assert.equal(last2.totals.params, 2 * 2 * 8 * (4096 + 4096));
+  const patterned = read(file, llama('r=8, target_modules=["q_proj", "v_proj"], layers_to_transform=0, layers_pattern="layers"')).model;
+  assert.equal(patterned.totals.params, 2 * 8 * (4096 + 4096));
+  const head = read(file, llama('r=8, target_modules=["q_proj", "v_proj"], modules_to_save=["lm_head"]')).model;
+  assert.equal(head.totals.params, 4_194_304 + 32_000 * 4096);
+  const dora = read(file, llama('r=8, use_dora=True, bias="lora_only"'));
+  assert.equal(dora.model.totals.params, 4_194_304);
+  const warning = dora.model.diagnostics.find((d) => d.code === 'lora-unmodelled');
+  assert.match(warning?.message ?? '', /^LoRA settings WAP does not model: use_dora \(DoRA's magnitude vector and the weight norm it recomputes every forward\); bias='lora_only'/);
+  const plan = planModel(dora.model, resolveCluster('a100x8'), { batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'adam', precision: 'bf16' });
+  assert.ok(plan.diagnostics.some((d) => d.severity === 'warning' && d.message === warning!.message));
 });
 
 const MODEL = `import torch

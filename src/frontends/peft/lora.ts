@@ -15,10 +15,18 @@
  * (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING): the attention query
  * and value projections.
  *
+ * `layers_to_transform` keeps the targets inside the listed layer indices
+ * (read from `.<layers_pattern>.<index>.` in the name, as peft does), and
+ * `modules_to_save` modules train whole beside the adapters; a
+ * sequence-classification task adds its classifier head to them, as peft's
+ * PeftModelForSequenceClassification does. Settings that change the cost but
+ * are priced as plain LoRA (DoRA, trained biases, per-module ranks) are said.
+ *
  * Pure IR → IR, so a model read from PyTorch code and one built from a
  * Hugging Face config get the same adapters.
  */
 import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
+import { torchParameterNames } from '../freezing/parameterNames';
 
 export interface LoraSettings {
   r: number;
@@ -29,9 +37,24 @@ export interface LoraSettings {
   targets: string[] | { pattern: string } | 'all-linear';
   dropout: number;
   alpha: number;
+  /**
+   * Modules that train whole beside the adapters (modules_to_save, matched by suffix; a sequence-classification
+   * task adds peft's classifier names, `classifier` and `score`).
+   */
+  modulesToSave: string[];
+  /** layers_to_transform: only targets inside these decoder/encoder layer indices, found by `layersPattern`. */
+  layers?: { indices: number[]; patterns: string[] };
+  /** Settings read but not modelled (use_dora, bias, rank_pattern): said in a warning. */
+  unmodelled: string[];
   /** The get_peft_model call, for diagnostics. */
   range: SourceRange;
 }
+
+/** peft's layer-list names for layers_to_transform without layers_pattern (peft/utils/constants.py COMMON_LAYERS_PATTERN). */
+export const COMMON_LAYERS_PATTERN: readonly string[] = ['layers', 'h', 'block', 'blocks', 'layer'];
+
+/** Module names peft adds to modules_to_save for a sequence-classification task (PeftModelForSequenceClassification). */
+export const CLASSIFIER_MODULE_NAMES: readonly string[] = ['classifier', 'score'];
 
 /** peft's default target modules per Hugging Face model_type (peft/utils/constants.py), for the types WAP builds. */
 export const DEFAULT_LORA_TARGETS: Readonly<Record<string, readonly string[]>> = {
@@ -48,6 +71,27 @@ export const DEFAULT_LORA_TARGETS: Readonly<Record<string, readonly string[]>> =
   qwen2: ['q_proj', 'v_proj'],
   gemma: ['q_proj', 'v_proj'],
 };
+
+/** A target test narrowed to layers_to_transform: the layer index peft reads from `.<pattern>.<index>.` in the name. */
+function withinLayers(test: (layer: LayerSpec) => boolean, layers: LoraSettings['layers']): (layer: LayerSpec) => boolean {
+  if (!layers) return test;
+  const index = new RegExp(`\\.(?:${layers.patterns.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})\\.(\\d+)\\.`);
+  return (l) => {
+    const m = index.exec(`.${l.name}`);
+    return !!m && layers.indices.includes(Number(m[1])) && test(l);
+  };
+}
+
+/** Whether a layer sits in (or is) a module modules_to_save names: some prefix of its path ends with the name. */
+function inSavedModule(name: string, saved: readonly string[]): boolean {
+  if (saved.length === 0) return false;
+  const parts = name.split('.');
+  for (let i = 1; i <= parts.length; i++) {
+    const prefix = parts.slice(0, i).join('.');
+    if (saved.some((m) => prefix === m || prefix.endsWith(`.${m}`))) return true;
+  }
+  return false;
+}
 
 /** peft's target test for one model: a predicate over its layers. An invalid regular expression matches nothing. */
 function targetMatcher(targets: LoraSettings['targets'], outputs: ReadonlySet<string>): (layer: LayerSpec) => boolean {
@@ -81,9 +125,14 @@ export function withLoraAdapters(spec: ModelSpec, lora: LoraSettings): ModelSpec
   };
   const unadapted = new Set<string>();
   let adapted = 0;
-  const isTarget = targetMatcher(lora.targets, new Set(spec.outputs));
+  const isTarget = withinLayers(targetMatcher(lora.targets, new Set(spec.outputs)), lora.layers);
+  let saved = 0;
   for (const original of spec.layers) {
-    const layer: LayerSpec = { ...original, frozen: true, inputs: original.inputs.map((i) => renamed.get(i) ?? i) };
+    // A module peft saves trains whole (its trainable copy); a quantized weight never trains.
+    const trains = inSavedModule(original.name, lora.modulesToSave) && !original.quantizedWeights;
+    if (trains && (torchParameterNames(original.op, original.attrs)?.length ?? 0) > 0) saved++;
+    const { frozen: _frozen, ...unfrozen } = original;
+    const layer: LayerSpec = { ...(trains ? unfrozen : { ...original, frozen: true }), inputs: original.inputs.map((i) => renamed.get(i) ?? i) };
     layers.push(layer);
     if (!isTarget(layer)) continue;
     const inF = layer.attrs.inFeatures;
@@ -114,7 +163,15 @@ export function withLoraAdapters(spec: ModelSpec, lora: LoraSettings): ModelSpec
     const list = [...unadapted];
     diagnostics.push(diagnosticAt('warning', 'lora-unmodelled-target', `LoRA targets ${list.slice(0, 3).join(', ')}${list.length > 3 ? ` and ${list.length - 3} more` : ''}: WAP models LoRA on Linear layers of known size only, so these carry no adapter in the plan`, lora.range));
   }
-  diagnostics.push(diagnosticAt('info', 'lora', `LoRA (r=${lora.r}, alpha ${lora.alpha}, dropout ${lora.dropout}) on ${adapted} Linear layers (${describe(lora.targets)}); the base model is frozen`, lora.range));
+  if (lora.unmodelled.length > 0) {
+    diagnostics.push({ ...diagnosticAt('warning', 'lora-unmodelled', `LoRA settings WAP does not model: ${lora.unmodelled.join('; ')}. The plan prices plain LoRA for them`, lora.range), carriesToPlan: true });
+  }
+  if (lora.modulesToSave.length > 0 && saved === 0) {
+    diagnostics.push(diagnosticAt('warning', 'lora-no-target', `modules_to_save (${lora.modulesToSave.join(', ')}) names no module of ${spec.name}: nothing beside the adapters trains`, lora.range));
+  }
+  const whole = saved > 0 ? `; ${saved} layers with weights in modules_to_save (${lora.modulesToSave.join(', ')}) train whole` : '';
+  const onLayers = lora.layers ? ` in layers ${lora.layers.indices.join(', ')}` : '';
+  diagnostics.push(diagnosticAt('info', 'lora', `LoRA (r=${lora.r}, alpha ${lora.alpha}, dropout ${lora.dropout}) on ${adapted} Linear layers (${describe(lora.targets)}${onLayers}); the base model is frozen${whole}`, lora.range));
   return { ...spec, layers, outputs: spec.outputs.map((o) => renamed.get(o) ?? o), diagnostics: [...spec.diagnostics, ...diagnostics] };
 }
 

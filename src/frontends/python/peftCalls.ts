@@ -9,10 +9,10 @@
  * (frozenParameters.ts).
  */
 import type { SourceRange } from '../../core/ir';
-import { DEFAULT_LORA_TARGETS, type LoraSettings } from '../peft/lora';
+import { CLASSIFIER_MODULE_NAMES, COMMON_LAYERS_PATTERN, DEFAULT_LORA_TARGETS, type LoraSettings } from '../peft/lora';
 import { markFreezeModelled, setFrozen } from './frozenParameters';
 import type { Interp } from './interpreter';
-import { dictOf, iterItems, namedEntries, str, toNumber, type CallSite, type Value } from './values';
+import { dictOf, iterItems, namedEntries, str, toNumber, truthy, type CallSite, type Value } from './values';
 
 /** peft's LoRA config class, from the package or its modules. */
 const LORA_CONFIG = /^peft\.((tuners\.)?(lora\.)?(config\.)?)?LoraConfig$/;
@@ -62,7 +62,46 @@ function loraSettings(config: Value | undefined, model: Value, range: SourceRang
   const dropout = readNumber(entries.get('lora_dropout'), 0);
   if (r === undefined || alpha === undefined || dropout === undefined || r <= 0 || !Number.isInteger(r)) return undefined;
   const targets = readTargets(entries.get('target_modules'), model);
-  return targets ? { r, alpha, dropout, targets, range } : undefined;
+  const saved = readNames(entries.get('modules_to_save'));
+  const layers = readLayers(entries.get('layers_to_transform'), entries.get('layers_pattern'));
+  if (!targets || !saved || layers === null) return undefined;
+  // peft's sequence-classification model saves its classifier head whole, whatever modules_to_save says.
+  const task = entries.get('task_type');
+  const taskName = task?.k === 'str' ? task.v : task?.k === 'lib' ? task.path.split('.').pop() : undefined;
+  const modulesToSave = taskName === 'SEQ_CLS' ? [...new Set([...saved, ...CLASSIFIER_MODULE_NAMES])] : saved;
+  return { r, alpha, dropout, targets, modulesToSave, ...(layers ? { layers } : {}), unmodelled: unmodelledSettings(entries), range };
+}
+
+/** A list of module names (or one name); [] when absent; undefined when unreadable. */
+function readNames(v: Value | undefined): string[] | undefined {
+  if (v === undefined || v.k === 'none') return [];
+  if (v.k === 'str') return [v.v];
+  const items = iterItems(v);
+  return items && items.every((i) => i.k === 'str') ? items.map((i) => (i as { v: string }).v) : undefined;
+}
+
+/** layers_to_transform (an index or a list) with layers_pattern; undefined when absent, null when unreadable. */
+function readLayers(indices: Value | undefined, pattern: Value | undefined): LoraSettings['layers'] | null | undefined {
+  if (indices === undefined || indices.k === 'none') return undefined;
+  const list = indices.k === 'num' ? [indices] : iterItems(indices);
+  const numbers = list?.map((i) => toNumber(i));
+  if (!numbers || numbers.some((n) => n === undefined || !Number.isInteger(n))) return null;
+  const patterns = pattern === undefined || pattern.k === 'none' ? [...COMMON_LAYERS_PATTERN] : readNames(pattern);
+  return patterns && patterns.length > 0 ? { indices: numbers as number[], patterns } : null;
+}
+
+/** Settings that change what LoRA costs but that WAP prices as plain LoRA, in words. */
+function unmodelledSettings(entries: Map<string, Value>): string[] {
+  const out: string[] = [];
+  const dora = entries.get('use_dora');
+  if (dora && truthy(dora) !== false) out.push("use_dora (DoRA's magnitude vector and the weight norm it recomputes every forward)");
+  const bias = entries.get('bias');
+  if (bias && !(bias.k === 'str' && bias.v === 'none') && bias.k !== 'none') out.push(`bias=${bias.k === 'str' ? `'${bias.v}'` : 'an unread value'} (trains biases of the base model)`);
+  for (const key of ['rank_pattern', 'alpha_pattern']) {
+    const v = entries.get(key);
+    if (v && v.k !== 'none' && !(v.k === 'dict' && v.map.size === 0)) out.push(`${key} (ranks or scales per module)`);
+  }
+  return out;
 }
 
 /** A keyword's number; its default when absent; undefined when written but unreadable. */
