@@ -90,6 +90,68 @@ model = Net()
   const said = m.diagnostics.map((d) => d.message).join('\n');
   // Read without the input's rank the reason is that; with it, that the batch axis moves. Either way, said.
   assert.match(said, /einops rearrange 'b n d -> n b d' is not modelled \((the batch axis moves or is grouped|the tensor rank is unknown)\)/);
-  assert.match(said, /einops\.repeat is not modelled; what it computes is missing/);
+  assert.match(said, /einops repeat 'n b d -> n b d r' is not modelled \(only a broadcast to the batch is\)/);
   assert.equal(m.completeness?.complete, false);
+});
+
+test("a class token broadcast with repeat and a token mean with reduce (vit-pytorch's forms): every layer read, the head sees one vector per sample", async () => {
+  for (const broadcast of ["'1 1 d -> b 1 d', b=b", "'1 ... d -> b ... d', b=b", "'() n d -> b n d', b=b"]) {
+    const src = `import torch
+from torch import nn
+from einops import repeat, reduce
+from einops.layers.torch import Rearrange
+
+class TinyViT(nn.Module):
+    def __init__(self, image=32, patch=4, dim=64, classes=10):
+        super().__init__()
+        tokens = (image // patch) ** 2
+        self.embed = nn.Sequential(Rearrange('b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=patch, p2=patch), nn.Linear(patch * patch * 3, dim))
+        self.cls_token = nn.Parameter(torch.randn(1, 1, dim))
+        self.pos = nn.Parameter(torch.randn(1, tokens + 1, dim))
+        self.block = nn.TransformerEncoderLayer(dim, 4, 2 * dim, batch_first=True)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, img):
+        x = self.embed(img)
+        b, n, _ = x.shape
+        cls_tokens = repeat(self.cls_token, ${broadcast})
+        x = torch.cat((cls_tokens, x), dim=1) + self.pos
+        x = self.block(x)
+        x = reduce(x, 'b n d -> b d', 'mean')
+        return self.head(x)
+
+model = TinyViT()
+`;
+    const m = await read(src, [3, 32, 32]);
+    assert.equal(m.completeness?.complete, true, m.diagnostics.map((d) => d.message).join('\n'));
+    const head = m.layers.find((l) => l.name === 'head')!;
+    assert.deepEqual([head.inputShapes[0], head.outputShape], [[64], [10]], broadcast);
+    const block = 4 * 64 * 64 + 4 * 64 + 2 * (64 * 128) + 128 + 64 + 4 * 64;
+    assert.equal(m.totals.params, 48 * 64 + 64 + 64 + 65 * 64 + block + 64 * 10 + 10, broadcast);
+  }
+});
+
+test("Reduce as a layer: a 2×2 max pool written as 'b c (h h2) (w w2) -> b c h w' and a global mean 'b c h w -> b c'", async () => {
+  const src = `import torch
+from torch import nn
+from einops.layers.torch import Reduce
+
+model = nn.Sequential(
+    nn.Conv2d(3, 16, 3, padding=1),
+    nn.ReLU(),
+    Reduce('b c (h h2) (w w2) -> b c h w', 'max', h2=2, w2=2),
+    nn.Conv2d(16, 32, 3, padding=1),
+    Reduce('b c h w -> b c', 'mean'),
+    nn.Linear(32, 10),
+)
+`;
+  const m = await read(src, [3, 32, 32]);
+  assert.equal(m.completeness?.complete, true, m.diagnostics.map((d) => d.message).join('\n'));
+  const convs = m.layers.filter((l) => l.op === 'conv');
+  assert.deepEqual(convs.map((l) => l.inputShapes[0]), [[3, 32, 32], [16, 16, 16]]);
+  const linear = m.layers.find((l) => l.op === 'linear')!;
+  assert.deepEqual(linear.inputShapes[0], [32]);
+  assert.ok(m.layers.some((l) => l.op === 'reduce' && (l.attrs as { fn: string }).fn === 'amax'));
+  const prod = await read(src.replace("'max'", "'prod'"), [3, 32, 32]);
+  assert.match(prod.diagnostics.map((d) => d.message).join('\n'), /einops reduce 'b c \(h h2\) \(w w2\) -> b c h w' is not modelled \(the reduction 'prod'\)/);
 });
