@@ -5,6 +5,7 @@
  * - DeepSpeed JSON `bf16.enabled` / `fp16.enabled` (neither: DeepSpeed trains in fp32);
  * - Lightning `Trainer(precision=…)`: "32-true"/32, "16-mixed"/16, "bf16-mixed",
  *   "16-true", "bf16-true", "transformer-engine" (fp8).
+ * - Hugging Face Trainer: `TrainingArguments(bf16=True)` (fp16=, tf32=; trl's SFTConfig and kin);
  * - plain PyTorch: `torch.autocast(…, dtype=torch.bfloat16)`, `torch.amp.autocast`, `torch.cuda.amp.autocast`
  *   in the Python files (dtype absent: float16, CUDA autocast's default; a CPU or `enabled=False` one says nothing).
  * Values WAP cannot know ("auto", expressions) are not guesses: they give no hint.
@@ -18,7 +19,7 @@ import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';
 import { parseJsonConfig } from './jsonDoc';
-import { callArgs, findCalls, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
+import { callArgs, findCalls, guardOf, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
 import { parseYamlConfig, readString } from './yamlDoc';
 import type { ConfigFormat } from './types';
 
@@ -120,6 +121,32 @@ function fromAutocast(name: string, text: string): PrecisionHint | undefined {
   });
 }
 
+/** transformers' TrainingArguments and trl's configs built on it (SFTConfig, DPOConfig, …). */
+const TRAINING_ARGUMENTS = /(^|\.)((Seq2Seq)?TrainingArguments|(SFT|DPO|ORPO|KTO|CPO|GRPO|PPO|Reward)Config)$/;
+
+/**
+ * Hugging Face Trainer's `TrainingArguments(bf16=True)` / `fp16=True`: the Trainer runs forward under torch.autocast
+ * over fp32 parameters (through accelerate's mixed precision), fp16 with a gradient scaler; `tf32=True` alone is TF32
+ * matmuls in fp32 training. A value WAP cannot read (`bf16=torch.cuda.is_bf16_supported()`) or a call behind a flag
+ * gives no hint.
+ */
+function fromTrainingArguments(name: string, text: string): PrecisionHint | undefined {
+  if (!pythonReady() || !/Arguments|Config/.test(text) || !/\b(bf16|fp16|tf32)\s*=/.test(text)) return undefined;
+  return withPythonTree(text, (root) => {
+    for (const call of root.descendantsOfType('call')) {
+      const fn = call?.childForFieldName('function');
+      if (!call || !fn || !TRAINING_ARGUMENTS.test(fn.text) || guardOf(call)) continue;
+      const args = callArgs(call);
+      const flag = (key: string) => args?.keywords.get(key)?.text;
+      const precision: Precision | undefined = flag('bf16') === 'True' ? 'bf16' : flag('fp16') === 'True' ? 'fp16' : flag('tf32') === 'True' ? 'tf32' : undefined;
+      if (!precision) continue;
+      const where = `${name}:${call.startPosition.row + 1} (${fn.text}(… ${precision}=True …))`;
+      return precision === 'tf32' ? { precision, source: where } : { precision, source: where, ampStyle: 'autocast', ampStyleSource: where };
+    }
+    return undefined;
+  });
+}
+
 const READ: Partial<Record<ConfigFormat, (name: string, text: string) => PrecisionHint | undefined>> = {
   accelerate: fromAccelerate,
   deepspeed: fromDeepSpeed,
@@ -140,7 +167,10 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
         const read = READ[format];
         if (read) yield () => read(f.name, f.text);
       }
-      if (/\.py$/i.test(f.name)) yield () => fromAutocast(f.name, f.text);
+      if (/\.py$/i.test(f.name)) {
+        yield () => fromTrainingArguments(f.name, f.text);
+        yield () => fromAutocast(f.name, f.text);
+      }
     }
   }
   return firstHint(readings());

@@ -77,6 +77,18 @@ test("a plain PyTorch loop's own autocast: its dtype (CUDA's float16 when absent
   assert.equal(hint('from torch import autocast\nwith autocast(device_type):\n    pass\n'), undefined);
 });
 
+test("Hugging Face Trainer's TrainingArguments(bf16=True) / fp16 / tf32, and trl's SFTConfig: the precision, under autocast; an unreadable or flagged one says nothing", () => {
+  const hint = (text: string) => precisionHint([{ name: 'finetune.py', text: `from transformers import TrainingArguments\nfrom trl import SFTConfig\n${text}` }]);
+  assert.deepEqual(hint('args = TrainingArguments(output_dir="out", per_device_train_batch_size=8,\n    bf16=True, gradient_accumulation_steps=4)\n'), {
+    precision: 'bf16', source: 'finetune.py:3 (TrainingArguments(… bf16=True …))', ampStyle: 'autocast', ampStyleSource: 'finetune.py:3 (TrainingArguments(… bf16=True …))',
+  });
+  assert.equal(hint('cfg = SFTConfig(output_dir="out", fp16=True)\n')?.precision, 'fp16');
+  assert.deepEqual(hint('args = transformers.TrainingArguments("out", tf32=True)\n'), { precision: 'tf32', source: 'finetune.py:3 (transformers.TrainingArguments(… tf32=True …))' });
+  for (const text of ['args = TrainingArguments("out", bf16=torch.cuda.is_bf16_supported())\n', 'if args.bf16:\n    targs = TrainingArguments("out", bf16=True)\n', 'args = TrainingArguments("out", bf16=False)\n', 'args = MyArguments(bf16=True)\n']) {
+    assert.equal(hint(text), undefined, text);
+  }
+});
+
 const torchLib = '/usr/lib/python3/dist-packages/torch';
 
 test("torch 1.13's own files: its DDP AMP test trains under fp16 autocast; autocast calls that may not run give no hint", { skip: !existsSync(torchLib) && 'needs python3-torch' }, () => {
