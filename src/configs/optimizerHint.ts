@@ -8,7 +8,10 @@
  *   model.py's configure_optimizers, a LightningModule in its own;
  * - then a DeepSpeed JSON `"optimizer": {"type": …}` beside it (DeepSpeed
  *   builds that optimizer itself, whatever the launch script constructs);
- * - then the constructors in the neighbouring Python files (train.py).
+ * - then a Hugging Face Trainer's `TrainingArguments(optim=…)` in the model's
+ *   own file (its AdamW when `optim` is absent);
+ * - then the constructors, and Trainer arguments, in the neighbouring Python
+ *   files (train.py).
  * State per parameter is what the planner needs (OptimizerKind): two moments
  * (Adam and its variants, LAMB: You et al., ICLR 2020; Adadelta), one
  * (SGD with momentum, RMSprop, Adagrad, Lion: Chen et al., 2023) or none
@@ -19,7 +22,8 @@ import type { OptimizerKind, PlanOptions } from '../protocol/plan';
 import { MAX_CONFIG_CHARS } from './check';
 import { firstHint } from './firstHint';
 import { parseJsonConfig, valueAt } from './jsonDoc';
-import { callArgs, calleeName, pythonReady, withPythonTree } from './python';
+import { callArgs, calleeName, pythonReady, stringLiteral, withPythonTree } from './python';
+import { isTrainingArguments } from './trainingArguments';
 
 export interface OptimizerHint {
   optimizer: OptimizerKind;
@@ -95,6 +99,31 @@ function fromPython(name: string, text: string): OptimizerHint | undefined {
 }
 
 /**
+ * Trainer's `optim` names (transformers' OptimizerNames) for the optimizers whose state WAP prices; absent, the
+ * Trainer builds torch's AdamW ('adamw_torch'). 8-bit, factored (Adafactor) and GaLore ones give no hint.
+ */
+const TRAINER_OPTIM: Record<string, OptimizerKind> = {
+  adamw_torch: 'adam', adamw_torch_fused: 'adam', adamw_hf: 'adam', adamw_apex_fused: 'adam', adamw_anyprecision: 'adam', paged_adamw_32bit: 'adam',
+  sgd: 'sgd', adagrad: 'momentum', rmsprop: 'momentum', lion_32bit: 'momentum', paged_lion_32bit: 'momentum',
+};
+
+/** `TrainingArguments(optim="paged_adamw_32bit")`, or without `optim` the Trainer's AdamW. */
+function fromTrainingArguments(name: string, text: string): OptimizerHint | undefined {
+  if (!pythonReady() || !/Arguments|Config/.test(text)) return undefined;
+  return withPythonTree(text, (root) => {
+    for (const call of root.descendantsOfType('call')) {
+      if (!call || !isTrainingArguments(call)) continue;
+      const optim = callArgs(call)?.keywords.get('optim');
+      const value = optim ? stringLiteral(optim) : 'adamw_torch';
+      const kind = value !== undefined && Object.prototype.hasOwnProperty.call(TRAINER_OPTIM, value) ? TRAINER_OPTIM[value] : undefined;
+      const fn = call.childForFieldName('function')?.text ?? 'TrainingArguments';
+      return kind && { optimizer: kind, source: `${name}:${call.startPosition.row + 1} (${fn}${optim ? `(optim=${optim.text})` : ": the Trainer's default adamw_torch"})` };
+    }
+    return undefined;
+  });
+}
+
+/**
  * The optimizer the files state, in the order the header gives: `modelFile` (a name among `files`), a DeepSpeed
  * config, the other Python files. Broken or oversized files give no hint.
  */
@@ -103,10 +132,14 @@ export function optimizerHint(files: ReadonlyArray<{ name: string; text: string 
   const usable = files.filter((f) => f.text.length <= MAX_CONFIG_CHARS);
   const isPython = (f: SourceFile) => /\.py$/i.test(f.name);
   const read = (file: SourceFile, how: (name: string, text: string) => OptimizerHint | undefined) => () => how(file.name, file.text);
+  const own = usable.filter((f) => isPython(f) && f.name === modelFile);
+  const others = usable.filter((f) => isPython(f) && f.name !== modelFile);
   return firstHint([
-    ...usable.filter((f) => isPython(f) && f.name === modelFile).map((f) => read(f, fromPython)),
+    ...own.map((f) => read(f, fromPython)),
     ...usable.filter((f) => /\.jsonc?$/i.test(f.name) && /"optimizer"/.test(f.text)).map((f) => read(f, fromDeepSpeed)),
-    ...usable.filter((f) => isPython(f) && f.name !== modelFile).map((f) => read(f, fromPython)),
+    ...own.map((f) => read(f, fromTrainingArguments)),
+    ...others.map((f) => read(f, fromPython)),
+    ...others.map((f) => read(f, fromTrainingArguments)),
   ]);
 }
 

@@ -19,7 +19,8 @@ import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';
 import { parseJsonConfig } from './jsonDoc';
-import { callArgs, findCalls, guardOf, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
+import { callArgs, findCalls, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
+import { isTrainingArguments } from './trainingArguments';
 import { parseYamlConfig, readString } from './yamlDoc';
 import type { ConfigFormat } from './types';
 
@@ -121,9 +122,6 @@ function fromAutocast(name: string, text: string): PrecisionHint | undefined {
   });
 }
 
-/** transformers' TrainingArguments and trl's configs built on it (SFTConfig, DPOConfig, …). */
-const TRAINING_ARGUMENTS = /(^|\.)((Seq2Seq)?TrainingArguments|(SFT|DPO|ORPO|KTO|CPO|GRPO|PPO|Reward)Config)$/;
-
 /**
  * Hugging Face Trainer's `TrainingArguments(bf16=True)` / `fp16=True`: the Trainer runs forward under torch.autocast
  * over fp32 parameters (through accelerate's mixed precision), fp16 with a gradient scaler; `tf32=True` alone is TF32
@@ -135,7 +133,7 @@ function fromTrainingArguments(name: string, text: string): PrecisionHint | unde
   return withPythonTree(text, (root) => {
     for (const call of root.descendantsOfType('call')) {
       const fn = call?.childForFieldName('function');
-      if (!call || !fn || !TRAINING_ARGUMENTS.test(fn.text) || guardOf(call)) continue;
+      if (!call || !fn || !isTrainingArguments(call)) continue;
       const args = callArgs(call);
       const flag = (key: string) => args?.keywords.get(key)?.text;
       const precision: Precision | undefined = flag('bf16') === 'True' ? 'bf16' : flag('fp16') === 'True' ? 'fp16' : flag('tf32') === 'True' ? 'tf32' : undefined;

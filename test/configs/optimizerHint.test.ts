@@ -104,3 +104,17 @@ test('an explicit optimizer wins; the server’s auto setting reads the files, a
   const params = 1024 * 1024 + 1024;
   assert.equal(adam.plan.setup!.memoryPerGpu.optimizer - assumed.plan.setup!.memoryPerGpu.optimizer, params * 4, 'one more fp32 moment per parameter');
 });
+
+test("a Hugging Face Trainer's optim= names the optimizer (AdamW when absent); a constructor in the file or a DeepSpeed optimizer section wins; 8-bit ones give no hint", () => {
+  const script = (args: string, extra = '') => ({ name: 'finetune.py', text: `from transformers import TrainingArguments, Trainer\n${extra}args = TrainingArguments(output_dir="out", ${args})\n` });
+  assert.deepEqual(optimizerHint([script('optim="paged_adamw_32bit"')], 'finetune.py'), { optimizer: 'adam', source: 'finetune.py:2 (TrainingArguments(optim="paged_adamw_32bit"))' });
+  assert.deepEqual(optimizerHint([script('bf16=True')], 'finetune.py'), { optimizer: 'adam', source: "finetune.py:2 (TrainingArguments: the Trainer's default adamw_torch)" });
+  assert.equal(optimizerHint([script('optim="sgd"')], 'finetune.py')?.optimizer, 'sgd');
+  assert.equal(optimizerHint([script('optim="paged_adamw_8bit"')], 'finetune.py'), undefined);
+  assert.equal(optimizerHint([script('optim=args.optim')], 'finetune.py'), undefined);
+  // The script's own constructor (handed to Trainer(optimizers=…)) and a DeepSpeed config's optimizer win.
+  const own = script('optim="adamw_torch"', 'import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n');
+  assert.equal(optimizerHint([own], 'finetune.py')?.optimizer, 'momentum');
+  const ds = { name: 'ds.json', text: '{"optimizer": {"type": "Lion"}}' };
+  assert.equal(optimizerHint([script('optim="adamw_torch"'), ds], 'finetune.py')?.optimizer, 'momentum');
+});
