@@ -11,7 +11,6 @@
  * args.channels_last:`, torchvision's and timm's reference scripts) is the
  * user's choice per run, so it is reported, not assumed.
  */
-import type { Node } from 'web-tree-sitter';
 import type { PlanOptions } from '../protocol/plan';
 import { MAX_CONFIG_CHARS } from './check';
 import { firstHint } from './firstHint';
