@@ -31,7 +31,8 @@ export function withQuantizedWeights(spec: ModelSpec, q: BitsAndBytesSettings): 
   const weighted = spec.layers.filter((l) => (torchParameterNames(l.op, l.attrs)?.length ?? 0) > 0);
   // transformers keeps the model's last registered child in full precision (the head): the last top-level module in graph order.
   const head = weighted.length ? weighted[weighted.length - 1].name.split('.')[0] : undefined;
-  const kept = (l: LayerSpec): boolean => l.name.split('.')[0] === head || q.skipModules.some((m) => l.name.includes(m));
+  // transformers' test for modules_to_not_convert: the name is the module's path, or one of its parents ends with it.
+  const kept = (l: LayerSpec): boolean => l.name.split('.')[0] === head || q.skipModules.some((m) => l.name === m || l.name.includes(`${m}.`));
   const format: QuantizedWeights = { format: q.format, ...(q.doubleQuant ? { doubleQuant: true } : {}) };
   let count = 0;
   const layers = spec.layers.map((l) => {
