@@ -130,7 +130,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   const frozen = frozenParametersLine(model);
   if (frozen) diagnostics.push({ severity: 'info', message: frozen });
   if (options.pins?.recompute && options.recomputeSource && options.recomputeSource !== '--recompute') {
-    diagnostics.push({ severity: 'info', message: `recompute ${options.pins.recompute}: the code switches gradient checkpointing on (${options.recomputeSource}), so the plan keeps it; --recompute auto lets WAP choose` });
+    diagnostics.push({ severity: 'info', message: `recompute ${options.pins.recompute}: the code switches gradient checkpointing on (${options.recomputeSource}), so the plan keeps it; --recompute auto (the wap.recompute setting: auto) lets WAP choose` });
   }
   for (const d of model.diagnostics) if (d.carriesToPlan) diagnostics.push({ severity: d.severity === 'error' ? 'warning' : d.severity, message: d.message });
   const layout = memoryFormatLine(model, options, precision.precision);

@@ -4,7 +4,7 @@
  * model (some stdio clients) get the pushed settings or the defaults.
  */
 import type { Connection } from 'vscode-languageserver';
-import type { AmpStyle, Objective, OptimizerKind, PlanOptions, Precision, StrategyMode } from '../protocol/plan';
+import type { AmpStyle, Objective, OptimizerKind, PlanOptions, Precision, RecomputeMode, StrategyMode } from '../protocol/plan';
 import type { PlanControls } from '../protocol/webview';
 
 export interface WapSettings {
@@ -23,6 +23,8 @@ export interface WapSettings {
   ampStyle: AmpStyle | 'auto';
   /** 'auto': channels_last when the code always converts the model to it (memoryFormatHint.ts), else the model's layout. */
   memoryFormat: 'channels_first' | 'channels_last' | 'auto';
+  /** 'code': full recompute where the training code switches gradient checkpointing on (recomputeHint.ts), else searched; 'auto': searched. */
+  recompute: 'code' | 'auto' | RecomputeMode;
   /** Path of the model file config files compare against ('' = the most recently planned model nearby). */
   model: string;
   profile: { enabled: boolean; backend: string };
@@ -46,6 +48,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   precision: 'auto',
   ampStyle: 'auto',
   memoryFormat: 'auto',
+  recompute: 'code',
   model: '',
   profile: { enabled: false, backend: 'auto' },
   python: '',
@@ -60,6 +63,7 @@ const OPTIMIZERS: ReadonlyArray<OptimizerKind | 'auto'> = ['auto', 'sgd', 'momen
 const PRECISIONS: ReadonlyArray<Precision | 'auto'> = ['auto', 'fp32', 'tf32', 'fp16', 'bf16', 'fp8'];
 const AMP_STYLES: ReadonlyArray<AmpStyle | 'auto'> = ['auto', 'autocast', 'master-weights', 'pure'];
 const MEMORY_FORMATS: ReadonlyArray<WapSettings['memoryFormat']> = ['auto', 'channels_first', 'channels_last'];
+const RECOMPUTE: ReadonlyArray<WapSettings['recompute']> = ['code', 'auto', 'none', 'selective', 'full'];
 
 function positiveInt(v: unknown, fallback: number, allowZero = false): number {
   const n = typeof v === 'string' ? Number(v) : v;
@@ -86,6 +90,7 @@ export function normalizeSettings(raw: unknown): WapSettings {
     precision: oneOf(r.precision, PRECISIONS, DEFAULT_SETTINGS.precision),
     ampStyle: oneOf(r.ampStyle, AMP_STYLES, DEFAULT_SETTINGS.ampStyle),
     memoryFormat: oneOf(r.memoryFormat, MEMORY_FORMATS, DEFAULT_SETTINGS.memoryFormat),
+    recompute: oneOf(r.recompute, RECOMPUTE, DEFAULT_SETTINGS.recompute),
     model: typeof r.model === 'string' ? r.model.trim() : '',
     profile: {
       enabled: typeof profile.enabled === 'boolean' ? profile.enabled : DEFAULT_SETTINGS.profile.enabled,
@@ -122,6 +127,11 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
   if (s.memoryFormat !== 'auto') {
     options.memoryFormat = s.memoryFormat;
     options.memoryFormatSource = 'the wap.memoryFormat setting';
+  }
+  if (s.recompute !== 'code') {
+    // 'auto' too: the search chooses, whatever gradient checkpointing the code switches on.
+    options.recomputeSource = 'the wap.recompute setting';
+    if (s.recompute !== 'auto') options.pins = { ...options.pins, recompute: s.recompute };
   }
   if (overrides.gpus && overrides.gpus > 0) options.gpus = Math.floor(overrides.gpus);
   return options;

@@ -47,3 +47,17 @@ test('wap.ampStyle maps to options.ampStyle with its source; without it an accel
   assert.deepEqual([hinted.precision, hinted.precisionSource, hinted.ampStyle], ['bf16', 'the wap.precision setting', 'autocast']);
   assert.equal(withTrainingHints(toPlanOptions(normalizeSettings({ ampStyle: 'master-weights' })), uri).ampStyle, 'master-weights', 'the setting wins');
 });
+
+test('wap.recompute: by default the code beside the model decides (gradient_checkpointing_enable pins full); auto searches whatever the code does; a mode pins it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wap-recompute-setting-'));
+  writeFileSync(join(dir, 'finetune.py'), 'import torch\nmodel = build()\nmodel.gradient_checkpointing_enable()\n');
+  const uri = pathToFileURL(join(dir, 'finetune.py')).href;
+  assert.equal(normalizeSettings({}).recompute, 'code');
+  assert.equal(normalizeSettings({ recompute: 'sometimes' }).recompute, 'code');
+  const fromCode = withTrainingHints(toPlanOptions(normalizeSettings({})), uri);
+  assert.deepEqual([fromCode.pins?.recompute, fromCode.recomputeSource], ['full', 'finetune.py:3 (model.gradient_checkpointing_enable())']);
+  const searched = withTrainingHints(toPlanOptions(normalizeSettings({ recompute: 'auto' })), uri);
+  assert.deepEqual([searched.pins?.recompute, searched.recomputeSource], [undefined, 'the wap.recompute setting']);
+  const pinned = withTrainingHints(toPlanOptions(normalizeSettings({ recompute: 'selective' })), uri);
+  assert.equal(pinned.pins?.recompute, 'selective');
+});
