@@ -17,5 +17,5 @@ export function frozenParametersLine(model: AnalyzedModel): string | undefined {
   const q = model.totals.quantized;
   // Bytes per weight, constants included, so the reader can check the format: 0.516 for QLoRA's NF4 with double quantization.
   const quantized = q && q.params > 0 ? `; ${millions(q.params)} of them held quantized (bitsandbytes) in ${(q.bytes / 1e9).toFixed(2)} GB, ${(q.bytes / q.params).toFixed(3)} bytes each, dequantized before each matmul` : '';
-  return `frozen parameters: ${millions(frozen)} of ${millions(all)} do not train (requires_grad=False in the code): planned with their weights only, no gradients, optimizer state or weight-gradient compute${quantized}${skipped}`;
+  return `frozen parameters: ${millions(frozen)} of ${millions(all)} do not train (${q && q.params > 0 ? 'requires_grad=False in the code, or loaded quantized' : 'requires_grad=False in the code'}): planned with their weights only, no gradients, optimizer state or weight-gradient compute${quantized}${skipped}`;
 }
