@@ -105,6 +105,37 @@ test('layers_to_transform narrows the targets to those layers; modules_to_save t
   assert.ok(plan.diagnostics.some((d) => d.severity === 'warning' && d.message === warning!.message));
 });
 
+test("LoRA on convolutions and embeddings, as peft builds them: lora_A with the conv's kernel, stride and padding, a 1×1 lora_B; an embedding's r-wide table and r → dim", async () => {
+  const src = `import torch
+from torch import nn
+from peft import LoraConfig, get_peft_model
+
+class ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 64, 7, stride=2, padding=3)
+        self.body = nn.Conv2d(64, 128, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.head = nn.Linear(128, 10)
+    def forward(self, x):
+        x = self.body(torch.relu(self.stem(x)))
+        return self.head(torch.flatten(self.pool(x), 1))
+
+model = get_peft_model(ConvNet(), LoraConfig(r=4, target_modules=["stem", "body"]))
+`;
+  const r = await analyzeSource(join(__dirname, 'lora_conv.py'), src, { inputShape: [3, 64, 64] });
+  const m = r.models.find((x) => x.name === 'model')!;
+  assert.equal(m.totals.params, 3 * 4 * 7 * 7 + 4 * 64 + 64 * 4 * 3 * 3 + 4 * 128);
+  const stemA = m.layers.find((l) => l.name === 'stem.lora_A')!;
+  // The adapter path sees what the convolution sees and gives what it gives: 4 channels at the stem's stride, then 64.
+  assert.deepEqual([stemA.outputShape, m.layers.find((l) => l.name === 'stem.lora_B')!.outputShape], [[4, 32, 32], [64, 32, 32]]);
+  const file = join(fixtures, 'lora_llama.py');
+  const embed = read(file, llama('r=8, lora_dropout=0.1, target_modules=["embed_tokens", "q_proj"]')).model;
+  assert.equal(embed.totals.params, 8 * (32_000 + 4096) + 32 * 8 * (4096 + 4096));
+  // A dropout on the q_proj adapters' input, none on the token ids the embedding's adapter looks up.
+  assert.deepEqual([embed.layers.some((l) => l.name === 'model.layers.0.self_attn.q_proj.lora_dropout'), embed.layers.some((l) => l.name === 'model.embed_tokens.lora_dropout')], [true, false]);
+});
+
 const MODEL = `import torch
 from torch import nn
 from peft import LoraConfig, PromptTuningConfig, get_peft_model
@@ -132,7 +163,7 @@ test('LoRA on a PyTorch module: adapters on the named Linears, a target that is 
   assert.deepEqual([two.m.totals.params, two.m.totals.frozenParams], [4 * (64 + 256) + 4 * (256 + 10), base]);
   const conv = await net('model = get_peft_model(model, LoraConfig(r=4, target_modules=["3", "2"]))\n');
   assert.equal(conv.m.totals.params, 4 * (256 + 256));
-  assert.match(conv.byCode('lora-unmodelled-target')[0]?.message ?? '', /backbone\.3 \(LayerNorm\): WAP models LoRA on Linear layers of known size only/);
+  assert.match(conv.byCode('lora-unmodelled-target')[0]?.message ?? '', /backbone\.3 \(LayerNorm\): WAP models LoRA on Linear, convolution and Embedding layers of known size only/);
   const none = await net('model = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj"]))\n');
   assert.deepEqual([none.m.totals.params, none.byCode('lora-no-target').length], [0, 1]);
   // No target_modules on a plain nn.Module: peft has no default for it, so the adapters are not read and the plan says so.

@@ -8,7 +8,9 @@
  *   y = base(x) + lora_B(lora_A(dropout(x))) · (lora_alpha / r)
  *
  * with lora_A: in → r and lora_B: r → out, both without bias, dropout an
- * Identity when lora_dropout is 0. Targets follow peft's
+ * Identity when lora_dropout is 0. A targeted convolution gets a lora_A with
+ * its kernel, stride and padding and a 1×1 lora_B; an Embedding an r-wide
+ * table and r → dim, without dropout (adapterParts). Targets follow peft's
  * check_target_module_exists: a string is a regular expression the module's
  * full name must match; a list matches a name equal to an entry or ending in
  * `.` + entry. Without target_modules, peft picks per model type
@@ -25,7 +27,7 @@
  * Pure IR → IR, so a model read from PyTorch code and one built from a
  * Hugging Face config get the same adapters.
  */
-import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
+import type { AttrValue, Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
 import { torchParameterNames } from '../freezing/parameterNames';
 
 export interface LoraSettings {
@@ -135,9 +137,8 @@ export function withLoraAdapters(spec: ModelSpec, lora: LoraSettings): ModelSpec
     const layer: LayerSpec = { ...(trains ? unfrozen : { ...original, frozen: true }), inputs: original.inputs.map((i) => renamed.get(i) ?? i) };
     layers.push(layer);
     if (!isTarget(layer)) continue;
-    const inF = layer.attrs.inFeatures;
-    const outF = layer.attrs.outFeatures;
-    if (layer.op !== 'linear' || typeof inF !== 'number' || typeof outF !== 'number') {
+    const parts = adapterParts(layer, lora.r);
+    if (!parts) {
       unadapted.add(`${layer.name} (${layer.type})`);
       continue;
     }
@@ -150,18 +151,19 @@ export function withLoraAdapters(spec: ModelSpec, lora: LoraSettings): ModelSpec
       return id;
     };
     const x = layer.inputs[0];
-    const dropped = lora.dropout > 0 ? side('lora_dropout', { type: 'Dropout', op: 'dropout', attrs: { rate: lora.dropout }, inputs: [x] }) : x;
-    const a = side('lora_A', { type: 'Linear', op: 'linear', attrs: { inFeatures: inF, outFeatures: lora.r, bias: false }, inputs: [dropped], weightKey: `${owner}.lora_A` });
-    const b = side('lora_B', { type: 'Linear', op: 'linear', attrs: { inFeatures: lora.r, outFeatures: outF, bias: false }, inputs: [a], weightKey: `${owner}.lora_B` });
+    // peft's embedding adapter looks its rows up directly: no dropout on token ids.
+    const dropped = lora.dropout > 0 && layer.op !== 'embedding' ? side('lora_dropout', { type: 'Dropout', op: 'dropout', attrs: { rate: lora.dropout }, inputs: [x] }) : x;
+    const a = side(parts.names[0], { ...parts.a, inputs: [dropped], weightKey: `${owner}.${parts.names[0]}` });
+    const b = side(parts.names[1], { ...parts.b, inputs: [a], weightKey: `${owner}.${parts.names[1]}` });
     const scaled = side('lora_scaling', { type: 'mul', op: 'mul', attrs: { scalar: lora.alpha / lora.r }, inputs: [b] });
     renamed.set(layer.id, side('lora_add', { type: 'add', op: 'add', attrs: {}, inputs: [layer.id, scaled] }));
   }
   if (adapted === 0) {
-    diagnostics.push(diagnosticAt('warning', 'lora-no-target', `LoRA's target modules (${describe(lora.targets)}) match no Linear of ${spec.name}: the plan trains nothing but the base model's frozen forward`, lora.range));
+    diagnostics.push(diagnosticAt('warning', 'lora-no-target', `LoRA's target modules (${describe(lora.targets)}) match no layer of ${spec.name} WAP can adapt: the plan trains nothing but the base model's frozen forward`, lora.range));
   }
   if (unadapted.size > 0) {
     const list = [...unadapted];
-    diagnostics.push(diagnosticAt('warning', 'lora-unmodelled-target', `LoRA targets ${list.slice(0, 3).join(', ')}${list.length > 3 ? ` and ${list.length - 3} more` : ''}: WAP models LoRA on Linear layers of known size only, so these carry no adapter in the plan`, lora.range));
+    diagnostics.push(diagnosticAt('warning', 'lora-unmodelled-target', `LoRA targets ${list.slice(0, 3).join(', ')}${list.length > 3 ? ` and ${list.length - 3} more` : ''}: WAP models LoRA on Linear, convolution and Embedding layers of known size only, so these carry no adapter in the plan`, lora.range));
   }
   if (lora.unmodelled.length > 0) {
     diagnostics.push({ ...diagnosticAt('warning', 'lora-unmodelled', `LoRA settings WAP does not model: ${lora.unmodelled.join('; ')}. The plan prices plain LoRA for them`, lora.range), carriesToPlan: true });
@@ -171,8 +173,38 @@ export function withLoraAdapters(spec: ModelSpec, lora: LoraSettings): ModelSpec
   }
   const whole = saved > 0 ? `; ${saved} layers with weights in modules_to_save (${lora.modulesToSave.join(', ')}) train whole` : '';
   const onLayers = lora.layers ? ` in layers ${lora.layers.indices.join(', ')}` : '';
-  diagnostics.push(diagnosticAt('info', 'lora', `LoRA (r=${lora.r}, alpha ${lora.alpha}, dropout ${lora.dropout}) on ${adapted} Linear layers (${describe(lora.targets)}${onLayers}); the base model is frozen${whole}`, lora.range));
+  diagnostics.push(diagnosticAt('info', 'lora', `LoRA (r=${lora.r}, alpha ${lora.alpha}, dropout ${lora.dropout}) on ${adapted} layers (${describe(lora.targets)}${onLayers}); the base model is frozen${whole}`, lora.range));
   return { ...spec, layers, outputs: spec.outputs.map((o) => renamed.get(o) ?? o), diagnostics: [...spec.diagnostics, ...diagnostics] };
+}
+
+type AdapterPart = Pick<LayerSpec, 'type' | 'op' | 'attrs'>;
+
+/**
+ * The two low-rank layers peft puts beside a targeted layer (peft/tuners/lora/layer.py): a Linear gets lora_A (in → r)
+ * and lora_B (r → out); a convolution lora_A with its kernel, stride and padding (in → r channels) and a 1×1 lora_B
+ * (r → out); an Embedding lora_embedding_A, a table of r-wide rows, and lora_embedding_B (r → embedding dim). None
+ * for other layers or sizes WAP does not know.
+ */
+function adapterParts(layer: LayerSpec, r: number): { names: [string, string]; a: AdapterPart; b: AdapterPart } | undefined {
+  const at = layer.attrs;
+  const linear = (inFeatures: number, outFeatures: number): AdapterPart => ({ type: 'Linear', op: 'linear', attrs: { inFeatures, outFeatures, bias: false } });
+  if (layer.op === 'linear' && typeof at.inFeatures === 'number' && typeof at.outFeatures === 'number') {
+    return { names: ['lora_A', 'lora_B'], a: linear(at.inFeatures, r), b: linear(r, at.outFeatures) };
+  }
+  if (layer.op === 'embedding' && typeof at.numEmbeddings === 'number' && typeof at.embeddingDim === 'number') {
+    return { names: ['lora_embedding_A', 'lora_embedding_B'], a: { type: 'Embedding', op: 'embedding', attrs: { numEmbeddings: at.numEmbeddings, embeddingDim: r } }, b: linear(r, at.embeddingDim) };
+  }
+  const rank = at.rank;
+  if (layer.op === 'conv' && !at.transposed && typeof rank === 'number' && typeof at.inChannels === 'number' && typeof at.outChannels === 'number') {
+    const ones = Array.from({ length: rank }, () => 1);
+    const conv = (attrs: Record<string, AttrValue>): AdapterPart => ({ type: `Conv${rank}d`, op: 'conv', attrs: { rank, dilation: ones, groups: 1, bias: false, ...attrs } });
+    return {
+      names: ['lora_A', 'lora_B'],
+      a: conv({ inChannels: at.inChannels, outChannels: r, kernel: at.kernel, stride: at.stride, padding: at.padding }),
+      b: conv({ inChannels: r, outChannels: at.outChannels, kernel: ones, stride: ones, padding: 'valid' }),
+    };
+  }
+  return undefined;
 }
 
 function describe(targets: LoraSettings['targets']): string {
