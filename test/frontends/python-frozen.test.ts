@@ -192,6 +192,16 @@ test('freezes decided by name: conditions on the name, any(), elif/else and a th
   }
 });
 
+test("one parameter's requires_grad: a layer with no other parameter freezes whole, a weight frozen beside a trained bias is said", async () => {
+  // backbone.2's weight then its bias: the layer ends frozen whole, with nothing said.
+  const both = await read('model.backbone[2].weight.requires_grad = False\nmodel.backbone[2].bias.requires_grad_(False)\n');
+  assert.deepEqual([both.m.totals.frozenParams, both.warnings], [256 * 256 + 256, []]);
+  const weightOnly = await read('model.backbone[0].weight.requires_grad = False\n');
+  assert.equal(weightOnly.m.totals.frozenParams, undefined);
+  assert.equal(weightOnly.warnings.length, 1);
+  assert.match(weightOnly.warnings[0].message, /^This code freezes part of 1 layer \(e\.g\. `model\.backbone\[0\]\.weight` frozen, `model\.backbone\[0\]\.bias` trained\)/);
+});
+
 test('a freeze WAP cannot attribute stays a warning that the plan repeats; torch.no_grad() and eval() freeze nothing', async () => {
   // A condition on the parameter itself (its size) cannot be computed without running the code.
   const { m, warnings } = await read('for name, p in model.named_parameters():\n    if p.numel() > 1000:\n        p.requires_grad = False\n');

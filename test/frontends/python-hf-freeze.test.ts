@@ -115,3 +115,13 @@ test('a BitFit-style name filter splits layers: they are planned trained and the
   assert.equal(lost.model.totals.frozenParams, undefined);
   assert.ok(lost.diagnostics.some((d) => d.code === 'frozen-parameters' && /cannot attribute to a module/.test(d.message)));
 });
+
+test("one parameter of a Hugging Face layer: the word embeddings' weight freezes the table; a LayerNorm's weight alone splits it, said", () => {
+  const { model, diagnostics } = read(`${BERT}model.bert.embeddings.word_embeddings.weight.requires_grad = False
+model.bert.embeddings.LayerNorm.weight.requires_grad_(False)
+`);
+  assert.equal(model.totals.frozenParams, 30522 * 768);
+  const warning = diagnostics.find((d) => d.code === 'frozen-parameters');
+  assert.match(warning?.message ?? '', /^This code freezes part of 1 layer \(e\.g\. `bert\.embeddings\.LayerNorm\.weight` frozen, `bert\.embeddings\.LayerNorm\.bias` trained\)/);
+  assert.ok(!diagnostics.some((d) => /cannot attribute/.test(d.message)), diagnostics.map((d) => d.message).join('\n'));
+});

@@ -1,17 +1,18 @@
 /**
  * Freezes decided by parameter name: what a fine-tuning script's
- * `for name, p in model.named_parameters(): if …: p.requires_grad = False`
- * (or `model.bert.requires_grad_(False)` on a Hugging Face model) does to
- * each parameter, applied in program order.
+ * `for name, p in model.named_parameters(): if …: p.requires_grad = False`,
+ * `model.fc.weight.requires_grad = False` or `model.bert.requires_grad_(False)`
+ * on a Hugging Face model does to each parameter, applied in program order.
  *
- * WAP plans a layer frozen or trained as a whole. A step that leaves a
- * layer's parameters split (BitFit trains the biases of frozen Linears) keeps
- * the layer as it was and says so: over-stating the trained work is the
- * honest side of that approximation.
+ * Each parameter's state is kept (ParameterStates), so a weight frozen on one
+ * line and its bias on the next leave the layer frozen whole. WAP plans a
+ * layer frozen or trained as a whole: one whose parameters end split (BitFit
+ * trains the biases of frozen Linears) is planned trained and said, which
+ * over-states its work rather than under-stating it.
  *
  * `applyFreezeSteps` rewrites a model's IR by its layers' module paths, which
  * the Hugging Face builders name as transformers does; the Python frontend
- * decides torch module values with `moduleVerdict` directly.
+ * keeps torch modules' states itself (frozenParameters.ts).
  */
 import { diagnosticAt, type Diagnostic, type LayerSpec, type ModelSpec, type SourceRange } from '../../core/ir';
 import { joinParameterName, torchParameterNames } from './parameterNames';
@@ -28,24 +29,38 @@ export interface FreezeStep {
   range: SourceRange;
 }
 
-export type ModuleVerdict = { kind: 'frozen' | 'trained' } | { kind: 'partial'; frozen: string; trained: string } | { kind: 'unreadable'; name: string };
+/** Whether each parameter of one layer requires grad, by its full name. */
+export class ParameterStates {
+  private readonly requires: Map<string, boolean>;
 
-/**
- * A module's state after a step, from its parameters' verdicts (full names) and its state before: a name the step
- * leaves keeps the module's state. Parameters ending split make it 'partial' (the caller keeps the module as it was).
- */
-export function moduleVerdict(names: readonly string[], frozenBefore: boolean, requiresGrad: (name: string) => RequiresGradVerdict): ModuleVerdict {
-  let frozen: string | undefined;
-  let trained: string | undefined;
-  for (const name of names) {
-    const verdict = requiresGrad(name);
-    if (verdict === 'unreadable') return { kind: 'unreadable', name };
-    const requires = verdict ?? !frozenBefore;
-    if (requires) trained ??= name;
-    else frozen ??= name;
+  constructor(names: readonly string[], frozen: boolean) {
+    this.requires = new Map(names.map((n) => [n, !frozen]));
   }
-  if (frozen !== undefined && trained !== undefined) return { kind: 'partial', frozen, trained };
-  return { kind: frozen !== undefined ? 'frozen' : trained !== undefined ? 'trained' : frozenBefore ? 'frozen' : 'trained' };
+
+  /** Applies a step's verdicts; a name it cannot decide leaves every state as it was and comes back. */
+  apply(decide: (name: string) => RequiresGradVerdict): string | undefined {
+    const next = new Map(this.requires);
+    for (const name of this.requires.keys()) {
+      const verdict = decide(name);
+      if (verdict === 'unreadable') return name;
+      if (verdict !== undefined) next.set(name, verdict);
+    }
+    for (const [name, requires] of next) this.requires.set(name, requires);
+    return undefined;
+  }
+
+  /** Frozen when every parameter is; a split layer is planned trained. */
+  get frozen(): boolean {
+    return [...this.requires.values()].every((r) => !r);
+  }
+
+  /** One frozen and one trained parameter, when the layer is split. */
+  split(): { frozen: string; trained: string } | undefined {
+    const entries = [...this.requires];
+    const frozen = entries.find(([, r]) => !r)?.[0];
+    const trained = entries.find(([, r]) => r)?.[0];
+    return frozen !== undefined && trained !== undefined ? { frozen, trained } : undefined;
+  }
 }
 
 /** A step's verdict function over full names: names outside its prefix are left. */
@@ -55,41 +70,20 @@ export function withinPrefix(step: FreezeStep): (name: string) => RequiresGradVe
   return (name) => (name === step.prefix ? step.requiresGrad('') : name.startsWith(head) ? step.requiresGrad(name.slice(head.length)) : undefined);
 }
 
-/** Tallies what steps did, for the warnings every plan repeats. */
-export class FreezeReport {
-  private partial: Array<{ module: string; frozen: string; trained: string; frozenKept: boolean }> = [];
-  private unreadable: Array<{ name: string; range: SourceRange }> = [];
-
-  /** Records a module a step left split or could not decide; true when the module keeps its state. */
-  note(module: string, verdict: ModuleVerdict, frozenBefore: boolean, range: SourceRange): boolean {
-    if (verdict.kind === 'partial') this.partial.push({ module, frozen: verdict.frozen, trained: verdict.trained, frozenKept: frozenBefore });
-    else if (verdict.kind === 'unreadable') this.unreadable.push({ name: verdict.name, range });
-    return verdict.kind === 'partial' || verdict.kind === 'unreadable';
+/** The warnings every plan repeats: layers left split (planned trained), and parameters a step could not decide. */
+export function freezeDiagnostics(split: ReadonlyArray<{ frozen: string; trained: string; range: SourceRange }>, unreadable: ReadonlyArray<{ name: string; range: SourceRange }>): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  if (split.length) {
+    const first = split[0];
+    const message = `This code freezes part of ${count(split.length, 'layer')} (e.g. \`${first.frozen}\` frozen, \`${first.trained}\` trained); WAP plans a layer frozen or trained as a whole, so ${split.length === 1 ? 'it is' : 'they are'} planned as trained, over-stating their gradients, optimizer state and weight-gradient compute`;
+    out.push(carried(diagnosticAt('warning', 'frozen-parameters', message, first.range)));
   }
-
-  diagnostics(range: SourceRange): Diagnostic[] {
-    const out: Diagnostic[] = [];
-    if (this.partial.length) {
-      const first = this.partial[0];
-      const trainedCount = this.partial.filter((p) => !p.frozenKept).length;
-      out.push(
-        carried(
-          diagnosticAt(
-            'warning',
-            'frozen-parameters',
-            `This code freezes part of ${count(this.partial.length, 'layer')} (e.g. \`${first.frozen}\` frozen, \`${first.trained}\` trained); WAP plans a layer frozen or trained as a whole, so ${trainedCount === this.partial.length ? 'they are' : `${trainedCount} of them are`} planned as trained, over-stating their gradients, optimizer state and weight-gradient compute`,
-            range,
-          ),
-        ),
-      );
-    }
-    if (this.unreadable.length) {
-      const first = this.unreadable[0];
-      const n = this.unreadable.length;
-      out.push(carried(diagnosticAt('warning', 'frozen-parameters', `WAP cannot decide whether this code freezes \`${first.name}\` (the condition depends on something it cannot compute); ${count(n, 'layer')} keep${n === 1 ? 's' : ''} the state ${n === 1 ? 'it' : 'they'} had before this code`, first.range)));
-    }
-    return out;
+  if (unreadable.length) {
+    const first = unreadable[0];
+    const n = unreadable.length;
+    out.push(carried(diagnosticAt('warning', 'frozen-parameters', `WAP cannot decide whether this code freezes \`${first.name}\` (the condition depends on something it cannot compute); ${count(n, 'layer')} keep${n === 1 ? 's' : ''} the state ${n === 1 ? 'it' : 'they'} had before this code`, first.range)));
   }
+  return out;
 }
 
 /**
@@ -99,23 +93,31 @@ export class FreezeReport {
 export function applyFreezeSteps(spec: ModelSpec, steps: readonly FreezeStep[]): ModelSpec {
   if (steps.length === 0) return spec;
   const layers: LayerSpec[] = spec.layers.map((l) => ({ ...l }));
-  const named = layers.map((l) => ({ layer: l, names: parameterNamesOf(l) })).filter((e) => e.names && e.names.length > 0) as Array<{ layer: LayerSpec; names: string[] }>;
-  const diagnostics: Diagnostic[] = [];
+  const states = new Map<LayerSpec, { names: string[]; states: ParameterStates; range?: SourceRange }>();
+  for (const layer of layers) {
+    const names = parameterNamesOf(layer);
+    if (names?.length) states.set(layer, { names, states: new ParameterStates(names, layer.frozen === true) });
+  }
+  const unreadable: Array<{ name: string; range: SourceRange }> = [];
   for (const step of steps) {
     const decide = withinPrefix(step);
     const under = (n: string): boolean => !step.prefix || n === step.prefix || n.startsWith(step.prefix + '.');
-    const report = new FreezeReport();
-    for (const { layer, names } of named) {
-      if (!names.some(under)) continue;
-      const before = layer.frozen === true;
-      const verdict = moduleVerdict(names, before, decide);
-      if (report.note(layer.name, verdict, before, step.range)) continue;
-      if (verdict.kind === 'frozen') layer.frozen = true;
-      else delete layer.frozen;
+    for (const entry of states.values()) {
+      if (!entry.names.some(under)) continue;
+      const lost = entry.states.apply(decide);
+      if (lost) unreadable.push({ name: lost, range: step.range });
+      else entry.range = step.range;
     }
-    diagnostics.push(...report.diagnostics(step.range));
   }
-  return { ...spec, layers, diagnostics: [...spec.diagnostics, ...diagnostics] };
+  const split: Array<{ frozen: string; trained: string; range: SourceRange }> = [];
+  for (const [layer, entry] of states) {
+    if (!entry.range) continue;
+    const parts = entry.states.split();
+    if (parts) split.push({ ...parts, range: entry.range });
+    if (entry.states.frozen) layer.frozen = true;
+    else delete layer.frozen;
+  }
+  return { ...spec, layers, diagnostics: [...spec.diagnostics, ...freezeDiagnostics(split, unreadable)] };
 }
 
 /** A layer's parameters by their full names; undefined where WAP does not know them. */

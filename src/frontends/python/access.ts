@@ -10,6 +10,7 @@ import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { hfModuleItem } from './transformersModules';
+import { parameterRequiresGrad } from './frozenParameters';
 import { libraryAttr } from './library';
 import { readParameter } from './torchParameters';
 import { arrayGetItem, arraySetItem } from './arrayIndexing';
@@ -18,7 +19,7 @@ import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, isTorchModule } from './torchRuntime';
 import { constructTorchLayer, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchModuleValues';
 import { splitPart, tensorAttr } from './tensorAttributes';
-import { NONE, UNKNOWN, int, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
+import { NONE, TRUE, UNKNOWN, int, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
 /** Which class a method was defined in (for `super()`), by function identity. */
@@ -122,6 +123,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       // `qkv_bias = qkv_bias.clone()` (Swin V2): still the parameter, whose size the functional op counts.
       if (['clone', 'detach', 'contiguous', 'to', 'float'].includes(name)) return native(name, () => obj);
       if (name === 'data') return obj;
+      if (name === 'requires_grad_') return native(name, (args, kwargs, site) => (parameterRequiresGrad(interp, obj, args[0] ?? kwargs.get('requires_grad') ?? TRUE, site.node), obj));
       return UNKNOWN;
     case 'str':
     case 'list':
@@ -134,6 +136,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
 }
 
 export function setAttr(interp: Interp, obj: Value, name: string, value: Value, node: PyNode): void {
+  if (name === 'requires_grad' && (obj.k === 'param' || (obj.k === 'hf' && obj.what === 'parameter'))) return parameterRequiresGrad(interp, obj, value, node);
   if (obj.k === 'inst') {
     const isModuleValue = value.k === 'mod' || (value.k === 'inst' && isTorchModule(value));
     if (obj.children && isModuleValue) {

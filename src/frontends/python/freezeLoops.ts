@@ -22,11 +22,12 @@
  * Face model (or a submodule of one) keeps the loop as a freeze step applied
  * to its graph when it is built (transformersModules.ts).
  */
-import { FreezeReport, moduleVerdict, type RequiresGradVerdict } from '../freezing/freezeSteps';
+import type { RequiresGradVerdict } from '../freezing/freezeSteps';
 import { joinParameterName, torchParameterNames } from '../freezing/parameterNames';
 import { field, fields, namedChildren, rangeOf, type PyNode } from './ast';
 import { evalExpr } from './expressions';
-import { markFreezeModelled, noteFreezeDiagnostics } from './frozenParameters';
+import { markFreezeModelled } from './frozenParameters';
+import { decideParameters } from './parameterStates';
 import type { Interp } from './interpreter';
 import { addHfFreezeStep } from './transformersModules';
 import { isModule } from './torchRuntime';
@@ -49,16 +50,13 @@ export function freezeLoop(interp: Interp, node: PyNode, scope: Scope): boolean 
   // Without the name, the body cannot tell parameters apart: decided once.
   const decide = loop.name ? requiresGrad : constant(requiresGrad(''));
   if (!loop.name && decide('') === 'unreadable') return false;
-  if (target.k === 'hf' && target.what !== 'config') {
-    addHfFreezeStep(target, decide, interp.site(node));
+  if (target.k === 'hf' && (target.what === 'model' || target.what === 'module')) {
+    addHfFreezeStep(target, decide, rangeOf(node));
   } else if (target.k === 'inst' || target.k === 'mod') {
-    const report = new FreezeReport();
     for (const group of parameterGroups(target)) {
-      const before = group.module.frozen === true;
-      const verdict = moduleVerdict(group.names, before, decide);
-      if (!report.note(group.path, verdict, before, rangeOf(node))) group.module.frozen = verdict.kind === 'frozen';
+      const full = new Map(group.own.map((n, i) => [n, group.names[i]]));
+      decideParameters(interp, group.module, group.own, (n) => decide(full.get(n) ?? n), group.path, rangeOf(node));
     }
-    noteFreezeDiagnostics(interp, report.diagnostics(rangeOf(node)));
   } else return false;
   for (const site of loop.writes) markFreezeModelled(interp, site);
   return true;
@@ -189,7 +187,9 @@ const constant =
 interface ParameterGroup {
   module: ModV | InstV;
   path: string;
+  /** Full names (as the loop's `named_parameters()` gives them) and, at the same index, the module's own names. */
   names: string[];
+  own: string[];
 }
 
 /**
@@ -199,10 +199,13 @@ interface ParameterGroup {
  */
 function parameterGroups(root: ModV | InstV): ParameterGroup[] {
   const groups = new Map<ModV | InstV, ParameterGroup>();
-  const add = (module: ModV | InstV, path: string, name: string): void => {
+  const add = (module: ModV | InstV, path: string, own: string): void => {
+    const name = joinParameterName(path, own);
     const group = groups.get(module);
-    if (group) group.names.push(name);
-    else groups.set(module, { module, path, names: [name] });
+    if (group) {
+      group.names.push(name);
+      group.own.push(own);
+    } else groups.set(module, { module, path, names: [name], own: [own] });
   };
   const seen = new Set<Value>();
   const namedWeights = new Set<ModV | InstV>();
@@ -210,7 +213,7 @@ function parameterGroups(root: ModV | InstV): ParameterGroup[] {
     if (depth > 40 || seen.has(v)) return;
     seen.add(v);
     if (v.k === 'inst') {
-      for (const [key, a] of v.attrs) if (a.k === 'param' && a.owner.k === 'mod' && a.owner.type === 'Parameter') add(a.owner, joinParameterName(path, key), joinParameterName(path, key));
+      for (const [key, a] of v.attrs) if (a.k === 'param' && a.owner.k === 'mod' && a.owner.type === 'Parameter') add(a.owner, joinParameterName(path, key), '');
     }
     if ((v.k === 'inst' || v.k === 'mod') && v.children) {
       for (const [key, child] of v.children) if (isModule(child)) visit(child, joinParameterName(path, key), depth + 1);
@@ -223,7 +226,7 @@ function parameterGroups(root: ModV | InstV): ParameterGroup[] {
         if (namedWeights.has(owner)) continue;
         namedWeights.add(owner);
       }
-      add(owner, path, joinParameterName(path, name));
+      add(owner, path, name);
     }
   };
   visit(root, '', 0);

@@ -23,7 +23,9 @@ import type { Diagnostic } from '../../core/ir';
 import { field, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { descendants } from './torchModuleValues';
-import { addHfFreezeStep } from './transformersModules';
+import { decideParameters, parameterStateDiagnostics, resetParameterStates } from './parameterStates';
+import { addHfFreezeStep, hfParameterRequiresGrad } from './transformersModules';
+import { torchParameterNames } from '../freezing/parameterNames';
 import { truthy, type CallSite, type Value } from './values';
 
 /** Freeze sites the evaluator attributed to modules, per file read. */
@@ -41,27 +43,43 @@ export function markFreezeModelled(interp: Interp, node: PyNode): void {
  * position embedding); a Hugging Face model or submodule gets a freeze step at `site`. False when `v` is neither.
  */
 export function setFrozen(v: Value, frozen: boolean, site?: CallSite): boolean {
-  if (v.k === 'hf' && v.what !== 'config' && site) {
-    addHfFreezeStep(v, () => !frozen, site);
+  if (v.k === 'hf' && (v.what === 'model' || v.what === 'module') && site) {
+    addHfFreezeStep(v, () => !frozen, site.range);
     return true;
   }
   if (v.k !== 'mod' && v.k !== 'inst') return false;
   for (const m of descendants(v)) {
     if (m.k !== 'mod' && m.k !== 'inst') continue;
     m.frozen = frozen;
-    if (m.k === 'inst') for (const a of m.attrs.values()) if (a.k === 'param' && a.owner.k === 'mod' && a.owner.type === 'Parameter') a.owner.frozen = frozen;
+    resetParameterStates(m);
+    if (m.k !== 'inst') continue;
+    for (const a of m.attrs.values()) {
+      if (a.k !== 'param' || a.owner.k !== 'mod' || a.owner.type !== 'Parameter') continue;
+      a.owner.frozen = frozen;
+      resetParameterStates(a.owner);
+    }
   }
   return true;
 }
 
-/** What reading the code's freezes found that plans should repeat (layers frozen in part, names WAP cannot decide). */
-const notes = new WeakMap<Interp, Diagnostic[]>();
-
-export function noteFreezeDiagnostics(interp: Interp, diagnostics: Diagnostic[]): void {
-  if (diagnostics.length === 0) return;
-  const list = notes.get(interp);
-  if (list) list.push(...diagnostics);
-  else notes.set(interp, [...diagnostics]);
+/**
+ * `model.fc.weight.requires_grad = False` (or `.requires_grad_(False)`), also on a Hugging Face layer's parameter:
+ * an nn.Parameter freezes alone; a module's weight or bias decides the module when its other parameters end in the
+ * same state, and otherwise leaves it as it was, said (WAP plans a layer frozen or trained as a whole).
+ */
+export function parameterRequiresGrad(interp: Interp, p: Value, flag: Value, node: PyNode): void {
+  const requires = truthy(flag);
+  if (requires === undefined) return;
+  if (p.k === 'hf' && p.what === 'parameter') {
+    hfParameterRequiresGrad(p, requires, rangeOf(node));
+  } else if (p.k === 'param') {
+    const owner = p.owner;
+    // The module as the code names it (`model.fc` of `model.fc.weight.requires_grad`), for the message.
+    const label = interp.text(node).replace(/\s+/g, '').replace(/\.requires_grad_?(\(.*\))?$/, '').replace(/\.(weight|bias)$/, '');
+    const own = p.name && owner.k === 'mod' ? (torchParameterNames(owner.op, owner.attrs) ?? [p.name]) : [p.name ?? ''];
+    decideParameters(interp, owner, own, (n) => (n === (p.name ?? '') ? requires : undefined), label, rangeOf(node));
+  } else return;
+  markFreezeModelled(interp, node);
 }
 
 /** `module.requires_grad_(False)` / `requires_grad_(requires_grad=False)`: freezes when the flag is known. */
@@ -73,7 +91,9 @@ export function requiresGradCall(interp: Interp, module: Value, args: Value[], k
 }
 
 function firstUnattributedFreeze(node: PyNode, text: (n: PyNode) => string, done: Set<PyNode>): { node: PyNode; how: string } | undefined {
-  if (!done.has(node)) {
+  // An assignment is attributed as a whole or through its target (`fc.weight.requires_grad = False`: setAttr's node).
+  const target = node.type === 'assignment' ? field(node, 'left') : undefined;
+  if (!done.has(node) && !(target && done.has(target))) {
     if (node.type === 'assignment') {
       const left = field(node, 'left');
       const right = field(node, 'right');
@@ -126,7 +146,7 @@ export function unmodelledFreezes(interp: Interp, tree: ConvertedTree): Diagnost
   if (!FREEZE_WORDS.test(tree.source)) return [];
   const root = tree.root;
   const text = (n: PyNode): string => interp.text(n);
-  const out: Diagnostic[] = [...(notes.get(interp) ?? [])];
+  const out: Diagnostic[] = parameterStateDiagnostics(interp);
   const done = attributed.get(interp) ?? new Set<PyNode>();
   const unread = firstUnattributedFreeze(root, text, done);
   if (unread) {

@@ -115,7 +115,7 @@ export function torchModAttr(interp: Interp, m: ModV, name: string): Value {
         return native(name, () => ({ k: 'list', items: [...m.children!.values()] }));
     }
   }
-  if (name === 'weight' || name === 'bias') return { k: 'param', owner: m.tiedTo ?? m };
+  if (name === 'weight' || name === 'bias') return { k: 'param', owner: m.tiedTo ?? m, name };
   if (returnsSelf.has(name)) return native(name, () => m);
   if (name === 'requires_grad_') return native(name, (args, kwargs, site) => (requiresGradCall(interp, m, args, kwargs, site), m));
   if (name === 'training') return { k: 'bool', v: true };

@@ -11,7 +11,8 @@
 import type { FreezeStep } from '../freezing/freezeSteps';
 import { torchParameterNames } from '../freezing/parameterNames';
 import { buildHfModel } from '../huggingface/registry';
-import { UNKNOWN, list, toNumber, type CallSite, type HfV, type Value } from './values';
+import type { SourceRange } from '../../core/ir';
+import { UNKNOWN, list, toNumber, type HfV, type Value } from './values';
 
 /** transformers' `base_model_prefix` per model type: `model.base_model` is that attribute, or the model itself. */
 const BASE_MODEL_PREFIX: Readonly<Record<string, string>> = {
@@ -39,22 +40,32 @@ export function hfPath(v: HfV): string {
   return v.module?.path ?? '';
 }
 
-/** Every module path that holds parameters in a model's graph, built once per model value. */
-const modulePaths = new WeakMap<HfV, Set<string>>();
+/** A model's graph as paths: every module path that holds parameters, and each layer's own parameter names. */
+interface ModuleIndex {
+  paths: Set<string>;
+  parameters: Map<string, string[]>;
+}
 
-function pathsOf(model: HfV): Set<string> {
-  let paths = modulePaths.get(model);
-  if (paths) return paths;
-  paths = new Set();
+/** Built once per model value. */
+const indexes = new WeakMap<HfV, ModuleIndex>();
+
+function indexOf(model: HfV): ModuleIndex {
+  let index = indexes.get(model);
+  if (index) return index;
+  index = { paths: new Set(), parameters: new Map() };
   const spec = buildHfModel({ config: model.config, head: model.head ?? 'base', encoderOnly: model.encoderOnly, name: model.className, className: model.className, range: model.range, source: model.source });
   for (const layer of spec.layers) {
-    if (!torchParameterNames(layer.op, layer.attrs)?.length) continue;
+    const names = torchParameterNames(layer.op, layer.attrs);
+    if (!names?.length) continue;
+    index.parameters.set(layer.name, names);
     const parts = layer.name.split('.');
-    for (let i = 1; i <= parts.length; i++) paths.add(parts.slice(0, i).join('.'));
+    for (let i = 1; i <= parts.length; i++) index.paths.add(parts.slice(0, i).join('.'));
   }
-  modulePaths.set(model, paths);
-  return paths;
+  indexes.set(model, index);
+  return index;
 }
+
+const pathsOf = (model: HfV): Set<string> => indexOf(model).paths;
 
 function submodule(of: HfV, path: string): HfV {
   const root = hfRoot(of);
@@ -72,14 +83,14 @@ export function hfFreezeSteps(model: HfV): readonly FreezeStep[] {
 }
 
 /** Records a freeze of a model or submodule's parameters: `requiresGrad` takes names relative to it. */
-export function addHfFreezeStep(target: HfV, requiresGrad: FreezeStep['requiresGrad'], site: CallSite): void {
+export function addHfFreezeStep(target: HfV, requiresGrad: FreezeStep['requiresGrad'], range: SourceRange): void {
   const root = hfRoot(target);
   let list = steps.get(root);
   if (!list) steps.set(root, (list = []));
-  list.push({ prefix: hfPath(target), requiresGrad, range: site.range });
+  list.push({ prefix: hfPath(target), requiresGrad, range });
 }
 
-/** `model.bert`, `model.base_model`: undefined for names that are not submodules. */
+/** `model.bert`, `model.base_model`, a layer's `weight`: undefined for names that are neither submodules nor parameters. */
 export function hfModuleAttr(obj: HfV, name: string): Value | undefined {
   if (obj.what === 'config') return undefined;
   const root = hfRoot(obj);
@@ -89,7 +100,21 @@ export function hfModuleAttr(obj: HfV, name: string): Value | undefined {
     return prefix && paths.has(prefix) ? submodule(root, prefix) : obj;
   }
   const path = join(hfPath(obj), name);
-  return paths.has(path) ? submodule(root, path) : undefined;
+  if (paths.has(path)) return submodule(root, path);
+  // `model.bert.embeddings.word_embeddings.weight`: one parameter of a layer, whose requires_grad the code may set.
+  if (obj.what === 'module' && indexOf(root).parameters.get(hfPath(obj))?.includes(name)) return { ...root, what: 'parameter', module: { root, path } };
+  return undefined;
+}
+
+/**
+ * `…weight.requires_grad = False` on a Hugging Face layer's parameter: a step over that one name, which splits the
+ * layer when it has others in another state (freezeSteps.ts says so).
+ */
+export function hfParameterRequiresGrad(parameter: HfV, requires: boolean, range: SourceRange): void {
+  const path = hfPath(parameter);
+  const dot = path.lastIndexOf('.');
+  const name = path.slice(dot + 1);
+  addHfFreezeStep(submodule(parameter, path.slice(0, dot)), (rel) => (rel === name ? requires : undefined), range);
 }
 
 /**

@@ -13,7 +13,7 @@ import { findPretrainedConfig } from '../huggingface/sources';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { hfModuleAttr } from './transformersModules';
-import { requiresGradCall } from './frozenParameters';
+import { parameterRequiresGrad, requiresGradCall } from './frozenParameters';
 import { bitsAndBytesConfig, quantizationOf } from './quantizationCalls';
 import { UNKNOWN, bool, list, native, num, str, toAttr, type CallSite, type HfV, type Value } from './values';
 
@@ -140,7 +140,13 @@ function attrToValue(v: AttrValue | undefined): Value {
 export function transformersAttr(interp: Interp, obj: HfV, name: string): Value {
   if (obj.what === 'config') return attrToValue(obj.config[name]);
   if (obj.what === 'model' && name === 'config') return { ...obj, what: 'config' };
-  if (name === 'requires_grad_') return native(name, (args, kwargs, site) => (requiresGradCall(interp, obj, args, kwargs, site), obj));
+  if (name === 'requires_grad_') {
+    return native(name, (args, kwargs, site) => {
+      if (obj.what === 'parameter') parameterRequiresGrad(interp, obj, args[0] ?? kwargs.get('requires_grad') ?? bool(true), site.node);
+      else requiresGradCall(interp, obj, args, kwargs, site);
+      return obj;
+    });
+  }
   return hfModuleAttr(obj, name) ?? UNKNOWN;
 }
 

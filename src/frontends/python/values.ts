@@ -28,7 +28,8 @@ export type Value =
   | TensorV
   | ModV
   | SplitV
-  | { k: 'param'; owner: ModV | InstV; shape?: Dims }
+  /** An nn.Parameter, or a module's `weight` / `bias` (`name`), whose layers the owner's `frozen` mark reaches. */
+  | { k: 'param'; owner: ModV | InstV; shape?: Dims; name?: 'weight' | 'bias' }
   | KLayerV
   | KModelV
   | HfV
@@ -199,8 +200,8 @@ export interface KModelV {
 /** A Hugging Face config or model (transformersRuntime.ts): only its config is kept; ../huggingface builds the graph. */
 export interface HfV {
   k: 'hf';
-  /** A submodule (`model.bert`, transformersModules.ts) is a path into the model's graph. */
-  what: 'config' | 'model' | 'module';
+  /** A submodule (`model.bert`) or one of its parameters (`….weight`) is a path into the model's graph (transformersModules.ts). */
+  what: 'config' | 'model' | 'module' | 'parameter';
   module?: { root: HfV; path: string };
   config: Record<string, AttrValue>;
   /** The class as written: LlamaConfig, AutoConfig, LlamaForCausalLM, AutoModelForCausalLM. */
