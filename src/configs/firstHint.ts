@@ -14,3 +14,13 @@ export function firstHint<T>(readings: Iterable<() => T | undefined>): T | undef
   }
   return undefined;
 }
+
+/**
+ * The first answer of `read` over the Python files among `files`: the model's own file first, then the others in the
+ * order given. Oversized files say nothing.
+ */
+export function firstPythonHint<T>(files: ReadonlyArray<{ name: string; text: string }>, modelFile: string | undefined, maxChars: number, read: (name: string, text: string) => T | undefined): T | undefined {
+  const python = files.filter((f) => /\.py$/i.test(f.name) && f.text.length <= maxChars);
+  const ordered = [...python.filter((f) => f.name === modelFile), ...python.filter((f) => f.name !== modelFile)];
+  return firstHint(ordered.map((f) => () => read(f.name, f.text)));
+}

@@ -13,7 +13,7 @@
  */
 import type { PlanOptions } from '../protocol/plan';
 import { MAX_CONFIG_CHARS } from './check';
-import { firstHint } from './firstHint';
+import { firstPythonHint } from './firstHint';
 import { callArgs, guardOf, pythonReady, withPythonTree } from './python';
 
 export interface MemoryFormatHint {
@@ -41,9 +41,7 @@ function fromPython(name: string, text: string): MemoryFormatHint | undefined {
 
 /** The layout the Python files state: the model's own file first, then the others. Broken or oversized files say nothing. */
 export function memoryFormatHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): MemoryFormatHint | undefined {
-  const python = files.filter((f) => /\.py$/i.test(f.name) && f.text.length <= MAX_CONFIG_CHARS);
-  const ordered = [...python.filter((f) => f.name === modelFile), ...python.filter((f) => f.name !== modelFile)];
-  return firstHint(ordered.map((f) => () => fromPython(f.name, f.text)));
+  return firstPythonHint(files, modelFile, MAX_CONFIG_CHARS, fromPython);
 }
 
 /** The options with the hint's layout, unless one was given (`--memory-format`). */

@@ -14,7 +14,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { PlanOptions, RecomputeMode } from '../protocol/plan';
 import { MAX_CONFIG_CHARS } from './check';
-import { firstHint } from './firstHint';
+import { firstPythonHint } from './firstHint';
 import { callArgs, guardOf, pythonReady, withPythonTree } from './python';
 
 export interface RecomputeHint {
@@ -51,9 +51,7 @@ function fromPython(name: string, text: string): RecomputeHint | undefined {
 
 /** The recompute the Python files switch on: the model's own file first, then the others. */
 export function recomputeHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): RecomputeHint | undefined {
-  const python = files.filter((f) => /\.py$/i.test(f.name) && f.text.length <= MAX_CONFIG_CHARS);
-  const ordered = [...python.filter((f) => f.name === modelFile), ...python.filter((f) => f.name !== modelFile)];
-  return firstHint(ordered.map((f) => () => fromPython(f.name, f.text)));
+  return firstPythonHint(files, modelFile, MAX_CONFIG_CHARS, fromPython);
 }
 
 /** The options with the code's recompute pinned, unless a flag or setting chose (`--recompute`, even `auto`). */
