@@ -64,8 +64,8 @@ export function setFrozen(v: Value, frozen: boolean, site?: CallSite): boolean {
 
 /**
  * `model.fc.weight.requires_grad = False` (or `.requires_grad_(False)`), also on a Hugging Face layer's parameter:
- * an nn.Parameter freezes alone; a module's weight or bias decides the module when its other parameters end in the
- * same state, and otherwise leaves it as it was, said (WAP plans a layer frozen or trained as a whole).
+ * an nn.Parameter freezes alone; a module's weight or bias is kept per parameter (parameterStates.ts), so the
+ * module is frozen once all its parameters are, and one left split is planned trained and said.
  */
 export function parameterRequiresGrad(interp: Interp, p: Value, flag: Value, node: PyNode): void {
   const requires = truthy(flag);
