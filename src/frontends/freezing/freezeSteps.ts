@@ -64,7 +64,7 @@ export class ParameterStates {
 }
 
 /** A step's verdict function over full names: names outside its prefix are left. */
-export function withinPrefix(step: FreezeStep): (name: string) => RequiresGradVerdict {
+function withinPrefix(step: FreezeStep): (name: string) => RequiresGradVerdict {
   if (!step.prefix) return (name) => step.requiresGrad(name);
   const head = step.prefix + '.';
   return (name) => (name === step.prefix ? step.requiresGrad('') : name.startsWith(head) ? step.requiresGrad(name.slice(head.length)) : undefined);

@@ -31,12 +31,12 @@ const BASE_MODEL_PREFIX: Readonly<Record<string, string>> = {
 };
 
 /** The model a value belongs to (itself for a model). */
-export function hfRoot(v: HfV): HfV {
+function hfRoot(v: HfV): HfV {
   return v.module?.root ?? v;
 }
 
 /** The module path of a model or submodule value ('' for the model). */
-export function hfPath(v: HfV): string {
+function hfPath(v: HfV): string {
   return v.module?.path ?? '';
 }
 
