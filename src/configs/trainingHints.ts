@@ -1,6 +1,7 @@
 /**
  * What the files beside a model say the user trains with, applied to plan
- * options where nothing explicit says it: the precision (precisionHint.ts),
+ * options where nothing explicit says it: the precision (precisionHint.ts, and
+ * the dtype the model is loaded in, loadDtypeHint.ts),
  * the optimizer (optimizerHint.ts), the conv memory format
  * (memoryFormatHint.ts) and gradient checkpointing (recomputeHint.ts), the
  * model's own file read first for each.
@@ -9,6 +10,7 @@
 import type { PlanOptions } from '../protocol/plan';
 import { memoryFormatHint, withMemoryFormatFrom } from './memoryFormatHint';
 import { optimizerHint, withOptimizerFrom } from './optimizerHint';
+import { loadDtypeHint, withLoadDtype } from './loadDtypeHint';
 import { precisionHint, withPrecisionFrom } from './precisionHint';
 import { recomputeHint, withRecomputeFrom } from './recomputeHint';
 
@@ -18,6 +20,7 @@ export function trainingHintsApply(options: PlanOptions): boolean {
 }
 
 export function withTrainingHintsFrom(options: PlanOptions, files: ReadonlyArray<{ name: string; text: string }>, modelFile: string): PlanOptions {
-  const hinted = withOptimizerFrom(withPrecisionFrom(options, precisionHint(files, modelFile)), optimizerHint(files, modelFile));
+  const precision = withLoadDtype(precisionHint(files, modelFile), loadDtypeHint(files, modelFile));
+  const hinted = withOptimizerFrom(withPrecisionFrom(options, precision), optimizerHint(files, modelFile));
   return withRecomputeFrom(withMemoryFormatFrom(hinted, memoryFormatHint(files, modelFile)), recomputeHint(files, modelFile));
 }

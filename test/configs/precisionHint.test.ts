@@ -101,3 +101,19 @@ test("torch 1.13's own files: its DDP AMP test trains under fp16 autocast; autoc
   // enabled=<variable>, **kwargs: not knowable.
   for (const file of ['nn/parallel/parallel_apply.py', 'utils/checkpoint.py', 'testing/_internal/common_fsdp.py']) assert.equal(read(file), undefined, file);
 });
+
+test("a model loaded with torch_dtype=torch.bfloat16 trains in pure bf16 (its optimizer state too), over a Trainer's autocast, but not over DeepSpeed's fp32 master weights", async () => {
+  const { loadDtypeHint, withLoadDtype } = await import('../../src/configs/loadDtypeHint');
+  const script = (load: string, extra = '') => ({ name: 'sft.py', text: `import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\nmodel = AutoModelForCausalLM.from_pretrained("./llama-2-7b"${load})\n${extra}` });
+  const hint = (files: Array<{ name: string; text: string }>) => withLoadDtype(precisionHint(files, 'sft.py'), loadDtypeHint(files, 'sft.py'));
+  const bf16 = hint([script(', torch_dtype=torch.bfloat16')]);
+  assert.deepEqual([bf16?.precision, bf16?.ampStyle], ['bf16', 'pure']);
+  assert.equal(bf16!.source, 'sft.py:3 (AutoModelForCausalLM.from_pretrained(… torch.bfloat16 …))');
+  assert.match(bf16!.ampStyleSource ?? '', /: parameters loaded in bf16 keep their gradients and optimizer state in bf16$/);
+  assert.equal(hint([script(', dtype="float16"')])?.ampStyle, 'pure');
+  assert.equal(hint([script(', torch_dtype=torch.bfloat16', 'args = TrainingArguments("out", bf16=True)\n')])?.ampStyle, 'pure');
+  const deepspeed = { name: 'ds_config.json', text: '{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}' };
+  assert.equal(hint([script(', torch_dtype=torch.bfloat16'), deepspeed])?.ampStyle, 'master-weights');
+  for (const load of [', torch_dtype="auto"', ', torch_dtype=torch.float32', ', torch_dtype=dtype', '']) assert.equal(loadDtypeHint([script(load)], 'sft.py'), undefined, load);
+  assert.equal(loadDtypeHint([{ name: 'sft.py', text: 'if args.bf16:\n    model = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.bfloat16)\n' }], 'sft.py'), undefined);
+});

@@ -1,0 +1,49 @@
+/**
+ * The dtype a script loads its model's parameters in:
+ * `AutoModelForCausalLM.from_pretrained(…, torch_dtype=torch.bfloat16)` (or
+ * `dtype=`, transformers' newer name). Parameters loaded in 16 bits train in
+ * 16 bits: their gradients and torch's optimizer state take their dtype, and
+ * autocast (the Trainer's `bf16=True`, accelerate's mixed precision) casts
+ * activations, not parameters. So the plan holds everything in 16 bits
+ * (AmpStyle 'pure'), half the model state of fp32 master weights, unless
+ * DeepSpeed, which keeps its own fp32 master copy, says otherwise.
+ * A load behind a flag, or a dtype WAP cannot read, gives no hint.
+ */
+import type { Precision } from '../protocol/plan';
+import { MAX_CONFIG_CHARS } from './check';
+import { firstPythonHint } from './firstHint';
+import type { PrecisionHint } from './precisionHint';
+import { callArgs, guardOf, pythonReady, withPythonTree } from './python';
+
+const DTYPES: Readonly<Record<string, Precision>> = { 'torch.bfloat16': 'bf16', 'torch.float16': 'fp16', 'torch.half': 'fp16', bfloat16: 'bf16', float16: 'fp16' };
+
+function fromPython(name: string, text: string): PrecisionHint | undefined {
+  if (!pythonReady() || !/from_pretrained/.test(text) || !/\b(torch_)?dtype\s*=/.test(text)) return undefined;
+  return withPythonTree(text, (root) => {
+    for (const call of root.descendantsOfType('call')) {
+      const fn = call?.childForFieldName('function')?.text ?? '';
+      if (!call || !/(^|\.)from_pretrained$/.test(fn) || guardOf(call)) continue;
+      const keywords = callArgs(call)?.keywords;
+      const dtype = keywords?.get('torch_dtype') ?? keywords?.get('dtype');
+      const precision = dtype ? DTYPES[dtype.text.replace(/\s+|["']/g, '')] : undefined;
+      if (!precision) continue;
+      const where = `${name}:${call.startPosition.row + 1} (${fn}(… ${dtype!.text} …))`;
+      return { precision, source: where, ampStyle: 'pure', ampStyleSource: `${where}: parameters loaded in ${precision} keep their gradients and optimizer state in ${precision}` };
+    }
+    return undefined;
+  });
+}
+
+/** The 16-bit dtype the model's own file (then the others) loads the model in. */
+export function loadDtypeHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): PrecisionHint | undefined {
+  return firstPythonHint(files, modelFile, MAX_CONFIG_CHARS, fromPython);
+}
+
+/**
+ * The precision hint once the load dtype is known: a model loaded in 16 bits holds its state in 16 bits (its dtype,
+ * 'pure'), whatever autocast a Trainer or accelerate config adds, unless DeepSpeed keeps fp32 master weights.
+ */
+export function withLoadDtype(config: PrecisionHint | undefined, load: PrecisionHint | undefined): PrecisionHint | undefined {
+  if (!load || config?.ampStyle === 'master-weights') return config;
+  return load;
+}
