@@ -57,5 +57,5 @@ export function recomputeHint(files: ReadonlyArray<{ name: string; text: string 
 /** The options with the code's recompute pinned, unless a flag or setting chose (`--recompute`, even `auto`). */
 export function withRecomputeFrom(options: PlanOptions, hint: RecomputeHint | undefined): PlanOptions {
   if (!hint || options.recomputeSource || options.pins?.recompute) return options;
-  return { ...options, pins: { ...options.pins, recompute: hint.recompute }, recomputeSource: hint.source };
+  return { ...options, pins: { ...options.pins, recompute: hint.recompute }, recomputeSource: hint.source, recomputeFromCode: true };
 }

@@ -129,7 +129,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   if (model.totals.params > 0) diagnostics.push({ severity: 'info', message: optimizerLine(model, options) });
   const frozen = frozenParametersLine(model);
   if (frozen) diagnostics.push({ severity: 'info', message: frozen });
-  if (options.pins?.recompute && options.recomputeSource && options.recomputeSource !== '--recompute') {
+  if (options.pins?.recompute && options.recomputeFromCode) {
     diagnostics.push({ severity: 'info', message: `recompute ${options.pins.recompute}: the code switches gradient checkpointing on (${options.recomputeSource}), so the plan keeps it; --recompute auto (the wap.recompute setting: auto) lets WAP choose` });
   }
   for (const d of model.diagnostics) if (d.carriesToPlan) diagnostics.push({ severity: d.severity === 'error' ? 'warning' : d.severity, message: d.message });

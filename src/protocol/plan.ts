@@ -370,4 +370,6 @@ export interface PlanOptions {
    * gradient checkpointing on (`train.py:40 (model.gradient_checkpointing_enable())`), which pins `pins.recompute`.
    */
   recomputeSource?: string;
+  /** Set with `recomputeSource` when the training code chose (configs/recomputeHint.ts), not a flag or setting. */
+  recomputeFromCode?: boolean;
 }

@@ -61,3 +61,12 @@ test('wap.recompute: by default the code beside the model decides (gradient_chec
   const pinned = withTrainingHints(toPlanOptions(normalizeSettings({ recompute: 'selective' })), uri);
   assert.equal(pinned.pins?.recompute, 'selective');
 });
+
+test('a recompute the wap.recompute setting pins is not said to come from the code', async () => {
+  const { planModel, resolveCluster } = await import('../../src/planner/index');
+  const { gptModel } = await import('../planner/gptSpec');
+  const options = { ...toPlanOptions(normalizeSettings({ recompute: 'full' })), optimizer: 'adam' as const, precision: 'bf16' as const };
+  const plan = planModel(gptModel({ layers: 2, hidden: 256, heads: 4, seq: 128 }), resolveCluster('a100x8'), options);
+  assert.ok(plan.feasible && plan.plan.setup?.recompute === 'full');
+  assert.ok(!plan.diagnostics.some((d) => /the code switches gradient checkpointing on/.test(d.message)), plan.diagnostics.map((d) => d.message).join('\n'));
+});
