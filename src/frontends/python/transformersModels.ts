@@ -7,8 +7,21 @@ import type { Diagnostic, ModelSpec } from '../../core/ir';
 import { buildHfModel } from '../huggingface/registry';
 import type { HfV } from './values';
 
+/** The graph a model value's config builds, once per value and config (transformersModules.ts reads it for submodules). */
+const built = new WeakMap<HfV, { key: string; spec: ModelSpec }>();
+
+export function hfGraph(model: HfV): ModelSpec {
+  // A config changed after the first build (`model.config.x = …`) builds again.
+  const key = JSON.stringify([model.config, model.head, model.encoderOnly]);
+  const cached = built.get(model);
+  if (cached?.key === key) return cached.spec;
+  const spec = buildHfModel({ config: model.config, head: model.head ?? 'base', encoderOnly: model.encoderOnly, name: model.className, className: model.className, range: model.range, source: model.source });
+  built.set(model, { key, spec });
+  return spec;
+}
+
 export function hfSpec(model: HfV, name: string, diagnostics: Diagnostic[]): ModelSpec {
-  const spec = buildHfModel({ config: model.config, head: model.head ?? 'base', encoderOnly: model.encoderOnly, name, className: model.className, range: model.range, source: model.source });
+  const spec = hfGraph(model);
   // Module-level diagnostics (a config field WAP could not compute, …) belong to the instance models, as for torch.
-  return { ...spec, diagnostics: [...diagnostics, ...spec.diagnostics, ...(model.loadNotes ?? [])] };
+  return { ...spec, name, diagnostics: [...diagnostics, ...spec.diagnostics, ...(model.loadNotes ?? [])] };
 }

@@ -10,8 +10,8 @@
  */
 import type { FreezeStep } from '../freezing/freezeSteps';
 import { torchParameterNames } from '../freezing/parameterNames';
-import { buildHfModel } from '../huggingface/registry';
-import type { SourceRange } from '../../core/ir';
+import { hfGraph } from './transformersModels';
+import type { ModelSpec, SourceRange } from '../../core/ir';
 import { UNKNOWN, list, toNumber, type HfV, type Value } from './values';
 
 /** transformers' `base_model_prefix` per model type: `model.base_model` is that attribute, or the model itself. */
@@ -46,22 +46,22 @@ interface ModuleIndex {
   parameters: Map<string, string[]>;
 }
 
-/** Built once per model value. */
-const indexes = new WeakMap<HfV, ModuleIndex>();
+/** One per graph (hfGraph builds a model's graph once, again only if its config changed). */
+const indexes = new WeakMap<ModelSpec, ModuleIndex>();
 
 function indexOf(model: HfV): ModuleIndex {
-  let index = indexes.get(model);
+  const graph = hfGraph(model);
+  let index = indexes.get(graph);
   if (index) return index;
   index = { paths: new Set(), parameters: new Map() };
-  const spec = buildHfModel({ config: model.config, head: model.head ?? 'base', encoderOnly: model.encoderOnly, name: model.className, className: model.className, range: model.range, source: model.source });
-  for (const layer of spec.layers) {
+  for (const layer of graph.layers) {
     const names = torchParameterNames(layer.op, layer.attrs);
     if (!names?.length) continue;
     index.parameters.set(layer.name, names);
     const parts = layer.name.split('.');
     for (let i = 1; i <= parts.length; i++) index.paths.add(parts.slice(0, i).join('.'));
   }
-  indexes.set(model, index);
+  indexes.set(graph, index);
   return index;
 }
 
