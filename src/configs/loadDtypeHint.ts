@@ -9,13 +9,10 @@
  * DeepSpeed, which keeps its own fp32 master copy, says otherwise.
  * A load behind a flag, or a dtype WAP cannot read, gives no hint.
  */
-import type { Precision } from '../protocol/plan';
 import { MAX_CONFIG_CHARS } from './check';
 import { firstPythonHint } from './firstHint';
-import type { PrecisionHint } from './precisionHint';
+import { sixteenBitDtype, type PrecisionHint } from './precisionHint';
 import { callArgs, guardOf, pythonReady, withPythonTree } from './python';
-
-const DTYPES: Readonly<Record<string, Precision>> = { 'torch.bfloat16': 'bf16', 'torch.float16': 'fp16', 'torch.half': 'fp16', bfloat16: 'bf16', float16: 'fp16' };
 
 function fromPython(name: string, text: string): PrecisionHint | undefined {
   if (!pythonReady() || !/from_pretrained/.test(text) || !/\b(torch_)?dtype\s*=/.test(text)) return undefined;
@@ -25,7 +22,7 @@ function fromPython(name: string, text: string): PrecisionHint | undefined {
       if (!call || !/(^|\.)from_pretrained$/.test(fn) || guardOf(call)) continue;
       const keywords = callArgs(call)?.keywords;
       const dtype = keywords?.get('torch_dtype') ?? keywords?.get('dtype');
-      const precision = dtype ? DTYPES[dtype.text.replace(/\s+|["']/g, '')] : undefined;
+      const precision = dtype ? sixteenBitDtype(dtype.text) : undefined;
       if (!precision) continue;
       const where = `${name}:${call.startPosition.row + 1} (${fn}(… ${dtype!.text} …))`;
       return { precision, source: where, ampStyle: 'pure', ampStyleSource: `${where}: parameters loaded in ${precision} keep their gradients and optimizer state in ${precision}` };

@@ -89,8 +89,14 @@ function lightningStyle(raw: string, p: Precision): AmpStyle | undefined {
   return raw.endsWith('-true') ? 'pure' : 'autocast';
 }
 
-/** torch's dtype names as autocast takes them. */
-const AUTOCAST_DTYPE: Record<string, Precision> = { 'torch.bfloat16': 'bf16', 'torch.float16': 'fp16', 'torch.half': 'fp16' };
+/** torch's 16-bit dtypes as code names them (`torch.bfloat16`, or transformers' string `"bfloat16"`). */
+const SIXTEEN_BIT: Readonly<Record<string, Precision>> = { bfloat16: 'bf16', float16: 'fp16', half: 'fp16' };
+
+/** The 16-bit precision a dtype expression names; undefined for anything else. */
+export function sixteenBitDtype(text: string): Precision | undefined {
+  const name = /^(?:torch\.)?(\w+)$/.exec(text.replace(/\s+|["']/g, ''))?.[1];
+  return name !== undefined && Object.prototype.hasOwnProperty.call(SIXTEEN_BIT, name) ? SIXTEEN_BIT[name] : undefined;
+}
 
 /**
  * A training loop's own autocast (torch.amp, documented in "Automatic Mixed Precision"): forward runs under
@@ -113,7 +119,7 @@ function fromAutocast(name: string, text: string): PrecisionHint | undefined {
       const deviceName = device ? stringLiteral(device) : cudaOnly ? 'cuda' : undefined;
       if (deviceName !== 'cuda') continue;
       const dtype = args.keywords.get('dtype') ?? (cudaOnly ? undefined : args.positional[1]);
-      const p = dtype ? AUTOCAST_DTYPE[dtype.text.replace(/\s+/g, '')] : 'fp16';
+      const p = dtype ? sixteenBitDtype(dtype.text) : 'fp16';
       if (!p) continue;
       const where = `${name}:${call.startPosition.row + 1} (${call.text.replace(/\s+/g, ' ').slice(0, 80)})`;
       return { precision: p, source: where, ampStyle: 'autocast', ampStyleSource: where };

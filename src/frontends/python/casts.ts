@@ -30,16 +30,16 @@ const TORCH_NAME: Readonly<Record<PinnedDtype, string>> = { fp32: 'float32', fp1
 /** Tensor methods that may convert the element type. */
 export const CAST_METHODS = new Set(['float', 'half', 'bfloat16', 'double', 'to', 'type', 'type_as']);
 
-/** `torch.float32`, `'float32'` → its dtype; a graph tensor → the dtype it has; undefined when the value names no float dtype. */
+/** `torch.float32` or `'float32'` → its dtype; undefined when the value names no float dtype. */
+export function namedDtype(v: Value | undefined): PinnedDtype | 'fp64' | undefined {
+  const name = v?.k === 'lib' ? /^torch\.(\w+)$/.exec(v.path)?.[1] : v?.k === 'str' ? v.v : undefined;
+  return name !== undefined && Object.prototype.hasOwnProperty.call(BY_TORCH_NAME, name) ? BY_TORCH_NAME[name] : undefined;
+}
+
+/** A named dtype, or a graph tensor → the dtype it has; undefined when the value names no float dtype. */
 function dtypeOf(v: Value | undefined): PinnedDtype | 'fp64' | 'activations' | undefined {
-  if (!v) return undefined;
-  if (v.k === 'lib') {
-    const m = /^torch\.(\w+)$/.exec(v.path);
-    return m ? BY_TORCH_NAME[m[1]!] : undefined;
-  }
-  if (v.k === 'str') return BY_TORCH_NAME[v.v];
-  if (v.k === 'tensor' && v.id) return v.dtype ?? 'activations';
-  return undefined;
+  if (v?.k === 'tensor' && v.id) return v.dtype ?? 'activations';
+  return namedDtype(v);
 }
 
 /**

@@ -10,6 +10,7 @@
  */
 import type { Diagnostic, SourceRange } from '../../core/ir';
 import type { BitsAndBytesSettings } from '../quantization/bitsandbytes';
+import { namedDtype } from './casts';
 import { dictOf, namedEntries, str, truthy, type CallSite, type Value } from './values';
 
 const BNB_TYPE = '__bitsandbytes_config__';
@@ -65,13 +66,11 @@ function bitsAndBytesSettings(entries: Map<string, Value>, how: string, range: S
   };
 }
 
-const DTYPES: Readonly<Record<string, 'fp32' | 'fp16' | 'bf16'>> = { float32: 'fp32', float: 'fp32', float16: 'fp16', half: 'fp16', bfloat16: 'bf16' };
-
-/** `torch.bfloat16` or "bfloat16"; undefined when not given, null when given but unreadable. */
+/** `torch.bfloat16` or "bfloat16"; undefined when not given, null when given but not a 16- or 32-bit float. */
 function dtypeOf(v: Value | undefined): 'fp32' | 'fp16' | 'bf16' | undefined | null {
   if (v === undefined || v.k === 'none') return undefined;
-  const name = v.k === 'lib' ? /^torch\.(\w+)$/.exec(v.path)?.[1] : v.k === 'str' ? v.v : undefined;
-  return (name !== undefined ? DTYPES[name] : undefined) ?? null;
+  const dtype = namedDtype(v);
+  return dtype === undefined || dtype === 'fp64' ? null : dtype;
 }
 
 function unmodelled(how: string, r: SourceRange): Diagnostic {
