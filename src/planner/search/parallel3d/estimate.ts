@@ -145,14 +145,11 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const last = c.pp - 1;
   const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
   const blocks = c.blocksPerStage[s];
-  const params = blocks * block.params + (s === 0 ? prefix.params : 0) + (s === last ? suffix.params : 0);
-  const castParams = blocks * block.castParams + (s === 0 ? prefix.castParams : 0) + (s === last ? suffix.castParams : 0);
-  const onStage = (k: 'frozenParams' | 'quantizedParams' | 'quantizedBytes'): number => blocks * block[k] + (s === 0 ? prefix[k] : 0) + (s === last ? suffix[k] : 0);
+  const params = onStage(costs, c, s, 'params');
+  const castParams = onStage(costs, c, s, 'castParams');
   const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, !!c.offload, ctx.ampStyle, castParams);
-  // Frozen weights: no gradient or optimizer state, quantized ones at their own size; ZeRO-3 shards them with the rest
-  // (memory/model.ts frozenWeightBytes).
-  const frozenBytes = frozenHeldBytes(onStage('frozenParams'), weightBytes(ctx.precision, ctx.ampStyle), { params: onStage('quantizedParams'), bytes: onStage('quantizedBytes') });
-  state.weights += frozenBytes / (c.zero >= 3 && shards > 1 ? shards : 1);
+  // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest (memory/model.ts frozenWeightBytes).
+  state.weights += stageFrozenBytes(ctx, c, costs, s) / (c.zero >= 3 && shards > 1 ? shards : 1);
   const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
   const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
   // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
@@ -174,6 +171,17 @@ export function memoryOf(ctx: EstimateContext, c: Config3D, costs: Costs): Memor
   return worst!;
 }
 
+/** A block-cost quantity over stage s: its blocks, plus the embedding on the first stage and the head on the last. */
+function onStage(costs: Costs, c: Config3D, s: number, key: 'params' | 'castParams' | 'frozenParams' | 'quantizedParams' | 'quantizedBytes'): number {
+  return c.blocksPerStage[s] * costs.block[key] + (s === 0 ? costs.prefix[key] : 0) + (s === c.pp - 1 ? costs.suffix[key] : 0);
+}
+
+/** Bytes of stage s's frozen weights, quantized ones at their own size (memory/model.ts frozenHeldBytes). */
+function stageFrozenBytes(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): number {
+  const quantized = { params: onStage(costs, c, s, 'quantizedParams'), bytes: onStage(costs, c, s, 'quantizedBytes') };
+  return frozenHeldBytes(onStage(costs, c, s, 'frozenParams'), weightBytes(ctx.precision, ctx.ampStyle), quantized);
+}
+
 /** Every stage's memory per GPU, stage 0 first (for the report; the search only needs the fullest). */
 export function memoryPerStage(ctx: EstimateContext, c: Config3D, costs: Costs): MemoryBreakdown[] {
   return Array.from({ length: c.pp }, (_, s) => stageMemory(ctx, c, costs, s));
@@ -192,9 +200,7 @@ export function stageTime(ctx: EstimateContext, c: Config3D, costs: { block: Gro
   const lastStage = s === c.pp - 1;
   const f = k * (block.forwardMs + block.cpForwardMs + block.epMs / 2) + (first ? prefix.forwardMs : 0) + (lastStage ? suffix.forwardMs : 0);
   const b = k * (block.backwardMs + block.cpBackwardMs + block.epMs / 2) + (first ? prefix.backwardMs : 0) + (lastStage ? suffix.backwardMs : 0);
-  const onStage = (key: 'params' | 'frozenParams' | 'quantizedParams' | 'quantizedBytes'): number => k * block[key] + (first ? prefix[key] : 0) + (lastStage ? suffix[key] : 0);
-  const frozenBytes = frozenHeldBytes(onStage('frozenParams'), weightBytes(ctx.precision, ctx.ampStyle), { params: onStage('quantizedParams'), bytes: onStage('quantizedBytes') });
-  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params: onStage('params'), frozenBytes };
+  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params: onStage(costs, c, s, 'params'), frozenBytes: stageFrozenBytes(ctx, c, costs, s) };
 }
 
 export function workOf(s: StageTimes): number {
