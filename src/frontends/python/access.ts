@@ -136,7 +136,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
 }
 
 export function setAttr(interp: Interp, obj: Value, name: string, value: Value, node: PyNode): void {
-  if (name === 'requires_grad' && (obj.k === 'param' || (obj.k === 'hf' && obj.what === 'parameter'))) return parameterRequiresGrad(interp, obj, value, node);
+  if (obj.k === 'param' && name === 'requires_grad') return parameterRequiresGrad(interp, obj, value, node);
   if (obj.k === 'inst') {
     const isModuleValue = value.k === 'mod' || (value.k === 'inst' && isTorchModule(value));
     if (obj.children && isModuleValue) {

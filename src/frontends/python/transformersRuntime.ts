@@ -150,8 +150,9 @@ export function transformersAttr(interp: Interp, obj: HfV, name: string): Value 
   return hfModuleAttr(obj, name) ?? UNKNOWN;
 }
 
-/** `config.num_hidden_layers = 4` before the model is built. */
+/** `config.num_hidden_layers = 4` before the model is built; `….weight.requires_grad = False` on a layer's parameter. */
 export function transformersSetAttr(interp: Interp, obj: HfV, name: string, value: Value, node: PyNode): void {
+  if (obj.what === 'parameter' && name === 'requires_grad') return parameterRequiresGrad(interp, obj, value, node);
   if (obj.what !== 'config') return;
   const attr = toAttr(value);
   if (attr !== undefined) {
