@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { initConfigReaders, precisionHintCandidates, trainingHintsApply, withTrainingHintsFrom } from '../configs/index';
-import type { AmpStyle, Objective, OptimizerKind, ParallelPins, PlanOptions, Precision, RecomputeMode, StrategyMode, ZeroStage } from '../protocol/plan';
+import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type ParallelPins, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode, type ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';
@@ -56,7 +56,7 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --cluster FILE|PRESET cluster spec file, 'local' (nvidia-smi), or a preset (${Object.keys(CLUSTER_PRESETS).join(', ')}; default ${DEFAULT_PRESET})
   --objective O         throughput (default) | efficiency (smallest n within 5% of the best)
   --strategies S        dp (WAP: data parallel, choose n) | hybrid (default) | all (adds pipelines)
-  --optimizer O         sgd | momentum | adam (default: what the model file, a DeepSpeed config or the code beside it
+  --optimizer O         sgd | momentum | adam | momentum8bit | adam8bit (8-bit: bitsandbytes' block-wise state) (default: what the model file, a DeepSpeed config or the code beside it
                         builds, else adam for models with attention and momentum for the rest)
   --precision P         fp32 | tf32 | fp16 | bf16 | fp8 (default: the training config's, else the GPU's best)
   --amp-style S         autocast | master-weights | pure   how 16-bit training holds tensors (default: the training
@@ -80,7 +80,7 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
     batch: positiveInt('batch', v.batch) ?? DEFAULT_PLAN_BATCH,
     objective: oneOf<Objective>('objective', v.objective, ['throughput', 'efficiency'], 'throughput'),
     strategies: oneOf<StrategyMode>('strategies', v.strategies, ['dp', 'hybrid', 'all'], 'hybrid'),
-    optimizer: oneOf<OptimizerKind>('optimizer', v.optimizer, ['sgd', 'momentum', 'adam'], 'momentum'),
+    optimizer: oneOf<OptimizerKind>('optimizer', v.optimizer, OPTIMIZER_KINDS, 'momentum'),
   };
   if (v.optimizer !== undefined) options.optimizerSource = '--optimizer';
   else options.optimizerAssumed = true;

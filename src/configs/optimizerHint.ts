@@ -15,7 +15,8 @@
  * State per parameter is what the planner needs (OptimizerKind): two moments
  * (Adam and its variants, LAMB: You et al., ICLR 2020; Adadelta), one
  * (SGD with momentum, RMSprop, Adagrad, Lion: Chen et al., 2023) or none
- * (plain SGD). Other optimizers (8-bit, factored) give no hint.
+ * (plain SGD), full-width or 8-bit block-wise (bitsandbytes' `bnb.optim.AdamW8bit`, `optim="paged_adamw_8bit"`:
+ * Dettmers et al., ICLR 2022). Other optimizers (factored, 4-bit) give no hint.
  */
 import type { Node } from 'web-tree-sitter';
 import type { OptimizerKind, PlanOptions } from '../protocol/plan';
@@ -36,7 +37,21 @@ const STATE_OF: Record<string, OptimizerKind> = {
   Adam: 'adam', AdamW: 'adam', Adamax: 'adam', NAdam: 'adam', RAdam: 'adam', Adadelta: 'adam',
   FusedAdam: 'adam', FusedLAMB: 'adam', FusedLamb: 'adam', Lamb: 'adam', LAMB: 'adam', DeepSpeedCPUAdam: 'adam', FusedAdamW: 'adam',
   RMSprop: 'momentum', Adagrad: 'momentum', Lion: 'momentum', FusedSGD: 'momentum',
+  // bitsandbytes (bnb.optim): 32-bit and paged variants keep full-width state; paged state is CUDA unified memory,
+  // which pages to the host only when the GPU runs out, so it is priced on the GPU like the rest.
+  Adam32bit: 'adam', AdamW32bit: 'adam', PagedAdam: 'adam', PagedAdamW: 'adam', PagedAdam32bit: 'adam', PagedAdamW32bit: 'adam', LAMB32bit: 'adam',
+  Lion32bit: 'momentum', PagedLion: 'momentum', PagedLion32bit: 'momentum', RMSprop32bit: 'momentum', Adagrad32bit: 'momentum', LARS: 'momentum', LARS32bit: 'momentum',
+  Adam8bit: 'adam8bit', AdamW8bit: 'adam8bit', PagedAdam8bit: 'adam8bit', PagedAdamW8bit: 'adam8bit', LAMB8bit: 'adam8bit',
+  // bitsandbytes' SGD8bit requires momentum (it rejects momentum=0).
+  Lion8bit: 'momentum8bit', PagedLion8bit: 'momentum8bit', RMSprop8bit: 'momentum8bit', Adagrad8bit: 'momentum8bit', SGD8bit: 'momentum8bit', LARS8bit: 'momentum8bit',
 };
+
+/** bitsandbytes' optimizers take `optim_bits=8` (`bnb.optim.AdamW(params, optim_bits=8)`): the 8-bit kind of the same state. */
+function withOptimBits(call: Node, kind: OptimizerKind): OptimizerKind {
+  const bits = callArgs(call)?.keywords.get('optim_bits');
+  if (bits?.text.trim() !== '8') return kind;
+  return kind === 'adam' ? 'adam8bit' : kind === 'momentum' ? 'momentum8bit' : kind;
+}
 
 /** The state an optimizer class keeps, or undefined; own keys only (`optim.constructor` is no optimizer). */
 const stateOf = (name: string): OptimizerKind | undefined => (Object.prototype.hasOwnProperty.call(STATE_OF, name) ? STATE_OF[name] : undefined);
@@ -90,7 +105,8 @@ function fromPython(name: string, text: string): OptimizerHint | undefined {
       const bare = fn.type === 'identifier' && imported.has(callee);
       if (!qualified && !bare) continue;
       const original = bare ? imported.get(callee)! : callee;
-      const kind = original === 'SGD' ? sgdKind(call) : stateOf(original);
+      const named = original === 'SGD' ? sgdKind(call) : stateOf(original);
+      const kind = named && withOptimBits(call, named);
       if (!kind) continue;
       return { optimizer: kind, source: `${name}:${call.startPosition.row + 1} (${fn.text})` };
     }
@@ -100,11 +116,14 @@ function fromPython(name: string, text: string): OptimizerHint | undefined {
 
 /**
  * Trainer's `optim` names (transformers' OptimizerNames) for the optimizers whose state WAP prices; absent, the
- * Trainer builds torch's AdamW ('adamw_torch'). 8-bit, factored (Adafactor) and GaLore ones give no hint.
+ * Trainer builds torch's AdamW ('adamw_torch'). The 8-bit ones are bitsandbytes' (adamw_torch_8bit: torchao's, whose
+ * smaller blocks memory/optimizerState.ts allows for). 4-bit, factored (Adafactor), AdEMAMix and GaLore ones give no hint.
  */
 const TRAINER_OPTIM: Record<string, OptimizerKind> = {
   adamw_torch: 'adam', adamw_torch_fused: 'adam', adamw_hf: 'adam', adamw_apex_fused: 'adam', adamw_anyprecision: 'adam', paged_adamw_32bit: 'adam',
-  sgd: 'sgd', adagrad: 'momentum', rmsprop: 'momentum', lion_32bit: 'momentum', paged_lion_32bit: 'momentum',
+  sgd: 'sgd', adagrad: 'momentum', rmsprop: 'momentum', lion_32bit: 'momentum', paged_lion_32bit: 'momentum', rmsprop_bnb: 'momentum', rmsprop_bnb_32bit: 'momentum',
+  adamw_bnb_8bit: 'adam8bit', adamw_8bit: 'adam8bit', paged_adamw_8bit: 'adam8bit', adamw_torch_8bit: 'adam8bit',
+  lion_8bit: 'momentum8bit', paged_lion_8bit: 'momentum8bit', rmsprop_bnb_8bit: 'momentum8bit',
 };
 
 /** `TrainingArguments(optim="paged_adamw_32bit")`, or without `optim` the Trainer's AdamW. */

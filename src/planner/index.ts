@@ -10,7 +10,7 @@ export { planModel, planModelAsync, type PlanExtras, type AsyncPlanExtras } from
 export { toChromeTrace } from './trace';
 export { formatPlanTable } from './format';
 export { setupLines } from './format';
-export { memoryPerGpu, fitsOn, transformerLayerActivationBytes, stateBytesPerParam, modelStateBytes, choosePrecision, peakTflops, PrecisionError } from './memory/index';
+export { memoryPerGpu, fitsOn, transformerLayerActivationBytes, stateBytesPerParam, modelStateBytes, choosePrecision, peakTflops, PrecisionError, fullWidthOptimizer } from './memory/index';
 export type { MemorySetup, ParallelDegrees, GpuShare, TransformerShape } from './memory/index';
 export { lengthMix, parseLengthHistogram, parseBatching, describeBatching, LengthMixError, type Batching, type LengthHistogram, type LengthMix } from './lengths/lengthMix';
 export { priceOverLengths, pinsOfSetup, microBatchOf } from './lengths/overLengths';

@@ -17,6 +17,8 @@ const STATE: Record<OptimizerKind, string> = {
   adam: 'Adam-style, two moments per parameter',
   momentum: 'one momentum buffer per parameter',
   sgd: 'plain SGD, no state per parameter',
+  adam8bit: "Adam-style, two moments per parameter held 8-bit block-wise (bitsandbytes)",
+  momentum8bit: "one state buffer per parameter held 8-bit block-wise (bitsandbytes)",
 };
 
 function assumed(model: AnalyzedModel): { optimizer: OptimizerKind; why: string } {

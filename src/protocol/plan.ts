@@ -2,13 +2,19 @@
  * The plan report: what `wap plan --json` prints, what the LSP `wap/plan`
  * request returns, what the webview draws and what config quick-fixes read.
  * Declared once here; the field names are a public contract (see issue #3).
- * Pure types: no imports from node, vscode or tfjs.
+ * Types and the lists of their allowed values: no imports from node, vscode or tfjs.
  */
 
 export type StrategyKind = 'data' | 'model' | 'hybrid' | 'pipeline';
 export type Objective = 'throughput' | 'efficiency';
 export type StrategyMode = 'dp' | 'hybrid' | 'all';
-export type OptimizerKind = 'sgd' | 'momentum' | 'adam';
+/**
+ * The state an optimizer keeps per parameter: none (plain SGD), one buffer (momentum, RMSprop, Adagrad, Lion) or two
+ * (Adam and its variants), at full width or 8-bit block-wise quantized (bitsandbytes' 8-bit optimizers).
+ */
+export type OptimizerKind = 'sgd' | 'momentum' | 'adam' | 'momentum8bit' | 'adam8bit';
+/** Every OptimizerKind, for the flags and settings that take one. */
+export const OPTIMIZER_KINDS: readonly OptimizerKind[] = ['sgd', 'momentum', 'adam', 'momentum8bit', 'adam8bit'];
 
 /** Numeric precision of training: 'bf16'/'fp16'/'fp8' mean mixed precision (fp32 master weights and optimizer state). */
 export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';

@@ -4,7 +4,7 @@
  * model (some stdio clients) get the pushed settings or the defaults.
  */
 import type { Connection } from 'vscode-languageserver';
-import type { AmpStyle, Objective, OptimizerKind, PlanOptions, Precision, RecomputeMode, StrategyMode } from '../protocol/plan';
+import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode } from '../protocol/plan';
 import type { PlanControls } from '../protocol/webview';
 
 export interface WapSettings {
@@ -59,7 +59,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
 
 const OBJECTIVES: readonly Objective[] = ['throughput', 'efficiency'];
 const STRATEGIES: readonly StrategyMode[] = ['dp', 'hybrid', 'all'];
-const OPTIMIZERS: ReadonlyArray<OptimizerKind | 'auto'> = ['auto', 'sgd', 'momentum', 'adam'];
+const OPTIMIZERS: ReadonlyArray<OptimizerKind | 'auto'> = ['auto', ...OPTIMIZER_KINDS];
 const PRECISIONS: ReadonlyArray<Precision | 'auto'> = ['auto', 'fp32', 'tf32', 'fp16', 'bf16', 'fp8'];
 const AMP_STYLES: ReadonlyArray<AmpStyle | 'auto'> = ['auto', 'autocast', 'master-weights', 'pure'];
 const MEMORY_FORMATS: ReadonlyArray<WapSettings['memoryFormat']> = ['auto', 'channels_first', 'channels_last'];

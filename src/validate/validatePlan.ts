@@ -6,7 +6,7 @@
  */
 import { totalmem } from 'node:os';
 import type { AnalyzedModel } from '../core/ir';
-import { planModel } from '../planner/index';
+import { fullWidthOptimizer, planModel } from '../planner/index';
 import type { OptimizerKind, PlanReport } from '../protocol/plan';
 import type { LinkCalibration, ProfileFile } from '../protocol/profile';
 import type { PhaseComparison, ValidationReport } from '../protocol/validate';
@@ -65,7 +65,9 @@ export async function validatePlan(model: AnalyzedModel, options: ValidateOption
     if (missing.length) throw new Error(`cannot validate on cuda:${devices.cuda.join(',')}: torch in ${python} sees ${info.cudaDevices.length} CUDA device(s)`);
   }
   const threads = threadsPerProcess(devices);
-  const optimizer = options.optimizer ?? 'sgd';
+  // The worker builds torch.optim optimizers only (bitsandbytes' CUDA kernels are not assumed): an 8-bit one is
+  // run, and predicted, as its full-width counterpart, and the report says so.
+  const optimizer = fullWidthOptimizer(options.optimizer ?? 'sgd');
 
   // 1. Calibration: each layer alone at the per-rank batch, with the threads a rank gets.
   options.onStage?.(`profiling ${model.layers.length} layers with torch (${threads} thread${threads > 1 ? 's' : ''} per process)`);
@@ -113,6 +115,7 @@ export async function validatePlan(model: AnalyzedModel, options: ValidateOption
   const notValidated = hasModernDistributed(info.torchVersion)
     ? ['ZeRO/FSDP and tensor-parallel plans: not run by this version of wap validate (data parallelism only)']
     : [`ZeRO/FSDP and tensor-parallel plans need torch ≥ 2.2 (FSDP, DTensor parallelize_module); torch ${info.torchVersion} in ${python} validates the data-parallel configuration only`];
+  if (optimizer !== (options.optimizer ?? 'sgd')) notValidated.push(`${options.optimizer} (8-bit optimizer state, bitsandbytes): run and predicted as ${optimizer}, the torch optimizer it quantizes`);
   const warnings = [...profile.warnings];
   if (measured.teardownKilled) warnings.push(measured.teardownKilled);
   const fallbacks = profile.layers.filter((l) => l.status === 'fallback');

@@ -54,7 +54,6 @@ test('Python rules: qualified or imported constructors only, SGD by its momentum
   assert.equal(py('from lion_pytorch import Lion\nopt = Lion(params)\n')?.optimizer, 'momentum');
   // A class of the user's own called Adam, never imported from an optimizer package, is not torch's.
   assert.equal(py('class Adam:\n    pass\nopt = Adam()\n'), undefined);
-  assert.equal(py('import bitsandbytes as bnb\nopt = bnb.optim.Adam8bit(params)\n'), undefined, '8-bit state is neither kind: no guess');
   // Names an object has by inheritance are no optimizers.
   assert.equal(py('import torch\nx = torch.optim.constructor(p)\n'), undefined);
   assert.equal(optimizerHint([{ name: 'ds.json', text: '{"optimizer": {"type": "toString"}}' }]), undefined);
@@ -105,12 +104,12 @@ test('an explicit optimizer wins; the server’s auto setting reads the files, a
   assert.equal(adam.plan.setup!.memoryPerGpu.optimizer - assumed.plan.setup!.memoryPerGpu.optimizer, params * 4, 'one more fp32 moment per parameter');
 });
 
-test("a Hugging Face Trainer's optim= names the optimizer (AdamW when absent); a constructor in the file or a DeepSpeed optimizer section wins; 8-bit ones give no hint", () => {
+test("a Hugging Face Trainer's optim= names the optimizer (AdamW when absent); a constructor in the file or a DeepSpeed optimizer section wins", () => {
   const script = (args: string, extra = '') => ({ name: 'finetune.py', text: `from transformers import TrainingArguments, Trainer\n${extra}args = TrainingArguments(output_dir="out", ${args})\n` });
   assert.deepEqual(optimizerHint([script('optim="paged_adamw_32bit"')], 'finetune.py'), { optimizer: 'adam', source: 'finetune.py:2 (TrainingArguments(optim="paged_adamw_32bit"))' });
   assert.deepEqual(optimizerHint([script('bf16=True')], 'finetune.py'), { optimizer: 'adam', source: "finetune.py:2 (TrainingArguments: the Trainer's default adamw_torch)" });
   assert.equal(optimizerHint([script('optim="sgd"')], 'finetune.py')?.optimizer, 'sgd');
-  assert.equal(optimizerHint([script('optim="paged_adamw_8bit"')], 'finetune.py'), undefined);
+  assert.equal(optimizerHint([script('optim="adafactor"')], 'finetune.py'), undefined, 'factored state is neither kind: no guess');
   assert.equal(optimizerHint([script('optim=args.optim')], 'finetune.py'), undefined);
   // The script's own constructor (handed to Trainer(optimizers=…)) and a DeepSpeed config's optimizer win.
   const own = script('optim="adamw_torch"', 'import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n');

@@ -304,9 +304,12 @@ export function achievedTflops(layer: AnalyzedLayer, gpu: GpuSpec, samples: numb
   };
 }
 
-/** Optimizer step: read params, grads and state, write params and state. */
-export function updateMs(paramsOnDevice: number, stateCopies: number, gpu: GpuSpec, dtypeBytes: number): number {
+/**
+ * Optimizer step: read params, grads and state, write params and state. `stateBytesPerParam`: all of a parameter's
+ * state buffers (memory/optimizerState.ts), so an 8-bit optimizer moves a quarter of a 32-bit one's state.
+ */
+export function updateMs(paramsOnDevice: number, stateBytesPerParam: number, gpu: GpuSpec, dtypeBytes: number): number {
   if (paramsOnDevice <= 0) return 0;
-  const bytes = paramsOnDevice * dtypeBytes * (3 + 2 * stateCopies);
+  const bytes = paramsOnDevice * (3 * dtypeBytes + 2 * stateBytesPerParam);
   return bytes / (gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY);
 }

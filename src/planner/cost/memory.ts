@@ -5,7 +5,6 @@
  */
 import { CONTEXT_BYTES, FRAGMENTATION_FRACTION } from '../memory/index';
 
-export { optimizerStateCopies } from '../memory/index';
 export { CONTEXT_BYTES };
 /** Fraction of device memory reserved for allocator fragmentation and workspaces. */
 export const WORKSPACE_FRACTION = FRAGMENTATION_FRACTION;

@@ -12,7 +12,7 @@ import type { CostSource } from '../../protocol/plan';
 import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { buildEdgeCosts } from './edgeCosts';
-import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, optimizerStateCopies, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
+import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
 import { modelStatic, safeBytes } from './modelStatic';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions } from './tables';
@@ -29,7 +29,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
   const link = topo.link(devices);
   const copies = opts.activationCopies ?? 1;
   const setup = opts.setup ?? defaultSetup(opts.optimizer);
-  const stateCopies = optimizerStateCopies(setup.optimizer);
+  // The update kernel's state traffic; priced at fp32 width for full-width optimizers, whatever the precision.
+  const stateBytes = optimizerStateBytes(setup.optimizer, 4);
   const bytes = precisionBytes(setup.precision, setup.ampStyle);
   // The catalogue counts activations at the model's dtype; the setup's precision rescales them.
   const actScale = bytes.activation / dtype;
@@ -167,7 +168,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       // Offload: gradients down and updated 16-bit weights up over PCIe; the CPU Adam itself overlaps (ZeRO-Offload's DPU) and is not costed.
       const upd = setup.cpuOffload
         ? hostCopyMs((paramsHere / optShards) * (bytes.gradient + bytes.weight), hostGBs)
-        : updateMs(paramsHere / optShards, stateCopies, gpu, 4);
+        : updateMs(paramsHere / optShards, stateBytes, gpu, 4);
       const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
       const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1, autocastCastsWeights(layer.op) ? paramsHere : 0);
       // Float activations follow the precision; int64 indices and bool masks keep their size.

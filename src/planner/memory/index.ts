@@ -7,6 +7,7 @@ import { breakdown, modelStateBytes, shardCount, type MemorySetup } from './mode
 import { precisionBytes } from './precision';
 
 export * from './model';
+export { fullWidthOptimizer, isEightBitOptimizer, optimizerStateBytes, optimizerStateCopies } from './optimizerState';
 export { chooseAmpStyle, choosePrecision, choosePrecisionFor, isMixed, peakTflops, precisionBytes, PrecisionError, savedBytesAtPrecision, type PrecisionBytes, type PrecisionChoice } from './precision';
 export { hasAttentionScores, keptActivations, largestSegmentBytesPerSample, fusedAttention, recomputePlan, savedUnderKernel, scoreElementsPerSample, selectiveRecomputeFraction, type RecomputePlan } from './recompute';
 

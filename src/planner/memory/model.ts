@@ -13,6 +13,7 @@
  * N_d is the part of the data-parallel group that shares a node.
  */
 import type { AmpStyle, MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../protocol/plan';
+import { optimizerStateBytes } from './optimizerState';
 import { precisionBytes } from './precision';
 
 /** Everything the memory model needs to know about how training runs. */
@@ -27,23 +28,18 @@ export interface MemorySetup {
   cpuOffload: boolean;
 }
 
-/** Optimizer state buffers per parameter: SGD none, momentum one, Adam two (m and v). */
-export function optimizerStateCopies(o: OptimizerKind): number {
-  return o === 'adam' ? 2 : o === 'momentum' ? 1 : 0;
-}
-
 /** Model-state bytes per parameter before any sharding (the ZeRO paper's 2 + 2 + K). */
 export interface StateBytesPerParam {
   /** Of a parameter autocast casts (a Linear's or convolution's weight): its 16-bit copy included. */
   weights: number;
   gradients: number;
-  /** fp32 master copy (mixed precision) plus the optimizer's fp32 state buffers: the paper's K. */
+  /** fp32 master copy (mixed precision) plus the optimizer's state buffers (optimizerState.ts): the paper's K. */
   optimizer: number;
 }
 
 export function stateBytesPerParam(precision: Precision, optimizer: OptimizerKind, style?: AmpStyle): StateBytesPerParam {
   const b = precisionBytes(precision, style);
-  return { weights: b.weight + b.castCopy, gradients: b.gradient, optimizer: b.master + optimizerStateCopies(optimizer) * b.optimizerState };
+  return { weights: b.weight + b.castCopy, gradients: b.gradient, optimizer: b.master + optimizerStateBytes(optimizer, b.optimizerState) };
 }
 
 export interface ModelStateBytes {

@@ -12,7 +12,7 @@ import type { AmpStyle, MemoryBreakdown, OptimizerKind, Precision, RecomputeMode
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { updateMs, type AttentionKernel } from '../../cost/compute';
 import { overlapExtraMs } from '../../cost/overlap';
-import { CONTEXT_BYTES, frozenHeldBytes, optimizerStateCopies } from '../../memory/index';
+import { CONTEXT_BYTES, frozenHeldBytes, optimizerStateBytes } from '../../memory/index';
 import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
 import { hsdpPossible, membersPerNode, offloadMs, shardPlan } from './sharding';
@@ -277,7 +277,7 @@ export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, li
   const sync = gradSync(ctx, c, maxStage!, links);
   const shards = c.zero >= 1 ? shardsOf(ctx, c) : 1;
   // Offloaded, the step's update is a PCIe round trip (the CPU optimizer overlaps it, as ZeRO-Offload's one-step delay allows).
-  const upd = c.offload ? offloadMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs, ctx.ampStyle) : updateMs(maxStage!.params / shards, optimizerStateCopies(ctx.optimizer), ctx.gpu, 4);
+  const upd = c.offload ? offloadMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs, ctx.ampStyle) : updateMs(maxStage!.params / shards, optimizerStateBytes(ctx.optimizer, 4), ctx.gpu, 4);
   const stepMs = pipelineMs + sync.exposedMs + sync.shardedMs + upd;
   return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.shardedMs, updateMs: upd, memory, fits, stages };
 }
