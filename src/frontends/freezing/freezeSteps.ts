@@ -87,8 +87,10 @@ export function freezeDiagnostics(split: ReadonlyArray<{ frozen: string; trained
 }
 
 /**
- * A model with the steps applied to its layers, in order, by module path (a tied weight is named by its owner, as
- * `named_parameters()` lists a shared parameter once).
+ * A model with the steps applied to its layers, in order, by module path. A tied weight is one parameter, named by
+ * its owner (`model.embed_tokens.weight`), as `named_parameters()` lists a shared parameter once; a step over a module
+ * that reuses it without holding its owner (`lm_head.requires_grad_(False)` on a tied model) reaches it by that
+ * module's own name, as torch does, and so freezes the owner's layer too.
  */
 export function applyFreezeSteps(spec: ModelSpec, steps: readonly FreezeStep[]): ModelSpec {
   if (steps.length === 0) return spec;
@@ -98,12 +100,19 @@ export function applyFreezeSteps(spec: ModelSpec, steps: readonly FreezeStep[]):
     const names = parameterNamesOf(layer);
     if (names?.length) states.set(layer, { names, states: new ParameterStates(names, layer.frozen === true) });
   }
+  const aliases = tiedWeightAliases(layers);
+  const namesOf = (name: string): string[] => [name, ...(aliases.get(name) ?? [])];
   const unreadable: Array<{ name: string; range: SourceRange }> = [];
   for (const step of steps) {
-    const decide = withinPrefix(step);
+    const within = withinPrefix(step);
     const under = (n: string): boolean => !step.prefix || n === step.prefix || n.startsWith(step.prefix + '.');
+    // The owner's name first: a step over both the owner and a reuser sees the parameter once, by the owner's name.
+    const decide = (name: string): RequiresGradVerdict => {
+      const seen = namesOf(name).find(under);
+      return seen === undefined ? undefined : within(seen);
+    };
     for (const entry of states.values()) {
-      if (!entry.names.some(under)) continue;
+      if (!entry.names.some((n) => namesOf(n).some(under))) continue;
       const lost = entry.states.apply(decide);
       if (lost) unreadable.push({ name: lost, range: step.range });
       else entry.range = step.range;
@@ -118,6 +127,17 @@ export function applyFreezeSteps(spec: ModelSpec, steps: readonly FreezeStep[]):
     else delete layer.frozen;
   }
   return { ...spec, layers, diagnostics: [...spec.diagnostics, ...freezeDiagnostics(split, unreadable)] };
+}
+
+/** The other names of each tied weight, by its owner's name: the path of every layer that reuses it (`lm_head.weight`). */
+function tiedWeightAliases(layers: readonly LayerSpec[]): Map<string, string[]> {
+  const aliases = new Map<string, string[]>();
+  for (const layer of layers) {
+    if (layer.weightKey === undefined || layer.weightKey === layer.name || !torchParameterNames(layer.op, layer.attrs)?.includes('weight')) continue;
+    const owner = joinParameterName(layer.weightKey, 'weight');
+    aliases.set(owner, [...(aliases.get(owner) ?? []), joinParameterName(layer.name, 'weight')]);
+  }
+  return aliases;
 }
 
 /** A layer's parameters by their full names; undefined where WAP does not know them. */

@@ -36,7 +36,7 @@ function hfRoot(v: HfV): HfV {
 }
 
 /** The module path of a model or submodule value ('' for the model). */
-function hfPath(v: HfV): string {
+export function hfPath(v: HfV): string {
   return v.module?.path ?? '';
 }
 
@@ -72,7 +72,19 @@ function submodule(of: HfV, path: string): HfV {
   return { ...root, what: 'module', module: { root, path } };
 }
 
-const join = (a: string, b: string): string => (a ? `${a}.${b}` : b);
+export const joinModulePath = (a: string, b: string): string => (a ? `${a}.${b}` : b);
+
+/** Where a model's base model is (`model` of a LlamaForCausalLM, `bert` of a BertFor…): '' when the model is its own. */
+export function hfBaseModelPath(of: HfV): string {
+  const root = hfRoot(of);
+  const prefix = BASE_MODEL_PREFIX[String(root.config.model_type)];
+  return prefix && pathsOf(root).has(prefix) ? prefix : '';
+}
+
+/** The submodule at `path` (from the model) when its graph has parameters there; undefined when it has none. */
+export function hfSubmoduleAt(of: HfV, path: string): HfV | undefined {
+  return pathsOf(hfRoot(of)).has(path) ? submodule(of, path) : undefined;
+}
 
 /** Freeze steps the code applied to each model, in program order. */
 const steps = new WeakMap<HfV, FreezeStep[]>();
@@ -96,10 +108,10 @@ export function hfModuleAttr(obj: HfV, name: string): Value | undefined {
   const root = hfRoot(obj);
   const paths = pathsOf(root);
   if (name === 'base_model' && obj.what === 'model') {
-    const prefix = BASE_MODEL_PREFIX[String(root.config.model_type)];
-    return prefix && paths.has(prefix) ? submodule(root, prefix) : obj;
+    const base = hfBaseModelPath(root);
+    return base ? submodule(root, base) : obj;
   }
-  const path = join(hfPath(obj), name);
+  const path = joinModulePath(hfPath(obj), name);
   if (paths.has(path)) return submodule(root, path);
   // `model.bert.embeddings.word_embeddings.weight`: one parameter of a layer, whose requires_grad the code may set.
   if (obj.what === 'module' && indexOf(root).parameters.get(hfPath(obj))?.includes(name)) return { ...root, what: 'parameter', module: { root, path } };

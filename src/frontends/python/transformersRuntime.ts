@@ -13,6 +13,7 @@ import { findPretrainedConfig } from '../huggingface/sources';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { hfModuleAttr } from './transformersModules';
+import { hfEmbeddingsMethod } from './transformersEmbeddings';
 import { parameterRequiresGrad, requiresGradCall } from './frozenParameters';
 import { bitsAndBytesConfig, quantizationOf } from './quantizationCalls';
 import { UNKNOWN, bool, list, native, num, str, toAttr, type CallSite, type HfV, type Value } from './values';
@@ -136,7 +137,7 @@ function attrToValue(v: AttrValue | undefined): Value {
   return UNKNOWN;
 }
 
-/** `config.hidden_size`, `model.config`, a submodule (`model.bert`). */
+/** `config.hidden_size`, `model.config`, a submodule (`model.bert`, `model.get_input_embeddings()`). */
 export function transformersAttr(interp: Interp, obj: HfV, name: string): Value {
   if (obj.what === 'config') return attrToValue(obj.config[name]);
   if (obj.what === 'model' && name === 'config') return { ...obj, what: 'config' };
@@ -147,7 +148,7 @@ export function transformersAttr(interp: Interp, obj: HfV, name: string): Value 
       return obj;
     });
   }
-  return hfModuleAttr(obj, name) ?? UNKNOWN;
+  return hfEmbeddingsMethod(obj, name) ?? hfModuleAttr(obj, name) ?? UNKNOWN;
 }
 
 /** `config.num_hidden_layers = 4` before the model is built; `….weight.requires_grad = False` on a layer's parameter. */
