@@ -1,7 +1,7 @@
 /**
  * Which model a config belongs to, made explicit: the script the config
  * launches (torchrun's script argument, `accelerate launch train.py`,
- * `deepspeed train.py`, a Lightning script itself, or a launch script next to
+ * `deepspeed train.py`, a Lightning or Hugging Face Trainer script itself, or a launch script next to
  * a YAML/JSON/TOML config that names it), then the model that script imports
  * from a local module. File access is injected so the room stays pure; the
  * CLI and the LSP server pass their own.
@@ -31,7 +31,11 @@ const LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*|srun|mpirun|horo
 
 /** Python scripts a launch script runs, as written (relative to the script's folder), with the launcher's name. */
 export function launchedScripts(fileName: string, text: string): Array<{ script: string; launcher: string }> {
-  if (/\.py$/i.test(fileName)) return /\bTrainer\s*\(/.test(text) ? [{ script: fileName, launcher: 'Lightning' }] : [];
+  if (/\.py$/i.test(fileName)) {
+    // A script that configures its own trainer is its own launcher: Hugging Face's TrainingArguments, or Lightning's Trainer.
+    if (/\b((Seq2Seq)?TrainingArguments|(SFT|DPO|ORPO|KTO|CPO|GRPO|PPO|Reward)Config)\s*\(/.test(text)) return [{ script: fileName, launcher: 'Hugging Face Trainer' }];
+    return /\bTrainer\s*\(/.test(text) ? [{ script: fileName, launcher: 'Lightning' }] : [];
+  }
   if (!isLaunchScriptName(fileName, text)) return [];
   const out: Array<{ script: string; launcher: string }> = [];
   for (const words of splitCommands(text)) {
@@ -82,7 +86,7 @@ export function resolveLaunchedModel(configPath: string, text: string, io: FileA
   const own = launchedScripts(configPath, text);
   for (const { script, launcher } of own) {
     const path = script === configPath ? script : join(dir, script);
-    if (path === configPath) return modelOfScript(path, io, `the Lightning script ${baseOf(configPath)}`) ?? undefined;
+    if (path === configPath) return modelOfScript(path, io, `the ${launcher} script ${baseOf(configPath)}`) ?? undefined;
     const found = modelOfScript(path, io, `which ${baseOf(configPath)} runs with ${launcher}`);
     if (found) return found;
   }

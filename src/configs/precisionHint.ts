@@ -130,8 +130,8 @@ function fromAutocast(name: string, text: string): PrecisionHint | undefined {
 
 /**
  * Hugging Face Trainer's `TrainingArguments(bf16=True)` / `fp16=True`: the Trainer runs forward under torch.autocast
- * over fp32 parameters (through accelerate's mixed precision), fp16 with a gradient scaler; `tf32=True` alone is TF32
- * matmuls in fp32 training. A value WAP cannot read (`bf16=torch.cuda.is_bf16_supported()`) or a call behind a flag
+ * over fp32 parameters (through accelerate's mixed precision), fp16 with a gradient scaler, unless `deepspeed=` hands
+ * it to DeepSpeed (master weights); `tf32=True` alone is TF32 matmuls in fp32 training. A value WAP cannot read (`bf16=torch.cuda.is_bf16_supported()`) or a call behind a flag
  * gives no hint.
  */
 function fromTrainingArguments(name: string, text: string): PrecisionHint | undefined {
@@ -145,7 +145,12 @@ function fromTrainingArguments(name: string, text: string): PrecisionHint | unde
       const precision: Precision | undefined = flag('bf16') === 'True' ? 'bf16' : flag('fp16') === 'True' ? 'fp16' : flag('tf32') === 'True' ? 'tf32' : undefined;
       if (!precision) continue;
       const where = `${name}:${call.startPosition.row + 1} (${fn.text}(… ${precision}=True …))`;
-      return precision === 'tf32' ? { precision, source: where } : { precision, source: where, ampStyle: 'autocast', ampStyleSource: where };
+      if (precision === 'tf32') return { precision, source: where };
+      // With `deepspeed=` the Trainer hands mixed precision to DeepSpeed's engine (transformers fills its bf16/fp16
+      // "auto" from these flags), which keeps 16-bit weights with fp32 masters in the optimizer, not autocast.
+      const deepspeed = args?.keywords.get('deepspeed');
+      if (deepspeed && deepspeed.type !== 'none') return { precision, source: where, ampStyle: 'master-weights', ampStyleSource: `${where} with deepspeed=` };
+      return { precision, source: where, ampStyle: 'autocast', ampStyleSource: where };
     }
     return undefined;
   });

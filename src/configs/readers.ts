@@ -6,7 +6,8 @@ import { torchrunReader, visibleDevicesReader } from './launchScripts';
 import { lightningReader } from './lightning';
 import { megatronReader } from './megatron';
 import { torchtitanReader } from './torchtitan';
+import { trainerReader } from './trainer';
 import type { ConfigFormat, ConfigReader } from './types';
 
-export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader];
+export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader];
 export const READERS_BY_FORMAT = new Map<ConfigFormat, ConfigReader>(READERS.map((r) => [r.format, r]));

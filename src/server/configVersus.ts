@@ -28,9 +28,14 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
     return undefined; // a malformed config has its own diagnostic
   }
   if (!setup) return undefined;
-  // Both sides hold the optimizer the model's plan priced (read from the code or configs beside the model).
+  // Both sides hold the optimizer and the 16-bit style (autocast, master weights, pure) the model's plan priced, read
+  // from the code or configs beside the model: a model loaded in bf16 keeps bf16 state whatever launches it.
   const { optimizerAssumed: _assumed, ...settingsOptions } = toPlanOptions(settings);
-  const base: PlanOptions = { ...settingsOptions, optimizer: plan.optimizer, optimizerSource: "the model's plan", batch: plan.batch };
+  const style = plan.plan.setup?.ampStyle;
+  const base: PlanOptions = {
+    ...settingsOptions, optimizer: plan.optimizer, optimizerSource: "the model's plan", batch: plan.batch,
+    ...(style && !settingsOptions.ampStyle ? { ampStyle: style, ampStyleSource: "the model's plan" } : {}),
+  };
   const options = { ...pinnedOptions(base, setup, basename(fileName)), batch: plan.batch };
   const cluster = await env.cluster(settings);
   const yours = summarizeRun(await planModelAsync(model, cluster.spec, options, {}));

@@ -84,6 +84,11 @@ test("Hugging Face Trainer's TrainingArguments(bf16=True) / fp16 / tf32, and trl
   });
   assert.equal(hint('cfg = SFTConfig(output_dir="out", fp16=True)\n')?.precision, 'fp16');
   assert.deepEqual(hint('args = transformers.TrainingArguments("out", tf32=True)\n'), { precision: 'tf32', source: 'finetune.py:3 (transformers.TrainingArguments(… tf32=True …))' });
+  // With deepspeed= the Trainer hands bf16 to DeepSpeed's engine: 16-bit weights with fp32 masters, not autocast.
+  assert.deepEqual(hint('args = TrainingArguments("out", bf16=True, deepspeed="ds_config.json")\n'), {
+    precision: 'bf16', source: 'finetune.py:3 (TrainingArguments(… bf16=True …))', ampStyle: 'master-weights', ampStyleSource: 'finetune.py:3 (TrainingArguments(… bf16=True …)) with deepspeed=',
+  });
+  assert.equal(hint('args = TrainingArguments("out", bf16=True, deepspeed=None)\n')?.ampStyle, 'autocast');
   for (const text of ['args = TrainingArguments("out", bf16=torch.cuda.is_bf16_supported())\n', 'if args.bf16:\n    targs = TrainingArguments("out", bf16=True)\n', 'args = TrainingArguments("out", bf16=False)\n', 'args = MyArguments(bf16=True)\n']) {
     assert.equal(hint(text), undefined, text);
   }

@@ -4,7 +4,7 @@
  * (ZeRO-3 + bf16, hand-written plan report in llamaPlan.ts); its fix writes
  * the plan's ZeRO stage and bf16, keeps the global batch, and keeps every
  * comment byte for byte — for DeepSpeed, Accelerate FSDP, Lightning,
- * torchtitan TOML and Megatron-LM arguments.
+ * torchtitan TOML, Megatron-LM arguments and Hugging Face TrainingArguments.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +20,7 @@ const CASES = [
   { file: 'test/configs/data/llama/accelerate_fsdp.yaml', format: 'accelerate' },
   { file: 'test/configs/data/llama/train_lightning.py', format: 'lightning' },
   { file: 'test/configs/data/llama/llama3_8b.toml', format: 'torchtitan' },
+  { file: 'test/configs/data/llama/train_trainer.py', format: 'hf-trainer' },
 ] as const;
 
 /** Comments as the test sees them (independent of the code under test): from '#', '//' or '/*' to the end of the line. */

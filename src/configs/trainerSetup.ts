@@ -1,0 +1,199 @@
+/**
+ * What a Hugging Face `TrainingArguments(...)` (or a trl config built on it:
+ * SFTConfig, DPOConfig…) says about the training setup, and how to write the
+ * plan's values back:
+ * - precision: `bf16=True` / `fp16=True` (torch autocast), `tf32=True`;
+ * - ZeRO/FSDP: `fsdp="full_shard auto_wrap"` (the words of transformers'
+ *   FSDPOption: full_shard, shard_grad_op, hybrid_shard, hybrid_shard_zero2,
+ *   no_shard, offload) or `deepspeed={...}` written inline; a `deepspeed=`
+ *   path holds the stage in that config, which its own reader checks;
+ * - recompute: `gradient_checkpointing=True` (every decoder layer: full);
+ * - micro-batch and accumulation: `per_device_train_batch_size` (default 8)
+ *   and `gradient_accumulation_steps` (default 1).
+ * The GPU count comes from the launcher (torchrun, accelerate), not from here.
+ */
+import type { Node } from 'web-tree-sitter';
+import type { Precision, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
+import { argsLayout, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type ArgsLayout, type CallArgs } from './python';
+import { PARAM_OFFLOAD_UNMODELLED, type StatedSetup } from './setup';
+import type { TextEdit } from './types';
+
+/** transformers' TrainingArguments default for per_device_train_batch_size. */
+const DEFAULT_MICRO_BATCH = 8;
+
+const NO_DEGREES = 'TrainingArguments has no tensor, pipeline or context parallel degree; train that plan with Megatron-LM or torchtitan (`wap export --format megatron` or `--format torchtitan`)';
+
+/** FSDP sharding words (transformers' FSDPOption) by the ZeRO stage and hybrid sharding they mean. */
+const SHARDING: Record<string, { zero: ZeroStage; hybrid: boolean }> = {
+  full_shard: { zero: 3, hybrid: false }, shard_grad_op: { zero: 2, hybrid: false }, no_shard: { zero: 0, hybrid: false },
+  hybrid_shard: { zero: 3, hybrid: true }, hybrid_shard_zero2: { zero: 2, hybrid: true },
+};
+
+const shardingWord = (zero: ZeroStage, hybrid: boolean): string | undefined =>
+  Object.entries(SHARDING).find(([, v]) => v.zero === zero && v.hybrid === hybrid)?.[0];
+
+/** A literal True/False, else undefined (an expression decided at run time). */
+function boolLiteral(n: Node | undefined): boolean | undefined {
+  if (!n) return undefined;
+  return n.type === 'true' ? true : n.type === 'false' ? false : undefined;
+}
+
+/** The words of an `fsdp=` value: a string ("full_shard auto_wrap"), a list of strings, or a bool (True is full_shard). */
+function fsdpWords(n: Node): { words: string[]; write: (words: string[]) => string } | undefined {
+  const b = boolLiteral(n);
+  if (b !== undefined) return { words: b ? ['full_shard'] : [], write: (w) => `"${w.join(' ')}"` };
+  const s = stringLiteral(n);
+  if (s !== undefined) {
+    const q = quoteOf(n);
+    return { words: s.split(/\s+/).filter(Boolean), write: (w) => `${q}${w.join(' ')}${q}` };
+  }
+  if (n.type === 'list') {
+    const items = n.namedChildren.filter((c): c is Node => !!c && c.type !== 'comment');
+    const words = items.map(stringLiteral);
+    if (words.some((w) => w === undefined)) return undefined;
+    const q = items[0] ? quoteOf(items[0]) : '"';
+    return { words: words as string[], write: (w) => `[${w.map((x) => `${q}${x}${q}`).join(', ')}]` };
+  }
+  return undefined;
+}
+
+/** Edits that make bf16/fp16 say `p` (tf32 and fp32 both switch 16-bit autocast off); fp8 has no Trainer flag. */
+function writePrecision(text: string, layout: ArgsLayout, flags: { bf16?: boolean; fp16?: boolean }, p: Precision): TextEdit[] | undefined {
+  if (p === 'fp8') return undefined;
+  const on = p === 'bf16' ? 'bf16' : p === 'fp16' ? 'fp16' : undefined;
+  const edits: TextEdit[] = [];
+  if (on) edits.push(...setKeyword(text, layout, on, 'True'));
+  for (const other of ['bf16', 'fp16'] as const) if (other !== on && flags[other]) edits.push(...setKeyword(text, layout, other, 'False'));
+  return edits;
+}
+
+/**
+ * Reads while the tree is alive; every `set` closure holds offsets and strings only (argsLayout, replaceRange), so
+ * the edits stay right after the tree is freed.
+ */
+export function readTrainerSetup(text: string, args: CallArgs, callee: string): StatedSetup {
+  const anchor = nodeRange(args.list);
+  const layout = argsLayout(args);
+  const kw = (name: string): Node | undefined => args.keywords.get(name);
+  const stated: StatedSetup = {
+    label: `Hugging Face ${callee}`, anchor,
+    inexpressible: { tensorParallel: NO_DEGREES, pipelineStages: NO_DEGREES, contextParallel: NO_DEGREES, sequenceParallel: NO_DEGREES },
+  };
+
+  const bf16 = kw('bf16');
+  const fp16 = kw('fp16');
+  const flags = { bf16: boolLiteral(bf16), fp16: boolLiteral(fp16) };
+  // A flag set by an expression (bf16=args.bf16) is decided per run: the precision is then not stated here.
+  if ((!bf16 || flags.bf16 !== undefined) && (!fp16 || flags.fp16 !== undefined)) {
+    const precision: Precision = flags.bf16 ? 'bf16' : flags.fp16 ? 'fp16' : boolLiteral(kw('tf32')) ? 'tf32' : 'fp32';
+    const at = (flags.bf16 ? bf16 : flags.fp16 ? fp16 : bf16 ?? fp16) ?? undefined;
+    stated.precision = { value: precision, stated: !!(bf16 || fp16), range: at ? nodeRange(at) : anchor, set: (p) => writePrecision(text, layout, flags, p) };
+  }
+
+  readSharding(text, args, layout, stated);
+
+  const checkpointing = kw('gradient_checkpointing');
+  const checkpoints = checkpointing ? boolLiteral(checkpointing) : false;
+  if (checkpoints !== undefined) {
+    stated.recompute = {
+      value: checkpoints ? 'full' : 'none', stated: !!checkpointing, range: checkpointing ? nodeRange(checkpointing) : anchor,
+      // transformers checkpoints every decoder layer: any recompute the plan chooses is "on" here.
+      matches: (p: RecomputeMode) => (p !== 'none') === checkpoints,
+      set: (r) => setKeyword(text, layout, 'gradient_checkpointing', r === 'none' ? 'False' : 'True'),
+    };
+  }
+
+  // auto_find_batch_size halves the micro-batch at run time until it fits: the stated one is only a start.
+  if (boolLiteral(kw('auto_find_batch_size')) !== true) {
+    const micro = kw('per_device_train_batch_size');
+    const microValue = micro ? intLiteral(micro) : DEFAULT_MICRO_BATCH;
+    if (microValue !== undefined && microValue >= 1) {
+      stated.microBatch = { value: microValue, stated: !!micro, range: micro ? nodeRange(micro) : anchor, set: (n) => setKeyword(text, layout, 'per_device_train_batch_size', String(n)) };
+    }
+  }
+  const accum = kw('gradient_accumulation_steps');
+  const accumValue = accum ? intLiteral(accum) : 1;
+  if (accumValue !== undefined && accumValue >= 1) {
+    stated.gradientAccumulation = { value: accumValue, stated: !!accum, range: accum ? nodeRange(accum) : anchor, set: (n) => setKeyword(text, layout, 'gradient_accumulation_steps', String(n)) };
+  }
+  return stated;
+}
+
+/**
+ * `deepspeed=` written inline as a dict (transformers accepts one for the config file): its ZeRO stage and
+ * offloads. "auto" values follow TrainingArguments (transformers' HfTrainerDeepSpeedConfig fills them).
+ */
+function inlineDeepSpeed(stage: ZeroStage, offload: boolean): string {
+  const zero = `{"stage": ${stage}${offload ? ', "offload_optimizer": {"device": "cpu"}' : ''}}`;
+  return `{"zero_optimization": ${zero}, "bf16": {"enabled": "auto"}, "fp16": {"enabled": "auto"}, "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"}`;
+}
+
+/** A key's value in a Python dict literal (string keys), else undefined. */
+function dictValue(dict: Node, key: string): Node | undefined {
+  for (const pair of dict.namedChildren) {
+    if (pair?.type !== 'pair') continue;
+    const k = pair.childForFieldName('key');
+    if (k && stringLiteral(k) === key) return pair.childForFieldName('value') ?? undefined;
+  }
+  return undefined;
+}
+
+/**
+ * ZeRO stage, hybrid sharding and offload: from `fsdp=` (transformers' FSDPOption words), or from `deepspeed=` written
+ * as a dict; a `deepspeed=` path holds them in its own config, which the DeepSpeed reader checks. The fix writes FSDP
+ * words for ZeRO-2/3 (torch's own sharding) and an inline DeepSpeed dict where FSDP has no words: ZeRO-1, and
+ * offloading the optimizer state alone (FSDP's offload moves the parameters too).
+ */
+function readSharding(text: string, args: CallArgs, layout: ArgsLayout, stated: StatedSetup): void {
+  const deepspeed = args.keywords.get('deepspeed');
+  if (deepspeed && deepspeed.type === 'dictionary') return readInlineDeepSpeed(deepspeed, stated);
+  if (deepspeed && deepspeed.type !== 'none') return;
+  const fsdp = args.keywords.get('fsdp');
+  const read = fsdp ? fsdpWords(fsdp) : { words: [], write: (w: string[]) => `"${w.join(' ')}"` };
+  if (!read) return;
+  const range = fsdp ? nodeRange(fsdp) : stated.anchor;
+  const known = read.words.map((w) => SHARDING[w]).find((s) => s);
+  const sharding = known ?? { zero: 0 as ZeroStage, hybrid: false };
+  // No sharding word with FSDP on (only "offload" or "auto_wrap") is full_shard, transformers' default strategy.
+  if (!known && read.words.length > 0) Object.assign(sharding, SHARDING.full_shard);
+  const hadOffload = read.words.includes('offload');
+  const fsdpOff = (): TextEdit[] => (fsdp ? replaceRange(range, read.write([])) : []);
+  const write = (zero: ZeroStage, hybrid: boolean, offload: boolean): TextEdit[] | undefined => {
+    if (zero === 0) return offload ? undefined : fsdpOff();
+    if (offload || zero === 1) {
+      // DeepSpeed shards over the whole data-parallel group: it has no hybrid stage 1 or 2.
+      return hybrid ? undefined : [...fsdpOff(), ...setKeyword(text, layout, 'deepspeed', inlineDeepSpeed(zero, offload))];
+    }
+    const word = shardingWord(zero, hybrid);
+    if (!word) return undefined;
+    // FSDP's `offload` moves the parameters as well; the plan keeps them on the GPU, so it goes.
+    const rest = read.words.filter((w) => !SHARDING[w] && w !== 'offload');
+    // Without auto_wrap FSDP wraps the whole model as one unit and gathers all of it at once.
+    const words = [word, ...(rest.includes('auto_wrap') ? rest : [...rest, 'auto_wrap'])];
+    return fsdp ? replaceRange(range, read.write(words)) : setKeyword(text, layout, 'fsdp', read.write(words));
+  };
+  // One keyword says all three: each writes the plan's values of the others, so the edits agree (and are kept once).
+  const fromPlan = (plan: TrainingSetup | undefined) => ({ zero: plan?.zeroStage ?? sharding.zero, hybrid: plan?.hybridShard ?? sharding.hybrid, offload: plan?.cpuOffload ?? hadOffload });
+  stated.zeroStage = { value: sharding.zero, stated: !!fsdp, range, set: (z, plan) => write(z, fromPlan(plan).hybrid, fromPlan(plan).offload) };
+  stated.hybridShard = { value: sharding.hybrid, stated: !!fsdp, range, set: (h, plan) => write(fromPlan(plan).zero, h, fromPlan(plan).offload) };
+  stated.cpuOffload = { value: hadOffload, stated: hadOffload, range, set: (o, plan) => write(fromPlan(plan).zero, fromPlan(plan).hybrid, o) };
+  if (hadOffload) {
+    stated.unmodelled = [{ range, short: 'parameter offload', message: `fsdp="… offload" keeps parameters and gradients in CPU memory as well as the optimizer state; ${PARAM_OFFLOAD_UNMODELLED}` }];
+  }
+}
+
+/** `deepspeed={"zero_optimization": {"stage": 2, "offload_optimizer": {...}}, ...}`: the stage (rewritten in place) and offloads. */
+function readInlineDeepSpeed(dict: Node, stated: StatedSetup): void {
+  const zero = dictValue(dict, 'zero_optimization');
+  if (zero?.type !== 'dictionary') return;
+  const stage = dictValue(zero, 'stage');
+  const value = stage ? intLiteral(stage) : 0;
+  if (value !== undefined && value <= 3) {
+    const range = stage ? nodeRange(stage) : nodeRange(zero);
+    stated.zeroStage = { value: value as ZeroStage, stated: !!stage, range, set: stage ? (z, plan) => (plan?.hybridShard ? undefined : replaceRange(range, String(z))) : undefined };
+  }
+  const offload = dictValue(zero, 'offload_optimizer');
+  stated.cpuOffload = { value: !!offload && offload.type !== 'none', stated: !!offload, range: offload ? nodeRange(offload) : nodeRange(zero) };
+  const params = dictValue(zero, 'offload_param');
+  if (params && params.type !== 'none') stated.unmodelled = [{ range: nodeRange(params), short: 'parameter offload', message: `deepspeed={… "offload_param" …}: ${PARAM_OFFLOAD_UNMODELLED}` }];
+}
