@@ -7,6 +7,7 @@ import { inferLayer, isInferError } from './catalogue/index';
 import type { AnalyzeOptions, AnalyzedLayer, AnalyzedModel, Diagnostic, LayerSpec, LayerWorkload, ModelSpec, ModelTotals, Shape } from './ir';
 import { diagnosticAt as diag, emptyWorkload, PINNED_DTYPE_BYTES, product } from './ir';
 import { showShape } from './catalogue/attrs';
+import type { FrozenBackward } from './catalogue/types';
 import { resolveInputs } from './inputs';
 import { assessCompleteness } from './completeness';
 import { withProps } from './objects';
@@ -21,6 +22,8 @@ interface LayerOutcome {
   workload: LayerWorkload;
   /** Graph tensors among the saved bytes (producer ids, or the layer's own id for its output) with their shapes. */
   savedTensors?: Array<{ id: string; shape: Shape }>;
+  /** What the backward runs and keeps with the weights frozen, where the op says (catalogue FrozenBackward). */
+  frozen?: FrozenBackward;
 }
 
 /** A layer whose shape could not be worked out: says why, and leaves its shape and workload unknown. */
@@ -70,6 +73,7 @@ function analyzeLayer(
   if (result.saves?.output) savedTensors.push({ id: layer.id, shape: result.outputShape });
   return {
     savedTensors,
+    ...(result.frozen ? { frozen: result.frozen } : {}),
     inputShapes,
     outputShape: result.outputShape,
     workload: {
@@ -187,6 +191,7 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
   const laterIds = new Set(specLayers.map((l) => l.id));
   const layers: AnalyzedLayer[] = [];
   const savedBy: Array<Array<{ id: string; shape: Shape }>> = [];
+  const frozenBackwards: Array<FrozenBackward | undefined> = [];
   for (const layer of specLayers) {
     let outcome: LayerOutcome;
     try {
@@ -199,9 +204,10 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
     known.set(layer.id, outcome.outputShape);
     layers.push(withProps(layer, { inputShapes: outcome.inputShapes, outputShape: outcome.outputShape, workload: outcome.workload }));
     savedBy.push(outcome.savedTensors ?? []);
+    frozenBackwards.push(outcome.frozen);
   }
   accountTiedWeights(layers, dtypeBytes);
-  accountFrozenParameters(layers, savedBy);
+  accountFrozenParameters(layers, savedBy, frozenBackwards);
   accountQuantizedWeights(layers);
   accountSharedSavedTensors(layers, savedBy, dtypeBytes);
   return {

@@ -16,12 +16,15 @@
  *   saved tensors follow what torch 1.13 keeps (measured with
  *   `torch.autograd.graph.saved_tensors_hooks`): a frozen nn.Linear keeps only
  *   its weight, not its input; a frozen nn.Conv2d and LayerNorm keep what they
- *   keep when trained.
+ *   keep when trained. Ops whose backward is more than one GEMM pair
+ *   (nn.MultiheadAttention, RNNs) say what they skip and keep themselves
+ *   (catalogue FrozenBackward).
  *
  * Runs after tied weights are accounted (a tied user of a frozen owner is
  * frozen too) and before saved tensors are shared out, so that a tensor a
  * frozen layer no longer saves is counted at the next layer that does.
  */
+import type { FrozenBackward } from './catalogue/types';
 import type { AnalyzedLayer, OpKind, Shape } from './ir';
 
 /** Ops whose backward is an input-gradient GEMM plus a weight-gradient GEMM of the same size. */
@@ -40,9 +43,11 @@ const INPUT_SAVED_FOR_WEIGHT_GRADIENT: ReadonlySet<OpKind> = new Set(['linear'])
 
 /**
  * Applies frozen parameters to the layers' workloads in place; `savedBy` (which graph tensors each layer saves)
- * is cleared where a layer no longer saves. Without a frozen layer the workloads are untouched.
+ * is cleared where a layer no longer saves. `frozenBackwards`: per layer, what its op says its backward runs and
+ * keeps with frozen weights (nn.MultiheadAttention, RNNs), over the GEMM rule. Without a frozen layer the workloads
+ * are untouched.
  */
-export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<Array<{ id: string; shape: Shape }>>): void {
+export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<Array<{ id: string; shape: Shape }>>, frozenBackwards: ReadonlyArray<FrozenBackward | undefined> = []): void {
   if (!layers.some((l) => l.frozen)) return;
   const byId = new Map(layers.map((l) => [l.id, l]));
   const isFrozen = (l: AnalyzedLayer): boolean => l.frozen === true || (l.weightOwner !== undefined && byId.get(l.weightOwner)?.frozen === true);
@@ -73,6 +78,16 @@ export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<
     // A parameter-free layer inside a frozen module back-propagates as it would trained.
     if (!frozen || !hasWeights) return;
     w.backward = 'input-gradient';
+    const own = frozenBackwards[i];
+    if (own) {
+      w.backwardFlops = Math.max(0, w.backwardFlops - own.weightGradientFlops);
+      if (own.savedActivationBytes !== undefined) {
+        w.savedActivationBytes = own.savedActivationBytes;
+        if (w.savedFixedBytes !== undefined) w.savedFixedBytes = Math.min(w.savedFixedBytes, w.savedActivationBytes);
+        savedBy[i] = [];
+      }
+      return;
+    }
     w.backwardFlops *= inputGradientShare(layer.op);
     if (INPUT_SAVED_FOR_WEIGHT_GRADIENT.has(layer.op)) {
       w.savedActivationBytes = 0;

@@ -90,3 +90,22 @@ test('nothing frozen: the workloads are what they were', () => {
   assert.equal(m.layers[0].workload.backwardFlops, 2 * m.layers[0].workload.forwardFlops);
   assert.equal(m.layers[0].workload.savedActivationBytes, 32 * 4);
 });
+
+test('a frozen LSTM between trainable layers skips its weight gradients (W_ih, W_hh and biases) and keeps what its input gradient needs', () => {
+  const build = (frozen: boolean) => {
+    const b = new SpecBuilder('Tagger');
+    b.linear('proj', 32, 64);
+    b.add('lstm', 'rnn', { cell: 'lstm', inputSize: 64, hiddenSize: 128 });
+    b.linear('head', 128, 10);
+    if (frozen) freeze(b, 'lstm');
+    return analyzeModel(b.build([50, 32])).layers.find((l) => l.name === 'lstm')!.workload;
+  };
+  const trained = build(false);
+  const frozen = build(true);
+  // 50 steps × 4 gates × 128 hidden × (64 input + 128 recurrent), a GEMM pair each, plus the two bias vectors' sums.
+  const weightGradients = 50 * (2 * 4 * 128 * (64 + 128) + 2 * 4 * 128);
+  assert.equal(frozen.backward, 'input-gradient');
+  assert.equal(frozen.backwardFlops, trained.backwardFlops - weightGradients);
+  assert.equal(frozen.savedActivationBytes, trained.savedActivationBytes, 'the gates and states the input gradient needs stay');
+  assert.equal(frozen.frozenParams, trained.params);
+});

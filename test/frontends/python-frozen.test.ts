@@ -30,7 +30,7 @@ import type { PlanOutcome, PlanReport } from '../../src/protocol/plan';
 const PYTHON = '/usr/bin/python3';
 const fixtures = join(__dirname, '..', 'fixtures', 'finetune');
 /** Scripts whose saved activations WAP must match too; TRUTH_ONLY ones are compared on their counts in their own tests. */
-const SCRIPTS = ['head_only.py', 'last_stages.py', 'named_conditions.py'];
+const SCRIPTS = ['head_only.py', 'last_stages.py', 'named_conditions.py', 'vit_frozen_attention.py'];
 const TRUTH_ONLY = ['vit_head_only.py', 'bitfit.py'];
 
 interface Truth {
@@ -82,6 +82,19 @@ for (const script of SCRIPTS) {
     assert.ok(Math.abs(ratio - 1) <= 0.02, `saved bytes per sample: WAP ${saved}, torch ${t.savedPerSample}`);
   });
 }
+
+test('vit_frozen_attention.py: a frozen nn.MultiheadAttention between trained layers runs its input gradient only and keeps no projection input', () => {
+  const { model } = readFixture('vit_frozen_attention.py');
+  const attention = model.layers.filter((l) => l.op === 'mha');
+  assert.equal(attention.length, 12);
+  for (const a of attention) {
+    assert.equal(a.workload.backward, 'input-gradient', a.name);
+    // ViT-B/16: 197 tokens, 768 features, 12 heads. The four projections' weight gradients (2·197·768·768 each, and
+    // the bias sums) are what a trained one adds to the backward; the core's backward and the input gradients stay.
+    const projections = 4 * (2 * 197 * 768 * 768 + 197 * 768);
+    assert.equal(a.workload.backwardFlops, 2 * a.workload.forwardFlops - projections, a.name);
+  }
+});
 
 test("vit_head_only.py: ViT-B/16's class token and position embedding (nn.Parameters, not layers) freeze with the encoder, so nothing before the new head runs a backward", () => {
   const t = truth['vit_head_only.py'];

@@ -71,7 +71,11 @@ function inferMha(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferO
   const perLead = projectionFlops + coreFlops(heads, q.t, k.t, dk, dv);
   const forwardFlops = product(lead) * perLead;
   const distinctInputs = inputShapes.reduce((a, s) => a + product(s), 0);
-  const saved = distinctInputs + product(lead) * (q.t * qk + k.t * qk + v.t * vv + heads * q.t * k.t + q.t * vv);
+  const projected = q.t * qk + k.t * qk + v.t * vv + heads * q.t * k.t;
+  const saved = distinctInputs + product(lead) * (projected + q.t * vv);
+  // Frozen, the four projections compute no weight gradient (one GEMM each, the forward's size, plus the bias sums)
+  // and keep no input: not the query/key/value, not the attention output the out-projection reads (torch 1.13 with
+  // saved_tensors_hooks: a frozen nn.MultiheadAttention saves T·E + T·E fewer elements per sample, self-attention).
   return {
     outputShape: [...lead, q.t, out],
     params,
@@ -79,6 +83,7 @@ function inferMha(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferO
     forwardFlops,
     backwardFlops: 2 * forwardFlops,
     savedActivationBytes: saved * ctx.dtypeBytes,
+    frozen: { weightGradientFlops: product(lead) * projectionFlops, savedActivationBytes: product(lead) * projected * ctx.dtypeBytes },
   };
 }
 

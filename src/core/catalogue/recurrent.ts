@@ -39,12 +39,15 @@ function inferRnn(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferO
 
   let params = 0;
   let stepFlops = 0;
+  // The weight gradients of W_ih and W_hh (one GEMM pair per gate block, the forward's size) and the bias sums.
+  let stepWeightGradientFlops = 0;
   let savedElems = 0;
   const states = cell === 'lstm' ? 2 : 1;
   for (let l = 0; l < layers; l++) {
     const inSize = l === 0 ? features : hidden * dirs;
     params += dirs * (g * hidden * (inSize + hidden) + biasVectors * g * hidden);
     stepFlops += dirs * (2 * g * hidden * (inSize + hidden) + biasVectors * g * hidden + RNN_POINTWISE_FLOPS[cell] * hidden);
+    stepWeightGradientFlops += dirs * (2 * g * hidden * (inSize + hidden) + biasVectors * g * hidden);
     savedElems += steps * (inSize + dirs * hidden * (g + states));
   }
   const forwardFlops = steps * stepFlops;
@@ -55,6 +58,9 @@ function inferRnn(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): InferO
     forwardFlops,
     backwardFlops: 2 * forwardFlops,
     savedActivationBytes: savedElems * ctx.dtypeBytes,
+    // Frozen, the backward skips the weight gradients (cuDNN's RNNBackwardWeights is not called) but keeps its saved
+    // gates and states for the input gradient.
+    frozen: { weightGradientFlops: steps * stepWeightGradientFlops },
   };
 }
 

@@ -32,6 +32,19 @@ export interface InferOk {
    * input), so the analysis counts a tensor named here only at the first layer that saves it.
    */
   saves?: SavedTensors;
+  /**
+   * What the op's backward runs and keeps when its weights are frozen but a gradient still flows through it, where
+   * that is not the rule frozenParameters.ts applies to every op (a GEMM-shaped op halves): the FLOPs of its
+   * weight gradients, which a frozen op skips, and the bytes it still saves (a frozen projection keeps no input).
+   */
+  frozen?: FrozenBackward;
+}
+
+export interface FrozenBackward {
+  /** Of backwardFlops, the weight gradients' FLOPs. */
+  weightGradientFlops: number;
+  /** Saved bytes with the weights frozen, all the op's own (it then saves no graph tensor); absent: as trained. */
+  savedActivationBytes?: number;
 }
 
 /** Graph tensors an op saves for its backward: some of its inputs (by argument index) and/or its output. */
