@@ -34,7 +34,7 @@ const GEMM_BACKWARD: ReadonlySet<OpKind> = new Set(['linear', 'conv', 'separable
  * The share of a trained backward a frozen layer still runs (input gradient only): half for a GEMM-shaped op, whose
  * two gradients are GEMMs of equal FLOPs; all of it otherwise (a norm's weight gradient is a small reduction).
  */
-export function inputGradientShare(op: OpKind): number {
+function inputGradientShare(op: OpKind): number {
   return GEMM_BACKWARD.has(op) ? 0.5 : 1;
 }
 
@@ -80,7 +80,9 @@ export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<
     w.backward = 'input-gradient';
     const own = frozenBackwards[i];
     if (own) {
-      w.backwardFlops = Math.max(0, w.backwardFlops - own.weightGradientFlops);
+      const trained = w.backwardFlops;
+      w.backwardFlops = Math.max(0, trained - own.weightGradientFlops);
+      w.inputGradientShare = trained > 0 ? w.backwardFlops / trained : 1;
       if (own.savedActivationBytes !== undefined) {
         w.savedActivationBytes = own.savedActivationBytes;
         if (w.savedFixedBytes !== undefined) w.savedFixedBytes = Math.min(w.savedFixedBytes, w.savedActivationBytes);
@@ -88,7 +90,8 @@ export function accountFrozenParameters(layers: AnalyzedLayer[], savedBy: Array<
       }
       return;
     }
-    w.backwardFlops *= inputGradientShare(layer.op);
+    w.inputGradientShare = inputGradientShare(layer.op);
+    w.backwardFlops *= w.inputGradientShare;
     if (INPUT_SAVED_FOR_WEIGHT_GRADIENT.has(layer.op)) {
       w.savedActivationBytes = 0;
       delete w.savedFixedBytes;

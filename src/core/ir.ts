@@ -229,6 +229,11 @@ export interface LayerWorkload {
    * Absent: both gradients, as trained.
    */
   backward?: 'none' | 'input-gradient';
+  /**
+   * With `backward: 'input-gradient'`, the share of the trained backward's FLOPs it still runs (half for a Linear, all
+   * but the projections' weight gradients for a MultiheadAttention): what scales a measured trial, timed trained.
+   */
+  inputGradientShare?: number;
   /** Output activation bytes per sample. */
   activationBytes: number;
   /**

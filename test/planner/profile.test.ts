@@ -78,3 +78,38 @@ test('profile fit: least squares a + b·batch, clamped at 0; one device’s meas
   assert.equal(profileProblem({ format: 'wap-profile', version: 1, layers: [], devices: 1 }), 'profile.devices must be an array');
   assert.equal(profileProblem({ format: 'wap-profile', version: 1, layers: [], devices: [] }), undefined);
 });
+
+test('a measured trial (timed trained, unquantized) is scaled for a frozen layer by the share of its backward the analysis keeps, and pays the dequantization of a quantized weight', async () => {
+  const { SpecBuilder } = await import('../core/specBuilder');
+  const { analyzeModel } = await import('../../src/core/analyze');
+  const b = new SpecBuilder('Adapters');
+  b.linear('proj', 64, 256);
+  b.add('attention', 'mha', { embedDim: 256, numHeads: 4 });
+  b.linear('base', 256, 256);
+  b.linear('head', 256, 10);
+  for (const l of b.layers) {
+    if (l.name === 'attention') l.frozen = true;
+    if (l.name === 'base') Object.assign(l, { frozen: true, quantizedWeights: { format: 'nf4' } });
+  }
+  const model = analyzeModel(b.build([32, 64]));
+  const attention = model.layers.find((l) => l.name === 'attention')!;
+  const base = model.layers.find((l) => l.name === 'base')!;
+  assert.equal(attention.workload.backward, 'input-gradient');
+  assert.ok(base.workload.quantized, 'the frozen Linear is held in NF4');
+  const measure = (layer: typeof attention) => ({ layer: layer.name, signature: layerSignature(layer, 16), device: 0, batch: 16, forwardMs: 10, backwardMs: 20, forwardSpread: 0, backwardSpread: 0, repetitions: 5, status: 'measured' as const });
+  const profile: ProfileFile = {
+    format: 'wap-profile', version: 1, createdAt: '2024-01-01T00:00:00Z', model: 'Adapters', dtype: 'float32',
+    devices: [{ index: 0, name: 'A100', backend: 'torch', version: 'test' }], layers: [measure(attention), measure(base)], links: [], warnings: [],
+  };
+  const out = planModel(model, resolveCluster('a100x8', {}), { batch: 16, objective: 'throughput', strategies: 'dp', optimizer: 'adam', gpus: 1, precision: 'fp32' }, { profile });
+  assert.ok(out.feasible, out.feasible ? '' : out.reason);
+  const planned = (n: string) => out.plan.layers.find((l) => l.name === n)!;
+  // The attention keeps its backward less the four projections' weight gradients (2·32·256·256 each, plus bias sums).
+  const projections = 4 * (2 * 32 * 256 * 256 + 32 * 256);
+  const share = (2 * attention.workload.forwardFlops - projections) / (2 * attention.workload.forwardFlops);
+  assert.equal(planned('attention').costSource.kind, 'measured');
+  assert.ok(Math.abs(planned('attention').backwardMs - 20 * share) < 1e-9, `${planned('attention').backwardMs} vs ${20 * share}`);
+  // The quantized Linear: half the trained backward (input gradient), plus a dequantization in each pass.
+  assert.ok(planned('base').forwardMs > 10 && planned('base').forwardMs < 10.1, `${planned('base').forwardMs}`);
+  assert.ok(Math.abs(planned('base').backwardMs - 10 - (planned('base').forwardMs - 10)) < 1e-9, `${planned('base').backwardMs}`);
+});

@@ -6,7 +6,7 @@
  * memory roofline. No layer runs above the precision's peak.
  */
 import { autocastCastsWeights } from '../../core/autocast';
-import type { AnalyzedLayer, OpKind } from '../../core/ir';
+import type { AnalyzedLayer, LayerWorkload, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
 import { MASK_BYTES } from '../../core/catalogue/costs';
 import { attentionDropout } from '../../core/ops';
@@ -252,12 +252,10 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     fwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
     if (weightGradient) bwd += castBytes / bytesPerMs + KERNEL_LAUNCH_MS;
   }
-  if (w.quantized && heldParams > 0) {
-    // bitsandbytes dequantizes a quantized weight to the compute dtype before the forward matmul and again before the
-    // input-gradient one (MatMul4Bit, MatMul8bitLt): a kernel reading the stored bytes and writing the 16-bit copy.
-    const dequantMs = ((w.quantized.bytes + w.quantized.params * dtypeBytes) * paramShareOf) / bytesPerMs + KERNEL_LAUNCH_MS;
-    fwd += dequantMs;
-    bwd += dequantMs;
+  if (heldParams > 0) {
+    const dequant = dequantizeMs(w, paramShareOf, dtypeBytes, gpu);
+    fwd += dequant;
+    bwd += dequant;
   }
   if (kernel === 'unfused') {
     // Separate kernels run one after another: the score passes add to the GEMMs' time rather than overlap it.
@@ -302,6 +300,17 @@ export function achievedTflops(layer: AnalyzedLayer, gpu: GpuSpec, samples: numb
     forward: t.forwardMs > 0 ? (w.forwardFlops * run) / t.forwardMs / 1e9 : 0,
     backward: t.backwardMs > 0 ? (w.backwardFlops * run) / t.backwardMs / 1e9 : 0,
   };
+}
+
+/**
+ * bitsandbytes dequantizes a quantized weight to the compute dtype before the forward matmul and again before the
+ * input-gradient one (MatMul4Bit, MatMul8bitLt): a kernel reading the stored bytes and writing the 16-bit copy, once
+ * per pass. 0 for a layer held unquantized.
+ */
+export function dequantizeMs(w: LayerWorkload, paramShare: number, computeDtypeBytes: number, gpu: GpuSpec): number {
+  if (!w.quantized) return 0;
+  const bytesPerMs = gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY;
+  return ((w.quantized.bytes + w.quantized.params * computeDtypeBytes) * paramShare) / bytesPerMs + KERNEL_LAUNCH_MS;
 }
 
 /**

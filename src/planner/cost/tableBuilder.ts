@@ -6,10 +6,9 @@
  * per-model part is modelStatic.ts and the edge costs edgeCosts.ts.
  */
 import { autocastCastsWeights } from '../../core/autocast';
-import { inputGradientShare } from '../../core/frozenParameters';
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import type { CostSource } from '../../protocol/plan';
-import { analyticalTimes, inputBytesPerSample, updateMs } from './compute';
+import { analyticalTimes, dequantizeMs, inputBytesPerSample, updateMs } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { buildEdgeCosts } from './edgeCosts';
 import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
@@ -126,8 +125,10 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       if (measured) {
         const m = measured.at(samples);
         // A trial times the layer trained; frozen, its backward is none or the input gradient alone.
-        const kept = w.backward === 'none' ? 0 : w.backward === 'input-gradient' ? inputGradientShare(layer.op) : 1;
-        t = { forwardMs: m.forwardMs * share * A, backwardMs: m.backwardMs * share * A * kept };
+        const kept = w.backward === 'none' ? 0 : w.backward === 'input-gradient' ? (w.inputGradientShare ?? 1) : 1;
+        // A trial runs the layer unquantized (the worker loads no bitsandbytes): the dequantization is added as estimated.
+        const dequant = dequantizeMs(w, pShare, bytes.activation, gpu) * A;
+        t = { forwardMs: m.forwardMs * share * A + dequant, backwardMs: m.backwardMs * share * A * kept + (kept > 0 ? dequant : 0) };
       } else {
         const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout, autocast: setup.ampStyle === 'autocast' });
         t = { forwardMs: one.forwardMs * A, backwardMs: one.backwardMs * A };
