@@ -7,6 +7,9 @@
  * activations, not parameters. So the plan holds everything in 16 bits
  * (AmpStyle 'pure'), half the model state of fp32 master weights, unless
  * DeepSpeed, which keeps its own fp32 master copy, says otherwise.
+ * peft's `prepare_model_for_kbit_training(model)` (QLoRA) then casts every
+ * 16-bit parameter bitsandbytes did not quantize (embeddings, norms, the head)
+ * to fp32: those train and are held as fp32 under autocast ('autocast').
  * A load behind a flag, or a dtype WAP cannot read, gives no hint.
  */
 import { MAX_CONFIG_CHARS } from './check';
@@ -25,6 +28,11 @@ function fromPython(name: string, text: string): PrecisionHint | undefined {
       const precision = dtype ? sixteenBitDtype(dtype.text) : undefined;
       if (!precision) continue;
       const where = `${name}:${call.startPosition.row + 1} (${fn}(… ${dtype!.text} …))`;
+      const prepare = root.descendantsOfType('call').find((c) => !!c && /(^|\.)prepare_model_for_kbit_training$/.test(c.childForFieldName('function')?.text ?? '') && !guardOf(c));
+      if (prepare) {
+        const at = `${name}:${prepare.startPosition.row + 1} (prepare_model_for_kbit_training)`;
+        return { precision, source: where, ampStyle: 'autocast', ampStyleSource: `${at}: it casts the parameters bitsandbytes does not quantize from ${precision} to fp32, so they train in fp32 under autocast` };
+      }
       return { precision, source: where, ampStyle: 'pure', ampStyleSource: `${where}: parameters loaded in ${precision} keep their gradients and optimizer state in ${precision}` };
     }
     return undefined;

@@ -121,4 +121,10 @@ test("a model loaded with torch_dtype=torch.bfloat16 trains in pure bf16 (its op
   assert.equal(hint([script(', torch_dtype=torch.bfloat16'), deepspeed])?.ampStyle, 'master-weights');
   for (const load of [', torch_dtype="auto"', ', torch_dtype=torch.float32', ', torch_dtype=dtype', '']) assert.equal(loadDtypeHint([script(load)], 'sft.py'), undefined, load);
   assert.equal(loadDtypeHint([{ name: 'sft.py', text: 'if args.bf16:\n    model = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.bfloat16)\n' }], 'sft.py'), undefined);
+  // QLoRA: prepare_model_for_kbit_training casts what bitsandbytes left in bf16 to fp32, which then trains under autocast.
+  const qlora = hint([script(', torch_dtype=torch.bfloat16, quantization_config=bnb', 'from peft import prepare_model_for_kbit_training\nmodel = prepare_model_for_kbit_training(model)\n')]);
+  assert.deepEqual([qlora?.precision, qlora?.ampStyle], ['bf16', 'autocast']);
+  assert.match(qlora!.ampStyleSource ?? '', /^sft\.py:5 \(prepare_model_for_kbit_training\): it casts the parameters bitsandbytes does not quantize from bf16 to fp32/);
+  // Behind a flag, the cast is one run's choice: the load dtype stands.
+  assert.equal(hint([script(', torch_dtype=torch.bfloat16', 'if args.kbit:\n    model = prepare_model_for_kbit_training(model)\n')])?.ampStyle, 'pure');
 });
