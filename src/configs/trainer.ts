@@ -6,12 +6,12 @@
  * values into the call. Arguments written as expressions (args.bf16) are the
  * run's choice and are left alone.
  */
+import type { Node } from 'web-tree-sitter';
 import { compareSetup, unmodelledFindings, type StatedSetup } from './setup';
 import { callArgs, calleeName, malformedIfBroken, withPythonTree } from './python';
 import { isTrainingArguments } from './trainingArguments';
 import { readTrainerSetup } from './trainerSetup';
 import type { ConfigFinding, ConfigReader } from './types';
-import type { Node } from 'web-tree-sitter';
 
 /** The Trainer-argument calls that always run, with their arguments. */
 function trainerCalls(root: Node): Array<{ call: Node; callee: string }> {
