@@ -7,6 +7,7 @@
  * CLI and the LSP server pass their own.
  */
 import { isLaunchScriptName } from './launchScripts';
+import { mentionsTrainingArguments } from './trainingArguments';
 import { splitCommands } from './shellWords';
 
 export interface ModelTarget {
@@ -33,7 +34,7 @@ const LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*|srun|mpirun|horo
 export function launchedScripts(fileName: string, text: string): Array<{ script: string; launcher: string }> {
   if (/\.py$/i.test(fileName)) {
     // A script that configures its own trainer is its own launcher: Hugging Face's TrainingArguments, or Lightning's Trainer.
-    if (/\b((Seq2Seq)?TrainingArguments|(SFT|DPO|ORPO|KTO|CPO|GRPO|PPO|Reward)Config)\s*\(/.test(text)) return [{ script: fileName, launcher: 'Hugging Face Trainer' }];
+    if (mentionsTrainingArguments(text)) return [{ script: fileName, launcher: 'Hugging Face Trainer' }];
     return /\bTrainer\s*\(/.test(text) ? [{ script: fileName, launcher: 'Lightning' }] : [];
   }
   if (!isLaunchScriptName(fileName, text)) return [];

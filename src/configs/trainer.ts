@@ -9,7 +9,7 @@
 import type { Node } from 'web-tree-sitter';
 import { compareSetup, unmodelledFindings, type StatedSetup } from './setup';
 import { callArgs, calleeName, malformedIfBroken, withPythonTree } from './python';
-import { isTrainingArguments } from './trainingArguments';
+import { isTrainingArguments, mentionsTrainingArguments } from './trainingArguments';
 import { readTrainerSetup } from './trainerSetup';
 import type { ConfigFinding, ConfigReader } from './types';
 
@@ -25,7 +25,7 @@ function trainerCalls(root: Node): Array<{ call: Node; callee: string }> {
 export const trainerReader: ConfigReader = {
   format: 'hf-trainer',
   detect(fileName, text) {
-    return /\.py$/i.test(fileName) && /\b(transformers|trl)\b/.test(text) && /\b((Seq2Seq)?TrainingArguments|(SFT|DPO|ORPO|KTO|CPO|GRPO|PPO|Reward)Config)\s*\(/.test(text);
+    return /\.py$/i.test(fileName) && /\b(transformers|trl)\b/.test(text) && mentionsTrainingArguments(text);
   },
   check(_fileName, text, plan) {
     return withPythonTree(text, (root) => {

@@ -7,7 +7,15 @@
 import type { Node } from 'web-tree-sitter';
 import { guardOf } from './python';
 
-const TRAINING_ARGUMENTS = /(^|\.)((Seq2Seq)?TrainingArguments|(SFT|DPO|ORPO|KTO|CPO|GRPO|PPO|Reward)Config)$/;
+/** The classes that hold Trainer arguments: transformers' own and trl's configs built on them. */
+const CLASSES = '((Seq2Seq)?TrainingArguments|(SFT|DPO|ORPO|KTO|CPO|GRPO|PPO|Reward)Config)';
+const TRAINING_ARGUMENTS = new RegExp(`(^|\\.)${CLASSES}$`);
+const CALLED_IN_TEXT = new RegExp(`\\b${CLASSES}\\s*\\(`);
+
+/** Whether a file's text calls one of those classes (cheap: no parse), e.g. to detect a Trainer script. */
+export function mentionsTrainingArguments(text: string): boolean {
+  return CALLED_IN_TEXT.test(text);
+}
 
 /** Whether a call builds Trainer arguments and always runs (not behind a flag). */
 export function isTrainingArguments(call: Node): boolean {
