@@ -15,7 +15,7 @@
 import { MAX_CONFIG_CHARS } from './check';
 import { firstPythonHint } from './firstHint';
 import { sixteenBitDtype, type PrecisionHint } from './precisionHint';
-import { callArgs, guardOf, pythonReady, withPythonTree } from './python';
+import { callArgs, findCalls, guardOf, pythonReady, withPythonTree } from './python';
 
 function fromPython(name: string, text: string): PrecisionHint | undefined {
   if (!pythonReady() || !/from_pretrained/.test(text) || !/\b(torch_)?dtype\s*=/.test(text)) return undefined;
@@ -28,7 +28,7 @@ function fromPython(name: string, text: string): PrecisionHint | undefined {
       const precision = dtype ? sixteenBitDtype(dtype.text) : undefined;
       if (!precision) continue;
       const where = `${name}:${call.startPosition.row + 1} (${fn}(… ${dtype!.text} …))`;
-      const prepare = root.descendantsOfType('call').find((c) => !!c && /(^|\.)prepare_model_for_kbit_training$/.test(c.childForFieldName('function')?.text ?? '') && !guardOf(c));
+      const prepare = findCalls(root, 'prepare_model_for_kbit_training').find((c) => !guardOf(c));
       if (prepare) {
         const at = `${name}:${prepare.startPosition.row + 1} (prepare_model_for_kbit_training)`;
         return { precision, source: where, ampStyle: 'autocast', ampStyleSource: `${at}: it casts the parameters bitsandbytes does not quantize from ${precision} to fp32, so they train in fp32 under autocast` };
