@@ -34,6 +34,7 @@ function inferFlatten(inputShapes: Shape[], attrs: Attrs): InferOk {
 function inferReshape(inputShapes: Shape[], attrs: Attrs): InferOk {
   requireInputs(inputShapes, 1, 1, 'reshape');
   const input = inputShapes[0];
+  if (attrs.unsqueeze !== undefined || attrs.squeeze !== undefined) return moved(unitAxisChange(input, attrs));
   const target = intList(attrs, 'shape');
   const total = product(input);
   const unknown = target.filter((d) => d === -1).length;
@@ -46,6 +47,24 @@ function inferReshape(inputShapes: Shape[], attrs: Attrs): InferOk {
   }
   if (known !== total) fail(`cannot reshape [${input.join(', ')}] (${total} elements) into [${target.join(', ')}] (${known})`);
   return moved(target);
+}
+
+/**
+ * `unsqueeze(d)` / `squeeze(d)` / `squeeze()` as a reshape whose target follows from the input (a frontend may
+ * record it before the input's sizes are known). Axes are torch's, batch included, so the batch stays axis 0;
+ * squeeze keeps an axis whose size is not 1, as torch does.
+ */
+function unitAxisChange(input: Shape, attrs: Attrs): Shape {
+  const rank = input.length + 1;
+  if (attrs.unsqueeze !== undefined) {
+    const axis = normAxis(int(attrs, 'unsqueeze'), rank + 1, 'unsqueeze dim');
+    if (axis === 0) fail('unsqueeze(0) would move the batch off axis 0; WAP needs the batch first');
+    return [...input.slice(0, axis - 1), 1, ...input.slice(axis - 1)];
+  }
+  if (attrs.squeeze === 'all') return input.filter((d) => d !== 1);
+  const axis = normAxis(int(attrs, 'squeeze'), rank, 'squeeze dim');
+  if (axis === 0 || input[axis - 1] !== 1) return input;
+  return input.filter((_, i) => i !== axis - 1);
 }
 
 function inferGather(inputShapes: Shape[], attrs: Attrs): InferOk {
@@ -129,7 +148,7 @@ export const shapingOps: OpInfo[] = [
   { op: 'identity', family: 'shaping', weighted: false, summary: 'Identity (no-op)', infer: inferPassThrough },
   { op: 'flatten', family: 'shaping', weighted: false, summary: 'Flatten dims startDim…endDim (batch-including axes)', infer: inferFlatten },
   { op: 'gather', family: 'shaping', weighted: false, summary: 'Rows picked by a constant index (output: index shape, then the rest)', infer: inferGather },
-  { op: 'reshape', family: 'shaping', weighted: false, summary: 'Reshape (target without batch, one -1 allowed)', infer: inferReshape },
+  { op: 'reshape', family: 'shaping', weighted: false, summary: 'Reshape (target without batch, one -1 allowed; or `unsqueeze`/`squeeze` a batch-including axis)', infer: inferReshape },
   { op: 'permute', family: 'shaping', weighted: false, summary: 'Permute dims (batch-including permutation)', infer: inferPermute },
   { op: 'zeropad', family: 'shaping', weighted: false, summary: 'Zero padding of spatial dims', infer: inferZeroPad },
   { op: 'upsample', family: 'shaping', weighted: false, summary: 'Upsampling by scale or to a size', infer: inferUpsample },

@@ -12,7 +12,9 @@
 import { inferLayer, isInferError } from '../../core/catalogue/index';
 import { assumeInput } from '../../core/inputDefaults';
 import type { AnalyzeOptions, Diagnostic, LayerSpec, ModelSpec } from '../../core/ir';
-import type { Dims } from './values';
+import { torchDims } from './batchFolding';
+import type { Graph } from './graph';
+import { UNKNOWN, int, type Dims, type TensorV, type Value } from './values';
 
 /** The output shape of a layer from its inputs' known shapes; `given` when they are not all known. */
 export function concreteShape(shapes: ReadonlyMap<string, Dims | undefined>, layer: Omit<LayerSpec, 'id'>, given: Dims | undefined): Dims | undefined {
@@ -53,4 +55,16 @@ export function specialisedNote(spec: ModelSpec, shape: number[]): Diagnostic {
     endLine: r.endLine,
     endColumn: r.endColumn,
   };
+}
+
+/**
+ * `x.dim()` / `x.ndim` (torch's rank). Code that branches on the rank (`if x.dim() == 4: x = x.unsqueeze(2)`) cannot be read
+ * while it is unknown: the first reading is marked stalled, so the model is read again with the input known.
+ */
+export function rankValue(graph: Graph | undefined, t: TensorV): Value {
+  // torch's rank: windows folded into the batch are one torch axis, a parameter's placeholder batch none.
+  const dims = torchDims(t);
+  if (dims) return int(t.unbatched ? dims.length - 1 : dims.length);
+  if (graph && !graph.concrete) graph.starved = true;
+  return UNKNOWN;
 }

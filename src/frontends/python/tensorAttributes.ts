@@ -8,6 +8,7 @@ import { sizeValues } from './batchFolding';
 import { dtypeAttr } from './casts';
 import type { Interp } from './interpreter';
 import { isArray } from './numericArrays';
+import { rankValue } from './specialise';
 import { recordOp, tensorMethod } from './tensorOps';
 import { UNKNOWN, int, keyOf, native, type SplitV, type TensorV, type Value } from './values';
 
@@ -28,7 +29,7 @@ export function tensorAttr(interp: Interp, t: TensorV, name: string): Value {
   if (name === 'T' || name === 'mT') return t;
   if (name === 'dtype') return dtypeAttr(t);
   if (name === 'device') return UNKNOWN;
-  if (name === 'ndim') return t.shape ? int(t.shape.length) : UNKNOWN;
+  if (name === 'ndim') return rankValue(interp.graph, t);
   return native(name, (args, kwargs, site) => tensorMethod(interp, t, name, args, kwargs, site));
 }
 

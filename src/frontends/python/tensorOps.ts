@@ -15,6 +15,9 @@ import { isLossFunction, LOSS_FUNCTIONS, recordLoss } from './losses';
 import { routerOp } from './routerOps';
 import { rmsUnaryStep, untag } from './rmsNormIdiom';
 import { tensorBinary } from './tensorArithmetic';
+import { unitAxisCall } from './unitAxes';
+import { tensorSplit, unbind } from './tensorPieces';
+import { rankValue } from './specialise';
 import type { Attrs, OpKind, PinnedDtype, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
@@ -126,7 +129,7 @@ export function tensorMethod(interp: Interp, t: TensorV, name: string, args: Val
     const d = t.shape?.[dim < 0 ? dim + t.shape.length : dim];
     return d === undefined ? UNKNOWN : int(d);
   }
-  if (name === 'dim') return t.shape ? int(t.shape.length) : UNKNOWN;
+  if (name === 'dim') return rankValue(interp.graph, t);
   // `x.new_zeros((H, W))` (Swin's attention mask): a constant of known values, not a graph tensor.
   if (name === 'new_zeros' || name === 'new_ones' || name === 'new_full') {
     const dims = (args.length && (args[0].k === 'tuple' || args[0].k === 'list') ? args[0].items : name === 'new_full' ? [] : args).map(toNumber);
@@ -210,6 +213,8 @@ type Recorder = (op: OpKind, attrs: Attrs, shape?: Dims, inputs?: TensorV[]) => 
 function graphTensorCall(interp: Interp, name: string, x: TensorV, args: Value[], kwargs: Map<string, Value>, site: CallSite, rec: Recorder): Value | undefined {
   const math = perSample(x) ? elementwiseAttrs(name, args, kwargs) : undefined;
   if (math) return rec('activation', math);
+  const unitAxis = unitAxisCall(interp, name, x, args, kwargs, site);
+  if (unitAxis) return unitAxis;
   if (PASSTHROUGH.has(name)) return untag(name, x);
   // Weights and biases passed to functional ops are the parameters themselves (their sizes make the layer's params).
   const withTensor = (params: string[]) => {
@@ -257,6 +262,10 @@ function graphTensorCall(interp: Interp, name: string, x: TensorV, args: Value[]
       const sections = s && (s.k === 'list' || s.k === 'tuple') ? s.items.map((i) => toNumber(i) ?? 0) : undefined;
       return { k: 'splitres', src: x, axis, size: sections ? undefined : toNumber(s), sections, chunks: sections?.length, site };
     }
+    case 'unbind':
+      return unbind(interp, x, args, kwargs, site);
+    case 'tensor_split':
+      return tensorSplit(interp, x, args, kwargs, site);
     case 'add':
     case 'sub':
     case 'mul':
