@@ -1,6 +1,6 @@
 /** Number formatting shared by every view, tooltip and text table. */
 import type { MemoryBreakdown, TrainingSetup } from '../src/protocol/plan';
-import { parallelDegreesText } from '../src/protocol/setupText';
+import { offloadText, parallelDegreesText } from '../src/protocol/setupText';
 
 export function fmtMs(ms: number): string {
   if (!Number.isFinite(ms)) return '–';
@@ -62,7 +62,8 @@ export function fmtSetup(s: TrainingSetup): string {
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation}`,
   ];
-  if (s.cpuOffload) parts.push('CPU offload (slow)');
+  const offload = offloadText(s);
+  if (offload) parts.push(offload);
   return parts.join(' · ');
 }
 

@@ -66,7 +66,9 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --zero S              auto (default) | 0 | 1 | 2 | 3   ZeRO stage / FSDP sharding on the data-parallel axis
   --recompute R         auto (default) | none | selective | full   activation recompute
   --micro-batch N       auto (default) | N samples per GPU; gradient accumulation fills the batch
-  --offload O           auto (default: only when nothing else fits) | on | off   optimizer state in CPU memory
+  --offload O           auto (default: only when nothing else fits) | off | optimizer (alias: on) | params
+                        what lives in CPU memory: the optimizer state (ZeRO-Offload), or also the parameters
+                        and gradients (DeepSpeed offload_param, FSDP CPUOffload), fetched over PCIe every pass
   --hsdp H              auto (default) | on | off   shard ZeRO state within a node, replicate across nodes
   --dp N --tp N --pp N --cp N --ep N   pin data / tensor / pipeline / context / expert parallel degrees
 ${SEQ_LEN_HELP}
@@ -121,8 +123,11 @@ function pinsFrom(v: PlannerFlagValues): ParallelPins {
   if (zero !== undefined) pins.zeroStage = zero;
   const recompute = autoOr(v.recompute, (r) => oneOf<RecomputeMode>('recompute', r, ['none', 'selective', 'full'], 'none'));
   if (recompute !== undefined) pins.recompute = recompute;
-  const offload = autoOr(v.offload, (o) => oneOf('offload', o, ['on', 'off'], 'off') === 'on');
-  if (offload !== undefined) pins.cpuOffload = offload;
+  const offload = autoOr(v.offload, (o) => oneOf('offload', o, ['off', 'optimizer', 'on', 'params'], 'off'));
+  if (offload !== undefined) {
+    pins.cpuOffload = offload !== 'off';
+    pins.paramOffload = offload === 'params';
+  }
   const hsdp = autoOr(v.hsdp, (o) => oneOf('hsdp', o, ['on', 'off'], 'off') === 'on');
   if (hsdp !== undefined) pins.hybridShard = hsdp;
   const degrees: Array<[keyof PlannerFlagValues, keyof ParallelPins]> = [

@@ -7,6 +7,8 @@
  * own plan, baselines, timeline and search info.
  */
 import type { IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanReport, PlanSequence, ScalingPoint, TrainingSetup } from '../protocol/plan';
+import type { GpuSpec } from './cluster/spec';
+import { gb } from './cost/memory';
 
 /** What every outcome of one planModel call shares. */
 export interface ReportBase {
@@ -66,11 +68,24 @@ export function bubbleFraction(p: number, v: number, m: number): number {
 }
 
 /** Says when the plan needs offload (a warning: it is slow) or fits only through ZeRO/recompute (info). */
-export function fitDiagnostics(setup: TrainingSetup, diagnostics: PlanDiagnostic[], offloadCost?: string): void {
-  if (setup.cpuOffload) {
-    diagnostics.push({ severity: 'warning', message: `optimizer state is offloaded to CPU memory (${setup.fitsThrough ? 'nothing fits without it' : 'pinned'}): each step moves gradients down and weights up over PCIe${offloadCost ? `, ${offloadCost}` : ''}; the CPU-side optimizer time is not modelled` });
+export function fitDiagnostics(setup: TrainingSetup, diagnostics: PlanDiagnostic[], host: { gpu: Pick<GpuSpec, 'name' | 'hostMemoryBandwidthGBs' | 'hostMemoryGB'>; share: number }, offloadCost?: string): void {
+  const why = setup.fitsThrough ? 'nothing fits without it' : 'pinned';
+  const { gpu, share } = host;
+  const step =
+    gpu.hostMemoryBandwidthGBs === undefined
+      ? `the CPU-side optimizer step is not modelled (the ${gpu.name}'s spec states no hostMemoryBandwidthGBs)`
+      : `the CPU-side optimizer step is priced at ${fmtGB(gpu.hostMemoryBandwidthGBs * share)} GB/s of host DRAM per rank (the node's peak over the ranks on it)`;
+  const held = setup.hostMemoryPerGpu !== undefined ? `${gb(setup.hostMemoryPerGpu)} per rank in host memory` : '';
+  const room = gpu.hostMemoryGB === undefined ? `${held ? `${held}, ` : ''}not checked against the node's RAM (the spec states no hostMemoryGB)` : `${held ? `${held} of the ` : ''}${fmtGB(gpu.hostMemoryGB * share)} GiB of the node's RAM each rank has`;
+  const cpuStep = `${step}; ${room}`;
+  if (setup.paramOffload) {
+    diagnostics.push({ severity: 'warning', message: `parameters, gradients and optimizer state are offloaded to CPU memory (${why}): every forward and backward fetches the weights over PCIe and every micro-step sends the gradients down${offloadCost ? `, ${offloadCost}` : ''}; ${cpuStep}` });
+  } else if (setup.cpuOffload) {
+    diagnostics.push({ severity: 'warning', message: `optimizer state is offloaded to CPU memory (${why}): each micro-step moves the gradients down and each step the weights up over PCIe${offloadCost ? `, ${offloadCost}` : ''}; ${cpuStep}` });
   } else if (setup.fitsThrough) diagnostics.push({ severity: 'info', message: `fits only through ${setup.fitsThrough}` });
 }
+
+const fmtGB = (v: number): string => String(Number(v.toFixed(1)));
 
 /**
  * On GPUs of different models, data parallelism as DDP, FSDP and DeepSpeed run it gives every rank the same share of

@@ -7,12 +7,13 @@
  */
 import type { AnalyzedModel } from '../core/ir';
 import type { MemoryBreakdown, PlanOptions } from '../protocol/plan';
+import { hostMemoryBytes } from './cluster/spec';
 import { divisors, opClass, type LayerConfig } from './cost/configs';
 import { CONTEXT_BYTES, gb, usableBytes } from './cost/memory';
 import type { CostTables, TableOptions, TableSetup } from './cost/tables';
 import { buildCostTables } from './cost/tableBuilder';
 import { range, type Topology } from './cost/topology';
-import { assignmentBreakdown } from './memory/assignment';
+import { assignmentBreakdown, assignmentHostBytes } from './memory/assignment';
 import { hasAttentionScores } from './memory/index';
 import { buildPipelinePlanSteps, dataParallelStages, usesHybridStages, type PipelinePlan } from './search/pipelinePlan';
 import { searchTablesSteps, type FittedSearch } from './search/search';
@@ -47,6 +48,8 @@ export interface Candidate {
   setup: TableSetup;
   /** Memory per GPU of its most loaded GPU, by what holds it. */
   memory: MemoryBreakdown;
+  /** Host memory per GPU its offload fills (absent without offload). */
+  hostBytes?: number;
 }
 
 export interface CountResult {
@@ -82,10 +85,14 @@ function* simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, c
   // The context is part of usableBytes' margin already.
   const mem = memory.total - CONTEXT_BYTES;
   const cap = usableBytes(ctx.topo.minMemoryBytes(t.devices));
-  const fits = mem <= cap;
+  const host = t.setup.cpuOffload ? assignmentHostBytes(t, choice) : 0;
+  const hostCap = hostCapBytes(ctx.topo, t.devices);
+  const hostFits = hostCap === undefined || host <= hostCap;
+  const fits = mem <= cap && hostFits;
   return {
     setup: t.setup,
     memory,
+    ...(host > 0 ? { hostBytes: host } : {}),
     kind,
     n: t.n,
     tables: t,
@@ -96,8 +103,19 @@ function* simulateTables(ctx: EvalContext, kind: CandidateKind, t: CostTables, c
     summary,
     memoryPerGpu: t.devices.map(() => mem),
     fits,
-    reason: fits ? undefined : `needs ${gb(mem)} per GPU, more than the ${gb(cap)} usable of ${gb(ctx.topo.minMemoryBytes(t.devices))}`,
+    reason: fits ? undefined : !hostFits ? hostOverflow(host, hostCap!) : `needs ${gb(mem)} per GPU, more than the ${gb(cap)} usable of ${gb(ctx.topo.minMemoryBytes(t.devices))}`,
   };
+}
+
+/** Host memory each rank of `devices` may fill with offloaded state, bytes; undefined when the spec does not say. */
+function hostCapBytes(topo: Topology, devices: readonly number[]): number | undefined {
+  const perGpu = hostMemoryBytes(devices.map((d) => topo.gpus[d]!));
+  return perGpu === undefined ? undefined : perGpu * topo.hostShare(devices);
+}
+
+/** Why an offload plan does not fit: the host memory its GPUs' ranks would fill. */
+export function hostOverflow(host: number, hostCap: number): string {
+  return `offloads ${gb(host)} per GPU to host memory, more than the ${gb(hostCap)} of the node's RAM each rank has (hostMemoryGB)`;
 }
 
 /** The most loaded stage's breakdown. */
@@ -227,7 +245,8 @@ function* evaluateSetupSteps(ctx: EvalContext, n: number, includeOwt: boolean, s
   // parallelism (DeepSpeed pipeline docs), so they run each distinct (precision, ZeRO ≤ 1, recompute) setup once.
   const pipeSetup: TableSetup = { ...setup, zeroStage: setup.zeroStage >= 1 ? 1 : 0, hybridShard: false, microSteps: 1 };
   const pipeKey = setupKey(pipeSetup);
-  if (options.strategies === 'all' && n > 1 && setup.microSteps === 1 && !pipelinesDone.has(pipeKey)) {
+  // Nor does DeepSpeed's pipeline engine take parameter offload, which needs ZeRO-3 (offload_param, DeepSpeed config docs).
+  if (options.strategies === 'all' && n > 1 && setup.microSteps === 1 && !setup.paramOffload && !pipelinesDone.has(pipeKey)) {
     pipelinesDone.add(pipeKey);
     const pipeOptions: TableOptions = { ...ctx.tableOptions, setup: pipeSetup };
     for (const S of divisors(n)) {
@@ -253,9 +272,13 @@ function* evaluateSetupSteps(ctx: EvalContext, n: number, includeOwt: boolean, s
           // The stages' sums leave out the recompute workspace; the breakdown has it.
           const cap = usableBytes(topo.minMemoryBytes(devices));
           const workspaceFits = memory.total - CONTEXT_BYTES <= cap;
-          const fits = p.fits && workspaceFits;
-          const reason = p.reason ?? (workspaceFits ? undefined : `needs ${gb(memory.total - CONTEXT_BYTES)} per GPU with its recompute workspace, more than the ${gb(cap)} usable`);
-          const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits, reason, setup: pipeSetup, memory };
+          // Each stage's GPUs offload their own layers: the fullest stage against each GPU's share of host memory.
+          const host = pipeSetup.cpuOffload ? Math.max(...p.stages.map((st) => assignmentHostBytes(st.tables, st.choice ?? new Int32Array(st.tables.layers.length), st.layers))) : 0;
+          const hostCap = hostCapBytes(topo, devices);
+          const hostFits = hostCap === undefined || host <= hostCap;
+          const fits = p.fits && workspaceFits && hostFits;
+          const reason = p.reason ?? (!workspaceFits ? `needs ${gb(memory.total - CONTEXT_BYTES)} per GPU with its recompute workspace, more than the ${gb(cap)} usable` : !hostFits ? hostOverflow(host, hostCap!) : undefined);
+          const cand: Candidate = { kind: 'pipeline', n, pipeline: p, replay: () => drain(replaySteps()), replaySteps, summary, memoryPerGpu: p.memoryPerGpu, fits, reason, setup: pipeSetup, memory, ...(host > 0 ? { hostBytes: host } : {}) };
           best = better(best, cand);
           yield;
         }

@@ -1,6 +1,6 @@
 /** The CLI's plain-text plan table. */
 import type { LengthMixReport, PlanOutcome, PlanSequence, TrainingSetup } from '../protocol/plan';
-import { parallelDegreesText } from '../protocol/setupText';
+import { offloadText, parallelDegreesText } from '../protocol/setupText';
 
 const pad = (s: string, w: number): string => (s.length >= w ? s : s + ' '.repeat(w - s.length));
 const fmt = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -76,13 +76,13 @@ export function setupLines(s: TrainingSetup): string[] {
     `ZeRO-${s.zeroStage}${s.hybridShard ? ' (HSDP)' : ''}`,
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation} accumulation${s.gradientAccumulation === 1 ? '' : ' steps'}`,
-    ...(s.cpuOffload ? ['optimizer offloaded to CPU (slow)'] : []),
+    ...(offloadText(s) ? [offloadText(s)!] : []),
   ];
   const degrees = parallelDegreesText(s, false);
   const m = s.memoryPerGpu;
   return [
     `setup: ${s.precision} (${s.precisionReason})${s.ampStyle ? `, ${s.ampStyle} (${s.ampStyleReason})` : ''}, ${degrees}, ${savers.join(', ')}, MFU ${fmt(s.mfu * 100, 1)}%`,
-    `memory/GPU: weights ${gbText(m.weights)}, gradients ${gbText(m.gradients)}, optimizer ${gbText(m.optimizer)}, activations ${gbText(m.activations)}, workspace ${gbText(m.workspace)} = ${gbText(m.total)}`,
+    `memory/GPU: weights ${gbText(m.weights)}, gradients ${gbText(m.gradients)}, optimizer ${gbText(m.optimizer)}, activations ${gbText(m.activations)}, workspace ${gbText(m.workspace)} = ${gbText(m.total)}${s.hostMemoryPerGpu !== undefined ? `; offloaded to host memory ${gbText(s.hostMemoryPerGpu)}` : ''}`,
   ];
 }
 

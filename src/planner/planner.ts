@@ -15,7 +15,7 @@ import type { ProfileFile } from '../protocol/profile';
 import type { ClusterSpec } from './cluster/spec';
 import { attentionKernelOf } from './cost/compute';
 import { ProfileCosts, profileProblem } from './cost/profileCosts';
-import { Topology } from './cost/topology';
+import { range, Topology } from './cost/topology';
 import { gemmCeilingNote } from './cost/gemmCeiling';
 import { optimizerLine, withPlannedOptimizer } from './optimizerChoice';
 import { frozenParametersLine } from './frozenLine';
@@ -196,7 +196,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   } else chosen = chooseByObjective(feasible, (r) => samplesPerSec(r.best!), options);
   const c = chosen!.best!;
   const setup = trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough);
-  fitDiagnostics(setup, diagnostics);
+  fitDiagnostics(setup, diagnostics, { gpu: topo.slowest(range(0, c.n)), share: topo.hostShare(range(0, c.n)) }, hostCopyCost(c));
   const mixed = mixedGpuNote(topo.gpus.slice(0, c.n));
   if (mixed) diagnostics.push({ severity: 'info', message: mixed });
   const last = results[results.length - 1];
@@ -238,8 +238,19 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   });
 }
 
+/** Under parameter offload, the PCIe copies a step makes (every pass's weights up, the gradients down), for the warning. */
+function hostCopyCost(c: Candidate): string | undefined {
+  if (!c.setup.paramOffload || !c.tables || !c.choice) return undefined;
+  let ms = 0;
+  for (let i = 0; i < c.tables.layers.length; i++) {
+    const o = c.tables.options[i][c.choice[i]];
+    ms += 2 * o.hostUploadMs + o.hostDownloadMs;
+  }
+  return `${ms.toFixed(1)} ms of PCIe copies per step, partly hidden behind compute`;
+}
+
 /** Pins this planner honours itself (the rest are the DP×TP×PP×CP search's). */
-const HONOURED_PINS = new Set(['zeroStage', 'hybridShard', 'recompute', 'microBatch', 'cpuOffload']);
+const HONOURED_PINS = new Set(['zeroStage', 'hybridShard', 'recompute', 'microBatch', 'cpuOffload', 'paramOffload']);
 
 /** Pins that cannot hold whatever the search does: an infeasible result naming the pin. */
 function badPin(options: PlanOptions): string | undefined {
@@ -247,6 +258,8 @@ function badPin(options: PlanOptions): string | undefined {
   if (p.zeroStage !== undefined && ![0, 1, 2, 3].includes(p.zeroStage)) return `pin zeroStage=${p.zeroStage}: ZeRO stages are 0, 1, 2 and 3`;
   if (p.recompute !== undefined && !['none', 'selective', 'full'].includes(p.recompute)) return `pin recompute=${p.recompute}: use none, selective or full`;
   if (p.microBatch !== undefined && !(Number.isInteger(p.microBatch) && p.microBatch >= 1)) return `pin microBatch=${p.microBatch}: a micro-batch is a positive whole number of samples`;
+  if (p.paramOffload && (p.pipelineStages ?? 1) > 1) return `pins paramOffload=true and pipelineStages=${p.pipelineStages}: parameter offload runs without a pipeline (DeepSpeed's offload_param needs ZeRO-3, which its pipeline engine refuses)`;
+  if (p.paramOffload && p.cpuOffload === false) return 'pins paramOffload=true and cpuOffload=false: parameter offload steps the optimizer on the CPU, so its state is offloaded too';
   if (p.microBatch !== undefined && p.microBatch > options.batch) return `pin microBatch=${p.microBatch} is larger than the batch of ${options.batch}`;
   return undefined;
 }

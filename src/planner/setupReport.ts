@@ -78,6 +78,7 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
     ...(dp > 1 && c.setup.zeroStage > 0 ? { shardGroup: c.setup.hybridShard ? membersPerNode(gpusInNode(topo), tp, dp) : dp } : {}),
     recompute: c.setup.recompute,
     cpuOffload: c.setup.cpuOffload,
+    paramOffload: !!c.setup.paramOffload,
     microBatch: Number.isInteger(microBatch) ? microBatch : Number(microBatch.toFixed(3)),
     gradientAccumulation: accumulation,
     dataParallel: dp,
@@ -90,6 +91,7 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
     ...(others.length ? { otherDegrees: others } : {}),
     mfu: seconds > 0 && peak > 0 ? modelFlops / seconds / peak : 0,
     memoryPerGpu: c.memory,
+    ...(c.hostBytes ? { hostMemoryPerGpu: c.hostBytes } : {}),
   };
   if (fitsThrough) s.fitsThrough = fitsThrough;
   return s;

@@ -51,8 +51,14 @@ export interface ParallelPins {
   recompute?: RecomputeMode;
   /** Samples per GPU per forward/backward; gradient accumulation fills the global batch. */
   microBatch?: number;
-  /** Optimizer state in host memory (ZeRO-Offload): slow, a last resort. */
+  /** Optimizer state and gradients in host memory, the CPU stepping the optimizer (ZeRO-Offload): slow, a last resort. */
   cpuOffload?: boolean;
+  /**
+   * Parameters and gradients in host memory as well as the optimizer state (DeepSpeed ZeRO-3 `offload_param`,
+   * FSDP `CPUOffload(offload_params=True)`): each forward and backward fetches the weights over PCIe. Slower still;
+   * it implies cpuOffload.
+   */
+  paramOffload?: boolean;
 }
 
 /** Memory per GPU by what holds it (bytes). */
@@ -82,6 +88,8 @@ export interface TrainingSetup {
   shardGroup?: number;
   recompute: RecomputeMode;
   cpuOffload: boolean;
+  /** Parameters and gradients in host memory too (ParallelPins.paramOffload); cpuOffload is then true as well. */
+  paramOffload: boolean;
   microBatch: number;
   gradientAccumulation: number;
   dataParallel: number;
@@ -99,6 +107,8 @@ export interface TrainingSetup {
   /** Model FLOPs utilisation: model FLOPs per second ÷ (GPUs × the precision's peak). */
   mfu: number;
   memoryPerGpu: MemoryBreakdown;
+  /** Under offload: the host memory each GPU's rank fills with what it offloads (bytes). */
+  hostMemoryPerGpu?: number;
   /** When the plan fits only through a memory-saving dimension: which one, and what it costs. */
   fitsThrough?: string;
 }

@@ -16,3 +16,9 @@ export function parallelDegreesText(s: TrainingSetup, compact: boolean): string 
   const others = (s.otherDegrees ?? []).map((o) => `DP ${o.dataParallel} × TP ${o.tensorParallel} on ${o.layers} layer${o.layers === 1 ? '' : 's'}`);
   return others.length ? `${main} (most parameters; also ${others.join(', ')})` : main;
 }
+
+/** What a plan keeps in host memory, for the same three views; undefined when nothing is offloaded. */
+export function offloadText(s: Pick<TrainingSetup, 'cpuOffload' | 'paramOffload'>): string | undefined {
+  if (s.paramOffload) return 'parameters, gradients and optimizer offloaded to CPU (slow)';
+  return s.cpuOffload ? 'optimizer offloaded to CPU (slow)' : undefined;
+}

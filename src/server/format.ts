@@ -2,7 +2,7 @@
 import type { LayerPlan, LengthMixReport, MemoryBreakdown, PlanOutcome, StrategyKind, TrainingSetup } from '../protocol/plan';
 import { describeIncomplete } from '../core/completeness';
 import type { AnalyzedModel } from '../core/ir';
-import { parallelDegreesText } from '../protocol/setupText';
+import { offloadText, parallelDegreesText } from '../protocol/setupText';
 
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '?';
@@ -125,7 +125,7 @@ export function setupSummary(s: TrainingSetup): string {
     `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}`,
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation}`,
-    ...(s.cpuOffload ? ['optimizer offloaded to CPU (slow)'] : []),
+    ...(offloadText(s) ? [offloadText(s)!] : []),
     `MFU ${(s.mfu * 100).toFixed(1)}%`,
   ].join(' · ');
 }

@@ -40,7 +40,7 @@ export function llamaPlan(setup: Partial<TrainingSetup> = {}, batch = 128): Plan
   }
   layers.push(linear('lm_head', 70, HIDDEN, VOCAB, tp, 'outputs', devices));
   const full: TrainingSetup = {
-    precision: 'bf16', precisionReason: 'H100 has bf16 tensor cores', zeroStage: 3, hybridShard: false, recompute: 'selective', cpuOffload: false,
+    precision: 'bf16', precisionReason: 'H100 has bf16 tensor cores', zeroStage: 3, hybridShard: false, recompute: 'selective', cpuOffload: false, paramOffload: false,
     microBatch: 2, gradientAccumulation: 8, dataParallel: 8 / tp, tensorParallel: tp, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1,
     sequenceParallel: tp > 1, mfu: 0.41,
     memoryPerGpu: { weights: 4e9, gradients: 2e9, optimizer: 12e9, activations: 38e9, workspace: 2e9, total: 58e9 },

@@ -75,8 +75,11 @@ test('a QLoRA plan holds the 4-bit base at its bytes, prices the dequantization,
   const expected = qlora.totals.quantized!.bytes + SIXTEEN_BIT * 2 + LORA * 2;
   assert.ok(Math.abs(memory.weights - expected) / expected < 1e-6, `weights ${memory.weights} vs ${expected}`);
   assert.ok(fits.diagnostics.some((d) => /6\.48 B of them held quantized \(bitsandbytes\) in 3\.34 GB, 0\.516 bytes each/.test(d.message)), fits.diagnostics.map((d) => d.message).join('\n'));
-  const tooBig = planModel(sixteen, resolveCluster('pcie4'), options);
+  // The 16-bit base (13.5 GB) does not fit on the GPU; it trains only with its parameters offloaded to the host, slower.
+  const tooBig = planModel(sixteen, resolveCluster('pcie4'), { ...options, pins: { cpuOffload: false } });
   assert.equal(tooBig.feasible, false);
+  const offloaded = planModel(sixteen, resolveCluster('pcie4'), options);
+  assert.ok(offloaded.feasible && offloaded.plan.setup!.paramOffload && offloaded.plan.stepTimeMs > fits.plan.stepTimeMs);
   // The same model unquantized on an A100: dequantizing costs time, so the 4-bit step is slower there.
   const a100 = { ...options, precision: 'bf16' as const };
   const [q, s] = [planModel(qlora, resolveCluster('a100x8'), a100), planModel(sixteen, resolveCluster('a100x8'), a100)];

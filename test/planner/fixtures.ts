@@ -203,6 +203,15 @@ export function transformer(blocks = 4, t = 512, d = 1024, heads = 16): Analyzed
   return b.build();
 }
 
+/** fc1 (1024 → 4096), ReLU, fc2 (4096 → 1024): the cost tables' hand-checked layers. */
+export function twoLayerMlp(): AnalyzedModel {
+  const m = new ModelBuilder('mlp', [1024]);
+  const a = m.linear('fc1', 'input', 4096);
+  const r = m.act('relu', a);
+  m.linear('fc2', r, 1024);
+  return m.build();
+}
+
 /** An MLP too large for one 12 GB GPU with Adam (≈ 4.3 GB per layer of weights, grads and moments). */
 export function hugeMlp(layers = 6, width = 16384): AnalyzedModel {
   const b = new ModelBuilder('huge-mlp', [width]);

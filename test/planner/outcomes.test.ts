@@ -63,7 +63,8 @@ test('under throughput the chosen plan is never slower than any baseline', () =>
 });
 
 test('a model too large for one GPU gets a reason and a plan that splits it', () => {
-  const out = planModel(hugeMlp(), resolveCluster('pcie4', {}), { ...opts('hybrid'), optimizer: 'adam' });
+  // Without offload: offloaded, one GPU holds none of the parameters (test/planner/paramOffload.test.ts).
+  const out = planModel(hugeMlp(), resolveCluster('pcie4', {}), { ...opts('hybrid'), optimizer: 'adam', pins: { cpuOffload: false } });
   assert.ok(out.feasible);
   assert.equal(out.scaling[0].feasible, false);
   assert.match(out.scaling[0].reason ?? '', /nothing fits on 1 GPU.*GB per GPU/);

@@ -80,8 +80,8 @@ test('offload is a last resort: chosen only when nothing fits without it, flagge
   // Roomy GPU: no offload.
   const roomy = planModel(m, smallGpu(80), opts({ batch: 8 }));
   assert.ok(roomy.feasible && !roomy.plan.setup!.cpuOffload);
-  // Weights + gradients (2 + 2 bytes) fit in 6 GB, the 12 bytes of optimizer state on top do not.
-  assert.ok(4 * params < 4e9 && 16 * params > 6e9, `params ${params}`);
+  // Weights (2 bytes) fit in 6 GB, the 2 + 12 bytes of gradients and optimizer state on top do not.
+  assert.ok(2 * params < 4e9 && 16 * params > 6e9, `params ${params}`);
   const tight = planModel(m, smallGpu(6), opts({ batch: 8 }));
   assert.ok(tight.feasible, tight.feasible ? '' : tight.reason);
   const s = tight.plan.setup!;
@@ -95,20 +95,39 @@ test('offload is a last resort: chosen only when nothing fits without it, flagge
   assert.equal(off.feasible, false);
 });
 
-test('offload update time = parameters × (gradient + weight bytes) / host link bandwidth', () => {
+test('offload: gradients down every micro-batch as the backward hides them, then the CPU Adam step at host DRAM bandwidth and the weights up', () => {
   const gpu = smallGpu(80);
   const host = gpu.gpus[0]!.hostBandwidthGBs!;
+  const dram = gpu.gpus[0]!.hostMemoryBandwidthGBs!;
+  assert.equal(dram, 51.2, 'a DGX A100 node’s 409.6 GB/s over its 8 GPUs');
   const m = model();
   const { ctx } = searchContext(m, repeatedTransformer(m)!, gpu, opts());
   const c: Config3D = { n: 1, dp: 1, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 1, microBatches: 8, zero: 0, recompute: 'full', blocksPerStage: [8] };
   const on = estimate(ctx, { ...c, offload: true }, false);
-  const expected = (m.totals.params * (2 + 2)) / (host * 1e6);
-  assert.ok(Math.abs(on.updateMs / expected - 1) < 0.01, `${on.updateMs} vs ${expected}`);
-  // Halving the host bandwidth doubles it.
+  // After the backward: the CPU Adam step (fp32 master read + written, gradient read: 3 × 4 bytes; m and v read +
+  // written: 2 × 8) and 2-byte weights up. During it: each micro-batch's 2-byte gradients down, behind its compute.
+  const copies = (m.totals.params * 2) / (host * 1e6);
+  const cpuStep = (m.totals.params * (3 * 4 + 2 * 8)) / (dram * 1e6);
+  assert.ok(Math.abs(on.updateMs / (copies + cpuStep) - 1) < 0.01, `${on.updateMs} vs ${copies} + ${cpuStep}`);
+  const stage = on.stages[0]!;
+  const down = (stage.params * 2) / (host * 1e6);
+  assert.ok(Math.abs(on.gradSyncMs - 8 * overlapExtraMs(down, stage.forwardMs + stage.backwardMs)) < 1e-9, `${on.gradSyncMs}`);
+  assert.equal(on.memory.gradients, 0, 'ZeRO-Offload keeps no gradients on the GPU');
+  // Without a stated host memory bandwidth the CPU step is left out (and the plan says so); halving the host link then doubles the rest.
+  const bare = smallGpu(80);
+  bare.gpus.forEach((g) => delete g.hostMemoryBandwidthGBs);
+  const { ctx: bareCtx } = searchContext(m, repeatedTransformer(m)!, bare, opts());
+  const pcieOnly = estimate(bareCtx, { ...c, offload: true }, false).updateMs;
+  assert.ok(Math.abs(pcieOnly / copies - 1) < 0.01, `${pcieOnly} vs ${copies}`);
   const slow = smallGpu(80);
-  slow.gpus.forEach((g) => (g.hostBandwidthGBs = host / 2));
+  slow.gpus.forEach((g) => {
+    g.hostBandwidthGBs = host / 2;
+    delete g.hostMemoryBandwidthGBs;
+  });
   const { ctx: ctx2 } = searchContext(m, repeatedTransformer(m)!, slow, opts());
-  assert.ok(Math.abs(estimate(ctx2, { ...c, offload: true }, false).updateMs / on.updateMs - 2) < 1e-9);
+  assert.ok(Math.abs(estimate(ctx2, { ...c, offload: true }, false).updateMs / pcieOnly - 2) < 1e-9);
+  const tight = planModel(m, bare, opts({ batch: 8, pins: { cpuOffload: true } }));
+  assert.ok(tight.feasible && tight.diagnostics.some((d) => /CPU-side optimizer step is not modelled \(the .*spec states no hostMemoryBandwidthGBs\)/.test(d.message)));
 });
 
 test('ZeRO-2/3 reduce-scatter every micro-batch’s gradients (they keep only their shard); ZeRO-1 syncs once after accumulation', () => {

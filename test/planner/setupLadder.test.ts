@@ -22,7 +22,7 @@ const ladderOf = (n: number, batch: number, hasAttention = false, multiNode = fa
   assert.ok(!('reason' in l));
   return l;
 };
-const name = (s: TableSetup) => `z${s.zeroStage}${s.hybridShard ? 'h' : ''}/${s.recompute}/a${s.microSteps}${s.cpuOffload ? '/off' : ''}`;
+const name = (s: TableSetup) => `z${s.zeroStage}${s.hybridShard ? 'h' : ''}/${s.recompute}/a${s.microSteps}${s.paramOffload ? '/poff' : s.cpuOffload ? '/off' : ''}`;
 
 test('the ladder: levels of accumulation, each with light rungs then full-recompute rungs by ZeRO stage; offload last', () => {
   const l = ladderOf(8, 64, true, true);
@@ -30,7 +30,7 @@ test('the ladder: levels of accumulation, each with light rungs then full-recomp
   assert.deepEqual(l.levels[0].light.map((r) => r.map(name).join('+')), ['z0/none/a1', 'z1/none/a1', 'z2/none/a1', 'z2/selective/a1', 'z3/selective/a1+z3h/selective/a1']);
   assert.deepEqual(l.levels[1].light.map((r) => r.map(name).join('+')), ['z0/selective/a2', 'z1/selective/a2', 'z2/selective/a2', 'z3/selective/a2+z3h/selective/a2']);
   assert.deepEqual(l.levels[1].full.map((r) => r.map(name).join('+')), ['z0/full/a2', 'z1/full/a2', 'z2/full/a2', 'z3/full/a2+z3h/full/a2']);
-  assert.deepEqual(l.offload.map(name), ['z3/full/a8/off']);
+  assert.deepEqual(l.offload.map((r) => r.map(name).join('+')), ['z3/full/a8/off', 'z3/full/a8/poff']);
   // One GPU: no ZeRO to shard over, so each level is one light and one full rung.
   const one = ladderOf(1, 4);
   assert.deepEqual(one.levels.map((x) => [...x.light, ...x.full].map((r) => r.map(name).join('+'))), [['z0/none/a1', 'z0/full/a1'], ['z0/none/a2', 'z0/full/a2'], ['z0/none/a4', 'z0/full/a4']]);
@@ -84,10 +84,15 @@ test('a ZeRO stage whose model state alone overflows is not tried again, and an 
   // Activations far beyond what sharding can remove: at 40 over with 5 of model state, ZeRO-1..3 are skipped.
   const acts = walk(ladderOf(4, 8), { 'z0/none/a1': { fits: false, stepTimeMs: 10, modelStateBytes: 5, overBytes: 40 }, 'z0/full/a1': { fits: true, stepTimeMs: 13 } });
   assert.deepEqual(acts.tried.slice(0, 2), ['z0/none/a1', 'z0/full/a1']);
-  // Nothing fits anywhere: the offload rung is the last tried.
+  // Nothing fits anywhere: the offload rungs are the last tried, the optimizer state first, then the parameters.
   const none = walk(ladderOf(2, 2), {});
   assert.equal(none.best, undefined);
-  assert.equal(none.tried.at(-1), 'z3/full/a1/off');
+  assert.deepEqual(none.tried.slice(-2), ['z3/full/a1/off', 'z3/full/a1/poff']);
+  // Once offload is needed, both kinds compete: the faster that fits wins, whichever it is.
+  assert.equal(walk(ladderOf(2, 2), { 'z3/full/a1/off': { fits: true, stepTimeMs: 50 }, 'z3/full/a1/poff': { fits: true, stepTimeMs: 60 } }).best, 'z3/full/a1/off');
+  assert.equal(walk(ladderOf(2, 2), { 'z3/full/a1/off': { fits: true, stepTimeMs: 50 }, 'z3/full/a1/poff': { fits: true, stepTimeMs: 40 } }).best, 'z3/full/a1/poff');
+  // A level that fits keeps offload out of the walk.
+  assert.ok(!walk(ladderOf(2, 2), { 'z0/none/a1': { fits: true, stepTimeMs: 10 } }).tried.some((t) => t.endsWith('off')));
 });
 
 test('ResNet-50 (examples/pytorch/resnet.py) at batch 2048 on a DGX-1: the free search finds plain data parallelism with accumulation, never slower than that setup pinned', async () => {
@@ -103,4 +108,15 @@ test('ResNet-50 (examples/pytorch/resnet.py) at batch 2048 on a DGX-1: the free 
   assert.ok(free.plan.setup!.gradientAccumulation >= 2);
   // The headline memory is what the breakdown adds up to, the CUDA context included, as the block-stack search reports.
   assert.equal(Math.max(...free.plan.memoryPerGpuBytes), free.plan.setup!.memoryPerGpu.total);
+});
+
+test('offload pins: parameter offload pinned offloads the optimizer too on every rung; optimizer offload pinned keeps the parameters', () => {
+  const params = setupLadder({ n: 2, batch: 4, base, pins: { paramOffload: true }, hasAttention: false, multiNode: false });
+  assert.ok(!('reason' in params));
+  const all = [...params.levels.flatMap((l) => [...l.light, ...l.full].flat()), ...params.offload.flat()];
+  assert.ok(all.length > 0 && all.every((s) => s.paramOffload && s.cpuOffload), all.map(name).join(' '));
+  // Optimizer offload pinned (`--offload optimizer`): the parameters stay on the GPU, so no parameter-offload rung.
+  const optimizer = setupLadder({ n: 2, batch: 4, base, pins: { cpuOffload: true, paramOffload: false }, hasAttention: false, multiNode: false });
+  assert.ok(!('reason' in optimizer));
+  assert.ok([...optimizer.levels.flatMap((l) => [...l.light, ...l.full].flat()), ...optimizer.offload.flat()].every((s) => s.cpuOffload && !s.paramOffload));
 });

@@ -15,17 +15,10 @@ import { assignmentCost, assignmentMemory, defaultSetup, type TableSetup } from 
 import { buildCostTables } from '../../src/planner/cost/tableBuilder';
 import { allReduceMs, range, Topology } from '../../src/planner/cost/topology';
 import { resolveCluster } from '../../src/planner/index';
-import { ModelBuilder, transformer } from './fixtures';
+import { ModelBuilder, transformer, twoLayerMlp } from './fixtures';
 
 const close = (a: number, b: number, what: string): void => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
 
-function mlp() {
-  const m = new ModelBuilder('mlp', [1024]);
-  const a = m.linear('fc1', 'input', 4096);
-  const r = m.act('relu', a);
-  m.linear('fc2', r, 1024);
-  return m.build();
-}
 
 const topo = new Topology(resolveCluster('a100x8'));
 const gpu = topo.gpus[0]!;
@@ -34,7 +27,7 @@ const P2 = 4096 * 1024 + 1024;
 const forced = (c: LayerConfig) => () => [c];
 
 test('data parallel ×4, fp32 Adam: all-reduce of 4-byte gradients, the update’s traffic, 16 bytes per parameter', () => {
-  const model = mlp();
+  const model = twoLayerMlp();
   const t = buildCostTables(model, topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam' });
   const o = t.options[0]![0]!;
   const fc1 = model.layers[0]!;
@@ -60,15 +53,15 @@ test('data parallel ×4, fp32 Adam: all-reduce of 4-byte gradients, the update�
   assert.equal(bf16.edges[0]!.bytes, 64 * 4096 * 2);
   assert.equal(buildCostTables(model, topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam' }).edges[0]!.bytes, 64 * 4096 * 4);
   // SGD keeps no state: 3 × 4 bytes per parameter streamed.
-  const sgd = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'sgd' }).options[0]![0]!;
+  const sgd = buildCostTables(twoLayerMlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'sgd' }).options[0]![0]!;
   close(sgd.updateMs, (P1 * 4 * 3) / (gpu.memoryBandwidthGBs * 1e6 * 0.75), 'SGD update');
 });
 
 test('gradient accumulation: micro-steps of batch/(d·A) samples; DP syncs once, ZeRO-2 every micro-step', () => {
   const base = defaultSetup('adam');
-  const at = (setup: TableSetup) => buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
+  const at = (setup: TableSetup) => buildCostTables(twoLayerMlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
   const acc = at({ ...base, microSteps: 2 });
-  const one = analyticalTimes(mlp().layers[0]!, gpu, 8, 1, 1, 4, 'fp32');
+  const one = analyticalTimes(twoLayerMlp().layers[0]!, gpu, 8, 1, 1, 4, 'fp32');
   close(acc.forwardMs, 2 * one.forwardMs, 'two micro-steps of 8 samples');
   const ar = allReduceMs(4 * P1, 4, topo.link([0, 1, 2, 3]));
   close(acc.allreduceMs, ar, 'DP syncs once');
@@ -86,27 +79,34 @@ test('gradient accumulation: micro-steps of batch/(d·A) samples; DP syncs once,
 
 test('ZeRO-3 over 4: parameters all-gathered before forward and backward, gradients reduce-scattered, states sharded', () => {
   const setup = { ...defaultSetup('adam'), zeroStage: 3 as const };
-  const o = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
+  const o = buildCostTables(twoLayerMlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
   const link = topo.link([0, 1, 2, 3]);
   assert.equal(o.gatherBytes, 4 * P1);
   close(o.gatherMs, allGatherMs(4 * P1, 4, link), 'one gather per pass');
   close(o.allreduceMs, reduceScatterMs(4 * P1, 4, link), 'reduce-scatter, no replicas to all-reduce');
   close(o.memory.weights + o.memory.gradients + o.memory.optimizer, (16 * P1) / 4, 'all 16 bytes per parameter sharded 4 ways');
   close(o.timeMs, o.forwardMs + o.backwardMs + o.allreduceMs + o.updateMs + 2 * o.gatherMs, 'two gathers in the time');
-  // Offloaded to the CPU: gradients down, weights up over PCIe (4 + 4 bytes per local parameter) instead of the GPU update.
-  const off = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...setup, cpuOffload: true } }).options[0]![0]!;
+  // Offloaded to the CPU: gradients down over PCIe as the backward makes them (4 bytes per local parameter), then the
+  // CPU's Adam step (3 × 4 + 2 × 8 bytes per parameter at host DRAM bandwidth) and the weights up (4 bytes) instead of the GPU update.
+  const off = buildCostTables(twoLayerMlp(), topo, range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...setup, cpuOffload: true } }).options[0]![0]!;
   assert.equal(gpu.hostBandwidthGBs, 25, 'the a100x8 preset states its host link');
-  close(off.updateMs, ((P1 / 4) * 8) / (25 * 1e6), 'offload copies');
-  // A GPU whose spec states no host link gets PCIe 3.0 x16's achieved 12 GB/s.
+  close(off.hostDownloadMs, ((P1 / 4) * 4) / (25 * 1e6), 'gradients down');
+  // Four ranks on the 8-GPU node: two GPUs' shares of its DRAM bandwidth each.
+  close(off.updateMs, ((P1 / 4) * 4) / (25 * 1e6) + ((P1 / 4) * 28) / (2 * 51.2 * 1e6), 'CPU step + weights up');
+  assert.equal(off.memory.gradients, 0);
+  // A GPU whose spec states no host link gets PCIe 3.0 x16's achieved 12 GB/s; one with no host DRAM figure, no CPU step.
   const bare = resolveCluster('a100x8');
-  for (const g of bare.gpus) delete g.hostBandwidthGBs;
+  for (const g of bare.gpus) {
+    delete g.hostBandwidthGBs;
+    delete g.hostMemoryBandwidthGBs;
+  }
   assert.equal(resolveCluster('a100x8').gpus[0]!.hostBandwidthGBs, 25, 'a resolved preset is a copy: editing it leaves the preset alone');
-  const unstated = buildCostTables(mlp(), new Topology(bare), range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...setup, cpuOffload: true } }).options[0]![0]!;
-  close(unstated.updateMs, ((P1 / 4) * 8) / (12 * 1e6), 'offload copies at 12 GB/s');
+  const unstated = buildCostTables(twoLayerMlp(), new Topology(bare), range(0, 4), 64, { mode: 'dp', optimizer: 'adam', setup: { ...setup, cpuOffload: true } }).options[0]![0]!;
+  close(unstated.updateMs, ((P1 / 4) * 4) / (12 * 1e6), 'weights up at 12 GB/s, no CPU step priced');
 });
 
 test('Megatron splits: column-parallel all-reduces the input gradient in backward, row-parallel the output in forward', () => {
-  const model = mlp();
+  const model = twoLayerMlp();
   const link = topo.link([0, 1, 2, 3]);
   const fc2 = model.layers[2]!;
   const col = buildCostTables(model, topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced({ d: 1, k: 4, split: 'out' }) }).options[2]![0]!;
@@ -145,7 +145,7 @@ test('layer configurations on n devices: d·k = n for every divisor k, splits by
   const { computeShare, describeConfig, divisors, inputLayout, layerConfigs, opClass, outFeatures, outputLayout, paramShare } = await import('../../src/planner/cost/configs');
   assert.deepEqual(divisors(12), [1, 2, 3, 4, 6, 12]);
   assert.deepEqual(divisors(1), [1]);
-  const model = mlp();
+  const model = twoLayerMlp();
   const [fc1, relu] = model.layers;
   const key = (cs: LayerConfig[]) => cs.map((c) => `${c.d}x${c.k}${c.split}`);
   assert.deepEqual(key(layerConfigs(fc1!, 4, 'all')), ['4x1none', '2x2out', '2x2in', '1x4out', '1x4in']);
@@ -185,7 +185,7 @@ test('layer configurations on n devices: d·k = n for every divisor k, splits by
 });
 
 test('a device given no samples (a replica with an empty share of a small batch) does no work and launches no kernel', () => {
-  const fc1 = mlp().layers[0]!;
+  const fc1 = twoLayerMlp().layers[0]!;
   assert.deepEqual(analyticalTimes(fc1, gpu, 0, 1, 1, 4, 'fp32'), { forwardMs: 0, backwardMs: 0 });
   const one = analyticalTimes(fc1, gpu, 1, 1, 1, 4, 'fp32');
   assert.ok(one.forwardMs > 0 && one.backwardMs > one.forwardMs, JSON.stringify(one));
@@ -194,7 +194,7 @@ test('a device given no samples (a replica with an empty share of a small batch)
 test('HSDP ZeRO-3 over 2 nodes × 8: gradients reduce-scatter inside the node, then each 1/8 shard all-reduces across nodes', () => {
   const twoNodes = new Topology(resolveCluster('h100x16-2node'));
   const setup = { ...defaultSetup('adam'), zeroStage: 3 as const, hybridShard: true };
-  const o = buildCostTables(mlp(), twoNodes, range(0, 16), 128, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
+  const o = buildCostTables(twoLayerMlp(), twoNodes, range(0, 16), 128, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
   const inNode = twoNodes.link(range(0, 8));
   const across = twoNodes.link(range(0, 16));
   close(o.allreduceMs, reduceScatterMs(4 * P1, 8, inNode) + allReduceMs((4 * P1) / 8, 2, across), 'RS in node + AR of the shard across nodes');
@@ -213,22 +213,22 @@ test('a group spanning two nodes runs at the slower of its links (the network), 
 
 test('HSDP inside one node shards over the whole node and replicates nothing (plain ZeRO-3)', () => {
   const setup = { ...defaultSetup('adam'), zeroStage: 3 as const, hybridShard: true };
-  const o = buildCostTables(mlp(), topo, range(0, 8), 128, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
+  const o = buildCostTables(twoLayerMlp(), topo, range(0, 8), 128, { mode: 'dp', optimizer: 'adam', setup }).options[0]![0]!;
   const node = topo.link(range(0, 8));
   close(o.allreduceMs, reduceScatterMs(4 * P1, 8, node), 'a reduce-scatter over the node, no replica all-reduce');
   close(o.memory.weights + o.memory.gradients + o.memory.optimizer, (16 * P1) / 8, 'states sharded 8 ways');
 });
 
 test('a batch of 4 on 4 GPUs is data-parallel with one sample each; more GPUs than samples are not', () => {
-  const four = buildCostTables(mlp(), topo, range(0, 4), 4, { mode: 'dp', optimizer: 'sgd' }).options[0]!;
+  const four = buildCostTables(twoLayerMlp(), topo, range(0, 4), 4, { mode: 'dp', optimizer: 'sgd' }).options[0]!;
   assert.ok(four.some((o) => o.config.d === 4), JSON.stringify(four.map((o) => o.config)));
-  const three = buildCostTables(mlp(), topo, range(0, 4), 3, { mode: 'dp', optimizer: 'sgd' }).options[0]!;
+  const three = buildCostTables(twoLayerMlp(), topo, range(0, 4), 3, { mode: 'dp', optimizer: 'sgd' }).options[0]!;
   assert.ok(three.every((o) => o.config.d <= 3), JSON.stringify(three.map((o) => o.config)));
 });
 
 test('every option names its own layouts: on 2, 4 and 8 GPUs each layout index resolves to the option’s (d, k, sharded), and no two indices name one layout', async () => {
   const { inputLayout, outputLayout, layoutKey } = await import('../../src/planner/cost/configs');
-  const model = mlp();
+  const model = twoLayerMlp();
   for (const n of [2, 4, 8]) {
     const t = buildCostTables(model, topo, range(0, n), 64, { mode: 'all', optimizer: 'adam' });
     const keys = t.layouts.map(layoutKey);
@@ -245,16 +245,16 @@ test('every option names its own layouts: on 2, 4 and 8 GPUs each layout index r
 
 test('full recompute of a row-parallel layer repeats its forward and the forward all-reduce with it', () => {
   const setup = { ...defaultSetup('sgd'), recompute: 'full' as const };
-  const row = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', setup, configsFor: forced({ d: 1, k: 4, split: 'in' }) }).options[2]![0]!;
+  const row = buildCostTables(twoLayerMlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', setup, configsFor: forced({ d: 1, k: 4, split: 'in' }) }).options[2]![0]!;
   assert.ok(row.mpForwardMs > 0);
   close(row.recomputeMs, row.forwardMs + row.mpForwardMs, 'recompute = forward + its all-reduce');
-  const kept = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced({ d: 1, k: 4, split: 'in' }) }).options[2]![0]!;
+  const kept = buildCostTables(twoLayerMlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced({ d: 1, k: 4, split: 'in' }) }).options[2]![0]!;
   assert.equal(kept.recomputeMs, 0, 'nothing recomputed without recompute');
 });
 
 test('the data-group link of a configuration does not depend on which configurations were asked before (its memo keys are distinct)', () => {
   for (const n of [2, 4, 8]) {
-    const t = buildCostTables(mlp(), topo, range(0, n), 64, { mode: 'all', optimizer: 'adam' });
+    const t = buildCostTables(twoLayerMlp(), topo, range(0, n), 64, { mode: 'all', optimizer: 'adam' });
     const configs: LayerConfig[] = [];
     for (let k = n; k >= 1; k--) if (n % k === 0) configs.push({ d: n / k, k, split: k === 1 ? 'none' : 'out' });
     for (const c of configs) {
@@ -322,7 +322,7 @@ test('HSDP whose shard group is the whole data group is plain ZeRO: its gathers 
 });
 
 test('activations held per GPU: a sharded or input-split layer keeps 1/k of its group\'s samples, a replicated or output-split one all of them', () => {
-  const acts = (layer: number, c: LayerConfig) => buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced(c) }).options[layer]![0]!.memory.activations;
+  const acts = (layer: number, c: LayerConfig) => buildCostTables(twoLayerMlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd', configsFor: forced(c) }).options[layer]![0]!.memory.activations;
   // Data ×4: each GPU holds 16 of the 64 samples, the unit the others are measured in.
   const relu = 1;
   const quarter = acts(relu, { d: 4, k: 1, split: 'none' });
@@ -336,7 +336,7 @@ test('activations held per GPU: a sharded or input-split layer keeps 1/k of its 
 });
 
 test('every layout change is priced: bytes moved over the pair\'s link plus a latency per source, 0 only on the diagonal', () => {
-  const t = buildCostTables(mlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd' });
+  const t = buildCostTables(twoLayerMlp(), topo, range(0, 4), 64, { mode: 'all', optimizer: 'sgd' });
   const L = t.layouts.length;
   assert.ok(L >= 3, `${L} layouts`);
   for (let e = 0; e < t.edges.length; e++) {

@@ -1,8 +1,9 @@
 /**
  * The precision way out of "does not fit": with `wap.precision` pinned to
- * fp32, a 0.9-billion-parameter GPT does not fit one 8 GB GPU that has bf16
- * tensor cores, even with everything the planner tries (offload included);
- * in bf16 it does. The server offers "Plan in bf16 instead of fp32 (fits…)"
+ * fp32, a 0.9-billion-parameter GPT does not fit one 1.5 GB GPU that has bf16
+ * tensor cores, even with everything the planner tries (its parameters
+ * offloaded to host memory included: fp32 activations and fetched layers
+ * alone overflow it); in bf16 it does. The server offers "Plan in bf16 instead of fp32 (fits…)"
  * as a quick fix that writes the setting, and the test then does what the
  * client's wap.applySetting does (write the setting, the client announces the
  * change) and checks that the new plan really runs in bf16 and fits.
@@ -21,12 +22,12 @@ import { ROOT, TestServer } from './harness';
 const TRAIN = join(ROOT, 'test/fixtures/nanogpt/precision_train.py');
 const TEXT = 'from model import GPT, GPTConfig\n\nmodel = GPT(GPTConfig(n_layer=16, n_head=16, n_embd=2048))\n';
 
-// One 8 GB GPU with bf16 tensor cores: small enough that fp32 weights and gradients alone do not fit.
+// One 1.5 GB GPU with bf16 tensor cores: small enough that even with every parameter offloaded fp32 does not fit.
 const CLUSTER = {
   name: '1x 8 GB bf16 GPU',
   nodes: 1,
   gpusPerNode: 1,
-  gpu: { name: 'Small bf16 GPU', sms: 40, tflops: 20, peakTflops: { fp32: 20, bf16: 160, fp16: 160 }, memoryGB: 8, memoryBandwidthGBs: 900, powerW: 300, hostBandwidthGBs: 25 },
+  gpu: { name: 'Small bf16 GPU', sms: 40, tflops: 20, peakTflops: { fp32: 20, bf16: 160, fp16: 160 }, memoryGB: 1.5, memoryBandwidthGBs: 900, powerW: 300, hostBandwidthGBs: 25 },
   intraNode: { bandwidthGBs: 100, latencyUs: 5, name: 'nvlink' },
   interNode: { bandwidthGBs: 25, latencyUs: 5, name: 'ib' },
 };

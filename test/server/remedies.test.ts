@@ -5,19 +5,27 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveCluster } from '../../src/planner/index';
 import { CodeActionRequest, type CodeAction } from 'vscode-languageserver-protocol/node';
 import { ClientActionCommands, ClientCommands } from '../../src/protocol/commands';
 import { PlanRequest } from '../../src/protocol/lsp';
 import { ROOT, TestServer } from './harness';
 
-// A 20-billion-parameter GPT (the nanoGPT fixture, 96 layers of width 4096) cannot train on four 12 GB GPUs.
+// A 20-billion-parameter GPT (the nanoGPT fixture, 96 layers of width 4096) cannot train on four 12 GB GPUs in a
+// workstation with 64 GB of RAM: its 16 bytes of state per parameter overflow the host memory offload would use.
 const HUGE = join(ROOT, 'test/fixtures/nanogpt/huge_train.py');
+const { index: _i, node: _n, ...TITAN_XP } = resolveCluster('pcie4').gpus[0]!;
+const WORKSTATION = { name: '4x TITAN Xp, 64 GB RAM', nodes: 1, gpusPerNode: 4, gpu: { ...TITAN_XP, hostMemoryGB: 16 }, intraNode: { bandwidthGBs: 10, latencyUs: 10, name: 'pcie', p2p: false }, interNode: { bandwidthGBs: 12.5, latencyUs: 5 } };
 const TEXT = 'from model import GPT, GPTConfig\n\nmodel = GPT(GPTConfig(n_layer=96, n_head=32, n_embd=4096))\n';
 
 let server: TestServer;
 before(async () => {
-  server = await TestServer.start({ trusted: false, clientCommands: true, settings: { cluster: 'pcie4', batchSize: 64, optimizer: 'adam' } });
+  const cluster = join(mkdtempSync(join(tmpdir(), 'wap-remedies-')), 'workstation.json');
+  writeFileSync(cluster, JSON.stringify(WORKSTATION));
+  server = await TestServer.start({ trusted: false, clientCommands: true, settings: { cluster, batchSize: 64, optimizer: 'adam' } });
 });
 after(async () => server?.stop());
 

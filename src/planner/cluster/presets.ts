@@ -21,11 +21,18 @@ export interface ClusterPreset {
  * whitepaper), A100 108 (A100 whitepaper), H100 SXM5 132 (H100 whitepaper).
  * hostBandwidthGBs: achieved host↔GPU copy rate: PCIe 3.0 x16 ≈ 12 GB/s, 4.0 ≈ 25, 5.0 ≈ 50 (about 80% of
  * 15.75/31.5/63 GB/s per the PCI Express Base Specifications).
+ * hostMemoryBandwidthGBs: the DGX node's DRAM peak over its 8 GPUs. DGX-1: 2× Xeon E5-2698 v4 (DGX-1 datasheet), 4
+ * channels of DDR4-2400 each = 76.8 GB/s (Intel ARK) → 153.6 / 8 = 19.2. DGX A100: 2× EPYC 7742 (DGX A100
+ * datasheet), 8 channels of DDR4-3200 each = 204.8 GB/s (AMD EPYC 7002 specifications) → 409.6 / 8 = 51.2. DGX H100:
+ * 2× Xeon Platinum 8480C (DGX H100 datasheet), 8 channels of DDR5-4800 each = 307.2 GB/s → 614.4 / 8 = 76.8. The
+ * WAP paper's TITAN Xp workstation does not name its CPU: not stated.
+ * hostMemoryGB: the node's system memory over its 8 GPUs: DGX-1 512 GB (DGX-1 datasheet) → 64; DGX A100 640 GB
+ * (the 80 GB-GPU system) 2 TB (DGX A100 datasheet) → 256; DGX H100 2 TB (DGX H100 datasheet) → 256.
  */
 const titanXp = { name: 'TITAN Xp', sms: 30, tflops: 12.1, peakTflops: { fp32: 12.1, fp16: 12.1 }, memoryGB: 12, memoryBandwidthGBs: 547.7, powerW: 250, idlePowerW: 60, hostBandwidthGBs: 12 };
-const v100 = { name: 'Tesla V100-SXM2-16GB', sms: 80, tflops: 15.7, peakTflops: { fp32: 15.7, fp16: 125 }, memoryGB: 16, memoryBandwidthGBs: 900, powerW: 300, idlePowerW: 40, hostBandwidthGBs: 12 };
-const a100 = { name: 'A100-SXM4-80GB', sms: 108, tflops: 19.5, peakTflops: { fp32: 19.5, tf32: 156, bf16: 312, fp16: 312 }, memoryGB: 80, memoryBandwidthGBs: 2039, powerW: 400, idlePowerW: 50, hostBandwidthGBs: 25 };
-const h100 = { name: 'H100-SXM5-80GB', sms: 132, tflops: 67, peakTflops: { fp32: 67, tf32: 494.7, bf16: 989.4, fp16: 989.4, fp8: 1978.9 }, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70, hostBandwidthGBs: 50 };
+const v100 = { name: 'Tesla V100-SXM2-16GB', sms: 80, tflops: 15.7, peakTflops: { fp32: 15.7, fp16: 125 }, memoryGB: 16, memoryBandwidthGBs: 900, powerW: 300, idlePowerW: 40, hostBandwidthGBs: 12, hostMemoryBandwidthGBs: 19.2, hostMemoryGB: 64 };
+const a100 = { name: 'A100-SXM4-80GB', sms: 108, tflops: 19.5, peakTflops: { fp32: 19.5, tf32: 156, bf16: 312, fp16: 312 }, memoryGB: 80, memoryBandwidthGBs: 2039, powerW: 400, idlePowerW: 50, hostBandwidthGBs: 25, hostMemoryBandwidthGBs: 51.2, hostMemoryGB: 256 };
+const h100 = { name: 'H100-SXM5-80GB', sms: 132, tflops: 67, peakTflops: { fp32: 67, tf32: 494.7, bf16: 989.4, fp16: 989.4, fp8: 1978.9 }, memoryGB: 80, memoryBandwidthGBs: 3350, powerW: 700, idlePowerW: 70, hostBandwidthGBs: 50, hostMemoryBandwidthGBs: 76.8, hostMemoryGB: 256 };
 
 const raw: Record<string, { description: string; source: string; json: unknown }> = {
   pcie4: {

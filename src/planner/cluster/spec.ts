@@ -24,8 +24,19 @@ export interface GpuSpec {
   tflops: number;
   /** Per-precision dense peaks as given in the spec (fp32 = tflops); a missing one is looked up by GPU name or refused. */
   peakTflops: PeakTflops;
-  /** Host↔GPU bandwidth (PCIe) one GPU can use, GB/s; optimizer offload pays it. Absent: see memory/offload.ts. */
+  /** Host↔GPU bandwidth (PCIe) one GPU can use, GB/s; offload pays it. Absent: DEFAULT_HOST_BANDWIDTH_GBS (cost/tables.ts). */
   hostBandwidthGBs?: number;
+  /**
+   * Host DRAM bandwidth one GPU's rank gets, GB/s: the node's peak shared evenly by its GPUs, since every rank steps
+   * its offloaded optimizer shard on the CPU at once. Prices the CPU optimizer step (cost/compute.ts hostUpdateMs);
+   * absent, that step is not modelled and the plan says so.
+   */
+  hostMemoryBandwidthGBs?: number;
+  /**
+   * Host memory one GPU's rank may fill with what it offloads, binary GB (GiB, as DIMMs are sized): the node's RAM
+   * over its GPUs. Offload plans must fit it (hostMemoryBytes); absent, it is not checked and the plan says so.
+   */
+  hostMemoryGB?: number;
   /** Streaming multiprocessors: how many GEMM tiles run at once (wave quantization, cost/efficiency.ts). */
   sms?: number;
   /**
@@ -48,6 +59,16 @@ export interface GpuSpec {
  * from nvidia-smi (MiB / 1024).
  */
 export const gpuMemoryBytes = (gpu: Pick<GpuSpec, 'memoryGB'>): number => gpu.memoryGB * 2 ** 30;
+
+/** The host memory the least-provisioned of `gpus` may fill with offloaded state, bytes; undefined when any spec omits it. */
+export function hostMemoryBytes(gpus: ReadonlyArray<Pick<GpuSpec, 'hostMemoryGB'>>): number | undefined {
+  let least = Infinity;
+  for (const g of gpus) {
+    if (g.hostMemoryGB === undefined) return undefined;
+    least = Math.min(least, g.hostMemoryGB * 2 ** 30);
+  }
+  return Number.isFinite(least) ? least : undefined;
+}
 
 export interface LinkSpec {
   /** Per-GPU unidirectional bandwidth a collective can use, GB/s. */
@@ -121,6 +142,8 @@ function parseGpu(v: unknown, path: string): GpuModel {
     idlePowerW: num(v, 'idlePowerW', path, { optional: Math.round(powerW * 0.2) }),
   };
   if (v.hostBandwidthGBs !== undefined) gpu.hostBandwidthGBs = num(v, 'hostBandwidthGBs', path, { positive: true });
+  if (v.hostMemoryBandwidthGBs !== undefined) gpu.hostMemoryBandwidthGBs = num(v, 'hostMemoryBandwidthGBs', path, { positive: true });
+  if (v.hostMemoryGB !== undefined) gpu.hostMemoryGB = num(v, 'hostMemoryGB', path, { positive: true });
   if (v.sms !== undefined) gpu.sms = num(v, 'sms', path, { positive: true, integer: true });
   if (v.gemmEfficiency !== undefined) gpu.gemmEfficiency = parseGemmEfficiency(v.gemmEfficiency, `${path}gemmEfficiency`);
   if (gpu.idlePowerW > gpu.powerW) throw new ClusterSpecError(`${path}idlePowerW must not exceed ${path}powerW`);

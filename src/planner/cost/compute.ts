@@ -319,6 +319,21 @@ export function dequantizeMs(w: LayerWorkload, paramShare: number, computeDtypeB
  */
 export function updateMs(paramsOnDevice: number, stateBytesPerParam: number, gpu: GpuSpec, dtypeBytes: number): number {
   if (paramsOnDevice <= 0) return 0;
-  const bytes = paramsOnDevice * (3 * dtypeBytes + 2 * stateBytesPerParam);
-  return bytes / (gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY);
+  return updateBytes(paramsOnDevice, stateBytesPerParam, dtypeBytes) / (gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY);
+}
+
+function updateBytes(params: number, stateBytesPerParam: number, dtypeBytes: number): number {
+  return params * (3 * dtypeBytes + 2 * stateBytesPerParam);
+}
+
+/**
+ * The offloaded optimizer step on the CPU (DeepSpeed's CPU-Adam, or torch's optimizer over FSDP's CPU shards) for
+ * this GPU's shard of `params`: the same streams as the GPU update over fp32 master weights, at the rank's share of
+ * host DRAM bandwidth (Adam does a handful of flops per 28 bytes, so it is memory-bound). Datasheet DRAM peaks make
+ * it a lower bound. `hostShare`: GPUs' shares of the node's bandwidth each rank gets (Topology.hostShare). undefined
+ * when the spec states no host memory bandwidth: the step is then not modelled.
+ */
+export function hostUpdateMs(params: number, stateBytesPerParam: number, gpu: GpuSpec, hostShare = 1): number | undefined {
+  if (gpu.hostMemoryBandwidthGBs === undefined) return undefined;
+  return params > 0 ? updateBytes(params, stateBytesPerParam, 4) / (gpu.hostMemoryBandwidthGBs * hostShare * 1e6) : 0;
 }

@@ -8,10 +8,10 @@
 import { autocastCastsWeights } from '../../core/autocast';
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import type { CostSource } from '../../protocol/plan';
-import { analyticalTimes, dequantizeMs, inputBytesPerSample, updateMs } from './compute';
+import { analyticalTimes, dequantizeMs, hostUpdateMs, inputBytesPerSample, updateMs } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
 import { buildEdgeCosts } from './edgeCosts';
-import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
+import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, offloadedHostBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
 import { modelStatic, safeBytes } from './modelStatic';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions } from './tables';
@@ -36,6 +36,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
   const A = Math.max(1, setup.microSteps);
   const recompute = setup.recompute !== 'none' ? recomputePlan(model) : undefined;
   const hostGBs = gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS;
+  const hostShare = topo.hostShare(devices);
 
   // Numeric keys: these run for every option of every layer and count, where template strings showed in profiles.
   const groupLinks = new Map<number, GroupLink>();
@@ -158,20 +159,37 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       // Frozen parameters hold weights only; ZeRO-3 shards and gathers them with the rest.
       const frozenHere = safeBytes(w.frozenParams ?? 0) * pShare;
       const quantizedHere = w.quantized ? { params: w.quantized.params * pShare, bytes: w.quantized.bytes * pShare } : undefined;
+      const unitBytes = paramsHere * bytes.weight + frozenHeldBytes(frozenHere, bytes.weight, quantizedHere);
       if (sg && zero === 3) {
-        gatherBytes = paramsHere * bytes.weight + frozenHeldBytes(frozenHere, bytes.weight, quantizedHere);
+        gatherBytes = unitBytes;
         gatherMs = A * allGatherMs(gatherBytes, sg.shards, sg.shardLink);
         arMs = syncs * (reduceScatterMs(arBytes, sg.shards, sg.shardLink) + allReduceMs(arBytes / sg.shards, sg.replicas, sg.replicaLink));
       } else if (sg) {
         arMs = syncs * allReduceMs(arBytes, c.d, groupLink('data', c));
       }
       const optShards = sg && zero >= 1 ? sg.shards : 1;
-      // Offload: gradients down and updated 16-bit weights up over PCIe; the CPU Adam itself overlaps (ZeRO-Offload's DPU) and is not costed.
-      const upd = setup.cpuOffload
-        ? hostCopyMs((paramsHere / optShards) * (bytes.gradient + bytes.weight), hostGBs)
-        : updateMs(paramsHere / optShards, stateBytes, gpu, 4);
+      // Parameter offload: every pass fetches this GPU's weight shard from host memory (then all-gathers it under
+      // ZeRO-3), and every micro-step sends its reduced gradient shard down, where the CPU optimizer steps it
+      // (ZeRO-Infinity, Rajbhandari et al. SC 2021 §5; FSDP CPUOffload). The updated weights stay on the host.
+      let hostUploadMs = 0;
+      if (setup.paramOffload) {
+        const weightShards = sg && zero === 3 ? sg.shards : 1;
+        gatherBytes = unitBytes;
+        hostUploadMs = A * hostCopyMs(unitBytes / weightShards, hostGBs);
+      }
+      // Any offload (ZeRO-Offload too) sends each micro-step's reduced gradient shard down as the backward makes it.
+      const hostDownloadMs = setup.cpuOffload ? A * hostCopyMs(arBytes / optShards, hostGBs) : 0;
+      // Offload: the CPU steps the optimizer shard after the backward; optimizer-only offload then sends the updated
+      // 16-bit weights up over PCIe (parameter offload fetches them in the next passes).
+      const cpuStep = setup.cpuOffload ? (hostUpdateMs(paramsHere / optShards, stateBytes, gpu, hostShare) ?? 0) : 0;
+      const upd = setup.paramOffload
+        ? cpuStep
+        : setup.cpuOffload
+          ? hostCopyMs((paramsHere / optShards) * bytes.weight, hostGBs) + cpuStep
+          : updateMs(paramsHere / optShards, stateBytes, gpu, 4);
       const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
-      const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1, autocastCastsWeights(layer.op) ? paramsHere : 0);
+      const castHere = autocastCastsWeights(layer.op) ? paramsHere : 0;
+      const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1, castHere);
       // Float activations follow the precision; int64 indices and bool masks keep their size.
       const keptBytes = savedBytesAtPrecision(kept.savedBytesPerSample, kept.fixedBytesPerSample, actScale);
       const activations = keptBytes * samples * actShare * copies;
@@ -179,6 +197,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * samples * actShare : 0;
       const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
       const frozenWeights = frozenWeightBytes(frozenHere, setup, sg ? sg.shards : 1, quantizedHere);
+      const frozenOnGpu = frozenWeightBytes(frozenHere, { ...setup, paramOffload: false }, sg ? sg.shards : 1, quantizedHere);
+      const hostBytes = offloadedHostBytes(paramsHere, setup, sg ? sg.shards : 1, frozenOnGpu, castHere);
       const memory = { weights: states.weights + buffers + frozenWeights, gradients: states.gradients, optimizer: states.optimizer, activations };
       const memoryBytes = memory.weights + memory.gradients + memory.optimizer + memory.activations;
       const recomputeMs = kept.recomputeFraction * (t.forwardMs + mpF);
@@ -195,11 +215,14 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         updateMs: upd,
         gatherBytes,
         gatherMs,
+        hostUploadMs,
+        hostDownloadMs,
+        hostBytes,
         recomputeMs,
         recomputedBytes,
         memory,
         memoryBytes,
-        timeMs: t.forwardMs + t.backwardMs + mpF + mpB + arMs + upd + 2 * gatherMs + recomputeMs,
+        timeMs: t.forwardMs + t.backwardMs + mpF + mpB + arMs + upd + 2 * (gatherMs + hostUploadMs) + hostDownloadMs + recomputeMs,
       };
     });
   }

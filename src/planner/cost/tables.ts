@@ -25,7 +25,7 @@ export interface TableSetup extends MemorySetup {
 }
 
 export function defaultSetup(optimizer: OptimizerKind): TableSetup {
-  return { precision: 'fp32', optimizer, zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false, microSteps: 1 };
+  return { precision: 'fp32', optimizer, zeroStage: 0, hybridShard: false, recompute: 'none', cpuOffload: false, paramOffload: false, microSteps: 1 };
 }
 
 /**
@@ -57,6 +57,15 @@ export interface NodeOption {
   /** ZeRO-3: parameters all-gathered before the forward and again before the backward (bytes per pass, ms per iteration per pass). */
   gatherBytes: number;
   gatherMs: number;
+  /**
+   * Parameter offload: this GPU's weight shard copied up from host memory before each pass (ms per iteration per
+   * pass, like gatherMs; gatherBytes is then the unit fetched even without ZeRO-3). Any offload: its reduced
+   * gradient shard copied down (ms per iteration). 0 without offload.
+   */
+  hostUploadMs: number;
+  hostDownloadMs: number;
+  /** Bytes this GPU's rank keeps in host memory for the layer under offload (memory/model.ts offloadedHostBytes). */
+  hostBytes: number;
   /** Forward work recomputed before the backward (activation recompute), ms per iteration. */
   recomputeMs: number;
   /** Activation bytes the recompute brings back to life while this layer's backward runs (one micro-batch). */

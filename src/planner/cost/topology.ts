@@ -47,6 +47,18 @@ export class Topology {
     return bandwidth < s.memoryBandwidthGBs ? { ...s, memoryBandwidthGBs: bandwidth } : s;
   }
 
+  /**
+   * How many GPUs' shares of a node's host memory and DRAM bandwidth each rank of `devices` gets: a spec states the
+   * node's over all its GPUs, and a plan on fewer of them leaves the rest to its ranks (the fullest node decides).
+   */
+  hostShare(devices: readonly number[]): number {
+    const ranks = new Map<number, number>();
+    for (const d of devices) ranks.set(this.gpus[d].node, (ranks.get(this.gpus[d].node) ?? 0) + 1);
+    let share = Infinity;
+    for (const [node, count] of ranks) share = Math.min(share, this.gpus.filter((g) => g.node === node).length / count);
+    return Number.isFinite(share) ? Math.max(1, share) : 1;
+  }
+
   /** The smallest memory among these logical devices, bytes. */
   minMemoryBytes(devices: readonly number[]): number {
     let m = Infinity;

@@ -23,6 +23,7 @@ export function pinsOfSetup(setup: TrainingSetup): ParallelPins {
     recompute: setup.recompute,
     microBatch: setup.microBatch,
     cpuOffload: setup.cpuOffload,
+    paramOffload: setup.paramOffload,
   };
 }
 

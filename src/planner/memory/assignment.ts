@@ -2,7 +2,8 @@
  * Memory per GPU of a chosen assignment (one option per layer) as the report's
  * breakdown: the options' model states and activations summed, plus the
  * workspace a setup needs at its peak: the CUDA context, ZeRO-3's gathered
- * parameters (the unit in use and the prefetched one, as FSDP does), and the
+ * parameters or those parameter offload fetches (the unit in use and the
+ * prefetched one, as FSDP does), and the
  * activations a recompute brings back (the largest block under full
  * recompute, the largest attention core under selective).
  */
@@ -23,8 +24,8 @@ export function assignmentBreakdown(t: CostTables, choice: ArrayLike<number>, la
     parts.gradients += o.memory.gradients;
     parts.optimizer += o.memory.optimizer;
     parts.activations += o.memory.activations;
-    if (o.gatherMs > 0) {
-      // Gathered 16-bit parameters minus the shard already held.
+    if (o.gatherBytes > 0) {
+      // Gathered (or, offloaded, fetched) 16-bit parameters minus the shard already held.
       const extra = o.gatherBytes - o.memory.weights;
       if (extra > gatherA) [gatherA, gatherB] = [extra, gatherA];
       else if (extra > gatherB) gatherB = extra;
@@ -40,4 +41,15 @@ export function assignmentBreakdown(t: CostTables, choice: ArrayLike<number>, la
   for (const b of bySegment.values()) recomputePeak = Math.max(recomputePeak, b);
   parts.workspace += gatherA + gatherB + recomputePeak;
   return breakdown(parts);
+}
+
+/** Host memory per GPU the chosen assignment's offload fills (0 without offload). */
+export function assignmentHostBytes(t: CostTables, choice: ArrayLike<number>, layers?: readonly number[]): number {
+  let bytes = 0;
+  const visit = (i: number): void => {
+    bytes += t.options[i][choice[i]].hostBytes;
+  };
+  if (layers) for (const i of layers) visit(i);
+  else for (let i = 0; i < t.layers.length; i++) visit(i);
+  return bytes;
 }

@@ -28,7 +28,8 @@ export interface GpuShare {
   /** Saved activation bytes of all micro-batches alive at once, in the setup's precision, after recompute. */
   activationBytes: number;
   /**
-   * Largest unit of parameters gathered at once under ZeRO-3 (an FSDP unit / one layer), before sharding.
+   * Largest unit of parameters gathered at once under ZeRO-3 or fetched from host memory under parameter offload
+   * (an FSDP unit / one layer), before sharding.
    * FSDP keeps the unit in use and the prefetched next one: 2 units of 16-bit weights.
    */
   largestGatherParams?: number;
@@ -56,7 +57,8 @@ export const FRAGMENTATION_FRACTION = 9.2 / 80;
 export function memoryPerGpu(share: GpuShare, setup: MemorySetup, degrees: ParallelDegrees): MemoryBreakdown {
   const shards = shardCount(degrees.dataParallel, degrees.dataParallelPerNode ?? degrees.dataParallel, setup.hybridShard);
   const states = modelStateBytes(share.params, setup, shards, share.castParams);
-  const gather = shards > 1 && setup.zeroStage === 3 ? 2 * (share.largestGatherParams ?? 0) * precisionBytes(setup.precision, setup.ampStyle).weight : 0;
+  // Offloaded parameters are fetched unit by unit like ZeRO-3's gathers, even on one GPU.
+  const gather = (shards > 1 && setup.zeroStage === 3) || setup.paramOffload ? 2 * (share.largestGatherParams ?? 0) * precisionBytes(setup.precision, setup.ampStyle).weight : 0;
   return breakdown({ ...states, activations: share.activationBytes, workspace: CONTEXT_BYTES + gather + (share.extraWorkspace ?? 0) });
 }
 

@@ -26,6 +26,8 @@ export interface MemorySetup {
   hybridShard: boolean;
   recompute: RecomputeMode;
   cpuOffload: boolean;
+  /** Parameters and gradients in host memory too (ZeRO-Infinity / FSDP CPUOffload); implies cpuOffload. */
+  paramOffload?: boolean;
 }
 
 /** Model-state bytes per parameter before any sharding (the ZeRO paper's 2 + 2 + K). */
@@ -51,8 +53,14 @@ export interface ModelStateBytes {
 /**
  * Per-GPU model-state bytes of `params` parameters (already divided by tensor
  * or pipeline parallelism) on a data-parallel group whose ZeRO shards span
- * `shards` GPUs. CPU offload (ZeRO-Offload, Ren et al., USENIX ATC 2021)
- * moves the optimizer part (master weights and moments) to host memory.
+ * `shards` GPUs. CPU offload (ZeRO-Offload, Ren et al., USENIX ATC 2021, §4:
+ * "offloads the gradients, optimizer states and optimizer computation to CPU,
+ * while keeping the parameters … on GPU") moves the optimizer part (master
+ * weights and moments) and the reduced gradients to host memory;
+ * parameter offload (ZeRO-Infinity's offload_param, Rajbhandari et al., SC 2021
+ * §5; FSDP's CPUOffload(offload_params=True)) moves the weight shards and the
+ * reduced gradient shards there too, so none stay on the GPU between uses:
+ * what a layer needs is fetched into the gathered-unit workspace (memoryPerGpu).
  * `castParams`: how many of them autocast casts to 16 bits (all when not said);
  * only those hold a cast copy.
  */
@@ -62,11 +70,23 @@ export function modelStateBytes(params: number, setup: MemorySetup, shards: numb
   const n = Math.max(1, shards);
   const z = shards > 1 ? setup.zeroStage : 0;
   const cast = Math.min(Math.max(0, castParams), params);
+  if (setup.paramOffload) return { weights: 0, gradients: 0, optimizer: 0 };
   return {
     weights: (params * (per.weights - castCopy) + cast * castCopy) / (z >= 3 ? n : 1),
-    gradients: (params * per.gradients) / (z >= 2 ? n : 1),
+    gradients: setup.cpuOffload ? 0 : (params * per.gradients) / (z >= 2 ? n : 1),
     optimizer: setup.cpuOffload ? 0 : (params * per.optimizer) / (z >= 1 ? n : 1),
   };
+}
+
+/**
+ * Bytes one GPU's rank keeps in host memory for `params` parameters (and `frozenBytes` of frozen weights held on the
+ * GPU without offload): what offload takes off the GPU, as the GPU would have held it (sharded alike).
+ */
+export function offloadedHostBytes(params: number, setup: MemorySetup, shards: number, frozenBytes = 0, castParams = params): number {
+  if (!setup.cpuOffload && !setup.paramOffload) return 0;
+  const total = (s: ModelStateBytes) => s.weights + s.gradients + s.optimizer;
+  const kept = { ...setup, cpuOffload: false, paramOffload: false };
+  return total(modelStateBytes(params, kept, shards, castParams)) - total(modelStateBytes(params, setup, shards, castParams)) + (setup.paramOffload ? frozenBytes : 0);
 }
 
 /**
@@ -76,6 +96,8 @@ export function modelStateBytes(params: number, setup: MemorySetup, shards: numb
  * holds none between uses. ZeRO-3 / FSDP shard them with the rest of the flat parameters.
  */
 export function frozenWeightBytes(frozenParams: number, setup: MemorySetup, shards: number, quantized?: QuantizedShare): number {
+  // Offloaded parameters include the frozen ones: FSDP and DeepSpeed offload whole flat parameters.
+  if (setup.paramOffload) return 0;
   const z = shards > 1 ? setup.zeroStage : 0;
   return frozenHeldBytes(frozenParams, precisionBytes(setup.precision, setup.ampStyle).weight, quantized) / (z >= 3 ? Math.max(1, shards) : 1);
 }

@@ -21,7 +21,10 @@
  * what ZeRO shards. So the first level that fits gives a plan, and deeper
  * levels' light rungs are still tried while their simulated step (a lower
  * bound for deeper levels still) beats it; a faster one that fits wins.
- * CPU offload of the optimizer (ZeRO-Offload) is last: it is bounded by PCIe.
+ * CPU offload is last, bounded by PCIe and the CPU's optimizer step: the
+ * optimizer state and gradients (ZeRO-Offload), and the parameters as well
+ * (ZeRO-Infinity's offload_param, FSDP CPUOffload), which fetch every weight
+ * over PCIe for each forward and backward; the faster that fits wins.
  * A ZeRO stage whose weights, gradients and optimizer state alone overflow the
  * GPU is not tried again at deeper levels (accumulation does not shrink them).
  */
@@ -52,8 +55,11 @@ export interface LadderLevel {
 
 export interface Ladder {
   levels: LadderLevel[];
-  /** The last resort when no level fits: the most frugal setup with the optimizer state in CPU memory. */
-  offload: Rung;
+  /**
+   * The last resorts when no level fits, both tried: the most frugal setup with the optimizer state in CPU memory,
+   * and with the parameters there too.
+   */
+  offload: Rung[];
 }
 
 /** Gradient-accumulation steps a micro-batch pin implies on n GPUs, or why it cannot hold. */
@@ -68,7 +74,7 @@ export function pinnedMicroSteps(pins: ParallelPins, n: number, batch: number): 
 }
 
 export function setupKey(s: TableSetup): string {
-  return `${s.precision}|z${s.zeroStage}|${s.hybridShard ? 'h' : ''}|${s.recompute}|${s.cpuOffload ? 'off' : ''}|a${s.microSteps}`;
+  return `${s.precision}|z${s.zeroStage}|${s.hybridShard ? 'h' : ''}|${s.recompute}|${s.paramOffload ? 'poff' : s.cpuOffload ? 'off' : ''}|a${s.microSteps}`;
 }
 
 export function setupLadder(x: LadderContext): Ladder | { reason: string } {
@@ -76,14 +82,18 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
   const pinnedSteps = pinnedMicroSteps(pins, n, x.batch);
   if ('reason' in pinnedSteps) return pinnedSteps;
   const dp = n > 1;
-  const make = (zero: ZeroStage, recompute: RecomputeMode, microSteps: number, cpuOffload = false, hybridShard = false): TableSetup => ({
-    ...x.base,
-    zeroStage: pins.zeroStage ?? (dp ? zero : 0),
-    hybridShard: pins.hybridShard ?? (dp && hybridShard),
-    recompute: pins.recompute ?? recompute,
-    cpuOffload: pins.cpuOffload ?? cpuOffload,
-    microSteps: pins.microBatch !== undefined ? pinnedSteps.steps : microSteps,
-  });
+  const make = (zero: ZeroStage, recompute: RecomputeMode, microSteps: number, cpuOffload = false, hybridShard = false, paramOffload = false): TableSetup => {
+    const params = pins.paramOffload ?? paramOffload;
+    return {
+      ...x.base,
+      zeroStage: pins.zeroStage ?? (dp ? zero : 0),
+      hybridShard: pins.hybridShard ?? (dp && hybridShard),
+      recompute: pins.recompute ?? recompute,
+      cpuOffload: params || (pins.cpuOffload ?? cpuOffload),
+      paramOffload: params,
+      microSteps: pins.microBatch !== undefined ? pinnedSteps.steps : microSteps,
+    };
+  };
   const light: RecomputeMode = x.hasAttention ? 'selective' : 'none';
   const zeroThree = (recompute: RecomputeMode, a: number): Rung => (x.multiNode ? [make(3, recompute, a), make(3, recompute, a, false, true)] : [make(3, recompute, a)]);
   const fullRungs = (a: number): Rung[] => [[make(0, 'full', a)], [make(1, 'full', a)], [make(2, 'full', a)], zeroThree('full', a)];
@@ -116,7 +126,9 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
       )
       .filter((r) => r.length > 0);
   const levels = raw.map((l) => ({ microSteps: l.microSteps, light: fresh(l.light), full: fresh(l.full) })).filter((l) => l.light.length + l.full.length > 0);
-  return { levels, offload: fresh([[{ ...last, cpuOffload: pins.cpuOffload ?? true }]])[0] ?? [] };
+  const optimizerOffload = make(3, 'full', deepest, true);
+  const paramOffload = pins.cpuOffload === false ? [] : [make(3, 'full', deepest, true, false, true)];
+  return { levels, offload: fresh([[pins.cpuOffload === false ? last : optimizerOffload], paramOffload]) };
 }
 
 /** What the walk needs to know of one evaluated setup. */
@@ -143,7 +155,7 @@ export interface LadderWalk<R> {
 export function* walkLadder<R>(ladder: Ladder, capBytes: number, evaluate: (s: TableSetup) => Steps<R>, outcome: (r: R) => SetupOutcome): Steps<LadderWalk<R>> {
   const walk: LadderWalk<R> = {};
   const stateTooBig = new Set<string>();
-  const stateKey = (s: TableSetup) => `z${s.zeroStage}|${s.hybridShard ? 'h' : ''}|${s.cpuOffload ? 'off' : ''}`;
+  const stateKey = (s: TableSetup) => `z${s.zeroStage}|${s.hybridShard ? 'h' : ''}|${s.paramOffload ? 'poff' : s.cpuOffload ? 'off' : ''}`;
   let bestMs = Infinity;
   /**
    * The fastest fitting setup of a rung, and the fastest step any of its setups simulated. `hopeless` holds the
@@ -211,9 +223,13 @@ export function* walkLadder<R>(ladder: Ladder, capBytes: number, evaluate: (s: T
     }
     if (!fasterSeen) return walk;
   }
-  if (walk.best === undefined && ladder.offload.length > 0) {
-    const r = yield* runRung(ladder.offload);
-    take(r.fit, r.fitMs);
+  // Both offload rungs when one is needed: keeping the 16-bit weights on the GPU (optimizer offload) can leave room
+  // only for tiny micro-batches, where fetching the weights over PCIe (parameter offload) with larger ones is faster.
+  if (walk.best === undefined) {
+    for (const rung of ladder.offload) {
+      const r = yield* runRung(rung);
+      take(r.fit, r.fitMs);
+    }
   }
   return walk;
 }
@@ -227,6 +243,7 @@ export function describeSavers(s: TableSetup, base: TableSetup): string {
   }
   if (s.recompute !== base.recompute) parts.push(`${s.recompute} activation recompute`);
   if (s.microSteps !== base.microSteps) parts.push(`gradient accumulation over ${s.microSteps} micro-steps`);
-  if (s.cpuOffload !== base.cpuOffload) parts.push('optimizer state offloaded to CPU memory (slow: bounded by PCIe)');
+  if (s.paramOffload && !base.paramOffload) parts.push('parameters, gradients and optimizer state offloaded to CPU memory (slow: every forward and backward fetches the weights over PCIe)');
+  else if (s.cpuOffload !== base.cpuOffload) parts.push('optimizer state and gradients offloaded to CPU memory (slow: bounded by PCIe and the CPU step)');
   return parts.join(' + ');
 }

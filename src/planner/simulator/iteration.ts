@@ -3,7 +3,10 @@
  * topological order with layout changes and Megatron collectives, backward in
  * reverse order with gradient redistribution, gradient all-reduce in NCCL-style
  * buckets (reverse layer order, cut at a byte cap or a change of data group)
- * overlapping the remaining backward, then the optimizer update.
+ * overlapping the remaining backward, then the optimizer update. Under
+ * offload each layer's gradients go down to host memory after its backward,
+ * and under parameter offload its weights come up before its forward and its
+ * backward, on the GPU's own PCIe link (HOST_LANE), beside the collectives.
  */
 import type { CostTables } from '../cost/tables';
 import { reduceScatterMs } from '../cost/shardedCollectives';
@@ -19,6 +22,9 @@ export const DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024;
  * (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
  */
 export const DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024;
+
+/** The host↔GPU link parameter offload copies over: each GPU's own PCIe lanes, one lane standing for all of them. */
+export const HOST_LANE = 'link:host';
 
 export interface IterationOptions {
   bucketBytes?: number;
@@ -58,7 +64,12 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
     const mb = microBatch === undefined ? {} : { microBatch };
     const gatherFor = (i: number, deps: number[]): number | undefined => {
       const o = opt(i);
-      if (!zero3(i)) return undefined;
+      // Offloaded weights come up from host memory first; ZeRO-3 then all-gathers the shards.
+      if (o.hostUploadMs > 0) {
+        const shards = zero3(i) ? t.shardGroup(o.config).shards : 1;
+        deps = [eng.add({ kind: 'transfer', layer: `${name(i)} weights from CPU`, resources: [HOST_LANE], devices: t.devices, durationMs: o.hostUploadMs * share, deps, bytes: o.gatherBytes / shards, ...mb })];
+      }
+      if (!zero3(i)) return o.hostUploadMs > 0 ? deps[0] : undefined;
       const sg = t.shardGroup(o.config);
       return eng.add({ kind: 'allgather', layer: name(i), resources: [sg.shardLink.lane], devices: t.devices, durationMs: o.gatherMs * share, deps, bytes: o.gatherBytes, ...mb });
     };
@@ -83,6 +94,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
     const lossReady = L > 0 ? fwdEnd[L - 1] : -1;
 
     const bucketTasks: number[] = [];
+    const downloads: number[] = [];
     let bucket: { layers: number[]; bytes: number; key: string } | undefined;
     const flush = (): void => {
       if (!bucket || bucket.bytes <= 0) return;
@@ -121,6 +133,8 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       const comp = eng.add({ kind: 'backward', layer: name(i), resources: lanes, devices: t.devices, durationMs: o.backwardMs * share, deps, ...mb });
       bwdCompute[i] = comp;
       bwdEnd[i] = o.mpBackwardMs > 0 ? eng.add({ kind: 'transfer', layer: name(i), resources: [modelLane(i)], devices: t.devices, durationMs: o.mpBackwardMs * share, deps: [comp], ...mb }) : comp;
+      // Offloaded gradients go down to the CPU optimizer as soon as the layer's backward has made them.
+      if (o.hostDownloadMs > 0) downloads.push(eng.add({ kind: 'transfer', layer: `${name(i)} gradients to CPU`, resources: [HOST_LANE], devices: t.devices, durationMs: o.hostDownloadMs * share, deps: [comp], bytes: o.allreduceBytes, ...mb }));
       if (syncGradients && o.allreduceBytes > 0) {
         const key = `${o.config.d}x${o.config.k}`;
         if (bucket && bucket.key !== key) flush();
@@ -131,7 +145,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       }
     }
     flush();
-    return [...Array.from(bwdEnd), ...bucketTasks];
+    return [...Array.from(bwdEnd), ...bucketTasks, ...downloads];
   };
 
   let done: number[] = [];
@@ -141,6 +155,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
 
   let updateMs = 0;
   for (let i = 0; i < L; i++) updateMs += opt(i).updateMs;
-  eng.add({ kind: 'update', layer: t.setup.cpuOffload ? 'optimizer (CPU offload: gradients down, weights up over PCIe)' : 'optimizer', resources: lanes, devices: t.devices, durationMs: updateMs, deps: done });
+  const updateLabel = t.setup.paramOffload ? 'optimizer (on the CPU: parameters and gradients offloaded)' : t.setup.cpuOffload ? 'optimizer (on the CPU, then weights up over PCIe)' : 'optimizer';
+  eng.add({ kind: 'update', layer: updateLabel, resources: lanes, devices: t.devices, durationMs: updateMs, deps: done });
   return yield* eng.runSteps();
 }

@@ -10,12 +10,12 @@
  */
 import type { AmpStyle, MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
-import { updateMs, type AttentionKernel } from '../../cost/compute';
+import { hostUpdateMs, updateMs, type AttentionKernel } from '../../cost/compute';
 import { overlapExtraMs } from '../../cost/overlap';
 import { CONTEXT_BYTES, frozenHeldBytes, optimizerStateBytes } from '../../memory/index';
-import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
+import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, offloadedHostBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
-import { hsdpPossible, membersPerNode, offloadMs, shardPlan } from './sharding';
+import { hsdpPossible, membersPerNode, offloadCopyMs, shardPlan, updatedWeightsUpMs } from './sharding';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
 
 export interface Config3D {
@@ -38,8 +38,10 @@ export interface Config3D {
   blocksPerStage: number[];
   /** HSDP: ZeRO state sharded within a node, replicated across nodes (sharding.ts). */
   hsdp?: boolean;
-  /** Optimizer state in host memory (ZeRO-Offload): a last resort, paid over PCIe every step. */
+  /** Optimizer state and gradients in host memory (ZeRO-Offload): a last resort, paid over PCIe and on the CPU every step. */
   offload?: boolean;
+  /** Parameters and gradients in host memory too (ZeRO-Infinity offload_param, FSDP CPUOffload); set with `offload`. */
+  paramOffload?: boolean;
 }
 
 export interface EstimateContext {
@@ -56,6 +58,8 @@ export interface EstimateContext {
   /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
   usableBytes: number;
   deviceBytes: number;
+  /** The spec's host memory per GPU for offloaded state (cluster/spec.ts hostMemoryBytes); absent: not checked. */
+  hostBytesPerGpu?: number;
   attention?: AttentionKernel;
   cache: Map<string, { block: GroupCost; prefix: GroupCost; suffix: GroupCost }>;
 }
@@ -78,6 +82,8 @@ export interface Estimate {
   gradSyncMs: number;
   updateMs: number;
   memory: MemoryBreakdown;
+  /** Host memory per GPU that offload fills on the fullest stage (0 without offload). */
+  hostBytes: number;
   fits: boolean;
   /** The representative stages (first, a middle one, last) in that order. */
   stages: StageTimes[];
@@ -147,18 +153,43 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const blocks = c.blocksPerStage[s];
   const params = onStage(costs, c, s, 'params');
   const castParams = onStage(costs, c, s, 'castParams');
-  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, !!c.offload, ctx.ampStyle, castParams);
-  // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest (memory/model.ts frozenWeightBytes).
-  state.weights += stageFrozenBytes(ctx, c, costs, s) / (c.zero >= 3 && shards > 1 ? shards : 1);
+  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, { cpu: c.offload, params: c.paramOffload }, ctx.ampStyle, castParams);
+  // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest, parameter offload moves them
+  // to host memory with the rest (memory/model.ts frozenWeightBytes).
+  if (!c.paramOffload) state.weights += stageFrozenBytes(ctx, c, costs, s) / (c.zero >= 3 && shards > 1 ? shards : 1);
   const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
   const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
-  // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered current and prefetched block,
-  // and under full recompute the block whose activations are rebuilt for the backward in progress.
+  // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered (or parameter offload's fetched)
+  // current and prefetched block, and under full recompute the block whose activations are rebuilt for the backward in progress.
   const blockWeightBytes = weightBytes(ctx.precision, ctx.ampStyle);
-  const gathered = c.zero >= 3 && shards > 1 ? 2 * (block.params * blockWeightBytes + frozenHeldBytes(block.frozenParams, blockWeightBytes, { params: block.quantizedParams, bytes: block.quantizedBytes })) : 0;
+  const gathered = (c.zero >= 3 && shards > 1) || c.paramOffload ? 2 * (block.params * blockWeightBytes + frozenHeldBytes(block.frozenParams, blockWeightBytes, { params: block.quantizedParams, bytes: block.quantizedBytes })) : 0;
   const workspace = CONTEXT_BYTES + gathered + (c.recompute === 'full' ? block.savedNone : 0);
   const total = state.weights + state.gradients + state.optimizer + acts + workspace;
   return { weights: state.weights, gradients: state.gradients, optimizer: state.optimizer, activations: acts, workspace, total };
+}
+
+/** Host memory per GPU that offload fills on stage s: what the GPU would otherwise hold of its model state (and frozen weights). */
+export function stageHostBytes(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): number {
+  if (!c.offload && !c.paramOffload) return 0;
+  const shards = shardsOf(ctx, c);
+  const frozenOnGpu = stageFrozenBytes(ctx, c, costs, s) / (c.zero >= 3 && shards > 1 ? shards : 1);
+  return offloadedHostBytes(onStage(costs, c, s, 'params'), ctx.precision, ctx.optimizer, c.zero, shards, { cpu: c.offload, params: c.paramOffload }, ctx.ampStyle, onStage(costs, c, s, 'castParams'), frozenOnGpu);
+}
+
+/** GPUs' shares of a node's host memory and DRAM bandwidth each of n ranks gets (Topology.hostShare, ranks packed per node). */
+export function hostShareOf(ctx: EstimateContext, n: number): number {
+  return Math.max(1, ctx.gpusPerNode / Math.min(n, ctx.gpusPerNode));
+}
+
+/** Host memory each of n ranks may fill with offloaded state; undefined when the spec does not say. */
+export function hostCapOf(ctx: EstimateContext, n: number): number | undefined {
+  return ctx.hostBytesPerGpu === undefined ? undefined : ctx.hostBytesPerGpu * hostShareOf(ctx, n);
+}
+
+/** Host memory per GPU on the stage that offloads most. */
+function hostBytesOf(ctx: EstimateContext, c: Config3D, costs: Costs): number {
+  if (!c.offload && !c.paramOffload) return 0;
+  return Math.max(...representativeStages(c.pp).map(({ s }) => stageHostBytes(ctx, c, costs, s)));
 }
 
 /** Memory on the fullest stage (the representative stages stand for all: middle stages hold fewer micro-batches than the first). */
@@ -215,7 +246,8 @@ export function workOf(s: StageTimes): number {
  * the next forward uses them (counted per micro-batch), so it reduce-scatters only.
  * Buckets overlap the last micro-batch's backward (PyTorch DDP, Li et al.,
  * VLDB 2020), which runs slower beside them (cost/overlap.ts). Under ZeRO 0 and 1 the accumulation steps before it do not sync;
- * `shardedPerMicroMs` is what ZeRO-2/3 add on every micro-batch (below).
+ * `shardedMs` is what ZeRO-2/3 add over the micro-batches (shardedPerMicroMs, below), and offload's PCIe copies
+ * (offloadedCopiesMs).
  */
 export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number } {
   const p = c.dp * c.cp;
@@ -224,10 +256,27 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
   const totalMs = g ? (c.zero >= 3 ? 1 : 2) * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
   const exposedMs = overlapExtraMs(totalMs, stage.backwardMs);
-  if (!g) return { totalMs, exposedMs, shardedMs: 0 };
+  const hostMs = offloadedCopiesMs(ctx, c, stage);
+  if (!g) return { totalMs, exposedMs, shardedMs: hostMs };
   // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the trained.
   const gatherMs = allGatherMs(stage.params * weightBytes(ctx.precision, ctx.ampStyle) + stage.frozenBytes, g.shards, g.shardLink);
-  return { totalMs, exposedMs, shardedMs: shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) };
+  return { totalMs, exposedMs, shardedMs: shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) + hostMs };
+}
+
+/**
+ * Offload's PCIe copies during the passes, as far as the compute does not hide them: every micro-batch sends its
+ * reduced gradient shard down to the CPU optimizer (ZeRO-Offload, Ren et al., USENIX ATC 2021 §4), and under parameter
+ * offload fetches the stage's weight shard from host memory for its forward and again for its backward (ZeRO-Infinity,
+ * Rajbhandari et al., SC 2021 §5; FSDP reshards after forward). The copies run on the GPU's own PCIe link, beside the
+ * NVLink collectives, so they overlap the micro-batch's compute on their own.
+ */
+function offloadedCopiesMs(ctx: EstimateContext, c: Config3D, stage: StageTimes): number {
+  if (!c.offload && !c.paramOffload) return 0;
+  const shards = shardsOf(ctx, c);
+  const weightShard = (stage.params * weightBytes(ctx.precision, ctx.ampStyle) + stage.frozenBytes) / (c.zero >= 3 ? shards : 1);
+  const gradientShard = (stage.params * gradientBytes(ctx.precision, ctx.ampStyle)) / (c.zero >= 1 ? shards : 1);
+  const perMicro = offloadCopyMs((c.paramOffload ? 2 * weightShard : 0) + gradientShard, ctx.gpu.hostBandwidthGBs);
+  return c.microBatches * overlapExtraMs(perMicro, stage.forwardMs + stage.backwardMs);
 }
 
 /**
@@ -256,9 +305,11 @@ export function estimate(ctx: EstimateContext, c: Config3D, pruneByMemory = true
 /** estimate() with the links and block costs already looked up (the search's inner loop). */
 export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, links: Links, pruneByMemory: boolean): Estimate {
   const memory = memoryOf(ctx, c, costs);
-  const fits = memory.total <= ctx.usableBytes;
+  const hostBytes = hostBytesOf(ctx, c, costs);
+  const hostCap = hostCapOf(ctx, c.n);
+  const fits = memory.total <= ctx.usableBytes && (hostCap === undefined || hostBytes <= hostCap);
   // Pruned: memory only, never timed.
-  if (!fits && pruneByMemory) return { stepMs: Infinity, pipelineMs: Infinity, gradSyncMs: 0, updateMs: 0, memory, fits, stages: [] };
+  if (!fits && pruneByMemory) return { stepMs: Infinity, pipelineMs: Infinity, gradSyncMs: 0, updateMs: 0, memory, hostBytes, fits, stages: [] };
   const stages: StageTimes[] = [];
   let max = 0;
   let sum = 0;
@@ -276,8 +327,11 @@ export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, li
   const pipelineMs = c.microBatches * max + (sum - max) / c.v;
   const sync = gradSync(ctx, c, maxStage!, links);
   const shards = c.zero >= 1 ? shardsOf(ctx, c) : 1;
-  // Offloaded, the step's update is a PCIe round trip (the CPU optimizer overlaps it, as ZeRO-Offload's one-step delay allows).
-  const upd = c.offload ? offloadMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs, ctx.ampStyle) : updateMs(maxStage!.params / shards, optimizerStateBytes(ctx.optimizer, 4), ctx.gpu, 4);
+  // Offloaded, the step's update is the CPU optimizer step, then the updated weights up over PCIe; with the parameters
+  // offloaded too, the weights come up in the passes (offloadedCopiesMs).
+  const stateBytes = optimizerStateBytes(ctx.optimizer, 4);
+  const cpuStep = c.offload ? (hostUpdateMs(maxStage!.params / shards, stateBytes, ctx.gpu, hostShareOf(ctx, c.n)) ?? 0) : 0;
+  const upd = c.paramOffload ? cpuStep : c.offload ? cpuStep + updatedWeightsUpMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs, ctx.ampStyle) : updateMs(maxStage!.params / shards, stateBytes, ctx.gpu, 4);
   const stepMs = pipelineMs + sync.exposedMs + sync.shardedMs + upd;
-  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.shardedMs, updateMs: upd, memory, fits, stages };
+  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.shardedMs, updateMs: upd, memory, hostBytes, fits, stages };
 }

@@ -6,13 +6,13 @@
  */
 import type { AnalyzedModel } from '../../../core/ir';
 import type { AmpStyle, BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
-import { gpuMemoryBytes, type ClusterSpec } from '../../cluster/spec';
+import { gpuMemoryBytes, hostMemoryBytes, type ClusterSpec } from '../../cluster/spec';
 import { chooseAmpStyle, FRAGMENTATION_FRACTION } from '../../memory/index';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
 import { activationBytes, gradientBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
-import { costsFor, estimate, gradSync, linksFor, memoryPerStage, shardsOf, stageTime, type EstimateContext } from './estimate';
+import { costsFor, estimate, gradSync, linksFor, memoryPerStage, hostShareOf, shardsOf, stageTime, type EstimateContext } from './estimate';
 import { layerPlans3d, describe3d, fitsThrough } from './report';
 import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
@@ -70,6 +70,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
     deviceBytes,
+    ...(hostMemoryBytes(cluster.gpus) !== undefined ? { hostBytesPerGpu: hostMemoryBytes(cluster.gpus) } : {}),
     ...(options.attentionKernel ? { attention: options.attentionKernel } : {}),
     cache: new Map(),
   };
@@ -177,6 +178,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     ...(c.zero > 0 ? { shardGroup: shardsOf(ctx, c) } : {}),
     recompute: c.recompute,
     cpuOffload: !!c.offload,
+    paramOffload: !!c.paramOffload,
     microBatch: c.mb,
     gradientAccumulation: c.microBatches,
     dataParallel: c.dp,
@@ -188,9 +190,11 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     sequenceParallel: c.sp,
     mfu,
     memoryPerGpu: scored.est.memory,
+    ...(scored.est.hostBytes > 0 ? { hostMemoryPerGpu: scored.est.hostBytes } : {}),
     ...(through ? { fitsThrough: through } : {}),
   };
-  fitDiagnostics(setup, diagnostics, c.offload ? `at the ${gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS} GB/s host link, +${scored.est.updateMs.toFixed(1)} ms per step` : undefined);
+  const hostLink = `at the ${gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS} GB/s host link`;
+  fitDiagnostics(setup, diagnostics, { gpu, share: hostShareOf(ctx, c.n) }, c.offload ? `${hostLink}, +${scored.est.updateMs.toFixed(1)} ms per step after the backward and ${scored.est.gradSyncMs.toFixed(1)} ms of copies and gradient sync the compute does not hide` : undefined);
   return feasibleReport(base, {
     plan: {
       gpus: c.n,

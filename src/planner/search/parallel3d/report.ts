@@ -1,6 +1,7 @@
 /** Per-layer entries, one-line descriptions and "fits only through" notes for a 3D plan. */
 import type { AnalyzedModel } from '../../../core/ir';
 import type { LayerPlan, StrategyKind } from '../../../protocol/plan';
+import { offloadText } from '../../../protocol/setupText';
 import { mb } from '../../cost/memory';
 import { activationBytes, gradientBytes } from './adapters';
 import { groupCost } from './blockCost';
@@ -13,7 +14,7 @@ export function describe3d(c: Config3D): string {
   const parts = [`DP${c.dp}`, `TP${c.tp}${c.sp ? '+SP' : ''}`, `PP${c.pp}${c.v > 1 ? `×${c.v}v` : ''}`];
   if (c.cp > 1) parts.push(`CP${c.cp}`);
   if (c.ep > 1) parts.push(`EP${c.ep}`);
-  const extras = [c.zero > 0 ? `ZeRO-${c.zero}${c.hsdp ? ' HSDP' : ''}` : '', c.offload ? 'optimizer offloaded to CPU (slow)' : '', c.recompute !== 'none' ? `${c.recompute} recompute` : '', `micro-batch ${c.mb}`].filter(Boolean);
+  const extras = [c.zero > 0 ? `ZeRO-${c.zero}${c.hsdp ? ' HSDP' : ''}` : '', offloadText({ cpuOffload: !!c.offload, paramOffload: !!c.paramOffload }) ?? '', c.recompute !== 'none' ? `${c.recompute} recompute` : '', `micro-batch ${c.mb}`].filter(Boolean);
   return `${parts.join('×')} (${extras.join(', ')})`;
 }
 
@@ -94,12 +95,13 @@ export function layerPlans3d(ctx: EstimateContext, scored: Scored, model: Analyz
 export function fitsThrough(ctx: EstimateContext, scored: Scored): string | undefined {
   const c = scored.config;
   if (c.zero === 0 && c.recompute === 'none' && !c.offload) return undefined;
-  const plain = estimate(ctx, { ...c, zero: 0, recompute: 'none', hsdp: false, offload: false }, false);
+  const plain = estimate(ctx, { ...c, zero: 0, recompute: 'none', hsdp: false, offload: false, paramOffload: false }, false);
   if (plain.fits) return undefined;
   const means: string[] = [];
   if (c.zero > 0) means.push(`ZeRO-${c.zero} (sharded over ${shardsOf(ctx, c)} data-parallel ranks${c.hsdp ? ' inside each node, replicated across nodes (HSDP)' : ''})`);
   if (c.recompute !== 'none') means.push(`${c.recompute} activation recompute`);
-  if (c.offload) means.push('optimizer state offloaded to CPU memory (slow: bounded by PCIe)');
+  if (c.paramOffload) means.push('parameters, gradients and optimizer state offloaded to CPU memory (slow: every forward and backward fetches the weights over PCIe)');
+  else if (c.offload) means.push('optimizer state and gradients offloaded to CPU memory (slow: bounded by PCIe and the CPU step)');
   const extra = scored.est.stepMs - plain.stepMs;
   const cost = extra > 0 ? `they cost +${extra.toFixed(1)} ms per step` : 'they cost no step time here (the sharded sync is as fast as the all-reduce it replaces)';
   return `${means.join(' and ')}: without them it needs ${mb(plain.memory.total)} per GPU; ${cost}`;

@@ -23,7 +23,10 @@ export interface ReplayInput {
   links: Links;
   /** Gradient sync per stage (whole, before overlap). */
   gradSyncMs: number[];
-  /** ZeRO-2/3 traffic left exposed per micro-batch (ZeRO-3's gathers, the earlier micro-batches' reduce-scatters). */
+  /**
+   * ZeRO-2/3 traffic left exposed per micro-batch (ZeRO-3's gathers, the earlier micro-batches' reduce-scatters), and
+   * parameter offload's PCIe copies.
+   */
   shardedPerMicroMs: number[];
   updateMs: number[];
   /** Bytes of each stage's gradient sync, for the events. */
@@ -207,7 +210,7 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
     }
     syncEvents.push(Array.from({ length: mark() - syncFirst }, (_, i) => syncFirst + i));
     updateEvent.push(mark());
-    push(s, 'update', syncEnd, syncEnd + input.updateMs[s], input.config.offload ? `stage ${s} optimizer (CPU offload: gradients down, weights up over PCIe)` : `stage ${s} optimizer`, -1);
+    push(s, 'update', syncEnd, syncEnd + input.updateMs[s], input.config.paramOffload ? `stage ${s} optimizer (on the CPU: parameters and gradients offloaded)` : input.config.offload ? `stage ${s} optimizer (on the CPU, then weights up over PCIe)` : `stage ${s} optimizer`, -1);
     busy[s] += input.updateMs[s];
     if (syncEnd + input.updateMs[s] > stepMs) {
       stepMs = syncEnd + input.updateMs[s];

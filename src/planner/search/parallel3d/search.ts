@@ -7,7 +7,7 @@
  * are never timed; the few best at each count are kept for the simulator.
  */
 import type { ParallelPins, RecomputeMode, ZeroStage } from '../../../protocol/plan';
-import { estimateWith, costsFor, linksFor, type Config3D, type Estimate, type EstimateContext } from './estimate';
+import { estimateWith, costsFor, hostCapOf, linksFor, type Config3D, type Estimate, type EstimateContext } from './estimate';
 import { hsdpPossible } from './sharding';
 import { degreeTuples, divisorsOf, microBatchSizes, stageLayouts, virtualStageCounts, type SpaceContext } from './space';
 
@@ -65,13 +65,26 @@ export function hsdpChoices(space: SpaceContext, zero: ZeroStage, tp: number, gr
   return possible ? [false, true] : [false];
 }
 
+/** What a configuration keeps in host memory: nothing, the optimizer state, or the parameters and gradients too. */
+export type OffloadLevel = 'none' | 'optimizer' | 'params';
+
+/** The offload levels the search tries under the pins: 'none' first; the others, which compete, only when it fits nothing. */
+export function offloadLevels(pins: ParallelPins): OffloadLevel[] {
+  if (pins.paramOffload) return ['params'];
+  const levels: OffloadLevel[] = pins.cpuOffload === true ? ['optimizer'] : pins.cpuOffload === false ? ['none'] : ['none', 'optimizer'];
+  return pins.paramOffload === undefined && pins.cpuOffload !== false ? [...levels, 'params'] : levels;
+}
+
 /**
  * Every configuration of the space on n GPUs (the brute-force order the search also follows).
- * `offload`: optimizer state in host memory for all of them (the search tries it only when nothing else fits).
+ * `offload`: what all of them keep in host memory (the search tries offload only when nothing else fits). Parameter
+ * offload runs without a pipeline: DeepSpeed's offload_param needs ZeRO-3, which its pipeline engine refuses.
  */
-export function* configsOn(space: SpaceContext, n: number, offload = space.pins.cpuOffload === true): Generator<Config3D> {
+export function* configsOn(space: SpaceContext, n: number, offload: OffloadLevel = offloadLevels(space.pins)[0]!): Generator<Config3D> {
   const pins = space.pins;
+  const held = offload === 'params' ? { offload: true, paramOffload: true } : offload === 'optimizer' ? { offload: true } : {};
   for (const { tp, cp, pp, dp } of degreeTuples(space, n)) {
+    if (offload === 'params' && pp > 1) continue;
     for (const ep of expertDegrees(space, dp, cp)) {
       for (const mb of microBatchSizes(space, dp)) {
         const microBatches = space.batch / dp / mb;
@@ -84,7 +97,7 @@ export function* configsOn(space: SpaceContext, n: number, offload = space.pins.
               for (const zero of zeroStages(pins, dp * cp)) {
                 for (const hsdp of hsdpChoices(space, zero, tp, dp * cp)) {
                   for (const recompute of recomputeModes(pins)) {
-                    yield { n, dp, tp, pp, cp, ep, v, sp, mb, microBatches, zero, recompute, blocksPerStage: layout, ...(hsdp ? { hsdp } : {}), ...(offload ? { offload } : {}) };
+                    yield { n, dp, tp, pp, cp, ep, v, sp, mb, microBatches, zero, recompute, blocksPerStage: layout, ...(hsdp ? { hsdp } : {}), ...held };
                   }
                 }
               }
@@ -95,6 +108,12 @@ export function* configsOn(space: SpaceContext, n: number, offload = space.pins.
     }
   }
 }
+
+const OFFLOAD_TRIED: Record<OffloadLevel, string> = {
+  none: '',
+  optimizer: ' (optimizer state offloaded to CPU memory included)',
+  params: ' (parameters, gradients and optimizer state offloaded to CPU memory included)',
+};
 
 export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts: number[]): Generator<[number, number] | void, Search3DResult, void> {
   const out: CountBest[] = [];
@@ -108,14 +127,18 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
     let lastKey = '';
     let costs: ReturnType<typeof costsFor> | undefined;
     let links: ReturnType<typeof linksFor> | undefined;
-    // Offload is a last resort: tried only when nothing fits on n GPUs without it (and not pinned off).
-    const passes = space.pins.cpuOffload === undefined ? [false, true] : [space.pins.cpuOffload];
-    // Offloading frees exactly the optimizer bytes: when no configuration fits even without them, skip the pass.
+    // Offload is a last resort: tried only when nothing fits on n GPUs without it (and not pinned off). Then both
+    // levels compete: optimizer offload keeps the 16-bit weights on the GPU, which can leave room only for tiny
+    // micro-batches, where fetching every weight over PCIe with larger ones is faster.
+    const levels = offloadLevels(space.pins);
+    // Offloading the optimizer frees exactly its and the gradients' bytes: when no configuration fits even without
+    // them, skip that pass.
     let leastWithoutOptimizer = Infinity;
-    let offloadTried = false;
-    for (const offload of passes) {
-      if (offload && (top.length > 0 || (passes.length > 1 && leastWithoutOptimizer > ctx.usableBytes))) break;
-      offloadTried ||= offload;
+    let deepestTried: OffloadLevel = 'none';
+    for (const offload of levels) {
+      if (offload !== 'none' && deepestTried === 'none' && top.length > 0) break;
+      if (offload === 'optimizer' && levels[0] === 'none' && leastWithoutOptimizer > ctx.usableBytes) continue;
+      deepestTried = offload;
       for (const config of configsOn(space, n, offload)) {
         const key = `${config.tp}/${config.cp}/${config.dp}/${config.ep}/${config.sp ? 1 : 0}/${config.mb}`;
         if (key !== lastKey) {
@@ -128,7 +151,7 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
         if (est.fits) insertTop(top, { config, est });
         else {
           pruned++;
-          leastWithoutOptimizer = Math.min(leastWithoutOptimizer, est.memory.total - est.memory.optimizer);
+          leastWithoutOptimizer = Math.min(leastWithoutOptimizer, est.memory.total - est.memory.optimizer - est.memory.gradients);
           if (!smallest || est.memory.total < smallest.memory.total) smallest = est;
         }
         if (++sinceCheckpoint >= CHECKPOINT_EVERY) {
@@ -137,7 +160,8 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
         }
       }
     }
-    const reason = top.length > 0 ? undefined : smallest ? `nothing fits on ${n} GPUs: the smallest configuration needs ${(smallest.memory.total / 1e9).toFixed(1)} GB per GPU, more than the ${(ctx.usableBytes / 1e9).toFixed(1)} GB usable${offloadTried ? ' (optimizer state offloaded to CPU memory included)' : ''}` : `no configuration of the block stack divides ${n} GPUs under the pins`;
+    const hostBound = smallest !== undefined && smallest.memory.total <= ctx.usableBytes;
+    const reason = top.length > 0 ? undefined : hostBound ? `nothing fits on ${n} GPUs: the smallest configuration offloads ${(smallest!.hostBytes / 1e9).toFixed(1)} GB per GPU to host memory, more than the ${(hostCapOf(ctx, n)! / 1e9).toFixed(1)} GB of the node's RAM each rank has (hostMemoryGB)` : smallest ? `nothing fits on ${n} GPUs: the smallest configuration needs ${(smallest.memory.total / 1e9).toFixed(1)} GB per GPU, more than the ${(ctx.usableBytes / 1e9).toFixed(1)} GB usable${OFFLOAD_TRIED[deepestTried]}` : `no configuration of the block stack divides ${n} GPUs under the pins`;
     out.push({ n, top, reason });
     yield [++done, counts.length];
   }

@@ -9,8 +9,9 @@
  * group instead of the whole group, but every sharded collective (gradient
  * reduce-scatter, weight all-gather, ZeRO-3's per-pass gathers) stays on
  * NVLink, and only 1/shards of the gradients crosses the network, all-reduced
- * among the replicas. Offload adds a PCIe round trip per step: 16-bit
- * gradients down, updated weights up, at the GPU's host link.
+ * among the replicas. Offload adds PCIe copies at the GPU's host link:
+ * 16-bit gradients down every micro-batch, updated weights up once a step
+ * (parameter offload: the weights up for every pass instead).
  */
 import type { ClusterSpec } from '../../cluster/spec';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
@@ -47,8 +48,12 @@ export function shardPlan(cluster: ClusterSpec, gpusPerNode: number, c: { dp: nu
   return { shards, replicas, shardLink: groupLink(cluster, gpusPerNode, shards, c.tp), replicaLink: groupLink(cluster, gpusPerNode, replicas, c.tp * shards) };
 }
 
-/** Per-step PCIe time of ZeRO-Offload for `params` parameters whose optimizer state this GPU owns. */
-export function offloadMs(params: number, precision: Precision, hostBandwidthGBs: number | undefined, ampStyle?: AmpStyle): number {
-  const b = precisionBytes(precision, ampStyle);
-  return hostCopyMs(params * (b.gradient + b.weight), hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS);
+/** Per-step PCIe time of ZeRO-Offload's weights up after the CPU step, for `params` parameters whose optimizer state this GPU owns. */
+export function updatedWeightsUpMs(params: number, precision: Precision, hostBandwidthGBs: number | undefined, ampStyle?: AmpStyle): number {
+  return offloadCopyMs(params * precisionBytes(precision, ampStyle).weight, hostBandwidthGBs);
+}
+
+/** PCIe time of offload's copies of `bytes` (gradient shards down, weight shards up) at the GPU's host link. */
+export function offloadCopyMs(bytes: number, hostBandwidthGBs: number | undefined): number {
+  return hostCopyMs(bytes, hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS);
 }
