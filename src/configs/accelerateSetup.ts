@@ -1,12 +1,16 @@
 /**
  * What an Accelerate config says about the training setup: mixed_precision,
  * distributed_type FSDP (fsdp_config sharding strategy, activation
- * checkpointing, offload) / DEEPSPEED (deepspeed_config zero_stage, offload,
- * accumulation) / MULTI_GPU; and how to write the plan's values back.
+ * checkpointing, fsdp_offload_params: parameter and optimizer offload together)
+ * / DEEPSPEED (deepspeed_config zero_stage, offload_optimizer_device,
+ * offload_param_device, accumulation) / MULTI_GPU; and how to write the plan's
+ * values back.
  */
 import type { Document, Scalar } from 'yaml';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
-import { PARAM_OFFLOAD_UNMODELLED, type SetupDim, type StatedSetup } from './setup';
+import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
+import { stateJointOffload } from './offloadDims';
+import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
 import { hasTopKey, insertYamlKey, nestedScalar, setScalar, topScalar, valueRange } from './yamlDoc';
 
@@ -92,18 +96,21 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
       set: (r) => put('fsdp_config', 'fsdp_activation_checkpointing', r !== 'none'),
     };
     const offload = nestedScalar(doc, ['fsdp_config'], 'fsdp_offload_params');
-    stated.cpuOffload = { value: offload?.value === true, stated: !!offload, range: offload ? valueRange(offload) : stated.anchor, set: (o) => put('fsdp_config', 'fsdp_offload_params', o) };
     // FSDP's CPUOffload(offload_params=True) moves parameters and gradients too, and steps the optimizer on the CPU.
-    if (offload?.value === true) stated.unmodelled = [{ range: valueRange(offload), short: 'parameter offload', message: `fsdp_offload_params keeps parameters and gradients in CPU memory as well as the optimizer state; ${PARAM_OFFLOAD_UNMODELLED}` }];
+    stateJointOffload(stated, offload?.value === true, !!offload, offload ? valueRange(offload) : stated.anchor, (o) => put('fsdp_config', 'fsdp_offload_params', o));
   } else if (type === 'DEEPSPEED') {
     const stage = nestedScalar(doc, ['deepspeed_config'], 'zero_stage');
     if (!stage || [0, 1, 2, 3].includes(stage.value as number)) {
       stated.zeroStage = { value: ((stage?.value as number | undefined) ?? 0) as ZeroStage, stated: !!stage, range: stage ? valueRange(stage) : anchor, set: (z) => put('deepspeed_config', 'zero_stage', z) };
     }
-    const device = nestedScalar(doc, ['deepspeed_config'], 'offload_optimizer_device');
-    stated.cpuOffload = { value: ['cpu', 'nvme'].includes(str(device) ?? 'none'), stated: !!device, range: device ? valueRange(device) : anchor, set: (o) => put('deepspeed_config', 'offload_optimizer_device', o ? 'cpu' : 'none') };
-    const paramDevice = nestedScalar(doc, ['deepspeed_config'], 'offload_param_device');
-    if (['cpu', 'nvme'].includes(str(paramDevice) ?? 'none')) stated.unmodelled = [{ range: valueRange(paramDevice!), short: 'parameter offload', message: `offload_param_device ${str(paramDevice)}: ${PARAM_OFFLOAD_UNMODELLED}` }];
+    const unmodelled: NonNullable<StatedSetup['unmodelled']> = [];
+    for (const [key, dim] of [['offload_optimizer_device', 'cpuOffload'], ['offload_param_device', 'paramOffload']] as const) {
+      const device = nestedScalar(doc, ['deepspeed_config'], key);
+      stated[dim] = { value: offloadsTo(str(device)), stated: !!device, range: device ? valueRange(device) : anchor, set: (o) => put('deepspeed_config', key, o ? 'cpu' : 'none') };
+      if (str(device) === 'nvme') unmodelled.push(nvmeUnmodelled(valueRange(device!), `${key} nvme`));
+    }
+    if (unmodelled.length) stated.unmodelled = unmodelled;
+    deepspeedParamOffloadRules(stated, 'offload_param_device without offload_optimizer_device');
     const accum = nestedScalar(doc, ['deepspeed_config'], 'gradient_accumulation_steps');
     if (accum && typeof accum.value === 'number') stated.gradientAccumulation = { value: accum.value, stated: true, range: valueRange(accum), set: (n) => setScalar(accum, n) };
   } else if (type === 'MULTI_GPU' || type === 'NO') {

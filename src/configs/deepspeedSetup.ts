@@ -1,17 +1,36 @@
 /**
  * What a DeepSpeed config says about the training setup: bf16/fp16,
- * zero_optimization.stage, offload_optimizer.device, the three batch keys
- * (and offload_param and NVMe, which WAP reads but does not model);
+ * zero_optimization.stage, offload_optimizer.device and offload_param.device
+ * (NVMe is planned as CPU offload, and says so), the three batch keys;
  * and how to write the plan's values back (several JSON changes composed
  * into one edit, so insertions into one object never clash).
  */
 import type { Node } from 'jsonc-parser';
 import type { Precision, ZeroStage } from '../protocol/plan';
 import { rangeOf, setJsonValues, valueAt } from './jsonDoc';
-import { PARAM_OFFLOAD_UNMODELLED, type SetupDim, type StatedSetup } from './setup';
+import { nvmeUnmodelled, paramsWithoutOptimizerUnmodelled, type SetupDim, type StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
 
 const TENSOR_PARALLEL_ELSEWHERE = 'DeepSpeed configs have no tensor, pipeline or context parallel degrees; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or use Megatron-LM arguments';
+
+const PARAM_OFFLOAD_NEEDS_ZERO3 = 'DeepSpeed offloads parameters (offload_param) only at ZeRO stage 3: plan with --zero 3 to train with parameter offload, or with --offload optimizer to keep the parameters on the GPU';
+
+/** An offload device as DeepSpeed names it: "cpu" and "nvme" offload ("nvme" is planned as cpu), "none" or absent does not. */
+export const offloadsTo = (device: unknown): boolean => device === 'cpu' || device === 'nvme';
+
+/**
+ * DeepSpeed's rules for a stated parameter offload, in every format that configures DeepSpeed (its JSON, the
+ * accelerate plugin, Lightning's DeepSpeedStrategy, the Trainer's inline dict): it takes offload_param at ZeRO-3
+ * only (a plan offloading parameters at a lower stage is inexpressible), and parameters offloaded without the
+ * optimizer state are planned with both offloaded, which the config's plan says. `what` names the keys.
+ */
+export function deepspeedParamOffloadRules(stated: StatedSetup, what: string): void {
+  const params = stated.paramOffload;
+  if (!params) return;
+  params.expressible = (plan) => !plan.paramOffload || plan.zeroStage === 3;
+  stated.inexpressible.paramOffload = PARAM_OFFLOAD_NEEDS_ZERO3;
+  if (params.value && stated.cpuOffload?.value === false) (stated.unmodelled ??= []).push(paramsWithoutOptimizerUnmodelled(params.range, what));
+}
 
 const PYDANTIC_TRUE = new Set(['true', '1', 'yes', 'on', 't', 'y']);
 const PYDANTIC_FALSE = new Set(['false', '0', 'no', 'off', 'f', 'n']);
@@ -52,7 +71,9 @@ function pathsFor(root: Node, key: string, value: unknown): Array<[Path, unknown
     case 'zeroStage':
       return [[['zero_optimization', 'stage'], value]];
     case 'cpuOffload':
-      return value || valueAt(root, ['zero_optimization', 'offload_optimizer']) ? [[['zero_optimization', 'offload_optimizer', 'device'], value ? 'cpu' : 'none']] : [];
+      return offloadPaths(root, 'offload_optimizer', value as boolean);
+    case 'paramOffload':
+      return offloadPaths(root, 'offload_param', value as boolean);
     case 'microBatch':
       return [[['train_micro_batch_size_per_gpu'], value]];
     case 'gradientAccumulation':
@@ -60,6 +81,11 @@ function pathsFor(root: Node, key: string, value: unknown): Array<[Path, unknown
     default:
       return [];
   }
+}
+
+/** `zero_optimization.<section>.device` as the plan says it: the section is created only to switch offload on. */
+function offloadPaths(root: Node, section: 'offload_optimizer' | 'offload_param', on: boolean): Array<[Path, unknown]> {
+  return on || valueAt(root, ['zero_optimization', section]) ? [[['zero_optimization', section, 'device'], on ? 'cpu' : 'none']] : [];
 }
 
 export function readDeepspeedSetup(text: string, root: Node): StatedSetup {
@@ -94,14 +120,16 @@ export function readDeepspeedSetup(text: string, root: Node): StatedSetup {
     stated.zeroStage = dim((stage?.value ?? 0) as ZeroStage, stage, 'zeroStage');
     if (stage) stated.anchor = rangeOf(stage);
   }
-  const device = valueAt(root, ['zero_optimization', 'offload_optimizer', 'device']);
-  if (!device || device.type === 'string') stated.cpuOffload = dim(device?.value === 'cpu' || device?.value === 'nvme', device, 'cpuOffload');
   const unmodelled: NonNullable<StatedSetup['unmodelled']> = [];
-  if (device?.value === 'nvme') unmodelled.push({ range: rangeOf(device), short: 'NVMe offload', message: 'offload_optimizer.device "nvme" is planned as CPU memory: the NVMe reads and writes of the optimizer state each step are not modelled (step time under-stated)' });
   // HF's ZeRO-3 templates offload both; ZeRO-Infinity (Rajbhandari et al., SC 2021) fetches offloaded parameters for each use.
-  const paramDevice = valueAt(root, ['zero_optimization', 'offload_param', 'device']);
-  if (paramDevice?.value === 'cpu' || paramDevice?.value === 'nvme') unmodelled.push({ range: rangeOf(paramDevice), short: 'parameter offload', message: `offload_param.device "${paramDevice.value}": ${PARAM_OFFLOAD_UNMODELLED}` });
+  for (const [section, key] of [['offload_optimizer', 'cpuOffload'], ['offload_param', 'paramOffload']] as const) {
+    const device = valueAt(root, ['zero_optimization', section, 'device']);
+    if (device && device.type !== 'string') continue;
+    stated[key] = dim(offloadsTo(device?.value), device, key);
+    if (device?.value === 'nvme') unmodelled.push(nvmeUnmodelled(rangeOf(device), `${section}.device "nvme"`));
+  }
   if (unmodelled.length) stated.unmodelled = unmodelled;
+  deepspeedParamOffloadRules(stated, 'offload_param without offload_optimizer');
   const count = (key: string, as: 'microBatch' | 'gradientAccumulation' | 'globalBatch'): void => {
     const n = valueAt(root, [key]);
     if (n?.type === 'number' && Number.isInteger(n.value) && n.value >= 1) {

@@ -26,8 +26,9 @@ const OFF: Pick<ParallelPins, 'tensorParallel' | 'pipelineStages' | 'contextPara
 
 /**
  * Plan options that pin what the config says: its precision, ZeRO stage,
- * recompute, offload, degrees, micro-batch, GPU count and global batch. A
- * dimension the format cannot express is pinned off (a DDP launch has no TP).
+ * recompute, offload (the optimizer state; the parameters too), degrees,
+ * micro-batch, GPU count and global batch. A dimension the format cannot
+ * express is pinned off (a DDP launch has no TP).
  */
 export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: string): PlanOptions {
   const pins: ParallelPins = { ...base.pins };
@@ -38,6 +39,11 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   copy('zeroStage', setup.zeroStage);
   copy('hybridShard', setup.hybridShard);
   copy('cpuOffload', setup.cpuOffload);
+  copy('paramOffload', setup.paramOffload);
+  // Parameter offload steps the optimizer on the CPU: the planner offloads its state too (and refuses the pins
+  // otherwise). A config that offloads nothing offloads no parameters either.
+  if (setup.paramOffload?.value) pins.cpuOffload = true;
+  else if (setup.cpuOffload?.value === false) pins.paramOffload = false;
   copy('recompute', setup.recompute);
   copy('tensorParallel', setup.tensorParallel);
   copy('pipelineStages', setup.pipelineStages);
@@ -103,7 +109,7 @@ const gb = (b: number): string => `${b < 10e9 ? (b / 1e9).toFixed(1) : Math.roun
 
 /**
  * "your config: 3.4 s/step, 41% MFU, fits (62 GB/GPU) · best plan: 2.1 s/step (1.6×), ZeRO-2 + bf16 + TP 2".
- * A config that states what WAP does not model (parameter offload) gets "(approximate: … not modelled)".
+ * A config that states what WAP does not model (NVMe offload) gets "(approximate: … not modelled)".
  */
 export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSetup): string {
   const approximate = setup?.unmodelled?.length ? ` (approximate: ${[...new Set(setup.unmodelled.map((u) => u.short))].join(', ')} not modelled)` : '';

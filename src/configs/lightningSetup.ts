@@ -1,13 +1,17 @@
 /**
  * What a Lightning `Trainer(...)` says about the training setup: strategy
  * ("fsdp", "deepspeed_stage_2", FSDPStrategy(sharding_strategy=…),
- * DeepSpeedStrategy(stage=…)), precision ("bf16-mixed"…) and
+ * DeepSpeedStrategy(stage=…)) with its offloads ("_offload" names,
+ * FSDPStrategy(cpu_offload=…), DeepSpeedStrategy(offload_optimizer=…,
+ * offload_parameters=…)), precision ("bf16-mixed"…) and
  * accumulate_grad_batches; and how to write the plan's values back.
  */
 import type { Node } from 'web-tree-sitter';
-import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
+import type { Precision, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
+import { deepspeedParamOffloadRules } from './deepspeedSetup';
+import { stateJointOffload } from './offloadDims';
 import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type CallArgs } from './python';
-import { PARAM_OFFLOAD_UNMODELLED, type StatedSetup } from './setup';
+import { nvmeUnmodelled, type StatedSetup } from './setup';
 import type { TextEdit } from './types';
 
 const ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
@@ -26,6 +30,21 @@ function precisionOf(n: Node): Precision | undefined {
   if (s.startsWith('32') || s.startsWith('64')) return 'fp32';
   if (s.startsWith('transformer-engine')) return 'fp8';
   return undefined;
+}
+
+const STRATEGY_NAME_OFFLOAD = 'Lightning\'s strategy names offload the optimizer state alone at ZeRO-1/2 ("deepspeed_stage_2_offload") and the parameters with it at ZeRO-3 ("deepspeed_stage_3_offload", "fsdp_cpu_offload"); for another combination write DeepSpeedStrategy(stage=…, offload_optimizer=…, offload_parameters=…)';
+
+/** What a strategy name's "_offload" moves: the optimizer state alone at ZeRO-1/2, the parameters with it at ZeRO-3. */
+const nameSays = (plan: Pick<TrainingSetup, 'zeroStage' | 'cpuOffload' | 'paramOffload'>): boolean =>
+  plan.zeroStage === 3 ? plan.cpuOffload === plan.paramOffload : !plan.paramOffload;
+
+/** FSDPStrategy's cpu_offload: a bool, or torch's CPUOffload(offload_params=…); undefined for an expression. */
+function fsdpOffloadOn(n: Node): boolean | undefined {
+  if (n.type === 'true' || n.type === 'false' || n.type === 'none') return n.type === 'true';
+  const args = n.type === 'call' && calleeName(n) === 'CPUOffload' ? callArgs(n) : undefined;
+  const params = args?.keywords.get('offload_params') ?? args?.positional[0];
+  if (!args) return undefined;
+  return !params || params.type === 'false' ? false : params.type === 'true' ? true : undefined;
 }
 
 const PRECISION_TEXT: Record<Precision, string> = { fp32: '32-true', tf32: '32-true', fp16: '16-mixed', bf16: 'bf16-mixed', fp8: 'transformer-engine' };
@@ -77,14 +96,24 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     const range = nodeRange(strategy);
     const sq = quoteOf(strategy);
     const family = m ? 'deepspeed' : 'fsdp';
-    const write = (z: ZeroStage, off: boolean): TextEdit[] | undefined => {
-      if (family === 'fsdp' && z === 3) return replaceRange(range, `${sq}${off ? 'fsdp_cpu_offload' : 'fsdp'}${sq}`);
-      if (z === 0) return replaceRange(range, `${sq}ddp${sq}`);
-      return replaceRange(range, `${sq}deepspeed_stage_${z}${off ? '_offload' : ''}${sq}`);
+    const write = (z: ZeroStage, cpu: boolean, params: boolean): TextEdit[] | undefined => {
+      if (!nameSays({ zeroStage: z, cpuOffload: cpu, paramOffload: params })) return undefined;
+      if (family === 'fsdp' && z === 3) return replaceRange(range, `${sq}${cpu ? 'fsdp_cpu_offload' : 'fsdp'}${sq}`);
+      if (z === 0) return cpu ? undefined : replaceRange(range, `${sq}ddp${sq}`);
+      return replaceRange(range, `${sq}deepspeed_stage_${z}${cpu ? '_offload' : ''}${sq}`);
     };
-    // One string says both: each writes the plan's value of the other, so the two edits agree.
-    stated.zeroStage = { value: zero, stated: true, range, set: (z, plan) => write(z, plan?.cpuOffload ?? stated.cpuOffload?.value ?? false) };
-    stated.cpuOffload = { value: offload, stated: true, range, set: (o, plan) => write(plan?.zeroStage ?? stated.zeroStage!.value, o) };
+    // One string says all three: each writes the plan's values of the others, so the edits agree (and are kept once).
+    // Without a plan, "_offload" follows the stage: parameters too at ZeRO-3.
+    const toward = (plan: TrainingSetup | undefined, z: ZeroStage, cpu: boolean): TextEdit[] | undefined => write(z, cpu, plan?.paramOffload ?? (cpu && z === 3));
+    stated.zeroStage = { value: zero, stated: true, range, set: (z, plan) => toward(plan, z, plan?.cpuOffload ?? offload) };
+    stated.cpuOffload = { value: offload, stated: true, range, set: (o, plan) => toward(plan, plan?.zeroStage ?? zero, o), expressible: nameSays };
+    stated.paramOffload = {
+      value: offload && zero === 3, stated: true, range, expressible: nameSays,
+      set: (p, plan) => write(plan?.zeroStage ?? zero, plan?.cpuOffload ?? (p || (offload && zero < 3)), p),
+    };
+    stated.inexpressible.cpuOffload = STRATEGY_NAME_OFFLOAD;
+    stated.inexpressible.paramOffload = STRATEGY_NAME_OFFLOAD;
+    if (name.endsWith('_nvme')) stated.unmodelled = [nvmeUnmodelled(range, `strategy "${name}"`)];
     stated.anchor = range;
     stated.inexpressible.recompute = recomputeElsewhere;
   } else if (strategy.type === 'call' && callArgs(strategy)) {
@@ -114,19 +143,22 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
         matches: (p: RecomputeMode) => (p !== 'none') === checkpoints,
       };
       const off = args.keywords.get('cpu_offload');
-      stated.cpuOffload = { value: off?.type === 'true', stated: !!off, range: off ? nodeRange(off) : stated.anchor, set: (o) => setKeyword(text, layout, 'cpu_offload', o ? 'True' : 'False') };
+      const on = off ? fsdpOffloadOn(off) : false;
       // Lightning passes it to FSDP as CPUOffload(offload_params=True): parameters and gradients move too.
-      if (off?.type === 'true') stated.unmodelled = [{ range: nodeRange(off), short: 'parameter offload', message: `FSDPStrategy(cpu_offload=True) keeps parameters and gradients in CPU memory as well as the optimizer state; ${PARAM_OFFLOAD_UNMODELLED}` }];
+      if (on !== undefined) stateJointOffload(stated, on, !!off, off ? nodeRange(off) : stated.anchor, (o) => setKeyword(text, layout, 'cpu_offload', o ? 'True' : 'False'));
     } else if (cls === 'DeepSpeedStrategy') {
       const stage = args.keywords.get('stage');
       const z = stage ? intLiteral(stage) : 2;
       if (z !== undefined && z <= 3) {
         stated.zeroStage = { value: z as ZeroStage, stated: !!stage, range: stage ? nodeRange(stage) : stated.anchor, set: (n) => setKeyword(text, layout, 'stage', String(n)) };
       }
-      const off = args.keywords.get('offload_optimizer');
-      stated.cpuOffload = { value: off?.type === 'true', stated: !!off, range: off ? nodeRange(off) : stated.anchor, set: (o) => setKeyword(text, layout, 'offload_optimizer', o ? 'True' : 'False') };
-      const params = args.keywords.get('offload_parameters');
-      if (params?.type === 'true') stated.unmodelled = [{ range: nodeRange(params), short: 'parameter offload', message: `DeepSpeedStrategy(offload_parameters=True): ${PARAM_OFFLOAD_UNMODELLED}` }];
+      for (const [keyword, dim, device] of [['offload_optimizer', 'cpuOffload', 'offload_optimizer_device'], ['offload_parameters', 'paramOffload', 'offload_params_device']] as const) {
+        const n = args.keywords.get(keyword);
+        stated[dim] = { value: n?.type === 'true', stated: !!n, range: n ? nodeRange(n) : stated.anchor, set: (o) => setKeyword(text, layout, keyword, o ? 'True' : 'False') };
+        const where = args.keywords.get(device);
+        if (n?.type === 'true' && where && stringLiteral(where) === 'nvme') (stated.unmodelled ??= []).push(nvmeUnmodelled(nodeRange(where), `DeepSpeedStrategy(${device}="nvme")`));
+      }
+      deepspeedParamOffloadRules(stated, 'DeepSpeedStrategy(offload_parameters=True) without offload_optimizer=True');
       stated.inexpressible.recompute = recomputeElsewhere;
     }
   }

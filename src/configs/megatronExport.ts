@@ -28,7 +28,7 @@ export function megatronArguments(report: PlanReport): SetupWords<string[]> {
   if (s.zeroStage >= 1) args.push('--use-distributed-optimizer');
   if (s.zeroStage >= 2) notes.push(`The plan shards ${s.zeroStage === 3 ? 'weights and gradients' : 'gradients'} too (ZeRO-${s.zeroStage}); Megatron's distributed optimizer shards optimizer state only (ZeRO-1): plan with --zero 1 to price what it runs, or train with Megatron-FSDP.`);
   if (s.hybridShard) notes.push('The plan shards within a node (HSDP), which these arguments do not say.');
-  if (s.cpuOffload) notes.push('The plan keeps optimizer state in host memory, which these arguments do not switch on.');
+  if (s.cpuOffload) notes.push(`The plan keeps ${s.paramOffload ? 'parameters, gradients and optimizer state' : 'optimizer state'} in host memory, which these arguments do not switch on.`);
   if (s.recompute === 'full') args.push('--recompute-granularity full', '--recompute-method uniform', '--recompute-num-layers 1');
   if (s.recompute === 'selective') args.push('--recompute-granularity selective');
   if (Number.isInteger(s.microBatch) && s.microBatch >= 1) args.push(`--micro-batch-size ${s.microBatch}`);

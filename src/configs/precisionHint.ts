@@ -5,7 +5,8 @@
  * - DeepSpeed JSON `bf16.enabled` / `fp16.enabled` (neither: DeepSpeed trains in fp32);
  * - Lightning `Trainer(precision=…)`: "32-true"/32, "16-mixed"/16, "bf16-mixed",
  *   "16-true", "bf16-true", "transformer-engine" (fp8).
- * - Hugging Face Trainer: `TrainingArguments(bf16=True)` (fp16=, tf32=; trl's SFTConfig and kin);
+ * - Hugging Face Trainer: `TrainingArguments(bf16=True)` (fp16=, tf32=; trl's SFTConfig and kin); neither flag
+ *   trains in fp32, a hint read after every other file's (accelerate launch's mixed precision applies then);
  * - plain PyTorch: `torch.autocast(…, dtype=torch.bfloat16)`, `torch.amp.autocast`, `torch.cuda.amp.autocast`
  *   in the Python files (dtype absent: float16, CUDA autocast's default; a CPU or `enabled=False` one says nothing).
  * Values WAP cannot know ("auto", expressions) are not guesses: they give no hint.
@@ -20,7 +21,7 @@ import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';
 import { parseJsonConfig } from './jsonDoc';
 import { callArgs, findCalls, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
-import { isTrainingArguments } from './trainingArguments';
+import { isTrainingArguments, mentionsTrainingArguments, trainingArgumentsPrecision } from './trainingArguments';
 import { parseYamlConfig, readString } from './yamlDoc';
 import type { ConfigFormat } from './types';
 
@@ -131,26 +132,29 @@ function fromAutocast(name: string, text: string): PrecisionHint | undefined {
 /**
  * Hugging Face Trainer's `TrainingArguments(bf16=True)` / `fp16=True`: the Trainer runs forward under torch.autocast
  * over fp32 parameters (through accelerate's mixed precision), fp16 with a gradient scaler, unless `deepspeed=` hands
- * it to DeepSpeed (master weights); `tf32=True` alone is TF32 matmuls in fp32 training. A value WAP cannot read (`bf16=torch.cuda.is_bf16_supported()`) or a call behind a flag
- * gives no hint.
+ * it to DeepSpeed (master weights); `tf32=True` alone is TF32 matmuls in fp32 training; neither 16-bit flag is fp32
+ * (`byDefault`). A value WAP cannot read (`bf16=torch.cuda.is_bf16_supported()`), `**kwargs`, or a call behind a
+ * flag gives no hint (trainingArgumentsPrecision).
  */
-function fromTrainingArguments(name: string, text: string): PrecisionHint | undefined {
-  if (!pythonReady() || !/Arguments|Config/.test(text) || !/\b(bf16|fp16|tf32)\s*=/.test(text)) return undefined;
+function fromTrainingArguments(name: string, text: string): (PrecisionHint & { byDefault: boolean }) | undefined {
+  if (!pythonReady() || !mentionsTrainingArguments(text)) return undefined;
   return withPythonTree(text, (root) => {
     for (const call of root.descendantsOfType('call')) {
       const fn = call?.childForFieldName('function');
       if (!call || !fn || !isTrainingArguments(call)) continue;
       const args = callArgs(call);
-      const flag = (key: string) => args?.keywords.get(key)?.text;
-      const precision: Precision | undefined = flag('bf16') === 'True' ? 'bf16' : flag('fp16') === 'True' ? 'fp16' : flag('tf32') === 'True' ? 'tf32' : undefined;
-      if (!precision) continue;
-      const where = `${name}:${call.startPosition.row + 1} (${fn.text}(… ${precision}=True …))`;
-      if (precision === 'tf32') return { precision, source: where };
+      const read = args && trainingArgumentsPrecision(args);
+      if (!read) continue;
+      const { precision, byDefault } = read;
+      const at = `${name}:${call.startPosition.row + 1}`;
+      if (byDefault) return { precision, byDefault, source: `${at} (${fn.text}(…) sets neither bf16 nor fp16: the Trainer trains in fp32)` };
+      const where = `${at} (${fn.text}(… ${precision}=True …))`;
+      if (precision === 'tf32') return { precision, byDefault, source: where };
       // With `deepspeed=` the Trainer hands mixed precision to DeepSpeed's engine (transformers fills its bf16/fp16
       // "auto" from these flags), which keeps 16-bit weights with fp32 masters in the optimizer, not autocast.
-      const deepspeed = args?.keywords.get('deepspeed');
-      if (deepspeed && deepspeed.type !== 'none') return { precision, source: where, ampStyle: 'master-weights', ampStyleSource: `${where} with deepspeed=` };
-      return { precision, source: where, ampStyle: 'autocast', ampStyleSource: where };
+      const deepspeed = args.keywords.get('deepspeed');
+      if (deepspeed && deepspeed.type !== 'none') return { precision, byDefault, source: where, ampStyle: 'master-weights', ampStyleSource: `${where} with deepspeed=` };
+      return { precision, byDefault, source: where, ampStyle: 'autocast', ampStyleSource: where };
     }
     return undefined;
   });
@@ -168,8 +172,10 @@ const READ: Partial<Record<ConfigFormat, (name: string, text: string) => Precisi
  */
 export function precisionHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): PrecisionHint | undefined {
   const ordered = [...files.filter((f) => f.name === modelFile), ...files.filter((f) => f.name !== modelFile)];
-  // Lazily: a file's formats are detected only when the files before it said nothing.
+  // Lazily: a file's formats are detected only when the files before it said nothing. A Trainer without a 16-bit
+  // flag comes last: `accelerate launch` with a mixed-precision config then trains in that config's precision.
   function* readings(): Generator<() => PrecisionHint | undefined> {
+    const defaults: PrecisionHint[] = [];
     for (const f of ordered) {
       if (f.text.length > MAX_CONFIG_CHARS) continue;
       for (const format of detectConfigFormats(f.name, f.text)) {
@@ -177,10 +183,18 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
         if (read) yield () => read(f.name, f.text);
       }
       if (/\.py$/i.test(f.name)) {
-        yield () => fromTrainingArguments(f.name, f.text);
+        yield () => {
+          const hint = fromTrainingArguments(f.name, f.text);
+          if (!hint) return undefined;
+          const { byDefault, ...stated } = hint;
+          if (!byDefault) return stated;
+          defaults.push(stated);
+          return undefined;
+        };
         yield () => fromAutocast(f.name, f.text);
       }
     }
+    for (const hint of defaults) yield () => hint;
   }
   return firstHint(readings());
 }

@@ -18,15 +18,23 @@ export interface SetupDim<T> {
   set?: (next: T, plan?: TrainingSetup) => TextEdit[] | undefined;
   /** When the format only has coarser words (recompute on/off): does the plan's value say the same thing? */
   matches?: (plan: T) => boolean;
+  /**
+   * When the format has words for this dimension but not for every plan (FSDP's offload moves the parameters with
+   * the optimizer state; DeepSpeed offloads parameters only at ZeRO-3): whether it can say this plan's value. When it
+   * cannot, the dimension is not "fixed" into something else: `inexpressible[key]` says what to do instead.
+   */
+  expressible?: (plan: TrainingSetup) => boolean;
 }
 
-export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel';
+export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'paramOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel';
 
 export interface StatedSetup {
   precision?: SetupDim<Precision>;
   zeroStage?: SetupDim<ZeroStage>;
   hybridShard?: SetupDim<boolean>;
   cpuOffload?: SetupDim<boolean>;
+  /** Parameters and gradients in host memory too (DeepSpeed offload_param, FSDP's offload); true implies cpuOffload. */
+  paramOffload?: SetupDim<boolean>;
   recompute?: SetupDim<RecomputeMode>;
   tensorParallel?: SetupDim<number>;
   pipelineStages?: SetupDim<number>;
@@ -46,7 +54,8 @@ export interface StatedSetup {
   /** GPUs the config launches on, when it says (num_processes, devices × num_nodes…). */
   world?: number;
   /**
-   * Settings the config states that change memory or step time and WAP does not model (parameter offload, NVMe),
+   * Settings the config states that change memory or step time and WAP does not model (NVMe offload, parameters
+   * offloaded without the optimizer state),
    * each with where it is and what the plan leaves out: the config's plan is approximate, and says so.
    */
   unmodelled?: Array<{ range: TextRange; message: string; short: string }>;
@@ -74,7 +83,8 @@ const PRECISION_WORDS: Record<Precision, string> = { fp32: 'fp32', tf32: 'tf32',
 export function describeSetup(s: Partial<TrainingSetup>): string {
   const parts: string[] = [];
   if (s.zeroStage) parts.push(`${s.hybridShard ? 'HSDP ' : ''}ZeRO-${s.zeroStage}`);
-  if (s.cpuOffload) parts.push('CPU offload');
+  if (s.paramOffload) parts.push('parameter offload');
+  else if (s.cpuOffload) parts.push('CPU offload');
   if (s.precision) parts.push(PRECISION_WORDS[s.precision]);
   if (s.tensorParallel && s.tensorParallel > 1) parts.push(`TP ${s.tensorParallel}${s.sequenceParallel ? ' + SP' : ''}`);
   if (s.pipelineStages && s.pipelineStages > 1) parts.push(`PP ${s.pipelineStages}`);
@@ -84,7 +94,7 @@ export function describeSetup(s: Partial<TrainingSetup>): string {
 }
 
 const DIM_NAMES: Record<SetupKey, string> = {
-  precision: 'precision', zeroStage: 'ZeRO stage', hybridShard: 'hybrid sharding', cpuOffload: 'CPU offload', recompute: 'activation recompute',
+  precision: 'precision', zeroStage: 'ZeRO stage', hybridShard: 'hybrid sharding', cpuOffload: 'CPU offload', paramOffload: 'parameter offload', recompute: 'activation recompute',
   tensorParallel: 'tensor parallelism', pipelineStages: 'pipeline parallelism', contextParallel: 'context parallelism', sequenceParallel: 'sequence parallelism',
 };
 
@@ -93,6 +103,7 @@ function showValue(key: SetupKey, v: unknown): string {
     case 'zeroStage': return `ZeRO ${v as number}`;
     case 'hybridShard': return v ? 'hybrid sharding' : 'no hybrid sharding';
     case 'cpuOffload': return v ? 'CPU offload' : 'no offload';
+    case 'paramOffload': return v ? 'parameter offload' : 'no parameter offload';
     case 'recompute': return `recompute ${v as string}`;
     case 'tensorParallel': return `TP ${v as number}`;
     case 'pipelineStages': return `PP ${v as number}`;
@@ -122,7 +133,7 @@ function proseFor(key: SetupKey, v: unknown): string[] {
 
 const precisionClass = (p: unknown): unknown => (p === 'tf32' ? 'fp32' : p);
 
-const SETUP_KEYS: SetupKey[] = ['precision', 'zeroStage', 'hybridShard', 'cpuOffload', 'recompute', 'tensorParallel', 'pipelineStages', 'contextParallel', 'sequenceParallel'];
+const SETUP_KEYS: SetupKey[] = ['precision', 'zeroStage', 'hybridShard', 'cpuOffload', 'paramOffload', 'recompute', 'tensorParallel', 'pipelineStages', 'contextParallel', 'sequenceParallel'];
 
 /**
  * The batch split the plan's micro-batch implies at the config's own global
@@ -149,8 +160,18 @@ export function unmodelledFindings(format: ConfigFormat, stated: StatedSetup): C
   return (stated.unmodelled ?? []).map((u) => ({ format, severity: 'warning', code: 'setup-unmodelled', range: u.range, message: u.message }));
 }
 
-/** Parameter offload, as every format that has it is read: what WAP plans instead, and what that misses. */
-export const PARAM_OFFLOAD_UNMODELLED = 'WAP does not model parameter offload: the plan for this config keeps the parameters on the GPU (memory over-stated) and leaves out the copies over PCIe that fetch them for each forward and backward (step time under-stated)';
+/** NVMe offload (DeepSpeed's ZeRO-Infinity), planned as CPU offload: `what` names the key and what it moves. */
+export function nvmeUnmodelled(range: TextRange, what: string): { range: TextRange; message: string; short: string } {
+  return { range, short: 'NVMe offload', message: `${what}: WAP plans it as CPU offload (host memory over PCIe); the NVMe reads and writes each step are not modelled (step time under-stated)` };
+}
+
+/**
+ * Parameters offloaded with the optimizer state kept on the GPU (DeepSpeed allows it): the planner offloads the
+ * optimizer state with the parameters, so the config's plan is approximate and says so.
+ */
+export function paramsWithoutOptimizerUnmodelled(range: TextRange, what: string): { range: TextRange; message: string; short: string } {
+  return { range, short: 'parameter offload without optimizer offload', message: `${what} offloads the parameters but not the optimizer state: WAP plans parameter offload with the optimizer state on the CPU too (memory under-stated, optimizer step priced on the CPU)` };
+}
 
 /**
  * Findings for a config's setup against the plan's. Nothing about dimensions when the planner
@@ -158,14 +179,20 @@ export const PARAM_OFFLOAD_UNMODELLED = 'WAP does not model parameter offload: t
  */
 export function compareSetup(format: ConfigFormat, text: string, stated: StatedSetup, plan: PlanReport): ConfigFinding[] {
   const findings: ConfigFinding[] = unmodelledFindings(format, stated);
-  const want = plan.plan.setup;
-  if (!want) return findings;
+  const reported = plan.plan.setup;
+  if (!reported) return findings;
+  // A planner from before parameter offload reports none: it kept the parameters on the GPU.
+  const want: TrainingSetup = { ...reported, paramOffload: reported.paramOffload ?? false };
   const differs: Array<{ key: SetupKey; from: unknown; to: unknown; dim: SetupDim<unknown> }> = [];
   const cannot: Array<{ key: SetupKey; to: unknown; instead: string }> = [];
   for (const key of SETUP_KEYS) {
     const to = want[key];
     const dim = stated[key] as SetupDim<unknown> | undefined;
-    if (dim) {
+    if (dim?.expressible && !dim.expressible(want)) {
+      // One setting may say two dimensions (FSDP's offload): one note for it.
+      const instead = stated.inexpressible[key] ?? `the ${stated.label} has no words for it`;
+      if (!cannot.some((c) => c.instead === instead)) cannot.push({ key, to, instead });
+    } else if (dim) {
       // No config has a word for tf32: fp32 training runs its matmuls in tf32 where torch allows it.
       const same = key === 'precision' ? precisionClass(dim.value) === precisionClass(to) : dim.value === to;
       if (dim.matches ? !dim.matches(to) : !same) differs.push({ key, from: dim.value, to, dim });
@@ -182,8 +209,12 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
   let edits: TextEdit[] = [];
   const unwritable: string[] = [];
   const changes: Array<[string, unknown]> = [];
+  // One switch that says two dimensions (FSDP's offload) shares its `set`: it runs once, its edits count for both.
+  const ran = new Map<NonNullable<SetupDim<unknown>['set']>, TextEdit[] | undefined>();
   for (const d of differs) {
-    const e = d.dim.set?.(d.to, want);
+    const set = d.dim.set;
+    const e = set && ran.has(set) ? (ran.get(set) ? [] : undefined) : set?.(d.to, want);
+    if (set) ran.set(set, ran.get(set) ?? e);
     if (e) {
       // Two dimensions written by one key (an FSDP strategy says ZeRO stage and hybrid) make the same edit: keep it once.
       edits.push(...e.filter((x) => !edits.some((y) => y.start === x.start && y.end === x.end && y.newText === x.newText)));

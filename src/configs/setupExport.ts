@@ -53,7 +53,18 @@ export function plannedBatchSplit(report: PlanReport): { micro: number; accumula
   return { micro: s.microBatch, accumulation: s.gradientAccumulation };
 }
 
-/** DeepSpeed keys for the plan's precision, ZeRO stage and optimizer offload (empty without a setup). */
+/**
+ * What an FSDP-based config (accelerate's fsdp_offload_params, torchtitan's enable_cpu_offload) does with the plan's
+ * offload: its one switch moves parameters, gradients and optimizer state together, so it says the plan's
+ * parameter offload, and a plan offloading the optimizer state alone is written without offload, with this note.
+ */
+export function fsdpOffloadNotes(s: TrainingSetup, engine: string): string[] {
+  return s.cpuOffload && !s.paramOffload
+    ? [`The plan offloads the optimizer state alone, which ${engine} cannot (its offload moves the parameters and gradients too): written without offload; plan with --offload params to price ${engine}'s offload, or export --format deepspeed (offload_optimizer).`]
+    : [];
+}
+
+/** DeepSpeed keys for the plan's precision, ZeRO stage and offloads (empty without a setup). */
 export function deepspeedSetupKeys(report: PlanReport): SetupWords<Record<string, unknown>> {
   const s = report.plan.setup;
   if (!s) return { value: {}, notes: [] };
@@ -65,8 +76,14 @@ export function deepspeedSetupKeys(report: PlanReport): SetupWords<Record<string
   if (s.precision === 'fp8') notes.push('fp8 GEMMs come from Transformer Engine layers in the model; this config trains the rest in bf16.');
   // DeepSpeed's bf16/fp16 optimizers keep the fp32 master copy.
   notes.push(...precisionNotes(s, 'DeepSpeed', 'master-weights'));
-  const stage: ZeroStage = report.plan.gpus > 1 ? s.zeroStage : 0;
-  value.zero_optimization = { stage, ...(s.cpuOffload && stage > 0 ? { offload_optimizer: { device: 'cpu' } } : {}) };
+  // DeepSpeed offloads parameters at ZeRO-3 only (on one GPU, stage 3 shards nothing: the plan's memory stands).
+  const stage: ZeroStage = s.paramOffload ? 3 : report.plan.gpus > 1 ? s.zeroStage : 0;
+  if (s.paramOffload && report.plan.gpus > 1 && s.zeroStage < 3) notes.push(`DeepSpeed offloads parameters (offload_param) only at ZeRO-3: written as stage 3, which also shards what the plan's ZeRO-${s.zeroStage} keeps whole; plan with --zero 3 to price it as it runs.`);
+  value.zero_optimization = {
+    stage,
+    ...(s.cpuOffload && stage > 0 ? { offload_optimizer: { device: 'cpu' } } : {}),
+    ...(s.paramOffload ? { offload_param: { device: 'cpu' } } : {}),
+  };
   if (s.hybridShard) notes.push(`The plan shards within a node (HSDP, over ${s.shardGroup ?? 'a node\'s'} ranks); DeepSpeed's nearest is ZeRO++ (zero_hpz_partition_size), not written here.`);
   notes.push(...recomputeNote(s, 'in the model code (model.gradient_checkpointing_enable() or deepspeed.checkpointing.checkpoint); this config alone does not'));
   notes.push(...degreeNotes(s, 'DeepSpeed'));
@@ -94,15 +111,17 @@ export function accelerateSetupLines(report: PlanReport, processes: number): Set
   const fsdp = fsdpStrategy(zero, s.hybridShard);
   if (processes <= 1) lines.push(`distributed_type: 'NO'`);
   else if (fsdp) {
-    lines.push('distributed_type: FSDP', 'fsdp_config:', `  fsdp_sharding_strategy: ${fsdp}`, `  fsdp_activation_checkpointing: ${s.recompute !== 'none'}`, `  fsdp_offload_params: ${s.cpuOffload}`);
-    if (s.cpuOffload) notes.push('FSDP offloads parameters and gradients with the optimizer state; the plan priced only the optimizer state on the host.');
+    lines.push('distributed_type: FSDP', 'fsdp_config:', `  fsdp_sharding_strategy: ${fsdp}`, `  fsdp_activation_checkpointing: ${s.recompute !== 'none'}`, `  fsdp_offload_params: ${s.paramOffload}`);
+    notes.push(...fsdpOffloadNotes(s, 'FSDP'));
   } else if (zero === 1) {
     lines.push('distributed_type: DEEPSPEED', 'deepspeed_config:', '  zero_stage: 1', `  offload_optimizer_device: ${s.cpuOffload ? 'cpu' : 'none'}`, `  gradient_accumulation_steps: ${s.gradientAccumulation}`);
+    if (s.paramOffload) notes.push('DeepSpeed offloads parameters only at ZeRO-3; this ZeRO-1 config keeps them on the GPU: plan with --zero 3 to train with parameter offload.');
     notes.push(...recomputeNote(s, 'in the script (model.gradient_checkpointing_enable())'));
   } else {
     lines.push('distributed_type: MULTI_GPU');
     notes.push(...recomputeNote(s, 'in the script (model.gradient_checkpointing_enable())'));
   }
+  if (!fsdp && zero !== 1 && s.cpuOffload) notes.push(`The plan keeps ${s.paramOffload ? 'parameters, gradients and optimizer state' : 'the optimizer state'} in CPU memory, which Accelerate switches on only with FSDP (fsdp_offload_params) or its DeepSpeed plugin: export --format deepspeed to train it.`);
   lines.push(`mixed_precision: ${isSixteen(s) ? s.precision : "'no'"}`);
   // Under its DeepSpeed plugin Accelerate hands mixed precision to DeepSpeed (fp32 master weights), else to autocast.
   const deepspeedPlugin = zero === 1 && !fsdp && processes > 1;

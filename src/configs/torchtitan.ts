@@ -1,10 +1,12 @@
 /**
  * torchtitan job configs (TOML): [parallelism] degrees, [activation_checkpoint]
- * mode, [training] mixed_precision_param and batch sizes. torchtitan shards
+ * mode, [training] mixed_precision_param, enable_cpu_offload (FSDP2's
+ * CPUOffloadPolicy: parameters, gradients and optimizer state) and batch sizes. torchtitan shards
  * with FSDP2 over data_parallel_shard_degree (-1: every GPU left over) and
  * replicates over data_parallel_replicate_degree (HSDP when both exceed 1).
  */
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
+import { stateJointOffload } from './offloadDims';
 import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { parseToml, setToml, tomlEntry, type TomlDoc } from './tomlDoc';
 import type { ConfigReader, TextEdit, TextRange } from './types';
@@ -77,7 +79,8 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
     stated.precision = { value: precision, stated: !!mp, range: mp?.range ?? anchor, set: (p) => (PRECISION_WORD[p] ? put('training', 'mixed_precision_param', PRECISION_WORD[p]!) : undefined) };
   }
   const offload = tomlEntry(doc, 'training', 'enable_cpu_offload');
-  stated.cpuOffload = { value: offload?.value === true, stated: !!offload, range: offload?.range ?? anchor, set: (o) => put('training', 'enable_cpu_offload', o) };
+  // FSDP2's CPUOffloadPolicy moves parameters and gradients with the optimizer state, as FSDP's offload does.
+  stateJointOffload(stated, offload?.value === true, !!offload, offload?.range ?? anchor, (o) => put('training', 'enable_cpu_offload', o));
 
   // Newer torchtitan: local_batch_size per data-parallel rank and global_batch_size (accumulation derived); older: batch_size.
   const localKey = tomlEntry(doc, 'training', 'local_batch_size') ? 'local_batch_size' : 'batch_size';

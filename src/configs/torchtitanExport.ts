@@ -5,7 +5,7 @@
  * torchtitan.ts reads back. The model, optimizer, data and checkpoint sections stay the job's own.
  */
 import type { PlanReport, TrainingSetup, ZeroStage } from '../protocol/plan';
-import { isSixteen, precisionNotes, type SetupWords } from './setupExport';
+import { fsdpOffloadNotes, isSixteen, precisionNotes, type SetupWords } from './setupExport';
 
 /** FSDP2's shard and replicate degrees for the plan's ZeRO stage (HSDP: shard inside a node, replicate across). */
 function dataParallelDegrees(s: TrainingSetup, zero: ZeroStage): { shard: number; replicate: number } {
@@ -30,6 +30,8 @@ export function torchtitanToml(report: PlanReport): SetupWords<string> {
   if (s.precision === 'fp8') notes.push('fp8: add torchtitan\'s float8 converter ([model] converters = ["float8"]) to train the GEMMs in fp8.');
   // FSDP2's mixed precision keeps fp32 parameters and casts them per use: master weights.
   notes.push(...precisionNotes(s, 'torchtitan', 'master-weights'));
+  // FSDP2's CPUOffloadPolicy moves parameters, gradients and optimizer state together.
+  notes.push(...fsdpOffloadNotes(s, 'torchtitan'));
   if (!Number.isInteger(s.microBatch)) notes.push(`The plan's micro-batch ${s.microBatch} is not a whole number; set local_batch_size yourself.`);
   if (s.expertParallel > 1) notes.push(`Expert parallel ${s.expertParallel} is set where the MoE layers are built.`);
   const lines = [
@@ -37,7 +39,7 @@ export function torchtitanToml(report: PlanReport): SetupWords<string> {
     ...(Number.isInteger(s.microBatch) ? [`local_batch_size = ${s.microBatch}`] : []),
     `global_batch_size = ${report.batch}`,
     `mixed_precision_param = "${precision}"`,
-    `enable_cpu_offload = ${s.cpuOffload}`,
+    `enable_cpu_offload = ${s.paramOffload}`,
     '',
     '[parallelism]',
     `data_parallel_shard_degree = ${dp.shard}`,

@@ -7,6 +7,8 @@
  *   FSDPOption: full_shard, shard_grad_op, hybrid_shard, hybrid_shard_zero2,
  *   no_shard, offload) or `deepspeed={...}` written inline; a `deepspeed=`
  *   path holds the stage in that config, which its own reader checks;
+ * - offload: FSDP's "offload" (parameters, gradients and optimizer state
+ *   together), or the inline dict's offload_optimizer / offload_param;
  * - recompute: `gradient_checkpointing=True` (every decoder layer: full);
  * - micro-batch and accumulation: `per_device_train_batch_size` (default 8)
  *   and `gradient_accumulation_steps` (default 1).
@@ -15,7 +17,9 @@
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
 import { argsLayout, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type ArgsLayout, type CallArgs } from './python';
-import { PARAM_OFFLOAD_UNMODELLED, type StatedSetup } from './setup';
+import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
+import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
+import { trainingArgumentsPrecision } from './trainingArguments';
 import type { TextEdit } from './types';
 
 /** transformers' TrainingArguments default for per_device_train_batch_size. */
@@ -80,14 +84,12 @@ export function readTrainerSetup(text: string, args: CallArgs, callee: string): 
     inexpressible: { tensorParallel: NO_DEGREES, pipelineStages: NO_DEGREES, contextParallel: NO_DEGREES, sequenceParallel: NO_DEGREES },
   };
 
-  const bf16 = kw('bf16');
-  const fp16 = kw('fp16');
-  const flags = { bf16: boolLiteral(bf16), fp16: boolLiteral(fp16) };
-  // A flag set by an expression (bf16=args.bf16) is decided per run: the precision is then not stated here.
-  if ((!bf16 || flags.bf16 !== undefined) && (!fp16 || flags.fp16 !== undefined)) {
-    const precision: Precision = flags.bf16 ? 'bf16' : flags.fp16 ? 'fp16' : boolLiteral(kw('tf32')) ? 'tf32' : 'fp32';
-    const at = (flags.bf16 ? bf16 : flags.fp16 ? fp16 : bf16 ?? fp16) ?? undefined;
-    stated.precision = { value: precision, stated: !!(bf16 || fp16), range: at ? nodeRange(at) : anchor, set: (p) => writePrecision(text, layout, flags, p) };
+  // The precision hint reads the same: a flag set by an expression (bf16=args.bf16), or no flag beside `**kwargs` or
+  // `deepspeed=`, is decided per run, and the precision is then not stated here.
+  const read = trainingArgumentsPrecision(args);
+  if (read) {
+    const flags = { bf16: boolLiteral(kw('bf16')), fp16: boolLiteral(kw('fp16')) };
+    stated.precision = { value: read.precision, stated: !!(kw('bf16') || kw('fp16')), range: read.flag ? nodeRange(read.flag) : anchor, set: (p) => writePrecision(text, layout, flags, p) };
   }
 
   readSharding(text, args, layout, stated);
@@ -156,30 +158,29 @@ function readSharding(text: string, args: CallArgs, layout: ArgsLayout, stated: 
   const sharding = known ?? { zero: 0 as ZeroStage, hybrid: false };
   // No sharding word with FSDP on (only "offload" or "auto_wrap") is full_shard, transformers' default strategy.
   if (!known && read.words.length > 0) Object.assign(sharding, SHARDING.full_shard);
+  // FSDP's `offload` moves the parameters and gradients with the optimizer state.
   const hadOffload = read.words.includes('offload');
   const fsdpOff = (): TextEdit[] => (fsdp ? replaceRange(range, read.write([])) : []);
-  const write = (zero: ZeroStage, hybrid: boolean, offload: boolean): TextEdit[] | undefined => {
-    if (zero === 0) return offload ? undefined : fsdpOff();
-    if (offload || zero === 1) {
+  const write = (zero: ZeroStage, hybrid: boolean, offload: boolean, params: boolean): TextEdit[] | undefined => {
+    if (zero === 0 && !params) return offload ? undefined : fsdpOff();
+    if (!params && (offload || zero === 1)) {
       // DeepSpeed shards over the whole data-parallel group: it has no hybrid stage 1 or 2.
       return hybrid ? undefined : [...fsdpOff(), ...setKeyword(text, layout, 'deepspeed', inlineDeepSpeed(zero, offload))];
     }
     const word = shardingWord(zero, hybrid);
     if (!word) return undefined;
-    // FSDP's `offload` moves the parameters as well; the plan keeps them on the GPU, so it goes.
     const rest = read.words.filter((w) => !SHARDING[w] && w !== 'offload');
     // Without auto_wrap FSDP wraps the whole model as one unit and gathers all of it at once.
-    const words = [word, ...(rest.includes('auto_wrap') ? rest : [...rest, 'auto_wrap'])];
+    const words = [word, ...(params ? ['offload'] : []), ...(rest.includes('auto_wrap') ? rest : [...rest, 'auto_wrap'])];
     return fsdp ? replaceRange(range, read.write(words)) : setKeyword(text, layout, 'fsdp', read.write(words));
   };
-  // One keyword says all three: each writes the plan's values of the others, so the edits agree (and are kept once).
-  const fromPlan = (plan: TrainingSetup | undefined) => ({ zero: plan?.zeroStage ?? sharding.zero, hybrid: plan?.hybridShard ?? sharding.hybrid, offload: plan?.cpuOffload ?? hadOffload });
-  stated.zeroStage = { value: sharding.zero, stated: !!fsdp, range, set: (z, plan) => write(z, fromPlan(plan).hybrid, fromPlan(plan).offload) };
-  stated.hybridShard = { value: sharding.hybrid, stated: !!fsdp, range, set: (h, plan) => write(fromPlan(plan).zero, h, fromPlan(plan).offload) };
-  stated.cpuOffload = { value: hadOffload, stated: hadOffload, range, set: (o, plan) => write(fromPlan(plan).zero, fromPlan(plan).hybrid, o) };
-  if (hadOffload) {
-    stated.unmodelled = [{ range, short: 'parameter offload', message: `fsdp="… offload" keeps parameters and gradients in CPU memory as well as the optimizer state; ${PARAM_OFFLOAD_UNMODELLED}` }];
-  }
+  // One keyword says all four: each writes the plan's values of the others, so the edits agree (and are kept once).
+  // Without a plan the offloads go together, as FSDP's word moves them.
+  const fromPlan = (plan: TrainingSetup | undefined) => ({ zero: plan?.zeroStage ?? sharding.zero, hybrid: plan?.hybridShard ?? sharding.hybrid, offload: plan?.cpuOffload ?? hadOffload, params: plan?.paramOffload ?? hadOffload });
+  stated.zeroStage = { value: sharding.zero, stated: !!fsdp, range, set: (z, plan) => write(z, fromPlan(plan).hybrid, fromPlan(plan).offload, fromPlan(plan).params) };
+  stated.hybridShard = { value: sharding.hybrid, stated: !!fsdp, range, set: (h, plan) => write(fromPlan(plan).zero, h, fromPlan(plan).offload, fromPlan(plan).params) };
+  stated.cpuOffload = { value: hadOffload, stated: hadOffload, range, set: (o, plan) => write(fromPlan(plan).zero, fromPlan(plan).hybrid, o, plan?.paramOffload ?? (o && hadOffload)) };
+  stated.paramOffload = { value: hadOffload, stated: hadOffload, range, set: (p, plan) => write(fromPlan(plan).zero, fromPlan(plan).hybrid, plan?.cpuOffload ?? (p || hadOffload), p) };
 }
 
 /** `deepspeed={"zero_optimization": {"stage": 2, "offload_optimizer": {...}}, ...}`: the stage (rewritten in place) and offloads. */
@@ -192,8 +193,26 @@ function readInlineDeepSpeed(dict: Node, stated: StatedSetup): void {
     const range = stage ? nodeRange(stage) : nodeRange(zero);
     stated.zeroStage = { value: value as ZeroStage, stated: !!stage, range, set: stage ? (z, plan) => (plan?.hybridShard ? undefined : replaceRange(range, String(z))) : undefined };
   }
-  const offload = dictValue(zero, 'offload_optimizer');
-  stated.cpuOffload = { value: !!offload && offload.type !== 'none', stated: !!offload, range: offload ? nodeRange(offload) : nodeRange(zero) };
-  const params = dictValue(zero, 'offload_param');
-  if (params && params.type !== 'none') stated.unmodelled = [{ range: nodeRange(params), short: 'parameter offload', message: `deepspeed={… "offload_param" …}: ${PARAM_OFFLOAD_UNMODELLED}` }];
+  for (const [section, key] of [['offload_optimizer', 'cpuOffload'], ['offload_param', 'paramOffload']] as const) {
+    const read = inlineOffload(zero, section);
+    if (!read) continue;
+    const { nvme, ...dim } = read;
+    stated[key] = dim;
+    if (nvme) (stated.unmodelled ??= []).push(nvmeUnmodelled(dim.range, `deepspeed={… "${section}": {"device": "nvme"} …}`));
+  }
+  deepspeedParamOffloadRules(stated, 'deepspeed={… "offload_param" …} without "offload_optimizer"');
+}
+
+/**
+ * One offload section of the inline dict, read as DeepSpeed reads its JSON: `{"device": "cpu"|"nvme"}` offloads;
+ * "none", no device (DeepSpeed's default is "none"), None or no section does not. A device WAP cannot read states nothing. No `set`: the dict is the user's.
+ */
+function inlineOffload(zero: Node, section: string): (SetupDim<boolean> & { nvme: boolean }) | undefined {
+  const node = dictValue(zero, section);
+  const range = nodeRange(node ?? zero);
+  if (!node || node.type === 'none') return { value: false, stated: !!node, range, nvme: false };
+  const deviceNode = node.type === 'dictionary' ? dictValue(node, 'device') : undefined;
+  const device = deviceNode ? stringLiteral(deviceNode) : undefined;
+  if (deviceNode && device === undefined) return undefined;
+  return { value: offloadsTo(device), stated: true, range: nodeRange(deviceNode ?? node), nvme: device === 'nvme' };
 }

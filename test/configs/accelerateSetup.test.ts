@@ -198,26 +198,32 @@ test('Lightning FSDPStrategy: ZeRO stage and hybrid changing together write one 
   assert.equal(fixed, text.replace('"FULL_SHARD"', '"_HYBRID_SHARD_ZERO2"'));
 });
 
-test('Lightning strategy strings: ZeRO stage and offload changing together write one strategy name', async () => {
+test('Lightning strategy strings: ZeRO stage and offload changing together write one strategy name; "_offload" is the optimizer at stage 2, parameters too at stage 3', async () => {
   const { checkConfig } = await import('../../src/configs');
   const text = 'import lightning as L\n\ntrainer = L.Trainer(devices=8, strategy="deepspeed_stage_2", precision="bf16-mixed")\n';
   const stated = readConfigSetups('train.py', text)[0]!;
-  assert.deepEqual([stated.zeroStage?.value, stated.cpuOffload?.value], [2, false]);
-  const want = {
-    precision: 'bf16', precisionReason: '', zeroStage: 3, hybridShard: false, recompute: 'none', cpuOffload: true, microBatch: 1, gradientAccumulation: 1,
-    dataParallel: 8, tensorParallel: 1, pipelineStages: 1, virtualStages: 1, contextParallel: 1, expertParallel: 1, sequenceParallel: false, mfu: 0.4,
+  assert.deepEqual([stated.zeroStage?.value, stated.cpuOffload?.value, stated.paramOffload?.value], [2, false, false]);
+  const planOf = (setup: Record<string, unknown>) => {
+    const plan = eightGpuPlan({ precision: 'bf16', ...setup });
+    return { ...plan, batch: 8, scaling: [], plan: { ...plan.plan, gpus: 8, samplesPerSec: 1, energyJPerSample: 0, layers: [] } } as typeof plan;
   };
-  const plan = {
-    model: 'M', batch: 8, cluster: { name: 'c', gpus: 8, nodes: 1 }, scaling: [],
-    plan: { gpus: 8, samplesPerSec: 1, energyJPerSample: 0, layers: [], setup: want },
-  } as unknown as import('../../src/protocol/plan').PlanReport;
-  const finding = checkConfig('train.py', text, plan).findings.find((f) => f.code === 'setup-differs');
-  assert.equal(applyTextEdits(text, combineFixes([finding!.fix!])), text.replace('deepspeed_stage_2', 'deepspeed_stage_3_offload'));
+  const findings = (plan: ReturnType<typeof planOf>) => checkConfig('train.py', text, plan).findings;
+  const everything = findings(planOf({ zeroStage: 3, cpuOffload: true, paramOffload: true })).find((f) => f.code === 'setup-differs');
+  assert.equal(applyTextEdits(text, combineFixes([everything!.fix!])), text.replace('deepspeed_stage_2', 'deepspeed_stage_3_offload'));
+  assert.match(everything!.fix!.title, /^Use the plan's ZeRO-3 \+ parameter offload /);
+  const optimizerOnly = findings(planOf({ zeroStage: 2, cpuOffload: true, paramOffload: false })).find((f) => f.code === 'setup-differs');
+  assert.equal(applyTextEdits(text, combineFixes([optimizerOnly!.fix!])), text.replace('deepspeed_stage_2', 'deepspeed_stage_2_offload'));
+  // ZeRO-3 with the optimizer state offloaded alone has no strategy name: said, and the stage is not written without it.
+  const noName = findings(planOf({ zeroStage: 3, cpuOffload: true, paramOffload: false }));
+  assert.match(noName.find((f) => f.code === 'cannot-express')?.message ?? '', /^The plan uses CPU offload, which a Lightning Trainer cannot express: Lightning's strategy names offload the optimizer state alone at ZeRO-1\/2/);
+  assert.equal(noName.find((f) => f.code === 'setup-differs')?.fix, undefined);
   // Each alone reads back.
   const z3 = readConfigSetups('train.py', text.replace('deepspeed_stage_2', 'deepspeed_stage_3_offload'))[0]!;
-  assert.deepEqual([z3.zeroStage?.value, z3.cpuOffload?.value], [3, true]);
+  assert.deepEqual([z3.zeroStage?.value, z3.cpuOffload?.value, z3.paramOffload?.value], [3, true, true]);
   const fsdp = readConfigSetups('train.py', text.replace('deepspeed_stage_2', 'fsdp_cpu_offload'))[0]!;
-  assert.deepEqual([fsdp.zeroStage?.value, fsdp.cpuOffload?.value], [3, true]);
+  assert.deepEqual([fsdp.zeroStage?.value, fsdp.cpuOffload?.value, fsdp.paramOffload?.value], [3, true, true]);
+  const z2 = readConfigSetups('train.py', text.replace('deepspeed_stage_2', 'deepspeed_stage_2_offload'))[0]!;
+  assert.deepEqual([z2.zeroStage?.value, z2.cpuOffload?.value, z2.paramOffload?.value], [2, true, false]);
   const ds = readConfigSetups('train.py', text.replace('deepspeed_stage_2', 'deepspeed'))[0]!;
   assert.deepEqual([ds.zeroStage?.value, ds.cpuOffload?.value], [2, false]);
 });

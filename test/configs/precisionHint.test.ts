@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
-import { initConfigReaders, precisionHint, precisionHintCandidates, withPrecisionFrom } from '../../src/configs';
+import { initConfigReaders, precisionHint, precisionHintCandidates, readConfigSetups, withPrecisionFrom } from '../../src/configs';
 
 before(() => initConfigReaders());
 
@@ -89,9 +89,34 @@ test("Hugging Face Trainer's TrainingArguments(bf16=True) / fp16 / tf32, and trl
     precision: 'bf16', source: 'finetune.py:3 (TrainingArguments(… bf16=True …))', ampStyle: 'master-weights', ampStyleSource: 'finetune.py:3 (TrainingArguments(… bf16=True …)) with deepspeed=',
   });
   assert.equal(hint('args = TrainingArguments("out", bf16=True, deepspeed=None)\n')?.ampStyle, 'autocast');
-  for (const text of ['args = TrainingArguments("out", bf16=torch.cuda.is_bf16_supported())\n', 'if args.bf16:\n    targs = TrainingArguments("out", bf16=True)\n', 'args = TrainingArguments("out", bf16=False)\n', 'args = MyArguments(bf16=True)\n']) {
+  for (const text of ['args = TrainingArguments("out", bf16=torch.cuda.is_bf16_supported())\n', 'if args.bf16:\n    targs = TrainingArguments("out", bf16=True)\n', 'args = MyArguments(bf16=True)\n']) {
     assert.equal(hint(text), undefined, text);
   }
+});
+
+test('TrainingArguments with neither bf16 nor fp16 trains in fp32 (the Trainer\'s defaults), unless **kwargs or deepspeed= may decide; the Trainer config reader agrees', () => {
+  const hint = (text: string) => precisionHint([{ name: 'finetune.py', text: `from transformers import TrainingArguments\n${text}` }]);
+  assert.deepEqual(hint('args = TrainingArguments(output_dir="out", per_device_train_batch_size=8)\n'), {
+    precision: 'fp32', source: 'finetune.py:2 (TrainingArguments(…) sets neither bf16 nor fp16: the Trainer trains in fp32)',
+  });
+  assert.equal(hint('args = TrainingArguments("out", bf16=False, fp16=False)\n')?.precision, 'fp32');
+  assert.equal(hint('cfg = SFTConfig(output_dir="out")\n')?.precision, 'fp32');
+  for (const text of ['args = TrainingArguments("out", **config)\n', 'args = TrainingArguments("out", deepspeed="ds_config.json")\n', 'args = TrainingArguments("out", bf16=args.bf16)\n', 'args = TrainingArguments("out", fp16=False, bf16=use_bf16)\n']) {
+    assert.equal(hint(text), undefined, text);
+  }
+  // A config that states a precision beside the script wins over the Trainer's defaults (accelerate launch's mixed
+  // precision applies when no flag is set); a flag in the script still comes first.
+  const accelerate = { name: 'accelerate.yaml', text: 'distributed_type: MULTI_GPU\nmixed_precision: bf16\n' };
+  const script = (args: string) => ({ name: 'finetune.py', text: `from transformers import TrainingArguments\nargs = TrainingArguments("out"${args})\n` });
+  assert.equal(precisionHint([script(''), accelerate], 'finetune.py')?.precision, 'bf16');
+  assert.equal(precisionHint([script(', fp16=True'), accelerate], 'finetune.py')?.precision, 'fp16');
+  // "your config" reads the same precision from the call.
+  const setup = (args: string) => readConfigSetups('finetune.py', script(args).text)[0]?.precision;
+  assert.deepEqual([setup('')?.value, setup('')?.stated], ['fp32', false]);
+  assert.equal(setup(', **config'), undefined);
+  assert.equal(setup(', deepspeed="ds_config.json"'), undefined);
+  assert.equal(setup(', bf16=args.bf16'), undefined);
+  assert.equal(setup(', bf16=True, deepspeed="ds_config.json"')?.value, 'bf16');
 });
 
 const torchLib = '/usr/lib/python3/dist-packages/torch';

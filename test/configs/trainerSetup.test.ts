@@ -43,16 +43,21 @@ test('what the run decides is not stated: expressions, auto_find_batch_size, and
   assert.deepEqual(readConfigSetups('ft.py', 'from transformers import TrainingArguments\nif fast:\n    args = TrainingArguments(output_dir="o", bf16=True)\n'), []);
 });
 
-test('FSDP offload is parameter offload: stated, warned as not modelled, and dropped by the fix when the plan does not offload', () => {
+test('FSDP offload is parameter offload: both offload dims on the fsdp words, no "not modelled" warning; the fix drops it when the plan does not offload, writes it when the plan does', () => {
   const text = script('fsdp="full_shard offload auto_wrap", bf16=True');
   const s = readConfigSetups('ft.py', text)[0]!;
-  assert.deepEqual([s.zeroStage?.value, s.cpuOffload?.value], [3, true]);
-  const warned = checkConfig('ft.py', text, undefined).findings;
-  assert.ok(warned.some((f) => f.code === 'setup-unmodelled' && /does not model parameter offload/.test(f.message)), JSON.stringify(warned));
+  assert.deepEqual([s.zeroStage?.value, s.cpuOffload?.value, s.paramOffload?.value], [3, true, true]);
+  assert.equal(text.slice(s.paramOffload!.range.start, s.paramOffload!.range.end), '"full_shard offload auto_wrap"');
+  assert.deepEqual(checkConfig('ft.py', text, undefined).findings.filter((f) => f.code === 'setup-unmodelled'), []);
   // The plan: ZeRO-2, no offload, micro-batch 2. One edit rewrites the fsdp words (auto_wrap stays); the Trainer's
   // default micro-batch 8 × 1 on the plan's 8 replicas (64) becomes 2 × 4.
   const fixed = fixAll('ft.py', text, llamaPlan({ zeroStage: 2, recompute: 'none' })).text;
   assert.equal(fixed, script('fsdp="shard_grad_op auto_wrap", bf16=True, per_device_train_batch_size=2, gradient_accumulation_steps=4'));
+  // A plan with parameter offload agrees with it, and writes FSDP's "offload" into a config without it.
+  const offloading = llamaPlan({ cpuOffload: true, paramOffload: true, recompute: 'none', microBatch: 8, gradientAccumulation: 2 });
+  assert.deepEqual(checkConfig('ft.py', text, offloading).findings.filter((f) => f.code === 'setup-differs'), []);
+  const plain = script('fsdp="full_shard auto_wrap", bf16=True');
+  assert.equal(fixAll('ft.py', plain, offloading).text, script('fsdp="full_shard offload auto_wrap", bf16=True'));
 });
 
 test('the fix writes the plan in the user’s own form: a list stays a list, quotes stay; ZeRO-1 and optimizer offload, which FSDP has no words for, as an inline DeepSpeed dict', () => {

@@ -1,10 +1,10 @@
 /**
- * Settings a config states that WAP reads but does not model: parameter
- * offload (DeepSpeed offload_param, the HF Trainer's ZeRO-3 template; FSDP's
- * offload_params through accelerate or Lightning; Lightning's
- * DeepSpeedStrategy(offload_parameters=True)) and NVMe optimizer offload. Each
- * is a warning on its value, with or without a plan, and the "your config"
- * line says it is approximate, never a silent number.
+ * Settings a config states that WAP reads but does not model exactly: NVMe
+ * offload (DeepSpeed's ZeRO-Infinity, planned as CPU offload) and parameters
+ * offloaded while the optimizer state stays on the GPU (planned with both
+ * offloaded). Each is a warning on its value, with or without a plan, and the
+ * "your config" line says it is approximate, never a silent number. Parameter
+ * offload itself is planned (paramOffload.test.ts): no warning, no "approximate".
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
@@ -32,37 +32,41 @@ const HF_ZERO3 = `{
 }
 `;
 
-test("DeepSpeed: the HF Trainer's ZeRO-3 template offloads parameters, which is a warning on offload_param.device; NVMe is priced as CPU and says so", () => {
-  const found = unmodelled('ds_config_zero3.json', HF_ZERO3);
-  assert.equal(found.length, 1);
-  assert.equal(found[0][0], 'warning');
-  assert.equal(found[0][1], '"cpu"');
-  assert.match(found[0][2] as string, /^offload_param\.device "cpu": WAP does not model parameter offload: .*memory over-stated.*step time under-stated/);
-  // The optimizer offload is modelled (ZeRO-Offload): no warning for it.
+test("DeepSpeed: the HF Trainer's ZeRO-3 template (parameters and optimizer on the CPU) is planned, no warning; NVMe is planned as CPU and says so", () => {
+  assert.deepEqual(unmodelled('ds_config_zero3.json', HF_ZERO3), []);
   const optimizerOnly = '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}';
   assert.deepEqual(unmodelled('ds_config.json', optimizerOnly), []);
   const nvme = unmodelled('ds_config.json', '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme"}}}');
-  assert.deepEqual(nvme.map((f) => f[1]), ['"nvme"']);
-  assert.match(nvme[0][2] as string, /planned as CPU memory/);
+  assert.deepEqual(nvme.map((f) => [f[0], f[1]]), [['warning', '"nvme"']]);
+  assert.match(nvme[0][2] as string, /^offload_optimizer\.device "nvme": WAP plans it as CPU offload .*NVMe reads and writes each step are not modelled/);
+  const both = unmodelled('ds_config_zero3.json', HF_ZERO3.replace(/"cpu"/g, '"nvme"'));
+  assert.deepEqual(both.map((f) => (f[2] as string).split(':')[0]), ['offload_optimizer.device "nvme"', 'offload_param.device "nvme"']);
+  // Parameters offloaded, optimizer state kept on the GPU: planned with both offloaded, which the warning says.
+  const paramsOnly = unmodelled('ds_config.json', '{"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}');
+  assert.deepEqual(paramsOnly.map((f) => f[1]), ['"cpu"']);
+  assert.match(paramsOnly[0][2] as string, /^offload_param without offload_optimizer offloads the parameters but not the optimizer state: WAP plans parameter offload with the optimizer state on the CPU too/);
 });
 
-test('accelerate and Lightning: FSDP parameter offload and DeepSpeed offload_param_device / offload_parameters', () => {
+test('accelerate and Lightning: FSDP and DeepSpeed parameter offload are planned (no warning); NVMe devices are warned', () => {
   const fsdp = 'compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n  fsdp_offload_params: true\nnum_processes: 8\n';
-  const a = unmodelled('accelerate_config.yaml', fsdp);
-  assert.deepEqual(a.map((f) => f[1]), ['true']);
-  assert.match(a[0][2] as string, /^fsdp_offload_params keeps parameters and gradients in CPU memory/);
+  assert.deepEqual(unmodelled('accelerate_config.yaml', fsdp), []);
   const ds = 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: cpu\n  offload_param_device: nvme\nnum_processes: 8\n';
   assert.deepEqual(unmodelled('accelerate_config.yaml', ds).map((f) => f[1]), ['nvme']);
+  assert.deepEqual(unmodelled('accelerate_config.yaml', ds.replace('nvme', 'cpu')), []);
   const lightning = (strategy: string) => `import lightning as L\nfrom lightning.pytorch.strategies import FSDPStrategy, DeepSpeedStrategy\ntrainer = L.Trainer(devices=8, strategy=${strategy})\n`;
-  assert.deepEqual(unmodelled('train.py', lightning('FSDPStrategy(cpu_offload=True)')).map((f) => f[1]), ['True']);
-  assert.deepEqual(unmodelled('train.py', lightning('DeepSpeedStrategy(stage=3, offload_optimizer=True, offload_parameters=True)')).map((f) => f[1]), ['True']);
-  assert.deepEqual(unmodelled('train.py', lightning('DeepSpeedStrategy(stage=3, offload_optimizer=True)')), []);
+  assert.deepEqual(unmodelled('train.py', lightning('FSDPStrategy(cpu_offload=True)')), []);
+  assert.deepEqual(unmodelled('train.py', lightning('DeepSpeedStrategy(stage=3, offload_optimizer=True, offload_parameters=True)')), []);
+  assert.deepEqual(unmodelled('train.py', lightning('DeepSpeedStrategy(stage=3, offload_parameters=True)')).map((f) => f[1]), ['True']);
+  assert.deepEqual(unmodelled('train.py', lightning('"deepspeed_stage_3_offload_nvme"')).map((f) => f[1]), ['"deepspeed_stage_3_offload_nvme"']);
+  assert.deepEqual(unmodelled('train.py', lightning('DeepSpeedStrategy(stage=3, offload_optimizer=True, offload_parameters=True, offload_params_device="nvme")')).map((f) => f[1]), ['"nvme"']);
 });
 
-test('"your config" says it is approximate when its config offloads parameters', () => {
-  const setup = readConfigSetups('ds_config_zero3.json', HF_ZERO3)[0]!;
+test('"your config" is exact for parameter offload and approximate for NVMe', () => {
   const run: RunSummary = { feasible: true, gpus: 8, stepTimeMs: 3400, mfu: 0.41, memoryPerGpuBytes: 62e9, describe: '8 GPUs, ZeRO-3', warnings: [] };
-  assert.match(versusLine(run, run, setup), /^your config \(approximate: parameter offload not modelled\): 3\.4 s\/step/);
+  const offloaded = readConfigSetups('ds_config_zero3.json', HF_ZERO3)[0]!;
+  assert.match(versusLine(run, run, offloaded), /^your config: 3\.4 s\/step/);
+  const nvme = readConfigSetups('ds_config_zero3.json', HF_ZERO3.replace('"device": "cpu", "pin_memory": true}', '"device": "nvme", "pin_memory": true}'))[0]!;
+  assert.match(versusLine(run, run, nvme), /^your config \(approximate: NVMe offload not modelled\): 3\.4 s\/step/);
   const plain = readConfigSetups('ds_config.json', '{"zero_optimization": {"stage": 3}}')[0]!;
   assert.match(versusLine(run, run, plain), /^your config: 3\.4 s\/step/);
 });

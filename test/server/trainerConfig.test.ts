@@ -1,7 +1,8 @@
 /**
  * A Hugging Face Trainer script through the real server: the script is both
  * the model (Llama-2-7b from its released config beside it) and the training
- * config (TrainingArguments). Its setup is compared with the model's plan, the
+ * config (TrainingArguments). It sets neither bf16 nor fp16, so it trains in
+ * fp32; the user's wap.precision plans it in bf16. Its setup is compared with the model's plan, the
  * quick-fix's WorkspaceEdit writes the plan into the call, and once applied
  * the server finds nothing left to change.
  */
@@ -25,7 +26,7 @@ function applyEdits(text: string, edits: TextEdit[]): string {
 
 let server: TestServer;
 before(async () => {
-  server = await TestServer.start({ settings: { cluster: 'a100x8', batchSize: 64 } });
+  server = await TestServer.start({ settings: { cluster: 'a100x8', batchSize: 64, precision: 'bf16' } });
 });
 after(async () => server?.stop());
 
@@ -33,7 +34,8 @@ test('TrainingArguments for a 7B full fine-tune without sharding or checkpointin
   const text = readFileSync(SCRIPT, 'utf8');
   const uri = await server.open(SCRIPT, text);
   const diag = await server.until('the setup diagnostic on TrainingArguments', () => (server.diagnostics.get(uri) ?? []).find((d) => d.code === 'setup-differs'), 60_000);
-  assert.match(diag.message, /^This Hugging Face TrainingArguments trains with .*ZeRO 0.*; the plan for .* on '8x A100 SXM4 80GB \(NVSwitch\)' uses .*ZeRO [123]/);
+  // No bf16/fp16 flag: the Trainer's fp32, which the fix turns into the plan's bf16=True.
+  assert.match(diag.message, /^This Hugging Face TrainingArguments trains with fp32, ZeRO 0.*; the plan for .* on '8x A100 SXM4 80GB \(NVSwitch\)' uses bf16, ZeRO [123]/);
   const actions = (await server.conn.sendRequest(CodeActionRequest.type, { textDocument: { uri }, range: diag.range, context: { diagnostics: [diag] } })) as CodeAction[];
   const quickfix = actions.find((a) => a.kind === CodeActionKind.QuickFix && a.edit?.changes?.[uri]?.length);
   assert.ok(quickfix, `quick-fixes offered: ${actions.map((a) => a.title).join(' | ')}`);
@@ -42,6 +44,7 @@ test('TrainingArguments for a 7B full fine-tune without sharding or checkpointin
   // ZeRO-2/3 as FSDP words, ZeRO-1 as an inline DeepSpeed config (FSDP has no stage 1).
   assert.match(fixed, /(fsdp="(full_shard|shard_grad_op) auto_wrap"|deepspeed=\{"zero_optimization": \{"stage": 1\}.*\}),\n/);
   assert.ok(fixed.includes('  # per GPU\n'), 'the comment stays');
+  assert.ok(fixed.includes('bf16=True'), fixed);
   // Only the TrainingArguments call changed: the lines before and after it are the same.
   const callOf = (t: string) => t.slice(t.indexOf('args = TrainingArguments('), t.indexOf('trainer = Trainer('));
   assert.equal(fixed.replace(callOf(fixed), ''), text.replace(callOf(text), ''));
