@@ -234,6 +234,12 @@ export function* walkLadder<R>(ladder: Ladder, capBytes: number, evaluate: (s: T
   return walk;
 }
 
+/** What a setup's offload moves to host memory and what it costs, for `fitsThrough` (both searches); undefined without offload. */
+export function offloadSaving(s: { cpuOffload?: boolean; paramOffload?: boolean }): string | undefined {
+  if (s.paramOffload) return 'parameters, gradients and optimizer state offloaded to CPU memory (slow: every forward and backward fetches the weights over PCIe)';
+  return s.cpuOffload ? 'optimizer state and gradients offloaded to CPU memory (slow: bounded by PCIe and the CPU step)' : undefined;
+}
+
 /** One line on what a setup saves, for `fitsThrough`. */
 export function describeSavers(s: TableSetup, base: TableSetup): string {
   const parts: string[] = [];
@@ -243,7 +249,6 @@ export function describeSavers(s: TableSetup, base: TableSetup): string {
   }
   if (s.recompute !== base.recompute) parts.push(`${s.recompute} activation recompute`);
   if (s.microSteps !== base.microSteps) parts.push(`gradient accumulation over ${s.microSteps} micro-steps`);
-  if (s.paramOffload && !base.paramOffload) parts.push('parameters, gradients and optimizer state offloaded to CPU memory (slow: every forward and backward fetches the weights over PCIe)');
-  else if (s.cpuOffload !== base.cpuOffload) parts.push('optimizer state and gradients offloaded to CPU memory (slow: bounded by PCIe and the CPU step)');
+  if ((s.paramOffload && !base.paramOffload) || s.cpuOffload !== base.cpuOffload) parts.push(offloadSaving(s)!);
   return parts.join(' + ');
 }

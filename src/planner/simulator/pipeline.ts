@@ -48,7 +48,8 @@ function stageCost(st: PipelineStage): StageCost {
     f += o.forwardMs + o.mpForwardMs;
     b += o.backwardMs + o.mpBackwardMs;
     r += o.recomputeMs;
-    upd += o.updateMs;
+    // Offloaded, the stage's gradients go down to the CPU optimizer once, after its last backward.
+    upd += o.updateMs + o.hostDownloadMs;
     if (o.allreduceBytes > 0) {
       const g = byDegree.get(o.config.d) ?? { bytes: 0, config: o.config };
       g.bytes += o.allreduceBytes;

@@ -7,6 +7,7 @@ import { activationBytes, gradientBytes } from './adapters';
 import { groupCost } from './blockCost';
 import { isAttention } from './blocks';
 import { estimate, linksFor, shardsOf, type EstimateContext } from './estimate';
+import { offloadSaving } from '../setupLadder';
 import type { Scored } from './search';
 import type { Config3D } from './estimate';
 
@@ -100,8 +101,8 @@ export function fitsThrough(ctx: EstimateContext, scored: Scored): string | unde
   const means: string[] = [];
   if (c.zero > 0) means.push(`ZeRO-${c.zero} (sharded over ${shardsOf(ctx, c)} data-parallel ranks${c.hsdp ? ' inside each node, replicated across nodes (HSDP)' : ''})`);
   if (c.recompute !== 'none') means.push(`${c.recompute} activation recompute`);
-  if (c.paramOffload) means.push('parameters, gradients and optimizer state offloaded to CPU memory (slow: every forward and backward fetches the weights over PCIe)');
-  else if (c.offload) means.push('optimizer state and gradients offloaded to CPU memory (slow: bounded by PCIe and the CPU step)');
+  const offload = offloadSaving({ cpuOffload: c.offload, paramOffload: c.paramOffload });
+  if (offload) means.push(offload);
   const extra = scored.est.stepMs - plain.stepMs;
   const cost = extra > 0 ? `they cost +${extra.toFixed(1)} ms per step` : 'they cost no step time here (the sharded sync is as fast as the all-reduce it replaces)';
   return `${means.join(' and ')}: without them it needs ${mb(plain.memory.total)} per GPU; ${cost}`;
