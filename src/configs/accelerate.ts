@@ -6,7 +6,8 @@
  */
 import type { PlanReport } from '../protocol/plan';
 import { readAccelerateSetup } from './accelerateSetup';
-import { compareSetup, unmodelledFindings } from './setup';
+import { withLinkedConfig } from './linkedConfig';
+import { compareSetup, setupNotes } from './setup';
 import { checkDeviceIds, compareLaunch, planTarget } from './compare';
 import { readCount, readGpuIds, readString, parseYamlConfig } from './yamlDoc';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
@@ -38,7 +39,7 @@ export const accelerateReader: ConfigReader = {
   detect(fileName, text) {
     return isYamlName(fileName) && /^[ \t]*(distributed_type|num_processes)[ \t]*:/m.test(text);
   },
-  check(_fileName, text, plan) {
+  check(fileName, text, plan, files) {
     const doc = parseYamlConfig(text);
     const numProcesses = readCount(doc, 'num_processes');
     const numMachines = readCount(doc, 'num_machines');
@@ -86,10 +87,11 @@ export const accelerateReader: ConfigReader = {
       parallelism: distributedType && kind ? { value: kind, range: distributedType.range } : undefined,
     };
     findings.push(...checkDeviceIds('accelerate', launch, 'num_processes', 'gpu_ids', plan && planTarget(plan).gpusPerNode));
+    const setup = withLinkedConfig(fileName, readAccelerateSetup(text, doc, numProcesses?.value), files);
     if (plan) {
-      findings.push(...compareSetup('accelerate', text, readAccelerateSetup(text, doc, numProcesses?.value), plan));
+      findings.push(...compareSetup('accelerate', text, setup, plan));
       findings.push(...compareWithPlan(launch, plan));
-    } else findings.push(...unmodelledFindings('accelerate', readAccelerateSetup(text, doc, numProcesses?.value)));
+    } else findings.push(...setupNotes('accelerate', setup));
     return findings;
   },
   readSetup(_fileName, text) {

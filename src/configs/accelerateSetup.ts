@@ -3,8 +3,8 @@
  * distributed_type FSDP (fsdp_config sharding strategy, activation
  * checkpointing, fsdp_offload_params: parameter and optimizer offload together)
  * / DEEPSPEED (deepspeed_config zero_stage, offload_optimizer_device,
- * offload_param_device, accumulation) / MULTI_GPU; and how to write the plan's
- * values back.
+ * offload_param_device, accumulation, or a deepspeed_config_file that holds
+ * them: linkedConfig.ts) / MULTI_GPU; and how to write the plan's values back.
  */
 import type { Document, Scalar } from 'yaml';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
@@ -99,6 +99,12 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
     // FSDP's CPUOffload(offload_params=True) moves parameters and gradients too, and steps the optimizer on the CPU.
     stateJointOffload(stated, offload?.value === true, !!offload, offload ? valueRange(offload) : stated.anchor, (o) => put('fsdp_config', 'fsdp_offload_params', o));
   } else if (type === 'DEEPSPEED') {
+    const file = nestedScalar(doc, ['deepspeed_config'], 'deepspeed_config_file');
+    if (file && typeof file.value === 'string' && file.value.trim() !== '') {
+      // Accelerate then takes the stage, offloads and accumulation from that file, not from keys here.
+      stated.link = { path: file.value.trim(), range: valueRange(file), key: 'deepspeed_config_file' };
+      return stated;
+    }
     const stage = nestedScalar(doc, ['deepspeed_config'], 'zero_stage');
     if (!stage || [0, 1, 2, 3].includes(stage.value as number)) {
       stated.zeroStage = { value: ((stage?.value as number | undefined) ?? 0) as ZeroStage, stated: !!stage, range: stage ? valueRange(stage) : anchor, set: (z) => put('deepspeed_config', 'zero_stage', z) };

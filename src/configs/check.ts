@@ -7,7 +7,7 @@ import { flagReplacedValues } from './comments';
 import { combineFixes, applyTextEdits } from './edits';
 import { initPythonConfigs, pythonReady } from './python';
 import { READERS } from './readers';
-import { MalformedConfig, type ConfigCheckResult, type ConfigFinding, type ConfigFormat, type TextEdit } from './types';
+import { MalformedConfig, type ConfigCheckResult, type ConfigFinding, type ConfigFormat, type FileAccess, type TextEdit } from './types';
 const PYTHON_FORMATS = new Set<ConfigFormat>(['lightning', 'keras-mirrored', 'hf-trainer']);
 
 /** Configs are small; anything bigger is refused before parsing so an editor never stalls on it. */
@@ -31,8 +31,9 @@ function malformed(format: ConfigFormat, message: string, range = { start: 0, en
 /**
  * `formats`: the caller's own detectConfigFormats result for this same text,
  * so a caller that already detected (the LSP server) does not detect twice.
+ * `files`: reads the files a config refers to (a DeepSpeed JSON by path).
  */
-export function checkConfig(fileName: string, text: string, plan: PlanReport | undefined, formats: ConfigFormat[] = detectConfigFormats(fileName, text)): ConfigCheckResult {
+export function checkConfig(fileName: string, text: string, plan: PlanReport | undefined, formats: ConfigFormat[] = detectConfigFormats(fileName, text), files?: FileAccess): ConfigCheckResult {
   if (formats.length === 0) return { formats, findings: [] };
   if (text.length > MAX_CONFIG_CHARS) {
     const mb = (text.length / (1024 * 1024)).toFixed(1);
@@ -47,7 +48,7 @@ export function checkConfig(fileName: string, text: string, plan: PlanReport | u
       continue;
     }
     try {
-      findings.push(...reader.check(fileName, text, plan));
+      findings.push(...reader.check(fileName, text, plan, files));
     } catch (e) {
       const f = e instanceof MalformedConfig
         ? malformed(format, e.message, e.range)
@@ -63,8 +64,8 @@ export function checkConfig(fileName: string, text: string, plan: PlanReport | u
 }
 
 /** Every non-conflicting fix applied at once (the "Fix all WAP config issues" action and `wap config --fix`). */
-export function fixAll(fileName: string, text: string, plan: PlanReport | undefined, formats?: ConfigFormat[]): { edits: TextEdit[]; text: string } {
-  const { findings } = checkConfig(fileName, text, plan, formats);
+export function fixAll(fileName: string, text: string, plan: PlanReport | undefined, formats?: ConfigFormat[], files?: FileAccess): { edits: TextEdit[]; text: string } {
+  const { findings } = checkConfig(fileName, text, plan, formats, files);
   const edits = combineFixes(findings.flatMap((f) => (f.fix ? [f.fix] : [])));
   return { edits, text: applyTextEdits(text, edits) };
 }

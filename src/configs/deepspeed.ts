@@ -8,7 +8,7 @@ import type { Node } from 'jsonc-parser';
 import type { PlanReport } from '../protocol/plan';
 import { compareLaunch } from './compare';
 import { deepspeedEnabled, readDeepspeedSetup } from './deepspeedSetup';
-import { changeBatchFix, compareSetup, unmodelledFindings } from './setup';
+import { changeBatchFix, compareSetup, setupNotes } from './setup';
 import { parseJsonConfig, rangeOf, setJsonValue, valueAt } from './jsonDoc';
 import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type TextRange } from './types';
 
@@ -75,7 +75,7 @@ export const deepspeedReader: ConfigReader = {
     }
     const setup = readDeepspeedSetup(text, root);
     // The setup fix also moves micro-batch and accumulation at the config's own batch, so it goes first.
-    const setupFindings = plan ? compareSetup('deepspeed', text, setup, plan) : unmodelledFindings('deepspeed', setup);
+    const setupFindings = plan ? compareSetup('deepspeed', text, setup, plan) : setupNotes('deepspeed', setup);
     findings.push(...setupFindings);
     if (!setupFindings.some((f) => f.fix)) findings.push(...checkBatchArithmetic(train, micro, accum, plan));
     if (plan && train && train !== 'auto' && train.value !== plan.batch) {

@@ -5,19 +5,22 @@
  */
 import type { ParallelPins, PlanOptions, PlanOutcome, TrainingSetup } from '../protocol/plan';
 import { detectConfigFormats } from './check';
+import { withLinkedConfig } from './linkedConfig';
 import { READERS_BY_FORMAT } from './readers';
+import type { FileAccess } from './types';
 import { describeSetup, statedGlobalBatch, type StatedSetup } from './setup';
 
 /**
  * The setups a config states, one per format that can say one (a script may hold several): their
  * values (pins, the stated batch) and `set` edits. Python-read setups (Lightning) are parsed into a
- * syntax tree that is freed on return; their edits hold offsets only, so they stay right.
+ * syntax tree that is freed on return; their edits hold offsets only, so they stay right. `files` reads a
+ * DeepSpeed JSON the config names (linkedConfig.ts).
  */
-export function readConfigSetups(fileName: string, text: string): StatedSetup[] {
+export function readConfigSetups(fileName: string, text: string, files?: FileAccess): StatedSetup[] {
   const out: StatedSetup[] = [];
   for (const format of detectConfigFormats(fileName, text)) {
     const setup = READERS_BY_FORMAT.get(format)?.readSetup?.(fileName, text);
-    if (setup) out.push(setup);
+    if (setup) out.push(withLinkedConfig(fileName, setup, files));
   }
   return out;
 }

@@ -6,7 +6,8 @@
 import type { Node } from 'web-tree-sitter';
 import { compareLaunch } from './compare';
 import { readLightningSetup } from './lightningSetup';
-import { compareSetup, unmodelledFindings, type StatedSetup } from './setup';
+import { withLinkedConfig } from './linkedConfig';
+import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import { callArgs, findCalls, intLiteral, malformedIfBroken, nodeRange, quoteOf, replaceWith, stringLiteral, withPythonTree } from './python';
 import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type LaunchSettings } from './types';
 
@@ -81,7 +82,7 @@ export const lightningReader: ConfigReader = {
   detect(fileName, text) {
     return /\.py$/i.test(fileName) && text.includes('Trainer(') && /\b(lightning|pytorch_lightning)\b/.test(text);
   },
-  check(_fileName, text, plan) {
+  check(fileName, text, plan, files) {
     return withPythonTree(text, (root) => {
       const findings: ConfigFinding[] = [];
       for (const call of findCalls(root, 'Trainer')) {
@@ -101,9 +102,9 @@ export const lightningReader: ConfigReader = {
         launch.parallelism = readStrategy(args.keywords.get('strategy')) ??
           (devices && world && world > 1 ? { value: 'data', range: nodeRange(devices) } : undefined);
         if (plan) {
-          findings.push(...compareSetup('lightning', text, readLightningSetup(text, args, world && world * (launch.nodes?.value ?? 1)), plan));
+          findings.push(...compareSetup('lightning', text, withLinkedConfig(fileName, readLightningSetup(text, args, world && world * (launch.nodes?.value ?? 1)), files), plan));
           findings.push(...compareLaunch('lightning', launch, plan, (t) => `devices=${t.perNode ?? t.gpus}${t.nodes > 1 ? `, num_nodes=${t.nodes}` : ''}`));
-        } else findings.push(...unmodelledFindings('lightning', readLightningSetup(text, args, world)));
+        } else findings.push(...setupNotes('lightning', withLinkedConfig(fileName, readLightningSetup(text, args, world), files)));
       }
       return findings;
     });

@@ -3,12 +3,14 @@
  * ("fsdp", "deepspeed_stage_2", FSDPStrategy(sharding_strategy=…),
  * DeepSpeedStrategy(stage=…)) with its offloads ("_offload" names,
  * FSDPStrategy(cpu_offload=…), DeepSpeedStrategy(offload_optimizer=…,
- * offload_parameters=…)), precision ("bf16-mixed"…) and
+ * offload_parameters=…), or its config= file or dict, which then says them),
+ * precision ("bf16-mixed"…) and
  * accumulate_grad_batches; and how to write the plan's values back.
  */
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
 import { deepspeedParamOffloadRules } from './deepspeedSetup';
+import { readInlineDeepSpeed } from './inlineDeepSpeed';
 import { stateJointOffload } from './offloadDims';
 import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type CallArgs } from './python';
 import { nvmeUnmodelled, type StatedSetup } from './setup';
@@ -146,6 +148,15 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
       const on = off ? fsdpOffloadOn(off) : false;
       // Lightning passes it to FSDP as CPUOffload(offload_params=True): parameters and gradients move too.
       if (on !== undefined) stateJointOffload(stated, on, !!off, off ? nodeRange(off) : stated.anchor, (o) => setKeyword(text, layout, 'cpu_offload', o ? 'True' : 'False'));
+    } else if (cls === 'DeepSpeedStrategy' && args.keywords.get('config')) {
+      // Lightning ignores stage and the offload arguments when a config is given: the config says them.
+      const config = args.keywords.get('config')!;
+      const path = stringLiteral(config);
+      const range = nodeRange(config);
+      if (path !== undefined) stated.link = { path, range, key: 'DeepSpeedStrategy(config=…)' };
+      else if (config.type === 'dictionary') readInlineDeepSpeed(config, stated, 'DeepSpeedStrategy(config=');
+      else (stated.unmodelled ??= []).push({ range, short: 'DeepSpeed config not read', message: `DeepSpeedStrategy(config=${text.slice(range.start, Math.min(range.end, range.start + 40))}) is neither a file path nor a dict WAP can read: its ZeRO stage and offload are unknown, so this config's plan leaves them to the search` });
+      stated.inexpressible.recompute = recomputeElsewhere;
     } else if (cls === 'DeepSpeedStrategy') {
       const stage = args.keywords.get('stage');
       const z = stage ? intLiteral(stage) : 2;

@@ -6,9 +6,11 @@
  * from a local module. File access is injected so the room stays pure; the
  * CLI and the LSP server pass their own.
  */
+import { baseOf, dirOf, joinPath as join } from './filePaths';
 import { isLaunchScriptName } from './launchScripts';
 import { mentionsTrainingArguments } from './trainingArguments';
 import { splitCommands } from './shellWords';
+import type { FileAccess } from './types';
 
 export interface ModelTarget {
   /** The model source file. */
@@ -19,14 +21,8 @@ export interface ModelTarget {
   how: string;
 }
 
-export interface FileAccess {
-  read(path: string): string | undefined;
-  list(dir: string): string[];
-}
+export type { FileAccess };
 
-const dirOf = (p: string): string => (/[\\/]/.test(p) ? p.replace(/[\\/][^\\/]*$/, '') : '.');
-const baseOf = (p: string): string => p.replace(/^.*[\\/]/, '');
-const join = (dir: string, rel: string): string => (/^([\\/]|[A-Za-z]:)/.test(rel) ? rel : `${dir}/${rel.replace(/^\.\//, '')}`);
 
 const LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*|srun|mpirun|horovodrun)$/;
 

@@ -24,6 +24,26 @@ export interface SetupDim<T> {
    * cannot, the dimension is not "fixed" into something else: `inexpressible[key]` says what to do instead.
    */
   expressible?: (plan: TrainingSetup) => boolean;
+  /** The file that states it when another config hands it over (`deepspeed="ds_config.json"`): fixed there, not here. */
+  source?: string;
+}
+
+/**
+ * A setting that hands part of the setup to another file: accelerate's `deepspeed_config_file`, the Trainer's
+ * `deepspeed="ds_config.json"`, Lightning's `DeepSpeedStrategy(config="ds_config.json")`. The format's reader
+ * leaves the dimensions that file owns unset; linkedConfig.ts reads them from it.
+ */
+export interface ConfigLink {
+  /** As written, relative to where the job is launched (tried from the config's folder upwards). */
+  path: string;
+  range: TextRange;
+  /** How the config names it, for messages: 'deepspeed_config_file'. */
+  key: string;
+  /**
+   * Who refuses to start when this config and the file state different values ("auto" aside): transformers'
+   * HfTrainerDeepSpeedConfig compares micro-batch, accumulation and bf16/fp16 with TrainingArguments.
+   */
+  mustMatch?: string;
 }
 
 export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'paramOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel';
@@ -64,6 +84,10 @@ export interface StatedSetup {
    * (two JSON insertions into one object). Keys are SetupKey or 'microBatch'/'gradientAccumulation'.
    */
   writeAll?: (changes: Array<[string, unknown]>) => TextEdit[] | undefined;
+  /** The DeepSpeed config this setup hands its ZeRO stage and offload to (and precision and batch, where not "auto"). */
+  link?: ConfigLink;
+  /** Values this config and its linked file both state and disagree on, where the launcher refuses the mismatch. */
+  conflicts?: Array<{ range: TextRange; message: string }>;
 }
 
 /** Zero-length insertions at one offset become one edit, so a fix never clashes with itself. */
@@ -155,9 +179,15 @@ export function statedGlobalBatch(s: StatedSetup, dataParallel: number | undefin
   return undefined;
 }
 
-/** One warning per stated setting WAP does not model: with or without a plan, the reader learns what is left out. */
-export function unmodelledFindings(format: ConfigFormat, stated: StatedSetup): ConfigFinding[] {
-  return (stated.unmodelled ?? []).map((u) => ({ format, severity: 'warning', code: 'setup-unmodelled', range: u.range, message: u.message }));
+/**
+ * What the setup says with or without a plan: one warning per stated setting WAP does not model (the reader learns
+ * what is left out), one error per value a linked file contradicts (the launcher refuses to start).
+ */
+export function setupNotes(format: ConfigFormat, stated: StatedSetup): ConfigFinding[] {
+  return [
+    ...(stated.conflicts ?? []).map((c): ConfigFinding => ({ format, severity: 'error', code: 'linked-config-conflict', range: c.range, message: c.message })),
+    ...(stated.unmodelled ?? []).map((u): ConfigFinding => ({ format, severity: 'warning', code: 'setup-unmodelled', range: u.range, message: u.message })),
+  ];
 }
 
 /** NVMe offload (DeepSpeed's ZeRO-Infinity), planned as CPU offload: `what` names the key and what it moves. */
@@ -178,7 +208,7 @@ export function paramsWithoutOptimizerUnmodelled(range: TextRange, what: string)
  * did not report a setup (older planner): the GPU-count comparison still runs.
  */
 export function compareSetup(format: ConfigFormat, text: string, stated: StatedSetup, plan: PlanReport): ConfigFinding[] {
-  const findings: ConfigFinding[] = unmodelledFindings(format, stated);
+  const findings: ConfigFinding[] = setupNotes(format, stated);
   const reported = plan.plan.setup;
   if (!reported) return findings;
   // A planner from before parameter offload reports none: it kept the parameters on the GPU.
@@ -208,6 +238,8 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
   }
   let edits: TextEdit[] = [];
   const unwritable: string[] = [];
+  /** Dimensions another file states (a linked DeepSpeed JSON): that file's own check offers their fix. */
+  const elsewhere: Array<{ name: string; source: string }> = [];
   const changes: Array<[string, unknown]> = [];
   // One switch that says two dimensions (FSDP's offload) shares its `set`: it runs once, its edits count for both.
   const ran = new Map<NonNullable<SetupDim<unknown>['set']>, TextEdit[] | undefined>();
@@ -219,7 +251,8 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
       // Two dimensions written by one key (an FSDP strategy says ZeRO stage and hybrid) make the same edit: keep it once.
       edits.push(...e.filter((x) => !edits.some((y) => y.start === x.start && y.end === x.end && y.newText === x.newText)));
       changes.push([d.key, d.to]);
-    } else unwritable.push(DIM_NAMES[d.key]);
+    } else if (d.dim.source) elsewhere.push({ name: DIM_NAMES[d.key], source: d.dim.source });
+    else unwritable.push(DIM_NAMES[d.key]);
   }
   // Micro-batch and accumulation follow the plan, at the config's own global batch.
   let batchNote = '';
@@ -244,12 +277,17 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
   if (real.length === 0 && !batchNote) return findings;
   if (stated.writeAll && changes.length > 0) edits = stated.writeAll(changes) ?? [];
   edits = mergeInsertions(edits);
-  const yours = real.map((d) => showValue(d.key, d.from)).join(', ');
+  // What a linked file states is named once, after its dimensions: "ZeRO 3, CPU offload (in ds_z3.json)".
+  const linked = real.filter((d) => d.dim.source);
+  const yours = [
+    ...real.filter((d) => !d.dim.source).map((d) => showValue(d.key, d.from)),
+    ...(linked.length ? [`${linked.map((d) => showValue(d.key, d.from)).join(', ')} (in ${linked[0]!.dim.source})`] : []),
+  ].join(', ');
   const planned = real.map((d) => showValue(d.key, d.to)).join(', ');
   const first = real[0]?.dim ?? stated.microBatch!;
   const fix: ConfigFix | undefined = edits.length > 0
     ? flagComments({
-      title: `Use the plan's ${describeSetup(Object.fromEntries(changes.filter(([k]) => k in DIM_NAMES)) as Partial<TrainingSetup>) || 'setup'} (${batchNote}keeps the global batch${global !== undefined ? ` ${global}` : ''})${unwritable.length ? `; ${unwritable.join(', ')} cannot be written in this ${stated.label} and stays` : ''}`,
+      title: `Use the plan's ${describeSetup(Object.fromEntries(changes.filter(([k]) => k in DIM_NAMES)) as Partial<TrainingSetup>) || 'setup'} (${batchNote}keeps the global batch${global !== undefined ? ` ${global}` : ''})${unwritable.length ? `; ${unwritable.join(', ')} cannot be written in this ${stated.label} and stays` : ''}${elsewhere.length ? `; ${elsewhere.map((e) => e.name).join(', ')} stays as ${elsewhere[0]!.source} sets it: change it there` : ''}`,
       edits,
       preferred: true,
     }, real.map((d) => contradictingComment(text, d.dim.range, proseFor(d.key, d.from))))

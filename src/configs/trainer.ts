@@ -7,7 +7,8 @@
  * run's choice and are left alone.
  */
 import type { Node } from 'web-tree-sitter';
-import { compareSetup, unmodelledFindings, type StatedSetup } from './setup';
+import { withLinkedConfig } from './linkedConfig';
+import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import { callArgs, calleeName, malformedIfBroken, withPythonTree } from './python';
 import { isTrainingArguments, mentionsTrainingArguments } from './trainingArguments';
 import { readTrainerSetup } from './trainerSetup';
@@ -27,15 +28,15 @@ export const trainerReader: ConfigReader = {
   detect(fileName, text) {
     return /\.py$/i.test(fileName) && /\b(transformers|trl)\b/.test(text) && mentionsTrainingArguments(text);
   },
-  check(_fileName, text, plan) {
+  check(fileName, text, plan, files) {
     return withPythonTree(text, (root) => {
       const findings: ConfigFinding[] = [];
       for (const { call, callee } of trainerCalls(root)) {
         malformedIfBroken(call, `${callee}(…)`);
         const args = callArgs(call);
         if (!args) continue;
-        const stated = readTrainerSetup(text, args, callee);
-        findings.push(...(plan ? compareSetup('hf-trainer', text, stated, plan) : unmodelledFindings('hf-trainer', stated)));
+        const stated = withLinkedConfig(fileName, readTrainerSetup(text, args, callee), files);
+        findings.push(...(plan ? compareSetup('hf-trainer', text, stated, plan) : setupNotes('hf-trainer', stated)));
       }
       return findings;
     });

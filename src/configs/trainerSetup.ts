@@ -6,7 +6,7 @@
  * - ZeRO/FSDP: `fsdp="full_shard auto_wrap"` (the words of transformers'
  *   FSDPOption: full_shard, shard_grad_op, hybrid_shard, hybrid_shard_zero2,
  *   no_shard, offload) or `deepspeed={...}` written inline; a `deepspeed=`
- *   path holds the stage in that config, which its own reader checks;
+ *   path holds them in that file, which linkedConfig.ts reads;
  * - offload: FSDP's "offload" (parameters, gradients and optimizer state
  *   together), or the inline dict's offload_optimizer / offload_param;
  * - recompute: `gradient_checkpointing=True` (every decoder layer: full);
@@ -17,8 +17,8 @@
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
 import { argsLayout, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type ArgsLayout, type CallArgs } from './python';
-import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
-import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
+import { readInlineDeepSpeed } from './inlineDeepSpeed';
+import type { StatedSetup } from './setup';
 import { trainingArgumentsPrecision } from './trainingArguments';
 import type { TextEdit } from './types';
 
@@ -130,26 +130,25 @@ function inlineDeepSpeed(stage: ZeroStage, offload: boolean): string {
   return `{"zero_optimization": ${zero}, "bf16": {"enabled": "auto"}, "fp16": {"enabled": "auto"}, "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"}`;
 }
 
-/** A key's value in a Python dict literal (string keys), else undefined. */
-function dictValue(dict: Node, key: string): Node | undefined {
-  for (const pair of dict.namedChildren) {
-    if (pair?.type !== 'pair') continue;
-    const k = pair.childForFieldName('key');
-    if (k && stringLiteral(k) === key) return pair.childForFieldName('value') ?? undefined;
-  }
-  return undefined;
-}
-
 /**
  * ZeRO stage, hybrid sharding and offload: from `fsdp=` (transformers' FSDPOption words), or from `deepspeed=` written
- * as a dict; a `deepspeed=` path holds them in its own config, which the DeepSpeed reader checks. The fix writes FSDP
+ * as a dict; a `deepspeed=` path holds them in that file (linkedConfig.ts reads it). The fix writes FSDP
  * words for ZeRO-2/3 (torch's own sharding) and an inline DeepSpeed dict where FSDP has no words: ZeRO-1, and
  * offloading the optimizer state alone (FSDP's offload moves the parameters too).
  */
 function readSharding(text: string, args: CallArgs, layout: ArgsLayout, stated: StatedSetup): void {
   const deepspeed = args.keywords.get('deepspeed');
-  if (deepspeed && deepspeed.type === 'dictionary') return readInlineDeepSpeed(deepspeed, stated);
-  if (deepspeed && deepspeed.type !== 'none') return;
+  if (deepspeed && deepspeed.type === 'dictionary') return readInlineDeepSpeed(deepspeed, stated, 'deepspeed=');
+  if (deepspeed && deepspeed.type !== 'none') {
+    const path = stringLiteral(deepspeed);
+    if (path !== undefined) stated.link = { path, range: nodeRange(deepspeed), key: 'deepspeed=', mustMatch: "transformers (HfTrainerDeepSpeedConfig's check of the DeepSpeed config against TrainingArguments)" };
+    else {
+      // An expression (args.deepspeed) names the file at run time: which stage it holds is not in this script.
+      const range = nodeRange(deepspeed);
+      (stated.unmodelled ??= []).push({ range, short: 'DeepSpeed config chosen at run time', message: `deepspeed=${text.slice(range.start, Math.min(range.end, range.start + 40))} is chosen at run time: its ZeRO stage and offload are unknown to WAP, so this config's plan leaves them to the search` });
+    }
+    return;
+  }
   const fsdp = args.keywords.get('fsdp');
   const read = fsdp ? fsdpWords(fsdp) : { words: [], write: (w: string[]) => `"${w.join(' ')}"` };
   if (!read) return;
@@ -181,38 +180,4 @@ function readSharding(text: string, args: CallArgs, layout: ArgsLayout, stated: 
   stated.hybridShard = { value: sharding.hybrid, stated: !!fsdp, range, set: (h, plan) => write(fromPlan(plan).zero, h, fromPlan(plan).offload, fromPlan(plan).params) };
   stated.cpuOffload = { value: hadOffload, stated: hadOffload, range, set: (o, plan) => write(fromPlan(plan).zero, fromPlan(plan).hybrid, o, plan?.paramOffload ?? (o && hadOffload)) };
   stated.paramOffload = { value: hadOffload, stated: hadOffload, range, set: (p, plan) => write(fromPlan(plan).zero, fromPlan(plan).hybrid, plan?.cpuOffload ?? (p || hadOffload), p) };
-}
-
-/** `deepspeed={"zero_optimization": {"stage": 2, "offload_optimizer": {...}}, ...}`: the stage (rewritten in place) and offloads. */
-function readInlineDeepSpeed(dict: Node, stated: StatedSetup): void {
-  const zero = dictValue(dict, 'zero_optimization');
-  if (zero?.type !== 'dictionary') return;
-  const stage = dictValue(zero, 'stage');
-  const value = stage ? intLiteral(stage) : 0;
-  if (value !== undefined && value <= 3) {
-    const range = stage ? nodeRange(stage) : nodeRange(zero);
-    stated.zeroStage = { value: value as ZeroStage, stated: !!stage, range, set: stage ? (z, plan) => (plan?.hybridShard ? undefined : replaceRange(range, String(z))) : undefined };
-  }
-  for (const [section, key] of [['offload_optimizer', 'cpuOffload'], ['offload_param', 'paramOffload']] as const) {
-    const read = inlineOffload(zero, section);
-    if (!read) continue;
-    const { nvme, ...dim } = read;
-    stated[key] = dim;
-    if (nvme) (stated.unmodelled ??= []).push(nvmeUnmodelled(dim.range, `deepspeed={… "${section}": {"device": "nvme"} …}`));
-  }
-  deepspeedParamOffloadRules(stated, 'deepspeed={… "offload_param" …} without "offload_optimizer"');
-}
-
-/**
- * One offload section of the inline dict, read as DeepSpeed reads its JSON: `{"device": "cpu"|"nvme"}` offloads;
- * "none", no device (DeepSpeed's default is "none"), None or no section does not. A device WAP cannot read states nothing. No `set`: the dict is the user's.
- */
-function inlineOffload(zero: Node, section: string): (SetupDim<boolean> & { nvme: boolean }) | undefined {
-  const node = dictValue(zero, section);
-  const range = nodeRange(node ?? zero);
-  if (!node || node.type === 'none') return { value: false, stated: !!node, range, nvme: false };
-  const deviceNode = node.type === 'dictionary' ? dictValue(node, 'device') : undefined;
-  const device = deviceNode ? stringLiteral(deviceNode) : undefined;
-  if (deviceNode && device === undefined) return undefined;
-  return { value: offloadsTo(device), stated: true, range: nodeRange(deviceNode ?? node), nvme: device === 'nvme' };
 }

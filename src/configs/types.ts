@@ -34,6 +34,15 @@ export interface ConfigFinding {
   fix?: ConfigFix;
 }
 
+/**
+ * Reads other files for a config room that must stay pure: the CLI passes the disk, the LSP server its open buffers
+ * first. `read` gives undefined for a file that is not there or cannot be read.
+ */
+export interface FileAccess {
+  read(path: string): string | undefined;
+  list(dir: string): string[];
+}
+
 export interface ConfigCheckResult {
   formats: ConfigFormat[];
   findings: ConfigFinding[];
@@ -73,8 +82,11 @@ export interface ConfigReader {
   format: ConfigFormat;
   /** Cheap, content-based; must not parse. */
   detect(fileName: string, text: string): boolean;
-  /** Every finding for this format, plan-dependent ones only when a plan is given. Never throws. */
-  check(fileName: string, text: string, plan: import('../protocol/plan').PlanReport | undefined): ConfigFinding[];
+  /**
+   * Every finding for this format, plan-dependent ones only when a plan is given. Never throws. `files` reads what
+   * the config refers to (a DeepSpeed JSON by path); without it such a reference is reported as not read.
+   */
+  check(fileName: string, text: string, plan: import('../protocol/plan').PlanReport | undefined, files?: FileAccess): ConfigFinding[];
   /** The training setup the config states (for planning "your config" with it pinned); may throw MalformedConfig. */
   readSetup?(fileName: string, text: string): import('./setup').StatedSetup | undefined;
 }

@@ -19,7 +19,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, resolveLaunchedModel, type ConfigFormat } from '../configs';
+import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import type { PlanReport } from '../protocol/plan';
 import { configVersus } from './configVersus';
@@ -70,6 +70,11 @@ export class ConfigDocuments {
   readonly choices = new ConfigModelChoices();
   /** True for the VS Code extension: the wording points at its quick fixes. */
   clientCommands = false;
+  /** Files as a config's references see them: an open editor's text first (unsaved edits count), else the disk. */
+  private readonly files: FileAccess = {
+    read: (p) => this.getText(pathToFileURL(p).href)?.getText() ?? readOrUndefined(p),
+    list: (dir) => listOrEmpty(dir),
+  };
 
   constructor(
     private readonly store: DocumentStore,
@@ -134,14 +139,14 @@ export class ConfigDocuments {
       return;
     }
     const { plan, label, missing, model, source, modelRef } = await this.planFor(uri);
-    const versus = plan && model ? await configVersus(fileName, text, plan, model, await this.settings.get(uri), this.env).catch((err: unknown) => {
+    const versus = plan && model ? await configVersus(fileName, text, plan, model, await this.settings.get(uri), this.env, this.files).catch((err: unknown) => {
       this.env.reportError(`comparing ${fileName} with the best plan`, err);
       return undefined;
     }) : undefined;
     // A newer edit arrived while the plan was chosen: its own (debounced) check will publish.
     if (doc.version !== this.getText(uri)?.version) return;
     // The text is unchanged since detection (same version), so its formats are reused rather than detected again.
-    const result = checkConfig(fileName, text, plan, formats);
+    const result = checkConfig(fileName, text, plan, formats, this.files);
     const diagnostics = result.findings.map((f): Diagnostic => ({
       severity: lspSeverity(f.severity),
       range: { start: doc.positionAt(f.range.start), end: doc.positionAt(f.range.end) },
@@ -167,6 +172,15 @@ export class ConfigDocuments {
     }
     this.states.set(uri, { version: doc.version, findings: result.findings, diagnostics, planLabel: label, versus: versus && (label ? `${versus.line} (model: ${label})` : versus.line), modelSource: source, modelRef });
     this.publish(uri);
+    if (formats.includes('deepspeed')) this.recheckReferrers(uri, fileName);
+  }
+
+  /** A DeepSpeed JSON changed: the open configs that name it (deepspeed_config_file, deepspeed="…") read it again. */
+  private recheckReferrers(uri: string, fileName: string): void {
+    for (const other of this.states.keys()) {
+      const text = other === uri ? undefined : this.getText(other)?.getText();
+      if (text !== undefined && configMentioned(text, basename(fileName))) this.scheduleCheck(other);
+    }
   }
 
   private detectFormats(fileName: string, text: string): ConfigFormat[] {
@@ -184,9 +198,9 @@ export class ConfigDocuments {
     if (!doc) return undefined;
     const fileName = fileNameOf(uri);
     const text = doc.getText();
-    const { formats, findings } = checkConfig(fileName, text, plan);
+    const { formats, findings } = checkConfig(fileName, text, plan, undefined, this.files);
     if (formats.length === 0) return undefined;
-    const edits = findings.some((f) => f.fix) ? fixAll(fileName, text, plan, formats).edits.map((e) => toTextEdit(doc, e)) : [];
+    const edits = findings.some((f) => f.fix) ? fixAll(fileName, text, plan, formats, this.files).edits.map((e) => toTextEdit(doc, e)) : [];
     return { edits, unfixed: findings.filter((f) => !f.fix).map((f) => f.message) };
   }
 
@@ -206,10 +220,7 @@ export class ConfigDocuments {
     const configPath = fileNameOf(configUri);
     const doc = this.getText(configUri);
     // 1. The model of the script this config launches (or the Lightning script itself).
-    const target = doc ? resolveLaunchedModel(configPath, doc.getText(), {
-      read: (p) => this.getText(pathToFileURL(p).href)?.getText() ?? readOrUndefined(p),
-      list: (dir) => listOrEmpty(dir),
-    }) : undefined;
+    const target = doc ? resolveLaunchedModel(configPath, doc.getText(), this.files) : undefined;
     if (target) return this.planOfFile(target.file, target.modelName, `${target.modelName ?? basename(target.file)} in ${basename(target.file)}, ${target.how}`, 'launch');
     // 2. The wap.model setting.
     const settings = await this.settings.get(configUri);
@@ -311,7 +322,7 @@ export class ConfigDocuments {
     const doc = this.getText(uri);
     if (!doc) return undefined;
     const { plan } = await this.planFor(uri);
-    const result = fixAll(fileNameOf(uri), doc.getText(), plan);
+    const result = fixAll(fileNameOf(uri), doc.getText(), plan, undefined, this.files);
     if (result.edits.length === 0) return undefined;
     return { changes: { [uri]: result.edits.map((e) => toTextEdit(doc, e)) } };
   }

@@ -7,7 +7,7 @@
  * that differs. Shown as an info diagnostic and as the config file's hover.
  */
 import { basename } from 'node:path';
-import { pinnedOptions, readConfigSetups, summarizeRun, versusLine, withStatedPrecision } from '../configs';
+import { pinnedOptions, readConfigSetups, summarizeRun, versusLine, withStatedPrecision, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { planModelAsync } from '../planner';
 import type { PlanOptions, PlanReport } from '../protocol/plan';
@@ -20,10 +20,10 @@ export interface ConfigVersus {
   anchor: { start: number; end: number };
 }
 
-export async function configVersus(fileName: string, text: string, plan: PlanReport, model: AnalyzedModel, settings: WapSettings, env: Environment): Promise<ConfigVersus | undefined> {
+export async function configVersus(fileName: string, text: string, plan: PlanReport, model: AnalyzedModel, settings: WapSettings, env: Environment, files?: FileAccess): Promise<ConfigVersus | undefined> {
   let setup;
   try {
-    setup = readConfigSetups(fileName, text)[0];
+    setup = readConfigSetups(fileName, text, files)[0];
   } catch {
     return undefined; // a malformed config has its own diagnostic
   }

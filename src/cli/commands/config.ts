@@ -100,7 +100,7 @@ async function run(args: string[]): Promise<number> {
   // The model: --model, else the one the script this config launches builds; never a guess.
   const target: ModelTarget | undefined = v.model !== undefined ? { file: v.model, how: '--model' } : resolveLaunchedModel(file, text, fileAccess);
   const flags = { ...v, 'model-name': v['model-name'] ?? (v.model === undefined ? target?.modelName : undefined) };
-  const setups = readConfigSetups(file, text);
+  const setups = readConfigSetups(file, text, fileAccess);
   // Compare at the batch the config trains with, unless --batch says otherwise: a fair "your config vs best".
   const configBatch = setups.map(statedBatch).find((b) => b !== undefined);
   if (flags.batch === undefined && configBatch !== undefined) flags.batch = String(configBatch);
@@ -122,16 +122,16 @@ async function run(args: string[]): Promise<number> {
   }
 
   if (v.fix) {
-    const { edits, text: fixed } = fixAll(file, text, plan);
+    const { edits, text: fixed } = fixAll(file, text, plan, undefined, fileAccess);
     if (edits.length > 0) {
       writeTextFile(file, fixed);
       console.error(`wap: applied ${edits.length} edit(s) to ${file}`);
     }
-    const remaining = checkConfig(file, fixed, plan).findings;
+    const remaining = checkConfig(file, fixed, plan, undefined, fileAccess).findings;
     print(file, fixed, remaining);
     return failing(remaining) > 0 ? 1 : 0;
   }
-  const { findings, formats } = checkConfig(file, text, plan);
+  const { findings, formats } = checkConfig(file, text, plan, undefined, fileAccess);
   if (v.json) {
     console.log(JSON.stringify({
       file, formats, model: target,
