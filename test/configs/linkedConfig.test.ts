@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { checkConfig, initConfigReaders, pinnedOptions, readConfigSetups, type FileAccess } from '../../src/configs';
+import type { PlanOptions } from '../../src/protocol/plan';
 import { root } from './helpers';
 import { llamaPlan } from './llamaPlan';
 
@@ -28,6 +29,7 @@ const disk: FileAccess = {
   list: () => [],
 };
 
+const BASE: PlanOptions = { batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam' };
 const ZERO3_OFFLOAD = '{\n  "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},\n  "bf16": {"enabled": "auto"},\n  "train_micro_batch_size_per_gpu": "auto",\n  "gradient_accumulation_steps": "auto"\n}\n';
 const accelerateLinking = (path: string): string => `distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ${path}\n  zero3_init_flag: true\nmixed_precision: bf16\nnum_processes: 8\n`;
 
@@ -51,7 +53,7 @@ test('accelerate deepspeed_config_file: the stage and offload come from the JSON
   assert.deepEqual([setup!.zeroStage!.range.start, setup!.zeroStage!.source, setup!.zeroStage!.set], [ref, 'configs/ds_z3.json', undefined]);
   // The YAML's own precision stays (the JSON says "auto", which accelerate fills from mixed_precision).
   assert.equal(setup!.precision?.value, 'bf16');
-  const pins = pinnedOptions({ batch: 64 }, setup!, 'accel.yaml').pins!;
+  const pins = pinnedOptions(BASE, setup!, 'accel.yaml').pins!;
   assert.deepEqual([pins.zeroStage, pins.cpuOffload, pins.paramOffload], [3, true, false]);
 
   const findings = checkConfig(yaml, text, llamaPlan({ zeroStage: 1 }), undefined, disk).findings;
@@ -65,7 +67,7 @@ test('a linked file that is missing, unreadable or not read leaves the stage to 
   const text = accelerateLinking('configs/ds_gone.json');
   const [missing] = readConfigSetups(yaml, text, disk);
   assert.equal(missing!.zeroStage, undefined);
-  assert.equal(pinnedOptions({ batch: 64 }, missing!, 'missing.yaml').pins?.zeroStage, undefined);
+  assert.equal(pinnedOptions(BASE, missing!, 'missing.yaml').pins?.zeroStage, undefined);
   const note = checkConfig(yaml, text, undefined, undefined, disk).findings.find((f) => f.code === 'setup-unmodelled');
   assert.match(note!.message, /deepspeed_config_file configs\/ds_gone\.json was not found from missing\.yaml's folder or the 3 above it: the ZeRO stage and offload it sets are unknown/);
   assert.match(readConfigSetups(yaml, text)[0]!.unmodelled![0]!.message, /was not read/);

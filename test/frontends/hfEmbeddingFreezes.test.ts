@@ -142,6 +142,27 @@ test('GPT-2 (tied wte) and mt0-large (untied shared and lm_head): the tables tra
   assert.deepEqual(counts(MT0, 'model.get_input_embeddings().requires_grad_(False)'), [MT0_TOTAL - MT0_TABLE, MT0_TABLE]);
   const { model } = read(MT0, 'model.get_output_embeddings().requires_grad_(False)');
   assert.deepEqual([model.totals.params, model.totals.frozenParams], [MT0_TOTAL - MT0_TABLE, MT0_TABLE]);
-  assert.deepEqual(['shared', 'lm_head'].map((n) => model.layers.find((l) => l.name === n)?.frozen === true), [false, true]);
+  assert.deepEqual(['encoder.embed_tokens', 'decoder.embed_tokens', 'lm_head'].map((n) => model.layers.find((l) => l.name === n)?.frozen === true), [false, false, true]);
   assert.deepEqual(counts(MT0, 'model.get_input_embeddings().requires_grad_(False)\nmodel.get_output_embeddings().requires_grad_(False)'), [MT0_TOTAL - 2 * MT0_TABLE, 2 * MT0_TABLE]);
+});
+
+/**
+ * mt0-large's encoder by hand: 24 blocks of self-attention 4 · 1,024 · (16 · 64) = 4,194,304, a gated FFN
+ * 3 · 1,024 · 2,816 = 8,650,752 and two T5LayerNorms (1,024 each), the first block's relative bias 32 · 16 = 512, and
+ * the final norm: 24 · 12,847,104 + 512 + 1,024 = 308,332,032. T5Stack(config, self.shared) registers the shared
+ * table as the stack's embed_tokens, so torch's `model.encoder.parameters()` yields it too: 564,446,720 in all.
+ */
+const MT0_ENCODER = 24 * (4 * 1024 * 1024 + 3 * 1024 * 2816 + 2 * 1024) + 32 * 16 + 1024;
+
+test('T5 stacks reach the shared table: get_encoder(), model.encoder and a stack\'s get_input_embeddings() freeze what torch freezes', () => {
+  assert.equal(MT0_ENCODER, 308_332_032);
+  for (const tail of ['model.get_encoder().requires_grad_(False)', 'for p in model.encoder.parameters():\n    p.requires_grad = False']) {
+    assert.deepEqual(counts(MT0, tail), [MT0_TOTAL - MT0_ENCODER - MT0_TABLE, MT0_ENCODER + MT0_TABLE], tail);
+  }
+  for (const tail of ['model.encoder.get_input_embeddings().requires_grad_(False)', 'model.get_decoder().get_input_embeddings().requires_grad_(False)', 'model.shared.requires_grad_(False)', 'model.shared.weight.requires_grad = False']) {
+    const { model } = read(MT0, tail);
+    assert.deepEqual([model.totals.params, model.totals.frozenParams], [MT0_TOTAL - MT0_TABLE, MT0_TABLE], tail);
+    // One table, used by both stacks: both lookups are frozen layers.
+    assert.deepEqual(['encoder.embed_tokens', 'decoder.embed_tokens', 'lm_head'].map((n) => model.layers.find((l) => l.name === n)?.frozen === true), [true, true, false], tail);
+  }
 });

@@ -4,9 +4,11 @@
  * a learned relative-position bias (Embedding(num_buckets, num_heads)) in the
  * first block of each stack. The bias is looked up on the [T, T] relative
  * positions (memory position − query position) and added to the attention
- * scores; the encoder's embedding is `shared`, which the decoder and, when
- * tie_word_embeddings, the LM head reuse (the head input is then scaled by
- * d_model^-0.5).
+ * scores. The token table is `shared`, which each stack's `embed_tokens`
+ * is (T5Stack(config, self.shared)) and, when tie_word_embeddings, the LM
+ * head reuses (the head input is then scaled by d_model^-0.5): one parameter,
+ * named `shared.weight` as named_parameters() lists it, reached through
+ * `model.encoder` as torch reaches it (`model.encoder.parameters()` yields it).
  */
 import { boolField, intField, rateField, strField } from './configs';
 import type { BuildContext } from './decoder';
@@ -89,7 +91,8 @@ export function buildT5(ctx: BuildContext, encoderOnly: boolean): string[] {
   const vocab = intField(config, 'vocab_size');
 
   const ids = g.input('input_ids', [ctx.seqLen], 'int');
-  const encoded = stack(g, 'encoder', ids, g.embedding('shared', vocab, d.model, ids), layers, d);
+  const encEmbedded = g.add('encoder.embed_tokens', 'Embedding', 'embedding', { numEmbeddings: vocab, embeddingDim: d.model }, [ids], 'shared');
+  const encoded = stack(g, 'encoder', ids, encEmbedded, layers, d);
   if (encoderOnly) return [encoded];
   const decIds = g.input('decoder_input_ids', [ctx.seqLen], 'int');
   const decEmbedded = g.add('decoder.embed_tokens', 'Embedding', 'embedding', { numEmbeddings: vocab, embeddingDim: d.model }, [decIds], 'shared');

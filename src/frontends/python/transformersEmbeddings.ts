@@ -1,7 +1,9 @@
 /**
  * `model.get_input_embeddings()` and `model.get_output_embeddings()`, which
  * fine-tuning scripts call to freeze (or keep training) the token embedding
- * and the LM head without naming them:
+ * and the LM head without naming them (and an encoder-decoder's
+ * `get_encoder()` / `get_decoder()`, whose stacks have their own
+ * `get_input_embeddings()`):
  *
  *     model.get_input_embeddings().requires_grad_(False)
  *     for p in model.get_output_embeddings().parameters(): p.requires_grad = False
@@ -57,6 +59,9 @@ const OUTPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
   mt5: 'lm_head',
 };
 
+/** The stacks of encoder-decoder model types (modeling_t5.py's `self.encoder` / `self.decoder`). */
+const STACKS: Readonly<Record<string, readonly string[]>> = { t5: ['encoder', 'decoder'], mt5: ['encoder', 'decoder'] };
+
 const modelTypeOf = (v: HfV): string => String((v.module?.root ?? v).config.model_type);
 
 /**
@@ -68,8 +73,15 @@ function inputEmbeddings(of: HfV): HfV | undefined {
   const relative = INPUT_EMBEDDINGS[modelTypeOf(of)];
   const base = hfBaseModelPath(of);
   const at = hfPath(of);
+  // An encoder-decoder's stack (T5Stack) returns its own embed_tokens, which is the shared table.
+  if (STACKS[modelTypeOf(of)]?.includes(at)) return hfSubmoduleAt(of, joinModulePath(at, 'embed_tokens'));
   if (!relative || (at !== '' && at !== base)) return undefined;
   return hfSubmoduleAt(of, joinModulePath(base, relative));
+}
+
+/** `get_encoder()` / `get_decoder()` of an encoder-decoder model: its stack of that name (absent in T5EncoderModel's decoder). */
+function stack(of: HfV, name: 'encoder' | 'decoder'): HfV | undefined {
+  return STACKS[modelTypeOf(of)] && hfPath(of) === '' ? hfSubmoduleAt(of, name) : undefined;
 }
 
 /** The output projection, from the model only: the head is not under the base model. */
@@ -78,10 +90,11 @@ function outputEmbeddings(of: HfV): HfV | undefined {
   return path && hfPath(of) === '' ? hfSubmoduleAt(of, path) : undefined;
 }
 
-/** `get_input_embeddings` / `get_output_embeddings` of a model or submodule value; undefined for any other name. */
+/** `get_input_embeddings` / `get_output_embeddings` / `get_encoder` / `get_decoder` of a model or submodule value; undefined for any other name. */
 export function hfEmbeddingsMethod(obj: HfV, name: string): Value | undefined {
   if (obj.what !== 'model' && obj.what !== 'module') return undefined;
-  const find = name === 'get_input_embeddings' ? inputEmbeddings : name === 'get_output_embeddings' ? outputEmbeddings : undefined;
+  const find = name === 'get_input_embeddings' ? inputEmbeddings : name === 'get_output_embeddings' ? outputEmbeddings
+    : name === 'get_encoder' ? (v: HfV) => stack(v, 'encoder') : name === 'get_decoder' ? (v: HfV) => stack(v, 'decoder') : undefined;
   if (!find) return undefined;
   return native(name, () => find(obj) ?? { k: 'unknown', why: `WAP cannot tell which module ${name}() returns for this ${obj.className} (or it has none)` });
 }

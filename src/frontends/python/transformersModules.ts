@@ -58,11 +58,21 @@ function indexOf(model: HfV): ModuleIndex {
     const names = torchParameterNames(layer.op, layer.attrs);
     if (!names?.length) continue;
     index.parameters.set(layer.name, names);
-    const parts = layer.name.split('.');
-    for (let i = 1; i <= parts.length; i++) index.paths.add(parts.slice(0, i).join('.'));
+    addPath(index, layer.name);
+    // A tied weight's owner is a module in torch even where the graph has no layer by its name: T5's `shared`, whose
+    // table each stack's embed_tokens uses.
+    if (layer.weightKey !== undefined && layer.weightKey !== layer.name && names.includes('weight')) {
+      addPath(index, layer.weightKey);
+      if (!index.parameters.has(layer.weightKey)) index.parameters.set(layer.weightKey, ['weight']);
+    }
   }
   indexes.set(graph, index);
   return index;
+}
+
+function addPath(index: ModuleIndex, path: string): void {
+  const parts = path.split('.');
+  for (let i = 1; i <= parts.length; i++) index.paths.add(parts.slice(0, i).join('.'));
 }
 
 const pathsOf = (model: HfV): Set<string> => indexOf(model).paths;
