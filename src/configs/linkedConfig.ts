@@ -65,7 +65,7 @@ export function withLinkedConfig(configPath: string, stated: StatedSetup, files:
   if (!link) return stated;
   const found = files ? locateLinked(configPath, link, files) : undefined;
   if (!found) {
-    const why = files ? `was not found from ${baseOf(configPath)}'s folder or the ${LAUNCH_DIR_LEVELS} above it` : 'was not read';
+    const why = files ? `was not found as a readable file from ${baseOf(configPath)}'s folder or the ${LAUNCH_DIR_LEVELS} above it` : 'was not read';
     return unread(stated, link, `${link.key} ${link.path} ${why}`);
   }
   let root: Node;

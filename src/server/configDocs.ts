@@ -13,13 +13,12 @@
  *   4. none: an info diagnostic whose quick fix asks. Never "the model planned last".
  * Without a plan, only the config's own consistency is checked (e.g. DeepSpeed batch arithmetic).
  */
-import { readFileSync } from 'node:fs';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
+import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, MAX_CONFIG_CHARS, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import type { PlanReport } from '../protocol/plan';
 import { configVersus } from './configVersus';
@@ -34,6 +33,9 @@ import type { PlanService } from './planService';
 import type { SettingsCache } from './settings';
 
 type Finding = ReturnType<typeof checkConfig>['findings'][number];
+
+/** UTF-8 takes up to 4 bytes a character: no file over this can be a config WAP reads. */
+const MAX_REFERENCED_BYTES = 4 * MAX_CONFIG_CHARS;
 
 interface ConfigState {
   version: number;
@@ -362,8 +364,14 @@ function newestFeasible(plans: Map<string, { outcome: import('../protocol/plan')
 }
 
 
+/**
+ * A file a config names (a launched script, a DeepSpeed JSON): only a regular file of config size, since the path is
+ * the user's text and `/dev/zero` or a FIFO would never finish reading, and a huge file would stall the server.
+ */
 function readOrUndefined(path: string): string | undefined {
   try {
+    const info = statSync(path);
+    if (!info.isFile() || info.size > MAX_REFERENCED_BYTES) return undefined;
     return readFileSync(path, 'utf8');
   } catch {
     return undefined;

@@ -69,7 +69,7 @@ test('a linked file that is missing, unreadable or not read leaves the stage to 
   assert.equal(missing!.zeroStage, undefined);
   assert.equal(pinnedOptions(BASE, missing!, 'missing.yaml').pins?.zeroStage, undefined);
   const note = checkConfig(yaml, text, undefined, undefined, disk).findings.find((f) => f.code === 'setup-unmodelled');
-  assert.match(note!.message, /deepspeed_config_file configs\/ds_gone\.json was not found from missing\.yaml's folder or the 3 above it: the ZeRO stage and offload it sets are unknown/);
+  assert.match(note!.message, /deepspeed_config_file configs\/ds_gone\.json was not found as a readable file from missing\.yaml's folder or the 3 above it: the ZeRO stage and offload it sets are unknown/);
   assert.match(readConfigSetups(yaml, text)[0]!.unmodelled![0]!.message, /was not read/);
 
   writeFileSync(join(configs, 'broken.json'), '{"zero_optimization": {"stage": 3,');

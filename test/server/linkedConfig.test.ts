@@ -43,3 +43,11 @@ test('the YAML is checked with the stage its JSON states, and again when the JSO
   await server.until('the YAML re-checked with ZeRO 2', stageSaid(2), 120_000);
   assert.ok(jsonUri.endsWith('ds_z3.json'));
 });
+
+test('a link to something that is not a config-sized regular file (/dev/zero) is not read, and the server goes on', async () => {
+  const odd = join(dir, 'odd.yaml');
+  writeFileSync(odd, 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: /dev/zero\nnum_processes: 8\n');
+  const uri = await server.open(odd);
+  const note = await server.until('the not-read note', () => (server.diagnostics.get(uri) ?? []).find((d) => d.code === 'setup-unmodelled'), 60_000);
+  assert.match(note.message, /\/dev\/zero was not found/);
+});
