@@ -31,7 +31,8 @@ interface ScriptScan {
 
 const at = (start: number, end: number, newText: string): TextEdit[] => [{ start, end, newText }];
 
-function baseName(raw: string): string {
+/** The program a command word runs: `/usr/bin/torchrun` and a Makefile recipe's `@torchrun` are torchrun. */
+export function programName(raw: string): string {
   return raw.replace(/^[@+-]+/, '').replace(/^.*[/)]/, '');
 }
 
@@ -40,7 +41,7 @@ function launcherEnd(words: Command, assignments: Assignment[]): number {
   for (let i = 0; i < words.length; i++) {
     const raw = words[i]!.raw.replace(/^[@+-]+/, '');
     // `$(PYTHON) -m torch.distributed.run` in Makefiles: follow the variable to its value.
-    const name = baseName(raw.startsWith('$') ? (resolveReference(raw, 0, assignments)?.value ?? raw) : raw);
+    const name = programName(raw.startsWith('$') ? (resolveReference(raw, 0, assignments)?.value ?? raw) : raw);
     if (name === 'torchrun') return i + 1;
     if (/^python[\d.]*$/.test(name)) {
       let j = i + 1;

@@ -10,6 +10,7 @@
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
 import { isLaunchScriptName } from './launchScripts';
 import { compareSetup, type SetupDim, type StatedSetup } from './setup';
+import { dropArgument, insertAfter } from './shellEdits';
 import { findAssignments, isMakefileName, resolveReference, splitCommands } from './shellWords';
 import type { ConfigReader, TextEdit, TextRange } from './types';
 
@@ -58,16 +59,8 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   const anchor: TextRange = { start: megatron[0]!.start, end: megatron[0]!.end };
   const find = (name: string): Flag | undefined => flags.find((f) => f.name === name);
   // A missing flag goes after the last Megatron argument, on its line.
-  const add = (flag: string): TextEdit[] => [{ start: tail, end: tail, newText: ` ${flag}` }];
-  const drop = (f: Flag): TextEdit[] => {
-    const lineStart = text.lastIndexOf('\n', f.start - 1) + 1;
-    const nl = text.indexOf('\n', f.value?.end ?? f.end);
-    const lineEnd = nl < 0 ? text.length : nl;
-    // A flag alone on its line (an array element, a continued line) takes its line with it.
-    if (!/\S/.test(text.slice(lineStart, f.start)) && /^\s*(\\)?\s*$/.test(text.slice(f.value?.end ?? f.end, lineEnd)) && nl >= 0) return [{ start: lineStart, end: nl + 1, newText: '' }];
-    const before = text.slice(0, f.start).match(/[ \t]*$/)![0].length;
-    return [{ start: f.start - before, end: f.value?.end ?? f.end, newText: '' }];
-  };
+  const add = (flag: string): TextEdit[] => insertAfter(tail, flag);
+  const drop = (f: Flag): TextEdit[] => dropArgument(text, f.start, f.value?.end ?? f.end);
   const stated: StatedSetup = { label: 'Megatron-LM launch', anchor, inexpressible: {} };
   for (const [name, key] of NUMERIC) {
     const f = find(name);

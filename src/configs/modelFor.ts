@@ -7,9 +7,9 @@
  * CLI and the LSP server pass their own.
  */
 import { baseOf, dirOf, joinPath as join } from './filePaths';
-import { isLaunchScriptName } from './launchScripts';
+import { isLaunchScriptName, programName } from './launchScripts';
 import { mentionsTrainingArguments } from './trainingArguments';
-import { splitCommands } from './shellWords';
+import { splitCommands, type Command } from './shellWords';
 import type { FileAccess } from './types';
 
 export interface ModelTarget {
@@ -36,12 +36,18 @@ export function launchedScripts(fileName: string, text: string): Array<{ script:
   if (!isLaunchScriptName(fileName, text)) return [];
   const out: Array<{ script: string; launcher: string }> = [];
   for (const words of splitCommands(text)) {
-    const launcher = words.find((w) => LAUNCHERS.test(w.raw.replace(/^.*\//, '')));
-    if (!launcher) continue;
-    const script = words.slice(words.indexOf(launcher) + 1).find((w) => /\.py["']?$/.test(w.raw) && !w.raw.startsWith('-'));
-    if (script) out.push({ script: script.raw.replace(/^["']|["']$/g, ''), launcher: launcher.raw.replace(/^.*\//, '') });
+    const launch = scriptLaunch(words);
+    if (launch) out.push({ script: words[launch.script]!.raw.replace(/^["']|["']$/g, ''), launcher: programName(words[launch.launcher]!.raw) });
   }
   return out;
+}
+
+/** Where a command names its launcher (its first: `srun` in `srun torchrun …`) and the Python script that follows it. */
+export function scriptLaunch(words: Command): { launcher: number; script: number } | undefined {
+  const launcher = words.findIndex((w) => !w.raw.startsWith('--') && LAUNCHERS.test(programName(w.raw)));
+  if (launcher < 0) return undefined;
+  const script = words.findIndex((w, i) => i > launcher && /\.py["']?$/.test(w.raw) && !w.raw.startsWith('-'));
+  return script < 0 ? undefined : { launcher, script };
 }
 
 /** Whether a launch script refers to the config file by name (--config_file x.yaml, --deepspeed ds.json, --job.config_file x.toml). */

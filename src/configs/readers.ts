@@ -7,7 +7,8 @@ import { lightningReader } from './lightning';
 import { megatronReader } from './megatron';
 import { torchtitanReader } from './torchtitan';
 import { trainerReader } from './trainer';
+import { trainerArgvReader } from './trainerArgv';
 import type { ConfigFormat, ConfigReader } from './types';
 
-export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader];
+export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader];
 export const READERS_BY_FORMAT = new Map<ConfigFormat, ConfigReader>(READERS.map((r) => [r.format, r]));

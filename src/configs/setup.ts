@@ -296,7 +296,10 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
     format, severity: 'warning', code: 'setup-differs', range: first.range, fix,
     message: real.length > 0
       ? `This ${stated.label} trains with ${yours}; the plan for ${plan.model} on '${plan.cluster.name}' uses ${planned}${want.fitsThrough ? ` (${want.fitsThrough})` : ''}`
-      : `This ${stated.label}'s micro-batch ${stated.microBatch!.value} differs from the plan's ${want.microBatch}`,
+      : stated.microBatch!.value !== want.microBatch
+        ? `This ${stated.label}'s micro-batch ${stated.microBatch!.value} differs from the plan's ${want.microBatch}`
+        // Only the replicas differ: the same micro-batch on fewer GPUs needs more accumulation for the same batch.
+        : `This ${stated.label} trains on ${stated.dataParallel!.value} data-parallel replicas; the plan uses ${want.dataParallel}`,
   });
   return findings;
 }

@@ -15,26 +15,18 @@
  * The GPU count comes from the launcher (torchrun, accelerate), not from here.
  */
 import type { Node } from 'web-tree-sitter';
-import type { Precision, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
+import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
+import { fsdpWordsFor, readFsdpWords, setFsdpDims, type FsdpSetup } from './fsdpWords';
 import { argsLayout, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type ArgsLayout, type CallArgs } from './python';
 import { readInlineDeepSpeed } from './inlineDeepSpeed';
 import type { StatedSetup } from './setup';
 import { trainingArgumentsPrecision } from './trainingArguments';
-import type { TextEdit } from './types';
+import type { TextEdit, TextRange } from './types';
 
 /** transformers' TrainingArguments default for per_device_train_batch_size. */
 const DEFAULT_MICRO_BATCH = 8;
 
-const NO_DEGREES = 'TrainingArguments has no tensor, pipeline or context parallel degree; train that plan with Megatron-LM or torchtitan (`wap export --format megatron` or `--format torchtitan`)';
-
-/** FSDP sharding words (transformers' FSDPOption) by the ZeRO stage and hybrid sharding they mean. */
-const SHARDING: Record<string, { zero: ZeroStage; hybrid: boolean }> = {
-  full_shard: { zero: 3, hybrid: false }, shard_grad_op: { zero: 2, hybrid: false }, no_shard: { zero: 0, hybrid: false },
-  hybrid_shard: { zero: 3, hybrid: true }, hybrid_shard_zero2: { zero: 2, hybrid: true },
-};
-
-const shardingWord = (zero: ZeroStage, hybrid: boolean): string | undefined =>
-  Object.entries(SHARDING).find(([, v]) => v.zero === zero && v.hybrid === hybrid)?.[0];
+export const NO_DEGREES = 'TrainingArguments has no tensor, pipeline or context parallel degree; train that plan with Megatron-LM or torchtitan (`wap export --format megatron` or `--format torchtitan`)';
 
 /** A literal True/False, else undefined (an expression decided at run time). */
 function boolLiteral(n: Node | undefined): boolean | undefined {
@@ -121,6 +113,14 @@ export function readTrainerSetup(text: string, args: CallArgs, callee: string): 
   return stated;
 }
 
+/** Who refuses a DeepSpeed JSON whose micro-batch, accumulation or bf16/fp16 disagree with the Trainer's arguments. */
+export const TRANSFORMERS_CHECKS_DEEPSPEED = "transformers (HfTrainerDeepSpeedConfig's check of the DeepSpeed config against TrainingArguments)";
+
+/** A DeepSpeed config the run names (an expression, a shell variable): its stage and offload are left to the search, and said. */
+export function deepspeedChosenAtRunTime(stated: StatedSetup, text: string, range: TextRange, key: string): void {
+  (stated.unmodelled ??= []).push({ range, short: 'DeepSpeed config chosen at run time', message: `${key}${text.slice(range.start, Math.min(range.end, range.start + 40))} is chosen at run time: its ZeRO stage and offload are unknown to WAP, so this config's plan leaves them to the search` });
+}
+
 /**
  * `deepspeed=` written inline as a dict (transformers accepts one for the config file): its ZeRO stage and
  * offloads. "auto" values follow TrainingArguments (transformers' HfTrainerDeepSpeedConfig fills them).
@@ -141,43 +141,23 @@ function readSharding(text: string, args: CallArgs, layout: ArgsLayout, stated: 
   if (deepspeed && deepspeed.type === 'dictionary') return readInlineDeepSpeed(deepspeed, stated, 'deepspeed=');
   if (deepspeed && deepspeed.type !== 'none') {
     const path = stringLiteral(deepspeed);
-    if (path !== undefined) stated.link = { path, range: nodeRange(deepspeed), key: 'deepspeed=', mustMatch: "transformers (HfTrainerDeepSpeedConfig's check of the DeepSpeed config against TrainingArguments)" };
-    else {
-      // An expression (args.deepspeed) names the file at run time: which stage it holds is not in this script.
-      const range = nodeRange(deepspeed);
-      (stated.unmodelled ??= []).push({ range, short: 'DeepSpeed config chosen at run time', message: `deepspeed=${text.slice(range.start, Math.min(range.end, range.start + 40))} is chosen at run time: its ZeRO stage and offload are unknown to WAP, so this config's plan leaves them to the search` });
-    }
+    if (path !== undefined) stated.link = { path, range: nodeRange(deepspeed), key: 'deepspeed=', mustMatch: TRANSFORMERS_CHECKS_DEEPSPEED };
+    // An expression (args.deepspeed) names the file at run time: which stage it holds is not in this script.
+    else deepspeedChosenAtRunTime(stated, text, nodeRange(deepspeed), 'deepspeed=');
     return;
   }
   const fsdp = args.keywords.get('fsdp');
   const read = fsdp ? fsdpWords(fsdp) : { words: [], write: (w: string[]) => `"${w.join(' ')}"` };
   if (!read) return;
   const range = fsdp ? nodeRange(fsdp) : stated.anchor;
-  const known = read.words.map((w) => SHARDING[w]).find((s) => s);
-  const sharding = known ?? { zero: 0 as ZeroStage, hybrid: false };
-  // No sharding word with FSDP on (only "offload" or "auto_wrap") is full_shard, transformers' default strategy.
-  if (!known && read.words.length > 0) Object.assign(sharding, SHARDING.full_shard);
-  // FSDP's `offload` moves the parameters and gradients with the optimizer state.
-  const hadOffload = read.words.includes('offload');
   const fsdpOff = (): TextEdit[] => (fsdp ? replaceRange(range, read.write([])) : []);
-  const write = (zero: ZeroStage, hybrid: boolean, offload: boolean, params: boolean): TextEdit[] | undefined => {
-    if (zero === 0 && !params) return offload ? undefined : fsdpOff();
-    if (!params && (offload || zero === 1)) {
-      // DeepSpeed shards over the whole data-parallel group: it has no hybrid stage 1 or 2.
-      return hybrid ? undefined : [...fsdpOff(), ...setKeyword(text, layout, 'deepspeed', inlineDeepSpeed(zero, offload))];
-    }
-    const word = shardingWord(zero, hybrid);
-    if (!word) return undefined;
-    const rest = read.words.filter((w) => !SHARDING[w] && w !== 'offload');
-    // Without auto_wrap FSDP wraps the whole model as one unit and gathers all of it at once.
-    const words = [word, ...(params ? ['offload'] : []), ...(rest.includes('auto_wrap') ? rest : [...rest, 'auto_wrap'])];
-    return fsdp ? replaceRange(range, read.write(words)) : setKeyword(text, layout, 'fsdp', read.write(words));
+  const write = (s: FsdpSetup): TextEdit[] | undefined => {
+    const words = fsdpWordsFor(s, read.words);
+    if (words) return words.length === 0 ? fsdpOff() : fsdp ? replaceRange(range, read.write(words)) : setKeyword(text, layout, 'fsdp', read.write(words));
+    // ZeRO-1 and the optimizer state offloaded alone, which FSDP has no words for, as DeepSpeed; DeepSpeed shards over
+    // the whole data-parallel group: it has no hybrid stage 1 or 2.
+    if (s.zero !== 0 && !s.params && !s.hybrid) return [...fsdpOff(), ...setKeyword(text, layout, 'deepspeed', inlineDeepSpeed(s.zero, s.offload))];
+    return undefined;
   };
-  // One keyword says all four: each writes the plan's values of the others, so the edits agree (and are kept once).
-  // Without a plan the offloads go together, as FSDP's word moves them.
-  const fromPlan = (plan: TrainingSetup | undefined) => ({ zero: plan?.zeroStage ?? sharding.zero, hybrid: plan?.hybridShard ?? sharding.hybrid, offload: plan?.cpuOffload ?? hadOffload, params: plan?.paramOffload ?? hadOffload });
-  stated.zeroStage = { value: sharding.zero, stated: !!fsdp, range, set: (z, plan) => write(z, fromPlan(plan).hybrid, fromPlan(plan).offload, fromPlan(plan).params) };
-  stated.hybridShard = { value: sharding.hybrid, stated: !!fsdp, range, set: (h, plan) => write(fromPlan(plan).zero, h, fromPlan(plan).offload, fromPlan(plan).params) };
-  stated.cpuOffload = { value: hadOffload, stated: hadOffload, range, set: (o, plan) => write(fromPlan(plan).zero, fromPlan(plan).hybrid, o, plan?.paramOffload ?? (o && hadOffload)) };
-  stated.paramOffload = { value: hadOffload, stated: hadOffload, range, set: (p, plan) => write(fromPlan(plan).zero, fromPlan(plan).hybrid, plan?.cpuOffload ?? (p || hadOffload), p) };
+  setFsdpDims(stated, readFsdpWords(read.words), { stated: !!fsdp, range }, write);
 }

@@ -25,27 +25,36 @@ export function isTrainingArguments(call: Node): boolean {
   return !!fn && TRAINING_ARGUMENTS.test(fn.text.replace(/\s+/g, '')) && !guardOf(call);
 }
 
+/** A Trainer flag as written: absent (undefined), a literal bool, or decided by the run (an expression, a shell variable). */
+export type TrainerFlag = boolean | 'run' | undefined;
+
 /**
- * The precision TrainingArguments' keywords train in, and the keyword that says it: `bf16=True` / `fp16=True`
- * (16-bit autocast), `tf32=True` (fp32 training, TF32 matmuls), or, with neither 16-bit flag, the defaults
- * (bf16=False, fp16=False, tf32=None: PyTorch's default, fp32 matmuls since torch 1.12): fp32, `byDefault`.
- * Undefined where the run decides: a flag set by an expression (`bf16=args.bf16`), or, for the default, `**kwargs`
- * that could set a flag or `deepspeed=` (its config's bf16/fp16 decide).
+ * The precision TrainingArguments' flags train in, and the flag that says it: `bf16` / `fp16` (16-bit autocast),
+ * `tf32` (fp32 training, TF32 matmuls), or, with neither 16-bit flag on, the defaults (bf16=False, fp16=False,
+ * tf32=None: PyTorch's default, fp32 matmuls since torch 1.12): fp32, `byDefault`. Undefined where the run decides:
+ * a flag it sets, or, for the default, `elsewhere` (`**kwargs` that could set a flag, or a DeepSpeed config, whose
+ * bf16/fp16 decide). Shared by the Python call and the command line, which read the same arguments.
+ */
+export function precisionOfFlags(flags: { bf16: TrainerFlag; fp16: TrainerFlag; tf32: TrainerFlag }, elsewhere: boolean): { precision: Precision; flag?: 'bf16' | 'fp16' | 'tf32'; byDefault: boolean } | undefined {
+  if (flags.bf16 === true) return { precision: 'bf16', flag: 'bf16', byDefault: false };
+  if (flags.fp16 === true) return { precision: 'fp16', flag: 'fp16', byDefault: false };
+  if (flags.bf16 === 'run' || flags.fp16 === 'run') return undefined;
+  if (flags.tf32 === true) return { precision: 'tf32', flag: 'tf32', byDefault: false };
+  if (flags.tf32 === 'run' || elsewhere) return undefined;
+  return { precision: 'fp32', flag: flags.bf16 !== undefined ? 'bf16' : flags.fp16 !== undefined ? 'fp16' : undefined, byDefault: true };
+}
+
+/**
+ * precisionOfFlags for a `TrainingArguments(...)` call: literal True/False keywords, `bf16=args.bf16` decided by
+ * the run, and `**kwargs` or `deepspeed=` beside no 16-bit flag leaving the default to the run.
  */
 export function trainingArgumentsPrecision(args: CallArgs): { precision: Precision; flag?: Node; byDefault: boolean } | undefined {
-  const literal = (key: string): boolean | 'expression' => {
+  const literal = (key: string): TrainerFlag => {
     const n = args.keywords.get(key);
-    return !n ? false : n.type === 'true' ? true : n.type === 'false' ? false : 'expression';
+    return !n ? undefined : n.type === 'true' ? true : n.type === 'false' ? false : 'run';
   };
-  const bf16 = literal('bf16');
-  const fp16 = literal('fp16');
-  if (bf16 === true) return { precision: 'bf16', flag: args.keywords.get('bf16'), byDefault: false };
-  if (fp16 === true) return { precision: 'fp16', flag: args.keywords.get('fp16'), byDefault: false };
-  if (bf16 === 'expression' || fp16 === 'expression') return undefined;
-  const tf32 = literal('tf32');
-  if (tf32 === true) return { precision: 'tf32', flag: args.keywords.get('tf32'), byDefault: false };
   const deepspeed = args.keywords.get('deepspeed');
   const splat = args.list.namedChildren.some((a) => a?.type === 'dictionary_splat');
-  if (tf32 === 'expression' || splat || (deepspeed && deepspeed.type !== 'none')) return undefined;
-  return { precision: 'fp32', flag: args.keywords.get('bf16') ?? args.keywords.get('fp16'), byDefault: true };
+  const read = precisionOfFlags({ bf16: literal('bf16'), fp16: literal('fp16'), tf32: literal('tf32') }, splat || (!!deepspeed && deepspeed.type !== 'none'));
+  return read && { precision: read.precision, flag: read.flag && args.keywords.get(read.flag), byDefault: read.byDefault };
 }

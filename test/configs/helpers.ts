@@ -1,9 +1,22 @@
 /** Byte-level diffing for round-trip tests, independent of the code under test. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FileAccess } from '../../src/configs';
 
 export const root = join(__dirname, '..', '..');
 export const readExample = (rel: string): string => readFileSync(join(root, rel), 'utf8');
+
+/** The disk as the CLI gives it to the config readers: a file that is not there reads as undefined. */
+export const disk: FileAccess = {
+  read: (p) => {
+    try {
+      return readFileSync(p, 'utf8');
+    } catch {
+      return undefined;
+    }
+  },
+  list: () => [],
+};
 
 export interface LineChange {
   line: number;

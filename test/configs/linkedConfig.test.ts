@@ -7,28 +7,17 @@
  * file access the CLI uses.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { checkConfig, initConfigReaders, pinnedOptions, readConfigSetups, type FileAccess } from '../../src/configs';
+import { checkConfig, initConfigReaders, pinnedOptions, readConfigSetups } from '../../src/configs';
 import type { PlanOptions } from '../../src/protocol/plan';
-import { root } from './helpers';
+import { disk, root } from './helpers';
 import { llamaPlan } from './llamaPlan';
 
 const dir = mkdtempSync(join(tmpdir(), 'wap-linked-'));
 const configs = join(dir, 'configs');
-const disk: FileAccess = {
-  read: (p) => {
-    try {
-      return readFileSync(p, 'utf8');
-    } catch {
-      return undefined;
-    }
-  },
-  list: () => [],
-};
-
 const BASE: PlanOptions = { batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam' };
 const ZERO3_OFFLOAD = '{\n  "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},\n  "bf16": {"enabled": "auto"},\n  "train_micro_batch_size_per_gpu": "auto",\n  "gradient_accumulation_steps": "auto"\n}\n';
 const accelerateLinking = (path: string): string => `distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ${path}\n  zero3_init_flag: true\nmixed_precision: bf16\nnum_processes: 8\n`;

@@ -1,0 +1,97 @@
+/**
+ * How many GPUs a launch command starts its script on, read from the launcher's own options (the words between
+ * the launcher and the script):
+ * - torchrun (and `python -m torch.distributed.run|launch`): --nproc_per_node × --nnodes;
+ * - deepspeed: --num_gpus × --num_nodes, or the GPUs `--include host:0,1@host2:0,1` lists;
+ * - accelerate launch: --num_processes, the total over all machines.
+ * Undefined wherever the launcher decides at run time: all visible GPUs (no count given), a hostfile's machines,
+ * `gpu`/`auto`, an elastic min:max range, a count computed in the shell. `$NGPU` counts where the script assigns
+ * it once, as the torchrun reader reads it. The GPU-count findings stay the torchrun reader's; this is the setup's.
+ */
+import { programName } from './launchScripts';
+import { resolveReference, unquote, type Assignment, type Command } from './shellWords';
+
+type Launcher = 'torchrun' | 'deepspeed' | 'accelerate';
+
+/** `python -m <module>` forms of the launchers. */
+const MODULES: Record<string, Launcher> = {
+  'torch.distributed.run': 'torchrun', 'torch.distributed.launch': 'torchrun',
+  'deepspeed.launcher.runner': 'deepspeed', 'accelerate.commands.launch': 'accelerate',
+};
+
+const optionName = (raw: string): string => raw.replace(/^-+/, '').replace(/-/g, '_');
+
+/** The launcher among words[from..to) and the index of its first option word. */
+function findLauncher(words: Command, from: number, to: number): { launcher: Launcher; options: number } | undefined {
+  for (let i = from; i < to; i++) {
+    const raw = words[i]!.raw;
+    const name = raw.startsWith('--') ? '' : programName(raw);
+    if (name === 'torchrun' || name === 'deepspeed') return { launcher: name, options: i + 1 };
+    // `accelerate launch`: the subcommand comes first.
+    if (name === 'accelerate' && words[i + 1]?.raw === 'launch') return { launcher: 'accelerate', options: i + 2 };
+    const module = raw === '-m' ? MODULES[words[i + 1]?.raw ?? ''] : undefined;
+    if (module) return { launcher: module, options: i + 2 };
+  }
+  return undefined;
+}
+
+/** The launcher's options as written (`--name value`, `--name=value`; a bare flag has none), by normalised name. */
+function launcherOptions(words: Command, from: number, to: number): Map<string, { raw: string; start: number } | undefined> {
+  const out = new Map<string, { raw: string; start: number } | undefined>();
+  for (let i = from; i < to; i++) {
+    const w = words[i]!;
+    if (!w.raw.startsWith('-')) continue;
+    const eq = w.raw.indexOf('=');
+    if (eq >= 0) out.set(optionName(w.raw.slice(0, eq)), { raw: w.raw.slice(eq + 1), start: w.start + eq + 1 });
+    else if (i + 1 < to && !words[i + 1]!.raw.startsWith('-')) out.set(optionName(w.raw), { raw: words[i + 1]!.raw, start: words[++i]!.start });
+    else out.set(optionName(w.raw), undefined);
+  }
+  return out;
+}
+
+/** A whole number as written or through the script's one assignment of the variable; undefined otherwise. */
+function count(value: { raw: string; start: number } | undefined, assignments: Assignment[]): number | undefined {
+  if (!value) return undefined;
+  let v: { value: string } | undefined = unquote(value.raw, value.start);
+  if (v.value.startsWith('$')) v = resolveReference(v.value, value.start, assignments);
+  const text = v?.value.trim() ?? '';
+  return /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+/** `localhost:0,1,2@node2:0,1` → 5; a host without its GPU list (all of them) is not countable here. */
+function includedGpus(raw: string): number | undefined {
+  let total = 0;
+  for (const host of unquote(raw, 0).value.split('@')) {
+    const m = /^[^:]+:(\d+(?:,\d+)*)$/.exec(host);
+    if (!m) return undefined;
+    total += m[1]!.split(',').length;
+  }
+  return total;
+}
+
+/** GPUs the command at words[from..to) (launcher to script) runs on, when its launcher says. */
+export function launchWorld(words: Command, from: number, to: number, assignments: Assignment[]): number | undefined {
+  const found = findLauncher(words, from, to);
+  if (!found) return undefined;
+  const options = launcherOptions(words, found.options, to);
+  const opt = (...names: string[]) => options.get(names.find((n) => options.has(n)) ?? '');
+  const has = (...names: string[]) => names.some((n) => options.has(n));
+  if (found.launcher === 'accelerate') return count(opt('num_processes'), assignments);
+  if (found.launcher === 'torchrun') {
+    const perNode = count(opt('nproc_per_node'), assignments);
+    const nodesRaw = opt('nnodes');
+    // An elastic range counts only when it is one size (2:2).
+    const range = nodesRaw && /^(\d+):(\d+)$/.exec(nodesRaw.raw);
+    const nodes = range ? (range[1] === range[2] ? Number(range[1]) : undefined) : nodesRaw ? count(nodesRaw, assignments) : 1;
+    return perNode !== undefined && nodes !== undefined ? perNode * nodes : undefined;
+  }
+  // DeepSpeed refuses --include/--exclude beside --num_gpus/--num_nodes: the list alone says the GPUs.
+  const include = opt('include', 'i');
+  if (include) return includedGpus(include.raw);
+  if (has('exclude', 'e')) return undefined;
+  const perNode = count(opt('num_gpus'), assignments);
+  const nodesRaw = opt('num_nodes');
+  // Without --num_nodes (or with -1) DeepSpeed runs on every machine of the hostfile, or on this one without one.
+  const nodes = nodesRaw && nodesRaw.raw !== '-1' ? count(nodesRaw, assignments) : has('hostfile', 'H') ? undefined : 1;
+  return perNode !== undefined && nodes !== undefined ? perNode * nodes : undefined;
+}

@@ -1,0 +1,241 @@
+/**
+ * Hugging Face Trainer arguments on a launch command line: real projects rarely write `TrainingArguments(...)`;
+ * their scripts parse it with HfArgumentParser from the words a launch script passes,
+ *   deepspeed --num_gpus 8 run_clm.py --deepspeed ds_z3.json --bf16 --per_device_train_batch_size 4 …
+ * Each launching command is read as a training setup with the semantics of the in-code reader (trainerSetup.ts):
+ * bf16/fp16/tf32, `--fsdp "full_shard auto_wrap"` (fsdpWords.ts), `--gradient_checkpointing` (full recompute),
+ * per_device_train_batch_size (default 8) and gradient_accumulation_steps (default 1), `--deepspeed ds.json`
+ * handing ZeRO and offload to the JSON (linkedConfig.ts), and the GPUs from the launcher (launchWorld.ts).
+ * A plain DeepSpeed script's `--deepspeed_config ds.json` (DeepSpeed's own argparse) states the JSON's setup alone.
+ * Values that are shell variables are the run's choice: not stated. Fixes edit the words (shellEdits.ts).
+ */
+import type { Precision, RecomputeMode, TrainingSetup } from '../protocol/plan';
+import { fsdpWordsFor, readFsdpWords, setFsdpDims, type FsdpSetup } from './fsdpWords';
+import { launchWorld } from './launchWorld';
+import { withLinkedConfig } from './linkedConfig';
+import { isLaunchScriptName } from './launchScripts';
+import { scriptLaunch } from './modelFor';
+import { compareSetup, setupNotes, type StatedSetup } from './setup';
+import { dropArgument, insertAfter } from './shellEdits';
+import { findAssignments, isMakefileName, splitCommands, unquote, type Command, type Word } from './shellWords';
+import { deepspeedChosenAtRunTime, NO_DEGREES, TRANSFORMERS_CHECKS_DEEPSPEED } from './trainerSetup';
+import { precisionOfFlags, type TrainerFlag } from './trainingArguments';
+import type { ConfigFinding, ConfigReader, TextEdit, TextRange } from './types';
+
+/** transformers' TrainingArguments default for per_device_train_batch_size. */
+const DEFAULT_MICRO_BATCH = 8;
+
+const FSDP_WORDS_ONLY = 'on the command line the Trainer shards with FSDP\'s words, which have no ZeRO-1, no optimizer offload without the parameters and no hybrid stage 1; write the plan as a DeepSpeed config (`wap export --format deepspeed`) and pass it with --deepspeed ds_config.json';
+
+/** The Trainer-only options that make a command a Trainer launch (cheap: the detector looks for these words). */
+const TRAINER_OPTIONS = /(^|\s)--(per[_-]device[_-]train[_-]batch[_-]size|gradient[_-]accumulation[_-]steps|fsdp)(?=[\s=]|$)|(^|\s)--deepspeed(=|[ \t]+)["']?[^\s"'-][^\s"']*\.json\b|(^|\s)--deepspeed[_-]config(?=[\s=])/m;
+
+/** One `--name [value]` after the script, as written. */
+interface Arg {
+  /** Normalised: no dashes in front, `-` as `_` (HfArgumentParser takes both spellings). */
+  name: string;
+  /** The option's own characters (`--fp16`), for renaming it. */
+  option: TextRange;
+  /** The value without its quotes, and the span of that value and of the whole value word. */
+  value?: { text: string; inner: TextRange; word: TextRange; quote: string };
+  /** Where the argument ends (its value word, else the option). */
+  end: number;
+}
+
+/** A redirection (`> log`, `2>&1`) ends the arguments. */
+const isRedirection = (raw: string): boolean => /^\d*[<>]/.test(raw);
+/** An option word: `-x`/`--x`, not a negative number. */
+const isOption = (raw: string): boolean => /^-(?!\d)/.test(raw);
+/** A value the shell computes when the command runs. */
+const byRun = (value: string): boolean => /[$`]/.test(value);
+
+/** The script's arguments: argparse takes the word after an option as its value unless it is an option itself. */
+function scriptArgs(words: Command, script: number): Arg[] {
+  const args: Arg[] = [];
+  for (let i = script + 1; i < words.length && !isRedirection(words[i]!.raw); i++) {
+    const w = words[i]!;
+    if (!isOption(w.raw)) continue; // a positional argument
+    const eq = w.raw.indexOf('=');
+    const optionEnd = w.start + (eq < 0 ? w.raw.length : eq);
+    let valueWord: Word | undefined;
+    if (eq >= 0) valueWord = { raw: w.raw.slice(eq + 1), start: optionEnd + 1, end: w.end };
+    else if (words[i + 1] && !isOption(words[i + 1]!.raw) && !isRedirection(words[i + 1]!.raw)) valueWord = words[++i]!;
+    const arg: Arg = { name: w.raw.slice(0, optionEnd - w.start).replace(/^-+/, '').replace(/-/g, '_'), option: { start: w.start, end: optionEnd }, end: valueWord?.end ?? optionEnd };
+    if (valueWord) {
+      const v = unquote(valueWord.raw, valueWord.start);
+      arg.value = { text: v.value, inner: { start: v.start, end: v.end }, word: { start: valueWord.start, end: valueWord.end }, quote: v.start > valueWord.start ? valueWord.raw[0]! : '' };
+    }
+    args.push(arg);
+  }
+  return args;
+}
+
+const TRUE_WORDS = new Set(['yes', 'true', 't', 'y', '1']);
+const FALSE_WORDS = new Set(['no', 'false', 'f', 'n', '0']);
+
+/**
+ * A bool as HfArgumentParser reads it (string_to_bool): alone it is True (`nargs="?"`, `const=True`), else its
+ * word; a variable or a word argparse refuses is left to the run. tf32 (Optional[bool], default None) takes no
+ * bare form: argparse wants its value.
+ */
+function boolOf(arg: Arg | undefined): TrainerFlag {
+  if (!arg) return undefined;
+  if (!arg.value) return arg.name === 'tf32' ? 'run' : true;
+  const word = arg.value.text.toLowerCase();
+  return TRUE_WORDS.has(word) ? true : FALSE_WORDS.has(word) ? false : 'run';
+}
+
+/** A whole number from 1 as written; undefined for a variable, a missing value or a word argparse refuses. */
+function countOf(arg: Arg): number | undefined {
+  const text = arg.value?.text ?? '';
+  return /^0*[1-9]\d*$/.test(text) ? Number(text) : undefined;
+}
+
+/** The setup one Trainer command states, or undefined when the command passes no Trainer option. */
+function readCommand(text: string, words: Command, launch: { launcher: number; script: number }, world: number | undefined): StatedSetup | undefined {
+  const args = scriptArgs(words, launch.script);
+  // argparse keeps the last of a repeated option.
+  const last = (name: string): Arg | undefined => args.filter((a) => a.name === name).pop();
+  const script = words[launch.script]!;
+  const anchor: TextRange = { start: script.start, end: script.end };
+  const deepspeed = last('deepspeed');
+  const trainer = ['per_device_train_batch_size', 'gradient_accumulation_steps', 'fsdp'].some((n) => last(n)) || !!deepspeed?.value;
+  if (!trainer) {
+    // DeepSpeed's own argparse (`--deepspeed --deepspeed_config ds.json`): the JSON holds the setup.
+    const config = last('deepspeed_config');
+    if (!config?.value || byRun(config.value.text)) return undefined;
+    return { label: 'DeepSpeed launch', anchor, world, inexpressible: {}, link: { path: config.value.text, range: config.value.inner, key: '--deepspeed_config' } };
+  }
+  const edits = argEdits(text, words, launch.script, last);
+  const stated: StatedSetup = {
+    label: 'Hugging Face Trainer command line', anchor, world,
+    inexpressible: { tensorParallel: NO_DEGREES, pipelineStages: NO_DEGREES, contextParallel: NO_DEGREES, sequenceParallel: NO_DEGREES },
+  };
+  // The Trainer has no model-parallel degree: every GPU is a data-parallel replica, so the global batch is known.
+  if (world !== undefined) stated.dataParallel = { value: world, stated: true, range: anchor };
+  if (deepspeed?.value) {
+    if (byRun(deepspeed.value.text)) deepspeedChosenAtRunTime(stated, text, deepspeed.value.word, '--deepspeed ');
+    else stated.link = { path: deepspeed.value.text, range: deepspeed.value.inner, key: '--deepspeed', mustMatch: TRANSFORMERS_CHECKS_DEEPSPEED };
+  } else readFsdp(stated, last('fsdp'), edits);
+
+  const flags = { bf16: boolOf(last('bf16')), fp16: boolOf(last('fp16')), tf32: boolOf(last('tf32')) };
+  // With a DeepSpeed config and no 16-bit flag, its bf16/fp16 decide.
+  const precision = precisionOfFlags(flags, !!deepspeed?.value);
+  if (precision) {
+    const flag = precision.flag && last(precision.flag);
+    stated.precision = { value: precision.precision, stated: !!(last('bf16') || last('fp16')), range: flag?.option ?? anchor, set: (p) => edits.precision(flags, p) };
+  }
+
+  const checkpointing = last('gradient_checkpointing');
+  const checkpoints = checkpointing ? boolOf(checkpointing) : false;
+  if (checkpoints !== 'run' && checkpoints !== undefined) {
+    stated.recompute = {
+      value: checkpoints ? 'full' : 'none', stated: !!checkpointing, range: checkpointing ? (checkpointing.value?.inner ?? checkpointing.option) : anchor,
+      // transformers checkpoints every decoder layer: any recompute the plan chooses is "on" here.
+      matches: (p: RecomputeMode) => (p !== 'none') === checkpoints,
+      set: (r) => edits.bool('gradient_checkpointing', r !== 'none'),
+    };
+  }
+
+  // auto_find_batch_size halves the micro-batch at run time until it fits: the stated one is only a start.
+  const autoBatch = boolOf(last('auto_find_batch_size'));
+  if (autoBatch === undefined || autoBatch === false) {
+    const micro = last('per_device_train_batch_size');
+    const value = micro ? countOf(micro) : DEFAULT_MICRO_BATCH;
+    if (value !== undefined) stated.microBatch = { value, stated: !!micro, range: micro?.value?.inner ?? anchor, set: (n) => edits.number('per_device_train_batch_size', n) };
+  }
+  const accum = last('gradient_accumulation_steps');
+  const accumValue = accum ? countOf(accum) : 1;
+  if (accumValue !== undefined) stated.gradientAccumulation = { value: accumValue, stated: !!accum, range: accum?.value?.inner ?? anchor, set: (n) => edits.number('gradient_accumulation_steps', n) };
+  return stated;
+}
+
+/** `--fsdp "words"`: ZeRO stage, hybrid sharding and offload, written back as FSDP's words where it has them. */
+function readFsdp(stated: StatedSetup, fsdp: Arg | undefined, edits: ReturnType<typeof argEdits>): void {
+  if (fsdp && (!fsdp.value || byRun(fsdp.value.text))) return; // argparse wants a value; a variable is the run's
+  const words = fsdp?.value?.text.split(/\s+/).filter(Boolean) ?? [];
+  setFsdpDims(stated, readFsdpWords(words), { stated: !!fsdp, range: fsdp?.value?.inner ?? stated.anchor }, (s) => edits.fsdp(fsdp, words, s));
+  const expressible = (plan: TrainingSetup): boolean => fsdpWordsFor({ zero: plan.zeroStage, hybrid: plan.hybridShard, offload: plan.cpuOffload, params: plan.paramOffload ?? false }, words) !== undefined;
+  for (const key of ['zeroStage', 'hybridShard', 'cpuOffload', 'paramOffload'] as const) {
+    stated[key]!.expressible = expressible;
+    stated.inexpressible[key] = FSDP_WORDS_ONLY;
+  }
+}
+
+/**
+ * Word edits of one command's script arguments. A missing option goes right after the script word, on its line, so
+ * it stays inside the command across `\` continuations; a bool written alone is written alone (`--bf16`), with
+ * `True` only where the next word would otherwise be taken as its value.
+ */
+function argEdits(text: string, words: Command, script: number, last: (name: string) => Arg | undefined) {
+  const after = words[script]!.end;
+  const next = words[script + 1]?.raw;
+  const bareOk = next === undefined || isOption(next) || isRedirection(next);
+  const bool = (name: string, on: boolean): TextEdit[] => {
+    const arg = last(name);
+    const now = boolOf(arg);
+    if (now === on) return [];
+    if (!arg) return on ? insertAfter(after, bareOk ? `--${name}` : `--${name} True`) : [];
+    // A value is rewritten in the user's words; a bare flag switched off goes.
+    if (arg.value) return [{ ...arg.value.inner, newText: on ? 'True' : 'False' }];
+    return on ? [] : dropArgument(text, arg.option.start, arg.end);
+  };
+  return {
+    bool,
+    number: (name: string, n: number): TextEdit[] => {
+      const arg = last(name);
+      return arg?.value ? [{ ...arg.value.inner, newText: String(n) }] : insertAfter(after, `--${name} ${n}`);
+    },
+    /** bf16/fp16 as the plan's precision (tf32 and fp32 switch both off); fp8 has no Trainer flag. */
+    precision: (flags: { bf16: TrainerFlag; fp16: TrainerFlag }, p: Precision): TextEdit[] | undefined => {
+      if (p === 'fp8') return undefined;
+      const on = p === 'bf16' ? 'bf16' : p === 'fp16' ? 'fp16' : undefined;
+      const other = on === 'bf16' ? 'fp16' : on === 'fp16' ? 'bf16' : undefined;
+      // Swapping one precision flag for the other keeps its place and its value word.
+      const swap = on && other && !last(on) && flags[other] === true ? last(other) : undefined;
+      if (swap) return [{ ...swap.option, newText: text.slice(swap.option.start, swap.option.end).replace(other!, on!) }];
+      return [...(on ? bool(on, true) : []), ...(['bf16', 'fp16'] as const).filter((f) => f !== on && flags[f] === true).flatMap((f) => bool(f, false))];
+    },
+    fsdp: (fsdp: Arg | undefined, current: string[], s: FsdpSetup): TextEdit[] | undefined => {
+      const words = fsdpWordsFor(s, current);
+      if (!words) return undefined;
+      if (words.length === 0) return fsdp ? dropArgument(text, fsdp.option.start, fsdp.end) : [];
+      if (!fsdp?.value) return insertAfter(after, `--fsdp "${words.join(' ')}"`);
+      // The user's quotes stay; several words need some.
+      const quote = fsdp.value.quote || (words.length > 1 ? '"' : '');
+      return [{ ...fsdp.value.word, newText: `${quote}${words.join(' ')}${quote}` }];
+    },
+  };
+}
+
+/** Every command in the script that launches a Python script with Trainer (or DeepSpeed config) arguments. */
+export function readTrainerCommands(fileName: string, text: string): StatedSetup[] {
+  const commands = splitCommands(text);
+  const assignments = findAssignments(text, commands, isMakefileName(fileName));
+  const out: StatedSetup[] = [];
+  for (const words of commands) {
+    const launch = scriptLaunch(words);
+    if (!launch) continue;
+    const setup = readCommand(text, words, launch, launchWorld(words, launch.launcher, launch.script, assignments));
+    if (setup) out.push(setup);
+  }
+  return out;
+}
+
+export const trainerArgvReader: ConfigReader = {
+  format: 'hf-trainer-args',
+  detect(fileName, text) {
+    return isLaunchScriptName(fileName, text) && TRAINER_OPTIONS.test(text);
+  },
+  check(fileName, text, plan, files) {
+    const findings: ConfigFinding[] = [];
+    for (const setup of readTrainerCommands(fileName, text)) {
+      const stated = withLinkedConfig(fileName, setup, files);
+      findings.push(...(plan ? compareSetup('hf-trainer-args', text, stated, plan) : setupNotes('hf-trainer-args', stated)));
+    }
+    return findings;
+  },
+  readSetup(fileName, text) {
+    return readTrainerCommands(fileName, text)[0];
+  },
+};
