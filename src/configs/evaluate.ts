@@ -5,6 +5,7 @@
  */
 import type { ParallelPins, PlanOptions, PlanOutcome, TrainingSetup } from '../protocol/plan';
 import { detectConfigFormats } from './check';
+import { withLaunchedWorld } from './launchedBy';
 import { withLinkedConfig } from './linkedConfig';
 import { READERS_BY_FORMAT } from './readers';
 import type { FileAccess } from './types';
@@ -20,7 +21,7 @@ export function readConfigSetups(fileName: string, text: string, files?: FileAcc
   const out: StatedSetup[] = [];
   for (const format of detectConfigFormats(fileName, text)) {
     const setup = READERS_BY_FORMAT.get(format)?.readSetup?.(fileName, text);
-    if (setup) out.push(withLinkedConfig(fileName, setup, files));
+    if (setup) out.push(withLaunchedWorld(fileName, withLinkedConfig(fileName, setup, files), files));
   }
   return out;
 }
@@ -116,9 +117,11 @@ const gb = (b: number): string => `${b < 10e9 ? (b / 1e9).toFixed(1) : Math.roun
  */
 export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSetup): string {
   const approximate = setup?.unmodelled?.length ? ` (approximate: ${[...new Set(setup.unmodelled.map((u) => u.short))].join(', ')} not modelled)` : '';
+  // A GPU count from another file is named: the user sees which launch the comparison assumed.
+  const launched = setup?.worldFrom ? ` (${setup.world} GPUs, as ${setup.worldFrom} launches it)` : '';
   const mine = yours.feasible
-    ? `your config${approximate}: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
-    : `your config${approximate}: does not fit (${yours.reason})`;
+    ? `your config${launched}${approximate}: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
+    : `your config${launched}${approximate}: does not fit (${yours.reason})`;
   if (!best.feasible) return `${mine} · best plan: nothing fits (${best.reason})`;
   const speedup = yours.feasible && best.stepTimeMs! > 0 ? ` (${(yours.stepTimeMs! / best.stepTimeMs!).toFixed(1)}×)` : '';
   return `${mine} · best plan: ${seconds(best.stepTimeMs!)}${speedup}, ${best.describe}`;

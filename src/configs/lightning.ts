@@ -6,6 +6,7 @@
 import type { Node } from 'web-tree-sitter';
 import { compareLaunch } from './compare';
 import { readLightningSetup } from './lightningSetup';
+import { withLaunchedWorld } from './launchedBy';
 import { withLinkedConfig } from './linkedConfig';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import { callArgs, findCalls, intLiteral, malformedIfBroken, nodeRange, quoteOf, replaceWith, stringLiteral, withPythonTree } from './python';
@@ -102,7 +103,8 @@ export const lightningReader: ConfigReader = {
         launch.parallelism = readStrategy(args.keywords.get('strategy')) ??
           (devices && world && world > 1 ? { value: 'data', range: nodeRange(devices) } : undefined);
         if (plan) {
-          findings.push(...compareSetup('lightning', text, withLinkedConfig(fileName, readLightningSetup(text, args, world && world * (launch.nodes?.value ?? 1)), files), plan));
+          const stated = withLaunchedWorld(fileName, withLinkedConfig(fileName, readLightningSetup(text, args, world && world * (launch.nodes?.value ?? 1)), files), files);
+          findings.push(...compareSetup('lightning', text, stated, plan));
           findings.push(...compareLaunch('lightning', launch, plan, (t) => `devices=${t.perNode ?? t.gpus}${t.nodes > 1 ? `, num_nodes=${t.nodes}` : ''}`));
         } else findings.push(...setupNotes('lightning', withLinkedConfig(fileName, readLightningSetup(text, args, world), files)));
       }

@@ -73,6 +73,8 @@ export interface StatedSetup {
   label: string;
   /** GPUs the config launches on, when it says (num_processes, devices × num_nodes…). */
   world?: number;
+  /** The launch script `world` was read from, when the config itself does not say it (launchedBy.ts). */
+  worldFrom?: string;
   /**
    * Settings the config states that change memory or step time and WAP does not model (NVMe offload, parameters
    * offloaded without the optimizer state),

@@ -7,6 +7,7 @@
  * run's choice and are left alone.
  */
 import type { Node } from 'web-tree-sitter';
+import { withLaunchedWorld } from './launchedBy';
 import { withLinkedConfig } from './linkedConfig';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import { callArgs, calleeName, malformedIfBroken, withPythonTree } from './python';
@@ -35,7 +36,7 @@ export const trainerReader: ConfigReader = {
         malformedIfBroken(call, `${callee}(…)`);
         const args = callArgs(call);
         if (!args) continue;
-        const stated = withLinkedConfig(fileName, readTrainerSetup(text, args, callee), files);
+        const stated = withLaunchedWorld(fileName, withLinkedConfig(fileName, readTrainerSetup(text, args, callee), files), files);
         findings.push(...(plan ? compareSetup('hf-trainer', text, stated, plan) : setupNotes('hf-trainer', stated)));
       }
       return findings;

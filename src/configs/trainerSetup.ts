@@ -12,7 +12,7 @@
  * - recompute: `gradient_checkpointing=True` (every decoder layer: full);
  * - micro-batch and accumulation: `per_device_train_batch_size` (default 8)
  *   and `gradient_accumulation_steps` (default 1).
- * The GPU count comes from the launcher (torchrun, accelerate), not from here.
+ * The GPU count comes from the launch script that runs the script (launchedBy.ts), not from here.
  */
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';

@@ -1,5 +1,5 @@
 /** Byte-level diffing for round-trip tests, independent of the code under test. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileAccess } from '../../src/configs';
 
@@ -15,7 +15,13 @@ export const disk: FileAccess = {
       return undefined;
     }
   },
-  list: () => [],
+  list: (dir) => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  },
 };
 
 export interface LineChange {
