@@ -84,7 +84,7 @@ function modelOfScript(scriptPath: string, io: FileAccess, how: string): ModelTa
  * The model for a config, found through the script it launches; undefined
  * when no launching script names it (then `wap.model`, then ask the user).
  */
-export function resolveLaunchedModel(configPath: string, text: string, io: FileAccess): ModelTarget | undefined {
+export function resolveLaunchedModel(configPath: string, text: string, io: FileAccess, hops = 0): ModelTarget | undefined {
   const dir = dirOf(configPath);
   const own = launchedScripts(configPath, text);
   for (const { script, launcher } of own) {
@@ -95,15 +95,26 @@ export function resolveLaunchedModel(configPath: string, text: string, io: FileA
   }
   // A YAML/JSON/TOML config: the launch script beside it that passes it by name.
   const name = baseOf(configPath);
+  const naming: Array<{ sibling: string; path: string; body: string }> = [];
   for (const sibling of io.list(dir)) {
     const path = join(dir, sibling);
     if (path === configPath) continue;
     const body = io.read(path);
     if (body === undefined || !configMentioned(body, name)) continue;
-    for (const { script, launcher } of launchedScripts(path, body)) {
+    const launched = launchedScripts(path, body);
+    for (const { script, launcher } of launched) {
       const found = modelOfScript(join(dir, script), io, `which ${sibling} runs with ${launcher} and ${name}`);
       if (found) return found;
     }
+    if (launched.length === 0 && CONFIG_FILE.test(sibling)) naming.push({ sibling, path, body });
+  }
+  // A config that another config names (accelerate's deepspeed_config_file: ds_z3.json): that config's model, one hop.
+  for (const { sibling, path, body } of hops === 0 ? naming : []) {
+    const found = resolveLaunchedModel(path, body, io, hops + 1);
+    if (found) return { ...found, how: `${found.how}; ${sibling} names ${name}` };
   }
   return undefined;
 }
+
+/** Files that are configs, not scripts: what may name another config by path. */
+const CONFIG_FILE = /\.(ya?ml|jsonc?|toml)$/i;

@@ -38,3 +38,17 @@ test('a YAML config is found through the launch script beside it that passes it 
   assert.equal(resolveLaunchedModel('p/accel.yaml', yaml, io)?.file, 'p/model.py');
   assert.equal(resolveLaunchedModel('p/accel.yaml', yaml, folder({ 'p/accel.yaml': yaml, 'p/train.py': TRAIN })), undefined);
 });
+
+test('a DeepSpeed JSON that only an accelerate config names: the model that config launches, one hop, and how', () => {
+  const json = '{"zero_optimization": {"stage": 3}}\n';
+  const yaml = 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds_z3.json\nnum_processes: 8\n';
+  const launch = 'accelerate launch --config_file accel.yaml train.py\n';
+  const io = folder({ 'p/ds_z3.json': json, 'p/accel.yaml': yaml, 'p/run.sh': launch, 'p/train.py': TRAIN, 'p/model.py': 'class GPT: ...\n' });
+  assert.deepEqual(resolveLaunchedModel('p/ds_z3.json', json, io), {
+    file: 'p/model.py', modelName: 'GPT', how: 'imported by train.py, which run.sh runs with accelerate and accel.yaml; accel.yaml names ds_z3.json',
+  });
+  // Two configs naming each other lead nowhere without a launch script, and end.
+  const loop = 'deepspeed_config_file: ds_z3.json\nother: b.yaml\n';
+  const b = 'x: accel.yaml\n';
+  assert.equal(resolveLaunchedModel('p/ds_z3.json', json, folder({ 'p/ds_z3.json': json, 'p/accel.yaml': loop, 'p/b.yaml': b })), undefined);
+});
