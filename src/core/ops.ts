@@ -259,12 +259,26 @@ export interface SdpaAttrs {
    * always do). Left unsaid, eager attention is priced as before: its passes with dropout, one saved score tensor.
    */
   dropout?: number;
+  /**
+   * Soft-capping of the attention logits before the softmax, cap·tanh(scores / cap) (Gemma 2's
+   * `attn_logit_softcapping`: transformers' eager_attention_forward divides, takes tanh and multiplies, three
+   * element-wise kernels over the scores; flash-attn ≥ 2.6 applies its `softcap` argument inside the kernel).
+   */
+  softcap?: number;
+  /** The factor the scores are multiplied by (F.scaled_dot_product_attention's `scale`), when it is not 1/√d. Costs nothing more. */
+  scale?: number;
 }
 
 /** An sdpa layer's stated attention-probability dropout, or undefined when its source did not say. */
 export function attentionDropout(attrs: unknown): number | undefined {
   const p = (attrs as Partial<SdpaAttrs> | undefined)?.dropout;
   return typeof p === 'number' && Number.isFinite(p) ? p : undefined;
+}
+
+/** An sdpa layer's logit soft-cap, or undefined when its scores are not capped. */
+export function attentionSoftcap(attrs: unknown): number | undefined {
+  const cap = (attrs as Partial<SdpaAttrs> | undefined)?.softcap;
+  return typeof cap === 'number' && Number.isFinite(cap) && cap > 0 ? cap : undefined;
 }
 
 export interface RnnAttrs {

@@ -13,10 +13,10 @@
  */
 import type { Attrs, Shape } from '../ir';
 import { product } from '../ir';
-import { attentionDropout } from '../ops';
+import { attentionDropout, attentionSoftcap } from '../ops';
 import { bool, fail, optInt, posInt, requireInputs, showShape } from './attrs';
 import { broadcastShapes } from './combining';
-import { MASK_BYTES, SOFTMAX_FLOPS_PER_ELEMENT } from './costs';
+import { MASK_BYTES, SOFTCAP_FLOPS_PER_ELEMENT, SOFTMAX_FLOPS_PER_ELEMENT } from './costs';
 import type { InferContext, InferOk, OpInfo } from './types';
 
 function seq(shape: Shape, what: string): { lead: number[]; t: number; e: number } {
@@ -98,18 +98,22 @@ function inferSdpa(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Infer
   if (k.t !== v.t) fail(`sdpa key and value lengths differ: ${showShape(kShape)} vs ${showShape(vShape)}`);
   // (heads, T, d) inputs carry the heads as a leading dim, so heads = 1 here and the lead multiplies.
   const lead = broadcastShapes([q.lead, k.lead, v.lead], 'sdpa leading dims');
-  const forwardFlops = product(lead) * coreFlops(1, q.t, k.t, q.e, v.e);
+  const products = product(lead) * coreFlops(1, q.t, k.t, q.e, v.e);
   const scores = product(lead) * q.t * k.t;
+  // Soft-capped logits (Gemma 2) add three element-wise ops per score, priced as the activation and mul layers are:
+  // their backward about the forward (costs.ts), and eager keeps tanh's result for it (derivatives.yaml, tanh_backward).
+  const capped = attentionSoftcap(attrs) !== undefined ? scores : 0;
+  const softcapFlops = capped * SOFTCAP_FLOPS_PER_ELEMENT;
   // Eager attention with dropout keeps the softmax output, the dropped probabilities (the P·V product's input)
   // and a bool mask: Korthikanti et al. (2022, §4.1) count these as the 5as²b of a layer (2 + 2 + 1 bytes at fp16).
   const dropped = (attentionDropout(attrs) ?? 0) > 0 ? scores : 0;
-  const saved = product(qShape) + product(kShape) + product(vShape) + scores + dropped;
+  const saved = product(qShape) + product(kShape) + product(vShape) + scores + dropped + capped;
   return {
     outputShape: [...lead, q.t, v.e],
     params: 0,
     nonTrainable: 0,
-    forwardFlops,
-    backwardFlops: 2 * forwardFlops,
+    forwardFlops: products + softcapFlops,
+    backwardFlops: 2 * products + softcapFlops,
     savedActivationBytes: saved * ctx.dtypeBytes + dropped * MASK_BYTES,
     ...(dropped > 0 ? { savedFixedBytes: dropped * MASK_BYTES } : {}),
   };

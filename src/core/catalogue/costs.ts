@@ -58,6 +58,9 @@ export const DROPOUT_FLOPS_PER_ELEMENT = 2;
 /** Softmax inside attention, per score element (same as the activation). */
 export const SOFTMAX_FLOPS_PER_ELEMENT = ACTIVATION_FLOPS.softmax;
 
+/** Logit soft-capping inside attention, per score element: cap·tanh(s / cap), a divide, the tanh and a multiply. */
+export const SOFTCAP_FLOPS_PER_ELEMENT = 1 + ACTIVATION_FLOPS.tanh + 1;
+
 /** Pointwise gate work per hidden unit per time step, on top of the matmuls. */
 export const RNN_POINTWISE_FLOPS: Record<'lstm' | 'gru' | 'rnn', number> = {
   lstm: 4 * 4 + 5, // 4 gate activations (~4 each) + c = f*c + i*g, h = o*tanh(c)

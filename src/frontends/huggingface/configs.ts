@@ -30,6 +30,23 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     ...LLAMA, vocab_size: 256000, hidden_size: 3072, intermediate_size: 24576, num_hidden_layers: 28, num_attention_heads: 16,
     num_key_value_heads: 16, head_dim: 256, hidden_act: 'gelu_pytorch_tanh', hidden_activation: null, max_position_embeddings: 8192, tie_word_embeddings: true,
   },
+  // Qwen3Config (transformers 4.51, where Qwen3 arrives): 32 layers of 4096 with 32 key/value heads, head_dim stated (128).
+  qwen3: {
+    ...LLAMA, vocab_size: 151936, intermediate_size: 22016, num_key_value_heads: 32, head_dim: 128, max_position_embeddings: 32768,
+    use_sliding_window: false, sliding_window: 4096, max_window_layers: 28,
+  },
+  // Phi3Config: Phi-3-mini's shape; no head_dim (hidden / heads), no attention_bias field (the projections have none).
+  phi3: {
+    vocab_size: 32064, hidden_size: 3072, intermediate_size: 8192, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
+    hidden_act: 'silu', max_position_embeddings: 4096, tie_word_embeddings: false, resid_pdrop: 0.0, embd_pdrop: 0.0, attention_dropout: 0.0,
+    sliding_window: null,
+  },
+  // Gemma2Config: Gemma-2-2B's shape; the modeling file reads hidden_activation.
+  gemma2: {
+    vocab_size: 256000, hidden_size: 2304, intermediate_size: 9216, num_hidden_layers: 26, num_attention_heads: 8, num_key_value_heads: 4,
+    head_dim: 256, hidden_activation: 'gelu_pytorch_tanh', max_position_embeddings: 8192, tie_word_embeddings: true, attention_bias: false,
+    attention_dropout: 0.0, query_pre_attn_scalar: 256, sliding_window: 4096, final_logit_softcapping: 30.0, attn_logit_softcapping: 50.0,
+  },
   gpt2: { vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, n_inner: null, activation_function: 'gelu_new', tie_word_embeddings: true,
     resid_pdrop: 0.1, embd_pdrop: 0.1, attn_pdrop: 0.1,
   },
@@ -63,8 +80,8 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
 
 /** Class-name prefixes as transformers spells them → model_type. */
 const PREFIXES: Array<[string, string]> = [
-  ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'],
-  ['Gemma', 'gemma'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
+  ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'], ['Qwen3', 'qwen3'],
+  ['Phi3', 'phi3'], ['Gemma', 'gemma'], ['Gemma2', 'gemma2'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
 ];
 
 const HEAD_SUFFIXES: Array<[string, HfHead]> = [

@@ -1,17 +1,21 @@
 /**
  * The Llama family of decoder-only transformers: llama, mistral, mixtral,
- * qwen2 and gemma share modeling_llama.py's layout
+ * qwen2, qwen3 and gemma share modeling_llama.py's layout
  *   model.embed_tokens → model.layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj,
  *   post_attention_layernorm, mlp.{gate,up,down}_proj} → model.norm → lm_head
  * with RMSNorm (a weight, no bias), rotary position embeddings (no parameters;
  * element-wise products on the query and key heads), grouped-query attention when
  * num_key_value_heads < num_attention_heads, and a SwiGLU MLP. What differs:
  * - qwen2: q/k/v projections have a bias (modeling_qwen2.py, `bias=True`);
+ * - qwen3: no bias unless attention_bias (then on o_proj too), head_dim from the config, and a per-head RMSNorm
+ *   on the queries and keys (self_attn.q_norm / k_norm, head_dim weights) before the rotary embeddings
+ *   (modeling_qwen3.py, Qwen3Attention);
  * - gemma: embeddings scaled by √hidden, GeGLU (gelu tanh) MLP, head_dim 256, tied head;
  * - mixtral: the MLP is a sparse mixture of experts (block_sparse_moe.gate + experts.E.{w1,w2,w3}).
  */
 import { boolField, intField, rateField, strField, type HfConfig, type HfHead } from './configs';
 import type { HfGraph } from './graph';
+import { noteSlidingWindow, windowedLayers } from './slidingWindow';
 
 export interface BuildContext {
   graph: HfGraph;
@@ -21,7 +25,7 @@ export interface BuildContext {
   seqLen: number;
 }
 
-interface DecoderDims {
+export interface DecoderDims {
   hidden: number;
   heads: number;
   kvHeads: number;
@@ -31,7 +35,8 @@ interface DecoderDims {
   vocab: number;
 }
 
-function dims(config: HfConfig): DecoderDims {
+/** The sizes every Llama-layout decoder reads from its config (head_dim defaults to hidden / heads, as transformers'). */
+export function dims(config: HfConfig): DecoderDims {
   const hidden = intField(config, 'hidden_size');
   const heads = intField(config, 'num_attention_heads');
   const kvHeads = intField(config, 'num_key_value_heads', heads);
@@ -40,7 +45,8 @@ function dims(config: HfConfig): DecoderDims {
   return { hidden, heads, kvHeads, headDim, intermediate: intField(config, 'intermediate_size'), layers: intField(config, 'num_hidden_layers'), vocab: intField(config, 'vocab_size') };
 }
 
-function gatedMlp(ctx: BuildContext, prefix: string, x: string, d: DecoderDims, act: string, bias: boolean): string {
+/** The gated MLP: down_proj(act(gate_proj(x)) · up_proj(x)), SwiGLU with silu, GeGLU with a GELU. */
+export function gatedMlp(ctx: BuildContext, prefix: string, x: string, d: DecoderDims, act: string, bias: boolean): string {
   const g = ctx.graph;
   const gate = g.linear(`${prefix}.gate_proj`, d.hidden, d.intermediate, bias, x);
   const up = g.linear(`${prefix}.up_proj`, d.hidden, d.intermediate, bias, x);
@@ -93,7 +99,9 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
   const qkvBias = type === 'qwen2' ? true : boolField(config, 'attention_bias', false);
   const oBias = type === 'qwen2' ? false : boolField(config, 'attention_bias', false);
   const mlpBias = boolField(config, 'mlp_bias', false);
+  const qkNorm = type === 'qwen3';
   const base = ctx.head === 'base' ? '' : 'model.';
+  if (type === 'qwen3') noteQwen3Window(ctx, d.layers);
 
   const ids = g.input('input_ids', [ctx.seqLen], 'int');
   let h = g.embedding(`${base}embed_tokens`, d.vocab, d.hidden, ids);
@@ -105,7 +113,7 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
     const q = g.linear(`${p}.self_attn.q_proj`, d.hidden, d.heads * d.headDim, qkvBias, normed);
     const k = g.linear(`${p}.self_attn.k_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
     const v = g.linear(`${p}.self_attn.v_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
-    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, dropout: rateField(config, 'attention_dropout') });
+    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, qkNorm, dropout: rateField(config, 'attention_dropout') });
     const o = g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, oBias, ctxOut);
     const r1 = g.sum(`${p}.residual_attn`, [h, o]);
     const normed2 = g.norm(`${p}.post_attention_layernorm`, d.hidden, 'rmsnorm', r1);
@@ -116,13 +124,27 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
   return [lmHead(ctx, h, d.hidden, d.vocab, `${base}embed_tokens`, 'lm_head')];
 }
 
-/** The LM head (or a classifier) on top of the final hidden states; tied to the input embeddings when the config says so. */
-export function lmHead(ctx: BuildContext, h: string, hidden: number, vocab: number, embeddingKey: string, name: string): string {
+/**
+ * Qwen3Config windows the layers from max_window_layers up when use_sliding_window is set (it drops sliding_window
+ * otherwise); the released checkpoints leave it off.
+ */
+function noteQwen3Window(ctx: BuildContext, layers: number): void {
+  const window = ctx.config.sliding_window;
+  if (!boolField(ctx.config, 'use_sliding_window', false) || typeof window !== 'number') return;
+  const from = intField(ctx.config, 'max_window_layers', 0);
+  noteSlidingWindow(ctx.graph, 'qwen3', window, windowedLayers(ctx.config, layers, (i) => i >= from), layers, ctx.seqLen);
+}
+
+/**
+ * The LM head (or a classifier) on top of the final hidden states; tied to the input embeddings when the config
+ * says so. `onLogits` is what the causal LM's forward does to its logits before the loss (Gemma 2's soft-capping).
+ */
+export function lmHead(ctx: BuildContext, h: string, hidden: number, vocab: number, embeddingKey: string, name: string, onLogits: (logits: string) => string = (l) => l): string {
   const g = ctx.graph;
   if (ctx.head === 'causal-lm') {
     const tied = boolField(ctx.config, 'tie_word_embeddings', true);
     // WAP plans training: the step passes labels, and the model's forward computes its loss.
-    return g.causalLmLoss(g.linear(name, hidden, vocab, false, h, {}, tied ? embeddingKey : undefined));
+    return g.causalLmLoss(onLogits(g.linear(name, hidden, vocab, false, h, {}, tied ? embeddingKey : undefined)));
   }
   if (ctx.head === 'sequence-classification') return g.linear('score', hidden, intField(ctx.config, 'num_labels', 2), false, h);
   return h;

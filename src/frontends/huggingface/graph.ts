@@ -88,14 +88,18 @@ export class HfGraph {
    * [kv, 1, T, d] so broadcasting gives the same products without the copy.
    * q: [T, heads·d]; k, v: [Tk, kvHeads·d]. Returns [T, heads·d]. `dropout` is the probability dropout on the
    * attention probabilities (transformers' attention_dropout / attn_pdrop / attention_probs_dropout_prob).
+   * `qkNorm` adds the per-head RMSNorms `q_norm` / `k_norm` (a weight of head_dim each) on the viewed query and key
+   * heads, before the transpose and the rotary embeddings, as modeling_qwen3.py applies them; `softcap` and `scale`
+   * go to the sdpa node (Gemma 2's attn_logit_softcapping and query_pre_attn_scalar^-0.5, core/ops.ts SdpaAttrs).
    */
-  attention(prefix: string, q: string, k: string, v: string, s: { heads: number; kvHeads: number; headDim: number; causal: boolean; dropout: number; rotary?: boolean }): string {
+  attention(prefix: string, q: string, k: string, v: string, s: AttentionShape): string {
     const { heads, kvHeads, headDim: d } = s;
     const group = heads / kvHeads;
     // The token count stays -1 in the views so a user's --input sequence length flows through.
     const split = (x: string, role: string, n: number, g: number): string => {
       const viewed = this.add(`${prefix}.${role}_view`, 'view', 'reshape', { shape: group === 1 ? [-1, n, d] : [-1, n, g, d] }, [x]);
-      return this.add(`${prefix}.${role}_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 2, 3, 1, 4] }, [viewed]);
+      const normed = s.qkNorm && role !== 'v' ? this.norm(`${prefix}.${role}_norm`, d, 'rmsnorm', viewed) : viewed;
+      return this.add(`${prefix}.${role}_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 2, 3, 1, 4] }, [normed]);
     };
     // Rotary embeddings (modeling_llama.py, apply_rotary_pos_emb): x·cos + rotate_half(x)·sin on the split heads,
     // element-wise kernels with no parameters; rotate_half's negate-and-concat copy is counted in the sin product.
@@ -104,10 +108,24 @@ export class HfGraph {
     const qh = rotate(split(q, 'q', kvHeads, group), 'q');
     const kh = rotate(split(k, 'k', kvHeads, 1), 'k');
     const vh = split(v, 'v', kvHeads, 1);
-    const attn = this.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', { causal: s.causal, heads, kvHeads, dropout: s.dropout }, [qh, kh, vh]);
+    const scoring = { ...(s.softcap !== undefined ? { softcap: s.softcap } : {}), ...(s.scale !== undefined ? { scale: s.scale } : {}) };
+    const attn = this.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', { causal: s.causal, heads, kvHeads, dropout: s.dropout, ...scoring }, [qh, kh, vh]);
     const back = this.add(`${prefix}.out_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 3, 1, 2, 4] }, [attn]);
     return this.add(`${prefix}.out_view`, 'reshape', 'reshape', { shape: [-1, heads * d] }, [back]);
   }
+}
+
+/** What HfGraph.attention needs to know about the heads and the scores. */
+export interface AttentionShape {
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  causal: boolean;
+  dropout: number;
+  rotary?: boolean;
+  qkNorm?: boolean;
+  softcap?: number;
+  scale?: number;
 }
 
 /** transformers' ACT2FN names → the catalogue's activation functions (the tanh approximation of GELU costs like GELU). */

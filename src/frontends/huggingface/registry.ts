@@ -7,8 +7,10 @@ import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/i
 import { buildBertFamily } from './bert';
 import { intField, knownModelTypes, withDefaults, type HfConfig, type HfHead } from './configs';
 import { buildLlamaFamily, type BuildContext } from './decoder';
+import { buildGemma2 } from './gemma2';
 import { buildGpt2, buildGptNeox } from './gpt';
 import { HfGraph } from './graph';
+import { buildPhi3 } from './phi3';
 import { buildT5 } from './t5';
 import { buildVit } from './vit';
 
@@ -20,6 +22,9 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   mixtral: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   qwen2: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gemma: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  qwen3: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  phi3: { build: buildPhi3, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  gemma2: { build: buildGemma2, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt2: { build: buildGpt2, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt_neox: { build: buildGptNeox, heads: ['base', 'causal-lm'] },
   bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'pre-training', 'sequence-classification'] },

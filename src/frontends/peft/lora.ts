@@ -58,7 +58,11 @@ export const COMMON_LAYERS_PATTERN: readonly string[] = ['layers', 'h', 'block',
 /** Module names peft adds to modules_to_save for a sequence-classification task (PeftModelForSequenceClassification). */
 export const CLASSIFIER_MODULE_NAMES: readonly string[] = ['classifier', 'score'];
 
-/** peft's default target modules per Hugging Face model_type (peft/utils/constants.py), for the types WAP builds. */
+/**
+ * peft's default target modules per Hugging Face model_type (peft/utils/constants.py,
+ * TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING), for the types WAP builds. phi3 is not in peft's table (only
+ * "phi" is, with Phi-1/2's module names): peft asks for target_modules, so a LoraConfig without them stays unread.
+ */
 export const DEFAULT_LORA_TARGETS: Readonly<Record<string, readonly string[]>> = {
   t5: ['q', 'v'],
   mt5: ['q', 'v'],
@@ -72,6 +76,8 @@ export const DEFAULT_LORA_TARGETS: Readonly<Record<string, readonly string[]>> =
   mixtral: ['q_proj', 'v_proj'],
   qwen2: ['q_proj', 'v_proj'],
   gemma: ['q_proj', 'v_proj'],
+  gemma2: ['q_proj', 'v_proj'],
+  qwen3: ['q_proj', 'v_proj'],
 };
 
 /** A target test narrowed to layers_to_transform: the layer index peft reads from `.<pattern>.<index>.` in the name. */

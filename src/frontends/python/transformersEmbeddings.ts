@@ -38,6 +38,9 @@ const INPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
   mixtral: 'embed_tokens',
   qwen2: 'embed_tokens',
   gemma: 'embed_tokens',
+  qwen3: 'embed_tokens',
+  phi3: 'embed_tokens',
+  gemma2: 'embed_tokens',
   t5: 'shared',
   mt5: 'shared',
   // ViTModel returns its patch embeddings (the Conv2d projection's module): pixels, not tokens, but what a script freezes.
@@ -55,6 +58,9 @@ const OUTPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
   mixtral: 'lm_head',
   qwen2: 'lm_head',
   gemma: 'lm_head',
+  qwen3: 'lm_head',
+  phi3: 'lm_head',
+  gemma2: 'lm_head',
   t5: 'lm_head',
   mt5: 'lm_head',
 };

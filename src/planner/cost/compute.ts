@@ -9,7 +9,7 @@ import { autocastCastsWeights } from '../../core/autocast';
 import type { AnalyzedLayer, LayerWorkload, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
 import { MASK_BYTES } from '../../core/catalogue/costs';
-import { attentionDropout } from '../../core/ops';
+import { attentionDropout, attentionSoftcap } from '../../core/ops';
 import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 import { peakTflops } from '../memory/precision';
@@ -103,6 +103,12 @@ export function nchwTransposeBytes(layer: AnalyzedLayer, dtypeBytes: number, pre
  */
 const UNFUSED_SCORE_PASSES = { forward: 6, backward: 9 };
 const DROPOUT_SCORE_PASSES = 2;
+/**
+ * Soft-capped logits (Gemma 2, transformers' eager_attention_forward): `/ cap`, `tanh` and `* cap` each read the
+ * scores and write them, 6 passes forward; backward, the two scalar products read the gradient and write it
+ * (2 each) and tanh_backward reads the gradient and its saved result (derivatives.yaml) and writes, 7 passes.
+ */
+const SOFTCAP_SCORE_PASSES = { forward: 6, backward: 7 };
 
 /** Score-matrix elements per sample: heads × T_q × T_k (sdpa on (…, T, d); mha from its heads attr). */
 export function scoreElements(layer: AnalyzedLayer): number {
@@ -119,11 +125,13 @@ export function scoreElements(layer: AnalyzedLayer): number {
 /** Extra HBM bytes per sample (forward, backward) that unfused attention spends on its score matrix. */
 export function unfusedAttentionBytes(layer: AnalyzedLayer, dtypeBytes: number): { forward: number; backward: number } {
   const e = scoreElements(layer);
+  const cap = attentionSoftcap(layer.attrs) !== undefined ? SOFTCAP_SCORE_PASSES : { forward: 0, backward: 0 };
   if (attentionDropout(layer.attrs) === 0) {
-    const passes = { forward: UNFUSED_SCORE_PASSES.forward - DROPOUT_SCORE_PASSES, backward: UNFUSED_SCORE_PASSES.backward - DROPOUT_SCORE_PASSES };
+    const passes = { forward: UNFUSED_SCORE_PASSES.forward - DROPOUT_SCORE_PASSES + cap.forward, backward: UNFUSED_SCORE_PASSES.backward - DROPOUT_SCORE_PASSES + cap.backward };
     return { forward: e * passes.forward * dtypeBytes, backward: e * passes.backward * dtypeBytes };
   }
-  return { forward: e * (UNFUSED_SCORE_PASSES.forward * dtypeBytes + MASK_BYTES), backward: e * (UNFUSED_SCORE_PASSES.backward * dtypeBytes + MASK_BYTES) };
+  const passes = { forward: UNFUSED_SCORE_PASSES.forward + cap.forward, backward: UNFUSED_SCORE_PASSES.backward + cap.backward };
+  return { forward: e * (passes.forward * dtypeBytes + MASK_BYTES), backward: e * (passes.backward * dtypeBytes + MASK_BYTES) };
 }
 
 /**

@@ -17,7 +17,7 @@
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import { product } from '../../core/ir';
 import { MASK_BYTES } from '../../core/catalogue/costs';
-import { attentionDropout } from '../../core/ops';
+import { attentionDropout, attentionSoftcap } from '../../core/ops';
 import type { RecomputeMode } from '../../protocol/plan';
 import { attentionKernelOf, type AttentionKernel } from '../cost/compute';
 
@@ -77,12 +77,14 @@ export function savedUnderKernel(layer: AnalyzedLayer, attention: AttentionKerne
 }
 
 /**
- * Bytes of score-shaped tensors the catalogue's eager sdpa/mha saves per sample: the probabilities, and with a
- * stated dropout the dropped copy and its bool mask (the mask is the fixed-size part).
+ * Bytes of score-shaped tensors the catalogue's eager sdpa/mha saves per sample: the probabilities, with a
+ * stated dropout the dropped copy and its bool mask (the mask is the fixed-size part), and with soft-capped
+ * logits tanh's result, which its backward reads.
  */
 function eagerScoreBytes(layer: AnalyzedLayer, scores: number, modelDtypeBytes: number): { saved: number; fixed: number } {
   const dropout = layer.op === 'sdpa' && (attentionDropout(layer.attrs) ?? 0) > 0;
-  return dropout ? { saved: scores * (2 * modelDtypeBytes + MASK_BYTES), fixed: scores * MASK_BYTES } : { saved: scores * modelDtypeBytes, fixed: 0 };
+  const capped = layer.op === 'sdpa' && attentionSoftcap(layer.attrs) !== undefined ? scores * modelDtypeBytes : 0;
+  return dropout ? { saved: scores * (2 * modelDtypeBytes + MASK_BYTES) + capped, fixed: scores * MASK_BYTES } : { saved: scores * modelDtypeBytes + capped, fixed: 0 };
 }
 
 /** Saved-activation bytes per sample (at the model's dtype) that selective recompute no longer keeps. */
