@@ -8,7 +8,7 @@ import { combineFixes, applyTextEdits } from './edits';
 import { initPythonConfigs, pythonReady } from './python';
 import { READERS } from './readers';
 import { MalformedConfig, type ConfigCheckResult, type ConfigFinding, type ConfigFormat, type FileAccess, type TextEdit } from './types';
-const PYTHON_FORMATS = new Set<ConfigFormat>(['lightning', 'keras-mirrored', 'hf-trainer']);
+const PYTHON_FORMATS = new Set<ConfigFormat>(['lightning', 'keras-mirrored', 'hf-trainer', 'torch-script']);
 
 /** Configs are small; anything bigger is refused before parsing so an editor never stalls on it. */
 export const MAX_CONFIG_CHARS = 5 * 1024 * 1024;

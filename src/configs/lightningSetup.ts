@@ -10,6 +10,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
 import { deepspeedParamOffloadRules } from './deepspeedSetup';
+import { FSDP_SHARDING, fsdpOffloadOn, fsdpShardingFor } from './fsdpStrategy';
 import { readInlineDeepSpeed } from './inlineDeepSpeed';
 import { stateJointOffload } from './offloadDims';
 import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type CallArgs } from './python';
@@ -17,11 +18,6 @@ import { nvmeUnmodelled, type StatedSetup } from './setup';
 import type { TextEdit } from './types';
 
 const ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
-
-const FSDP_SHARDING: Record<string, { zero: ZeroStage; hybrid: boolean }> = {
-  FULL_SHARD: { zero: 3, hybrid: false }, SHARD_GRAD_OP: { zero: 2, hybrid: false }, NO_SHARD: { zero: 0, hybrid: false },
-  HYBRID_SHARD: { zero: 3, hybrid: true }, _HYBRID_SHARD_ZERO2: { zero: 2, hybrid: true },
-};
 
 function precisionOf(n: Node): Precision | undefined {
   const raw = stringLiteral(n) ?? (intLiteral(n) !== undefined ? String(intLiteral(n)) : undefined);
@@ -39,15 +35,6 @@ const STRATEGY_NAME_OFFLOAD = 'Lightning\'s strategy names offload the optimizer
 /** What a strategy name's "_offload" moves: the optimizer state alone at ZeRO-1/2, the parameters with it at ZeRO-3. */
 const nameSays = (plan: Pick<TrainingSetup, 'zeroStage' | 'cpuOffload' | 'paramOffload'>): boolean =>
   plan.zeroStage === 3 ? plan.cpuOffload === plan.paramOffload : !plan.paramOffload;
-
-/** FSDPStrategy's cpu_offload: a bool, or torch's CPUOffload(offload_params=…); undefined for an expression. */
-function fsdpOffloadOn(n: Node): boolean | undefined {
-  if (n.type === 'true' || n.type === 'false' || n.type === 'none') return n.type === 'true';
-  const args = n.type === 'call' && calleeName(n) === 'CPUOffload' ? callArgs(n) : undefined;
-  const params = args?.keywords.get('offload_params') ?? args?.positional[0];
-  if (!args) return undefined;
-  return !params || params.type === 'false' ? false : params.type === 'true' ? true : undefined;
-}
 
 const PRECISION_TEXT: Record<Precision, string> = { fp32: '32-true', tf32: '32-true', fp16: '16-mixed', bf16: 'bf16-mixed', fp8: 'transformer-engine' };
 
@@ -130,8 +117,8 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
       if (shard) {
         const sq = q(sharding);
         const write = (z: ZeroStage, h: boolean): TextEdit[] | undefined => {
-          const entry = Object.entries(FSDP_SHARDING).find(([, v]) => v.zero === z && v.hybrid === h);
-          return entry ? setKeyword(text, layout, 'sharding_strategy', `${sq}${entry[0]}${sq}`) : undefined;
+          const member = fsdpShardingFor(z, h);
+          return member ? setKeyword(text, layout, 'sharding_strategy', `${sq}${member}${sq}`) : undefined;
         };
         const range = sharding ? nodeRange(sharding) : stated.anchor;
         // One keyword says both: each writes the plan's value of the other, so the two edits agree.

@@ -14,7 +14,8 @@
  */
 import { MAX_CONFIG_CHARS } from './check';
 import { firstPythonHint } from './firstHint';
-import { sixteenBitDtype, type PrecisionHint } from './precisionHint';
+import type { PrecisionHint } from './precisionHint';
+import { sixteenBitDtype } from './torchAmp';
 import { callArgs, findCalls, guardOf, pythonReady, withPythonTree } from './python';
 
 function fromPython(name: string, text: string): PrecisionHint | undefined {

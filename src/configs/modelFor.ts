@@ -1,13 +1,15 @@
 /**
  * Which model a config belongs to, made explicit: the script the config
  * launches (torchrun's script argument, `accelerate launch train.py`,
- * `deepspeed train.py`, a Lightning or Hugging Face Trainer script itself, or a launch script next to
+ * `deepspeed train.py`, a Lightning or Hugging Face Trainer script itself, a plain PyTorch script that
+ * wraps its model in FSDP/DDP itself, or a launch script next to
  * a YAML/JSON/TOML config that names it), then the model that script imports
  * from a local module. File access is injected so the room stays pure; the
  * CLI and the LSP server pass their own.
  */
 import { baseOf, dirOf, joinPath as join } from './filePaths';
 import { isLaunchScriptName, programName } from './launchScripts';
+import { wrapsModelItself } from './torchNames';
 import { mentionsTrainingArguments } from './trainingArguments';
 import { splitCommands, type Command } from './shellWords';
 import type { FileAccess } from './types';
@@ -29,8 +31,10 @@ const LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*|srun|mpirun|horo
 /** Python scripts a launch script runs, as written (relative to the script's folder), with the launcher's name. */
 export function launchedScripts(fileName: string, text: string): Array<{ script: string; launcher: string }> {
   if (/\.py$/i.test(fileName)) {
-    // A script that configures its own trainer is its own launcher: Hugging Face's TrainingArguments, or Lightning's Trainer.
+    // A script that configures its own trainer is its own launcher: Hugging Face's TrainingArguments, Lightning's
+    // Trainer, or a plain PyTorch loop that wraps its model in FSDP/DDP itself.
     if (mentionsTrainingArguments(text)) return [{ script: fileName, launcher: 'Hugging Face Trainer' }];
+    if (wrapsModelItself(text)) return [{ script: fileName, launcher: 'PyTorch' }];
     return /\bTrainer\s*\(/.test(text) ? [{ script: fileName, launcher: 'Lightning' }] : [];
   }
   if (!isLaunchScriptName(fileName, text)) return [];

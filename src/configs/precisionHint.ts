@@ -21,6 +21,7 @@ import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';
 import { parseJsonConfig } from './jsonDoc';
 import { callArgs, findCalls, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
+import { readAutocast } from './torchAmp';
 import { isTrainingArguments, mentionsTrainingArguments, trainingArgumentsPrecision } from './trainingArguments';
 import { parseYamlConfig, readString } from './yamlDoc';
 import type { ConfigFormat } from './types';
@@ -90,40 +91,19 @@ function lightningStyle(raw: string, p: Precision): AmpStyle | undefined {
   return raw.endsWith('-true') ? 'pure' : 'autocast';
 }
 
-/** torch's 16-bit dtypes as code names them (`torch.bfloat16`, or transformers' string `"bfloat16"`). */
-const SIXTEEN_BIT: Readonly<Record<string, Precision>> = { bfloat16: 'bf16', float16: 'fp16', half: 'fp16' };
-
-/** The 16-bit precision a dtype expression names; undefined for anything else. */
-export function sixteenBitDtype(text: string): Precision | undefined {
-  const name = /^(?:torch\.)?(\w+)$/.exec(text.replace(/\s+|["']/g, ''))?.[1];
-  return name !== undefined && Object.prototype.hasOwnProperty.call(SIXTEEN_BIT, name) ? SIXTEEN_BIT[name] : undefined;
-}
-
 /**
  * A training loop's own autocast (torch.amp, documented in "Automatic Mixed Precision"): forward runs under
- * torch.autocast over fp32 parameters. The first CUDA autocast with a dtype WAP can read counts.
+ * torch.autocast over fp32 parameters. The first CUDA autocast that certainly runs with a dtype WAP can read counts
+ * (torchAmp.ts reads the call, as the plain-PyTorch script reader does).
  */
 function fromAutocast(name: string, text: string): PrecisionHint | undefined {
   if (!pythonReady() || !text.includes('autocast')) return undefined;
   return withPythonTree(text, (root) => {
     for (const call of root.descendantsOfType('call')) {
-      const fn = call?.childForFieldName('function');
-      if (!call || !fn || !/^((torch\.)?(cuda\.)?amp\.|torch\.)?autocast$/.test(fn.text)) continue;
-      const args = callArgs(call);
-      // Only an autocast that certainly runs: `enabled` absent or a literal True, no `**kwargs` that could say otherwise.
-      const enabled = args?.keywords.get('enabled');
-      if (!args || (enabled && enabled.text !== 'True') || args.list.namedChildren.some((a) => a?.type === 'dictionary_splat')) continue;
-      // torch.cuda.amp.autocast (also imported bare: the AMP tutorial's `from torch.cuda.amp import autocast`) is CUDA's
-      // and takes `enabled` first; torch.autocast and torch.amp.autocast take the device type, then the dtype.
-      const cudaOnly = fn.text.includes('cuda') || (fn.text === 'autocast' && /from\s+torch\.cuda\.amp\s+import[^\n]*\bautocast\b/.test(text));
-      const device = args.keywords.get('device_type') ?? (cudaOnly ? undefined : args.positional[0]);
-      const deviceName = device ? stringLiteral(device) : cudaOnly ? 'cuda' : undefined;
-      if (deviceName !== 'cuda') continue;
-      const dtype = args.keywords.get('dtype') ?? (cudaOnly ? undefined : args.positional[1]);
-      const p = dtype ? sixteenBitDtype(dtype.text) : 'fp16';
-      if (!p) continue;
+      const read = call ? readAutocast(call, text) : undefined;
+      if (!call || read === undefined || read === 'off' || read === 'run') continue;
       const where = `${name}:${call.startPosition.row + 1} (${call.text.replace(/\s+/g, ' ').slice(0, 80)})`;
-      return { precision: p, source: where, ampStyle: 'autocast', ampStyleSource: where };
+      return { precision: read.precision, source: where, ampStyle: 'autocast', ampStyleSource: where };
     }
     return undefined;
   });

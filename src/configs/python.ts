@@ -167,3 +167,69 @@ export function calleeName(call: Node): string | undefined {
   const fn = call.childForFieldName('function');
   return fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
 }
+
+/** Nodes a name can sit inside while still being the target of an assignment or loop (`a, b = …`, `for i, (x, y) in …`). */
+const PATTERN = new Set(['pattern_list', 'tuple_pattern', 'list_pattern', 'tuple', 'list', 'parenthesized_expression', 'list_splat_pattern']);
+const TARGET_OF = new Set(['assignment', 'augmented_assignment', 'for_statement', 'for_in_clause']);
+const NAMED_BY = new Set([
+  'parameters', 'default_parameter', 'typed_parameter', 'typed_default_parameter', 'list_splat_pattern', 'dictionary_splat_pattern', 'lambda_parameters',
+  'as_pattern_target', 'aliased_import', 'dotted_name', 'global_statement', 'nonlocal_statement', 'named_expression', 'function_definition', 'class_definition',
+]);
+
+/**
+ * Whether an identifier gives its name a value (an assignment's or loop's target, a parameter, an import, `with …
+ * as`, a def) rather than reading it. A keyword argument's name and an attribute's name (`x.mesh`) are neither.
+ */
+function bindsName(id: Node): boolean {
+  let n: Node = id;
+  while (n.parent && PATTERN.has(n.parent.type)) n = n.parent;
+  const parent = n.parent;
+  if (!parent) return false;
+  if (TARGET_OF.has(parent.type)) return parent.childForFieldName('left')?.startIndex === n.startIndex && parent.childForFieldName('left')?.endIndex === n.endIndex;
+  if (parent.type === 'default_parameter' || parent.type === 'typed_default_parameter' || parent.type === 'named_expression') return parent.childForFieldName('name')?.startIndex === id.startIndex;
+  if (parent.type === 'function_definition' || parent.type === 'class_definition') return parent.childForFieldName('name')?.startIndex === id.startIndex;
+  if (parent.type === 'typed_parameter') return parent.namedChildren[0]?.startIndex === id.startIndex;
+  return NAMED_BY.has(parent.type);
+}
+
+/** Whether an identifier is a use of its name: not a binding, a keyword argument's name or an attribute's name. */
+function readsName(id: Node): boolean {
+  const parent = id.parent;
+  if (!parent || bindsName(id)) return false;
+  if (parent.type === 'keyword_argument' && parent.childForFieldName('name')?.startIndex === id.startIndex) return false;
+  return !(parent.type === 'attribute' && parent.childForFieldName('attribute')?.startIndex === id.startIndex);
+}
+
+/**
+ * The one value a script gives `name`: `name = value`, bound nowhere else in the file (no second assignment, `+=`,
+ * loop target, parameter, import or `with … as`), else undefined. Scripts pass settings through variables
+ * (`mp = MixedPrecision(…)` then `FSDP(model, mixed_precision=mp)`); a name bound twice is decided as the code runs.
+ */
+export function singleAssignment(root: Node, name: string): { value: Node; statement: Node } | undefined {
+  const bindings = root.descendantsOfType('identifier').filter((id): id is Node => !!id && id.text === name && bindsName(id));
+  const only = bindings.length === 1 ? bindings[0]!.parent : undefined;
+  const value = only?.type === 'assignment' ? only.childForFieldName('right') : undefined;
+  return value && value.type !== 'assignment' ? { value, statement: only! } : undefined;
+}
+
+/** Whether an assignment statement sits at the module's top level (not in a function, class, loop or `if`). */
+export function atModuleLevel(assignment: Node): boolean {
+  return assignment.parent?.type === 'expression_statement' && assignment.parent.parent?.type === 'module';
+}
+
+/** Whether the script reads `name` inside a `for` or `while` loop (a training loop's accumulation count). */
+export function readInLoop(root: Node, name: string): boolean {
+  return root.descendantsOfType('identifier').some((id) => {
+    if (!id || id.text !== name || !readsName(id)) return false;
+    for (let n = id.parent; n; n = n.parent) if (n.type === 'for_statement' || n.type === 'while_statement') return true;
+    return false;
+  });
+}
+
+/**
+ * What an argument holds when it is a name the script assigns once (`mixed_precision=mp`): that assignment's value;
+ * otherwise the argument itself.
+ */
+export function throughName(root: Node, n: Node): Node {
+  return n.type === 'identifier' ? singleAssignment(root, n.text)?.value ?? n : n;
+}

@@ -5,10 +5,11 @@ import { kerasMirroredReader } from './kerasMirrored';
 import { torchrunReader, visibleDevicesReader } from './launchScripts';
 import { lightningReader } from './lightning';
 import { megatronReader } from './megatron';
+import { torchScriptReader } from './torchScript';
 import { torchtitanReader } from './torchtitan';
 import { trainerReader } from './trainer';
 import { trainerArgvReader } from './trainerArgv';
 import type { ConfigFormat, ConfigReader } from './types';
 
-export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader];
+export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader, torchScriptReader];
 export const READERS_BY_FORMAT = new Map<ConfigFormat, ConfigReader>(READERS.map((r) => [r.format, r]));
