@@ -39,20 +39,43 @@ async function settle(outs: Tensor[], backend: BackendId): Promise<void> {
   for (const t of outs) await t.data();
 }
 
+/** One run of `fn`, until the device has finished, in milliseconds. */
+async function timeOnce(fn: () => Tensor[], backend: BackendId): Promise<number> {
+  const t0 = performance.now();
+  const outs = tf.tidy(fn);
+  await settle(outs, backend);
+  const t1 = performance.now();
+  tf.dispose(outs);
+  return t1 - t0;
+}
+
 async function timeRuns(fn: () => Tensor[], warmup: number, reps: number, backend: BackendId): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < warmup + reps; i++) {
-    const t0 = performance.now();
-    const outs = tf.tidy(fn);
-    await settle(outs, backend);
-    const t1 = performance.now();
-    tf.dispose(outs);
-    if (i >= warmup) samples.push(t1 - t0);
+    const ms = await timeOnce(fn, backend);
+    if (i >= warmup) samples.push(ms);
   }
   return samples;
 }
 
-/** Forward alone, then forward+backward against a random output gradient; backward = the difference. */
+/**
+ * Forward and forward+backward alternately, each backward taken as its pair's difference. On a shared machine a
+ * load spike then hits both runs of a pair; timed in two blocks, a slow stretch during the forward block alone made
+ * the forward median exceed forward+backward, and a conv's backward came out as 0 ms.
+ */
+async function timePairs(forward: () => Tensor[], both: () => Tensor[], warmup: number, reps: number, backend: BackendId): Promise<{ forward: number[]; backward: number[] }> {
+  const out = { forward: [] as number[], backward: [] as number[] };
+  for (let i = 0; i < warmup + reps; i++) {
+    const f = await timeOnce(forward, backend);
+    const fb = await timeOnce(both, backend);
+    if (i < warmup) continue;
+    out.forward.push(f);
+    out.backward.push(Math.max(0, fb - f));
+  }
+  return out;
+}
+
+/** Forward, and forward+backward against a random output gradient, in pairs; backward = each pair's difference. */
 export async function timeLayer(spec: TrialSpec, batch: number, warmup: number, reps: number, backend: BackendId): Promise<TrialTiming> {
   const layer = buildLayer(spec, batch);
   const xs = randomInputs(spec, batch);
@@ -67,16 +90,18 @@ export async function timeLayer(spec: TrialSpec, batch: number, warmup: number, 
       const r = tf.engine().gradients(() => layer.apply(xs), targets, dy);
       return [r.value, ...r.grads];
     };
-    const fwd = stats(await timeRuns(forward, warmup, reps, backend));
+    let fwd: Stats;
     let bwd: Stats = { median: 0, spread: 0, samples: [] };
     let peak: number | undefined;
     if (targets.length > 0) {
-      const total = await timeRuns(both, warmup, reps, backend);
-      bwd = stats(total.map((t) => Math.max(0, t - fwd.median)));
+      const pairs = await timePairs(forward, both, warmup, reps, backend);
+      fwd = stats(pairs.forward);
+      bwd = stats(pairs.backward);
       const prof = await tf.profile(() => tf.tidy(both));
       peak = prof.peakBytes;
       tf.dispose(prof.result as Tensor[]);
     } else {
+      fwd = stats(await timeRuns(forward, warmup, reps, backend));
       const prof = await tf.profile(() => tf.tidy(forward));
       peak = prof.peakBytes;
       tf.dispose(prof.result as Tensor[]);
