@@ -112,3 +112,16 @@ test('the real CLI process exits 1 on a mismatch and 2 on bad input', async () =
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /^wap: cannot read config file/);
 });
+
+test('wap config on a script whose model file builds an instance of the class it imports: that instance is planned, not "no model named"', async () => {
+  const project = mkdtempSync(join(dir, 'instance-'));
+  // examples/pytorch/gpt.py defines class GPT and ends with `model = GPT(GPTConfig())`, which WAP reads as the model.
+  writeFileSync(join(project, 'model.py'), readFileSync(join(root, 'examples/pytorch/gpt.py'), 'utf8'));
+  const train = join(project, 'train.py');
+  writeFileSync(train, 'import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nfrom model import GPT\n\nmodel = DDP(GPT())\n');
+  writeFileSync(join(project, 'run.sh'), '#!/bin/bash\ntorchrun --nproc_per_node 2 train.py\n');
+  const r = await capture(() => configCommand.run([train, '--cluster', 'a100x8', '--batch', '16']));
+  assert.doesNotMatch(r.err, /no model named/);
+  assert.match(r.err, /comparing with the model in .*model\.py, found by imported by train\.py, the PyTorch script train\.py/);
+  assert.match(r.out + r.err, /your config \(2 GPUs, as run\.sh launches it\): /);
+});

@@ -11,6 +11,7 @@ import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOpti
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { readTextFile, writeTextFile } from '../files';
+import { analyzeModelFile } from '../modelLoading';
 import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile } from './modelPlan';
 import type { CliCommand } from './registry';
 
@@ -68,6 +69,17 @@ const fileAccess = {
   },
 };
 
+/**
+ * The class the launched script builds, when the model file reads it as a model of that name. A file that builds an
+ * instance of it (`model = GPT(GPTConfig())`) reads that instance instead: its first model is then the one, as the
+ * editor picks it, where passing the class name on would fail with "no model named 'GPT'".
+ */
+async function launchedModelName(target: ModelTarget | undefined, v: { input?: string; 'seq-len'?: string; python?: string }): Promise<string | undefined> {
+  if (!target?.modelName) return undefined;
+  const found = await analyzeModelFile(target.file, { input: v.input, 'seq-len': v['seq-len'], python: v.python }).catch(() => undefined);
+  return !found || found.models.some((m) => m.name === target.modelName) ? target.modelName : undefined;
+}
+
 interface Versus {
   yours: RunSummary;
   best: RunSummary;
@@ -99,14 +111,14 @@ async function run(args: string[]): Promise<number> {
   let plan: PlanReport | undefined;
   // The model: --model, else the one the script this config launches builds; never a guess.
   const target: ModelTarget | undefined = v.model !== undefined ? { file: v.model, how: '--model' } : resolveLaunchedModel(file, text, fileAccess);
-  const flags = { ...v, 'model-name': v['model-name'] ?? (v.model === undefined ? target?.modelName : undefined) };
+  const flags = { ...v, 'model-name': v['model-name'] ?? (v.model === undefined ? await launchedModelName(target, v) : undefined) };
   const setups = readConfigSetups(file, text, fileAccess);
   // Compare at the batch the config trains with, unless --batch says otherwise: a fair "your config vs best".
   const configBatch = setups.map(statedBatch).find((b) => b !== undefined);
   if (flags.batch === undefined && configBatch !== undefined) flags.batch = String(configBatch);
   let versus: Versus | undefined;
   if (target) {
-    if (!v.json) console.error(`wap: comparing with the model in ${target.file}${target.modelName ? ` (${target.modelName})` : ''}, found by ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
+    if (!v.json) console.error(`wap: comparing with the model in ${target.file}${flags['model-name'] ? ` (${flags['model-name']})` : ''}, found by ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
     // The best plan trains in the precision this config states, unless --precision says otherwise.
     const stated = setups.find((s) => s.precision);
     const outcome = await planForModelFile(target.file, flags, (o) => (stated ? withStatedPrecision(o, stated, basename(file), true) : o));
