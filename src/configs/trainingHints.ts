@@ -3,13 +3,15 @@
  * options where nothing explicit says it: the precision (precisionHint.ts, and
  * the dtype the model is loaded in, loadDtypeHint.ts),
  * the optimizer (optimizerHint.ts), the conv memory format
- * (memoryFormatHint.ts) and gradient checkpointing (recomputeHint.ts), the
+ * (memoryFormatHint.ts), gradient checkpointing (recomputeHint.ts) and the
+ * attention kernel transformers is asked for (attentionHint.ts), the
  * model's own file read first for each.
  * The CLI and the server list and read the files; this reads only what it is handed, and of the other Python files
  * only those that import the model's module (train.py's `from model import GPT`): a sibling script that does not
  * trains a model of its own, and its bf16 or gradient checkpointing says nothing about this one.
  */
 import type { PlanOptions } from '../protocol/plan';
+import { attentionHint, withAttentionFrom } from './attentionHint';
 import { memoryFormatHint, withMemoryFormatFrom } from './memoryFormatHint';
 import { optimizerHint, withOptimizerFrom } from './optimizerHint';
 import { loadDtypeHint, withLoadDtype } from './loadDtypeHint';
@@ -19,7 +21,7 @@ import { localModelImports } from './modelFor';
 
 /** Whether any hint could still change the options: false once a flag or setting gave every one. */
 export function trainingHintsApply(options: PlanOptions): boolean {
-  return !(options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat && (options.recomputeSource || options.pins?.recompute));
+  return !(options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat && (options.recomputeSource || options.pins?.recompute) && options.attentionKernel);
 }
 
 /** The files that speak for the model: its own, the configs beside it, and the Python files that import it. */
@@ -33,5 +35,6 @@ export function withTrainingHintsFrom(options: PlanOptions, all: ReadonlyArray<{
   const files = aboutModel(all, modelFile);
   const precision = withLoadDtype(precisionHint(files, modelFile), loadDtypeHint(files, modelFile));
   const hinted = withOptimizerFrom(withPrecisionFrom(options, precision), optimizerHint(files, modelFile));
-  return withRecomputeFrom(withMemoryFormatFrom(hinted, memoryFormatHint(files, modelFile)), recomputeHint(files, modelFile));
+  const recompute = withRecomputeFrom(withMemoryFormatFrom(hinted, memoryFormatHint(files, modelFile)), recomputeHint(files, modelFile));
+  return withAttentionFrom(recompute, attentionHint(files, modelFile));
 }

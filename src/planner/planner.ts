@@ -132,6 +132,10 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   if (options.pins?.recompute && options.recomputeFromCode) {
     diagnostics.push({ severity: 'info', message: `recompute ${options.pins.recompute}: the code switches gradient checkpointing on (${options.recomputeSource}), so the plan keeps it; --recompute auto (the wap.recompute setting: auto) lets WAP choose` });
   }
+  if (options.attentionSource && options.attentionKernel) {
+    const how = options.attentionKernel === 'unfused' ? 'eager attention: the scores and probabilities of every head go through memory, and the probabilities are kept for the backward' : 'a fused attention kernel: no score matrix in memory';
+    diagnostics.push({ severity: 'info', message: `attention ${options.attentionKernel}: the code asks transformers for it (${options.attentionSource}), so the plan prices ${how}; --attention fused|unfused overrides` });
+  }
   for (const d of model.diagnostics) if (d.carriesToPlan) diagnostics.push({ severity: d.severity === 'error' ? 'warning' : d.severity, message: d.message });
   const layout = memoryFormatLine(model, options, precision.precision);
   if (layout) diagnostics.push({ severity: 'info', message: layout });

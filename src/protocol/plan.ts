@@ -374,6 +374,8 @@ export interface PlanOptions {
    * 'unfused' (eager attention, Megatron-LM before 2022: the T×T scores go through HBM between kernels).
    */
   attentionKernel?: 'fused' | 'unfused';
+  /** Where `attentionKernel` came from when the code says it (`train.py:12 (attn_implementation="eager")`). */
+  attentionSource?: string;
   /**
    * How conv activations are stored at run time: PyTorch's default is 'channels_first' (NCHW), which tensor-core
    * precisions pay transposes for; `model.to(memory_format=torch.channels_last)` is 'channels_last'. Default: the model's layout.
