@@ -267,12 +267,24 @@ export interface SdpaAttrs {
   softcap?: number;
   /** The factor the scores are multiplied by (F.scaled_dot_product_attention's `scale`), when it is not 1/√d. Costs nothing more. */
   scale?: number;
+  /**
+   * A sliding window the kernel honours: query i attends keys i − window < k ≤ i, and the key tiles outside it are
+   * skipped (flash-attn's `window_size`, flex_attention's sliding-window block mask). Set only where the code runs
+   * such a kernel: eager and torch-sdpa attention apply a window as a mask over the full score matrix.
+   */
+  window?: number;
 }
 
 /** An sdpa layer's stated attention-probability dropout, or undefined when its source did not say. */
 export function attentionDropout(attrs: unknown): number | undefined {
   const p = (attrs as Partial<SdpaAttrs> | undefined)?.dropout;
   return typeof p === 'number' && Number.isFinite(p) ? p : undefined;
+}
+
+/** An sdpa layer's sliding window the kernel skips outside of, or undefined. */
+export function attentionWindow(attrs: unknown): number | undefined {
+  const w = (attrs as Partial<SdpaAttrs> | undefined)?.window;
+  return typeof w === 'number' && Number.isInteger(w) && w > 0 ? w : undefined;
 }
 
 /** An sdpa layer's logit soft-cap, or undefined when its scores are not capped. */

@@ -13,10 +13,15 @@ import type { StatusBar } from './statusBar';
 export const MAX_RESTARTS = 4;
 
 /** Languages the server reads: model sources and training configs. */
-const DOCUMENT_SELECTOR = ['python', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact', 'json', 'jsonc', 'yaml', 'shellscript', 'makefile'].flatMap((language) => [
-  { scheme: 'file', language },
-  { scheme: 'untitled', language },
-]);
+// 'toml' is torchtitan's config language (from a TOML extension); Slurm and PBS batch files are shell scripts that
+// VS Code opens as plain text, so they are selected by name.
+const DOCUMENT_SELECTOR = [
+  ...['python', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact', 'json', 'jsonc', 'yaml', 'toml', 'shellscript', 'makefile'].flatMap((language) => [
+    { scheme: 'file', language },
+    { scheme: 'untitled', language },
+  ]),
+  { scheme: 'file', pattern: '**/*.{toml,sbatch,slurm,pbs,job}' },
+];
 
 export class WapClient {
   readonly client: LanguageClient;

@@ -34,7 +34,7 @@ import { analyzeModel } from '../../src/core/analyze';
 import { ACTIVATION_FLOPS, SOFTCAP_FLOPS_PER_ELEMENT, SOFTMAX_FLOPS_PER_ELEMENT } from '../../src/core/catalogue/costs';
 import type { AnalyzedLayer, AnalyzedModel, Diagnostic } from '../../src/core/ir';
 import { initFrontends, parseSource } from '../../src/frontends/index';
-import { unfusedAttentionBytes } from '../../src/planner/cost/compute';
+import { causalTileFraction, unfusedAttentionBytes } from '../../src/planner/cost/compute';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { savedUnderKernel } from '../../src/planner/memory/index';
 
@@ -243,7 +243,7 @@ test("Gemma 2's soft-capping: the final logits' divide, tanh and multiply are el
 test("Gemma 2's alternate sliding-window layers stay full attention, identical blocks for the 3D search, and the info says so", () => {
   const m = configJson('gemma-2-9b');
   const note = m.diagnostics.find((d) => d.code === 'hf-sliding-window');
-  assert.match(note?.message ?? '', /^gemma2: 21 of 42 layers \(0, 2, 4, …, 40\) attend a sliding window of 4096 tokens; .* computes 75% of the causal scores at the configured 8192 tokens, so for it these layers' attention is over-estimated$/);
+  assert.match(note?.message ?? '', /^gemma2: 21 of 42 layers \(0, 2, 4, …, 40\) attend a sliding window of 4096 tokens; .* computes 75% of the causal scores at the configured 8192 tokens, so for it these layers' attention is over-estimated \(attn_implementation="flash_attention_2" in the code prices the window\)$/);
   // A layer_types list in the config decides instead of the index rule.
   const listed = script(
     'from transformers import Gemma2Config, Gemma2ForCausalLM\nmodel = Gemma2ForCausalLM(Gemma2Config(num_hidden_layers=3, layer_types=["full_attention", "sliding_attention", "full_attention"]))\n',
@@ -297,4 +297,36 @@ test("peft's default LoRA targets: q_proj and v_proj for qwen3 and gemma2; phi3 
   // Named, the fused projection takes one adapter pair: 32 × 8 · (3072 + 9216) = 3,145,728 || all 3,824,225,280.
   const named = lora('./phi-3-mini-4k-instruct', 'r=8, target_modules=["qkv_proj"], task_type="CAUSAL_LM"').model;
   assert.deepEqual([named.totals.params, named.totals.frozenParams], [32 * 8 * (3072 + 9216), PHI3_MINI]);
+});
+
+/**
+ * Under a kernel that skips outside the window (the code asks for flash_attention_2), the windowed layers' sdpa nodes
+ * carry the window: their FLOPs count 4096 keys a query, not T, and the planner runs the tiles within reach.
+ * Mistral-7B v0.1 attends 4096 back at 32,768 tokens: with 128-token tiles a query block runs at most
+ * ⌈4096 / 128⌉ + 1 = 33 of 256 key blocks (Σ min(i + 1, 33) over 256 query blocks = 528 + 224 · 33 = 7,920 tiles)
+ * of the 256 · 32 = 8,192 the FLOPs count; causal alone runs 256 · 257 / 2 = 32,896 of 65,536.
+ */
+test('a window the code\'s kernel honours is priced: flash_attention_2 marks the windowed layers, and their attention runs its tiles only', () => {
+  const mistral = (impl: string) => script(`model = AutoModelForCausalLM.from_pretrained("./mistral-7b", attn_implementation="${impl}")\n`);
+  const flash = mistral('flash_attention_2');
+  const sdpa = mistral('sdpa');
+  const attention = (m: AnalyzedModel) => m.layers.filter((l) => l.op === 'sdpa');
+  assert.equal(attention(flash.model).length, 32);
+  assert.ok(attention(flash.model).every((l) => (l.attrs as { window?: number }).window === 4096));
+  assert.ok(attention(sdpa.model).every((l) => (l.attrs as { window?: number }).window === undefined));
+  assert.match(flash.diagnostics.find((d) => d.code === 'hf-sliding-window')?.message ?? '', /^mistral: all 32 layers attend a sliding window of 4096 tokens, and the code runs flash_attention_2, which skips the keys outside it/);
+  assert.match(sdpa.diagnostics.find((d) => d.code === 'hf-sliding-window')?.message ?? '', /over-estimated/);
+  const fraction = (m: AnalyzedModel) => causalTileFraction(attention(m)[0]!, 'fused');
+  const at32k = (impl: string) => {
+    const r = parseSource(join(fixtures, 'finetune.py'), `from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("./mistral-7b", attn_implementation="${impl}")\n`, {});
+    return analyzeModel(r!.models[0]!, { sequenceLength: 32_768 });
+  };
+  const flash32k = at32k('flash_attention_2');
+  const sdpa32k = at32k('sdpa');
+  assert.equal(fraction(flash32k), 7_920 / 8_192);
+  assert.equal(fraction(sdpa32k), 32_896 / 65_536);
+  // The windowed layer's attention FLOPs are 4096 / 32,768 of the full one's (the projections around it are not in the node).
+  assert.equal(attention(flash32k)[0]!.workload.forwardFlops / attention(sdpa32k)[0]!.workload.forwardFlops, 4096 / 32_768);
+  // Eager attention computes every key whatever the attr says: 8× the windowed FLOPs.
+  assert.equal(causalTileFraction(attention(flash32k)[0]!, 'unfused'), 8);
 });

@@ -13,7 +13,7 @@
  */
 import type { Attrs, Shape } from '../ir';
 import { product } from '../ir';
-import { attentionDropout, attentionSoftcap } from '../ops';
+import { attentionDropout, attentionSoftcap, attentionWindow } from '../ops';
 import { bool, fail, optInt, posInt, requireInputs, showShape } from './attrs';
 import { broadcastShapes } from './combining';
 import { MASK_BYTES, SOFTCAP_FLOPS_PER_ELEMENT, SOFTMAX_FLOPS_PER_ELEMENT } from './costs';
@@ -98,11 +98,15 @@ function inferSdpa(inputShapes: Shape[], attrs: Attrs, ctx: InferContext): Infer
   if (k.t !== v.t) fail(`sdpa key and value lengths differ: ${showShape(kShape)} vs ${showShape(vShape)}`);
   // (heads, T, d) inputs carry the heads as a leading dim, so heads = 1 here and the lead multiplies.
   const lead = broadcastShapes([q.lead, k.lead, v.lead], 'sdpa leading dims');
-  const products = product(lead) * coreFlops(1, q.t, k.t, q.e, v.e);
+  // A window the kernel honours (ops.ts SdpaAttrs.window) is the model's work: each query attends `window` keys,
+  // counted as full rows of them, as causal attention is counted as full rows of T (the planner runs the tiles).
+  const window = attentionWindow(attrs);
+  const attended = window === undefined ? k.t : Math.min(k.t, window);
+  const products = product(lead) * coreFlops(1, q.t, attended, q.e, v.e);
   const scores = product(lead) * q.t * k.t;
   // Soft-capped logits (Gemma 2) add three element-wise ops per score, priced as the activation and mul layers are:
   // their backward about the forward (costs.ts), and eager keeps tanh's result for it (derivatives.yaml, tanh_backward).
-  const capped = attentionSoftcap(attrs) !== undefined ? scores : 0;
+  const capped = attentionSoftcap(attrs) !== undefined ? product(lead) * q.t * attended : 0;
   const softcapFlops = capped * SOFTCAP_FLOPS_PER_ELEMENT;
   // Eager attention with dropout keeps the softmax output, the dropped probabilities (the P·V product's input)
   // and a bool mask: Korthikanti et al. (2022, §4.1) count these as the 5as²b of a layer (2 + 2 + 1 bytes at fp16).

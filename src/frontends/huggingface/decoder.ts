@@ -15,7 +15,7 @@
  */
 import { boolField, intField, rateField, strField, type HfConfig, type HfHead } from './configs';
 import type { HfGraph } from './graph';
-import { noteSlidingWindow, windowedLayers } from './slidingWindow';
+import { layerWindows, windowedLayers } from './slidingWindow';
 
 export interface BuildContext {
   graph: HfGraph;
@@ -101,7 +101,7 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
   const mlpBias = boolField(config, 'mlp_bias', false);
   const qkNorm = type === 'qwen3';
   const base = ctx.head === 'base' ? '' : 'model.';
-  if (type === 'qwen3') noteQwen3Window(ctx, d.layers);
+  const windowOf = slidingWindows(ctx, type, d.layers);
 
   const ids = g.input('input_ids', [ctx.seqLen], 'int');
   let h = g.embedding(`${base}embed_tokens`, d.vocab, d.hidden, ids);
@@ -113,7 +113,7 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
     const q = g.linear(`${p}.self_attn.q_proj`, d.hidden, d.heads * d.headDim, qkvBias, normed);
     const k = g.linear(`${p}.self_attn.k_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
     const v = g.linear(`${p}.self_attn.v_proj`, d.hidden, d.kvHeads * d.headDim, qkvBias, normed);
-    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, qkNorm, dropout: rateField(config, 'attention_dropout') });
+    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, qkNorm, dropout: rateField(config, 'attention_dropout'), window: windowOf(i) });
     const o = g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, oBias, ctxOut);
     const r1 = g.sum(`${p}.residual_attn`, [h, o]);
     const normed2 = g.norm(`${p}.post_attention_layernorm`, d.hidden, 'rmsnorm', r1);
@@ -125,14 +125,20 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
 }
 
 /**
- * Qwen3Config windows the layers from max_window_layers up when use_sliding_window is set (it drops sliding_window
- * otherwise); the released checkpoints leave it off.
+ * Which layers attend a sliding window, per model type: Mistral's and Mixtral's every layer when sliding_window is
+ * set (Mistral-7B v0.1: 4096; later releases null); Qwen2's and Qwen3's from max_window_layers up, only with
+ * use_sliding_window (their configs drop the window otherwise, and the released checkpoints leave it off); the
+ * Llama and Gemma families none.
  */
-function noteQwen3Window(ctx: BuildContext, layers: number): void {
-  const window = ctx.config.sliding_window;
-  if (!boolField(ctx.config, 'use_sliding_window', false) || typeof window !== 'number') return;
-  const from = intField(ctx.config, 'max_window_layers', 0);
-  noteSlidingWindow(ctx.graph, 'qwen3', window, windowedLayers(ctx.config, layers, (i) => i >= from), layers, ctx.seqLen);
+function slidingWindows(ctx: BuildContext, type: string, layers: number): (layer: number) => number | undefined {
+  const config = ctx.config;
+  let byIndex: ((layer: number) => boolean) | undefined;
+  if (type === 'mistral' || type === 'mixtral') byIndex = () => true;
+  else if ((type === 'qwen2' || type === 'qwen3') && boolField(config, 'use_sliding_window', false)) {
+    const from = intField(config, 'max_window_layers', 0);
+    byIndex = (i) => i >= from;
+  }
+  return byIndex ? layerWindows(ctx.graph, config, type, windowedLayers(config, layers, byIndex), layers, ctx.seqLen) : () => undefined;
 }
 
 /**

@@ -16,7 +16,7 @@ import { diagnosticAt } from '../../core/ir';
 import { boolField, intField, rateField, strField, type HfConfig } from './configs';
 import { dims, gatedMlp, lmHead, type BuildContext } from './decoder';
 import type { HfGraph } from './graph';
-import { noteSlidingWindow, windowedLayers } from './slidingWindow';
+import { layerWindows, windowedLayers } from './slidingWindow';
 
 /** A positive soft-cap from the config, or undefined when it is null (the cap off). */
 function capOf(config: HfConfig, key: string): number | undefined {
@@ -58,9 +58,8 @@ export function buildGemma2(ctx: BuildContext): string[] {
   const bias = boolField(config, 'attention_bias', false);
   const base = ctx.head === 'base' ? '' : 'model.';
   if (attnCap !== undefined) noteAttentionSoftcap(g, attnCap);
-  const window = config.sliding_window;
   // Gemma2Attention: sliding_window for layer_idx % 2 == 0 (newer configs: layer_types, the same pattern).
-  if (typeof window === 'number') noteSlidingWindow(g, 'gemma2', window, windowedLayers(config, d.layers, (i) => i % 2 === 0), d.layers, ctx.seqLen);
+  const windowOf = layerWindows(g, config, 'gemma2', windowedLayers(config, d.layers, (i) => i % 2 === 0), d.layers, ctx.seqLen);
 
   const ids = g.input('input_ids', [ctx.seqLen], 'int');
   // Gemma2Model multiplies the embeddings by √hidden_size (`normalizer`).
@@ -72,7 +71,7 @@ export function buildGemma2(ctx: BuildContext): string[] {
     const k = g.linear(`${p}.self_attn.k_proj`, d.hidden, d.kvHeads * d.headDim, bias, normed);
     const v = g.linear(`${p}.self_attn.v_proj`, d.hidden, d.kvHeads * d.headDim, bias, normed);
     const attended = g.attention(`${p}.self_attn`, q, k, v, {
-      heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, dropout: rateField(config, 'attention_dropout'), softcap: attnCap, scale,
+      heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, dropout: rateField(config, 'attention_dropout'), softcap: attnCap, scale, window: windowOf(i),
     });
     const o = g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, bias, attended);
     const r1 = g.sum(`${p}.residual_attn`, [h, gemmaNorm(g, `${p}.post_attention_layernorm`, d.hidden, o)]);

@@ -108,7 +108,7 @@ export class HfGraph {
     const qh = rotate(split(q, 'q', kvHeads, group), 'q');
     const kh = rotate(split(k, 'k', kvHeads, 1), 'k');
     const vh = split(v, 'v', kvHeads, 1);
-    const scoring = { ...(s.softcap !== undefined ? { softcap: s.softcap } : {}), ...(s.scale !== undefined ? { scale: s.scale } : {}) };
+    const scoring = { ...(s.softcap !== undefined ? { softcap: s.softcap } : {}), ...(s.scale !== undefined ? { scale: s.scale } : {}), ...(s.window !== undefined ? { window: s.window } : {}) };
     const attn = this.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', { causal: s.causal, heads, kvHeads, dropout: s.dropout, ...scoring }, [qh, kh, vh]);
     const back = this.add(`${prefix}.out_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 3, 1, 2, 4] }, [attn]);
     return this.add(`${prefix}.out_view`, 'reshape', 'reshape', { shape: [-1, heads * d] }, [back]);
@@ -126,6 +126,8 @@ export interface AttentionShape {
   qkNorm?: boolean;
   softcap?: number;
   scale?: number;
+  /** Keys each query attends back to, where the kernel the code runs skips the rest (slidingWindow.ts). */
+  window?: number;
 }
 
 /** transformers' ACT2FN names → the catalogue's activation functions (the tanh approximation of GELU costs like GELU). */

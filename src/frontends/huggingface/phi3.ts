@@ -11,7 +11,7 @@
  */
 import { intField, rateField, strField } from './configs';
 import { dims, lmHead, type BuildContext, type DecoderDims } from './decoder';
-import { noteSlidingWindow, windowedLayers } from './slidingWindow';
+import { layerWindows, windowedLayers } from './slidingWindow';
 
 /** One section of a fused projection's output, as the modeling file slices or chunks it (a view: no copy). */
 function section(ctx: BuildContext, name: string, fused: string, sizes: number[], index: number): string {
@@ -33,9 +33,8 @@ export function buildPhi3(ctx: BuildContext): string[] {
   const d = dims(config);
   const resid = rateField(config, 'resid_pdrop');
   const base = ctx.head === 'base' ? '' : 'model.';
-  const window = config.sliding_window;
   // Phi3Attention hands config.sliding_window to every layer's attention.
-  if (typeof window === 'number') noteSlidingWindow(g, 'phi3', window, windowedLayers(config, d.layers, () => true), d.layers, ctx.seqLen);
+  const windowOf = layerWindows(g, config, 'phi3', windowedLayers(config, d.layers, () => true), d.layers, ctx.seqLen);
 
   const ids = g.input('input_ids', [ctx.seqLen], 'int');
   let h = g.embedding(`${base}embed_tokens`, d.vocab, d.hidden, ids);
@@ -45,7 +44,7 @@ export function buildPhi3(ctx: BuildContext): string[] {
     const normed = g.norm(`${p}.input_layernorm`, d.hidden, 'rmsnorm', h);
     const qkv = g.linear(`${p}.self_attn.qkv_proj`, d.hidden, qkvSizes[0] + qkvSizes[1] + qkvSizes[2], false, normed);
     const [q, k, v] = ['query_states', 'key_states', 'value_states'].map((role, j) => section(ctx, `${p}.self_attn.${role}`, qkv, qkvSizes, j));
-    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, dropout: rateField(config, 'attention_dropout') });
+    const ctxOut = g.attention(`${p}.self_attn`, q, k, v, { heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, dropout: rateField(config, 'attention_dropout'), window: windowOf(i) });
     const o = g.dropout(`${p}.resid_attn_dropout`, resid, g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, false, ctxOut));
     const r1 = g.sum(`${p}.residual_attn`, [h, o]);
     const normed2 = g.norm(`${p}.post_attention_layernorm`, d.hidden, 'rmsnorm', r1);

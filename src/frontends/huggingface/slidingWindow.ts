@@ -39,16 +39,40 @@ function layerList(layers: readonly number[]): string {
   return layers.length <= 5 ? layers.join(', ') : `${layers.slice(0, 3).join(', ')}, …, ${layers[layers.length - 1]}`;
 }
 
-/** An info diagnostic for the layers that attend a window: full attention priced, and how much a windowed kernel would skip. */
-export function noteSlidingWindow(g: HfGraph, what: string, window: number, windowed: readonly number[], layerCount: number, tokens: number): void {
-  if (windowed.length === 0 || !(window > 0)) return;
+/**
+ * transformers' kernels that skip the key tiles outside a window: flash-attn takes `window_size`, and flex_attention
+ * builds a sliding-window block mask. Eager and sdpa (the default) mask the full score matrix.
+ */
+const WINDOW_SKIPPING = new Set(['flash_attention_2', 'flash_attention_3', 'flex_attention']);
+
+/** The kernel the code loads the model with (from_pretrained's attn_implementation), when it skips outside a window. */
+function windowSkippingKernel(config: HfConfig): string | undefined {
+  const named = config._attn_implementation ?? config.attn_implementation;
+  return typeof named === 'string' && WINDOW_SKIPPING.has(named) ? named : undefined;
+}
+
+/**
+ * Each layer's window as the attention is priced: the config's sliding window on the layers that attend one, where
+ * the code's kernel skips the keys outside it (then the planner runs only those tiles); none elsewhere, which an
+ * info diagnostic says (full attention priced, and how much a windowed kernel would skip at this length).
+ */
+export function layerWindows(g: HfGraph, config: HfConfig, what: string, windowed: readonly number[], layerCount: number, tokens: number): (layer: number) => number | undefined {
+  const window = config.sliding_window;
+  if (typeof window !== 'number' || !(window > 0) || windowed.length === 0) return () => undefined;
   const which = windowed.length === layerCount ? `all ${layerCount} layers attend` : `${windowed.length} of ${layerCount} layers (${layerList(windowed)}) attend`;
   const fraction = windowedScoreFraction(tokens, window);
+  const kernel = windowSkippingKernel(config);
+  if (kernel) {
+    g.diagnostics.push(diagnosticAt('info', 'hf-sliding-window', `${what}: ${which} a sliding window of ${window} tokens, and the code runs ${kernel}, which skips the keys outside it: WAP prices those layers' attention over the window (${(100 * fraction).toFixed(0)}% of the causal scores at the configured ${tokens} tokens)`, g.range));
+    const set = new Set(windowed);
+    return (layer) => (set.has(layer) ? window : undefined);
+  }
   const effect =
     fraction < 1
-      ? `a flash-attention kernel with the window computes ${(100 * fraction).toFixed(0)}% of the causal scores at the configured ${tokens} tokens, so for it these layers' attention is over-estimated`
+      ? `a flash-attention kernel with the window computes ${(100 * fraction).toFixed(0)}% of the causal scores at the configured ${tokens} tokens, so for it these layers' attention is over-estimated (attn_implementation="flash_attention_2" in the code prices the window)`
       : `the window spans the configured ${tokens} tokens, so nothing is over-estimated at that length, only at longer ones`;
   g.diagnostics.push(
     diagnosticAt('info', 'hf-sliding-window', `${what}: ${which} a sliding window of ${window} tokens; WAP prices them over the full causal sequence, as eager and sdpa attention compute it (the window is a mask there); ${effect}`, g.range),
   );
+  return () => undefined;
 }

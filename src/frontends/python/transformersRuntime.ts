@@ -115,6 +115,10 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
       return UNKNOWN;
     }
   } else return UNKNOWN;
+  // The attention kernel asked for at load time is kept where transformers keeps it (config._attn_implementation):
+  // it decides whether a sliding window skips work (slidingWindow.ts).
+  const implementation = kwargs.get('attn_implementation');
+  if (implementation?.k === 'str') config = { ...config, _attn_implementation: implementation.v };
   if (concrete) {
     const given = config.model_type;
     if (typeof given === 'string' && given !== concrete.modelType) {

@@ -9,7 +9,7 @@ import { autocastCastsWeights } from '../../core/autocast';
 import type { AnalyzedLayer, LayerWorkload, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
 import { MASK_BYTES } from '../../core/catalogue/costs';
-import { attentionDropout, attentionSoftcap } from '../../core/ops';
+import { attentionDropout, attentionSoftcap, attentionWindow } from '../../core/ops';
 import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 import { peakTflops } from '../memory/precision';
@@ -160,16 +160,31 @@ const FLASH_BLOCK = 128;
  * Fraction of the score tiles a fused kernel computes under sdpa's `is_causal`: FlashAttention-2 skips every key
  * block wholly after its query block (Dao, ICLR 2024, §3.1.1: "about 1.7–1.8× speedup" over no mask at long
  * sequences). PyTorch aligns the causal mask top-left: query block i sees key blocks 0..i. Eager attention
- * computes every score and masks it, and nn.MultiheadAttention's masks are general ones: 1 for those.
+ * computes every score and masks it, and nn.MultiheadAttention's masks are general ones: 1 for those. A sliding
+ * window the kernel honours (flash-attn's window_size) runs the key blocks within reach of each query block; the
+ * layer's FLOPs count full rows of `window` keys, so the fraction is of those (eager: all keys, above 1).
  */
 export function causalTileFraction(layer: AnalyzedLayer, kernel: AttentionKernel | undefined): number {
-  if (kernel !== 'fused' || layer.op !== 'sdpa' || (layer.attrs as Record<string, unknown>).causal !== true) return 1;
+  if (layer.op !== 'sdpa') return 1;
   const q = layer.inputShapes[0] ?? [];
   const k = layer.inputShapes[1] ?? q;
   if (q.length < 2 || k.length < 2) return 1;
+  const window = attentionWindow(layer.attrs);
+  const keys = k[k.length - 2];
+  // The layer's FLOPs count `window` keys a query (the catalogue); eager attention computes every key and masks.
+  if (kernel !== 'fused') return window !== undefined && keys > window ? keys / window : 1;
+  if ((layer.attrs as Record<string, unknown>).causal !== true) return 1;
   const nq = Math.ceil(q[q.length - 2] / FLASH_BLOCK);
   const nk = Math.ceil(k[k.length - 2] / FLASH_BLOCK);
   if (!(nq > 0 && nk > 0)) return 1;
+  if (window !== undefined && window < keys) {
+    // A window of w keys reaches back over ⌈w / block⌉ blocks before the query's own: each query block runs at most
+    // that many + 1, fewer near the start (Σ over i of min(i + 1, reach + 1, nk)), of the w / block a row counts.
+    const reach = Math.ceil(window / FLASH_BLOCK);
+    let tiles = 0;
+    for (let i = 0; i < nq; i++) tiles += Math.min(i + 1, reach + 1, nk);
+    return tiles / (nq * (window / FLASH_BLOCK));
+  }
   // Σ over query blocks i of min(nk, i + 1): a triangle up to the diagonal's end, then full rows of nk.
   const m = Math.min(nq, nk);
   return ((m * (m + 1)) / 2 + (nq - m) * nk) / (nq * nk);
