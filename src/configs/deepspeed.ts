@@ -10,6 +10,7 @@ import { compareLaunch } from './compare';
 import { deepspeedEnabled, readDeepspeedSetup } from './deepspeedSetup';
 import { changeBatchFix, compareSetup, setupNotes } from './setup';
 import { parseJsonConfig, rangeOf, setJsonValue, valueAt } from './jsonDoc';
+import { namesTrainerArguments } from './recipeDetect';
 import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type TextRange } from './types';
 
 const BATCH_KEYS = ['train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps'] as const;
@@ -55,7 +56,8 @@ export const deepspeedReader: ConfigReader = {
     return readDeepspeedSetup(text, parseJsonConfig(text));
   },
   detect(fileName, text) {
-    return /\.jsonc?$/i.test(fileName) && /"(train_batch_size|train_micro_batch_size_per_gpu|zero_optimization)"\s*:/.test(text);
+    // A Trainer recipe in JSON may hold a DeepSpeed config inline: the recipe's reader reads it (trainerRecipe.ts).
+    return /\.jsonc?$/i.test(fileName) && /"(train_batch_size|train_micro_batch_size_per_gpu|zero_optimization)"\s*:/.test(text) && !namesTrainerArguments(text);
   },
   check(_fileName, text, plan) {
     const root = parseJsonConfig(text);

@@ -20,8 +20,9 @@ import { describeSetup, statedGlobalBatch, type StatedSetup } from './setup';
 export function readConfigSetups(fileName: string, text: string, files?: FileAccess): StatedSetup[] {
   const out: StatedSetup[] = [];
   for (const format of detectConfigFormats(fileName, text)) {
-    const setup = READERS_BY_FORMAT.get(format)?.readSetup?.(fileName, text);
-    if (setup) out.push(withLaunchedWorld(fileName, withLinkedConfig(fileName, setup, files), files));
+    const reader = READERS_BY_FORMAT.get(format);
+    const setup = reader?.readSetup?.(fileName, text);
+    if (setup) out.push(withLaunchedWorld(fileName, withLinkedConfig(fileName, setup, files), files, reader!.launchedAs));
   }
   return out;
 }

@@ -1,15 +1,57 @@
 /**
- * A DeepSpeed config written as a Python dict where the JSON file would go:
- * the Trainer's `deepspeed={...}` and Lightning's `DeepSpeedStrategy(config={...})`.
- * Its ZeRO stage (rewritten in place) and offloads are read as DeepSpeed
- * reads its JSON; precision and batch keys are left to the caller's own
- * arguments, which fill DeepSpeed's "auto".
+ * A DeepSpeed config written where the JSON file's path would go: the Trainer's `deepspeed={...}` and Lightning's
+ * `DeepSpeedStrategy(config={...})` in Python, a recipe's `deepspeed:` mapping in YAML or JSON. Its ZeRO stage
+ * (rewritten in place) and offloads are read as DeepSpeed reads its JSON, whatever syntax holds them (each gives a
+ * `TreeValue` view of its tree, configTree.ts); precision and batch keys are left to the caller's own arguments,
+ * which fill DeepSpeed's "auto".
  */
 import type { Node } from 'web-tree-sitter';
 import type { ZeroStage } from '../protocol/plan';
+import type { TreeValue } from './configTree';
 import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
-import { intLiteral, nodeRange, replaceRange, stringLiteral } from './python';
+import { intLiteral, nodeRange, stringLiteral } from './python';
 import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
+
+/**
+ * `{"zero_optimization": {"stage": 2, "offload_optimizer": {...}}, ...}`; `keyword` names it in messages ('deepspeed=').
+ * Whether the ZeRO stage could be read (a zero_optimization mapping whose stage is a number, or absent: 0).
+ */
+export function readInlineDeepSpeedConfig(config: TreeValue, stated: StatedSetup, keyword: string): boolean {
+  const zero = config.get('zero_optimization');
+  if (zero?.kind !== 'map') return false;
+  const stage = zero.get('stage');
+  const value = !stage ? 0 : stage.kind === 'int' ? (stage.value as number) : undefined;
+  const read = value !== undefined && value >= 0 && value <= 3;
+  if (read) {
+    const range = (stage ?? zero).range;
+    // Every syntax writes a whole number the same way: the digit replaces the digit.
+    stated.zeroStage = { value: value as ZeroStage, stated: !!stage, range, set: stage ? (z, plan) => (plan?.hybridShard ? undefined : [{ ...range, newText: String(z) }]) : undefined };
+  }
+  for (const [section, key] of [['offload_optimizer', 'cpuOffload'], ['offload_param', 'paramOffload']] as const) {
+    const offload = inlineOffload(zero, section);
+    if (!offload) continue;
+    const { nvme, ...dim } = offload;
+    stated[key] = dim;
+    if (nvme) (stated.unmodelled ??= []).push(nvmeUnmodelled(dim.range, `${keyword}{… "${section}": {"device": "nvme"} …}`));
+  }
+  deepspeedParamOffloadRules(stated, `${keyword}{… "offload_param" …} without "offload_optimizer"`);
+  return read;
+}
+
+/**
+ * One offload section, read as DeepSpeed reads its JSON: `{"device": "cpu"|"nvme"}` offloads; "none", no device
+ * (DeepSpeed's default is "none"), None or no section does not. A device WAP cannot read states nothing. No `set`:
+ * the config is the user's.
+ */
+function inlineOffload(zero: TreeValue, section: string): (SetupDim<boolean> & { nvme: boolean }) | undefined {
+  const node = zero.get(section);
+  const range = (node ?? zero).range;
+  if (!node || node.kind === 'none') return { value: false, stated: !!node, range, nvme: false };
+  const deviceNode = node.kind === 'map' ? node.get('device') : undefined;
+  if (deviceNode && deviceNode.kind !== 'string') return undefined;
+  const device = deviceNode?.value;
+  return { value: offloadsTo(device), stated: true, range: (deviceNode ?? node).range, nvme: device === 'nvme' };
+}
 
 /** A key's value in a Python dict literal (string keys), else undefined. */
 function dictValue(dict: Node, key: string): Node | undefined {
@@ -21,37 +63,21 @@ function dictValue(dict: Node, key: string): Node | undefined {
   return undefined;
 }
 
-/** `{"zero_optimization": {"stage": 2, "offload_optimizer": {...}}, ...}`; `keyword` names it in messages ('deepspeed='). */
-export function readInlineDeepSpeed(dict: Node, stated: StatedSetup, keyword: string): void {
-  const zero = dictValue(dict, 'zero_optimization');
-  if (zero?.type !== 'dictionary') return;
-  const stage = dictValue(zero, 'stage');
-  const value = stage ? intLiteral(stage) : 0;
-  if (value !== undefined && value <= 3) {
-    const range = stage ? nodeRange(stage) : nodeRange(zero);
-    stated.zeroStage = { value: value as ZeroStage, stated: !!stage, range, set: stage ? (z, plan) => (plan?.hybridShard ? undefined : replaceRange(range, String(z))) : undefined };
-  }
-  for (const [section, key] of [['offload_optimizer', 'cpuOffload'], ['offload_param', 'paramOffload']] as const) {
-    const read = inlineOffload(zero, section);
-    if (!read) continue;
-    const { nvme, ...dim } = read;
-    stated[key] = dim;
-    if (nvme) (stated.unmodelled ??= []).push(nvmeUnmodelled(dim.range, `${keyword}{… "${section}": {"device": "nvme"} …}`));
-  }
-  deepspeedParamOffloadRules(stated, `${keyword}{… "offload_param" …} without "offload_optimizer"`);
+/** A Python literal as a TreeValue: dicts, strings, whole numbers and None are read; anything else is the run's. */
+function pythonValue(n: Node): TreeValue {
+  const text = stringLiteral(n);
+  const int = intLiteral(n);
+  const kind = n.type === 'dictionary' ? 'map' : n.type === 'none' ? 'none' : text !== undefined ? 'string' : int !== undefined ? 'int' : 'other';
+  return {
+    kind, value: text ?? int, range: nodeRange(n),
+    get: (key) => {
+      const v = kind === 'map' ? dictValue(n, key) : undefined;
+      return v && pythonValue(v);
+    },
+  };
 }
 
-/**
- * One offload section, read as DeepSpeed reads its JSON: `{"device": "cpu"|"nvme"}` offloads; "none", no device
- * (DeepSpeed's default is "none"), None or no section does not. A device WAP cannot read states nothing. No `set`:
- * the dict is the user's.
- */
-function inlineOffload(zero: Node, section: string): (SetupDim<boolean> & { nvme: boolean }) | undefined {
-  const node = dictValue(zero, section);
-  const range = nodeRange(node ?? zero);
-  if (!node || node.type === 'none') return { value: false, stated: !!node, range, nvme: false };
-  const deviceNode = node.type === 'dictionary' ? dictValue(node, 'device') : undefined;
-  const device = deviceNode ? stringLiteral(deviceNode) : undefined;
-  if (deviceNode && device === undefined) return undefined;
-  return { value: offloadsTo(device), stated: true, range: nodeRange(deviceNode ?? node), nvme: device === 'nvme' };
+/** `deepspeed={...}` / `DeepSpeedStrategy(config={...})` written as a Python dict. */
+export function readInlineDeepSpeed(dict: Node, stated: StatedSetup, keyword: string): void {
+  readInlineDeepSpeedConfig(pythonValue(dict), stated, keyword);
 }

@@ -36,6 +36,16 @@ export function programName(raw: string): string {
   return raw.replace(/^[@+-]+/, '').replace(/^.*[/)]/, '');
 }
 
+const LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*|srun|mpirun|horovodrun)$/;
+
+/** Where a command names its launcher (its first: `srun` in `srun torchrun …`) and the Python script that follows it. */
+export function scriptLaunch(words: Command): { launcher: number; script: number } | undefined {
+  const launcher = words.findIndex((w) => !w.raw.startsWith('--') && LAUNCHERS.test(programName(w.raw)));
+  if (launcher < 0) return undefined;
+  const script = words.findIndex((w, i) => i > launcher && /\.py["']?$/.test(w.raw) && !w.raw.startsWith('-'));
+  return script < 0 ? undefined : { launcher, script };
+}
+
 /** Index of the first option word after the launcher, or -1 when the command launches nothing. */
 function launcherEnd(words: Command, assignments: Assignment[]): number {
   for (let i = 0; i < words.length; i++) {

@@ -95,3 +95,17 @@ export function launchWorld(words: Command, from: number, to: number, assignment
   const nodes = nodesRaw && nodesRaw.raw !== '-1' ? count(nodesRaw, assignments) : has('hostfile', 'H') ? undefined : 1;
   return perNode !== undefined && nodes !== undefined ? perNode * nodes : undefined;
 }
+
+/**
+ * The launcher's own sharding, when it names one: `accelerate launch --config_file zero3.yaml` (that config's
+ * DeepSpeed or FSDP plugin, which the Trainer's Accelerator takes), `--use_deepspeed`, `--use_fsdp`. Said as written.
+ */
+export function launcherSharding(words: Command, from: number, to: number): string | undefined {
+  const found = findLauncher(words, from, to);
+  if (found?.launcher !== 'accelerate') return undefined;
+  const options = launcherOptions(words, found.options, to);
+  const config = options.get('config_file');
+  if (config) return `accelerate launch --config_file ${config.raw}`;
+  const plugin = ['use_deepspeed', 'use_fsdp'].find((f) => options.has(f));
+  return plugin && `accelerate launch --${plugin}`;
+}

@@ -8,14 +8,35 @@
  * launching `../train.py`, a project root launching `src/train.py`); a command counts when its script word names
  * this file from the launch script's folder. When the scripts that run it disagree, or none says a count, the
  * GPU count stays the search's.
+ *
+ * A recipe (the Trainer's arguments in YAML or JSON, trainerRecipe.ts) is not run but passed: a command counts when
+ * its script's arguments name the file, or `llamafactory-cli train` does (recipeLaunch.ts), from the launch script's
+ * folder or, for a path with folders in it, from the project root the job is launched from; launch scripts up to
+ * three folders above the recipe are looked at (recipes/<model>/<task>/config.yaml launched from the root). Where
+ * every such command hands sharding to accelerate's own config (`--config_file`), that config decides the ZeRO stage
+ * and offload a recipe leaves unsaid.
  */
 import { baseOf, dirOf, joinPath } from './filePaths';
-import { isLaunchScriptName } from './launchScripts';
-import { launchWorld } from './launchWorld';
-import { scriptLaunch } from './modelFor';
+import { isLaunchScriptName, scriptLaunch } from './launchScripts';
+import { launcherSharding, launchWorld } from './launchWorld';
+import { passedPath, recipeCommand } from './recipeLaunch';
 import type { StatedSetup } from './setup';
-import { findAssignments, isMakefileName, splitCommands, unquote } from './shellWords';
-import type { FileAccess } from './types';
+import { findAssignments, isMakefileName, splitCommands, unquote, type Assignment, type Command } from './shellWords';
+import { shardedByLauncher } from './trainerArgumentSetup';
+import type { FileAccess, LaunchedAs } from './types';
+
+/** Folders above the file's own whose launch scripts are read. */
+const LEVELS: Record<LaunchedAs, number> = { script: 1, argument: 3 };
+
+interface Launching {
+  /** The launch script's name. */
+  launcher: string;
+  world: number | undefined;
+  /** The Python script that loads a recipe, as a path from the launch script's folder. */
+  script?: string;
+  /** The launcher's own sharding config, as written (`accelerate launch --config_file zero3.yaml`). */
+  sharding?: string;
+}
 
 /** `a/./b`, `a/x/../b` → `a/b`: script words are written relative to the launch script's folder. */
 function normalise(path: string): string {
@@ -28,38 +49,67 @@ function normalise(path: string): string {
   return out.join('/');
 }
 
-/** The GPU counts the launch scripts beside `scriptPath` (or a folder up) start it with, by launch script. */
-export function launchCounts(scriptPath: string, files: FileAccess): Array<{ launcher: string; world: number | undefined }> {
-  const target = normalise(scriptPath);
-  const name = baseOf(scriptPath);
-  const dirs = [dirOf(scriptPath), dirOf(dirOf(scriptPath))].filter((d, i, all) => all.indexOf(d) === i);
-  const out: Array<{ launcher: string; world: number | undefined }> = [];
+/** A file worth reading as a launch script: shell, Slurm and PBS scripts, Makefiles, and extensionless ones (a shebang says). */
+const mayLaunch = (entry: string): boolean => isLaunchScriptName(entry, '') || !/\.[^./\\]+$/.test(entry);
+
+/**
+ * Whether `path` (as a command writes it) is `target`: from the launch script's folder, or, when it names folders
+ * (recipes/x/sft/config.yaml), from wherever above the job is launched.
+ */
+function names(dir: string, path: string, target: string, fromAbove: boolean): boolean {
+  if (normalise(joinPath(dir, path)) === target) return true;
+  const rel = normalise(path);
+  return fromAbove && /[\\/]/.test(path) && !rel.startsWith('..') && !rel.startsWith('/') && target.endsWith(`/${rel}`);
+}
+
+/** The command's launch of `target`, as a script or with it among the arguments; undefined when it does not launch it. */
+function launchOf(words: Command, dir: string, target: string, as: LaunchedAs, assignments: Assignment[]): Omit<Launching, 'launcher'> | undefined {
+  if (as === 'script') {
+    const launch = scriptLaunch(words);
+    if (!launch || !names(dir, unquote(words[launch.script]!.raw, 0).value, target, false)) return undefined;
+    return { world: launchWorld(words, launch.launcher, launch.script, assignments) };
+  }
+  const passed = recipeCommand(words, assignments);
+  if (!passed || !words.slice(passed.from).some((w) => names(dir, passedPath(w) ?? '', target, true))) return undefined;
+  const script = passed.script === undefined ? undefined : unquote(words[passed.script]!.raw, 0).value;
+  return { world: passed.world, script, sharding: script === undefined ? undefined : launcherSharding(words, passed.launcher, passed.script!) };
+}
+
+/** The launch commands in the launch scripts beside `path` (or a folder or a few up) that run or pass it. */
+export function launchesOf(path: string, files: FileAccess, as: LaunchedAs = 'script'): Array<Launching & { dir: string }> {
+  const target = normalise(path);
+  const name = baseOf(path);
+  const dirs: string[] = [dirOf(path)];
+  for (let up = dirOf(dirs[0]!); dirs.length <= LEVELS[as] && up !== '' && !dirs.includes(up); up = dirOf(up)) dirs.push(up);
+  const out: Array<Launching & { dir: string }> = [];
   for (const dir of dirs) {
     for (const entry of files.list(dir)) {
-      const path = joinPath(dir, entry);
-      const text = path === scriptPath ? undefined : files.read(path);
+      const file = joinPath(dir, entry);
+      const text = file === path || !mayLaunch(entry) ? undefined : files.read(file);
       // Cheap before parsing: a launch script that does not even name the file.
-      if (text === undefined || !text.includes(name) || !isLaunchScriptName(path, text)) continue;
+      if (text === undefined || !text.includes(name) || !isLaunchScriptName(file, text)) continue;
       const commands = splitCommands(text);
-      const assignments = findAssignments(text, commands, isMakefileName(path));
+      const assignments = findAssignments(text, commands, isMakefileName(file));
       for (const words of commands) {
-        const launch = scriptLaunch(words);
-        if (!launch) continue;
-        const script = unquote(words[launch.script]!.raw, 0).value;
-        if (normalise(joinPath(dir, script)) !== target) continue;
-        out.push({ launcher: entry, world: launchWorld(words, launch.launcher, launch.script, assignments) });
+        const launch = launchOf(words, dir, target, as, assignments);
+        if (launch) out.push({ launcher: entry, dir, ...launch });
       }
     }
   }
   return out;
 }
 
-/** The setup with the GPU count of the launch scripts that run it, when it states none and they agree on one. */
-export function withLaunchedWorld(scriptPath: string, stated: StatedSetup, files: FileAccess | undefined): StatedSetup {
-  if (stated.world !== undefined || !files || !/\.py$/i.test(scriptPath)) return stated;
-  const counts = launchCounts(scriptPath, files);
-  const worlds = new Set(counts.map((c) => c.world));
+/**
+ * The setup with the GPU count of the launch scripts that run (or pass) it, when it states none and they agree on
+ * one; for a recipe, also the sharding of a launcher whose own config shards.
+ */
+export function withLaunchedWorld(path: string, stated: StatedSetup, files: FileAccess | undefined, as: LaunchedAs = 'script'): StatedSetup {
+  if (!files || (as === 'script' && (stated.world !== undefined || !/\.py$/i.test(path)))) return stated;
+  const launches = launchesOf(path, files, as);
+  let out = stated;
+  const worlds = new Set(launches.map((c) => c.world));
   const [world] = worlds;
-  if (worlds.size !== 1 || world === undefined) return stated;
-  return { ...stated, world, worldFrom: counts[0]!.launcher };
+  if (stated.world === undefined && worlds.size === 1 && world !== undefined) out = { ...out, world, worldFrom: launches[0]!.launcher };
+  const sharded = launches.length > 0 && launches.every((l) => l.sharding) ? launches[0]! : undefined;
+  return sharded ? shardedByLauncher(out, `${sharded.launcher} launches this recipe with ${sharded.sharding}`, out.anchor) : out;
 }

@@ -2,16 +2,19 @@
  * Which model a config belongs to, made explicit: the script the config
  * launches (torchrun's script argument, `accelerate launch train.py`,
  * `deepspeed train.py`, a Lightning or Hugging Face Trainer script itself, a plain PyTorch script that
- * wraps its model in FSDP/DDP itself, or a launch script next to
- * a YAML/JSON/TOML config that names it), then the model that script imports
+ * wraps its model in FSDP/DDP itself, a launch script next to
+ * a YAML/JSON/TOML config that names it, or the script a launch command loads a Trainer recipe with), then the
+ * model that script imports
  * from a local module. File access is injected so the room stays pure; the
  * CLI and the LSP server pass their own.
  */
 import { baseOf, dirOf, joinPath as join } from './filePaths';
-import { isLaunchScriptName, programName } from './launchScripts';
+import { launchesOf } from './launchedBy';
+import { isLaunchScriptName, programName, scriptLaunch } from './launchScripts';
+import { isTrainerRecipe } from './recipeDetect';
 import { wrapsModelItself } from './torchNames';
 import { mentionsTrainingArguments } from './trainingArguments';
-import { splitCommands, type Command } from './shellWords';
+import { splitCommands } from './shellWords';
 import type { FileAccess } from './types';
 
 export interface ModelTarget {
@@ -25,8 +28,6 @@ export interface ModelTarget {
 
 export type { FileAccess };
 
-
-const LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*|srun|mpirun|horovodrun)$/;
 
 /** Python scripts a launch script runs, as written (relative to the script's folder), with the launcher's name. */
 export function launchedScripts(fileName: string, text: string): Array<{ script: string; launcher: string }> {
@@ -44,14 +45,6 @@ export function launchedScripts(fileName: string, text: string): Array<{ script:
     if (launch) out.push({ script: words[launch.script]!.raw.replace(/^["']|["']$/g, ''), launcher: programName(words[launch.launcher]!.raw) });
   }
   return out;
-}
-
-/** Where a command names its launcher (its first: `srun` in `srun torchrun …`) and the Python script that follows it. */
-export function scriptLaunch(words: Command): { launcher: number; script: number } | undefined {
-  const launcher = words.findIndex((w) => !w.raw.startsWith('--') && LAUNCHERS.test(programName(w.raw)));
-  if (launcher < 0) return undefined;
-  const script = words.findIndex((w, i) => i > launcher && /\.py["']?$/.test(w.raw) && !w.raw.startsWith('-'));
-  return script < 0 ? undefined : { launcher, script };
 }
 
 /** Whether a launch script refers to the config file by name (--config_file x.yaml, --deepspeed ds.json, --job.config_file x.toml). */
@@ -97,8 +90,17 @@ export function resolveLaunchedModel(configPath: string, text: string, io: FileA
     const found = modelOfScript(path, io, `which ${baseOf(configPath)} runs with ${launcher}`);
     if (found) return found;
   }
-  // A YAML/JSON/TOML config: the launch script beside it that passes it by name.
   const name = baseOf(configPath);
+  // A recipe of the Trainer's arguments: the script a launch command loads it with, beside it or from a folder above
+  // (recipes/<model>/sft/config.yaml launched from the project root). Its `model_name_or_path` names a hub model,
+  // not code: a command that only hands it to `llamafactory-cli` leads to no model.
+  if (isTrainerRecipe(configPath, text)) {
+    for (const launch of launchesOf(configPath, io, 'argument')) {
+      const found = launch.script && modelOfScript(join(launch.dir, launch.script), io, `which ${launch.launcher} runs with ${name}`);
+      if (found) return found;
+    }
+  }
+  // A YAML/JSON/TOML config: the launch script beside it that passes it by name.
   const naming: Array<{ sibling: string; path: string; body: string }> = [];
   for (const sibling of io.list(dir)) {
     const path = join(dir, sibling);

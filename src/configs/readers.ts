@@ -9,7 +9,8 @@ import { torchScriptReader } from './torchScript';
 import { torchtitanReader } from './torchtitan';
 import { trainerReader } from './trainer';
 import { trainerArgvReader } from './trainerArgv';
+import { trainerRecipeReader } from './trainerRecipe';
 import type { ConfigFormat, ConfigReader } from './types';
 
-export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader, torchScriptReader];
+export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader, trainerRecipeReader, torchScriptReader];
 export const READERS_BY_FORMAT = new Map<ConfigFormat, ConfigReader>(READERS.map((r) => [r.format, r]));

@@ -86,6 +86,12 @@ export interface StatedSetup {
    * (two JSON insertions into one object). Keys are SetupKey or 'microBatch'/'gradientAccumulation'.
    */
   writeAll?: (changes: Array<[string, unknown]>) => TextEdit[] | undefined;
+  /**
+   * Nothing in the config states the ZeRO stage or offload (the Trainer's arguments without `fsdp` or `deepspeed`):
+   * its values are defaults, which a launcher that shards itself (`accelerate launch --config_file zero3.yaml`)
+   * replaces.
+   */
+  shardingByDefault?: boolean;
   /** The DeepSpeed config this setup hands its ZeRO stage and offload to (and precision and batch, where not "auto"). */
   link?: ConfigLink;
   /** Values this config and its linked file both state and disagree on, where the launcher refuses the mismatch. */

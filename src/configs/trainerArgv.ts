@@ -2,30 +2,24 @@
  * Hugging Face Trainer arguments on a launch command line: real projects rarely write `TrainingArguments(...)`;
  * their scripts parse it with HfArgumentParser from the words a launch script passes,
  *   deepspeed --num_gpus 8 run_clm.py --deepspeed ds_z3.json --bf16 --per_device_train_batch_size 4 …
- * Each launching command is read as a training setup with the semantics of the in-code reader (trainerSetup.ts):
+ * Each launching command is read as a training setup by trainerArgumentSetup.ts, which a YAML/JSON recipe shares:
  * bf16/fp16/tf32, `--fsdp "full_shard auto_wrap"` (fsdpWords.ts), `--gradient_checkpointing` (full recompute),
  * per_device_train_batch_size (default 8) and gradient_accumulation_steps (default 1), `--deepspeed ds.json`
- * handing ZeRO and offload to the JSON (linkedConfig.ts), and the GPUs from the launcher (launchWorld.ts).
+ * handing ZeRO and offload to the JSON (linkedConfig.ts), and the GPUs from the launcher (launchWorld.ts). A command
+ * that also passes a recipe (`run_sft.py recipe.yaml --bf16`, `--config recipe.yaml`) states only what it writes:
+ * the recipe holds the rest, and trainerRecipe.ts reads it.
  * A plain DeepSpeed script's `--deepspeed_config ds.json` (DeepSpeed's own argparse) states the JSON's setup alone.
  * Values that are shell variables are the run's choice: not stated. Fixes edit the words (shellEdits.ts).
  */
-import type { Precision, RecomputeMode, TrainingSetup } from '../protocol/plan';
-import { fsdpWordsFor, readFsdpWords, setFsdpDims, type FsdpSetup } from './fsdpWords';
-import { launchWorld } from './launchWorld';
+import { launcherSharding, launchWorld } from './launchWorld';
 import { withLinkedConfig } from './linkedConfig';
-import { isLaunchScriptName } from './launchScripts';
-import { scriptLaunch } from './modelFor';
+import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import { dropArgument, insertAfter } from './shellEdits';
 import { findAssignments, isMakefileName, splitCommands, unquote, type Command, type Word } from './shellWords';
-import { deepspeedChosenAtRunTime, NO_DEGREES, TRANSFORMERS_CHECKS_DEEPSPEED } from './trainerSetup';
-import { precisionOfFlags, type TrainerFlag } from './trainingArguments';
-import type { ConfigFinding, ConfigReader, TextEdit, TextRange } from './types';
-
-/** transformers' TrainingArguments default for per_device_train_batch_size. */
-const DEFAULT_MICRO_BATCH = 8;
-
-const FSDP_WORDS_ONLY = 'on the command line the Trainer shards with FSDP\'s words, which have no ZeRO-1, no optimizer offload without the parameters and no hybrid stage 1; write the plan as a DeepSpeed config (`wap export --format deepspeed`) and pass it with --deepspeed ds_config.json';
+import { readArgumentSetup, shardedByLauncher, type ArgumentSource } from './trainerArgumentSetup';
+import type { TrainerFlag } from './trainingArguments';
+import type { ConfigFinding, ConfigReader, TextRange } from './types';
 
 /** The Trainer-only options that make a command a Trainer launch (cheap: the detector looks for these words). */
 const TRAINER_OPTIONS = /(^|\s)--(per[_-]device[_-]train[_-]batch[_-]size|gradient[_-]accumulation[_-]steps|fsdp)(?=[\s=]|$)|(^|\s)--deepspeed(=|[ \t]+)["']?[^\s"'-][^\s"']*\.json\b|(^|\s)--deepspeed[_-]config(?=[\s=])/m;
@@ -91,6 +85,13 @@ function countOf(arg: Arg): number | undefined {
   return /^0*[1-9]\d*$/.test(text) ? Number(text) : undefined;
 }
 
+/** A recipe the script loads (`run_sft.py recipe.yaml`, TrlParser's `--config recipe.yaml`): it holds every argument the command leaves out. */
+function passesRecipe(words: Command, script: number, args: Arg[]): boolean {
+  const first = words[script + 1]?.raw;
+  const recipe = (path: string | undefined): boolean => !!path && /\.(ya?ml|json)$/i.test(unquote(path, 0).value);
+  return (!!first && !isOption(first) && !isRedirection(first) && recipe(first)) || recipe(args.filter((a) => a.name === 'config').pop()?.value?.text);
+}
+
 /** The setup one Trainer command states, or undefined when the command passes no Trainer option. */
 function readCommand(text: string, words: Command, launch: { launcher: number; script: number }, world: number | undefined): StatedSetup | undefined {
   const args = scriptArgs(words, launch.script);
@@ -106,104 +107,74 @@ function readCommand(text: string, words: Command, launch: { launcher: number; s
     if (!config?.value || byRun(config.value.text)) return undefined;
     return { label: 'DeepSpeed launch', anchor, world, inexpressible: {}, link: { path: config.value.text, range: config.value.inner, key: '--deepspeed_config' } };
   }
-  const edits = argEdits(text, words, launch.script, last);
-  const stated: StatedSetup = {
-    label: 'Hugging Face Trainer command line', anchor, world,
-    inexpressible: { tensorParallel: NO_DEGREES, pipelineStages: NO_DEGREES, contextParallel: NO_DEGREES, sequenceParallel: NO_DEGREES },
-  };
+  const read = readArgumentSetup(commandSource(text, words, launch.script, anchor, args, last), 'Hugging Face Trainer command line');
+  const sharding = launcherSharding(words, launch.launcher, launch.script);
+  const launcher = words[launch.launcher]!;
+  const stated = sharding ? shardedByLauncher(read, `launched with ${sharding}`, { start: launcher.start, end: launcher.end }) : read;
+  stated.world = world;
   // The Trainer has no model-parallel degree: every GPU is a data-parallel replica, so the global batch is known.
   if (world !== undefined) stated.dataParallel = { value: world, stated: true, range: anchor };
-  if (deepspeed?.value) {
-    if (byRun(deepspeed.value.text)) deepspeedChosenAtRunTime(stated, text, deepspeed.value.word, '--deepspeed ');
-    else stated.link = { path: deepspeed.value.text, range: deepspeed.value.inner, key: '--deepspeed', mustMatch: TRANSFORMERS_CHECKS_DEEPSPEED };
-  } else readFsdp(stated, last('fsdp'), edits);
-
-  const flags = { bf16: boolOf(last('bf16')), fp16: boolOf(last('fp16')), tf32: boolOf(last('tf32')) };
-  // With a DeepSpeed config and no 16-bit flag, its bf16/fp16 decide.
-  const precision = precisionOfFlags(flags, !!deepspeed?.value);
-  if (precision) {
-    const flag = precision.flag && last(precision.flag);
-    stated.precision = { value: precision.precision, stated: !!(last('bf16') || last('fp16')), range: flag?.option ?? anchor, set: (p) => edits.precision(flags, p) };
-  }
-
-  const checkpointing = last('gradient_checkpointing');
-  const checkpoints = checkpointing ? boolOf(checkpointing) : false;
-  if (checkpoints !== 'run' && checkpoints !== undefined) {
-    stated.recompute = {
-      value: checkpoints ? 'full' : 'none', stated: !!checkpointing, range: checkpointing ? (checkpointing.value?.inner ?? checkpointing.option) : anchor,
-      // transformers checkpoints every decoder layer: any recompute the plan chooses is "on" here.
-      matches: (p: RecomputeMode) => (p !== 'none') === checkpoints,
-      set: (r) => edits.bool('gradient_checkpointing', r !== 'none'),
-    };
-  }
-
-  // auto_find_batch_size halves the micro-batch at run time until it fits: the stated one is only a start.
-  const autoBatch = boolOf(last('auto_find_batch_size'));
-  if (autoBatch === undefined || autoBatch === false) {
-    const micro = last('per_device_train_batch_size');
-    const value = micro ? countOf(micro) : DEFAULT_MICRO_BATCH;
-    if (value !== undefined) stated.microBatch = { value, stated: !!micro, range: micro?.value?.inner ?? anchor, set: (n) => edits.number('per_device_train_batch_size', n) };
-  }
-  const accum = last('gradient_accumulation_steps');
-  const accumValue = accum ? countOf(accum) : 1;
-  if (accumValue !== undefined) stated.gradientAccumulation = { value: accumValue, stated: !!accum, range: accum?.value?.inner ?? anchor, set: (n) => edits.number('gradient_accumulation_steps', n) };
   return stated;
 }
 
-/** `--fsdp "words"`: ZeRO stage, hybrid sharding and offload, written back as FSDP's words where it has them. */
-function readFsdp(stated: StatedSetup, fsdp: Arg | undefined, edits: ReturnType<typeof argEdits>): void {
-  if (fsdp && (!fsdp.value || byRun(fsdp.value.text))) return; // argparse wants a value; a variable is the run's
-  const words = fsdp?.value?.text.split(/\s+/).filter(Boolean) ?? [];
-  setFsdpDims(stated, readFsdpWords(words), { stated: !!fsdp, range: fsdp?.value?.inner ?? stated.anchor }, (s) => edits.fsdp(fsdp, words, s));
-  const expressible = (plan: TrainingSetup): boolean => fsdpWordsFor({ zero: plan.zeroStage, hybrid: plan.hybridShard, offload: plan.cpuOffload, params: plan.paramOffload ?? false }, words) !== undefined;
-  for (const key of ['zeroStage', 'hybridShard', 'cpuOffload', 'paramOffload'] as const) {
-    stated[key]!.expressible = expressible;
-    stated.inexpressible[key] = FSDP_WORDS_ONLY;
-  }
-}
-
 /**
- * Word edits of one command's script arguments. A missing option goes right after the script word, on its line, so
- * it stays inside the command across `\` continuations; a bool written alone is written alone (`--bf16`), with
- * `True` only where the next word would otherwise be taken as its value.
+ * One command's script arguments as an ArgumentSource. A missing option goes right after the script word, on its
+ * line, so it stays inside the command across `\` continuations; a bool written alone is written alone (`--bf16`),
+ * with `True` only where the next word would otherwise be taken as its value.
  */
-function argEdits(text: string, words: Command, script: number, last: (name: string) => Arg | undefined) {
+function commandSource(text: string, words: Command, script: number, anchor: TextRange, args: Arg[], last: (name: string) => Arg | undefined): ArgumentSource {
   const after = words[script]!.end;
   const next = words[script + 1]?.raw;
   const bareOk = next === undefined || isOption(next) || isRedirection(next);
-  const bool = (name: string, on: boolean): TextEdit[] => {
-    const arg = last(name);
-    const now = boolOf(arg);
-    if (now === on) return [];
-    if (!arg) return on ? insertAfter(after, bareOk ? `--${name}` : `--${name} True`) : [];
-    // A value is rewritten in the user's words; a bare flag switched off goes.
-    if (arg.value) return [{ ...arg.value.inner, newText: on ? 'True' : 'False' }];
-    return on ? [] : dropArgument(text, arg.option.start, arg.end);
-  };
+  const bool = (name: string): TrainerFlag => boolOf(last(name));
   return {
+    text, anchor, unsetIsDefault: !passesRecipe(words, script, args), where: 'on the command line', namesDeepSpeed: '--deepspeed',
+    has: (name) => !!last(name),
     bool,
-    number: (name: string, n: number): TextEdit[] => {
+    count: (name) => {
+      const arg = last(name);
+      return arg && countOf(arg);
+    },
+    nameRange: (name) => last(name)?.option,
+    valueRange: (name) => {
+      const arg = last(name);
+      return arg && (arg.value?.inner ?? arg.option);
+    },
+    fsdp: () => {
+      const fsdp = last('fsdp');
+      if (fsdp && (!fsdp.value || byRun(fsdp.value.text))) return undefined; // argparse wants a value; a variable is the run's
+      const current = fsdp?.value?.text.split(/\s+/).filter(Boolean) ?? [];
+      return {
+        words: current, stated: !!fsdp, range: fsdp?.value?.inner,
+        write: (words) => {
+          if (words.length === 0) return fsdp ? dropArgument(text, fsdp.option.start, fsdp.end) : [];
+          if (!fsdp?.value) return insertAfter(after, `--fsdp "${words.join(' ')}"`);
+          // The user's quotes stay; several words need some.
+          const quote = fsdp.value.quote || (words.length > 1 ? '"' : '');
+          return [{ ...fsdp.value.word, newText: `${quote}${words.join(' ')}${quote}` }];
+        },
+      };
+    },
+    deepspeed: () => {
+      const value = last('deepspeed')?.value;
+      if (!value) return undefined;
+      return byRun(value.text) ? { byRun: value.word } : { path: value.text, range: value.inner };
+    },
+    setBool: (name, on) => {
+      const arg = last(name);
+      if (bool(name) === on) return [];
+      if (!arg) return on ? insertAfter(after, bareOk ? `--${name}` : `--${name} True`) : [];
+      // A value is rewritten in the user's words; a bare flag switched off goes.
+      if (arg.value) return [{ ...arg.value.inner, newText: on ? 'True' : 'False' }];
+      return on ? [] : dropArgument(text, arg.option.start, arg.end);
+    },
+    setNumber: (name, n) => {
       const arg = last(name);
       return arg?.value ? [{ ...arg.value.inner, newText: String(n) }] : insertAfter(after, `--${name} ${n}`);
     },
-    /** bf16/fp16 as the plan's precision (tf32 and fp32 switch both off); fp8 has no Trainer flag. */
-    precision: (flags: { bf16: TrainerFlag; fp16: TrainerFlag }, p: Precision): TextEdit[] | undefined => {
-      if (p === 'fp8') return undefined;
-      const on = p === 'bf16' ? 'bf16' : p === 'fp16' ? 'fp16' : undefined;
-      const other = on === 'bf16' ? 'fp16' : on === 'fp16' ? 'bf16' : undefined;
-      // Swapping one precision flag for the other keeps its place and its value word.
-      const swap = on && other && !last(on) && flags[other] === true ? last(other) : undefined;
-      if (swap) return [{ ...swap.option, newText: text.slice(swap.option.start, swap.option.end).replace(other!, on!) }];
-      return [...(on ? bool(on, true) : []), ...(['bf16', 'fp16'] as const).filter((f) => f !== on && flags[f] === true).flatMap((f) => bool(f, false))];
-    },
-    fsdp: (fsdp: Arg | undefined, current: string[], s: FsdpSetup): TextEdit[] | undefined => {
-      const words = fsdpWordsFor(s, current);
-      if (!words) return undefined;
-      if (words.length === 0) return fsdp ? dropArgument(text, fsdp.option.start, fsdp.end) : [];
-      if (!fsdp?.value) return insertAfter(after, `--fsdp "${words.join(' ')}"`);
-      // The user's quotes stay; several words need some.
-      const quote = fsdp.value.quote || (words.length > 1 ? '"' : '');
-      return [{ ...fsdp.value.word, newText: `${quote}${words.join(' ')}${quote}` }];
+    rename: (from, to) => {
+      const arg = last(from)!;
+      return [{ ...arg.option, newText: text.slice(arg.option.start, arg.option.end).replace(from, to) }];
     },
   };
 }

@@ -4,7 +4,7 @@
  * Offsets are UTF-16 code units into the text (what VS Code and JS strings use).
  */
 
-export type ConfigFormat = 'accelerate' | 'deepspeed' | 'lightning' | 'keras-mirrored' | 'torchrun' | 'cuda-visible-devices' | 'torchtitan' | 'megatron' | 'hf-trainer' | 'hf-trainer-args' | 'torch-script';
+export type ConfigFormat = 'accelerate' | 'deepspeed' | 'lightning' | 'keras-mirrored' | 'torchrun' | 'cuda-visible-devices' | 'torchtitan' | 'megatron' | 'hf-trainer' | 'hf-trainer-args' | 'hf-trainer-recipe' | 'torch-script';
 
 export interface TextRange {
   start: number;
@@ -77,6 +77,9 @@ export interface LaunchSettings {
   parallelism?: ConfigValue<'data' | 'sharded' | 'single' | 'other'>;
 }
 
+/** How a launch command names a config's file: as the script it runs, or among that script's arguments (a recipe). */
+export type LaunchedAs = 'script' | 'argument';
+
 /** One format: detect it cheaply, then read, compare and offer edits in one pass. */
 export interface ConfigReader {
   format: ConfigFormat;
@@ -87,6 +90,11 @@ export interface ConfigReader {
    * the config refers to (a DeepSpeed JSON by path); without it such a reference is reported as not read.
    */
   check(fileName: string, text: string, plan: import('../protocol/plan').PlanReport | undefined, files?: FileAccess): ConfigFinding[];
+  /**
+   * How launch scripts name this format's files: as the script they run (the default), or among its arguments (a
+   * recipe the script loads). The GPU count of a setup that states none is theirs (launchedBy.ts).
+   */
+  launchedAs?: LaunchedAs;
   /** The training setup the config states (for planning "your config" with it pinned); may throw MalformedConfig. */
   readSetup?(fileName: string, text: string): import('./setup').StatedSetup | undefined;
 }

@@ -4,7 +4,7 @@
  * source span, so comments, key order, quoting and indentation elsewhere stay
  * byte-for-byte as they were.
  */
-import { Document, isMap, isScalar, parseDocument, Scalar, type YAMLMap } from 'yaml';
+import { Document, isMap, isScalar, parseDocument, Scalar, type Pair, type ParsedNode, type YAMLMap } from 'yaml';
 import { MalformedConfig, type ConfigValue, type TextEdit, type TextRange } from './types';
 
 /** Aliases allowed when expanding the document; far above what real configs use, far below a "billion laughs". */
@@ -129,6 +129,8 @@ export function insertYamlKey(text: string, doc: Document.Parsed, path: string[]
   const indent = text.slice(lineStart, keyNode.range[0]);
   if (/\S/.test(indent)) return undefined; // `- key:` in a sequence: not a place WAP writes into
   const valueEnd = (last!.value as { range?: [number, number, number] } | null)?.range?.[1] ?? keyNode.range[1];
+  // A block list or mapping ends past its last line break: the next line starts there.
+  if (text[valueEnd - 1] === '\n') return [{ start: valueEnd, end: valueEnd, newText: `${indent}${key}:${sep(value)}${value}\n` }];
   const nl = text.indexOf('\n', valueEnd);
   if (nl < 0) return [{ start: text.length, end: text.length, newText: `\n${indent}${key}:${sep(value)}${value}` }];
   return [{ start: nl + 1, end: nl + 1, newText: `${indent}${key}:${sep(value)}${value}\n` }];
@@ -145,4 +147,41 @@ export function setScalar(node: Scalar, value: string | number | boolean): TextE
 /** Whether the top-level mapping has `key` at all (any value, null included). */
 export function hasTopKey(doc: Document.Parsed, key: string): boolean {
   return isMap(doc.contents) && doc.contents.items.some((p) => isScalar(p.key) && p.key.value === key);
+}
+
+/** The top-level `key: value` pair (its value may be null: `key:` alone), or undefined. */
+export function topPair(doc: Document.Parsed, key: string): Pair<Scalar.Parsed, ParsedNode | null> | undefined {
+  if (!isMap(doc.contents)) return undefined;
+  return doc.contents.items.find((p): p is Pair<Scalar.Parsed, ParsedNode | null> => isScalar(p.key) && p.key.value === key);
+}
+
+/** Where a node's text ends ((key: value) pairs whose value is null end at the key). */
+const nodeEnd = (node: unknown, fallback: number): number => (node as { range?: [number, number, number] } | null)?.range?.[1] ?? fallback;
+
+/**
+ * `key: value` at the top level: the value rewritten where the key is there (`key:` alone or `key: null` too, so
+ * the key is never written twice), else inserted as the mapping's last entry.
+ */
+export function setTopKey(text: string, doc: Document.Parsed, key: string, value: string): TextEdit[] | undefined {
+  const pair = topPair(doc, key);
+  if (!pair) return insertYamlKey(text, doc, [], key, value);
+  const node = pair.value;
+  const keyEnd = pair.key.range[1];
+  // `key:` alone: its null value has an empty range at the line's end (or none).
+  if (!node?.range || node.range[0] === node.range[1]) {
+    const colon = text.indexOf(':', keyEnd);
+    return [{ start: colon + 1, end: colon + 1, newText: ` ${value}` }];
+  }
+  return [{ start: node.range[0], end: node.range[1], newText: value }];
+}
+
+/** Removes a top-level key with its value: its lines go, comments on them too; nothing else moves. */
+export function removeTopKey(text: string, doc: Document.Parsed, key: string): TextEdit[] {
+  const pair = topPair(doc, key);
+  if (!pair) return [];
+  const start = text.lastIndexOf('\n', pair.key.range[0] - 1) + 1;
+  const end = nodeEnd(pair.value, pair.key.range[1]);
+  if (text[end - 1] === '\n') return [{ start, end, newText: '' }];
+  const nl = text.indexOf('\n', end);
+  return [{ start, end: nl < 0 ? text.length : nl + 1, newText: '' }];
 }

@@ -1,5 +1,5 @@
 /** Byte-level diffing for round-trip tests, independent of the code under test. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileAccess } from '../../src/configs';
 
@@ -23,6 +23,16 @@ export const disk: FileAccess = {
     }
   },
 };
+
+/** A fresh folder `name` under `parent` holding these files (paths relative to it); returns its path. */
+export function writeFolder(parent: string, name: string, files: Record<string, string>): string {
+  const dir = join(parent, name);
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(join(dir, rel, '..'), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  }
+  return dir;
+}
 
 export interface LineChange {
   line: number;

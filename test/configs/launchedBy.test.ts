@@ -4,13 +4,13 @@
  * where it came from. Real files in a temp project: run.sh beside the script, a launcher in the folder above.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initConfigReaders, pinnedOptions, readConfigSetups, versusLine, type RunSummary } from '../../src/configs';
 import type { PlanOptions } from '../../src/protocol/plan';
-import { disk } from './helpers';
+import { disk, writeFolder } from './helpers';
 
 const project = mkdtempSync(join(tmpdir(), 'wap-launched-'));
 const BASE: PlanOptions = { batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam' };
@@ -19,15 +19,7 @@ const TRAINER = 'from transformers import TrainingArguments\nargs = TrainingArgu
 before(() => initConfigReaders());
 after(() => rmSync(project, { recursive: true, force: true }));
 
-/** A fresh folder holding these files; returns its path. */
-function folder(name: string, files: Record<string, string>): string {
-  const dir = join(project, name);
-  for (const [rel, text] of Object.entries(files)) {
-    mkdirSync(join(dir, rel, '..'), { recursive: true });
-    writeFileSync(join(dir, rel), text);
-  }
-  return dir;
-}
+const folder = (name: string, files: Record<string, string>): string => writeFolder(project, name, files);
 
 test('TrainingArguments in code: the GPUs are the launch script\'s, pinned and named in the comparison', () => {
   const dir = folder('beside', { 'train.py': TRAINER, 'run.sh': '#!/bin/bash\nNGPU=8\ntorchrun --nproc_per_node $NGPU train.py\n', 'notes.txt': 'train.py' });

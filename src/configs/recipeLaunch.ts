@@ -1,0 +1,59 @@
+/**
+ * Launch commands that pass a recipe instead of running it as their script, and the GPUs they start:
+ * - a training script's arguments name it: `accelerate launch … run_sft.py recipe.yaml`, TrlParser's
+ *   `--config recipe.yaml`, LLaMA-Factory's `torchrun … src/train.py recipe.yaml`; the GPUs are the launcher's
+ *   (launchWorld.ts);
+ * - LLaMA-Factory's CLI takes it: `FORCE_TORCHRUN=1 NNODES=2 NPROC_PER_NODE=8 llamafactory-cli train recipe.yaml`
+ *   starts torchrun itself on NNODES (default 1) machines × NPROC_PER_NODE processes, which defaults to the GPUs it
+ *   sees: CUDA_VISIBLE_DEVICES' list where the script sets one, else a count only the machine knows.
+ * Environment words count as the command's own prefix sets them, else as the script assigns them once.
+ */
+import { launchWorld } from './launchWorld';
+import { programName, scriptLaunch } from './launchScripts';
+import { assignmentValue, resolveReference, unquote, type Assignment, type Command, type Word } from './shellWords';
+
+export interface RecipeCommand {
+  /** The first word that may name the recipe. */
+  from: number;
+  /** The Python script that loads it, when the command names one (LLaMA-Factory's CLI is its own). */
+  script?: number;
+  launcher: number;
+  world: number | undefined;
+}
+
+/** An environment variable for the command at `before` (its launcher): its own `NAME=value` prefix, else the script's. */
+function envValue(words: Command, before: number, name: string, assignments: Assignment[]): string | undefined {
+  const own = words.slice(0, before).map((w) => assignmentValue(w, name)).find((a) => a);
+  const raw = own ? own.value : `$${name}`;
+  const value = raw.startsWith('$') ? resolveReference(raw, 0, assignments)?.value : raw;
+  return value?.trim();
+}
+
+/** `NNODES` × (`NPROC_PER_NODE`, else the GPUs CUDA_VISIBLE_DEVICES lists), as llamafactory-cli reads them. */
+function llamaFactoryWorld(words: Command, cli: number, assignments: Assignment[]): number | undefined {
+  const whole = (v: string | undefined): number | undefined => (v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined);
+  const nodesRaw = envValue(words, cli, 'NNODES', assignments);
+  const nodes = nodesRaw === undefined ? 1 : whole(nodesRaw);
+  const visible = envValue(words, cli, 'CUDA_VISIBLE_DEVICES', assignments);
+  const perNodeRaw = envValue(words, cli, 'NPROC_PER_NODE', assignments);
+  const perNode = perNodeRaw !== undefined ? whole(perNodeRaw) : visible !== undefined && /^\d+(,\d+)*$/.test(visible) ? visible.split(',').length : undefined;
+  return nodes !== undefined && perNode !== undefined ? nodes * perNode : undefined;
+}
+
+/** Where a command may pass a recipe, and the GPUs it starts; undefined for a command that launches no training. */
+export function recipeCommand(words: Command, assignments: Assignment[]): RecipeCommand | undefined {
+  const launch = scriptLaunch(words);
+  if (launch) return { from: launch.script + 1, script: launch.script, launcher: launch.launcher, world: launchWorld(words, launch.launcher, launch.script, assignments) };
+  const cli = words.findIndex((w) => /^(llamafactory-cli|lmf)$/.test(programName(w.raw)));
+  if (cli < 0 || words[cli + 1]?.raw !== 'train') return undefined;
+  return { from: cli + 2, launcher: cli, world: llamaFactoryWorld(words, cli, assignments) };
+}
+
+/** The path a word passes: the word itself, or an option's value (`--config=recipe.yaml`); undefined for a variable. */
+export function passedPath(word: Word): string | undefined {
+  const value = unquote(word.raw, 0).value;
+  const eq = value.indexOf('=');
+  if (value.startsWith('-') && eq < 0) return undefined; // an option: its value is the next word
+  const path = unquote(value.startsWith('-') ? value.slice(eq + 1) : value, 0).value;
+  return path === '' || /[$`]/.test(path) ? undefined : path;
+}
