@@ -101,11 +101,24 @@ export function launchWorld(words: Command, from: number, to: number, assignment
  * DeepSpeed or FSDP plugin, which the Trainer's Accelerator takes), `--use_deepspeed`, `--use_fsdp`. Said as written.
  */
 export function launcherSharding(words: Command, from: number, to: number): string | undefined {
+  const file = acceleratePluginConfig(words, from, to);
+  if (file) return `accelerate launch --config_file ${file.raw}`;
   const found = findLauncher(words, from, to);
   if (found?.launcher !== 'accelerate') return undefined;
   const options = launcherOptions(words, found.options, to);
-  const config = options.get('config_file');
-  if (config) return `accelerate launch --config_file ${config.raw}`;
   const plugin = ['use_deepspeed', 'use_fsdp'].find((f) => options.has(f));
   return plugin && `accelerate launch --${plugin}`;
+}
+
+/**
+ * `accelerate launch --config_file zero3.yaml`: the accelerate config whose plugin (DeepSpeed, FSDP or plain DDP)
+ * the Trainer's Accelerator takes; its value as written, unquoted, and where. A shell variable is the run's.
+ */
+export function acceleratePluginConfig(words: Command, from: number, to: number): { raw: string; path: string; range: { start: number; end: number } } | undefined {
+  const found = findLauncher(words, from, to);
+  if (found?.launcher !== 'accelerate') return undefined;
+  const config = launcherOptions(words, found.options, to).get('config_file');
+  if (!config) return undefined;
+  const v = unquote(config.raw, config.start);
+  return /[$`]/.test(v.value) ? undefined : { raw: config.raw, path: v.value, range: { start: v.start, end: v.end } };
 }

@@ -18,7 +18,8 @@
  */
 import { baseOf, dirOf, joinPath } from './filePaths';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
-import { launcherSharding, launchWorld } from './launchWorld';
+import { withLinkedConfig } from './linkedConfig';
+import { acceleratePluginConfig, launcherSharding, launchWorld } from './launchWorld';
 import { passedPath, recipeCommand } from './recipeLaunch';
 import type { StatedSetup } from './setup';
 import { findAssignments, isMakefileName, splitCommands, unquote, type Assignment, type Command } from './shellWords';
@@ -34,8 +35,10 @@ interface Launching {
   world: number | undefined;
   /** The Python script that loads a recipe, as a path from the launch script's folder. */
   script?: string;
-  /** The launcher's own sharding config, as written (`accelerate launch --config_file zero3.yaml`). */
+  /** The launcher's own sharding, as written (`accelerate launch --config_file zero3.yaml`, `--use_deepspeed`). */
   sharding?: string;
+  /** accelerate's own config when the launch names one (`--config_file zero3.yaml`), as written. */
+  pluginConfig?: string;
 }
 
 /** `a/./b`, `a/x/../b` → `a/b`: script words are written relative to the launch script's folder. */
@@ -72,7 +75,8 @@ function launchOf(words: Command, dir: string, target: string, as: LaunchedAs, a
   const passed = recipeCommand(words, assignments);
   if (!passed || !words.slice(passed.from).some((w) => names(dir, passedPath(w) ?? '', target, true))) return undefined;
   const script = passed.script === undefined ? undefined : unquote(words[passed.script]!.raw, 0).value;
-  return { world: passed.world, script, sharding: script === undefined ? undefined : launcherSharding(words, passed.launcher, passed.script!) };
+  if (script === undefined) return { world: passed.world };
+  return { world: passed.world, script, sharding: launcherSharding(words, passed.launcher, passed.script!), pluginConfig: acceleratePluginConfig(words, passed.launcher, passed.script!)?.path };
 }
 
 /** The launch commands in the launch scripts beside `path` (or a folder or a few up) that run or pass it. */
@@ -111,5 +115,12 @@ export function withLaunchedWorld(path: string, stated: StatedSetup, files: File
   const [world] = worlds;
   if (stated.world === undefined && worlds.size === 1 && world !== undefined) out = { ...out, world, worldFrom: launches[0]!.launcher };
   const sharded = launches.length > 0 && launches.every((l) => l.sharding) ? launches[0]! : undefined;
-  return sharded ? shardedByLauncher(out, `${sharded.launcher} launches this recipe with ${sharded.sharding}`, out.anchor) : out;
+  if (!sharded) return out;
+  // One accelerate config every launch names: its plugin is read (linkedConfig.ts), from the launch script's folder.
+  const configs = new Set(launches.map((l) => l.pluginConfig && joinPath(l.dir, l.pluginConfig)));
+  const [config] = configs;
+  if (configs.size === 1 && config !== undefined && out.shardingByDefault && !out.link) {
+    return withLinkedConfig(path, { ...out, link: { path: sharded.pluginConfig!, readFrom: config, range: out.anchor, key: `${sharded.launcher}'s accelerate launch --config_file`, format: 'accelerate' } }, files);
+  }
+  return shardedByLauncher(out, `${sharded.launcher} launches this recipe with ${sharded.sharding}`, out.anchor);
 }

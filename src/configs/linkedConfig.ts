@@ -15,11 +15,13 @@
  */
 import type { Node } from 'jsonc-parser';
 import type { Precision } from '../protocol/plan';
+import { readAccelerateSetup } from './accelerateSetup';
 import { deepspeedEnabled, readDeepspeedSetup } from './deepspeedSetup';
 import { baseOf, dirOf, isAbsolutePath, joinPath } from './filePaths';
 import { parseJsonConfig } from './jsonDoc';
 import type { ConfigLink, SetupDim, StatedSetup } from './setup';
 import type { FileAccess } from './types';
+import { parseYamlConfig, readCount } from './yamlDoc';
 
 /** How far above the config's folder a relative path is tried: the job is launched from the project root, usually a level or two up. */
 const LAUNCH_DIR_LEVELS = 3;
@@ -44,13 +46,14 @@ function precisionFlagsDisagree(root: Node, own: Precision): boolean {
 
 /** Where the file is: as written when absolute, else from the config's folder and then each folder above it. */
 export function locateLinked(configPath: string, link: ConfigLink, files: FileAccess): { path: string; text: string } | undefined {
-  if (isAbsolutePath(link.path)) {
-    const text = files.read(link.path);
-    return text === undefined ? undefined : { path: link.path, text };
+  const wanted = link.readFrom ?? link.path;
+  if (isAbsolutePath(wanted)) {
+    const text = files.read(wanted);
+    return text === undefined ? undefined : { path: wanted, text };
   }
   let dir = dirOf(configPath);
   for (let level = 0; level <= LAUNCH_DIR_LEVELS; level++) {
-    const path = joinPath(dir, link.path);
+    const path = joinPath(dir, wanted);
     const text = files.read(path);
     if (text !== undefined) return { path, text };
     if (!/[\\/]/.test(dir)) break;
@@ -68,6 +71,7 @@ export function withLinkedConfig(configPath: string, stated: StatedSetup, files:
     const why = files ? `was not found as a readable file from ${baseOf(configPath)}'s folder or the ${LAUNCH_DIR_LEVELS} above it` : 'was not read';
     return unread(stated, link, `${link.key} ${link.path} ${why}`);
   }
+  if (link.format === 'accelerate') return withAccelerateConfig(stated, link, found, files);
   let root: Node;
   try {
     root = parseJsonConfig(found.text);
@@ -103,10 +107,37 @@ export function withLinkedConfig(configPath: string, stated: StatedSetup, files:
   return out;
 }
 
+/**
+ * accelerate's own config, named by the launch (`accelerate launch --config_file zero3.yaml`): the Trainer's
+ * Accelerator takes its plugin, so its ZeRO stage, hybrid sharding and offloads are the run's, through its own
+ * deepspeed_config_file too; its num_processes is the GPU count where the launch gives none.
+ */
+function withAccelerateConfig(stated: StatedSetup, link: ConfigLink, found: { path: string; text: string }, files: FileAccess | undefined): StatedSetup {
+  let accelerate: StatedSetup;
+  try {
+    const doc = parseYamlConfig(found.text);
+    accelerate = withLinkedConfig(found.path, readAccelerateSetup(found.text, doc, readCount(doc, 'num_processes')?.value), files);
+  } catch (e) {
+    return unread(stated, link, `${link.key} ${link.path} could not be read (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const source = accelerate.zeroStage?.source ? `${link.path}, ${accelerate.zeroStage.source}` : link.path;
+  const moved = <T>(dim: SetupDim<T>): SetupDim<T> => ({ value: dim.value, stated: dim.stated, range: link.range, source, ...(dim.expressible ? { expressible: dim.expressible } : {}), ...(dim.matches ? { matches: dim.matches } : {}) });
+  const out: StatedSetup = { ...stated };
+  for (const key of ['zeroStage', 'hybridShard', 'cpuOffload', 'paramOffload'] as const) {
+    const dim = accelerate[key] as SetupDim<unknown> | undefined;
+    if (dim) (out as unknown as Record<string, unknown>)[key] = moved(dim);
+    else delete out[key];
+  }
+  if (out.world === undefined && accelerate.world !== undefined) Object.assign(out, { world: accelerate.world, worldFrom: link.path });
+  const notes = (accelerate.unmodelled ?? []).map((u) => ({ ...u, range: link.range, message: `${link.path}: ${u.message}` }));
+  if (notes.length) out.unmodelled = [...(stated.unmodelled ?? []), ...notes];
+  return out;
+}
+
 /** The linked dimensions stay unknown (the search chooses them), and the config's findings say why. */
 function unread(stated: StatedSetup, link: ConfigLink, what: string): StatedSetup {
   const out: StatedSetup = { ...stated };
-  for (const key of OWNED) delete out[key];
+  for (const key of [...OWNED, 'hybridShard'] as const) delete out[key];
   out.unmodelled = [...(stated.unmodelled ?? []), {
     range: link.range, short: `${link.path} not read`,
     message: `${what}: the ZeRO stage and offload it sets are unknown to WAP, so this config's plan leaves them to the search`,

@@ -44,6 +44,13 @@ export interface ConfigLink {
    * HfTrainerDeepSpeedConfig compares micro-batch, accumulation and bf16/fp16 with TrainingArguments.
    */
   mustMatch?: string;
+  /**
+   * What the file is: a DeepSpeed JSON (the default), or accelerate's own config that a launch names
+   * (`accelerate launch --config_file zero3.yaml`), whose plugin — and its deepspeed_config_file — shards.
+   */
+  format?: 'deepspeed' | 'accelerate';
+  /** Where to read it when the config that names it is not this one (a launch script beside a recipe), else `path`. */
+  readFrom?: string;
 }
 
 export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'paramOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel';

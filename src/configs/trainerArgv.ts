@@ -11,7 +11,7 @@
  * A plain DeepSpeed script's `--deepspeed_config ds.json` (DeepSpeed's own argparse) states the JSON's setup alone.
  * Values that are shell variables are the run's choice: not stated. Fixes edit the words (shellEdits.ts).
  */
-import { launcherSharding, launchWorld } from './launchWorld';
+import { acceleratePluginConfig, launcherSharding, launchWorld } from './launchWorld';
 import { withLinkedConfig } from './linkedConfig';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
@@ -110,7 +110,11 @@ function readCommand(text: string, words: Command, launch: { launcher: number; s
   const read = readArgumentSetup(commandSource(text, words, launch.script, anchor, args, last), 'Hugging Face Trainer command line');
   const sharding = launcherSharding(words, launch.launcher, launch.script);
   const launcher = words[launch.launcher]!;
-  const stated = sharding ? shardedByLauncher(read, `launched with ${sharding}`, { start: launcher.start, end: launcher.end }) : read;
+  // accelerate's own config decides what the arguments leave at their defaults: read with it (linkedConfig.ts).
+  const pluginConfig = read.shardingByDefault && !read.link ? acceleratePluginConfig(words, launch.launcher, launch.script) : undefined;
+  const stated = pluginConfig
+    ? { ...read, link: { path: pluginConfig.path, range: pluginConfig.range, key: 'accelerate launch --config_file', format: 'accelerate' as const } }
+    : sharding ? shardedByLauncher(read, `launched with ${sharding}`, { start: launcher.start, end: launcher.end }) : read;
   stated.world = world;
   // The Trainer has no model-parallel degree: every GPU is a data-parallel replica, so the global batch is known.
   if (world !== undefined) stated.dataParallel = { value: world, stated: true, range: anchor };

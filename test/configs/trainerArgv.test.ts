@@ -197,3 +197,23 @@ test('a half-typed command never throws and states no value for an option still 
     assert.ok(!findings.some((f) => f.code === 'malformed-config'), JSON.stringify(findings));
   }
 });
+
+test('accelerate launch --config_file: the Trainer takes that config\'s plugin, read with its own deepspeed_config_file, and its num_processes', () => {
+  const project = join(dir, 'accelerate-plugin');
+  mkdirSync(join(project, 'configs'), { recursive: true });
+  writeFileSync(join(project, 'configs', 'ds_z2_offload.json'), '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": "auto"}}\n');
+  writeFileSync(join(project, 'configs', 'zero.yaml'), 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: configs/ds_z2_offload.json\nmixed_precision: bf16\nnum_processes: 16\nnum_machines: 2\n');
+  const launch = join(project, 'run.sh');
+  const text = 'accelerate launch --config_file configs/zero.yaml train.py --bf16 --per_device_train_batch_size 4 --output_dir out\n';
+  writeFileSync(launch, text);
+  const [s] = readConfigSetups(launch, text, disk);
+  assert.deepEqual([s!.zeroStage?.value, s!.cpuOffload?.value, s!.world, s!.worldFrom, s!.zeroStage?.source], [2, true, 16, 'configs/zero.yaml', 'configs/zero.yaml, configs/ds_z2_offload.json']);
+  assert.equal(text.slice(s!.zeroStage!.range.start, s!.zeroStage!.range.end), 'configs/zero.yaml');
+  // The GPU count on the command line wins over the config's.
+  const counted = 'accelerate launch --config_file configs/zero.yaml --num_processes 8 train.py --bf16 --per_device_train_batch_size 4\n';
+  assert.equal(readConfigSetups(launch, counted, disk)[0]!.world, 8);
+  // --deepspeed on the Trainer's own arguments takes precedence over the launcher's plugin.
+  writeFileSync(join(project, 'ds_z3.json'), '{"zero_optimization": {"stage": 3}}\n');
+  const own = readConfigSetups(launch, 'accelerate launch --config_file configs/zero.yaml train.py --deepspeed ds_z3.json --per_device_train_batch_size 4\n', disk)[0]!;
+  assert.equal(own.zeroStage?.value, 3);
+});

@@ -7,7 +7,7 @@
  * other YAML and JSON files alone, and half-typed files.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -205,12 +205,18 @@ test('the GPUs are those of the launch scripts that pass the recipe; an accelera
   // The model is the one the script that loads the recipe builds.
   assert.deepEqual(resolveLaunchedModel(sft, SFT, disk), { file: join(dir, 'scripts/mymodel.py'), modelName: 'Zephyr', how: 'imported by run_sft.py, which sft.sh runs with config_full.yaml' });
 
-  // accelerate's zero3.yaml decides ZeRO and offload: left to the search, and said; the recipe's own values stay.
+  // accelerate's zero3.yaml (the handbook's, as released) decides ZeRO, offload and the GPU count; the recipe's own values stay.
   const dpo = join(dir, 'recipes/zephyr/dpo/config_full.yaml');
+  const missing = readConfigSetups(dpo, DPO, disk)[0]!;
+  assert.deepEqual([missing.zeroStage, missing.cpuOffload, missing.world], [undefined, undefined, undefined]);
+  assert.match(missing.unmodelled![0]!.message, /^dpo\.sh's accelerate launch --config_file recipes\/accelerate_configs\/zero3\.yaml was not found as a readable file/);
+  mkdirSync(join(dir, 'recipes/accelerate_configs'), { recursive: true });
+  writeFileSync(join(dir, 'recipes/accelerate_configs/zero3.yaml'), 'compute_environment: LOCAL_MACHINE\ndebug: false\ndeepspeed_config:\n  deepspeed_multinode_launcher: standard\n  offload_optimizer_device: none\n  offload_param_device: none\n  zero3_init_flag: true\n  zero3_save_16bit_model: true\n  zero_stage: 3\ndistributed_type: DEEPSPEED\ndowncast_bf16: \'no\'\nmachine_rank: 0\nmain_training_function: main\nmixed_precision: bf16\nnum_machines: 1\nnum_processes: 8\nrdzv_backend: static\nsame_network: true\ntpu_env: []\ntpu_use_cluster: false\ntpu_use_sudo: false\nuse_cpu: false\n');
   const [byConfig] = readConfigSetups(dpo, DPO, disk);
-  assert.deepEqual([byConfig!.zeroStage, byConfig!.cpuOffload, byConfig!.world, byConfig!.microBatch?.value, byConfig!.precision?.value], [undefined, undefined, undefined, 8, 'bf16']);
-  assert.match(byConfig!.unmodelled![0]!.message, /^dpo\.sh launches this recipe with accelerate launch --config_file recipes\/accelerate_configs\/zero3\.yaml: its DeepSpeed or FSDP settings decide the ZeRO stage and offload/);
-  assert.deepEqual(checkConfig(dpo, DPO, llamaPlan({ zeroStage: 1, microBatch: 8, gradientAccumulation: 2 }), undefined, disk).findings.map((f) => f.code), ['setup-unmodelled']);
+  assert.deepEqual([byConfig!.zeroStage?.value, byConfig!.cpuOffload?.value, byConfig!.paramOffload?.value, byConfig!.world, byConfig!.microBatch?.value, byConfig!.precision?.value], [3, false, false, 8, 8, 'bf16']);
+  assert.equal(byConfig!.zeroStage!.source, 'recipes/accelerate_configs/zero3.yaml');
+  const differs = checkConfig(dpo, DPO, llamaPlan({ zeroStage: 1, microBatch: 8, gradientAccumulation: 2 }), undefined, disk).findings.find((f) => f.code === 'setup-differs');
+  assert.match(differs!.message, /trains with ZeRO 3 \(in recipes\/accelerate_configs\/zero3\.yaml\)/);
 
   // LLaMA-Factory's CLI: NNODES × NPROC_PER_NODE, or the GPUs CUDA_VISIBLE_DEVICES lists; torchrun on its train.py.
   const world = (launch: string): number | undefined => {
@@ -237,7 +243,10 @@ test('a command line that passes a recipe states only what it writes; a launcher
   const sharded = 'accelerate launch --config_file fsdp.yaml train.py --bf16 --per_device_train_batch_size 4\n';
   const [t] = readConfigSetups('run.sh', sharded);
   assert.deepEqual([t!.zeroStage, t!.precision?.value, t!.microBatch?.value], [undefined, 'bf16', 4]);
-  assert.match(t!.unmodelled![0]!.message, /^launched with accelerate launch --config_file fsdp\.yaml: its DeepSpeed or FSDP settings decide/);
+  // Without file access the config it names is not read: the stage stays the search's, and that is said.
+  assert.match(t!.unmodelled![0]!.message, /^accelerate launch --config_file fsdp\.yaml was not read: the ZeRO stage and offload it sets are unknown/);
+  const plugin = readConfigSetups('run.sh', 'accelerate launch --use_deepspeed train.py --bf16 --per_device_train_batch_size 4\n')[0]!;
+  assert.match(plugin.unmodelled![0]!.message, /^launched with accelerate launch --use_deepspeed: its DeepSpeed or FSDP settings decide/);
 });
 
 test('detection: accelerate, DeepSpeed and other YAML/JSON files stay theirs; Trainer keys nested deeper are no recipe', () => {
