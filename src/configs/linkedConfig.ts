@@ -12,6 +12,11 @@
  * referring config, as the HF Trainer and accelerate fill them in. A file that
  * cannot be found or read leaves those dimensions to the search, and the
  * config's findings say so.
+ *
+ * A launch may name accelerate's own config instead (`accelerate launch
+ * --config_file zero3.yaml`, ConfigLink.format 'accelerate'): its plugin
+ * shards, read with its own deepspeed_config_file, and its num_processes is
+ * the GPU count where the launch gives none.
  */
 import type { Node } from 'jsonc-parser';
 import type { Precision } from '../protocol/plan';
