@@ -12,8 +12,9 @@
  * - micro-batch and accumulation: per_device_train_batch_size (default 8) and gradient_accumulation_steps
  *   (default 1); `auto_find_batch_size` makes the micro-batch a start the run halves until it fits.
  * The Trainer has no tensor, pipeline or context parallel degree (NO_DEGREES). A launcher whose own config shards
- * (`accelerate launch --config_file zero3.yaml`) decides the ZeRO stage and offload the arguments leave unsaid
- * (`shardedByLauncher`).
+ * decides the ZeRO stage and offload the arguments leave unsaid: `accelerate launch --config_file zero3.yaml` is
+ * read with that config (a ConfigLink of format 'accelerate'); a plugin chosen by flag (`--use_deepspeed`) leaves
+ * them to the search and says so (`shardedByLauncher`).
  */
 import type { Precision, RecomputeMode, TrainingSetup } from '../protocol/plan';
 import { fsdpWordsFor, readFsdpWords, setFsdpDims } from './fsdpWords';
