@@ -12,6 +12,7 @@ import { baseOf, dirOf, joinPath as join } from './filePaths';
 import { launchesOf } from './launchedBy';
 import { isLaunchScriptName, programName, scriptLaunch } from './launchScripts';
 import { isTrainerRecipe } from './recipeDetect';
+import { recipeModelReference } from './trainerRecipe';
 import { wrapsModelItself } from './torchNames';
 import { mentionsTrainingArguments } from './trainingArguments';
 import { splitCommands } from './shellWords';
@@ -99,6 +100,11 @@ export function resolveLaunchedModel(configPath: string, text: string, io: FileA
       const found = launch.script && modelOfScript(join(launch.dir, launch.script), io, `which ${launch.launcher} runs with ${name}`);
       if (found) return found;
     }
+    // No script of the user's builds it: the model the recipe names, where its config.json is on disk (a folder, the
+    // hub cache), which WAP builds as from_pretrained would.
+    const named = recipeModelReference(configPath, text);
+    const config = named && io.pretrainedConfig?.(named.ref, configPath);
+    if (named && config) return { file: config, how: `${named.key} ${named.ref} in ${name}` };
   }
   // A YAML/JSON/TOML config: the launch script beside it that passes it by name.
   const naming: Array<{ sibling: string; path: string; body: string }> = [];

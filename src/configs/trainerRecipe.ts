@@ -37,6 +37,13 @@ export function readRecipe(fileName: string, text: string): StatedSetup | undefi
   return stated;
 }
 
+/** The model a recipe names (`model_name_or_path: org/name` or a folder), as written; undefined when it names none. */
+export function recipeModelReference(fileName: string, text: string): { ref: string; key: string } | undefined {
+  const doc: RecipeDoc = /\.json$/i.test(fileName) ? jsonRecipe(text) : yamlRecipe(text);
+  const v = doc.top.get('model_name_or_path');
+  return v?.kind === 'string' && typeof v.value === 'string' && v.value.trim() !== '' ? { ref: v.value.trim(), key: doc.keyword('model_name_or_path') } : undefined;
+}
+
 /**
  * With the DeepSpeed JSON it names and the GPUs its launch scripts start: every GPU a data-parallel replica (the
  * Trainer has no model-parallel degree), so the global batch is the one the run trains with.

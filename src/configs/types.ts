@@ -41,6 +41,11 @@ export interface ConfigFinding {
 export interface FileAccess {
   read(path: string): string | undefined;
   list(dir: string): string[];
+  /**
+   * The config.json `from_pretrained(ref)` would load, read from `fromFile`'s folder (a local folder, then the hub
+   * cache; never the network), or undefined when it is not on disk. The caller's frontends know where to look.
+   */
+  pretrainedConfig?(ref: string, fromFile: string): string | undefined;
 }
 
 export interface ConfigCheckResult {

@@ -20,6 +20,7 @@ import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, t
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, MAX_CONFIG_CHARS, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
+import { pretrainedConfigPath } from '../frontends/huggingface/sources';
 import type { PlanReport } from '../protocol/plan';
 import { configVersus } from './configVersus';
 import { chosenLabel, ConfigModelChoices, missingModelMessage, modelChoiceAction, type ModelSource } from './configModelChoice';
@@ -76,6 +77,7 @@ export class ConfigDocuments {
   private readonly files: FileAccess = {
     read: (p) => this.getText(pathToFileURL(p).href)?.getText() ?? readOrUndefined(p),
     list: (dir) => listOrEmpty(dir),
+    pretrainedConfig: pretrainedConfigPath,
   };
 
   constructor(

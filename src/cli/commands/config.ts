@@ -7,10 +7,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary } from '../../configs/index';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { readTextFile, writeTextFile } from '../files';
+import { pretrainedConfigPath } from '../../frontends/huggingface/sources';
 import { analyzeModelFile } from '../modelLoading';
 import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile } from './modelPlan';
 import type { CliCommand } from './registry';
@@ -52,7 +53,9 @@ function print(file: string, text: string, findings: ConfigFinding[]): void {
 
 const failing = (findings: ConfigFinding[]): number => findings.filter((f) => f.severity !== 'info').length;
 
-const fileAccess = {
+const fileAccess: FileAccess = {
+  // Where from_pretrained(ref) would find its config.json on disk (a folder, the hub cache), never the network.
+  pretrainedConfig: pretrainedConfigPath,
   read: (p: string): string | undefined => {
     try {
       return readFileSync(p, 'utf8');

@@ -95,3 +95,9 @@ export function findPretrainedConfig(ref: string, fromFile: string | undefined, 
   }
   return { error: `no config.json for '${ref}'. Looked in: ${looked.join(', ')}.` };
 }
+
+/** The path of the config.json `from_pretrained(ref)` would load, or undefined when it is not on disk. */
+export function pretrainedConfigPath(ref: string, fromFile: string | undefined): string | undefined {
+  const found = findPretrainedConfig(ref, fromFile);
+  return 'path' in found ? found.path : undefined;
+}
