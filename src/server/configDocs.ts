@@ -13,14 +13,15 @@
  *   4. none: an info diagnostic whose quick fix asks. Never "the model planned last".
  * Without a plan, only the config's own consistency is checked (e.g. DeepSpeed batch arithmetic).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, MAX_CONFIG_CHARS, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
+import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { pretrainedConfigPath } from '../frontends/huggingface/sources';
+import { readSource } from '../frontends/imports/sourceFiles';
 import type { PlanReport } from '../protocol/plan';
 import { configVersus } from './configVersus';
 import { chosenLabel, ConfigModelChoices, missingModelMessage, modelChoiceAction, type ModelSource } from './configModelChoice';
@@ -34,9 +35,6 @@ import type { PlanService } from './planService';
 import type { SettingsCache } from './settings';
 
 type Finding = ReturnType<typeof checkConfig>['findings'][number];
-
-/** UTF-8 takes up to 4 bytes a character: no file over this can be a config WAP reads. */
-const MAX_REFERENCED_BYTES = 4 * MAX_CONFIG_CHARS;
 
 interface ConfigState {
   version: number;
@@ -367,17 +365,12 @@ function newestFeasible(plans: Map<string, { outcome: import('../protocol/plan')
 
 
 /**
- * A file a config names (a launched script, a DeepSpeed JSON): only a regular file of config size, since the path is
- * the user's text and `/dev/zero` or a FIFO would never finish reading, and a huge file would stall the server.
+ * A file a config names (a launched script, a DeepSpeed JSON), read as the import room reads sources: only a regular
+ * file of source size, since the path is the user's text and `/dev/zero` or a FIFO would never finish reading.
  */
 function readOrUndefined(path: string): string | undefined {
-  try {
-    const info = statSync(path);
-    if (!info.isFile() || info.size > MAX_REFERENCED_BYTES) return undefined;
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
+  const read = readSource(path);
+  return 'why' in read ? undefined : read.text;
 }
 
 function listOrEmpty(dir: string): string[] {

@@ -4,7 +4,7 @@
  * CUDA_VISIBLE_DEVICES) against the plan for a model, for CI.
  * Exit 0: clean (info notes allowed); 1: errors or warnings remain; 2: bad input.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
 import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
@@ -12,6 +12,7 @@ import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { readTextFile, writeTextFile } from '../files';
 import { pretrainedConfigPath } from '../../frontends/huggingface/sources';
+import { readSource } from '../../frontends/imports/sourceFiles';
 import { analyzeModelFile } from '../modelLoading';
 import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile } from './modelPlan';
 import type { CliCommand } from './registry';
@@ -56,12 +57,10 @@ const failing = (findings: ConfigFinding[]): number => findings.filter((f) => f.
 const fileAccess: FileAccess = {
   // Where from_pretrained(ref) would find its config.json on disk (a folder, the hub cache), never the network.
   pretrainedConfig: pretrainedConfigPath,
+  // Only a regular file of source size: a config may name /dev/zero or a FIFO, which would never finish reading.
   read: (p: string): string | undefined => {
-    try {
-      return readFileSync(p, 'utf8');
-    } catch {
-      return undefined;
-    }
+    const read = readSource(p);
+    return 'why' in read ? undefined : read.text;
   },
   list: (dir: string): string[] => {
     try {
