@@ -11,7 +11,7 @@
 import { baseOf, dirOf, joinPath as join } from './filePaths';
 import { launchesOf } from './launchedBy';
 import { isLaunchScriptName, programName, scriptLaunch } from './launchScripts';
-import { isTrainerRecipe } from './recipeDetect';
+import { isAxolotlConfig, isTrainerRecipe } from './recipeDetect';
 import { recipeModelReference } from './trainerRecipe';
 import { wrapsModelItself } from './torchNames';
 import { mentionsTrainingArguments } from './trainingArguments';
@@ -94,15 +94,17 @@ export function resolveLaunchedModel(configPath: string, text: string, io: FileA
   const name = baseOf(configPath);
   // A recipe of the Trainer's arguments: the script a launch command loads it with, beside it or from a folder above
   // (recipes/<model>/sft/config.yaml launched from the project root). Its `model_name_or_path` names a hub model,
-  // not code: a command that only hands it to `llamafactory-cli` leads to no model.
-  if (isTrainerRecipe(configPath, text)) {
+  // not code: a command that only hands it to `llamafactory-cli` leads to no model. An axolotl config is run by
+  // axolotl's own module (no script of the user's) and names its model as `base_model`.
+  const axolotl = isAxolotlConfig(configPath, text);
+  if (axolotl || isTrainerRecipe(configPath, text)) {
     for (const launch of launchesOf(configPath, io, 'argument')) {
       const found = launch.script && modelOfScript(join(launch.dir, launch.script), io, `which ${launch.launcher} runs with ${name}`);
       if (found) return found;
     }
     // No script of the user's builds it: the model the recipe names, where its config.json is on disk (a folder, the
     // hub cache), which WAP builds as from_pretrained would.
-    const named = recipeModelReference(configPath, text);
+    const named = recipeModelReference(configPath, text, axolotl ? 'base_model' : 'model_name_or_path');
     const config = named && io.pretrainedConfig?.(named.ref, configPath);
     if (named && config) return { file: config, how: `${named.key} ${named.ref} in ${name}` };
   }

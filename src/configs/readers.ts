@@ -1,5 +1,6 @@
 /** Every config format WAP reads, in detection order. */
 import { accelerateReader } from './accelerate';
+import { axolotlReader } from './axolotl';
 import { deepspeedReader } from './deepspeed';
 import { kerasMirroredReader } from './kerasMirrored';
 import { torchrunReader, visibleDevicesReader } from './launchScripts';
@@ -12,5 +13,5 @@ import { trainerArgvReader } from './trainerArgv';
 import { trainerRecipeReader } from './trainerRecipe';
 import type { ConfigFormat, ConfigReader } from './types';
 
-export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader, trainerRecipeReader, torchScriptReader];
+export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader, trainerRecipeReader, axolotlReader, torchScriptReader];
 export const READERS_BY_FORMAT = new Map<ConfigFormat, ConfigReader>(READERS.map((r) => [r.format, r]));

@@ -4,7 +4,8 @@
  * one of its flags (bf16, fp16, gradient_checkpointing). What other tools write with such keys stays theirs:
  * accelerate configs (distributed_type, num_processes: accelerate.ts), DeepSpeed JSON (which has
  * gradient_accumulation_steps and bf16 too: deepspeed.ts), axolotl (base_model, micro_batch_size: its own names for
- * the same arguments) and Hydra configs (a `defaults:` list composes them from other files).
+ * the same arguments, read as their own format by axolotl.ts) and Hydra configs (a `defaults:` list composes them
+ * from other files).
  */
 
 /** A top-level YAML key: at the start of a line, quoted or not. */
@@ -14,7 +15,8 @@ const jsonKey = (names: string): RegExp => new RegExp(`"(${names})"\\s*:`);
 const TRAINER_ONLY = 'per_device_train_batch_size';
 const BESIDE_A_FLAG = 'gradient_accumulation_steps|output_dir';
 const FLAGS = 'bf16|fp16|gradient_checkpointing';
-const NOT_A_RECIPE = [/^[ \t]*(distributed_type|num_processes)[ \t]*:/m, yamlKey('base_model|micro_batch_size|defaults')];
+const ACCELERATE = /^[ \t]*(distributed_type|num_processes)[ \t]*:/m;
+const NOT_A_RECIPE = [ACCELERATE, yamlKey('base_model|micro_batch_size|defaults')];
 
 /** The keys no DeepSpeed JSON has, which make a JSON file a Trainer recipe however much DeepSpeed it holds inline. */
 export const namesTrainerArguments = (json: string): boolean => jsonKey(`${TRAINER_ONLY}|output_dir`).test(json);
@@ -29,3 +31,15 @@ export function isTrainerRecipe(fileName: string, text: string): boolean {
 
 /** The keys that made the file a recipe, of which at least one must be top-level once it is parsed. */
 export const RECIPE_KEYS = ['per_device_train_batch_size', 'gradient_accumulation_steps', 'output_dir'];
+
+/**
+ * An axolotl config (`axolotl train config.yml`): a YAML file naming its model as `base_model` beside one of the
+ * batch keys axolotl requires (it refuses a config with fewer than two of micro_batch_size, gradient_accumulation_steps
+ * and batch_size), or `micro_batch_size` beside axolotl's own `sequence_len`. Hydra's composed configs and accelerate's
+ * stay theirs.
+ */
+export function isAxolotlConfig(fileName: string, text: string): boolean {
+  if (!/\.ya?ml$/i.test(fileName) || ACCELERATE.test(text) || yamlKey('defaults').test(text)) return false;
+  return (yamlKey('base_model').test(text) && yamlKey('micro_batch_size|gradient_accumulation_steps|batch_size').test(text))
+    || (yamlKey('micro_batch_size').test(text) && yamlKey('sequence_len').test(text));
+}

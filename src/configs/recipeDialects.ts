@@ -19,9 +19,9 @@ const LLAMA_FACTORY_KEYS = ['finetuning_type', 'stage', 'cutoff_len', 'lora_targ
 
 export const isLlamaFactoryRecipe = (doc: RecipeDoc): boolean => LLAMA_FACTORY_KEYS.some((k) => doc.top.get(k));
 
-const PLANNED_FULL = 'so this config\'s plan trains every parameter of the model (memory and step time over-stated)';
+export const PLANNED_FULL = 'so this config\'s plan trains every parameter of the model (memory and step time over-stated)';
 
-function note(stated: StatedSetup, range: StatedSetup['anchor'], short: string, message: string): void {
+export function note(stated: StatedSetup, range: StatedSetup['anchor'], short: string, message: string): void {
   (stated.unmodelled ??= []).push({ range, short, message });
 }
 
@@ -81,6 +81,11 @@ export function applyRecipeDialect(doc: RecipeDoc, source: ArgumentSource, state
     const rank = given(doc, 'lora_r')?.value;
     note(stated, given(doc, 'use_peft')!.range, 'LoRA adapters', `use_peft: true trains LoRA adapters${rank !== undefined ? ` of rank ${String(rank)}` : ''} with the base model frozen: WAP models LoRA only where the code builds it (peft's LoraConfig / get_peft_model), ${PLANNED_FULL}`);
   }
+  quantizedLoadNotes(doc, stated);
+}
+
+/** `load_in_4bit: true` / `load_in_8bit: true` (trl's ModelConfig, axolotl): a base model loaded quantized, said. */
+export function quantizedLoadNotes(doc: RecipeDoc, stated: StatedSetup): void {
   for (const key of ['load_in_4bit', 'load_in_8bit']) {
     if (recipeBool(doc, key) === true) note(stated, given(doc, key)!.range, 'quantized base model', `${key}: true loads the base model's weights quantized: WAP models quantized weights only where the code loads them (BitsAndBytesConfig), ${PLANNED_FULL}`);
   }

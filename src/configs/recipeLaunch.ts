@@ -5,7 +5,10 @@
  *   (launchWorld.ts);
  * - LLaMA-Factory's CLI takes it: `FORCE_TORCHRUN=1 NNODES=2 NPROC_PER_NODE=8 llamafactory-cli train recipe.yaml`
  *   starts torchrun itself on NNODES (default 1) machines × NPROC_PER_NODE processes, which defaults to the GPUs it
- *   sees: CUDA_VISIBLE_DEVICES' list where the script sets one, else a count only the machine knows.
+ *   sees: CUDA_VISIBLE_DEVICES' list where the script sets one, else a count only the machine knows;
+ * - axolotl runs its own module on the config: `accelerate launch --num_processes 8 -m axolotl.cli.train config.yml`
+ *   (the GPUs are the launcher's, read up to `-m`), or its CLI `axolotl train config.yml`, which starts accelerate
+ *   with the machine's own accelerate config: a count no script says.
  * Environment words count as the command's own prefix sets them, else as the script assigns them once.
  */
 import { launchWorld } from './launchWorld';
@@ -40,10 +43,26 @@ function llamaFactoryWorld(words: Command, cli: number, assignments: Assignment[
   return nodes !== undefined && perNode !== undefined ? nodes * perNode : undefined;
 }
 
+/** A launcher word before axolotl's `-m axolotl.cli.train` (python alone is one process, which it does not say). */
+const MODULE_LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*)$/;
+
+/** axolotl's training entry points: its module under a launcher, or its CLI's `train`. */
+function axolotlCommand(words: Command, assignments: Assignment[]): RecipeCommand | undefined {
+  const module = words.findIndex((w, i) => w.raw === '-m' && words[i + 1]?.raw === 'axolotl.cli.train');
+  if (module >= 0) {
+    const launcher = words.findIndex((w, i) => i < module && !w.raw.startsWith('-') && MODULE_LAUNCHERS.test(programName(w.raw)));
+    return launcher < 0 ? undefined : { from: module + 2, launcher, world: launchWorld(words, launcher, module, assignments) };
+  }
+  const cli = words.findIndex((w) => programName(w.raw) === 'axolotl');
+  return cli >= 0 && words[cli + 1]?.raw === 'train' ? { from: cli + 2, launcher: cli, world: undefined } : undefined;
+}
+
 /** Where a command may pass a recipe, and the GPUs it starts; undefined for a command that launches no training. */
 export function recipeCommand(words: Command, assignments: Assignment[]): RecipeCommand | undefined {
   const launch = scriptLaunch(words);
   if (launch) return { from: launch.script + 1, script: launch.script, launcher: launch.launcher, world: launchWorld(words, launch.launcher, launch.script, assignments) };
+  const axolotl = axolotlCommand(words, assignments);
+  if (axolotl) return axolotl;
   const cli = words.findIndex((w) => /^(llamafactory-cli|lmf)$/.test(programName(w.raw)));
   if (cli < 0 || words[cli + 1]?.raw !== 'train') return undefined;
   return { from: cli + 2, launcher: cli, world: llamaFactoryWorld(words, cli, assignments) };

@@ -23,7 +23,7 @@ import { recipeArguments, type RecipeDoc } from './recipeSource';
 import { yamlRecipe } from './recipeYaml';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import { readArgumentSetup } from './trainerArgumentSetup';
-import type { ConfigReader, FileAccess, TextRange } from './types';
+import type { ConfigFormat, ConfigReader, FileAccess, TextRange } from './types';
 
 /** The setup a recipe states, or undefined for a file whose Trainer keys are not at its top level. */
 export function readRecipe(fileName: string, text: string): StatedSetup | undefined {
@@ -37,31 +37,39 @@ export function readRecipe(fileName: string, text: string): StatedSetup | undefi
   return stated;
 }
 
-/** The model a recipe names (`model_name_or_path: org/name` or a folder), as written; undefined when it names none. */
-export function recipeModelReference(fileName: string, text: string): { ref: string; key: string } | undefined {
+/**
+ * The model a recipe names (`model_name_or_path: org/name` or a folder; axolotl's `base_model`), as written; undefined
+ * when it names none.
+ */
+export function recipeModelReference(fileName: string, text: string, key = 'model_name_or_path'): { ref: string; key: string } | undefined {
   const doc: RecipeDoc = /\.json$/i.test(fileName) ? jsonRecipe(text) : yamlRecipe(text);
-  const v = doc.top.get('model_name_or_path');
-  return v?.kind === 'string' && typeof v.value === 'string' && v.value.trim() !== '' ? { ref: v.value.trim(), key: doc.keyword('model_name_or_path') } : undefined;
+  const v = doc.top.get(key);
+  return v?.kind === 'string' && typeof v.value === 'string' && v.value.trim() !== '' ? { ref: v.value.trim(), key: doc.keyword(key) } : undefined;
 }
 
 /**
  * With the DeepSpeed JSON it names and the GPUs its launch scripts start: every GPU a data-parallel replica (the
- * Trainer has no model-parallel degree), so the global batch is the one the run trains with.
+ * Trainer has no model-parallel degree), so the global batch is the one the run trains with. axolotl's configs too.
  */
-function launched(fileName: string, setup: StatedSetup, files: FileAccess | undefined): StatedSetup {
+export function launchedRecipe(fileName: string, setup: StatedSetup, files: FileAccess | undefined): StatedSetup {
   const stated = withLaunchedWorld(fileName, withLinkedConfig(fileName, setup, files), files, 'argument');
   return stated.world === undefined ? stated : { ...stated, dataParallel: { value: stated.world, stated: true, range: stated.anchor } };
 }
 
-export const trainerRecipeReader: ConfigReader = {
-  format: 'hf-trainer-recipe',
-  launchedAs: 'argument',
-  detect: isTrainerRecipe,
-  check(fileName, text, plan, files) {
-    const setup = readRecipe(fileName, text);
-    if (!setup) return [];
-    const stated = launched(fileName, setup, files);
-    return plan ? compareSetup('hf-trainer-recipe', text, stated, plan) : setupNotes('hf-trainer-recipe', stated);
-  },
-  readSetup: readRecipe,
-};
+/** A reader of files a launch passes to a script (recipes, axolotl configs): read, then linked and launched. */
+export function passedConfigReader(format: ConfigFormat, detect: ConfigReader['detect'], read: (fileName: string, text: string) => StatedSetup | undefined): ConfigReader {
+  return {
+    format,
+    launchedAs: 'argument',
+    detect,
+    check(fileName, text, plan, files) {
+      const setup = read(fileName, text);
+      if (!setup) return [];
+      const stated = launchedRecipe(fileName, setup, files);
+      return plan ? compareSetup(format, text, stated, plan) : setupNotes(format, stated);
+    },
+    readSetup: read,
+  };
+}
+
+export const trainerRecipeReader: ConfigReader = passedConfigReader('hf-trainer-recipe', isTrainerRecipe, readRecipe);

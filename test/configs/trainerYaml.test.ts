@@ -258,9 +258,11 @@ test('detection: accelerate, DeepSpeed and other YAML/JSON files stay theirs; Tr
   const hydra = 'defaults:\n  - model: llama\n  - _self_\noutput_dir: outputs\ngradient_accumulation_steps: 4\nbf16: true\n';
   const axolotl = 'base_model: NousResearch/Llama-2-7b-hf\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\nbf16: auto\noutput_dir: ./out\n';
   const torchtune = 'output_dir: /tmp/llama\nbatch_size: 2\ngradient_accumulation_steps: 8\ndtype: bf16\nenable_activation_checkpointing: True\n';
-  for (const [file, text] of [['.github/workflows/ci.yml', workflow], ['docker-compose.yml', compose], ['conf/config.yaml', hydra], ['axolotl.yaml', axolotl], ['8B_full.yaml', torchtune]] as const) {
+  for (const [file, text] of [['.github/workflows/ci.yml', workflow], ['docker-compose.yml', compose], ['conf/config.yaml', hydra], ['8B_full.yaml', torchtune]] as const) {
     assert.deepEqual(detectConfigFormats(file, text), [], file);
   }
+  // axolotl's names for the same arguments: its own format (axolotl.ts), never a Trainer recipe.
+  assert.deepEqual(detectConfigFormats('axolotl.yaml', axolotl), ['axolotl']);
   // A JSON recipe holding DeepSpeed inline is the recipe's; a JSON whose Trainer keys sit deeper states nothing.
   assert.deepEqual(detectConfigFormats('args.json', '{"output_dir": "out", "per_device_train_batch_size": 2, "deepspeed": {"zero_optimization": {"stage": 3}}}'), ['hf-trainer-recipe']);
   assert.equal(setupOf('{"output_dir": "out", "per_device_train_batch_size": 2, "deepspeed": {"zero_optimization": {"stage": 3}}}', 'args.json').zeroStage?.value, 3);
