@@ -11,4 +11,4 @@ export { optimizerHint, withOptimizerFrom, type OptimizerHint } from './optimize
 export { trainingHintsApply, withTrainingHintsFrom } from './trainingHints';
 export { readConfigSetups, pinnedOptions, statedBatch, summarizeRun, versusLine, withStatedPrecision, type RunSummary } from './evaluate';
 export { describeSetup, type StatedSetup } from './setup';
-export { launchedScripts, configMentioned, localModelImports, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';
+export { launchedScripts, configMentioned, localModelImports, namedModel, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';

@@ -104,7 +104,7 @@ export function resolveLaunchedModel(configPath: string, text: string, io: FileA
     }
     // No script of the user's builds it: the model the recipe names, where its config.json is on disk (a folder, the
     // hub cache), which WAP builds as from_pretrained would.
-    const named = recipeModelReference(configPath, text, axolotl ? 'base_model' : 'model_name_or_path');
+    const named = namedModel(configPath, text);
     const config = named && io.pretrainedConfig?.(named.ref, configPath);
     if (named && config) return { file: config, how: `${named.key} ${named.ref} in ${name}` };
   }
@@ -128,6 +128,16 @@ export function resolveLaunchedModel(configPath: string, text: string, io: FileA
     if (found) return { ...found, how: `${found.how}; ${sibling} names ${name}` };
   }
   return undefined;
+}
+
+/**
+ * The model a recipe or an axolotl config names itself (`model_name_or_path`, `base_model`), as written: what to
+ * say when its config.json is not on disk and no script of the user's builds it.
+ */
+export function namedModel(configPath: string, text: string): { ref: string; key: string } | undefined {
+  const axolotl = isAxolotlConfig(configPath, text);
+  if (!axolotl && !isTrainerRecipe(configPath, text)) return undefined;
+  return recipeModelReference(configPath, text, axolotl ? 'base_model' : 'model_name_or_path');
 }
 
 /** Files that are configs, not scripts: what may name another config by path. */

@@ -18,9 +18,9 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
+import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, namedModel, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
-import { pretrainedConfigPath } from '../frontends/huggingface/sources';
+import { namedModelNotFound, pretrainedConfigPath } from '../frontends/huggingface/sources';
 import { readSource } from '../frontends/imports/sourceFiles';
 import type { PlanReport } from '../protocol/plan';
 import { configVersus } from './configVersus';
@@ -231,7 +231,8 @@ export class ConfigDocuments {
     const chosen = this.choices.get(configUri);
     if (chosen) return this.planOfFile(chosen, undefined, chosenLabel(chosen, this.clientCommands), 'chosen');
     // 4. Never a guess (such as the model planned last): say how to choose.
-    return { plan: undefined, missing: missingModelMessage(this.clientCommands), source: 'none' };
+    const named = doc ? namedModel(configPath, doc.getText()) : undefined;
+    return { plan: undefined, missing: missingModelMessage(this.clientCommands, named && namedModelNotFound(named, configPath)), source: 'none' };
   }
 
   /** The client sent the per-config choices (all of them): re-check the configs whose choice changed. */

@@ -52,11 +52,11 @@ export function chosenLabel(modelPath: string, clientCommands: boolean): string 
     : `${basename(modelPath)}, chosen for this config`;
 }
 
-/** The info diagnostic of a config without a model. */
-export function missingModelMessage(clientCommands: boolean): string {
+/** The info diagnostic of a config without a model; `why` replaces "no launch script names it" where more is known. */
+export function missingModelMessage(clientCommands: boolean, why = 'no launch script names it'): string {
   return clientCommands
-    ? `WAP does not know which model this config trains: no launch script names it and "wap.model" is not set. Quick fix "${CHOOSE_TITLE}" picks the model file (remembered for this config).`
-    : 'WAP does not know which model this config trains: no launch script names it. Set "wap.model" to the model file (Settings) so WAP can compare this config with its plan.';
+    ? `WAP does not know which model this config trains: ${why}, and "wap.model" is not set. Quick fix "${CHOOSE_TITLE}" picks the model file (remembered for this config).`
+    : `WAP does not know which model this config trains: ${why}. Set "wap.model" to the model file (Settings) so WAP can compare this config with its plan.`;
 }
 
 /**

@@ -57,3 +57,17 @@ test('a hub id in model_name_or_path: the cached snapshot\'s config.json, or no 
     else process.env.HF_HUB_CACHE = before;
   }
 });
+
+test('a recipe naming a model that is not on disk: the "no model" message says which, where WAP looked and how to fetch it', async () => {
+  const file = join(project, 'uncached.yaml');
+  writeFileSync(file, recipe('meta-llama/Not-Cached-7b'));
+  const before = process.env.HF_HUB_CACHE;
+  process.env.HF_HUB_CACHE = join(project, 'empty-hub');
+  try {
+    const r = await capture(() => configCommand.run([file]));
+    assert.match(r.err, /no model for .*uncached\.yaml: it names its model as model_name_or_path: meta-llama\/Not-Cached-7b, and the config of 'meta-llama\/Not-Cached-7b' is not on disk \(WAP never downloads\)\. Looked in: .*Fetch it with `huggingface-cli download meta-llama\/Not-Cached-7b config\.json`.*; pass --model FILE/);
+  } finally {
+    if (before === undefined) delete process.env.HF_HUB_CACHE;
+    else process.env.HF_HUB_CACHE = before;
+  }
+});

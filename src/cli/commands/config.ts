@@ -7,11 +7,11 @@
 import { readdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { readTextFile, writeTextFile } from '../files';
-import { pretrainedConfigPath } from '../../frontends/huggingface/sources';
+import { namedModelNotFound, pretrainedConfigPath } from '../../frontends/huggingface/sources';
 import { readSource } from '../../frontends/imports/sourceFiles';
 import { analyzeModelFile } from '../modelLoading';
 import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile } from './modelPlan';
@@ -132,7 +132,8 @@ async function run(args: string[]): Promise<number> {
     }
     plan = outcome;
   } else if (!v.json) {
-    console.error(`wap: no model for ${file}: no launch script names it; pass --model FILE (only the config's own consistency is checked)`);
+    const named = namedModel(file, text);
+    console.error(`wap: no model for ${file}: ${named ? namedModelNotFound(named, file) : 'no launch script names it'}; pass --model FILE (only the config's own consistency is checked)`);
   }
 
   if (v.fix) {

@@ -96,6 +96,15 @@ export function findPretrainedConfig(ref: string, fromFile: string | undefined, 
   return { error: `no config.json for '${ref}'. Looked in: ${looked.join(', ')}.` };
 }
 
+/**
+ * Why no model comes of a config that names one (a recipe's `model_name_or_path`, axolotl's `base_model`): the lookup's
+ * own words (where it looked, how to fetch the file), for the "no model" message.
+ */
+export function namedModelNotFound(named: { ref: string; key: string }, fromFile: string): string {
+  const found = findPretrainedConfig(named.ref, fromFile);
+  return `it names its model as ${named.key} ${named.ref}, and ${'error' in found ? found.error : 'that config is on disk but no script of yours builds the model'}`;
+}
+
 /** The path of the config.json `from_pretrained(ref)` would load, or undefined when it is not on disk. */
 export function pretrainedConfigPath(ref: string, fromFile: string | undefined): string | undefined {
   const found = findPretrainedConfig(ref, fromFile);
