@@ -10,9 +10,8 @@
  */
 import type { Node } from 'web-tree-sitter';
 import type { PlanOptions } from '../protocol/plan';
-import { MAX_CONFIG_CHARS } from './check';
-import { firstPythonHint } from './firstHint';
-import { callArgs, guardOf, pythonReady, stringLiteral, withPythonTree } from './python';
+import { firstCallHint } from './firstHint';
+import { callArgs, stringLiteral } from './python';
 
 export interface AttentionHint {
   kernel: 'fused' | 'unfused';
@@ -34,23 +33,13 @@ function namedImplementation(call: Node): Node | undefined {
   return args.keywords.get('attn_implementation');
 }
 
-function fromPython(name: string, text: string): AttentionHint | undefined {
-  if (!pythonReady() || !/attn_implementation/.test(text)) return undefined;
-  return withPythonTree(text, (root) => {
-    for (const call of root.descendantsOfType('call')) {
-      if (!call || guardOf(call)) continue;
-      const value = namedImplementation(call);
-      const kernel = value ? KERNELS[stringLiteral(value) ?? ''] : undefined;
-      if (!value || !kernel) continue;
-      return { kernel, source: `${name}:${value.startPosition.row + 1} (attn_implementation=${value.text})` };
-    }
-    return undefined;
-  });
-}
-
 /** The kernel the Python files ask for: the model's own file first, then the others. */
 export function attentionHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): AttentionHint | undefined {
-  return firstPythonHint(files, modelFile, MAX_CONFIG_CHARS, fromPython);
+  return firstCallHint(files, modelFile, /attn_implementation/, (call, name) => {
+    const value = namedImplementation(call);
+    const kernel = value ? KERNELS[stringLiteral(value) ?? ''] : undefined;
+    return value && kernel ? { kernel, source: `${name}:${value.startPosition.row + 1} (attn_implementation=${value.text})` } : undefined;
+  });
 }
 
 /** The options with the code's attention kernel, unless a flag or setting chose one (`--attention`). */

@@ -12,9 +12,8 @@
  * user's choice per run, so it is reported, not assumed.
  */
 import type { PlanOptions } from '../protocol/plan';
-import { MAX_CONFIG_CHARS } from './check';
-import { firstPythonHint } from './firstHint';
-import { callArgs, guardOf, pythonReady, withPythonTree } from './python';
+import { firstCallHint } from './firstHint';
+import { callArgs } from './python';
 
 export interface MemoryFormatHint {
   memoryFormat: 'channels_last';
@@ -25,23 +24,14 @@ export interface MemoryFormatHint {
 /** torch's names for the layouts (torch.channels_last_3d is Conv3d's NDHWC). */
 const CHANNELS_LAST = /^(torch\.)?channels_last(_3d)?$/;
 
-function fromPython(name: string, text: string): MemoryFormatHint | undefined {
-  if (!pythonReady() || !text.includes('channels_last')) return undefined;
-  return withPythonTree(text, (root) => {
-    for (const call of root.descendantsOfType('call')) {
-      const format = call && callArgs(call)?.keywords.get('memory_format');
-      if (!call || !format || !CHANNELS_LAST.test(format.text.trim()) || guardOf(call)) continue;
-      const fn = call.childForFieldName('function')?.text ?? '';
-      if (!/\.(to|contiguous)$/.test(fn)) continue;
-      return { memoryFormat: 'channels_last', source: `${name}:${call.startPosition.row + 1} (${call.text.replace(/\s+/g, ' ').slice(0, 80)})` };
-    }
-    return undefined;
-  });
-}
-
 /** The layout the Python files state: the model's own file first, then the others. Broken or oversized files say nothing. */
 export function memoryFormatHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): MemoryFormatHint | undefined {
-  return firstPythonHint(files, modelFile, MAX_CONFIG_CHARS, fromPython);
+  return firstCallHint(files, modelFile, /channels_last/, (call, name) => {
+    const format = callArgs(call)?.keywords.get('memory_format');
+    const fn = call.childForFieldName('function')?.text ?? '';
+    if (!format || !CHANNELS_LAST.test(format.text.trim()) || !/\.(to|contiguous)$/.test(fn)) return undefined;
+    return { memoryFormat: 'channels_last', source: `${name}:${call.startPosition.row + 1} (${call.text.replace(/\s+/g, ' ').slice(0, 80)})` };
+  });
 }
 
 /** The options with the hint's layout, unless one was given (`--memory-format`). */

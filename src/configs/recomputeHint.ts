@@ -13,9 +13,8 @@
  */
 import type { Node } from 'web-tree-sitter';
 import type { PlanOptions, RecomputeMode } from '../protocol/plan';
-import { MAX_CONFIG_CHARS } from './check';
-import { firstPythonHint } from './firstHint';
-import { callArgs, guardOf, pythonReady, withPythonTree } from './python';
+import { firstCallHint } from './firstHint';
+import { callArgs } from './python';
 
 export interface RecomputeHint {
   recompute: RecomputeMode;
@@ -38,20 +37,11 @@ function switchesOn(call: Node): boolean | undefined {
   return flag === 'True' ? true : undefined;
 }
 
-function fromPython(name: string, text: string): RecomputeHint | undefined {
-  if (!pythonReady() || !WORDS.test(text)) return undefined;
-  return withPythonTree(text, (root) => {
-    for (const call of root.descendantsOfType('call')) {
-      if (!call || guardOf(call) || switchesOn(call) !== true) continue;
-      return { recompute: 'full', source: `${name}:${call.startPosition.row + 1} (${call.text.replace(/\s+/g, ' ').slice(0, 80)})` };
-    }
-    return undefined;
-  });
-}
 
 /** The recompute the Python files switch on: the model's own file first, then the others. */
 export function recomputeHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): RecomputeHint | undefined {
-  return firstPythonHint(files, modelFile, MAX_CONFIG_CHARS, fromPython);
+  return firstCallHint(files, modelFile, WORDS, (call, name) =>
+    switchesOn(call) === true ? { recompute: 'full', source: `${name}:${call.startPosition.row + 1} (${call.text.replace(/\s+/g, ' ').slice(0, 80)})` } : undefined);
 }
 
 /** The options with the code's recompute pinned, unless a flag or setting chose (`--recompute`, even `auto`). */
