@@ -24,6 +24,12 @@ import { NONE, UNKNOWN, truthy, type CallSite, type FuncV, type Scope, type Valu
 
 const MAX_WHILE_ITERATIONS = 10_000;
 
+/**
+ * Steps a script part of the analysed file may take (its `__main__` block, a loop at its module level): enough for a
+ * check call or a loop that builds layers, not for a training loop's iterations, which would spend the file's budget.
+ */
+export const SCRIPT_PART_STEPS = 20_000;
+
 export class Interp {
   readonly globals: Scope = { vars: new Map() };
   steps = 0;
@@ -65,6 +71,9 @@ export class Interp {
     return source;
   }
 
+  /** What each diagnostics list was already told (warnAt). */
+  private readonly said = new WeakMap<Diagnostic[], Set<string>>();
+
   private lastForeignLines: number[] | undefined;
   private lastForeignSource = '';
 
@@ -87,7 +96,14 @@ export class Interp {
   warnAt(r: SourceRange, message: string, code: string, severity: Diagnostic['severity'] = 'warning'): void {
     const diag: Diagnostic = { severity, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code };
     if (r.file) diag.file = r.file;
-    (this.graph?.diagnostics ?? this.diagnostics).push(diag);
+    const into = this.graph?.diagnostics ?? this.diagnostics;
+    // A loop says the same thing on every iteration: once is enough.
+    const key = `${diag.file ?? ''}:${diag.line}:${diag.column}-${diag.endLine}:${diag.endColumn}:${code}:${message}`;
+    let said = this.said.get(into);
+    if (!said) this.said.set(into, (said = new Set()));
+    if (said.has(key)) return;
+    said.add(key);
+    into.push(diag);
   }
 
   // ---- scopes ----
@@ -141,9 +157,8 @@ export class Interp {
       case 'if_statement':
         return this.execIf(node, scope);
       case 'for_statement':
-        return this.execFor(node, scope);
       case 'while_statement':
-        return this.execWhile(node, scope);
+        return scope === this.globals ? this.execScriptLoop(node, scope) : this.execLoop(node, scope);
       case 'function_definition':
         return defineFunction(this, node, scope, []);
       case 'class_definition':
@@ -237,6 +252,30 @@ export class Interp {
     const taken = decideBranch(this, branches, scope);
     const body = taken === undefined ? undefined : branches[taken].body;
     if (body) this.exec(body, scope);
+  }
+
+  private execLoop(node: PyNode, scope: Scope): void {
+    if (node.type === 'for_statement') this.execFor(node, scope);
+    else this.execWhile(node, scope);
+  }
+
+  /**
+   * A loop at the analysed file's module level (imported modules run in scopes of their own): a script's training
+   * loop (nanoGPT's `while True:`) is cut after SCRIPT_PART_STEPS, and the statements after it still run.
+   */
+  private execScriptLoop(node: PyNode, scope: Scope): void {
+    const fileBudget = this.maxSteps;
+    this.maxSteps = Math.min(fileBudget, this.steps + SCRIPT_PART_STEPS);
+    const loopBudget = this.maxSteps;
+    try {
+      this.execLoop(node, scope);
+    } catch (e) {
+      const cut = e instanceof LimitSignal && this.steps > loopBudget && loopBudget < fileBudget;
+      if (!cut) throw e;
+      this.warn(node, `The loop at line ${rangeOf(node).line} runs on past what reading the model needs (a training or evaluation loop): WAP read its first iterations, then went on with the statements after it`, 'script-loop-cut', 'info');
+    } finally {
+      this.maxSteps = fileBudget;
+    }
   }
 
   private execFor(node: PyNode, scope: Scope): void {

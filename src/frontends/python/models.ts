@@ -12,19 +12,20 @@ import { classLookup, getAttr, isTorchModuleBase, iterate, libraryBase, mro, set
 import { attrBuiltins, callingBuiltins } from './builtins';
 import { callValue } from './calls';
 import { Graph } from './graph';
-import { Interp } from './interpreter';
+import { Interp, SCRIPT_PART_STEPS } from './interpreter';
 import { ModuleLoader, type ImportContext } from './modules';
 import { isKerasModelInstance } from './kerasRuntime';
 import { isTorchModule } from './torchRuntime';
 import { hfSpec } from './transformersModels';
 import { guarded, kerasSpec, kerasSubclassSpec, torchSpec, type Candidate, type Root } from './candidateSpecs';
 import { unmodelledFreezes } from './frozenParameters';
+import { rewrittenGlobals } from './rewrittenGlobals';
 import { loraOf } from './peftCalls';
 import { withLoraAdapters } from '../peft/lora';
 import { applyFreezeSteps } from '../freezing/freezeSteps';
 import { hfFreezeSteps } from './transformersModules';
 import { withQuantizedWeights, type BitsAndBytesSettings } from '../quantization/bitsandbytes';
-import type { ClassV, FuncV, Scope, Value } from './values';
+import { NONE, type ClassV, type FuncV, type Scope, type Value } from './values';
 
 
 const isModelValue = (v: Value | undefined): v is Root =>
@@ -104,8 +105,8 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     const lora = loraOf(c.root);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(lora ? withLoraAdapters(spec, lora) : spec);
   }
-  // Freezing the evaluator could not attribute changes what any plan of this file's models means: each model carries it.
-  const freezes = unmodelledFreezes(interp, tree);
+  // Freezing the evaluator could not attribute, or values the run rewrites, change what any plan of this file's models means: each model carries it.
+  const freezes = [...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root)];
   for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...freezes];
   if (models.length === 0) fileDiagnostics.push(...freezes);
   fileDiagnostics.push(...interp.diagnostics);
@@ -115,9 +116,6 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   const framework = interp.imports.keras && !interp.imports.torch ? 'keras' : (models[0]?.framework ?? 'pytorch');
   return { framework, models, diagnostics: fileDiagnostics };
 }
-
-/** Steps a script part may take: enough for a check call, not for a training loop's iterations. */
-const MAIN_BLOCK_STEPS = 20_000;
 
 /**
  * Runs the file's `if __name__ == "__main__":` part as a script would, for what it does to the module's models: a
@@ -131,7 +129,7 @@ function runMainBlocks(interp: Interp): void {
   const [graph, maxSteps] = [interp.graph, interp.maxSteps];
   interp.graph = new Graph('keras');
   interp.steps = 0;
-  interp.maxSteps = MAIN_BLOCK_STEPS;
+  interp.maxSteps = SCRIPT_PART_STEPS;
   try {
     for (const body of interp.mainBlocks) guarded(interp, () => interp.exec(body, interp.globals), [], rangeOf(body));
   } finally {
@@ -164,6 +162,7 @@ function topLevelDefinitions(interp: Interp, root: PyNode) {
   const functions = new Map<string, SourceRange>();
   const classes = new Map<string, SourceRange>();
   const imported = new Map<string, SourceRange>();
+  const branchAssigned = new Map<string, SourceRange>();
   const statements = (n: PyNode): PyNode[] => n.children.flatMap((c) => (c.type === 'ERROR' ? statements(c) : [c]));
   for (const stmt of statements(root)) {
     const def = stmt.type === 'decorated_definition' ? field(stmt, 'definition') : stmt;
@@ -176,17 +175,38 @@ function topLevelDefinitions(interp: Interp, root: PyNode) {
         imported.set(interp.text(n.type === 'aliased_import' ? (field(n, 'alias') ?? n) : n), rangeOf(n));
       }
     }
-    else if (stmt.type === 'expression_statement') {
-      const a = namedChildren(stmt)[0];
-      const left = a?.type === 'assignment' ? field(a, 'left') : undefined;
-      if (left?.type === 'identifier') assignments.set(interp.text(left), rangeOf(stmt));
-      // `model, optimizer = accelerator.prepare(model, optimizer)`: each name unpacked is a candidate too.
-      else if (left && ['pattern_list', 'tuple_pattern', 'list_pattern'].includes(left.type)) {
-        for (const n of namedChildren(left)) if (n.type === 'identifier') assignments.set(interp.text(n), rangeOf(stmt));
-      }
+    else if (stmt.type === 'expression_statement') for (const name of assignedNames(interp, stmt)) assignments.set(name, rangeOf(stmt));
+    else if (BRANCHING.has(stmt.type)) {
+      for (const [name, range] of assignedInBranches(interp, stmt)) if (!branchAssigned.has(name)) branchAssigned.set(name, range);
     }
   }
+  // A name assigned at the top level is ranged there (its last assignment); one assigned only in a branch, at its first.
+  for (const [name, range] of branchAssigned) if (!assignments.has(name)) assignments.set(name, range);
   return { assignments, functions, classes, imported };
+}
+
+/** Statements whose blocks run in the module's own scope: a script builds its model in `if init_from == 'scratch':`. */
+const BRANCHING = new Set(['if_statement', 'try_statement', 'with_statement']);
+
+/** The names an assignment statement binds: `model = …`, and each name of `model, optimizer = accelerator.prepare(…)`. */
+function assignedNames(interp: Interp, stmt: PyNode): string[] {
+  const a = namedChildren(stmt)[0];
+  const left = a?.type === 'assignment' ? field(a, 'left') : undefined;
+  if (left?.type === 'identifier') return [interp.text(left)];
+  if (left && ['pattern_list', 'tuple_pattern', 'list_pattern'].includes(left.type)) return namedChildren(left).filter((n) => n.type === 'identifier').map((n) => interp.text(n));
+  return [];
+}
+
+/** Assignments inside a module-level if/try/with (nested ones too), in source order; not the `__main__` part, run apart. */
+function assignedInBranches(interp: Interp, stmt: PyNode, out = new Map<string, SourceRange>()): Map<string, SourceRange> {
+  const condition = stmt.type === 'if_statement' ? field(stmt, 'condition') : undefined;
+  if (condition && /^__name__\s*==\s*['"]__main__['"]$/.test(interp.text(condition))) return out;
+  for (const child of namedChildren(stmt)) {
+    if (child.type === 'expression_statement') for (const name of assignedNames(interp, child)) if (!out.has(name)) out.set(name, rangeOf(child));
+    if (child.type === 'function_definition' || child.type === 'class_definition' || child.type === 'decorated_definition') continue;
+    if (child.type !== 'expression_statement') assignedInBranches(interp, child, out);
+  }
+  return out;
 }
 
 /**
@@ -215,8 +235,9 @@ function importedCandidates(interp: Interp, imported: Map<string, SourceRange>, 
     let args: Value[] = [];
     if (init?.k === 'func' && requiresArgs(interp, init, 1)) {
       // `GPT(config)` with a fully defaulted `GPTConfig` beside it: built as `GPT(GPTConfig())`.
-      const config = defaultedConfigFor(interp, init);
-      if (!config) continue;
+      // The config is built on a budget of its own: the script's own statements may have spent the file's.
+      const config = build(interp, () => defaultedConfigFor(interp, init) ?? NONE, fileDiagnostics, range).value;
+      if (!config || config.k === 'none') continue;
       args = [config];
     }
     const built = build(interp, () => callValue(interp, v, args, new Map(), { node: v.node, range, calleeText: name }), fileDiagnostics, range);
