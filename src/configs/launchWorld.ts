@@ -122,3 +122,17 @@ export function acceleratePluginConfig(words: Command, from: number, to: number)
   const v = unquote(config.raw, config.start);
   return /[$`]/.test(v.value) ? undefined : { raw: config.raw, path: v.value, range: { start: v.start, end: v.end } };
 }
+
+/**
+ * `accelerate launch --mixed_precision bf16`: the precision the launch hands the script's Accelerator (it overrides
+ * the accelerate config's), unquoted, through the script's one assignment of a `$VAR`; undefined when not given.
+ */
+export function launchMixedPrecision(words: Command, from: number, to: number, assignments: Assignment[]): string | undefined {
+  const found = findLauncher(words, from, to);
+  if (found?.launcher !== 'accelerate') return undefined;
+  const value = launcherOptions(words, found.options, to).get('mixed_precision');
+  if (!value) return undefined;
+  let v: { value: string } | undefined = unquote(value.raw, value.start);
+  if (v.value.startsWith('$')) v = resolveReference(v.value, value.start, assignments);
+  return v?.value.trim() || undefined;
+}

@@ -7,6 +7,7 @@
  *   "16-true", "bf16-true", "transformer-engine" (fp8).
  * - Hugging Face Trainer: `TrainingArguments(bf16=True)` (fp16=, tf32=; trl's SFTConfig and kin); neither flag
  *   trains in fp32, a hint read after every other file's (accelerate launch's mixed precision applies then);
+ * - `accelerate launch --mixed_precision bf16 train.py` in a launch script beside it (launchPrecision.ts);
  * - plain PyTorch: `torch.autocast(…, dtype=torch.bfloat16)`, `torch.amp.autocast`, `torch.cuda.amp.autocast`
  *   in the Python files (dtype absent: float16, CUDA autocast's default; a CPU or `enabled=False` one says nothing).
  * Values WAP cannot know ("auto", expressions) are not guesses: they give no hint.
@@ -19,6 +20,8 @@ import type { AmpStyle, PlanOptions, Precision } from '../protocol/plan';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';
+import { launchPrecisionHint } from './launchPrecision';
+import { isLaunchScriptName } from './launchScripts';
 import { parseJsonConfig } from './jsonDoc';
 import { callArgs, findCalls, intLiteral, pythonReady, stringLiteral, withPythonTree } from './python';
 import { readAutocast } from './torchAmp';
@@ -154,8 +157,12 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
   const ordered = [...files.filter((f) => f.name === modelFile), ...files.filter((f) => f.name !== modelFile)];
   // Lazily: a file's formats are detected only when the files before it said nothing. A Trainer without a 16-bit
   // flag comes last: `accelerate launch` with a mixed-precision config then trains in that config's precision.
+  // accelerate's launch flag comes after the model's own file, whose code sets precision before the launch's does.
+  const scripts = new Set(files.filter((f) => /\.py$/i.test(f.name)).map((f) => f.name));
+  const launched = (): PrecisionHint | undefined => launchPrecisionHint(files, scripts);
   function* readings(): Generator<() => PrecisionHint | undefined> {
     const defaults: PrecisionHint[] = [];
+    if (ordered[0]?.name !== modelFile) yield launched;
     for (const f of ordered) {
       if (f.text.length > MAX_CONFIG_CHARS) continue;
       for (const format of detectConfigFormats(f.name, f.text)) {
@@ -173,6 +180,7 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
         };
         yield () => fromAutocast(f.name, f.text);
       }
+      if (f.name === modelFile) yield launched;
     }
     for (const hint of defaults) yield () => hint;
   }
@@ -191,10 +199,10 @@ export function withPrecisionFrom(options: PlanOptions, hint: PrecisionHint | un
 }
 
 /**
- * Files worth reading for a hint: configs by name, sorted so the answer does not depend on directory order, at
+ * Files worth reading for a hint: configs and launch scripts by name, sorted so the answer does not depend on directory order, at
  * most 64; the model's own file (read first for every hint) is always among them, however large the folder.
  */
 export function precisionHintCandidates(names: readonly string[], modelFile?: string): string[] {
-  const sorted = names.filter((n) => /\.(ya?ml|jsonc?|py)$/i.test(n) && n !== modelFile).sort();
+  const sorted = names.filter((n) => (/\.(ya?ml|jsonc?|py)$/i.test(n) || isLaunchScriptName(n, '')) && n !== modelFile).sort();
   return modelFile && names.includes(modelFile) ? [modelFile, ...sorted.slice(0, 63)] : sorted.slice(0, 64);
 }

@@ -1,0 +1,54 @@
+/**
+ * The precision a launch script beside the model starts it in: `accelerate launch --mixed_precision bf16 train.py`
+ * (accelerate's launch flag, which beats the accelerate config's `mixed_precision` and a Trainer that sets neither
+ * bf16 nor fp16, but not code that states its own: `Accelerator(mixed_precision=…)` or `TrainingArguments(bf16=True)`
+ * set it before the launch's environment variable is read). A command counts when its script is one of the Python
+ * files that speak for the model, named from the launch script's folder; when those commands disagree, or one gives
+ * no flag, the run's precision is not one WAP can name, and there is no hint.
+ */
+import { baseOf } from './filePaths';
+import { isLaunchScriptName, scriptLaunch } from './launchScripts';
+import { launcherSharding, launchMixedPrecision } from './launchWorld';
+import type { PrecisionHint } from './precisionHint';
+import { findAssignments, isMakefileName, splitCommands, unquote } from './shellWords';
+import type { Precision } from '../protocol/plan';
+
+/** accelerate's `--mixed_precision` choices. */
+const ACCELERATE: Record<string, Precision> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
+
+interface LaunchedPrecision {
+  file: string;
+  /** As written: 'bf16'; undefined when the command gives no flag. */
+  value: string | undefined;
+  /** The launcher's own sharding (`--use_deepspeed`, `--config_file`), which decides how 16-bit tensors are held. */
+  sharded: boolean;
+}
+
+/** The commands of one launch script that run one of `scripts` (Python file names in the launch script's folder). */
+function launchedPrecisions(name: string, text: string, scripts: ReadonlySet<string>): LaunchedPrecision[] {
+  const commands = splitCommands(text);
+  const assignments = findAssignments(text, commands, isMakefileName(name));
+  const out: LaunchedPrecision[] = [];
+  for (const words of commands) {
+    const launch = scriptLaunch(words);
+    if (!launch) continue;
+    const script = unquote(words[launch.script]!.raw, 0).value.replace(/^\.\//, '');
+    if (script.includes('/') || !scripts.has(baseOf(script))) continue;
+    out.push({ file: name, value: launchMixedPrecision(words, launch.launcher, launch.script, assignments), sharded: launcherSharding(words, launch.launcher, launch.script) !== undefined });
+  }
+  return out;
+}
+
+/** The hint every launch of the model's scripts agrees on; undefined when none launches them or they do not agree. */
+export function launchPrecisionHint(files: ReadonlyArray<{ name: string; text: string }>, scripts: ReadonlySet<string>): PrecisionHint | undefined {
+  const launches = files.filter((f) => isLaunchScriptName(f.name, f.text) && [...scripts].some((s) => f.text.includes(s))).flatMap((f) => launchedPrecisions(f.name, f.text, scripts));
+  const values = new Set(launches.map((l) => l.value));
+  const [value] = values;
+  if (values.size !== 1 || value === undefined) return undefined;
+  const precision = ACCELERATE[value.toLowerCase()];
+  if (!precision) return undefined;
+  const source = `${launches[0]!.file} (accelerate launch --mixed_precision ${value})`;
+  // Under a plugin accelerate hands precision to DeepSpeed or FSDP, which hold tensors their own way: no style said.
+  if ((precision !== 'fp16' && precision !== 'bf16') || launches.some((l) => l.sharded)) return { precision, source };
+  return { precision, source, ampStyle: 'autocast', ampStyleSource: `${source}: accelerate runs forward under torch.autocast` };
+}
