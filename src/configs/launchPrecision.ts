@@ -10,7 +10,8 @@ import { baseOf } from './filePaths';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { launcherSharding, launchMixedPrecision } from './launchWorld';
 import type { PrecisionHint } from './precisionHint';
-import { findAssignments, isMakefileName, splitCommands, unquote } from './shellWords';
+import { expandedCommands } from './shellExpansion';
+import { unquote } from './shellWords';
 import type { Precision } from '../protocol/plan';
 
 /** accelerate's `--mixed_precision` choices. */
@@ -26,10 +27,9 @@ interface LaunchedPrecision {
 
 /** The commands of one launch script that run one of `scripts` (Python file names in the launch script's folder). */
 function launchedPrecisions(name: string, text: string, scripts: ReadonlySet<string>): LaunchedPrecision[] {
-  const commands = splitCommands(text);
-  const assignments = findAssignments(text, commands, isMakefileName(name));
+  const { commands, assignments } = expandedCommands(name, text);
   const out: LaunchedPrecision[] = [];
-  for (const words of commands) {
+  for (const { words } of commands) {
     const launch = scriptLaunch(words);
     if (!launch) continue;
     const script = unquote(words[launch.script]!.raw, 0).value.replace(/^\.\//, '');

@@ -5,7 +5,8 @@
  */
 import type { PlanReport } from '../protocol/plan';
 import { checkDeviceIds, compareLaunch } from './compare';
-import { assignmentValue, findAssignments, isMakefileName, resolveReference, splitCommands, unquote, type Assignment, type Command, type Word } from './shellWords';
+import { expandedCommands } from './shellExpansion';
+import { assignmentValue, isMakefileName, resolveReference, unquote, type Assignment, type Command, type Word } from './shellWords';
 import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type LaunchSettings, type TextEdit } from './types';
 
 export function isLaunchScriptName(fileName: string, text: string): boolean {
@@ -92,8 +93,9 @@ let memo: { text: string; scan: ScriptScan } | undefined;
 
 function scanScript(fileName: string, text: string): ScriptScan {
   if (memo?.text === text) return memo.scan;
-  const commands = splitCommands(text);
-  const assignments = findAssignments(text, commands, isMakefileName(fileName));
+  // torchrun $DISTRIBUTED_ARGS pretrain_gpt.py: the launcher's options as the list variable holds them.
+  const { commands: expanded, assignments } = expandedCommands(fileName, text);
+  const commands = expanded.map((c) => c.words);
   const visible = assignments
     .filter((a) => a.name === 'CUDA_VISIBLE_DEVICES')
     .map((a) => ({ value: readVisible(text.slice(a.start, a.end), a.start), start: a.start }))

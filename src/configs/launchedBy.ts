@@ -22,7 +22,8 @@ import { withLinkedConfig } from './linkedConfig';
 import { acceleratePluginConfig, launcherSharding, launchWorld } from './launchWorld';
 import { passedPath, recipeCommand } from './recipeLaunch';
 import type { StatedSetup } from './setup';
-import { findAssignments, isMakefileName, splitCommands, unquote, type Assignment, type Command } from './shellWords';
+import { expandedCommands } from './shellExpansion';
+import { isMakefileName, unquote, type Assignment, type Command } from './shellWords';
 import { shardedByLauncher } from './trainerArgumentSetup';
 import type { FileAccess, LaunchedAs } from './types';
 
@@ -92,9 +93,8 @@ export function launchesOf(path: string, files: FileAccess, as: LaunchedAs = 'sc
       const text = file === path || !mayLaunch(entry) ? undefined : files.read(file);
       // Cheap before parsing: a launch script that does not even name the file.
       if (text === undefined || !text.includes(name) || !isLaunchScriptName(file, text)) continue;
-      const commands = splitCommands(text);
-      const assignments = findAssignments(text, commands, isMakefileName(file));
-      for (const words of commands) {
+      const { commands, assignments } = expandedCommands(file, text);
+      for (const { words } of commands) {
         const launch = launchOf(words, dir, target, as, assignments);
         if (launch) out.push({ launcher: entry, dir, ...launch });
       }

@@ -15,7 +15,7 @@ import { isAxolotlConfig, isTrainerRecipe } from './recipeDetect';
 import { recipeModelReference } from './trainerRecipe';
 import { wrapsModelItself } from './torchNames';
 import { mentionsTrainingArguments } from './trainingArguments';
-import { splitCommands } from './shellWords';
+import { expandedCommands } from './shellExpansion';
 import type { FileAccess } from './types';
 
 export interface ModelTarget {
@@ -41,7 +41,7 @@ export function launchedScripts(fileName: string, text: string): Array<{ script:
   }
   if (!isLaunchScriptName(fileName, text)) return [];
   const out: Array<{ script: string; launcher: string }> = [];
-  for (const words of splitCommands(text)) {
+  for (const { words } of expandedCommands(fileName, text).commands) {
     const launch = scriptLaunch(words);
     if (launch) out.push({ script: words[launch.script]!.raw.replace(/^["']|["']$/g, ''), launcher: programName(words[launch.launcher]!.raw) });
   }

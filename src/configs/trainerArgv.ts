@@ -16,6 +16,8 @@ import { withLinkedConfig } from './linkedConfig';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import { dropArgument, insertAfter } from './shellEdits';
+import { baseOf } from './filePaths';
+import { expandedCommands } from './shellExpansion';
 import { findAssignments, isMakefileName, splitCommands, unquote, type Command, type Word } from './shellWords';
 import { readArgumentSetup, shardedByLauncher, type ArgumentSource } from './trainerArgumentSetup';
 import type { TrainerFlag } from './trainingArguments';
@@ -185,16 +187,28 @@ function commandSource(text: string, words: Command, script: number, anchor: Tex
 
 /** Every command in the script that launches a Python script with Trainer (or DeepSpeed config) arguments. */
 export function readTrainerCommands(fileName: string, text: string): StatedSetup[] {
-  const commands = splitCommands(text);
-  const assignments = findAssignments(text, commands, isMakefileName(fileName));
+  // `"${ARGS[@]}"` and `$DS_ARGS` hold the arguments in real launch scripts: read them where they are written.
+  const { commands, assignments } = expandedCommands(fileName, text);
   const out: StatedSetup[] = [];
-  for (const words of commands) {
+  for (const { words, unread } of commands) {
     const launch = scriptLaunch(words);
     if (!launch) continue;
     const setup = readCommand(text, words, launch, launchWorld(words, launch.launcher, launch.script, assignments));
+    const hidden = unread.filter((w) => w.start > words[launch.script]!.start);
+    if (setup && hidden.length) setup.unmodelled = [...(setup.unmodelled ?? []), unreadArguments(hidden, baseOf(words[launch.script]!.raw))];
     if (setup) out.push(setup);
   }
   return out;
+}
+
+/** Arguments the command passes through words WAP cannot expand: whatever they set is the run's, and the plan may not be. */
+function unreadArguments(hidden: Word[], script: string): { range: TextRange; short: string; message: string } {
+  const said = hidden.map((w) => w.raw).join(' ');
+  return {
+    range: { start: hidden[0]!.start, end: hidden[0]!.end },
+    short: `${said} not read`,
+    message: `${script} is also passed ${said}, which WAP cannot read (the launch script's own arguments, or a variable assigned more than once or appended to): options in it that set the batch, precision, sharding or checkpointing are the run's, and where they do, this config's plan is not the run's`,
+  };
 }
 
 export const trainerArgvReader: ConfigReader = {
