@@ -8,7 +8,10 @@ import { analyzeSource, sourceKindOf, type ImportOptions } from '../frontends/in
 import { probePython, resolvePython } from '../profiler/pythonEnv';
 import { CliError } from './cliError';
 import { parseShapeFlag, positiveInt } from './args';
-import { readTextFile } from './files';
+import { diskFiles, readTextFile } from './files';
+import { launchedArguments } from '../configs/index';
+import { splitCommands, unquote } from '../configs/shellWords';
+import { resolve } from 'node:path';
 
 /** `--input` and `--seq-len` as given on the command line (unparsed), so each caller need not parse them. */
 export interface ModelFlags {
@@ -17,15 +20,30 @@ export interface ModelFlags {
   'seq-len'?: string;
   /** `--python PATH`: the interpreter whose site-packages imported libraries are read from. */
   python?: string;
+  /** `--script-args "--n_layer 12 --bf16"`: the command line the script's argparse reads. */
+  'script-args'?: string;
 }
 
 /** parseArgs declaration of the flags every model-reading command takes besides `--input`. */
-export const MODEL_SOURCE_FLAGS = { python: { type: 'string' }, 'seq-len': { type: 'string' } } as const;
+export const MODEL_SOURCE_FLAGS = { python: { type: 'string' }, 'seq-len': { type: 'string' }, 'script-args': { type: 'string' } } as const;
 
 export const SEQ_LEN_HELP = '  --seq-len T           tokens per sample when the code does not state it (--input wins)';
 
+export const SCRIPT_ARGS_HELP = `  --script-args="ARGS"  the arguments the script is run with, for its argparse (default: those of the launch script
+                        beside it that runs it, else none: every option at its default)`;
+
 export const MODEL_SOURCE_HELP = `${SEQ_LEN_HELP}
-  --python PATH         interpreter whose installed libraries imports are read from (default: $WAP_PYTHON, python3)`;
+  --python PATH         interpreter whose installed libraries imports are read from (default: $WAP_PYTHON, python3)
+${SCRIPT_ARGS_HELP}`;
+
+/**
+ * The command line the script's argparse reads: `--script-args` as a shell would split it, else the one the launch
+ * scripts beside it agree on (configs/launchedBy.ts), else none.
+ */
+function scriptArgumentsFor(file: string, given: string | undefined): AnalyzeOptions['scriptArguments'] {
+  if (given !== undefined) return { words: splitCommands(given).flat().map((w) => unquote(w.raw, w.start).value), source: '--script-args' };
+  return launchedArguments(resolve(file), diskFiles);
+}
 
 /** Reads and analyses every model in `file`; at least one model or a CliError. */
 export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Promise<AnalysisResult> {
@@ -34,7 +52,8 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
   const inputShape = flags.input !== undefined ? parseShapeFlag(flags.input) : undefined;
   const sequenceLength = positiveInt('seq-len', flags['seq-len']);
   const text = readTextFile(file);
-  const options: AnalyzeOptions = { ...(inputShape ? { inputShape } : {}), ...(sequenceLength !== undefined ? { sequenceLength } : {}) };
+  const scriptArguments = /\.py$/i.test(file) ? scriptArgumentsFor(file, flags['script-args']) : undefined;
+  const options: AnalyzeOptions = { ...(inputShape ? { inputShape } : {}), ...(sequenceLength !== undefined ? { sequenceLength } : {}), ...(scriptArguments ? { scriptArguments } : {}) };
   const result = await analyzeFollowingImports(file, text, options, flags.python);
   if (result.models.length === 0) {
     // An import that could not be followed is the likeliest reason for "no model" in a training script.

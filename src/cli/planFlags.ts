@@ -10,7 +10,7 @@ import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, typ
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';
-import { SEQ_LEN_HELP } from './modelLoading';
+import { SCRIPT_ARGS_HELP, SEQ_LEN_HELP } from './modelLoading';
 import { CliError } from './cliError';
 
 export const DEFAULT_PLAN_BATCH = 128;
@@ -19,6 +19,7 @@ export const DEFAULT_PLAN_BATCH = 128;
 export const PLANNER_FLAGS = {
   input: { type: 'string' },
   python: { type: 'string' },
+  'script-args': { type: 'string' },
   batch: { type: 'string' },
   gpus: { type: 'string' },
   'max-gpus': { type: 'string' },
@@ -50,6 +51,7 @@ export function plannerFlagsHelp(modelFlag: string): string {
   return `  ${modelFlag.padEnd(21)} which model in the file (default: the first)
   --input C,H,W|T       input shape without batch
   --python PATH         interpreter whose installed libraries imports are read from (default: $WAP_PYTHON, python3)
+${SCRIPT_ARGS_HELP}
   --batch B             global batch size (default ${DEFAULT_PLAN_BATCH})
   --gpus N              use exactly N GPUs
   --max-gpus N          consider at most N GPUs

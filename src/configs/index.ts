@@ -12,3 +12,4 @@ export { trainingHintsApply, withTrainingHintsFrom } from './trainingHints';
 export { readConfigSetups, pinnedOptions, statedBatch, summarizeRun, versusLine, withStatedPrecision, type RunSummary } from './evaluate';
 export { describeSetup, type StatedSetup } from './setup';
 export { launchedScripts, configMentioned, localModelImports, namedModel, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';
+export { launchedArguments } from './launchedBy';

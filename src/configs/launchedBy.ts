@@ -23,7 +23,7 @@ import { acceleratePluginConfig, launcherSharding, launchWorld } from './launchW
 import { passedPath, recipeCommand } from './recipeLaunch';
 import type { StatedSetup } from './setup';
 import { expandedCommands } from './shellExpansion';
-import { isMakefileName, unquote, type Assignment, type Command } from './shellWords';
+import { isMakefileName, resolveReference, unquote, type Assignment, type Command } from './shellWords';
 import { shardedByLauncher } from './trainerArgumentSetup';
 import type { FileAccess, LaunchedAs } from './types';
 
@@ -40,6 +40,8 @@ interface Launching {
   sharding?: string;
   /** accelerate's own config when the launch names one (`--config_file zero3.yaml`), as written. */
   pluginConfig?: string;
+  /** A launched script's own arguments, unquoted, a variable through its one assignment (else as written). */
+  argv?: string[];
 }
 
 /** `a/./b`, `a/x/../b` → `a/b`: script words are written relative to the launch script's folder. */
@@ -66,12 +68,23 @@ function names(dir: string, path: string, target: string, fromAbove: boolean): b
   return fromAbove && /[\\/]/.test(path) && !rel.startsWith('..') && !rel.startsWith('/') && target.endsWith(`/${rel}`);
 }
 
+/** The words after the script up to a redirection (`> log`, `2>&1`), as the script's argv holds them. */
+function scriptArgv(words: Command, script: number, assignments: Assignment[]): string[] {
+  const out: string[] = [];
+  for (const w of words.slice(script + 1)) {
+    if (/^\d*[<>]/.test(w.raw)) break;
+    const v = unquote(w.raw, w.start);
+    out.push(v.value.startsWith('$') ? (resolveReference(v.value, v.start, assignments)?.value ?? v.value) : v.value);
+  }
+  return out;
+}
+
 /** The command's launch of `target`, as a script or with it among the arguments; undefined when it does not launch it. */
 function launchOf(words: Command, dir: string, target: string, as: LaunchedAs, assignments: Assignment[]): Omit<Launching, 'launcher'> | undefined {
   if (as === 'script') {
     const launch = scriptLaunch(words);
     if (!launch || !names(dir, unquote(words[launch.script]!.raw, 0).value, target, false)) return undefined;
-    return { world: launchWorld(words, launch.launcher, launch.script, assignments) };
+    return { world: launchWorld(words, launch.launcher, launch.script, assignments), argv: scriptArgv(words, launch.script, assignments) };
   }
   const passed = recipeCommand(words, assignments);
   if (!passed || !words.slice(passed.from).some((w) => names(dir, passedPath(w) ?? '', target, true))) return undefined;
@@ -123,4 +136,18 @@ export function withLaunchedWorld(path: string, stated: StatedSetup, files: File
     return withLinkedConfig(path, { ...out, link: { path: sharded.pluginConfig!, readFrom: config, range: out.anchor, key: `${sharded.launcher}'s accelerate launch --config_file`, format: 'accelerate' } }, files);
   }
   return shardedByLauncher(out, `${sharded.launcher} launches this recipe with ${sharded.sharding}`, out.anchor);
+}
+
+/**
+ * The arguments the launch scripts beside a Python script run it with (`torchrun … train.py --n_layer 12`), for the
+ * argparse it reads them with; undefined when none runs it. Launch scripts that run it with different arguments are
+ * named instead: which of them is "the run" is the user's to say.
+ */
+export function launchedArguments(path: string, files: FileAccess): { words: string[]; source: string } | { disagree: string[] } | undefined {
+  if (!/\.py$/i.test(path)) return undefined;
+  const launches = launchesOf(path, files, 'script').filter((l) => l.argv !== undefined);
+  const distinct = new Set(launches.map((l) => JSON.stringify(l.argv)));
+  if (distinct.size === 0) return undefined;
+  if (distinct.size > 1) return { disagree: [...new Set(launches.map((l) => l.launcher))] };
+  return { words: launches[0]!.argv!, source: launches[0]!.launcher };
 }

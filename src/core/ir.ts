@@ -306,6 +306,12 @@ export interface AnalyzeOptions {
   sequenceLength?: number;
   /** Bytes per element, default 4 (fp32). */
   dtypeBytes?: number;
+  /**
+   * The command-line arguments the script is run with (after the script's name), for the argparse it reads them
+   * with: from the launch script that runs it, or given by the user. Absent, or launch scripts that run it with
+   * different ones (`disagree` names them): read as run with none.
+   */
+  scriptArguments?: { words: string[]; source: string } | { disagree: string[] };
 }
 
 export function rangeAt(line: number, column: number, endLine = line, endColumn = column): SourceRange {

@@ -73,7 +73,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   const incomplete = incompleteInfo(model);
   if (incomplete) diagnostics.push({ severity: 'warning', message: `${model.name} is ${incomplete.summary}; the plan covers only the layers WAP could read` });
   // A line is the planned file's: a caveat from an imported module says its file in the message instead.
-  for (const d of planCaveats(model.diagnostics)) diagnostics.push({ severity: 'warning', message: d.file ? `${d.file}:${d.line}: ${d.message}` : d.message, ...(d.file ? {} : { line: d.line }) });
+  for (const d of planCaveats(model.diagnostics)) diagnostics.push({ severity: d.severity, message: d.file ? `${d.file}:${d.line}: ${d.message}` : d.message, ...(d.file ? {} : { line: d.line }) });
   const sequence = model.sequence ? { tokens: model.sequence.length, source: model.sequence.source } : undefined;
   const base: ReportBase = { model: model.name, options, cluster: clusterInfo, diagnostics, ...(incomplete ? { incomplete } : {}), ...(sequence ? { sequence } : {}) };
   const fail = (reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan => infeasible(base, reason, scaling);

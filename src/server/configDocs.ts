@@ -13,7 +13,7 @@
  *   4. none: an info diagnostic whose quick fix asks. Never "the model planned last".
  * Without a plan, only the config's own consistency is checked (e.g. DeepSpeed batch arithmetic).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
@@ -21,7 +21,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, namedModel, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { namedModelNotFound, pretrainedConfigPath } from '../frontends/huggingface/sources';
-import { readSource } from '../frontends/imports/sourceFiles';
+import { listOrEmpty, readOrUndefined } from './diskFiles';
 import type { PlanReport } from '../protocol/plan';
 import { configVersus } from './configVersus';
 import { chosenLabel, ConfigModelChoices, missingModelMessage, modelChoiceAction, type ModelSource } from './configModelChoice';
@@ -362,22 +362,4 @@ function newestFeasible(plans: Map<string, { outcome: import('../protocol/plan')
     if (entry.outcome.feasible && (!best || entry.plannedAt > best.at)) best = { model, report: entry.outcome, at: entry.plannedAt };
   }
   return best;
-}
-
-
-/**
- * A file a config names (a launched script, a DeepSpeed JSON), read as the import room reads sources: only a regular
- * file of source size, since the path is the user's text and `/dev/zero` or a FIFO would never finish reading.
- */
-function readOrUndefined(path: string): string | undefined {
-  const read = readSource(path);
-  return 'why' in read ? undefined : read.text;
-}
-
-function listOrEmpty(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
 }

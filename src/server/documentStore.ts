@@ -43,6 +43,8 @@ export class DocumentStore {
   private ready: Promise<void> | undefined;
   private isReady = false;
   imports: ImportProvider | undefined;
+  /** The command line a script is run with (the launch script beside it that runs it), for its argparse; absent, none. */
+  scriptArguments: ((fileName: string) => AnalyzeOptions['scriptArguments']) | undefined;
 
   constructor(private readonly events: StoreEvents) {}
 
@@ -158,7 +160,13 @@ export class DocumentStore {
    * analysis; the document keeps its analysis. Throws what the frontend throws.
    */
   analyzeWith(doc: ModelDocument, options: AnalyzeOptions): AnalysisResult {
-    return analyzeSourceSync(doc.fileName, doc.text, options, this.imports?.options());
+    return analyzeSourceSync(doc.fileName, doc.text, { ...this.runOptions(doc), ...options }, this.imports?.options());
+  }
+
+  /** What every analysis of the document is given: the arguments its launch script runs it with. */
+  private runOptions(doc: ModelDocument): AnalyzeOptions {
+    const scriptArguments = /\.py$/i.test(doc.fileName) ? this.scriptArguments?.(doc.fileName) : undefined;
+    return scriptArguments ? { scriptArguments } : {};
   }
 
   private analyzeNow(doc: ModelDocument): void {
@@ -169,7 +177,7 @@ export class DocumentStore {
     let result: AnalysisResult;
     const imports = this.imports?.options();
     try {
-      result = analyzeSourceSync(doc.fileName, text, {}, imports);
+      result = analyzeSourceSync(doc.fileName, text, this.runOptions(doc), imports);
     } catch (err) {
       // A frontend bug must not take the document down: report it as one diagnostic.
       this.events.error(`analysing ${doc.fileName}`, err);

@@ -46,6 +46,8 @@ import {
   type ProfileParams,
 } from '../protocol/lsp';
 import { CLUSTER_PRESETS, DEFAULT_PRESET } from '../planner';
+import { launchedArguments } from '../configs';
+import { listOrEmpty, readOrUndefined } from './diskFiles';
 import { ConfigDocuments } from './configDocs';
 import { modelDiagnostics } from './diagnostics';
 import { modelCodeActions } from './modelActions';
@@ -110,6 +112,8 @@ export function startServer(connection: Connection): void {
     log,
   );
   store.imports = importEnv;
+  // A launch script open in the editor counts with its unsaved edits.
+  store.scriptArguments = (file) => launchedArguments(file, { read: (p) => texts.get(pathToFileURL(p).href)?.getText() ?? readOrUndefined(p), list: listOrEmpty });
   const configs: ConfigDocuments = new ConfigDocuments(store, plans, settings, env, (uri) => texts.get(uri), () => texts.all().map((d) => d.uri), publish);
   const handlers = new RequestHandlers(connection, store, plans, configs, settings, env, cacheDir);
 

@@ -4,15 +4,13 @@
  * CUDA_VISIBLE_DEVICES) against the plan for a model, for CI.
  * Exit 0: clean (info notes allowed); 1: errors or warnings remain; 2: bad input.
  */
-import { readdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
 import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
-import { readTextFile, writeTextFile } from '../files';
-import { namedModelNotFound, pretrainedConfigPath } from '../../frontends/huggingface/sources';
-import { readSource } from '../../frontends/imports/sourceFiles';
+import { diskFiles, readTextFile, writeTextFile } from '../files';
+import { namedModelNotFound } from '../../frontends/huggingface/sources';
 import { analyzeModelFile } from '../modelLoading';
 import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile } from './modelPlan';
 import type { CliCommand } from './registry';
@@ -54,31 +52,16 @@ function print(file: string, text: string, findings: ConfigFinding[]): void {
 
 const failing = (findings: ConfigFinding[]): number => findings.filter((f) => f.severity !== 'info').length;
 
-const fileAccess: FileAccess = {
-  // Where from_pretrained(ref) would find its config.json on disk (a folder, the hub cache), never the network.
-  pretrainedConfig: pretrainedConfigPath,
-  // Only a regular file of source size: a config may name /dev/zero or a FIFO, which would never finish reading.
-  read: (p: string): string | undefined => {
-    const read = readSource(p);
-    return 'why' in read ? undefined : read.text;
-  },
-  list: (dir: string): string[] => {
-    try {
-      return readdirSync(dir);
-    } catch {
-      return [];
-    }
-  },
-};
+const fileAccess: FileAccess = diskFiles;
 
 /**
  * The class the launched script builds, when the model file reads it as a model of that name. A file that builds an
  * instance of it (`model = GPT(GPTConfig())`) reads that instance instead: its first model is then the one, as the
  * editor picks it, where passing the class name on would fail with "no model named 'GPT'".
  */
-async function launchedModelName(target: ModelTarget | undefined, v: { input?: string; 'seq-len'?: string; python?: string }): Promise<string | undefined> {
+async function launchedModelName(target: ModelTarget | undefined, v: { input?: string; 'seq-len'?: string; python?: string; 'script-args'?: string }): Promise<string | undefined> {
   if (!target?.modelName) return undefined;
-  const found = await analyzeModelFile(target.file, { input: v.input, 'seq-len': v['seq-len'], python: v.python }).catch(() => undefined);
+  const found = await analyzeModelFile(target.file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, 'script-args': v['script-args'] }).catch(() => undefined);
   return !found || found.models.some((m) => m.name === target.modelName) ? target.modelName : undefined;
 }
 

@@ -19,7 +19,7 @@ export type PlanFlagValues = PlannerFlagValues & { 'model-name'?: string };
 export async function planForModelFile(file: string, v: PlanFlagValues, adjust: (o: PlanOptions) => PlanOptions = (o) => o): Promise<PlanOutcome> {
   const options = adjust(planOptionsFrom(v));
   const cluster = await clusterFrom(v.cluster);
-  const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, modelName: v['model-name'] });
+  const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, 'script-args': v['script-args'], modelName: v['model-name'] });
   const outcome = planModel(model, cluster, await withTrainingHints(options, file));
   if (outcome.feasible) outcome.file = file;
   return outcome;

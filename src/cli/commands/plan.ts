@@ -83,7 +83,7 @@ async function run(args: string[]): Promise<number> {
   const lengths = lengthMixRequestFrom(v);
   const cluster = await clusterFrom(v.cluster);
   let profile = costs.kind === 'file' ? readProfileFile(costs.path) : undefined;
-  const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, modelName: v.model });
+  const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, 'script-args': v['script-args'], modelName: v.model });
   if (costs.kind === 'measure') {
     const trialBatch = Math.min(options.batch, MAX_TRIAL_BATCH);
     profile = await measureModel(model, costs.settings, { batch: trialBatch, file });

@@ -62,7 +62,7 @@ async function run(args: string[]): Promise<number> {
   const file = singlePositional('profile', parsed.positionals, 'model file');
   const settings = measureSettingsFrom(v);
   const batch = positiveInt('batch', v.batch) ?? DEFAULT_BATCH;
-  const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, modelName: v.model });
+  const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, 'script-args': v['script-args'], modelName: v.model });
   const out = resolve(v.out ?? 'profile.json');
   const profile = await measureModel(model, settings, { batch, file, wholeStep: v.fidelity });
   writingTo(out, () => writeProfile(out, profile));

@@ -11,6 +11,7 @@ import { torchFunction, tensorsIn } from './tensorOps';
 import { constructTorchLayer } from './torchModuleValues';
 import { callTransformers } from './transformersRuntime';
 import { checkpointCall, trainingWrapper } from './trainingWrappers';
+import { callArgparse } from './argparseRuntime';
 import { callEinops } from './einops';
 import { peftConfig } from './peftCalls';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
@@ -59,6 +60,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
     const config = peftConfig(path, kwargs);
     if (config) return config;
   }
+  if (path.startsWith('argparse.')) return callArgparse(interp, path, site) ?? UNKNOWN;
   if (path.startsWith('einops.')) return callEinops(interp, path, args, kwargs, site) ?? UNKNOWN;
   if (path.startsWith('keras.')) {
     if (path === 'keras.Input') return kerasInput(interp, args, kwargs, site);
