@@ -12,6 +12,7 @@ import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { hfModuleItem } from './transformersModules';
 import { parameterRequiresGrad } from './frozenParameters';
 import { libraryAttr } from './library';
+import { scriptArgv } from './hfArgumentParser';
 import { readParameter } from './torchParameters';
 import { arrayGetItem, arraySetItem } from './arrayIndexing';
 import { isArray } from './numericArrays';
@@ -105,8 +106,11 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       if (member?.k === 'func' && member.kind === 'class') return { k: 'bound', self: obj, fn: member };
       return member ?? UNKNOWN;
     }
-    case 'lib':
-      return libraryAttr(canonicalPath(obj.path + '.' + name));
+    case 'lib': {
+      const path = canonicalPath(obj.path + '.' + name);
+      // The run's command line, as argparse and HfArgumentParser read it (hfArgumentParser.ts).
+      return path === 'sys.argv' ? scriptArgv(interp) : libraryAttr(path);
+    }
     case 'module':
       return interp.loader?.attribute(obj.mod, name) ?? { k: 'unknown', why: `${obj.mod.name} has no attribute '${name}'` };
     case 'mod':

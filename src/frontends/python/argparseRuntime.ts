@@ -172,8 +172,8 @@ function parseArgs(interp: Interp, state: ParserState, args: Value[], site: Call
   const how = given ? `with the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)})` : noArguments(interp);
   const values = said.length ? `: ${said.join(', ')}${state.specs.length > said.length ? ', …' : ''}` : '';
   const fix = given ? '' : '; a run that passes others trains with those (give them with --script-args, or run the script from a launch script beside it)';
-  interp.warnAt(site.range, `\`${site.calleeText}()\` is read ${how}${values}${fix}`, 'script-arguments', 'info');
-  if (unknown.length && !known) interp.warnAt(site.range, `${given!.source} passes ${unknown.join(' ')}, which this parser does not define: argparse would stop with an error there`, 'script-arguments-unknown', 'warning');
+  interp.warnAt(site.range, `\`${site.calleeText}()\` is read ${how}${values}${fix}`, 'script-arguments', 'info', interp.runNotes);
+  if (unknown.length && !known) interp.warnAt(site.range, `${given!.source} passes ${unknown.join(' ')}, which this parser does not define: argparse would stop with an error there`, 'script-arguments-unknown', 'warning', interp.runNotes);
   return known ? tuple([namespace, list(unknown.map(str))]) : namespace;
 }
 

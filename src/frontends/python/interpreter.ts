@@ -47,6 +47,16 @@ export class Interp {
   file: string | undefined = undefined;
   /** The analysed file's `if __name__ == "__main__":` bodies, deferred until the module is read. */
   readonly mainBlocks: PyNode[] = [];
+  /**
+   * Models handed to a trainer or a training wrapper (`Trainer(model=model)`, `accelerator.prepare(model)`, DDP), in
+   * call order: a script's `main()` that builds its model as a local and trains it returns nothing (models.ts).
+   */
+  readonly trainedModels: Value[] = [];
+  /**
+   * What the file's models were read under that is not model code: the command line argparse was read with. Every
+   * model of the file carries these, and a file without a model still says them (models.ts).
+   */
+  readonly runNotes: Diagnostic[] = [];
   /** The input the analysis was given: a forward that computes sizes from its input is read again at it (specialise.ts). */
   givenInput: AnalyzeOptions = {};
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */
@@ -93,10 +103,9 @@ export class Interp {
     this.warnAt(rangeOf(node), message, code, severity);
   }
 
-  warnAt(r: SourceRange, message: string, code: string, severity: Diagnostic['severity'] = 'warning'): void {
+  warnAt(r: SourceRange, message: string, code: string, severity: Diagnostic['severity'] = 'warning', into: Diagnostic[] = this.graph?.diagnostics ?? this.diagnostics): void {
     const diag: Diagnostic = { severity, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code };
     if (r.file) diag.file = r.file;
-    const into = this.graph?.diagnostics ?? this.diagnostics;
     // A loop says the same thing on every iteration: once is enough.
     const key = `${diag.file ?? ''}:${diag.line}:${diag.column}-${diag.endLine}:${diag.endColumn}:${code}:${message}`;
     let said = this.said.get(into);

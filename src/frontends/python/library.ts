@@ -12,6 +12,7 @@ import { constructTorchLayer } from './torchModuleValues';
 import { callTransformers } from './transformersRuntime';
 import { checkpointCall, trainingWrapper } from './trainingWrappers';
 import { callArgparse } from './argparseRuntime';
+import { hfArgumentParser } from './hfArgumentParser';
 import { callEinops } from './einops';
 import { peftConfig } from './peftCalls';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
@@ -55,6 +56,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
     if (array) return array;
   }
   if (path.startsWith('torch.')) return callTorch(interp, path, last, args, kwargs, site);
+  if (path === 'transformers.HfArgumentParser' || path === 'transformers.hf_argparser.HfArgumentParser') return hfArgumentParser(interp, args, site.node);
   if (path.startsWith('transformers.')) return callTransformers(interp, path, args, kwargs, site);
   if (path.startsWith('peft.')) {
     const config = peftConfig(path, kwargs);

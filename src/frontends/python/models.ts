@@ -71,10 +71,13 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   for (const [name, range] of definitions.functions) {
     const fn = interp.globals.vars.get(name);
     if (name.startsWith('_') || fn?.k !== 'func' || requiresArgs(interp, fn, 0)) continue;
+    const trainedBefore = interp.trainedModels.length;
     const built = build(interp, () => interp.callFunction(fn, [], new Map()), fileDiagnostics, range);
-    if (isModelValue(built.value) && !seen.has(built.value)) {
-      seen.add(built.value);
-      candidates.push({ name, range, root: built.value, kind: 'factory', graphDiagnostics: built.graph.diagnostics });
+    // `def main(): model = …; Trainer(model=model).train()` returns nothing: the model it trains is its model.
+    const root = isModelValue(built.value) ? built.value : interp.trainedModels.slice(trainedBefore).find(isModelValue);
+    if (root && !seen.has(root)) {
+      seen.add(root);
+      candidates.push({ name, range, root, kind: 'factory', graphDiagnostics: built.graph.diagnostics });
     }
   }
   // 3. Classes buildable with defaults.
@@ -105,10 +108,10 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     const lora = loraOf(c.root);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(lora ? withLoraAdapters(spec, lora) : spec);
   }
-  // Freezing the evaluator could not attribute, or values the run rewrites, change what any plan of this file's models means: each model carries it.
-  const freezes = [...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root)];
-  for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...freezes];
-  if (models.length === 0) fileDiagnostics.push(...freezes);
+  // Freezing the evaluator could not attribute, values the run rewrites, and the command line argparse was read with change what any plan of this file's models means: each model carries them.
+  const carried = [...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root), ...interp.runNotes];
+  for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...carried];
+  if (models.length === 0) fileDiagnostics.push(...carried);
   fileDiagnostics.push(...interp.diagnostics);
   // Module-level warnings must not vanish when no instance model carries them.
   if (!candidates.some((c) => c.graphDiagnostics === moduleGraph.diagnostics)) fileDiagnostics.push(...moduleGraph.diagnostics.filter((d) => d.severity !== 'info'));

@@ -35,23 +35,43 @@ const INSTANCE = '()';
 
 const modelArg = (args: Value[], kwargs: Map<string, Value>): Value => args[0] ?? kwargs.get('module') ?? kwargs.get('model') ?? UNKNOWN;
 
+/**
+ * Trainers that train the model they are given and hand back an object of their own: transformers' Trainer (and
+ * Seq2SeqTrainer), trl's trainers, Lightning's `trainer.fit(model)` is a method and is not here.
+ */
+const TRAINERS = /^(transformers\.(trainer\.|trainer_seq2seq\.)?(Trainer|Seq2SeqTrainer)|trl\.(trainer\.)?\w*Trainer)$/;
+
 /** What a wrapping call returns, or undefined when `path` is not one. */
 export function trainingWrapper(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
   if (RETURNS_MODEL.some((r) => r.test(path))) {
     const model = modelArg(args, kwargs);
     peftWraps(interp, path, model, args, kwargs, site);
+    interp.trainedModels.push(model);
     return model;
+  }
+  if (TRAINERS.test(path)) {
+    interp.trainedModels.push(modelArg(args, kwargs));
+    return undefined;
   }
   if (PREPARERS.test(path)) return { k: 'lib', path: path + INSTANCE };
   const method = path.endsWith(')') ? undefined : /^(.*\(\))\.(\w+)$/.exec(path);
   if (method && PREPARERS.test(method[1].slice(0, -INSTANCE.length))) {
     // accelerator.prepare(model, optimizer, loader) and fabric.setup(model, optimizer) return their arguments in order.
-    if (method[2] === 'prepare' || method[2] === 'setup') return args.length === 1 ? args[0] : { k: 'tuple', items: args };
-    if (method[2] === 'prepare_model' || method[2] === 'setup_module') return modelArg(args, kwargs);
+    if (method[2] === 'prepare' || method[2] === 'setup') {
+      interp.trainedModels.push(...args);
+      return args.length === 1 ? args[0] : { k: 'tuple', items: args };
+    }
+    if (method[2] === 'prepare_model' || method[2] === 'setup_module') {
+      interp.trainedModels.push(modelArg(args, kwargs));
+      return modelArg(args, kwargs);
+    }
     return undefined;
   }
   // deepspeed.initialize returns (engine, optimizer, training_dataloader, lr_scheduler); the engine runs the model.
-  if (path === 'deepspeed.initialize') return { k: 'tuple', items: [kwargs.get('model') ?? args[1] ?? UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN] };
+  if (path === 'deepspeed.initialize') {
+    interp.trainedModels.push(kwargs.get('model') ?? args[1] ?? UNKNOWN);
+    return { k: 'tuple', items: [kwargs.get('model') ?? args[1] ?? UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN] };
+  }
   return undefined;
 }
 
