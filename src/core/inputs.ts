@@ -3,10 +3,12 @@
  * came from. In order of precedence:
  * 1. `--input` (options.inputShape) for the first input;
  * 2. a shape the code states;
- * 3. `--seq-len` (options.sequenceLength) for a token sequence whose length
- *    the code does not state: a frontend's default that the graph does not
- *    depend on (a Hugging Face config's max positions), or no shape at all
- *    when the assumed input is a sequence (core/inputDefaults.ts);
+ * 3. `--seq-len` (options.sequenceLength), else the run's own length
+ *    (spec.runSequence: `--block_size 1024` on the script's command line), for
+ *    a token sequence whose length the code does not state: a frontend's
+ *    default that the graph does not depend on (a Hugging Face config's max
+ *    positions), or no shape at all when the assumed input is a sequence
+ *    (core/inputDefaults.ts);
  * 4. the frontend's or the core's assumed default, said in a diagnostic.
  * A `--seq-len` that cannot apply says why instead of being dropped silently.
  */
@@ -53,6 +55,9 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
     else diagnostics.push(diag('error', 'bad-sequence-length', `The given sequence length ${JSON.stringify(options.sequenceLength)} is not a positive integer; it is ignored.`, spec.range));
   }
   const seqFlag = `--seq-len ${seqLen}`;
+  // The run's length applies where --seq-len would, and says nothing where it cannot: it is the script's, not a flag.
+  const fromRun = seqLen === undefined && spec.runSequence !== undefined && Number.isInteger(spec.runSequence.tokens) && spec.runSequence.tokens > 0;
+  if (fromRun) seqLen = spec.runSequence!.tokens;
   let assumed = false;
   let sequence: SequenceInfo | undefined;
   // Whether --seq-len set some input's length, and why not when it set none (said once, after the loop).
@@ -61,7 +66,7 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
   const note = (input: ModelInput & { shape: Shape }, axis: number | undefined, origin: Origin): void => {
     if (sequence || axis === undefined) return;
     const length = input.shape[axis];
-    const source = origin.kind === 'assumed' ? `assumed: ${origin.what}` : { given: '--input', code: 'stated in the code', 'seq-len': '--seq-len' }[origin.kind];
+    const source = origin.kind === 'assumed' ? `assumed: ${origin.what}` : origin.kind === 'seq-len' && fromRun ? spec.runSequence!.source : { given: '--input', code: 'stated in the code', 'seq-len': '--seq-len' }[origin.kind];
     sequence = { input: input.id, length, source, assumed: origin.kind === 'assumed' };
   };
 
@@ -119,7 +124,7 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
     );
     return resolved;
   });
-  if (seqLen !== undefined && !seqApplied) diagnostics.push(diag('warning', 'sequence-length-unused', `${seqFlag} is not used: ${seqUnused ?? `${spec.name} has no token-sequence input`}.`, spec.range));
+  if (seqLen !== undefined && !seqApplied && !fromRun) diagnostics.push(diag('warning', 'sequence-length-unused', `${seqFlag} is not used: ${seqUnused ?? `${spec.name} has no token-sequence input`}.`, spec.range));
   for (const input of inputs) {
     const limit = input.maxLength;
     const axis = input.dtype === 'int' ? tokenAxis(input.shape, 'int') : undefined;

@@ -197,6 +197,11 @@ export interface ModelSpec {
   outputs: string[];
   /** Diagnostics that belong to this model (partial graph, unknown layer…). */
   diagnostics: Diagnostic[];
+  /**
+   * The tokens per sample the training run states on its command line (`--block_size 1024` read by the script's
+   * argparse): a token sequence whose length the code leaves open is read at it, below `--seq-len`.
+   */
+  runSequence?: { tokens: number; source: string };
 }
 
 /** Everything a frontend returns for one file. */

@@ -46,6 +46,9 @@ test('the run’s arguments size the model: --x v, --x=v, a flag, a user’s typ
   const r = await read({ scriptArguments: given });
   const model = r.models.find((m) => m.name === 'model')!;
   assert.equal(model.totals.params, torchParams('n_layer=2, n_head=4, n_embd=128, block_size=256, bias=True'));
+  // set_defaults' block_size is the run's length: the forward is read at it, and the plan's sequence says whose it is.
+  assert.equal(model.sequence?.length, 256);
+  assert.match(model.sequence!.source, /block_size's default 256 in the script/);
   const all = [...r.diagnostics, ...model.diagnostics];
   assert.match(all.find((d) => d.code === 'script-arguments')!.message, /with the arguments run\.sh gives \(--n-layer 2 --n_embd=128 .*\): n_layer=2, n_head=4, n_embd=128, bias=True, block_size=256, batch_size=32, compile=True/);
   assert.match(all.find((d) => d.code === 'script-arguments-unknown')!.message, /run\.sh passes --no_such, which this parser does not define/);

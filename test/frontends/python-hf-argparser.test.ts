@@ -32,6 +32,10 @@ test('run.sh’s arguments build the dataclasses, and the model main() trains is
   const model = r.models.find((m) => m.name === 'main');
   assert.ok(model, JSON.stringify(all(r).map((d) => d.message)));
   assert.equal(model.totals.params, QWEN2_05B);
+  // The run's --block_size is the tokens per sample, not the config's 131,072 max positions; --seq-len still wins.
+  assert.deepEqual(model.sequence, { input: 'input_ids', length: 1024, source: 'block_size 1024 from run.sh', assumed: false });
+  const flagged = await read({ scriptArguments, sequenceLength: 512 });
+  assert.equal(flagged.models.find((m) => m.name === 'main')?.sequence?.length, 512);
   const note = all(r).find((d) => d.code === 'script-arguments');
   assert.equal(note?.line, 32);
   assert.match(note!.message, /^`parser\.parse_args_into_dataclasses\(\)` is read with the arguments run\.sh gives \(--model_name_or_path \.\.\/huggingface\/qwen2-0\.5b .*\): model_name_or_path='\.\.\/huggingface\/qwen2-0\.5b', config_name=None, use_cache=True, dataset_name=None, block_size=1024$/);

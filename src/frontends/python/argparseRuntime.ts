@@ -13,6 +13,7 @@
 import type { AnalyzeOptions } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
+import { noteRunSequence } from './runSequence';
 import { FALSE, NONE, TRUE, UNKNOWN, list, native, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
 
 type ScriptArguments = Extract<NonNullable<AnalyzeOptions['scriptArguments']>, { words: string[] }>;
@@ -145,6 +146,7 @@ function parse(interp: Interp, state: ParserState, site: CallSite, given: Script
       value = spec.many || spec.action === 'append' ? list(items) : (items[0] ?? UNKNOWN);
     } else value = spec.required ? { k: 'unknown', why: `${spec.flags[0] ?? spec.dest} is required and not given` } : defaultOf(interp, spec, state, site);
     attrs.set(spec.dest, value);
+    noteRunSequence(interp, spec.dest, value, words !== undefined ? given?.source : undefined);
     if (said.length < 8 && value.k !== 'unknown' && (value.k === 'num' || value.k === 'str' || value.k === 'bool')) said.push(`${spec.dest}=${pythonRepr(value)}`);
   }
   for (const [dest, value] of state.defaults) if (!attrs.has(dest)) attrs.set(dest, value);

@@ -16,6 +16,7 @@
 import { field, namedChildren, type PyNode } from './ast';
 import { mro } from './access';
 import type { Interp } from './interpreter';
+import { noteRunSequence } from './runSequence';
 import { FALSE, TRUE, UNKNOWN, int, list, native, num, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
 import { readSource } from '../imports/sourceFiles';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -105,7 +106,7 @@ interface Parsed {
 }
 
 /** One instance per dataclass type: the user's built with the given fields, a library one as a namespace of the rest. */
-function build(interp: Interp, classes: Value[], values: Map<string, Value>, site: CallSite): Parsed {
+function build(interp: Interp, classes: Value[], values: Map<string, Value>, site: CallSite, source: string): Parsed {
   const claimed = new Set<string>();
   const said: string[] = [];
   const instances = classes.map((cls) => {
@@ -117,6 +118,7 @@ function build(interp: Interp, classes: Value[], values: Map<string, Value>, sit
       if (v !== undefined) kwargs.set(f.name, v);
     }
     const inst = interp.callValue(cls, [], kwargs, site);
+    if (inst.k === 'inst') for (const [name, v] of inst.attrs) noteRunSequence(interp, name, v, values.has(name) ? source : undefined);
     if (inst.k === 'inst') for (const [name, v] of inst.attrs) if (said.length < 8 && (v.k === 'str' || v.k === 'num' || v.k === 'bool' || v.k === 'none')) said.push(`${name}=${v.k === 'str' ? `'${v.v}'` : v.k === 'none' ? 'None' : v.k === 'bool' ? (v.v ? 'True' : 'False') : String(v.v)}`);
     return inst;
   });
@@ -154,7 +156,7 @@ function parseArgsIntoDataclasses(interp: Interp, classes: Value[], args: Value[
   const codeWords = (inCode?.k === 'list' || inCode?.k === 'tuple') && inCode.items.every((i) => i.k === 'str') ? inCode.items.map((i) => (i as { v: string }).v) : undefined;
   const run = interp.givenInput.scriptArguments;
   const given = codeWords ? { words: codeWords, source: 'the code' } : run && 'words' in run ? run : undefined;
-  const parsed = build(interp, classes, fromWords(interp, classes, given?.words ?? []), site);
+  const parsed = build(interp, classes, fromWords(interp, classes, given?.words ?? []), site, given?.source ?? 'the command line');
   const disagree = run && 'disagree' in run ? ` (${run.disagree.join(' and ')} run it with different arguments)` : '';
   note(interp, site, given ? `with the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)})` : `as the script run with no arguments${disagree}, each field at its default`, parsed.said);
   const remaining = kwargs.get('return_remaining_strings');
@@ -165,7 +167,7 @@ function parseDict(interp: Interp, classes: Value[], dict: Value | undefined, si
   if (dict?.k !== 'dict') return UNKNOWN;
   const values = new Map<string, Value>();
   for (const [key, v] of dict.map.values()) if (key.k === 'str') values.set(key.v, v);
-  const parsed = build(interp, classes, values, site);
+  const parsed = build(interp, classes, values, site, source);
   note(interp, site, `from ${source}`, parsed.said);
   return tuple(parsed.instances);
 }

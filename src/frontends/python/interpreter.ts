@@ -57,6 +57,8 @@ export class Interp {
    * model of the file carries these, and a file without a model still says them (models.ts).
    */
   readonly runNotes: Diagnostic[] = [];
+  /** The tokens per sample the run's command line states (runSequence.ts). */
+  runSequence: { tokens: number; source: string } | undefined;
   /** The input the analysis was given: a forward that computes sizes from its input is read again at it (specialise.ts). */
   givenInput: AnalyzeOptions = {};
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */

@@ -33,12 +33,14 @@ export function concreteShape(shapes: ReadonlyMap<string, Dims | undefined>, lay
 
 /**
  * The input a stalled first reading is read again with: the one the user gave (`--input`, or `--seq-len` for a
- * sequence), else what the analysis would assume for it. The analysis then runs the graph at that same size.
+ * sequence), else for a sequence the run's length (`--block_size` on its command line, runSequence.ts), else what the
+ * analysis would assume for it. The analysis then runs the graph at that same size.
  */
-export function specialisedInput(first: ModelSpec, given: AnalyzeOptions = {}): { shape: number[]; what: string } {
+export function specialisedInput(first: ModelSpec, given: AnalyzeOptions = {}, run?: { tokens: number; source: string }): { shape: number[]; what: string } {
   if (given.inputShape?.length) return { shape: [...given.inputShape], what: 'the given input' };
   const guess = assumeInput(first);
   if (guess.sequence && given.sequenceLength) return { shape: [given.sequenceLength, ...guess.shape.slice(1)], what: `${guess.what}, at the given length` };
+  if (guess.sequence && run) return { shape: [run.tokens, ...guess.shape.slice(1)], what: `a sequence of ${run.tokens} token ids, the run's ${run.source}` };
   return { shape: [...guess.shape], what: guess.what };
 }
 
