@@ -22,6 +22,8 @@ export interface ModelFlags {
   python?: string;
   /** `--script-args "--n_layer 12 --bf16"`: the command line the script's argparse reads. */
   'script-args'?: string;
+  /** Who states `seq-len` when the user did not (a training config's cutoff_len); absent, it is `--seq-len`. */
+  sequenceSource?: string;
 }
 
 /** parseArgs declaration of the flags every model-reading command takes besides `--input`. */
@@ -53,7 +55,7 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
   const sequenceLength = positiveInt('seq-len', flags['seq-len']);
   const text = readTextFile(file);
   const scriptArguments = /\.py$/i.test(file) ? scriptArgumentsFor(file, flags['script-args']) : undefined;
-  const options: AnalyzeOptions = { ...(inputShape ? { inputShape } : {}), ...(sequenceLength !== undefined ? { sequenceLength } : {}), ...(scriptArguments ? { scriptArguments } : {}) };
+  const options: AnalyzeOptions = { ...(inputShape ? { inputShape } : {}), ...(sequenceLength !== undefined ? { sequenceLength, ...(flags.sequenceSource ? { sequenceSource: flags.sequenceSource } : {}) } : {}), ...(scriptArguments ? { scriptArguments } : {}) };
   const result = await analyzeFollowingImports(file, text, options, flags.python);
   if (result.models.length === 0) {
     // An import that could not be followed is the likeliest reason for "no model" in a training script.

@@ -8,8 +8,8 @@
  *   only where the code builds them), as for the other recipes (recipeDialects.ts);
  * - checkpoints offloaded to the host or disk (`gradient_checkpointing: offload`) are said.
  * `deepspeed: deepspeed_configs/zero3_bf16.json` is a ConfigLink read as the Trainer's (transformers checks it), and
- * the GPUs are the launch scripts' that pass the file (launchedBy.ts). `sequence_len` is not read: WAP's sequence
- * length is the plan's option, not a config's. The model is `base_model` (modelFor.ts), as from_pretrained finds it.
+ * the GPUs are the launch scripts' that pass the file (launchedBy.ts). `sequence_len` is the tokens per sample the model
+ * is read at (trainerArgumentSetup.ts). The model is `base_model` (modelFor.ts), as from_pretrained finds it.
  */
 import { axolotlArguments, OFFLOADED_CHECKPOINTS } from './axolotlArguments';
 import { isAxolotlConfig } from './recipeDetect';

@@ -75,6 +75,15 @@ export function withStatedPrecision(options: PlanOptions, setup: StatedSetup, so
 }
 
 /** The global batch the config trains with, when it says (stated, or micro × accumulation × data-parallel degree). */
+/**
+ * The tokens per sample the first of `setups` that states one trains on, with who says it ("recipe.yaml's
+ * cutoff_len 2048"): the model is read at it unless `--seq-len` (wap.sequenceLength) says otherwise.
+ */
+export function statedSequence(setups: readonly StatedSetup[], configName: string): { tokens: number; source: string } | undefined {
+  const stated = setups.find((s) => s.tokensPerSample)?.tokensPerSample;
+  return stated && { tokens: stated.value, source: `${configName}'s ${stated.key} ${stated.value}` };
+}
+
 export function statedBatch(setup: StatedSetup): number | undefined {
   const probe = pinnedOptions({ batch: -1, objective: 'throughput', strategies: 'all', optimizer: 'adam' }, setup, '');
   return probe.batch > 0 ? probe.batch : undefined;

@@ -97,6 +97,9 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
       return [...noFp8, ...set('--bf16', p === 'bf16'), ...set('--fp16', p === 'fp16')];
     },
   };
+  const seqLength = find('--seq-length');
+  const seqValue = seqLength?.value && (seqLength.value.raw.startsWith('$') ? resolveReference(seqLength.value.raw, seqLength.value.start, assignments) : { value: seqLength.value.raw, start: seqLength.value.start, end: seqLength.value.end });
+  if (seqValue && /^0*[1-9]\d*$/.test(seqValue.value.trim())) stated.tokensPerSample = { value: Number(seqValue.value), key: '--seq-length', range: { start: seqValue.start, end: seqValue.end } };
   const sp = find('--sequence-parallel');
   stated.sequenceParallel = { value: !!sp, stated: !!sp, range: sp ?? anchor, set: (on) => set('--sequence-parallel', on) };
   const gran = find('--recompute-granularity');

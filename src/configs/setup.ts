@@ -72,6 +72,11 @@ export interface StatedSetup {
   gradientAccumulation?: SetupDim<number>;
   /** The training batch over all replicas, when the format states it (DeepSpeed train_batch_size, Megatron --global-batch-size). */
   globalBatch?: SetupDim<number>;
+  /**
+   * The tokens per sample the config trains on (`max_seq_length: 2048`, LLaMA-Factory's `cutoff_len`, axolotl's
+   * `sequence_len`, Megatron's `--seq-length`, torchtitan's `seq_len`): the model it is compared with is read at it.
+   */
+  tokensPerSample?: { value: number; key: string; range: TextRange };
   /** Dimensions this format has no words for, with what to use instead (shown when the plan needs them). */
   inexpressible: Partial<Record<SetupKey, string>>;
   /** Where a finding about the whole setup points. */

@@ -82,6 +82,8 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
   // FSDP2's CPUOffloadPolicy moves parameters and gradients with the optimizer state, as FSDP's offload does.
   stateJointOffload(stated, offload?.value === true, !!offload, offload?.range ?? anchor, (o) => put('training', 'enable_cpu_offload', o));
 
+  const seqLen = tomlEntry(doc, 'training', 'seq_len');
+  if (typeof seqLen?.value === 'number' && Number.isInteger(seqLen.value) && seqLen.value >= 1) stated.tokensPerSample = { value: seqLen.value, key: 'seq_len', range: seqLen.range };
   // Newer torchtitan: local_batch_size per data-parallel rank and global_batch_size (accumulation derived); older: batch_size.
   const localKey = tomlEntry(doc, 'training', 'local_batch_size') ? 'local_batch_size' : 'batch_size';
   const local = tomlEntry(doc, 'training', localKey);

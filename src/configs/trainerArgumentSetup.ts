@@ -16,6 +16,7 @@
  * read with that config (a ConfigLink of format 'accelerate'); a plugin chosen by flag (`--use_deepspeed`) leaves
  * them to the search and says so (`shardedByLauncher`).
  */
+import { SEQUENCE_LENGTH_NAMES } from '../core/sequenceOptions';
 import type { Precision, RecomputeMode, TrainingSetup } from '../protocol/plan';
 import { fsdpWordsFor, readFsdpWords, setFsdpDims } from './fsdpWords';
 import type { StatedSetup } from './setup';
@@ -109,6 +110,13 @@ export function readArgumentSetup(source: ArgumentSource, label: string): Stated
   const autoBatch = source.bool('auto_find_batch_size');
   if (autoBatch === undefined || autoBatch === false) readCount(source, stated, 'microBatch', 'per_device_train_batch_size', DEFAULT_MICRO_BATCH);
   readCount(source, stated, 'gradientAccumulation', 'gradient_accumulation_steps', 1);
+  // The first sequence-length argument the place writes with a whole number (TRL's max_seq_length, cutoff_len…).
+  for (const name of SEQUENCE_LENGTH_NAMES) {
+    const tokens = source.has(name) ? source.count(name) : undefined;
+    if (tokens === undefined) continue;
+    stated.tokensPerSample = { value: tokens, key: name, range: source.valueRange(name) ?? anchor };
+    break;
+  }
   // Beside a recipe, a micro-batch without the accumulation makes no known global batch (taking 1 would pin a wrong one).
   if (!source.unsetIsDefault && !stated.gradientAccumulation) delete stated.microBatch;
   return stated;

@@ -66,7 +66,8 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
   const note = (input: ModelInput & { shape: Shape }, axis: number | undefined, origin: Origin): void => {
     if (sequence || axis === undefined) return;
     const length = input.shape[axis];
-    const source = origin.kind === 'assumed' ? `assumed: ${origin.what}` : origin.kind === 'seq-len' && fromRun ? spec.runSequence!.source : { given: '--input', code: 'stated in the code', 'seq-len': '--seq-len' }[origin.kind];
+    const lengthFrom = fromRun ? spec.runSequence!.source : (options.sequenceSource ?? '--seq-len');
+    const source = origin.kind === 'assumed' ? `assumed: ${origin.what}` : { given: '--input', code: 'stated in the code', 'seq-len': lengthFrom }[origin.kind];
     sequence = { input: input.id, length, source, assumed: origin.kind === 'assumed' };
   };
 
@@ -124,7 +125,9 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
     );
     return resolved;
   });
-  if (seqLen !== undefined && !seqApplied && !fromRun) diagnostics.push(diag('warning', 'sequence-length-unused', `${seqFlag} is not used: ${seqUnused ?? `${spec.name} has no token-sequence input`}.`, spec.range));
+  // A config's length that cannot apply is a note: the user asked for nothing.
+  const unusedFrom = options.sequenceSource ? { severity: 'info' as const, what: `${options.sequenceSource} (${seqLen} tokens)` } : { severity: 'warning' as const, what: seqFlag };
+  if (seqLen !== undefined && !seqApplied && !fromRun) diagnostics.push(diag(unusedFrom.severity, 'sequence-length-unused', `${unusedFrom.what} is not used: ${seqUnused ?? `${spec.name} has no token-sequence input`}.`, spec.range));
   for (const input of inputs) {
     const limit = input.maxLength;
     const axis = input.dtype === 'int' ? tokenAxis(input.shape, 'int') : undefined;

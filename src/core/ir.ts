@@ -309,6 +309,8 @@ export interface AnalyzeOptions {
   inputShape?: Shape;
   /** Tokens per sample for a sequence input whose length the code does not state: `--seq-len 512` (`--input` wins). */
   sequenceLength?: number;
+  /** Who states `sequenceLength` when the user did not: a training config ("recipe.yaml's cutoff_len 2048"). */
+  sequenceSource?: string;
   /** Bytes per element, default 4 (fp32). */
   dtypeBytes?: number;
   /**

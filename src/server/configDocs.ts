@@ -18,7 +18,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, namedModel, resolveLaunchedModel, type ConfigFormat, type FileAccess } from '../configs';
+import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, namedModel, readConfigSetups, resolveLaunchedModel, statedSequence, type ConfigFormat, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { namedModelNotFound, pretrainedConfigPath } from '../frontends/huggingface/sources';
 import { listOrEmpty, readOrUndefined } from './diskFiles';
@@ -140,7 +140,7 @@ export class ConfigDocuments {
       if (this.states.delete(uri)) this.publish(uri);
       return;
     }
-    const { plan, label, missing, model, source, modelRef } = await this.planFor(uri);
+    const { plan, label, missing, model, source, modelRef } = await this.atConfigLength(fileName, text, await this.planFor(uri));
     const versus = plan && model ? await configVersus(fileName, text, plan, model, await this.settings.get(uri), this.env, this.files).catch((err: unknown) => {
       this.env.reportError(`comparing ${fileName} with the best plan`, err);
       return undefined;
@@ -235,6 +235,30 @@ export class ConfigDocuments {
     return { plan: undefined, missing: missingModelMessage(this.clientCommands, named && namedModelNotFound(named, configPath)), source: 'none' };
   }
 
+  /**
+   * The choice planned again at the tokens per sample the config trains on (`cutoff_len: 2048`), where the model was
+   * planned at a length it assumed (a Hugging Face model at its max positions): "your config", the best plan and the
+   * findings then compare the run the config describes. Unchanged where the config states no length or the model's
+   * own code or command line states one.
+   */
+  private async atConfigLength(fileName: string, text: string, choice: PlanChoice): Promise<PlanChoice> {
+    const planned = choice.model?.sequence;
+    if (!choice.plan || !choice.modelRef || !planned?.assumed) return choice;
+    let sequence;
+    try {
+      sequence = statedSequence(readConfigSetups(fileName, text, this.files), basename(fileName));
+    } catch {
+      return choice; // a malformed config has its own diagnostic
+    }
+    const doc = this.store.get(choice.modelRef.uri);
+    if (!sequence || sequence.tokens === planned.length || !doc) return choice;
+    const replanned = await this.plans.planAtLength(doc, choice.modelRef.model, sequence.tokens, sequence.source);
+    if (!replanned) return choice;
+    const label = `${choice.label ?? choice.modelRef.model}, at ${sequence.source}`;
+    if (!replanned.outcome.feasible) return { ...choice, plan: undefined, model: undefined, label, missing: `${choice.modelRef.model} at ${sequence.source} has no plan: ${replanned.outcome.reason}` };
+    return { ...choice, plan: replanned.outcome, model: replanned.model, label };
+  }
+
   /** The client sent the per-config choices (all of them): re-check the configs whose choice changed. */
   setChoices(models: Record<string, string> | undefined): void {
     for (const uri of this.choices.replace(models)) {
@@ -324,7 +348,7 @@ export class ConfigDocuments {
   async fixAllEdit(uri: string): Promise<WorkspaceEdit | undefined> {
     const doc = this.getText(uri);
     if (!doc) return undefined;
-    const { plan } = await this.planFor(uri);
+    const { plan } = await this.atConfigLength(fileNameOf(uri), doc.getText(), await this.planFor(uri));
     const result = fixAll(fileNameOf(uri), doc.getText(), plan, undefined, this.files);
     if (result.edits.length === 0) return undefined;
     return { changes: { [uri]: result.edits.map((e) => toTextEdit(doc, e)) } };

@@ -132,6 +132,29 @@ export class PlanService {
     return entry.key === planKey(model, options, cluster.key, profile?.createdAt, settings);
   }
 
+  /**
+   * The model read at the tokens per sample a training config states (`cutoff_len: 2048`) and planned as its own plan
+   * is, without becoming the document's plan: the config is compared with the model at the length it trains on.
+   * Kept per model version, length, settings and cluster, since every edit of the config asks again.
+   */
+  async planAtLength(doc: ModelDocument, name: string, tokens: number, source: string): Promise<{ outcome: PlanOutcome; model: AnalyzedModel } | undefined> {
+    const model = this.analyzeWith?.(doc, { sequenceLength: tokens, sequenceSource: source }).models.find((m) => m.name === name);
+    if (!model) return undefined;
+    const settings = await this.settings.get(doc.uri);
+    const options = withTrainingHints(toPlanOptions(settings, doc.overrides.get(name) ?? {}), doc.uri);
+    const cluster = await this.env.cluster(settings);
+    const key = `${doc.uri}|${doc.analyzedVersion}|${name}|${tokens}|${source}|${planKey(model, options, cluster.key, undefined, settings)}`;
+    const cached = this.atLength.get(key);
+    if (cached) return cached;
+    const outcome = await this.env.track(() => planModelAsync(model, cluster.spec, options, {}));
+    // One entry per model and length is enough: an older version's plan is never asked for again.
+    for (const k of this.atLength.keys()) if (k.startsWith(`${doc.uri}|`) && k.split('|')[2] === name && k.split('|')[3] === String(tokens)) this.atLength.delete(k);
+    this.atLength.set(key, { outcome, model });
+    return { outcome, model };
+  }
+
+  private readonly atLength = new Map<string, { outcome: PlanOutcome; model: AnalyzedModel }>();
+
   /** The model called `name` in the document read at `tokens` per sequence. */
   private modelAt(doc: ModelDocument, name: string, tokens: number): AnalyzedModel | undefined {
     return this.analyzeWith?.(doc, { sequenceLength: tokens }).models.find((m) => m.name === name);

@@ -6,13 +6,13 @@
  */
 import { basename } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { diskFiles, readTextFile, writeTextFile } from '../files';
 import { namedModelNotFound } from '../../frontends/huggingface/sources';
 import { analyzeModelFile } from '../modelLoading';
-import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile } from './modelPlan';
+import { PLAN_FLAGS, PLAN_FLAGS_HELP, planForModelFile, type PlanFlagValues } from './modelPlan';
 import type { CliCommand } from './registry';
 
 const HELP = `Usage: wap config <configFile> [--model <modelFile>] [options]
@@ -101,13 +101,17 @@ async function run(args: string[]): Promise<number> {
   // Compare at the batch the config trains with, unless --batch says otherwise: a fair "your config vs best".
   const configBatch = setups.map(statedBatch).find((b) => b !== undefined);
   if (flags.batch === undefined && configBatch !== undefined) flags.batch = String(configBatch);
+  // And at the tokens per sample it trains on (cutoff_len, max_seq_length…), unless --seq-len says otherwise.
+  const sequence = statedSequence(setups, basename(file));
+  const planFlags: PlanFlagValues = flags['seq-len'] === undefined && sequence ? { ...flags, 'seq-len': String(sequence.tokens), sequenceSource: sequence.source } : flags;
   let versus: Versus | undefined;
   if (target) {
     if (!v.json) console.error(`wap: comparing with the model in ${target.file}${flags['model-name'] ? ` (${flags['model-name']})` : ''}, found by ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
+    if (!v.json && planFlags.sequenceSource) console.error(`wap: at ${planFlags['seq-len']} tokens per sample, ${planFlags.sequenceSource} (--seq-len reads it at another length)`);
     // The best plan trains in the precision this config states, unless --precision says otherwise.
     const stated = setups.find((s) => s.precision);
-    const outcome = await planForModelFile(target.file, flags, (o) => (stated ? withStatedPrecision(o, stated, basename(file), true) : o));
-    versus = await versusBest(file, setups[0], target.file, flags, outcome);
+    const outcome = await planForModelFile(target.file, planFlags, (o) => (stated ? withStatedPrecision(o, stated, basename(file), true) : o));
+    versus = await versusBest(file, setups[0], target.file, planFlags, outcome);
     if (!outcome.feasible) {
       if (v.json) console.log(JSON.stringify({ file, model: target, findings: [], best: summarizeRun(outcome), yours: versus?.yours }, null, 2));
       else console.log(`${file}:1:1: error: no plan to compare with: ${outcome.reason} [infeasible-plan]`);

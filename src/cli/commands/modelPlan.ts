@@ -14,12 +14,13 @@ export const PLAN_FLAGS = { ...PLANNER_FLAGS, 'model-name': { type: 'string' } }
 
 export const PLAN_FLAGS_HELP = plannerFlagsHelp('--model-name NAME');
 
-export type PlanFlagValues = PlannerFlagValues & { 'model-name'?: string };
+/** The flags, and who states `seq-len` when a training config does rather than the user. */
+export type PlanFlagValues = PlannerFlagValues & { 'model-name'?: string; sequenceSource?: string };
 
 export async function planForModelFile(file: string, v: PlanFlagValues, adjust: (o: PlanOptions) => PlanOptions = (o) => o): Promise<PlanOutcome> {
   const options = adjust(planOptionsFrom(v));
   const cluster = await clusterFrom(v.cluster);
-  const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, 'script-args': v['script-args'], modelName: v['model-name'] });
+  const model = await loadModel(file, { input: v.input, 'seq-len': v['seq-len'], python: v.python, 'script-args': v['script-args'], sequenceSource: v.sequenceSource, modelName: v['model-name'] });
   const outcome = planModel(model, cluster, await withTrainingHints(options, file));
   if (outcome.feasible) outcome.file = file;
   return outcome;

@@ -1,24 +1,21 @@
 /**
  * The tokens per sample a training run states on its command line, read from the option that holds it by the
- * names the training stacks give it: `block_size` (transformers' run_clm.py, nanoGPT), `max_seq_length` / `max_length`
- * (trl's SFTConfig before and after its rename), `cutoff_len` (LLaMA-Factory), `model_max_length` (the Alpaca and
- * FastChat scripts), `seq_len`, `seq_length`, `sequence_length`, `max_seq_len`, `context_length`. A Hugging Face
- * model read without it is planned at its config's max_position_embeddings (131,072 tokens for Qwen2), however short
- * the run's samples are. The first such option a parse reads with a whole-number value counts (core/inputs.ts
- * applies it below `--seq-len`), named with where it came from.
+ * names the training stacks give it (core/sequenceOptions.ts). A Hugging Face model read without it is planned at
+ * its config's max_position_embeddings (131,072 tokens for Qwen2), however short the run's samples are. The first
+ * such option a parse reads with a whole-number value counts (core/inputs.ts applies it below `--seq-len`), named
+ * with where it came from.
  */
 import type { ModelSpec } from '../../core/ir';
+import { SEQUENCE_LENGTH_NAMES } from '../../core/sequenceOptions';
 import type { Interp } from './interpreter';
 import type { Value } from './values';
-
-const SEQUENCE_OPTIONS = new Set(['block_size', 'max_seq_length', 'max_length', 'cutoff_len', 'model_max_length', 'seq_len', 'seq_length', 'sequence_length', 'max_seq_len', 'max_sequence_length', 'context_length']);
 
 /**
  * Records the run's sequence length when `name` is a sequence-length option with a whole value: `givenBy` names the
  * command line that gave it (run.sh, --script-args), undefined for the script's own default.
  */
 export function noteRunSequence(interp: Interp, name: string, value: Value, givenBy: string | undefined): void {
-  if (interp.runSequence || !SEQUENCE_OPTIONS.has(name) || value.k !== 'num' || value.float || value.v < 1) return;
+  if (interp.runSequence || !SEQUENCE_LENGTH_NAMES.has(name) || value.k !== 'num' || value.float || value.v < 1) return;
   interp.runSequence = { tokens: value.v, source: givenBy ? `${name} ${value.v} from ${givenBy}` : `${name}'s default ${value.v} in the script` };
 }
 
