@@ -13,3 +13,4 @@ export { readConfigSetups, pinnedOptions, statedBatch, statedSequence, summarize
 export { describeSetup, type StatedSetup } from './setup';
 export { launchedScripts, configMentioned, localModelImports, namedModel, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';
 export { launchedArguments } from './launchedBy';
+export { isLaunchScriptName } from './launchScripts';

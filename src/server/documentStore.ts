@@ -3,6 +3,7 @@
  * debounced so typing does not analyse every keystroke. A request that needs
  * the current text (hover, CodeLens, plan) flushes the pending analysis first.
  */
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { analyzeSourceSync, initFrontends, sourceKindOf, type ImportOptions } from '../frontends';
 import type { AnalysisResult, AnalyzeOptions } from '../core/ir';
@@ -23,6 +24,16 @@ export function fileNameOf(uri: string): string {
 
 export function isModelSource(uri: string): boolean {
   return sourceKindOf(fileNameOf(uri)) !== undefined;
+}
+
+/**
+ * Whether a script reads the command line a launch script in `script`'s folder may give it: it parses its arguments,
+ * and the launch script is in its folder or the one above (where configs' launchedArguments looks).
+ */
+function readsCommandLine(doc: ModelDocument, script: string): boolean {
+  if (!/\.py$/i.test(doc.fileName) || !/\b(argparse|HfArgumentParser|sys\.argv)\b/.test(doc.text)) return false;
+  const own = dirname(doc.fileName);
+  return dirname(script) === own || dirname(script) === dirname(own);
 }
 
 export interface StoreEvents {
@@ -97,12 +108,16 @@ export class DocumentStore {
 
   /**
    * Something an analysis read changed: an imported file (edited in the editor
-   * or on disk) or the installed libraries (the interpreter's sys.path became
-   * known). The documents that depended on it are analysed again.
+   * or on disk), the installed libraries (the interpreter's sys.path became
+   * known), or a launch script that may run a script with other arguments. The
+   * documents that depended on it are analysed again.
    */
-  dependencyChanged(what: { file?: string; libraries?: boolean }): void {
+  dependencyChanged(what: { file?: string; libraries?: boolean; launchScript?: string }): void {
     for (const doc of this.docs.values()) {
-      const depends = (what.file !== undefined && what.file !== doc.fileName && doc.importedFiles.has(what.file)) || (what.libraries && doc.wantsLibraries);
+      const depends =
+        (what.file !== undefined && what.file !== doc.fileName && doc.importedFiles.has(what.file)) ||
+        (what.libraries && doc.wantsLibraries) ||
+        (what.launchScript !== undefined && readsCommandLine(doc, what.launchScript));
       if (!depends) continue;
       doc.analyzedVersion = -1;
       this.schedule(doc, ANALYSIS_DEBOUNCE_MS);

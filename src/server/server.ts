@@ -46,7 +46,7 @@ import {
   type ProfileParams,
 } from '../protocol/lsp';
 import { CLUSTER_PRESETS, DEFAULT_PRESET } from '../planner';
-import { launchedArguments } from '../configs';
+import { isLaunchScriptName, launchedArguments } from '../configs';
 import { listOrEmpty, readOrUndefined } from './diskFiles';
 import { ConfigDocuments } from './configDocs';
 import { modelDiagnostics } from './diagnostics';
@@ -230,12 +230,18 @@ export function startServer(connection: Connection): void {
     store.open(e.document.uri, e.document.getText(), e.document.version);
     checkConfig(e.document.uri);
   }));
+  // A launch script's edits (and closing it unsaved) change the arguments the scripts it runs are read with.
+  const launchScriptChanged = (uri: string, text: string): void => {
+    if (!store.get(uri) && uri.startsWith('file:') && isLaunchScriptName(fileURLToPath(uri), text)) store.dependencyChanged({ launchScript: fileURLToPath(uri) });
+  };
   texts.onDidChangeContent(guard('change', undefined, (e) => {
     store.change(e.document.uri, e.document.getText(), e.document.version);
     configs.scheduleCheck(e.document.uri);
+    launchScriptChanged(e.document.uri, e.document.getText());
   }));
   texts.onDidClose(guard('close', undefined, (e) => {
     store.close(e.document.uri);
+    launchScriptChanged(e.document.uri, e.document.getText());
     configs.forget(e.document.uri);
     void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] }).catch(() => undefined);
   }));

@@ -24,6 +24,7 @@ import {
   WorkDoneProgress,
   DidOpenTextDocumentNotification,
   DidChangeTextDocumentNotification,
+  DidCloseTextDocumentNotification,
   HoverRequest,
   CodeLensRequest,
   ShutdownRequest,
@@ -190,6 +191,11 @@ export class TestServer {
     const version = (this.versions.get(uri) ?? 1) + 1;
     this.versions.set(uri, version);
     await this.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [{ text }] });
+  }
+
+  /** Closes a document the way the editor does when its tab is closed (unsaved edits discarded). */
+  async close(uri: string): Promise<void> {
+    await this.conn.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
   }
 
   async hoverText(uri: string, line: number, character: number): Promise<string> {

@@ -31,6 +31,13 @@ test('a launch script’s arguments size the model the editor shows, and the par
     const note = await server.until('the argparse note', () => server.diagnostics.get(uri)?.find((d) => String(d.code) === 'script-arguments'), 20_000);
     assert.match(note.message, /with the arguments run\.sh gives \(--n-layer 2 --n_embd 128 --n_head 4\)/);
     assert.equal(note.range.start.line, 25);
+    // Editing the launch script (unsaved) reads the script again with its new arguments; closing it goes back to disk.
+    const run = await server.open(join(project, 'run.sh'));
+    await server.change(run, '#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --n-layer 3 --n_embd 128 --n_head 4\n');
+    const params = async () => (await server.conn.sendRequest(ModelsRequest, { uri })).models.find((m) => m.name === 'model')?.params;
+    await server.until('three blocks after the edit', async () => (await params()) === 3 * block + 50304 * 128 + 256 * 128 + 128, 30_000);
+    await server.close(run);
+    await server.until('two blocks again once the edit is discarded', async () => (await params()) === 2 * block + 50304 * 128 + 256 * 128 + 128, 30_000);
   } finally {
     await server.stop();
   }
