@@ -57,6 +57,8 @@ export class Interp {
    * model of the file carries these, and a file without a model still says them (models.ts).
    */
   readonly runNotes: Diagnostic[] = [];
+  /** `exec(…)` calls whose code was read (scriptExec.ts): rewrittenGlobals.ts warns about the others. */
+  readonly execFollowed = new Set<PyNode>();
   /** The tokens per sample the run's command line states (runSequence.ts). */
   runSequence: { tokens: number; source: string } | undefined;
   /** The input the analysis was given: a forward that computes sizes from its input is read again at it (specialise.ts). */
@@ -189,21 +191,10 @@ export class Interp {
       case 'import_statement':
       case 'import_from_statement':
         return importStatement(this, node, scope);
-      case 'with_statement': {
-        const body = field(node, 'body');
-        if (body) this.exec(body, scope);
-        return;
-      }
-      case 'try_statement': {
-        const body = field(node, 'body');
-        try {
-          if (body) this.exec(body, scope);
-        } catch (e) {
-          if (!(e instanceof RaiseSignal)) throw e;
-        }
-        for (const c of node.children) if (c.type === 'finally_clause') this.execBlock(c.children, scope);
-        return;
-      }
+      case 'with_statement':
+        return this.execWith(node, scope);
+      case 'try_statement':
+        return this.execTry(node, scope);
       case 'delete_statement':
         for (const c of namedChildren(node)) deleteTarget(this, c, scope);
         return;
@@ -263,6 +254,40 @@ export class Interp {
     const taken = decideBranch(this, branches, scope);
     const body = taken === undefined ? undefined : branches[taken].body;
     if (body) this.exec(body, scope);
+  }
+
+  /**
+   * `with open(f) as fh:` binds the value of each item that names a target (a file object's `__enter__` is itself);
+   * items without a target (`torch.no_grad()`, autocast) are not evaluated: they change how code runs, not what it builds.
+   */
+  private execWith(node: PyNode, scope: Scope): void {
+    const clause = namedChildren(node).find((c) => c.type === 'with_clause');
+    for (const item of clause ? namedChildren(clause) : []) {
+      const value = field(item, 'value');
+      const alias = value?.type === 'as_pattern' ? field(value, 'alias') : undefined;
+      const target = alias && namedChildren(alias)[0];
+      const expr = value && namedChildren(value)[0];
+      if (target && expr) assignTarget(this, target, evalExpr(this, expr, scope), scope);
+    }
+    const body = field(node, 'body');
+    if (body) this.exec(body, scope);
+  }
+
+  /** The body; on a raise in user code, the first `except` (WAP does not match exception types), else `else`; then `finally`. */
+  private execTry(node: PyNode, scope: Scope): void {
+    const body = field(node, 'body');
+    let raised = false;
+    try {
+      if (body) this.exec(body, scope);
+    } catch (e) {
+      if (!(e instanceof RaiseSignal)) throw e;
+      raised = true;
+    }
+    const clauses = namedChildren(node);
+    const handler = raised ? clauses.find((c) => c.type === 'except_clause' || c.type === 'except_group_clause') : clauses.find((c) => c.type === 'else_clause');
+    const block = handler && (field(handler, 'body') ?? namedChildren(handler).find((c) => c.type === 'block'));
+    if (block) this.exec(block, scope);
+    for (const c of clauses) if (c.type === 'finally_clause') this.execBlock(c.children, scope);
   }
 
   private execLoop(node: PyNode, scope: Scope): void {

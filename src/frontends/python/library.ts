@@ -12,6 +12,7 @@ import { constructTorchLayer } from './torchModuleValues';
 import { callTransformers } from './transformersRuntime';
 import { checkpointCall, trainingWrapper } from './trainingWrappers';
 import { callArgparse } from './argparseRuntime';
+import { literalEval } from './scriptExec';
 import { hfArgumentParser } from './hfArgumentParser';
 import { callEinops } from './einops';
 import { peftConfig } from './peftCalls';
@@ -63,6 +64,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
     if (config) return config;
   }
   if (path.startsWith('argparse.')) return callArgparse(interp, path, site) ?? UNKNOWN;
+  if (path === 'ast.literal_eval') return literalEval(args, site.node);
   if (path.startsWith('einops.')) return callEinops(interp, path, args, kwargs, site) ?? UNKNOWN;
   if (path.startsWith('keras.')) {
     if (path === 'keras.Input') return kerasInput(interp, args, kwargs, site);

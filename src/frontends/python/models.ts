@@ -20,6 +20,7 @@ import { hfSpec } from './transformersModels';
 import { guarded, kerasSpec, kerasSubclassSpec, torchSpec, type Candidate, type Root } from './candidateSpecs';
 import { unmodelledFreezes } from './frozenParameters';
 import { rewrittenGlobals } from './rewrittenGlobals';
+import { scriptBuiltins } from './scriptExec';
 import { withRunSequence } from './runSequence';
 import { loraOf } from './peftCalls';
 import { withLoraAdapters } from '../peft/lora';
@@ -47,6 +48,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   ))
     interp.globals.vars.set(name, value);
   for (const [name, value] of callingBuiltins((fn, args, site) => interp.callValue(fn, args, new Map(), site), (v) => iterate(interp, v))) interp.globals.vars.set(name, value);
+  for (const [name, value] of scriptBuiltins(interp)) interp.globals.vars.set(name, value);
   // The analysed file runs as a script would: its classes' `__module__` is '__main__'.
   if (!interp.globals.vars.has('__name__')) interp.globals.vars.set('__name__', { k: 'str', v: '__main__' });
 

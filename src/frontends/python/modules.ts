@@ -152,6 +152,24 @@ export class ModuleLoader {
     return mod;
   }
 
+  /**
+   * Code a script execs (scriptExec.ts), evaluated in `scope` as the script's own statements are (it runs in their
+   * module), its nodes ranged in `file`. A raise or a limit stops the code, not the script that execs it.
+   */
+  execIn(file: string, text: string, scope: Scope): void {
+    this.ctx.options.filesRead?.add(file);
+    const tree = this.ctx.parse(file, text, `${text.length}:${text}`);
+    foreignFiles.set(tree.root.lines, { file, source: text });
+    const depth = this.interp.depth;
+    try {
+      this.interp.exec(tree.root, scope);
+    } catch (e) {
+      if (!isSignal(e)) throw e;
+    } finally {
+      this.interp.depth = depth;
+    }
+  }
+
   /** The chain of files being loaded, for circular-import messages. */
   loadingChain(): string[] {
     return [...this.loading];

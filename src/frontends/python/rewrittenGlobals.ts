@@ -1,10 +1,10 @@
 /**
- * A script that rewrites its own module-level values as it runs: nanoGPT's train.py writes its defaults
- * (`n_layer = 12`, `batch_size = 12`), then `exec(open('configurator.py').read())` replaces them from a config file
- * and `--key=value` arguments on its command line. WAP reads code, never runs it, so the model it reads is the one
- * the written defaults build; a run with `config/train_shakespeare_char.py` trains another. Every model of such a
- * file carries a warning saying so, as unattributed freezes do (frozenParameters.ts): a plan of it is a plan of the
- * defaults.
+ * A script that rewrites its own module-level values with code WAP could not read: nanoGPT's train.py writes its
+ * defaults (`n_layer = 12`), then `exec(open('configurator.py').read())` replaces them from a config file and
+ * `--key=value` arguments on its command line. Where the exec'd code is a file or string WAP knows, it is read
+ * (scriptExec.ts) with the run's arguments; where it is not (a path built at run time, no import context), the model
+ * read is the one the written defaults build, and every model of the file carries a warning saying so, as
+ * unattributed freezes do (frozenParameters.ts): a plan of it is a plan of the defaults.
  */
 import type { Diagnostic } from '../../core/ir';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
@@ -13,17 +13,10 @@ import type { Interp } from './interpreter';
 /** Statements whose blocks run in the module's own scope. */
 const MODULE_BLOCKS = new Set(['module', 'block', 'if_statement', 'elif_clause', 'else_clause', 'try_statement', 'except_clause', 'finally_clause', 'with_statement', 'ERROR']);
 
-/** `exec(…)` at module level, or a write through `globals()` (`globals().update(…)`, `globals()[key] = …`). */
+/** `exec(…)` at module level whose code was not read. */
 function rewritesGlobals(interp: Interp, stmt: PyNode): boolean {
-  if (stmt.type !== 'expression_statement') return false;
-  const expr = namedChildren(stmt)[0];
-  if (!expr) return false;
-  if (expr.type === 'call') {
-    const callee = interp.text(field(expr, 'function') ?? expr);
-    return callee === 'exec' || /^(globals|vars)\(\s*\)\.update$/.test(callee);
-  }
-  const left = expr.type === 'assignment' || expr.type === 'augmented_assignment' ? field(expr, 'left') : undefined;
-  return left?.type === 'subscript' && /^(globals|vars)\(\s*\)$/.test(interp.text(field(left, 'value') ?? left));
+  const expr = stmt.type === 'expression_statement' ? namedChildren(stmt)[0] : undefined;
+  return expr?.type === 'call' && interp.text(field(expr, 'function') ?? expr) === 'exec' && !interp.execFollowed.has(expr);
 }
 
 /** The first module-level statement that rewrites globals, in source order; not inside functions or classes. */
@@ -40,7 +33,7 @@ function firstRewrite(interp: Interp, node: PyNode): PyNode | undefined {
 /** The warning a file's models carry when its module-level values are rewritten as it runs; none otherwise. */
 export function rewrittenGlobals(interp: Interp, root: PyNode): Diagnostic[] {
   // Read on every keystroke: a file without the words is not walked.
-  if (!/\bexec\s*\(|\b(globals|vars)\s*\(\s*\)/.test(interp.source)) return [];
+  if (!/\bexec\s*\(/.test(interp.source)) return [];
   const site = firstRewrite(interp, root);
   if (!site) return [];
   const r = rangeOf(site);

@@ -1,0 +1,194 @@
+/**
+ * The way a script reads settings from files as it runs, read statically: nanoGPT's train.py writes its defaults,
+ * then `exec(open('configurator.py').read())`, whose loop over `sys.argv[1:]` execs the config file it is given
+ * (`config/train_shakespeare_char.py`) and writes `--key=value` pairs through `globals()[key] = literal_eval(val)`.
+ * With the run's arguments known (AnalyzeOptions.scriptArguments), the model read is the one the run trains; before,
+ * it was the one the written defaults build, with a warning.
+ *
+ * - `open(path)` for reading: a file object whose `read()` is the file's text (a regular file of source size, from the
+ *   script's folder when relative, as the import room reads sources); other modes are unknown.
+ * - `exec(code)`: code read from a file, or any string WAP knows, evaluated in the module's scope (or the dict it is
+ *   given) as an imported module is evaluated, never run. A file already being exec'd is not entered again.
+ * - `globals()`: the module's scope as a dict, live, so `globals()[key] = value` and `.update()` write the names.
+ * - `ast.literal_eval(s)`: numbers, strings, True/False/None and lists, tuples and dicts of them; anything else raises,
+ *   as it does in Python, so the script's `except (SyntaxError, ValueError)` runs.
+ * Each exec that is followed is remembered, so rewrittenGlobals.ts warns only about the ones that are not.
+ */
+import { dirname, isAbsolute, join } from 'node:path';
+import type { PyNode } from './ast';
+import type { Interp } from './interpreter';
+import { readSource } from '../imports/sourceFiles';
+import { RaiseSignal } from './signals';
+import { FALSE, NONE, TRUE, UNKNOWN, list, native, num, str, tuple, type CallSite, type DictV, type Scope, type Value } from './values';
+
+/** The module scope seen as a dict: string keys are names, reads and writes go to the scope itself. */
+class ScopeDict extends Map<string, [Value, Value]> {
+  constructor(readonly scope: Scope) {
+    super();
+  }
+  override get(key: string): [Value, Value] | undefined {
+    const v = key.startsWith('s:') ? this.scope.vars.get(key.slice(2)) : undefined;
+    return v === undefined ? undefined : [str(key.slice(2)), v];
+  }
+  override set(key: string, entry: [Value, Value]): this {
+    if (key.startsWith('s:')) this.scope.vars.set(key.slice(2), entry[1]);
+    return this;
+  }
+  override has(key: string): boolean {
+    return key.startsWith('s:') && this.scope.vars.has(key.slice(2));
+  }
+  override delete(key: string): boolean {
+    return key.startsWith('s:') && this.scope.vars.delete(key.slice(2));
+  }
+  override clear(): void {
+    // A script never clears its own module; nothing here may either.
+  }
+  override get size(): number {
+    return this.scope.vars.size;
+  }
+  override *entries(): MapIterator<[string, [Value, Value]]> {
+    for (const [k, v] of [...this.scope.vars]) yield [`s:${k}`, [str(k), v]];
+  }
+  override *keys(): MapIterator<string> {
+    for (const [k] of this.entries()) yield k;
+  }
+  override *values(): MapIterator<[Value, Value]> {
+    for (const [, v] of this.entries()) yield v;
+  }
+  override [Symbol.iterator](): MapIterator<[string, [Value, Value]]> {
+    return this.entries();
+  }
+  override forEach(fn: (value: [Value, Value], key: string, map: Map<string, [Value, Value]>) => void): void {
+    for (const [k, v] of this.entries()) fn(v, k, this);
+  }
+}
+
+/** The files strings were read from, so an exec of one is ranged in its file. */
+const readFrom = new WeakMap<Value, string>();
+
+function openFile(interp: Interp, args: Value[], kwargs: Map<string, Value>, node: PyNode): Value {
+  const path = args[0] ?? kwargs.get('file');
+  const mode = args[1] ?? kwargs.get('mode');
+  if (path?.k !== 'str' || (mode !== undefined && (mode.k !== 'str' || !/^r?t?$/.test(mode.v))) || !interp.file) return UNKNOWN;
+  const file = isAbsolute(path.v) ? path.v : join(dirname(interp.file), path.v);
+  const read = readSource(file);
+  if ('why' in read) return { k: 'unknown', why: `${path.v}: ${read.why}` };
+  interp.loader?.options.filesRead?.add(file);
+  const text = str(read.text);
+  readFrom.set(text, file);
+  const attrs = new Map<string, Value>();
+  const handle: Value = { k: 'inst', cls: { k: 'class', name: 'TextIOWrapper', bases: [], attrs: new Map(), node, dataclass: false, fields: [] }, attrs };
+  attrs.set('read', native('read', () => text));
+  attrs.set('readlines', native('readlines', () => list(read.text.split(/(?<=\n)/).map(str))));
+  attrs.set('__enter__', native('__enter__', () => handle));
+  attrs.set('close', native('close', () => NONE));
+  return handle;
+}
+
+/** Files being exec'd now: one that execs itself again is not entered twice. */
+const executing = new Set<string>();
+
+function execCode(interp: Interp, code: Value | undefined, into: Value | undefined, site: CallSite): Value {
+  if (code?.k !== 'str' || !interp.loader) return UNKNOWN;
+  const file = readFrom.get(code) ?? `${interp.file ?? '<string>'}:<exec>`;
+  const scope: Scope | undefined = into === undefined ? interp.globals : into.k === 'dict' && into.map instanceof ScopeDict ? into.map.scope : undefined;
+  if (!scope || executing.has(file)) return UNKNOWN;
+  executing.add(file);
+  try {
+    interp.loader.execIn(file, code.v, scope);
+    interp.execFollowed.add(site.node);
+  } finally {
+    executing.delete(file);
+  }
+  // Code that reads the command line (a configurator) was read with the run's: say which, as argparse's note does.
+  if (/\bsys\.argv\b/.test(code.v)) interp.warnAt(site.range, `\`${interp.text(site.node).replace(/\s+/g, ' ').slice(0, 60)}\` reads the command line: it is read ${commandLine(interp)}`, 'script-arguments', 'info', interp.runNotes);
+  return NONE;
+}
+
+/** Which command line the script was read with, in the words argparse's note uses. */
+function commandLine(interp: Interp): string {
+  const run = interp.givenInput.scriptArguments;
+  if (run && 'words' in run) return `with the arguments ${run.source} gives (${run.words.join(' ').slice(0, 120)})`;
+  const disagree = run && 'disagree' in run ? ` (${run.disagree.join(' and ')} run it with different arguments)` : '';
+  return `as the script run with no arguments${disagree}, with the values the file writes; a run that passes others trains with those (give them with --script-args, or run the script from a launch script beside it)`;
+}
+
+/** Python literals as ast.literal_eval takes them; undefined for anything else. */
+function literal(text: string): Value | undefined {
+  let i = 0;
+  const space = (): void => {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+  };
+  const item = (): Value | undefined => {
+    space();
+    const rest = text.slice(i);
+    const number = /^[-+]?(\d[\d_]*\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?)/i.exec(rest);
+    if (number) {
+      i += number[0].length;
+      const v = Number(number[0].replace(/_/g, ''));
+      return Number.isFinite(v) ? num(v, /[.e]/i.test(number[0])) : undefined;
+    }
+    const word = /^(True|False|None)\b/.exec(rest);
+    if (word) {
+      i += word[0].length;
+      return word[0] === 'True' ? TRUE : word[0] === 'False' ? FALSE : NONE;
+    }
+    const quoted = /^(['"])((?:\\.|(?!\1)[^\\\n])*)\1/.exec(rest);
+    if (quoted) {
+      i += quoted[0].length;
+      return str(quoted[2]!.replace(/\\(.)/g, '$1'));
+    }
+    const open = rest[0];
+    if (open === '[' || open === '(' || open === '{') {
+      const close = open === '[' ? ']' : open === '(' ? ')' : '}';
+      i++;
+      const items: Value[] = [];
+      const pairs: Array<[Value, Value]> = [];
+      for (;;) {
+        space();
+        if (text[i] === close) break;
+        const key = item();
+        if (!key) return undefined;
+        space();
+        if (open === '{') {
+          if (text[i++] !== ':') return undefined;
+          const value = item();
+          if (!value) return undefined;
+          pairs.push([key, value]);
+        } else items.push(key);
+        space();
+        if (text[i] === ',') i++;
+        else if (text[i] !== close) return undefined;
+      }
+      i++;
+      if (open === '{') {
+        const dict: DictV = { k: 'dict', map: new Map() };
+        for (const [k, v] of pairs) dict.map.set(k.k === 'str' ? `s:${k.v}` : `n:${String((k as { v: unknown }).v)}`, [k, v]);
+        return dict;
+      }
+      return open === '[' ? list(items) : tuple(items);
+    }
+    return undefined;
+  };
+  const value = item();
+  space();
+  return value && i === text.length ? value : undefined;
+}
+
+/** `ast.literal_eval(s)`: the literal, or a raise as Python's (ValueError, SyntaxError) for anything else. */
+export function literalEval(args: Value[], node: PyNode): Value {
+  const s = args[0];
+  if (s?.k !== 'str') return UNKNOWN;
+  const value = literal(s.v);
+  if (!value) throw new RaiseSignal(node);
+  return value;
+}
+
+/** `open`, `exec` and `globals` for one file's evaluation. */
+export function scriptBuiltins(interp: Interp): Array<[string, Value]> {
+  return [
+    ['open', native('open', (args, kwargs, site) => openFile(interp, args, kwargs, site.node))],
+    ['exec', native('exec', (args, kwargs, site) => execCode(interp, args[0] ?? kwargs.get('source'), args[1] ?? kwargs.get('globals'), site))],
+    ['globals', native('globals', () => ({ k: 'dict', map: new ScopeDict(interp.globals) }))],
+  ];
+}
