@@ -12,8 +12,8 @@ import { before, test } from 'node:test';
 import type { AnalyzeOptions } from '../../src/core/ir';
 import { analyzeSource, initFrontends } from '../../src/frontends';
 
-const dir = join(__dirname, '..', 'fixtures', 'argparse');
-const file = join(dir, 'train.py');
+const dir = join(__dirname, '..', 'fixtures', 'nanogpt');
+const file = join(dir, 'argparse_train.py');
 const PYTHON = '/usr/bin/python3';
 
 before(async () => {

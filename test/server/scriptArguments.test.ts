@@ -14,7 +14,8 @@ const project = mkdtempSync(join(tmpdir(), 'wap-script-args-lsp-'));
 after(() => rmSync(project, { recursive: true, force: true }));
 
 test('a launch script’s arguments size the model the editor shows, and the parse_args() line says so', async () => {
-  for (const f of ['train.py', 'model.py']) copyFileSync(join(ROOT, 'test/fixtures/argparse', f), join(project, f));
+  copyFileSync(join(ROOT, 'test/fixtures/nanogpt/argparse_train.py'), join(project, 'train.py'));
+  copyFileSync(join(ROOT, 'test/fixtures/nanogpt/model.py'), join(project, 'model.py'));
   writeFileSync(join(project, 'run.sh'), '#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --n-layer 2 --n_embd 128 --n_head 4\n');
   const server = await TestServer.start({ trusted: true, root: project });
   try {
