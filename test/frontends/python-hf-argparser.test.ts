@@ -2,7 +2,8 @@
  * A script in the layout of transformers' run_clm.py (frontends/python/hfArgumentParser.ts): its dataclasses are
  * built from the arguments its launch script gives (read by configs' launchedArguments from the real folder), the
  * model comes from `model_args.model_name_or_path` inside `main()`, which returns nothing but hands it to a Trainer.
- * Before, the dataclasses and so the model were unknown. Qwen2-0.5B's 494,032,768 parameters (tied head) are the
+ * Before, the dataclasses and so the model were unknown. trl's sft.py layout (TrlParser with a `--config` recipe,
+ * the model trained from the `__main__` part) is read too. Qwen2-0.5B's 494,032,768 parameters (tied head) are the
  * published count the huggingface tests already check.
  */
 import assert from 'node:assert/strict';
@@ -70,4 +71,24 @@ test('a main() that hands its model to accelerate or DDP instead is read the sam
   assert.equal(ddp.models.find((m) => m.name === 'main')?.totals.params, 64 * 256 + 256 + 256 * 10 + 10);
   const idle = await read({}, text('    print(net)'));
   assert.equal(idle.models.find((m) => m.name === 'main'), undefined);
+});
+
+test('trl’s sft.py: TrlParser reads the recipe --config names under the command line, and the model its __main__ part trains is read', async () => {
+  const sft = join(dir, 'sft.py');
+  const text = readFileSync(sft, 'utf8');
+  const r = await analyzeSource(sft, text, { scriptArguments: { words: ['--config', 'sft_recipe.yaml', '--gradient_checkpointing'], source: 'run.sh' } }, { workspaceFolders: [dir] });
+  const model = r.models.find((m) => m.name === '__main__');
+  assert.ok(model, JSON.stringify(all(r).map((d) => d.message)));
+  assert.equal(model.totals.params, QWEN2_05B);
+  assert.deepEqual(model.sequence, { input: 'input_ids', length: 2048, source: 'max_length 2048 from sft_recipe.yaml', assumed: false });
+  assert.match(all(r).find((d) => d.code === 'script-arguments')!.message, /with the arguments run\.sh gives \(--config sft_recipe\.yaml --gradient_checkpointing\) and the recipe sft_recipe\.yaml it names/);
+  // The command line wins over the recipe, and a recipe WAP cannot read is said.
+  const over = await analyzeSource(sft, text, { scriptArguments: { words: ['--config', 'sft_recipe.yaml', '--max_length', '512'], source: 'run.sh' } }, { workspaceFolders: [dir] });
+  assert.equal(over.models.find((m) => m.name === '__main__')?.sequence?.length, 512);
+  const missing = await analyzeSource(sft, text, { scriptArguments: { words: ['--config', 'nowhere.yaml'], source: 'run.sh' } }, { workspaceFolders: [dir] });
+  assert.equal(missing.models.length, 0);
+  assert.match(all(missing).find((d) => d.code === 'script-arguments')!.message, /the recipe nowhere\.yaml it names could not be read, so its values are not/);
+  // parse_yaml_file reads the same recipe as a file of arguments.
+  const fromYaml = await read({ scriptArguments: { words: ['sft_recipe.yaml'], source: 'run.sh' } }, readFileSync(file, 'utf8').replace('parser.parse_json_file(json_file=sys.argv[1])', 'parser.parse_yaml_file(sys.argv[1])').replace('sys.argv[1].endswith(".json")', 'sys.argv[1].endswith(".yaml")'));
+  assert.equal(fromYaml.models.find((m) => m.name === 'main')?.totals.params, QWEN2_05B);
 });

@@ -15,7 +15,7 @@ const NOT_FOLLOWED = new Set([
   // modelled by the evaluator
   'torch', 'keras', 'tensorflow', 'tf_keras',
   // Hugging Face models come from their configs, not their modeling files (too dynamic to evaluate)
-  'transformers', 'huggingface_hub', 'safetensors', 'tokenizers', 'datasets', 'accelerate', 'peft',
+  'transformers', 'huggingface_hub', 'safetensors', 'tokenizers', 'datasets', 'accelerate', 'peft', 'trl',
   // numeric and tooling packages: no model classes to read
   'numpy', 'scipy', 'jax', 'jaxlib', 'flax', 'optax', 'einops', 'PIL', 'cv2', 'pandas', 'sklearn', 'matplotlib',
   'tqdm', 'wandb', 'tensorboard', 'tensorboardX', 'yaml', 'omegaconf', 'hydra', 'tiktoken', 'sentencepiece',

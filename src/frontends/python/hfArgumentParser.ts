@@ -10,8 +10,9 @@
  * given alone is True, as HfArgumentParser's `nargs="?"`), the rest at their defaults. A library dataclass
  * (TrainingArguments, trl's SFTConfig) is a namespace of the options no user dataclass claims: WAP reads the
  * training setup from the launch command itself (configs/trainerArgv.ts). `parse_dict` and, where the path is a
- * string WAP can read, `parse_json_file` take their values from the dict or the JSON instead. The same note as
- * argparse's says which command line was read.
+ * string WAP can read, `parse_json_file` / `parse_yaml_file` take their values from the dict or the file instead;
+ * trl's TrlParser (`parse_args_and_config`) reads the YAML recipe `--config` names under the command line's options.
+ * The same note as argparse's says which command line was read.
  */
 import { field, namedChildren, type PyNode } from './ast';
 import { mro } from './access';
@@ -19,6 +20,7 @@ import type { Interp } from './interpreter';
 import { noteRunSequence } from './runSequence';
 import { FALSE, TRUE, UNKNOWN, int, list, native, num, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
 import { readSource } from '../imports/sourceFiles';
+import { parse as parseYaml } from 'yaml';
 import { dirname, isAbsolute, join } from 'node:path';
 
 type Given = Map<string, string[] | true>;
@@ -127,7 +129,11 @@ function build(interp: Interp, classes: Value[], values: Map<string, Value>, sit
     instances: instances.map((inst) => {
       if (inst) return inst;
       const attrs = new Map<string, Value>();
-      for (const [name, v] of values) if (!claimed.has(name)) attrs.set(name, v);
+      for (const [name, v] of values) {
+        if (claimed.has(name)) continue;
+        attrs.set(name, v);
+        noteRunSequence(interp, name, v, source);
+      }
       const rest: InstV = { k: 'inst', cls: { k: 'class', name: 'Namespace', bases: [], attrs: new Map(), node: site.node, dataclass: false, fields: [] }, attrs };
       return rest;
     }),
@@ -151,16 +157,54 @@ function note(interp: Interp, site: CallSite, how: string, said: string[]): void
   interp.warnAt(site.range, `\`${site.calleeText}()\` is read ${how}${said.length ? `: ${said.join(', ')}` : ''}`, 'script-arguments', 'info', interp.runNotes);
 }
 
-function parseArgsIntoDataclasses(interp: Interp, classes: Value[], args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
-  const inCode = args[0] ?? kwargs.get('args');
-  const codeWords = (inCode?.k === 'list' || inCode?.k === 'tuple') && inCode.items.every((i) => i.k === 'str') ? inCode.items.map((i) => (i as { v: string }).v) : undefined;
+/** The command line a parse reads: a list the code passes (`parse_args_into_dataclasses(['--x', '1'])`), else the run's. */
+function commandLine(interp: Interp, inCode: Value | undefined): { words: string[]; source: string } | undefined {
+  if ((inCode?.k === 'list' || inCode?.k === 'tuple') && inCode.items.every((i) => i.k === 'str')) return { words: inCode.items.map((i) => (i as { v: string }).v), source: 'the code' };
   const run = interp.givenInput.scriptArguments;
-  const given = codeWords ? { words: codeWords, source: 'the code' } : run && 'words' in run ? run : undefined;
-  const parsed = build(interp, classes, fromWords(interp, classes, given?.words ?? []), site, given?.source ?? 'the command line');
+  return run && 'words' in run ? run : undefined;
+}
+
+/** "with the arguments run.sh gives (…)", or why none were read. */
+function howRead(interp: Interp, given: { words: string[]; source: string } | undefined): string {
+  if (given) return `with the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)})`;
+  const run = interp.givenInput.scriptArguments;
   const disagree = run && 'disagree' in run ? ` (${run.disagree.join(' and ')} run it with different arguments)` : '';
-  note(interp, site, given ? `with the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)})` : `as the script run with no arguments${disagree}, each field at its default`, parsed.said);
+  return `as the script run with no arguments${disagree}, each field at its default`;
+}
+
+/** The dataclasses, and the remaining strings when asked for (none: every option is read). */
+function result(instances: Value[], kwargs: Map<string, Value>): Value {
   const remaining = kwargs.get('return_remaining_strings');
-  return tuple(remaining?.k === 'bool' && remaining.v ? [...parsed.instances, list([])] : parsed.instances);
+  return tuple(remaining?.k === 'bool' && remaining.v ? [...instances, list([])] : instances);
+}
+
+function parseArgsIntoDataclasses(interp: Interp, classes: Value[], args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const given = commandLine(interp, args[0] ?? kwargs.get('args'));
+  const parsed = build(interp, classes, fromWords(interp, classes, given?.words ?? []), site, given?.source ?? 'the command line');
+  note(interp, site, howRead(interp, given), parsed.said);
+  return result(parsed.instances, kwargs);
+}
+
+/**
+ * trl's `TrlParser.parse_args_and_config()`: the YAML file `--config` names gives the values, and the other options
+ * on the command line override them (trl sets the file's values as the parser's defaults).
+ */
+function parseArgsAndConfig(interp: Interp, classes: Value[], args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const given = commandLine(interp, args[0] ?? kwargs.get('args'));
+  const words = given?.words ?? [];
+  const config = givenOptions(words).get('config');
+  const configPath = Array.isArray(config) ? config[0] : undefined;
+  const fromFile = configPath !== undefined ? argumentFile(interp, str(configPath)) : undefined;
+  const fromCommand = fromWords(interp, classes, words);
+  // The run's length is named where it is written: the command line's over the recipe's.
+  for (const [name, v] of fromCommand) noteRunSequence(interp, name, v, given?.source);
+  for (const [name, v] of fromFile ?? []) noteRunSequence(interp, name, v, configPath);
+  const values = new Map([...(fromFile ?? []), ...fromCommand]);
+  values.delete('config');
+  const parsed = build(interp, classes, values, site, given?.source ?? 'the command line');
+  const file = configPath === undefined ? '' : fromFile ? ` and the recipe ${configPath} it names` : `; the recipe ${configPath} it names could not be read, so its values are not`;
+  note(interp, site, `${howRead(interp, given)}${file}`, parsed.said);
+  return result(parsed.instances, kwargs);
 }
 
 function parseDict(interp: Interp, classes: Value[], dict: Value | undefined, site: CallSite, source: string): Value {
@@ -172,22 +216,33 @@ function parseDict(interp: Interp, classes: Value[], dict: Value | undefined, si
   return tuple(parsed.instances);
 }
 
-/** `parse_json_file("args.json")`: read where WAP can (a string path, from the script's folder), else unknown. */
-function parseJsonFile(interp: Interp, classes: Value[], path: Value | undefined, site: CallSite): Value {
-  if (path?.k !== 'str' || !interp.file) return UNKNOWN;
+/**
+ * A JSON or YAML file of arguments (parse_json_file, parse_yaml_file, TrlParser's `--config`), from the script's
+ * folder when relative, read as sources are; undefined where WAP cannot read it.
+ */
+function argumentFile(interp: Interp, path: Value | undefined): Map<string, Value> | undefined {
+  if (path?.k !== 'str' || !interp.file) return undefined;
   const file = isAbsolute(path.v) ? path.v : join(dirname(interp.file), path.v);
   const read = readSource(file);
-  if ('why' in read) return UNKNOWN;
+  if ('why' in read) return undefined;
   let doc: unknown;
   try {
-    doc = JSON.parse(read.text);
+    doc = /\.ya?ml$/i.test(file) ? parseYaml(read.text) : JSON.parse(read.text);
   } catch {
-    return UNKNOWN;
+    return undefined;
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return UNKNOWN;
-  const map = new Map<string, [Value, Value]>();
-  for (const [k, v] of Object.entries(doc)) map.set(`s:${k}`, [str(k), fromJson(v)]);
-  return parseDict(interp, classes, { k: 'dict', map }, site, path.v);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return undefined;
+  interp.loader?.options.filesRead?.add(file);
+  return new Map(Object.entries(doc).map(([k, v]) => [k, fromJson(v)]));
+}
+
+/** `parse_json_file("args.json")` / `parse_yaml_file("recipe.yaml")`: the file's values, else unknown. */
+function parseFile(interp: Interp, classes: Value[], path: Value | undefined, site: CallSite): Value {
+  const values = argumentFile(interp, path);
+  if (!values || path?.k !== 'str') return UNKNOWN;
+  const parsed = build(interp, classes, values, site, path.v);
+  note(interp, site, `from ${path.v}`, parsed.said);
+  return tuple(parsed.instances);
 }
 
 /** `HfArgumentParser(DataclassType or tuple of them)`. */
@@ -197,7 +252,10 @@ export function hfArgumentParser(interp: Interp, args: Value[], node: PyNode): I
   const attrs = new Map<string, Value>([
     ['parse_args_into_dataclasses', native('parse_args_into_dataclasses', (a, kw, site) => parseArgsIntoDataclasses(interp, classes, a, kw, site))],
     ['parse_dict', native('parse_dict', (a, kw, site) => parseDict(interp, classes, a[0] ?? kw.get('args'), site, 'the dict the code passes'))],
-    ['parse_json_file', native('parse_json_file', (a, kw, site) => parseJsonFile(interp, classes, a[0] ?? kw.get('json_file'), site))],
+    ['parse_json_file', native('parse_json_file', (a, kw, site) => parseFile(interp, classes, a[0] ?? kw.get('json_file'), site))],
+    ['parse_yaml_file', native('parse_yaml_file', (a, kw, site) => parseFile(interp, classes, a[0] ?? kw.get('yaml_file'), site))],
+    // trl's TrlParser is an HfArgumentParser with a YAML recipe under `--config`.
+    ['parse_args_and_config', native('parse_args_and_config', (a, kw, site) => parseArgsAndConfig(interp, classes, a, kw, site))],
   ]);
   return { k: 'inst', cls: { k: 'class', name: 'HfArgumentParser', bases: [], attrs: new Map(), node, dataclass: false, fields: [] }, attrs };
 }

@@ -57,7 +57,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
     if (array) return array;
   }
   if (path.startsWith('torch.')) return callTorch(interp, path, last, args, kwargs, site);
-  if (path === 'transformers.HfArgumentParser' || path === 'transformers.hf_argparser.HfArgumentParser') return hfArgumentParser(interp, args, site.node);
+  if (/^(transformers\.(hf_argparser\.)?HfArgumentParser|trl\.(scripts\.utils\.)?TrlParser)$/.test(path)) return hfArgumentParser(interp, args, site.node);
   if (path.startsWith('transformers.')) return callTransformers(interp, path, args, kwargs, site);
   if (path.startsWith('peft.')) {
     const config = peftConfig(path, kwargs);

@@ -57,7 +57,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   const fileDiagnostics: Diagnostic[] = [...tree.parseErrors];
   guarded(interp, () => interp.exec(tree.root, interp.globals), fileDiagnostics, rangeOf(tree.root));
   interp.loader?.finishMain();
+  const trainedBefore = interp.trainedModels.length;
   runMainBlocks(interp);
+  const trainedInMain = interp.trainedModels.slice(trainedBefore).find(isModelValue);
 
   const definitions = topLevelDefinitions(interp, tree.root);
   const candidates: Candidate[] = [];
@@ -97,6 +99,8 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
 
   // 4. Nothing in the file builds a model: offer the models it imports (`from torchvision.models import vit_b_16`).
   if (!candidates.some((c) => c.kind === 'instance')) candidates.push(...importedCandidates(interp, definitions.imported, fileDiagnostics, seen));
+  // 5. Still nothing: the model the `__main__` part trains (trl's sft.py parses its arguments there and calls main(…)).
+  if (candidates.length === 0 && trainedInMain && interp.mainBlocks[0]) candidates.push({ name: '__main__', range: rangeOf(interp.mainBlocks[0]), root: trainedInMain, kind: 'factory', graphDiagnostics: [] });
 
   const parts = new Set<ClassV>();
   for (const c of candidates) collectParts(c.root, c.kind !== 'class', parts);
