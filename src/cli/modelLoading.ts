@@ -3,15 +3,15 @@
  * that takes a model file goes through here, so a missing file, a file with
  * no model or an unknown model name reads the same in all of them.
  */
+import { resolve } from 'node:path';
+import { launchedArguments } from '../configs/index';
+import { splitCommands, unquote } from '../configs/shellWords';
 import type { AnalysisResult, AnalyzedModel, AnalyzeOptions } from '../core/ir';
 import { analyzeSource, sourceKindOf, type ImportOptions } from '../frontends/index';
 import { probePython, resolvePython } from '../profiler/pythonEnv';
 import { CliError } from './cliError';
 import { parseShapeFlag, positiveInt } from './args';
 import { diskFiles, readTextFile } from './files';
-import { launchedArguments } from '../configs/index';
-import { splitCommands, unquote } from '../configs/shellWords';
-import { resolve } from 'node:path';
 
 /** `--input` and `--seq-len` as given on the command line (unparsed), so each caller need not parse them. */
 export interface ModelFlags {

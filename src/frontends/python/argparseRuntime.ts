@@ -10,13 +10,11 @@
  * given, or whose value cannot be converted, is unknown. An info diagnostic at the call says which command line was
  * read and the values that sized the run, so a plan of the defaults is never mistaken for a plan of the run.
  */
-import type { AnalyzeOptions } from '../../core/ir';
 import type { PyNode } from './ast';
+import { commandLineOf, GIVE_ARGUMENTS, howRead, type CommandLine } from './commandLine';
 import type { Interp } from './interpreter';
 import { noteRunSequence } from './runSequence';
 import { FALSE, NONE, TRUE, UNKNOWN, list, native, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
-
-type ScriptArguments = Extract<NonNullable<AnalyzeOptions['scriptArguments']>, { words: string[] }>;
 
 interface OptionSpec {
   dest: string;
@@ -133,7 +131,7 @@ function namespaceClass(node: PyNode): ClassV {
 }
 
 /** What the run's command line gives each option, or its default; and the words that say which. */
-function parse(interp: Interp, state: ParserState, site: CallSite, given: ScriptArguments | undefined): { namespace: InstV; said: string[]; unknown: string[] } {
+function parse(interp: Interp, state: ParserState, site: CallSite, given: CommandLine | undefined): { namespace: InstV; said: string[]; unknown: string[] } {
   const { byDest, unknown } = givenWords(state.specs, given?.words ?? []);
   const attrs = new Map<string, Value>();
   const said: string[] = [];
@@ -147,34 +145,19 @@ function parse(interp: Interp, state: ParserState, site: CallSite, given: Script
     } else value = spec.required ? { k: 'unknown', why: `${spec.flags[0] ?? spec.dest} is required and not given` } : defaultOf(interp, spec, state, site);
     attrs.set(spec.dest, value);
     noteRunSequence(interp, spec.dest, value, words !== undefined ? given?.source : undefined);
-    if (said.length < 8 && value.k !== 'unknown' && (value.k === 'num' || value.k === 'str' || value.k === 'bool')) said.push(`${spec.dest}=${pythonRepr(value)}`);
+    if (said.length < 8 && (value.k === 'num' || value.k === 'str' || value.k === 'bool')) said.push(`${spec.dest}=${pythonRepr(value)}`);
   }
   for (const [dest, value] of state.defaults) if (!attrs.has(dest)) attrs.set(dest, value);
   return { namespace: { k: 'inst', cls: namespaceClass(site.node), attrs }, said, unknown };
 }
 
-/** `parse_args(['--x', '1'])` in the code (a notebook's way), else the run's arguments. */
-function argumentsOf(interp: Interp, inCode: Value | undefined): ScriptArguments | undefined {
-  const items = inCode?.k === 'list' || inCode?.k === 'tuple' ? inCode.items : undefined;
-  if (items?.every((i) => i.k === 'str')) return { words: items.map((i) => (i as { v: string }).v), source: 'the code' };
-  const run = interp.givenInput.scriptArguments;
-  return run && 'words' in run ? run : undefined;
-}
-
-/** Why no command line was read: none runs the script, or the launch scripts that do disagree. */
-function noArguments(interp: Interp): string {
-  const run = interp.givenInput.scriptArguments;
-  const disagree = run && 'disagree' in run ? ` (${run.disagree.join(' and ')} run it with different arguments)` : '';
-  return `as the script run with no arguments${disagree}, each option at its default`;
-}
-
 function parseArgs(interp: Interp, state: ParserState, args: Value[], site: CallSite, known: boolean): Value {
-  const given = argumentsOf(interp, args[0]);
+  // `parse_args(['--x', '1'])` in the code (a notebook's way) wins over the run's arguments.
+  const given = commandLineOf(interp, args[0]);
   const { namespace, said, unknown } = parse(interp, state, site, given);
-  const how = given ? `with the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)})` : noArguments(interp);
   const values = said.length ? `: ${said.join(', ')}${state.specs.length > said.length ? ', …' : ''}` : '';
-  const fix = given ? '' : '; a run that passes others trains with those (give them with --script-args, or run the script from a launch script beside it)';
-  interp.warnAt(site.range, `\`${site.calleeText}()\` is read ${how}${values}${fix}`, 'script-arguments', 'info', interp.runNotes);
+  const fix = given ? '' : `; ${GIVE_ARGUMENTS}`;
+  interp.warnAt(site.range, `\`${site.calleeText}()\` is read ${howRead(interp, given, 'each option at its default')}${values}${fix}`, 'script-arguments', 'info', interp.runNotes);
   if (unknown.length && !known) interp.warnAt(site.range, `${given!.source} passes ${unknown.join(' ')}, which this parser does not define: argparse would stop with an error there`, 'script-arguments-unknown', 'warning', interp.runNotes);
   return known ? tuple([namespace, list(unknown.map(str))]) : namespace;
 }

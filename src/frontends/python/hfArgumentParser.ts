@@ -16,6 +16,7 @@
  */
 import { field, namedChildren, type PyNode } from './ast';
 import { mro } from './access';
+import { commandLineOf, howRead } from './commandLine';
 import type { Interp } from './interpreter';
 import { noteRunSequence } from './runSequence';
 import { FALSE, TRUE, UNKNOWN, int, list, native, num, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
@@ -157,21 +158,6 @@ function note(interp: Interp, site: CallSite, how: string, said: string[]): void
   interp.warnAt(site.range, `\`${site.calleeText}()\` is read ${how}${said.length ? `: ${said.join(', ')}` : ''}`, 'script-arguments', 'info', interp.runNotes);
 }
 
-/** The command line a parse reads: a list the code passes (`parse_args_into_dataclasses(['--x', '1'])`), else the run's. */
-function commandLine(interp: Interp, inCode: Value | undefined): { words: string[]; source: string } | undefined {
-  if ((inCode?.k === 'list' || inCode?.k === 'tuple') && inCode.items.every((i) => i.k === 'str')) return { words: inCode.items.map((i) => (i as { v: string }).v), source: 'the code' };
-  const run = interp.givenInput.scriptArguments;
-  return run && 'words' in run ? run : undefined;
-}
-
-/** "with the arguments run.sh gives (…)", or why none were read. */
-function howRead(interp: Interp, given: { words: string[]; source: string } | undefined): string {
-  if (given) return `with the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)})`;
-  const run = interp.givenInput.scriptArguments;
-  const disagree = run && 'disagree' in run ? ` (${run.disagree.join(' and ')} run it with different arguments)` : '';
-  return `as the script run with no arguments${disagree}, each field at its default`;
-}
-
 /** The dataclasses, and the remaining strings when asked for (none: every option is read). */
 function result(instances: Value[], kwargs: Map<string, Value>): Value {
   const remaining = kwargs.get('return_remaining_strings');
@@ -179,9 +165,9 @@ function result(instances: Value[], kwargs: Map<string, Value>): Value {
 }
 
 function parseArgsIntoDataclasses(interp: Interp, classes: Value[], args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
-  const given = commandLine(interp, args[0] ?? kwargs.get('args'));
+  const given = commandLineOf(interp, args[0] ?? kwargs.get('args'));
   const parsed = build(interp, classes, fromWords(interp, classes, given?.words ?? []), site, given?.source ?? 'the command line');
-  note(interp, site, howRead(interp, given), parsed.said);
+  note(interp, site, howRead(interp, given, 'each field at its default'), parsed.said);
   return result(parsed.instances, kwargs);
 }
 
@@ -190,7 +176,7 @@ function parseArgsIntoDataclasses(interp: Interp, classes: Value[], args: Value[
  * on the command line override them (trl sets the file's values as the parser's defaults).
  */
 function parseArgsAndConfig(interp: Interp, classes: Value[], args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
-  const given = commandLine(interp, args[0] ?? kwargs.get('args'));
+  const given = commandLineOf(interp, args[0] ?? kwargs.get('args'));
   const words = given?.words ?? [];
   const config = givenOptions(words).get('config');
   const configPath = Array.isArray(config) ? config[0] : undefined;
@@ -203,7 +189,7 @@ function parseArgsAndConfig(interp: Interp, classes: Value[], args: Value[], kwa
   values.delete('config');
   const parsed = build(interp, classes, values, site, given?.source ?? 'the command line');
   const file = configPath === undefined ? '' : fromFile ? ` and the recipe ${configPath} it names` : `; the recipe ${configPath} it names could not be read, so its values are not`;
-  note(interp, site, `${howRead(interp, given)}${file}`, parsed.said);
+  note(interp, site, `${howRead(interp, given, 'each field at its default')}${file}`, parsed.said);
   return result(parsed.instances, kwargs);
 }
 

@@ -16,6 +16,7 @@ import { importStatement } from './imports';
 import { decideBranch, reportRaise } from './branches';
 import { defineClass, defineFunction, execDecorated, makeFunction } from './definitions';
 import { freezeLoop } from './freezeLoops';
+import { execTry, execWith } from './wrappingStatements';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
@@ -192,9 +193,9 @@ export class Interp {
       case 'import_from_statement':
         return importStatement(this, node, scope);
       case 'with_statement':
-        return this.execWith(node, scope);
+        return execWith(this, node, scope);
       case 'try_statement':
-        return this.execTry(node, scope);
+        return execTry(this, node, scope);
       case 'delete_statement':
         for (const c of namedChildren(node)) deleteTarget(this, c, scope);
         return;
@@ -254,40 +255,6 @@ export class Interp {
     const taken = decideBranch(this, branches, scope);
     const body = taken === undefined ? undefined : branches[taken].body;
     if (body) this.exec(body, scope);
-  }
-
-  /**
-   * `with open(f) as fh:` binds the value of each item that names a target (a file object's `__enter__` is itself);
-   * items without a target (`torch.no_grad()`, autocast) are not evaluated: they change how code runs, not what it builds.
-   */
-  private execWith(node: PyNode, scope: Scope): void {
-    const clause = namedChildren(node).find((c) => c.type === 'with_clause');
-    for (const item of clause ? namedChildren(clause) : []) {
-      const value = field(item, 'value');
-      const alias = value?.type === 'as_pattern' ? field(value, 'alias') : undefined;
-      const target = alias && namedChildren(alias)[0];
-      const expr = value && namedChildren(value)[0];
-      if (target && expr) assignTarget(this, target, evalExpr(this, expr, scope), scope);
-    }
-    const body = field(node, 'body');
-    if (body) this.exec(body, scope);
-  }
-
-  /** The body; on a raise in user code, the first `except` (WAP does not match exception types), else `else`; then `finally`. */
-  private execTry(node: PyNode, scope: Scope): void {
-    const body = field(node, 'body');
-    let raised = false;
-    try {
-      if (body) this.exec(body, scope);
-    } catch (e) {
-      if (!(e instanceof RaiseSignal)) throw e;
-      raised = true;
-    }
-    const clauses = namedChildren(node);
-    const handler = raised ? clauses.find((c) => c.type === 'except_clause' || c.type === 'except_group_clause') : clauses.find((c) => c.type === 'else_clause');
-    const block = handler && (field(handler, 'body') ?? namedChildren(handler).find((c) => c.type === 'block'));
-    if (block) this.exec(block, scope);
-    for (const c of clauses) if (c.type === 'finally_clause') this.execBlock(c.children, scope);
   }
 
   private execLoop(node: PyNode, scope: Scope): void {

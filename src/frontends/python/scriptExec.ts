@@ -16,6 +16,7 @@
  */
 import { dirname, isAbsolute, join } from 'node:path';
 import type { PyNode } from './ast';
+import { commandLineOf, GIVE_ARGUMENTS, howRead } from './commandLine';
 import type { Interp } from './interpreter';
 import { readSource } from '../imports/sourceFiles';
 import { RaiseSignal } from './signals';
@@ -101,16 +102,12 @@ function execCode(interp: Interp, code: Value | undefined, into: Value | undefin
     executing.delete(file);
   }
   // Code that reads the command line (a configurator) was read with the run's: say which, as argparse's note does.
-  if (/\bsys\.argv\b/.test(code.v)) interp.warnAt(site.range, `\`${interp.text(site.node).replace(/\s+/g, ' ').slice(0, 60)}\` reads the command line: it is read ${commandLine(interp)}`, 'script-arguments', 'info', interp.runNotes);
+  if (/\bsys\.argv\b/.test(code.v)) {
+    const given = commandLineOf(interp);
+    const how = `${howRead(interp, given, 'with the values the file writes')}${given ? '' : `; ${GIVE_ARGUMENTS}`}`;
+    interp.warnAt(site.range, `\`${interp.text(site.node).replace(/\s+/g, ' ').slice(0, 60)}\` reads the command line: it is read ${how}`, 'script-arguments', 'info', interp.runNotes);
+  }
   return NONE;
-}
-
-/** Which command line the script was read with, in the words argparse's note uses. */
-function commandLine(interp: Interp): string {
-  const run = interp.givenInput.scriptArguments;
-  if (run && 'words' in run) return `with the arguments ${run.source} gives (${run.words.join(' ').slice(0, 120)})`;
-  const disagree = run && 'disagree' in run ? ` (${run.disagree.join(' and ')} run it with different arguments)` : '';
-  return `as the script run with no arguments${disagree}, with the values the file writes; a run that passes others trains with those (give them with --script-args, or run the script from a launch script beside it)`;
 }
 
 /** Python literals as ast.literal_eval takes them; undefined for anything else. */

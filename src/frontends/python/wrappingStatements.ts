@@ -1,0 +1,42 @@
+/**
+ * The statements that wrap a block, read as a script runs them: `with open(f) as fh:` binds the value of each item
+ * that names a target (a file object's `__enter__` is itself), while items without a target (`torch.no_grad()`,
+ * autocast) are not evaluated, since they change how code runs, not what it builds; `try` runs its body, then on a
+ * raise in user code its first `except` (WAP does not match exception types: nanoGPT's configurator catches
+ * literal_eval's ValueError to keep a word), else its `else`, then `finally`.
+ */
+import { field, namedChildren, type PyNode } from './ast';
+import { assignTarget } from './assignment';
+import { evalExpr } from './expressions';
+import type { Interp } from './interpreter';
+import { RaiseSignal } from './signals';
+import type { Scope } from './values';
+
+export function execWith(interp: Interp, node: PyNode, scope: Scope): void {
+  const clause = namedChildren(node).find((c) => c.type === 'with_clause');
+  for (const item of clause ? namedChildren(clause) : []) {
+    const value = field(item, 'value');
+    const alias = value?.type === 'as_pattern' ? field(value, 'alias') : undefined;
+    const target = alias && namedChildren(alias)[0];
+    const expr = value && namedChildren(value)[0];
+    if (target && expr) assignTarget(interp, target, evalExpr(interp, expr, scope), scope);
+  }
+  const body = field(node, 'body');
+  if (body) interp.exec(body, scope);
+}
+
+export function execTry(interp: Interp, node: PyNode, scope: Scope): void {
+  const body = field(node, 'body');
+  let raised = false;
+  try {
+    if (body) interp.exec(body, scope);
+  } catch (e) {
+    if (!(e instanceof RaiseSignal)) throw e;
+    raised = true;
+  }
+  const clauses = namedChildren(node);
+  const handler = raised ? clauses.find((c) => c.type === 'except_clause' || c.type === 'except_group_clause') : clauses.find((c) => c.type === 'else_clause');
+  const block = handler && (field(handler, 'body') ?? namedChildren(handler).find((c) => c.type === 'block'));
+  if (block) interp.exec(block, scope);
+  for (const c of clauses) if (c.type === 'finally_clause') interp.execBlock(c.children, scope);
+}
