@@ -32,6 +32,8 @@ export const INCOMPLETE_CODES: ReadonlySet<string> = new Set([
   'no-forward',
   // A layer called on a value the evaluator could not compute: it and everything after it are missing.
   'lost-tensor',
+  // A layer built with a size the evaluator could not compute (a shell variable on the command line): its shape is missing.
+  'unknown-size',
 ]);
 
 const MAX_REASONS = 8;

@@ -57,7 +57,10 @@ test('the run’s arguments size the model: --x v, --x=v, a flag, a user’s typ
 test('a shell variable, a required option not given and parse_known_args; arguments written in the code win', async () => {
   const text = readFileSync(file, 'utf8');
   const shell = await read({ scriptArguments: { words: ['--n_embd', '$EMBD'], source: 'run.sh' } });
-  assert.equal(shell.models.find((m) => m.name === 'model')?.completeness?.complete, false, 'n_embd is the shell’s: the model cannot be sized');
+  const unsized = shell.models.find((m) => m.name === 'model')?.completeness;
+  assert.equal(unsized?.complete, false, 'n_embd is the shell’s: the model cannot be sized');
+  // The reason names the cause, not only the embedding's size of 0 it leads to.
+  assert.match(unsized!.reasons[0]!, /^nn\.Embedding is built with a size WAP does not know: \$EMBD is set by the shell when the script runs$/);
   const required = await read({}, text.replace("parser.add_argument('--batch_size', type=int, default=32)", "parser.add_argument('--data', required=True)\nparser.add_argument('--batch_size', type=int, default=32)"));
   assert.equal(required.models.find((m) => m.name === 'model')?.totals.params, torchParams('n_layer=6, n_head=6, n_embd=384, block_size=256, bias=False'), 'an option the model does not use does not matter');
   const known = await read({ scriptArguments: { words: ['--n-layer', '3', '--extra', 'x'], source: 'run.sh' } }, text.replace('args = parser.parse_args()', 'args, rest = parser.parse_known_args()'));

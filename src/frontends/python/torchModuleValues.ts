@@ -41,7 +41,9 @@ export function constructTorchLayer(interp: Interp, type: string, args: Value[],
     return withProps(base, { op: 'opaque', attrs: { reason: message }, warning: message });
   }
   const built = buildTorchLayer(type, args, kwargs);
-  if (built) return withProps(base, { op: built.op, attrs: built.attrs });
+  // A size the code computes from something WAP cannot know: say what, where the layer's shape error would not.
+  const why = [...args, ...kwargs.values()].map((v) => (v.k === 'unknown' ? v.why : undefined)).find((w) => w !== undefined);
+  if (built) return withProps(base, { op: built.op, attrs: built.attrs, ...(why ? { sizeUnknown: `nn.${type} is built with a size WAP does not know: ${why}` } : {}) });
   const loss = lossModuleKind(type);
   if (loss) return withProps(base, { loss });
   const message = `unknown layer nn.${type}`;

@@ -113,6 +113,7 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   const path = g.paths.get(m);
   const owner = m.tiedTo ?? m;
   if (m.warning && !g.calls.has(m)) interp.warnAt(m.range, m.warning, 'unknown-layer');
+  if (m.sizeUnknown && !g.calls.has(m)) interp.warnAt(m.range, m.sizeUnknown, 'unknown-size');
   g.calls.set(m, (g.calls.get(m) ?? 0) + 1);
   const unflatten = m.type === 'Unflatten' ? unflattenCall(m, inputs[0].shape) : undefined;
   const out = recordOp(interp, {

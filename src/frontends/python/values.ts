@@ -153,6 +153,8 @@ export interface ModV {
   /** Weight tying: this module's weight is another module's (self.lm_head.weight = self.wte.weight). */
   tiedTo?: ModV | InstV;
   warning?: string;
+  /** Why a size the constructor was given is unknown (`nn.Embedding(vocab, args.n_embd)` with `--n_embd $EMBD`). */
+  sizeUnknown?: string;
   /** Library modules made of other modules (torchComposites.ts): their forward is built in. */
   composite?: 'transformer_encoder_layer' | 'transformer_encoder' | 'transformer_decoder_layer' | 'transformer_decoder' | 'transformer';
   /** A loss module (losses.ts): called, it records the kernels the loss runs on the prediction. */
