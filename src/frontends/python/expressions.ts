@@ -250,12 +250,25 @@ function evalCall(interp: Interp, node: PyNode, scope: Scope): Value {
         if (name && value) kwargs.set(interp.text(name), evalExpr(interp, value, scope));
       } else if (a.type === 'list_splat') {
         const v = evalExpr(interp, namedChildren(a)[0]!, scope);
-        args.push(...(iterItems(v) ?? []));
+        const items = iterItems(v);
+        if (!items) unreadSplat(interp, a, v);
+        args.push(...(items ?? []));
       } else if (a.type === 'dictionary_splat') {
         const v = evalExpr(interp, namedChildren(a)[0]!, scope);
-        if (v.k === 'dict') for (const [k, entry] of v.map) if (k.startsWith('s:')) kwargs.set(k.slice(2), entry[1]);
+        if (v.k === 'dict') {
+          for (const [k, entry] of v.map) if (k.startsWith('s:')) kwargs.set(k.slice(2), entry[1]);
+        } else unreadSplat(interp, a, v);
       } else args.push(evalExpr(interp, a, scope));
     }
   }
   return interp.callValue(callee, args, kwargs, interp.site(node, interp.text(fnNode)));
+}
+
+/**
+ * `f(**cfg['model'])` or `f(*sizes)` whose value WAP cannot read: the call is read without those arguments, at its
+ * defaults, which may not be the run's. Said, so a model built so is never silently the defaults' model.
+ */
+function unreadSplat(interp: Interp, splat: PyNode, v: Value): void {
+  const why = v.k === 'unknown' && v.why ? ` (${v.why})` : '';
+  interp.warn(splat, `\`${interp.text(splat).slice(0, 60)}\` could not be read${why}: the call is read without those arguments, at its defaults`, 'unread-arguments');
 }

@@ -13,6 +13,7 @@ import { callTransformers } from './transformersRuntime';
 import { checkpointCall, trainingWrapper } from './trainingWrappers';
 import { callArgparse } from './argparseRuntime';
 import { literalEval } from './scriptExec';
+import { loadSettings } from './settingsFiles';
 import { hfArgumentParser } from './hfArgumentParser';
 import { callEinops } from './einops';
 import { peftConfig } from './peftCalls';
@@ -65,6 +66,8 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
   }
   if (path.startsWith('argparse.')) return callArgparse(interp, path, site) ?? UNKNOWN;
   if (path === 'ast.literal_eval') return literalEval(args, site.node);
+  const settings = loadSettings(interp, path, args, site.node);
+  if (settings) return settings;
   if (path.startsWith('einops.')) return callEinops(interp, path, args, kwargs, site) ?? UNKNOWN;
   if (path.startsWith('keras.')) {
     if (path === 'keras.Input') return kerasInput(interp, args, kwargs, site);

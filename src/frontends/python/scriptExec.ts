@@ -67,12 +67,20 @@ class ScopeDict extends Map<string, [Value, Value]> {
 /** The files strings were read from, so an exec of one is ranged in its file. */
 const readFrom = new WeakMap<Value, string>();
 
+/** The text of each file object `open` returned, for loaders given the object (`yaml.safe_load(f)`). */
+const handleText = new WeakMap<Value, string>();
+
+/** A string's value, or the text of a file object `open` returned; undefined for anything else. */
+export function textOf(v: Value): string | undefined {
+  return v.k === 'str' ? v.v : handleText.get(v);
+}
+
 function openFile(interp: Interp, args: Value[], kwargs: Map<string, Value>, node: PyNode): Value {
   const path = args[0] ?? kwargs.get('file');
   const mode = args[1] ?? kwargs.get('mode');
   if (path?.k !== 'str' || (mode !== undefined && (mode.k !== 'str' || !/^r?t?$/.test(mode.v))) || !interp.file) return UNKNOWN;
   const file = isAbsolute(path.v) ? path.v : join(dirname(interp.file), path.v);
-  const read = readSource(file);
+  const read = readSource(file, interp.loader?.options.overrides);
   if ('why' in read) return { k: 'unknown', why: `${path.v}: ${read.why}` };
   interp.loader?.options.filesRead?.add(file);
   const text = str(read.text);
@@ -83,6 +91,7 @@ function openFile(interp: Interp, args: Value[], kwargs: Map<string, Value>, nod
   attrs.set('readlines', native('readlines', () => list(read.text.split(/(?<=\n)/).map(str))));
   attrs.set('__enter__', native('__enter__', () => handle));
   attrs.set('close', native('close', () => NONE));
+  handleText.set(handle, read.text);
   return handle;
 }
 
