@@ -5,29 +5,22 @@
  * real torch with the same sizes.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import type { AnalyzeOptions } from '../../src/core/ir';
 import { analyzeSource, initFrontends } from '../../src/frontends';
+import { NANOGPT, nanogptParams } from './nanogptTruth';
 
-const dir = join(__dirname, '..', 'fixtures', 'nanogpt');
+const dir = NANOGPT;
 const file = join(dir, 'argparse_train.py');
-const PYTHON = '/usr/bin/python3';
+const torchParams = nanogptParams;
 
 before(async () => {
   await initFrontends();
 });
 
 const read = (options: AnalyzeOptions = {}, text = readFileSync(file, 'utf8')) => analyzeSource(file, text, options, { workspaceFolders: [dir] });
-
-/** torch's own parameter count of the fixture's GPT at these sizes. */
-function torchParams(config: string): number {
-  const r = spawnSync(PYTHON, ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(dir)})\nfrom model import GPT, GPTConfig\nprint(sum(p.numel() for p in GPT(GPTConfig(${config})).parameters()))`], { encoding: 'utf8', timeout: 60_000 });
-  assert.equal(r.status, 0, `${PYTHON} needs torch (CI installs python3-torch): ${r.stderr}`);
-  return Number(r.stdout.trim().split('\n').pop());
-}
 
 test('run with no arguments: every option at its default, a string default through type=, set_defaults, and a note saying so', async () => {
   const r = await read();

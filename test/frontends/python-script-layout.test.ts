@@ -7,17 +7,16 @@
  * (scriptExec.ts: open, exec, globals(), literal_eval); one WAP cannot read leaves a warning on every model.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import type { AnalyzeOptions } from '../../src/core/ir';
 import { analyzeSource, initFrontends } from '../../src/frontends';
 import { planModel, resolveCluster } from '../../src/planner/index';
+import { NANOGPT, nanogptParams } from './nanogptTruth';
 
-const nanogpt = join(__dirname, '..', 'fixtures', 'nanogpt');
+const nanogpt = NANOGPT;
 const file = join(nanogpt, 'configured_train.py');
-const PYTHON = '/usr/bin/python3';
 
 before(async () => {
   await initFrontends();
@@ -31,16 +30,7 @@ test('the model a script builds inside `if init_from == "scratch":` is read, wit
   const model = r.models.find((m) => m.name === 'model');
   assert.ok(model, JSON.stringify(r.diagnostics.map((d) => d.message)));
   assert.equal(model.layers.filter((l) => /^transformer\.h\.\d+\.attn\.c_attn$/.test(l.name)).length, 4, 'n_layer = 4, not GPTConfig’s default 12');
-  const truth = spawnSync(
-    PYTHON,
-    ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(nanogpt)})
-from model import GPT, GPTConfig
-m = GPT(GPTConfig(n_layer=4, n_head=4, n_embd=256, block_size=256, bias=False, vocab_size=50304, dropout=0.0))
-print(sum(p.numel() for p in m.parameters()))`],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
-  assert.equal(truth.status, 0, `${PYTHON} needs torch (CI installs python3-torch): ${truth.stderr}`);
-  assert.equal(model.totals.params, Number(truth.stdout.trim().split('\n').pop()));
+  assert.equal(model.totals.params, nanogptParams('n_layer=4, n_head=4, n_embd=256, block_size=256, bias=False, vocab_size=50304, dropout=0.0'));
   // The model is ranged where the script builds it, in the branch.
   assert.match(readFileSync(file, 'utf8').split('\n')[model.range!.line - 1]!, /model = GPT\(gptconf\)/);
 });
@@ -50,11 +40,7 @@ test('the exec’d configurator is read with the run’s arguments: a config fil
   const given = await read({ scriptArguments: { words: ['config/small.py', '--n_layer=3', '--dropout=0.1', '--init_from=scratch'], source: 'run.sh' } });
   const model = given.models.find((m) => m.name === 'model')!;
   assert.equal(blocks(model), 3, '--n_layer=3 after the file’s n_layer = 2');
-  const truth = spawnSync(PYTHON, ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(nanogpt)})
-from model import GPT, GPTConfig
-print(sum(p.numel() for p in GPT(GPTConfig(n_layer=3, n_head=8, n_embd=512, block_size=128, bias=False, vocab_size=50304)).parameters()))`], { encoding: 'utf8', timeout: 60_000 });
-  assert.equal(truth.status, 0, truth.stderr);
-  assert.equal(model.totals.params, Number(truth.stdout.trim().split('\n').pop()));
+  assert.equal(model.totals.params, nanogptParams('n_layer=3, n_head=8, n_embd=512, block_size=128, bias=False, vocab_size=50304'));
   const note = model.diagnostics.find((d) => d.code === 'script-arguments');
   assert.equal(note?.line, 28);
   assert.match(note!.message, /^`exec\(open\('configurator\.py'\)\.read\(\)\)` reads the command line: it is read with the arguments run\.sh gives \(config\/small\.py --n_layer=3 --dropout=0\.1 --init_from=scratch\)$/);

@@ -4,28 +4,22 @@
  * is built in real torch at the file's sizes for the parameter count.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import type { AnalyzeOptions } from '../../src/core/ir';
 import { analyzeSource, initFrontends } from '../../src/frontends';
+import { NANOGPT, nanogptParams } from './nanogptTruth';
 
-const dir = join(__dirname, '..', 'fixtures', 'nanogpt');
+const dir = NANOGPT;
 const file = join(dir, 'yaml_train.py');
-const PYTHON = '/usr/bin/python3';
+const torchParams = nanogptParams;
 
 before(async () => {
   await initFrontends();
 });
 
 const read = (options: AnalyzeOptions = {}, text = readFileSync(file, 'utf8')) => analyzeSource(file, text, options, { workspaceFolders: [dir] });
-
-function torchParams(config: string): number {
-  const r = spawnSync(PYTHON, ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(dir)})\nfrom model import GPT, GPTConfig\nprint(sum(p.numel() for p in GPT(GPTConfig(${config})).parameters()))`], { encoding: 'utf8', timeout: 60_000 });
-  assert.equal(r.status, 0, `${PYTHON} needs torch (CI installs python3-torch): ${r.stderr}`);
-  return Number(r.stdout.trim().split('\n').pop());
-}
 
 const SMALL = 'n_layer=2, n_head=8, n_embd=512, block_size=128, bias=False';
 
