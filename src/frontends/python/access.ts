@@ -135,7 +135,8 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
     case 'tuple':
       return methodOf(obj, name) ?? UNKNOWN;
     default:
-      return UNKNOWN;
+      // `cfg.model.n_layer` of an unknown `cfg` keeps the reason it is unknown.
+      return obj.k === 'unknown' && obj.why ? obj : UNKNOWN;
   }
 }
 
@@ -226,7 +227,8 @@ export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, un
     case 'splitres':
       return splitPart(interp, obj, toNumber(key), unpackCount);
     default:
-      return UNKNOWN;
+      // An unknown keeps its reason through `cfg['model']`: the warning where it is used says why.
+      return obj.k === 'unknown' && obj.why ? obj : UNKNOWN;
   }
 }
 

@@ -24,7 +24,7 @@ export function callValue(interp: Interp, callee: Value, args: Value[], kwargs: 
       return instantiate(interp, callee, args, kwargs, site);
     case 'lib': {
       const result = callLibrary(interp, callee.path, args, kwargs, site);
-      return result.k === 'unknown' ? opaqueCall(interp, callee, args, kwargs, site) : result;
+      return result.k === 'unknown' ? opaqueCall(interp, callee, args, kwargs, site, result) : result;
     }
     case 'mod':
       return callModule(interp, callee, args, kwargs, site);

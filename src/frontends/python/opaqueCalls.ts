@@ -9,10 +9,12 @@ import type { Interp } from './interpreter';
 import { tensorsIn } from './tensorOps';
 import { UNKNOWN, type CallSite, type Value } from './values';
 
-export function opaqueCall(interp: Interp, callee: Value, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+export function opaqueCall(interp: Interp, callee: Value, args: Value[], kwargs: Map<string, Value>, site: CallSite, result?: Value): Value {
   const graph = interp.graph;
   const tensors = tensorsIn([...args, ...kwargs.values()]).filter((t) => t.id !== '');
   if (!graph || tensors.length === 0) {
+    // A library call that said why its value is unknown (a settings file that is not there) keeps that reason.
+    if (result?.k === 'unknown' && result.why) return result;
     // Keep the reason on the value: a module built here and called later in forward says what it was.
     if (callee.k === 'lib' && /^[A-Z]/.test(callee.path.slice(callee.path.lastIndexOf('.') + 1)) && !/^(torch|keras|collections|typing|enum|dataclasses|functools)\./.test(callee.path)) {
       return { k: 'unknown', why: `'${callee.path}' is not something WAP models (an unresolved import or an unsupported library class)` };

@@ -61,7 +61,8 @@ export function loadSettings(interp: Interp, path: string, args: Value[], node: 
     case 'yaml.load':
     case 'yaml.full_load': {
       const text = source && textOf(source);
-      if (text === undefined) return { k: 'unknown', why: `${path} of something WAP could not read` };
+      // A file `open` could not read keeps its reason (`config/x.yaml: … does not exist`).
+      if (text === undefined) return source?.k === 'unknown' && source.why ? source : { k: 'unknown', why: `${path} of something WAP could not read` };
       return parsed(text, path.startsWith('yaml.'), node, 'dict', path);
     }
     case 'omegaconf.OmegaConf.load':
