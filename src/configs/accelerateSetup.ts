@@ -29,7 +29,8 @@ function shardingName(zero: ZeroStage, hybrid: boolean): string | undefined {
   return zero === 3 ? 'FULL_SHARD' : zero === 2 ? 'SHARD_GRAD_OP' : 'NO_SHARD';
 }
 
-const PRECISION: Record<string, Precision> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
+/** accelerate's mixed_precision words (its config key and `accelerate launch --mixed_precision`). */
+export const ACCELERATE_PRECISION: Readonly<Record<string, Precision>> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
 const PRECISION_WORD: Record<Precision, string> = { fp32: 'no', tf32: 'no', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
 
 const str = (n: Scalar | undefined): string | undefined => (n === undefined ? undefined : n.value === false ? 'no' : String(n.value));
@@ -66,7 +67,7 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
   };
 
   const mp = topScalar(doc, 'mixed_precision');
-  const precision = PRECISION[str(mp)?.toLowerCase() ?? 'no'];
+  const precision = ACCELERATE_PRECISION[str(mp)?.toLowerCase() ?? 'no'];
   if (precision) {
     stated.precision = {
       value: precision, stated: !!mp, range: mp ? valueRange(mp) : anchor,

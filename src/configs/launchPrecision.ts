@@ -6,16 +6,14 @@
  * files that speak for the model, named from the launch script's folder; when those commands disagree, or one gives
  * no flag, the run's precision is not one WAP can name, and there is no hint.
  */
+import { ACCELERATE_PRECISION } from './accelerateSetup';
 import { baseOf } from './filePaths';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { launcherSharding, launchMixedPrecision } from './launchWorld';
 import type { PrecisionHint } from './precisionHint';
 import { expandedCommands } from './shellExpansion';
 import { unquote } from './shellWords';
-import type { Precision } from '../protocol/plan';
 
-/** accelerate's `--mixed_precision` choices. */
-const ACCELERATE: Record<string, Precision> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
 
 interface LaunchedPrecision {
   file: string;
@@ -45,7 +43,7 @@ export function launchPrecisionHint(files: ReadonlyArray<{ name: string; text: s
   const values = new Set(launches.map((l) => l.value));
   const [value] = values;
   if (values.size !== 1 || value === undefined) return undefined;
-  const precision = ACCELERATE[value.toLowerCase()];
+  const precision = ACCELERATE_PRECISION[value.toLowerCase()];
   if (!precision) return undefined;
   const source = `${launches[0]!.file} (accelerate launch --mixed_precision ${value})`;
   // Under a plugin accelerate hands precision to DeepSpeed or FSDP, which hold tensors their own way: no style said.

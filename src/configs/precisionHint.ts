@@ -17,6 +17,7 @@
  * The caller lists the directory; this module reads only what it is handed.
  */
 import type { AmpStyle, PlanOptions, Precision } from '../protocol/plan';
+import { ACCELERATE_PRECISION } from './accelerateSetup';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';
@@ -38,7 +39,6 @@ export interface PrecisionHint {
   ampStyleSource?: string;
 }
 
-const ACCELERATE: Record<string, Precision> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
 
 const LIGHTNING: Record<string, Precision> = {
   '32': 'fp32', '32-true': 'fp32', '16': 'fp16', '16-mixed': 'fp16', '16-true': 'fp16',
@@ -48,7 +48,7 @@ const LIGHTNING: Record<string, Precision> = {
 function fromAccelerate(name: string, text: string): PrecisionHint | undefined {
   const root = parseYamlConfig(text);
   const v = readString(root, 'mixed_precision');
-  const p = v ? ACCELERATE[v.value.toLowerCase()] : undefined;
+  const p = v ? ACCELERATE_PRECISION[v.value.toLowerCase()] : undefined;
   if (!p) return undefined;
   const hint: PrecisionHint = { precision: p, source: `${name} (mixed_precision: ${v!.value})` };
   // Under DeepSpeed or Megatron-LM, accelerate hands precision to that engine (master weights, the default style).

@@ -138,26 +138,26 @@ export class PlanService {
    * Kept per model version, length, settings and cluster, since every edit of the config asks again.
    */
   async planAtLength(doc: ModelDocument, name: string, tokens: number, source: string): Promise<{ outcome: PlanOutcome; model: AnalyzedModel } | undefined> {
-    const model = this.analyzeWith?.(doc, { sequenceLength: tokens, sequenceSource: source }).models.find((m) => m.name === name);
+    const model = this.modelAt(doc, name, tokens, source);
     if (!model) return undefined;
     const settings = await this.settings.get(doc.uri);
     const options = withTrainingHints(toPlanOptions(settings, doc.overrides.get(name) ?? {}), doc.uri);
     const cluster = await this.env.cluster(settings);
-    const key = `${doc.uri}|${doc.analyzedVersion}|${name}|${tokens}|${source}|${planKey(model, options, cluster.key, undefined, settings)}`;
-    const cached = this.atLength.get(key);
-    if (cached) return cached;
+    // One entry per model and length: an older version's plan is never asked for again, so it is replaced.
+    const slot = JSON.stringify([doc.uri, name, tokens]);
+    const key = `${doc.analyzedVersion}|${source}|${planKey(model, options, cluster.key, undefined, settings)}`;
+    const cached = this.atLength.get(slot);
+    if (cached?.key === key) return cached.result;
     const outcome = await this.env.track(() => planModelAsync(model, cluster.spec, options, {}));
-    // One entry per model and length is enough: an older version's plan is never asked for again.
-    for (const k of this.atLength.keys()) if (k.startsWith(`${doc.uri}|`) && k.split('|')[2] === name && k.split('|')[3] === String(tokens)) this.atLength.delete(k);
-    this.atLength.set(key, { outcome, model });
+    this.atLength.set(slot, { key, result: { outcome, model } });
     return { outcome, model };
   }
 
-  private readonly atLength = new Map<string, { outcome: PlanOutcome; model: AnalyzedModel }>();
+  private readonly atLength = new Map<string, { key: string; result: { outcome: PlanOutcome; model: AnalyzedModel } }>();
 
-  /** The model called `name` in the document read at `tokens` per sequence. */
-  private modelAt(doc: ModelDocument, name: string, tokens: number): AnalyzedModel | undefined {
-    return this.analyzeWith?.(doc, { sequenceLength: tokens }).models.find((m) => m.name === name);
+  /** The model called `name` in the document read at `tokens` per sequence (`source` says who states them, when not the user). */
+  private modelAt(doc: ModelDocument, name: string, tokens: number, source?: string): AnalyzedModel | undefined {
+    return this.analyzeWith?.(doc, { sequenceLength: tokens, ...(source ? { sequenceSource: source } : {}) }).models.find((m) => m.name === name);
   }
 }
 

@@ -12,7 +12,7 @@ import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { hfModuleItem } from './transformersModules';
 import { parameterRequiresGrad } from './frozenParameters';
 import { libraryAttr } from './library';
-import { scriptArgv } from './hfArgumentParser';
+import { scriptArgv } from './commandLine';
 import { readParameter } from './torchParameters';
 import { arrayGetItem, arraySetItem } from './arrayIndexing';
 import { isArray } from './numericArrays';

@@ -6,7 +6,7 @@
  * and why (launch scripts that disagree are named).
  */
 import type { Interp } from './interpreter';
-import type { Value } from './values';
+import { UNKNOWN, list, str, type Value } from './values';
 
 export interface CommandLine {
   words: string[];
@@ -29,4 +29,11 @@ export function howRead(interp: Interp, given: CommandLine | undefined, defaults
   const run = interp.givenInput.scriptArguments;
   const disagree = run && 'disagree' in run ? ` (${run.disagree.join(' and ')} run it with different arguments)` : '';
   return `as the script run with no arguments${disagree}, ${defaults}`;
+}
+
+/** `sys.argv`: the script's name and the run's arguments, as the script would see them; only its name when none are known. */
+export function scriptArgv(interp: Interp): Value {
+  const run = interp.givenInput.scriptArguments;
+  const name = interp.file?.replace(/^.*[\\/]/, '') ?? 'script.py';
+  return list([str(name), ...(run && 'words' in run ? run.words.map((w) => (/[$`]/.test(w) ? UNKNOWN : str(w))) : [])]);
 }

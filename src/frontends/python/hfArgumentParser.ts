@@ -20,9 +20,8 @@ import { commandLineOf, howRead } from './commandLine';
 import type { Interp } from './interpreter';
 import { noteRunSequence } from './runSequence';
 import { FALSE, TRUE, UNKNOWN, int, list, native, num, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
-import { readSource } from '../imports/sourceFiles';
-import { parse as parseYaml } from 'yaml';
-import { dirname, isAbsolute, join } from 'node:path';
+import { readScriptFile } from './scriptExec';
+import { parsed } from './settingsFiles';
 
 type Given = Map<string, string[] | true>;
 
@@ -91,16 +90,6 @@ function fieldValue(type: string, given: string[] | true): Value {
   if (given === true) return type === 'bool' ? TRUE : UNKNOWN;
   if (type.startsWith('list:')) return list(given.map((w) => convert(type.slice(5), w)));
   return given[0] === undefined ? UNKNOWN : convert(type, given[0]);
-}
-
-/** A value from a JSON document or a dict the script passes (parse_dict, parse_json_file). */
-function fromJson(v: unknown): Value {
-  if (v === null) return { k: 'none' };
-  if (typeof v === 'boolean') return v ? TRUE : FALSE;
-  if (typeof v === 'number') return num(v, !Number.isInteger(v));
-  if (typeof v === 'string') return str(v);
-  if (Array.isArray(v)) return list(v.map(fromJson));
-  return UNKNOWN;
 }
 
 interface Parsed {
@@ -180,7 +169,7 @@ function parseArgsAndConfig(interp: Interp, classes: Value[], args: Value[], kwa
   const words = given?.words ?? [];
   const config = givenOptions(words).get('config');
   const configPath = Array.isArray(config) ? config[0] : undefined;
-  const fromFile = configPath !== undefined ? argumentFile(interp, str(configPath)) : undefined;
+  const fromFile = configPath !== undefined ? argumentFile(interp, str(configPath), site.node) : undefined;
   const fromCommand = fromWords(interp, classes, words);
   // The run's length is named where it is written: the command line's over the recipe's.
   for (const [name, v] of fromCommand) noteRunSequence(interp, name, v, given?.source);
@@ -206,25 +195,17 @@ function parseDict(interp: Interp, classes: Value[], dict: Value | undefined, si
  * A JSON or YAML file of arguments (parse_json_file, parse_yaml_file, TrlParser's `--config`), from the script's
  * folder when relative, read as sources are; undefined where WAP cannot read it.
  */
-function argumentFile(interp: Interp, path: Value | undefined): Map<string, Value> | undefined {
-  if (path?.k !== 'str' || !interp.file) return undefined;
-  const file = isAbsolute(path.v) ? path.v : join(dirname(interp.file), path.v);
-  const read = readSource(file);
+function argumentFile(interp: Interp, path: Value | undefined, node: PyNode): Map<string, Value> | undefined {
+  const read = readScriptFile(interp, path);
   if ('why' in read) return undefined;
-  let doc: unknown;
-  try {
-    doc = /\.ya?ml$/i.test(file) ? parseYaml(read.text) : JSON.parse(read.text);
-  } catch {
-    return undefined;
-  }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return undefined;
-  interp.loader?.options.filesRead?.add(file);
-  return new Map(Object.entries(doc).map(([k, v]) => [k, fromJson(v)]));
+  const doc = parsed(read.text, /\.ya?ml$/i.test(read.file), node, 'dict', read.file);
+  if (doc.k !== 'dict') return undefined;
+  return new Map([...doc.map.values()].flatMap(([k, v]) => (k.k === 'str' ? [[k.v, v] as const] : [])));
 }
 
 /** `parse_json_file("args.json")` / `parse_yaml_file("recipe.yaml")`: the file's values, else unknown. */
 function parseFile(interp: Interp, classes: Value[], path: Value | undefined, site: CallSite): Value {
-  const values = argumentFile(interp, path);
+  const values = argumentFile(interp, path, site.node);
   if (!values || path?.k !== 'str') return UNKNOWN;
   const parsed = build(interp, classes, values, site, path.v);
   note(interp, site, `from ${path.v}`, parsed.said);
@@ -244,11 +225,4 @@ export function hfArgumentParser(interp: Interp, args: Value[], node: PyNode): I
     ['parse_args_and_config', native('parse_args_and_config', (a, kw, site) => parseArgsAndConfig(interp, classes, a, kw, site))],
   ]);
   return { k: 'inst', cls: { k: 'class', name: 'HfArgumentParser', bases: [], attrs: new Map(), node, dataclass: false, fields: [] }, attrs };
-}
-
-/** `sys.argv`: the script's name and the run's arguments, as the script would see them; only its name when none are known. */
-export function scriptArgv(interp: Interp): Value {
-  const run = interp.givenInput.scriptArguments;
-  const name = interp.file?.replace(/^.*[\\/]/, '') ?? 'script.py';
-  return list([str(name), ...(run && 'words' in run ? run.words.map((w) => (/[$`]/.test(w) ? UNKNOWN : str(w))) : [])]);
 }

@@ -17,6 +17,7 @@ import { decideBranch, reportRaise } from './branches';
 import { defineClass, defineFunction, execDecorated, makeFunction } from './definitions';
 import { freezeLoop } from './freezeLoops';
 import { execTry, execWith } from './wrappingStatements';
+import { isMainGuard } from './moduleScope';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
@@ -241,7 +242,7 @@ export class Interp {
 
   private execIf(node: PyNode, scope: Scope): void {
     const cond = field(node, 'condition');
-    if (cond && /^__name__\s*==\s*['"]__main__['"]$/.test(this.text(cond))) {
+    if (isMainGuard(node, (n) => this.text(n))) {
       // The analysed file's script part runs after everything else, on its own terms (models.ts runMainBlocks).
       const body = field(node, 'consequence');
       if (body && scope === this.globals) this.mainBlocks.push(body);

@@ -19,6 +19,7 @@ import { isTorchModule } from './torchRuntime';
 import { hfSpec } from './transformersModels';
 import { guarded, kerasSpec, kerasSubclassSpec, torchSpec, type Candidate, type Root } from './candidateSpecs';
 import { unmodelledFreezes } from './frozenParameters';
+import { isMainGuard, moduleScopeStatements } from './moduleScope';
 import { rewrittenGlobals } from './rewrittenGlobals';
 import { scriptBuiltins } from './scriptExec';
 import { withRunSequence } from './runSequence';
@@ -186,9 +187,7 @@ function topLevelDefinitions(interp: Interp, root: PyNode) {
       }
     }
     else if (stmt.type === 'expression_statement') for (const name of assignedNames(interp, stmt)) assignments.set(name, rangeOf(stmt));
-    else if (BRANCHING.has(stmt.type)) {
-      for (const [name, range] of assignedInBranches(interp, stmt)) if (!branchAssigned.has(name)) branchAssigned.set(name, range);
-    }
+    else if (BRANCHING.has(stmt.type)) assignedInBranches(interp, stmt, branchAssigned);
   }
   // A name assigned at the top level is ranged there (its last assignment); one assigned only in a branch, at its first.
   for (const [name, range] of branchAssigned) if (!assignments.has(name)) assignments.set(name, range);
@@ -208,15 +207,11 @@ function assignedNames(interp: Interp, stmt: PyNode): string[] {
 }
 
 /** Assignments inside a module-level if/try/with (nested ones too), in source order; not the `__main__` part, run apart. */
-function assignedInBranches(interp: Interp, stmt: PyNode, out = new Map<string, SourceRange>()): Map<string, SourceRange> {
-  const condition = stmt.type === 'if_statement' ? field(stmt, 'condition') : undefined;
-  if (condition && /^__name__\s*==\s*['"]__main__['"]$/.test(interp.text(condition))) return out;
-  for (const child of namedChildren(stmt)) {
-    if (child.type === 'expression_statement') for (const name of assignedNames(interp, child)) if (!out.has(name)) out.set(name, rangeOf(child));
-    if (child.type === 'function_definition' || child.type === 'class_definition' || child.type === 'decorated_definition') continue;
-    if (child.type !== 'expression_statement') assignedInBranches(interp, child, out);
+function assignedInBranches(interp: Interp, stmt: PyNode, out: Map<string, SourceRange>): void {
+  if (isMainGuard(stmt, (n) => interp.text(n))) return;
+  for (const s of moduleScopeStatements(stmt, (n) => isMainGuard(n, (c) => interp.text(c)))) {
+    if (s.type === 'expression_statement') for (const name of assignedNames(interp, s)) if (!out.has(name)) out.set(name, rangeOf(s));
   }
-  return out;
 }
 
 /**

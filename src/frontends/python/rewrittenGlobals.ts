@@ -9,9 +9,7 @@
 import type { Diagnostic } from '../../core/ir';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
 import type { Interp } from './interpreter';
-
-/** Statements whose blocks run in the module's own scope. */
-const MODULE_BLOCKS = new Set(['module', 'block', 'if_statement', 'elif_clause', 'else_clause', 'try_statement', 'except_clause', 'finally_clause', 'with_statement', 'ERROR']);
+import { moduleScopeStatements } from './moduleScope';
 
 /** `exec(…)` at module level whose code was not read. */
 function rewritesGlobals(interp: Interp, stmt: PyNode): boolean {
@@ -20,13 +18,8 @@ function rewritesGlobals(interp: Interp, stmt: PyNode): boolean {
 }
 
 /** The first module-level statement that rewrites globals, in source order; not inside functions or classes. */
-function firstRewrite(interp: Interp, node: PyNode): PyNode | undefined {
-  for (const child of namedChildren(node)) {
-    if (rewritesGlobals(interp, child)) return child;
-    if (!MODULE_BLOCKS.has(child.type)) continue;
-    const found = firstRewrite(interp, child);
-    if (found) return found;
-  }
+function firstRewrite(interp: Interp, root: PyNode): PyNode | undefined {
+  for (const s of moduleScopeStatements(root)) if (rewritesGlobals(interp, s)) return s;
   return undefined;
 }
 

@@ -75,16 +75,26 @@ export function textOf(v: Value): string | undefined {
   return v.k === 'str' ? v.v : handleText.get(v);
 }
 
-function openFile(interp: Interp, args: Value[], kwargs: Map<string, Value>, node: PyNode): Value {
-  const path = args[0] ?? kwargs.get('file');
-  const mode = args[1] ?? kwargs.get('mode');
-  if (path?.k !== 'str' || (mode !== undefined && (mode.k !== 'str' || !/^r?t?$/.test(mode.v))) || !interp.file) return UNKNOWN;
+/**
+ * A file the script names by path (`open`, `OmegaConf.load`, a parser's JSON or YAML file), from the script's folder
+ * when relative, read as sources are (open editors first) and recorded as read, so editing it reads the script again.
+ */
+export function readScriptFile(interp: Interp, path: Value | undefined): { file: string; text: string } | { why: string } {
+  if (path?.k !== 'str' || !interp.file) return { why: 'a path WAP could not read' };
   const file = isAbsolute(path.v) ? path.v : join(dirname(interp.file), path.v);
   const read = readSource(file, interp.loader?.options.overrides);
-  if ('why' in read) return { k: 'unknown', why: `${path.v}: ${read.why}` };
+  if ('why' in read) return { why: `${path.v}: ${read.why}` };
   interp.loader?.options.filesRead?.add(file);
+  return { file, text: read.text };
+}
+
+function openFile(interp: Interp, args: Value[], kwargs: Map<string, Value>, node: PyNode): Value {
+  const mode = args[1] ?? kwargs.get('mode');
+  if (mode !== undefined && (mode.k !== 'str' || !/^r?t?$/.test(mode.v))) return UNKNOWN;
+  const read = readScriptFile(interp, args[0] ?? kwargs.get('file'));
+  if ('why' in read) return { k: 'unknown', why: read.why };
   const text = str(read.text);
-  readFrom.set(text, file);
+  readFrom.set(text, read.file);
   const attrs = new Map<string, Value>();
   const handle: Value = { k: 'inst', cls: { k: 'class', name: 'TextIOWrapper', bases: [], attrs: new Map(), node, dataclass: false, fields: [] }, attrs };
   attrs.set('read', native('read', () => text));

@@ -6,15 +6,13 @@
  * sizes. A file WAP cannot read or parse gives an unknown that says why, and the model built from it says so
  * (torchModuleValues.ts `sizeUnknown`).
  */
-import { dirname, isAbsolute, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
-import { readSource } from '../imports/sourceFiles';
-import { textOf } from './scriptExec';
+import { readScriptFile, textOf } from './scriptExec';
 import { FALSE, NONE, TRUE, UNKNOWN, list, num, str, type DictV, type InstV, type Value } from './values';
 
-type Shape = 'dict' | 'attributes';
+export type Shape = 'dict' | 'attributes';
 
 /** A parsed JSON/YAML value as Python sees it: dicts as dicts, or (OmegaConf) as objects with attributes. */
 function fromDocument(v: unknown, node: PyNode, shape: Shape): Value {
@@ -33,7 +31,8 @@ function fromDocument(v: unknown, node: PyNode, shape: Shape): Value {
   return dict;
 }
 
-function parsed(text: string, yaml: boolean, node: PyNode, shape: Shape, what: string): Value {
+/** A JSON or YAML document's text as a Python value; an unknown saying why when it does not parse. */
+export function parsed(text: string, yaml: boolean, node: PyNode, shape: Shape, what: string): Value {
   try {
     return fromDocument(yaml ? parseYaml(text) : JSON.parse(text), node, shape);
   } catch (e) {
@@ -43,12 +42,9 @@ function parsed(text: string, yaml: boolean, node: PyNode, shape: Shape, what: s
 
 /** `OmegaConf.load(path)`: the file by path, read as `open` reads it. */
 function loadPath(interp: Interp, path: Value | undefined, node: PyNode): Value {
-  if (path?.k !== 'str' || !interp.file) return UNKNOWN;
-  const file = isAbsolute(path.v) ? path.v : join(dirname(interp.file), path.v);
-  const read = readSource(file, interp.loader?.options.overrides);
-  if ('why' in read) return { k: 'unknown', why: `${path.v}: ${read.why}` };
-  interp.loader?.options.filesRead?.add(file);
-  return parsed(read.text, !/\.json$/i.test(file), node, 'attributes', path.v);
+  const read = readScriptFile(interp, path);
+  if ('why' in read) return { k: 'unknown', why: read.why };
+  return parsed(read.text, !/\.json$/i.test(read.file), node, 'attributes', read.file);
 }
 
 /** The value a settings loader returns, or undefined when `path` is not one. */
