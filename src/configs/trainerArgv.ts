@@ -11,6 +11,7 @@
  * A plain DeepSpeed script's `--deepspeed_config ds.json` (DeepSpeed's own argparse) states the JSON's setup alone.
  * Values that are shell variables are the run's choice: not stated. Fixes edit the words (shellEdits.ts).
  */
+import { stringToBool } from '../core/stringToBool';
 import { acceleratePluginConfig, launcherSharding, launchWorld } from './launchWorld';
 import { withLinkedConfig } from './linkedConfig';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
@@ -66,8 +67,6 @@ function scriptArgs(words: Command, script: number): Arg[] {
   return args;
 }
 
-const TRUE_WORDS = new Set(['yes', 'true', 't', 'y', '1']);
-const FALSE_WORDS = new Set(['no', 'false', 'f', 'n', '0']);
 
 /**
  * A bool as HfArgumentParser reads it (string_to_bool): alone it is True (`nargs="?"`, `const=True`), else its
@@ -77,8 +76,7 @@ const FALSE_WORDS = new Set(['no', 'false', 'f', 'n', '0']);
 function boolOf(arg: Arg | undefined): TrainerFlag {
   if (!arg) return undefined;
   if (!arg.value) return arg.name === 'tf32' ? 'run' : true;
-  const word = arg.value.text.toLowerCase();
-  return TRUE_WORDS.has(word) ? true : FALSE_WORDS.has(word) ? false : 'run';
+  return stringToBool(arg.value.text) ?? 'run';
 }
 
 /** A whole number from 1 as written; undefined for a variable, a missing value or a word argparse refuses. */

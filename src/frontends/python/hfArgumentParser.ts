@@ -16,6 +16,7 @@
  */
 import { field, namedChildren, type PyNode } from './ast';
 import { mro } from './access';
+import { stringToBool } from '../../core/stringToBool';
 import { commandLineOf, howRead } from './commandLine';
 import type { Interp } from './interpreter';
 import { noteRunSequence } from './runSequence';
@@ -73,15 +74,16 @@ function baseType(annotation: string): string {
   return listOf ? `list:${baseType(listOf[1]!)}` : t;
 }
 
-const TRUE_WORDS = new Set(['yes', 'true', 't', 'y', '1']);
-const FALSE_WORDS = new Set(['no', 'false', 'f', 'n', '0']);
 
 /** A word as HfArgumentParser converts it for a field of this type; unknown where the shell sets it. */
 function convert(type: string, word: string): Value {
   if (/[$`]/.test(word)) return { k: 'unknown', why: `${word} is set by the shell when the script runs` };
   if (type === 'int') return /^-?\d+$/.test(word) ? int(Number(word)) : UNKNOWN;
   if (type === 'float') return Number.isFinite(Number(word)) ? num(Number(word), true) : UNKNOWN;
-  if (type === 'bool') return TRUE_WORDS.has(word.toLowerCase()) ? TRUE : FALSE_WORDS.has(word.toLowerCase()) ? FALSE : UNKNOWN;
+  if (type === 'bool') {
+    const b = stringToBool(word);
+    return b === undefined ? UNKNOWN : b ? TRUE : FALSE;
+  }
   return str(word);
 }
 
