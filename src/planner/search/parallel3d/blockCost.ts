@@ -115,7 +115,10 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     const expertShare = expertOf(l) ? ep : 1;
     const share = 1 / (tpShare * cp);
     const paramShare = (tensor ? 1 / tp : 1) / expertShare;
-    const t = analyticalTimes(l, env.gpu, mb, share, paramShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast' });
+    // Context parallel gives each GPU 1/cp of every sample's tokens: a GEMM's rows (M, and the weight gradient's K),
+    // as mb/cp samples would, not its output columns as tensor parallel splits them. Priced as a column split, a
+    // 1024-token model ran its weight gradients faster at CP 2 than at CP 1 with the same tokens per GPU.
+    const t = analyticalTimes(l, env.gpu, mb / cp, 1 / tpShare, paramShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast' });
     c.forwardMs += t.forwardMs;
     c.backwardMs += t.backwardMs;
     c.recomputeFullMs += t.forwardMs;
