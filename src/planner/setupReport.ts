@@ -9,6 +9,7 @@ import type { LayerConfig } from './cost/configs';
 import type { NodeOption } from './cost/tables';
 import type { Topology } from './cost/topology';
 import type { Candidate } from './evaluate';
+import { modelFlopsPerSample } from './cost/modelFlops';
 import { peakTflops, type PrecisionChoice } from './memory/index';
 import { membersPerNode } from './search/parallel3d/sharding';
 import { stageOption } from './simulator/pipeline';
@@ -65,7 +66,7 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
     accumulation = Math.max(1, c.setup.microSteps);
     microBatch = batch / dp / accumulation;
   }
-  const modelFlops = (model.totals.forwardFlops + model.totals.backwardFlops) * batch;
+  const modelFlops = modelFlopsPerSample(model) * batch;
   let peak = 0;
   for (let d = 0; d < c.n; d++) peak += peakTflops(topo.gpus[d], precision.precision).tflops * 1e12;
   const seconds = c.summary.stepTimeMs / 1000;

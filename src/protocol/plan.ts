@@ -104,7 +104,10 @@ export interface TrainingSetup {
    * the one holding most parameters above, and the others here, most parameters first, with the layers each covers.
    */
   otherDegrees?: Array<{ dataParallel: number; tensorParallel: number; layers: number }>;
-  /** Model FLOPs utilisation: model FLOPs per second ÷ (GPUs × the precision's peak). */
+  /**
+   * Model FLOPs utilisation: the FLOPs the model needs per second ÷ (GPUs × the precision's peak). Causal attention
+   * counts its unmasked triangle (planner/cost/modelFlops.ts), so no plan reports more than its GPUs can run.
+   */
   mfu: number;
   memoryPerGpu: MemoryBreakdown;
   /** Under offload: the host memory each GPU's rank fills with what it offloads (bytes). */

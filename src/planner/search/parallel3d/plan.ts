@@ -9,6 +9,7 @@ import type { AmpStyle, BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOpti
 import { gpuMemoryBytes, hostMemoryBytes, type ClusterSpec } from '../../cluster/spec';
 import { chooseAmpStyle, FRAGMENTATION_FRACTION } from '../../memory/index';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
+import { modelFlopsPerSample } from '../../cost/modelFlops';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
 import { activationBytes, gradientBytes, p2pMs, peakTflops } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
@@ -143,7 +144,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   const energyJPerSample = energyOf(run, c);
   const point = scaling.find((p) => p.gpus === c.n);
   if (point) Object.assign(point, { stepTimeMs: stepMs, samplesPerSec: sps(batch, stepMs), energyJPerSample });
-  const flops = (model.totals.forwardFlops + model.totals.backwardFlops) * batch;
+  const flops = modelFlopsPerSample(model) * batch;
   const mfu = stepMs > 0 ? flops / (stepMs / 1000) / (c.n * peak.tflops * 1e12) : 0;
   if (run.commFolded) diagnostics.push({ severity: 'info', message: 'the timeline folds tensor-parallel and pipeline transfers into the compute bars to stay under 20,000 events' });
   if (run.stagesShown.length < c.pp) diagnostics.push({ severity: 'info', message: `the timeline shows ${run.stagesShown.length} of ${c.pp} pipeline stages (every ${run.stagesShown[1] - run.stagesShown[0]}th and the last); the others run the same schedule` });
