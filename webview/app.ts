@@ -4,6 +4,7 @@
  */
 import type { LayerPlan, PlanOutcome, PlanReport } from '../src/protocol/plan';
 import type { PlanControls, ToWebviewMessage, WebviewPersistedState } from '../src/protocol/webview';
+import { batchText } from '../src/protocol/setupText';
 import { AssignmentView } from './assignment';
 import { ControlsBar } from './controls';
 import { clear, el } from './dom';
@@ -126,11 +127,14 @@ export class App {
     const cluster = `${o.cluster.name} · ${o.cluster.gpus} × ${o.cluster.gpuNames[0] ?? 'GPU'}${o.cluster.nodes > 1 ? ` on ${o.cluster.nodes} nodes` : ''}`;
     if (!o.feasible) {
       this.subtitle.textContent = `batch ${o.batch} · ${cluster}`;
+      this.subtitle.title = batchText(o);
       add('Plan', 'infeasible');
       return;
     }
     const r: PlanReport = o;
-    this.subtitle.textContent = `${r.file ? `${r.file} · ` : ''}batch ${r.batch} · ${r.optimizer} · ${cluster}`;
+    this.subtitle.textContent = `${r.file ? `${r.file} · ` : ''}batch ${r.batch}${r.batchAssumed ? ' (assumed)' : ''} · ${r.optimizer} · ${cluster}`;
+    // The full story (who states the batch) is a hover away; the subtitle stays one line.
+    this.subtitle.title = batchText(r);
     add('GPUs', String(r.plan.gpus));
     add('Step time', fmtMs(r.plan.stepTimeMs));
     add('Throughput', fmtRate(r.plan.samplesPerSec));

@@ -5,13 +5,14 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { initConfigReaders, precisionHintCandidates, trainingHintsApply, withTrainingHintsFrom } from '../configs/index';
+import { initConfigReaders, precisionHintCandidates, launchedSetupHint, trainingHintsApply, withLaunchedSetup, withTrainingHintsFrom } from '../configs/index';
 import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type ParallelPins, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode, type ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';
 import { SCRIPT_ARGS_HELP, SEQ_LEN_HELP } from './modelLoading';
 import { CliError } from './cliError';
+import { diskFiles } from './files';
 
 export const DEFAULT_PLAN_BATCH = 128;
 
@@ -86,6 +87,9 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
     strategies: oneOf<StrategyMode>('strategies', v.strategies, ['dp', 'hybrid', 'all'], 'hybrid'),
     optimizer: oneOf<OptimizerKind>('optimizer', v.optimizer, OPTIMIZER_KINDS, 'momentum'),
   };
+  // Without --batch, the launch that trains the model may state it (configs/batchHint.ts, in withTrainingHints).
+  if (v.batch !== undefined) options.batchSource = '--batch';
+  else options.batchAssumed = true;
   if (v.optimizer !== undefined) options.optimizerSource = '--optimizer';
   else options.optimizerAssumed = true;
   const gpus = positiveInt('gpus', v.gpus);
@@ -161,7 +165,8 @@ export async function clusterFrom(ref: string | undefined): Promise<ClusterSpec>
 /**
  * What the files beside the model say the user trains with, where no flag says it: the precision (accelerate
  * mixed_precision, DeepSpeed bf16/fp16, Lightning precision=; else the planner picks by GPU) and the optimizer
- * (configs/optimizerHint.ts); the model's own file is read first for both.
+ * (configs/optimizerHint.ts); the model's own file is read first for both. Without --batch, the global batch (and,
+ * where nothing beside the model says one, the precision) the launch that trains it states (launchedSetupHint.ts).
  */
 export async function withTrainingHints(options: PlanOptions, modelFile: string): Promise<PlanOptions> {
   if (!trainingHintsApply(options)) return options;
@@ -181,5 +186,6 @@ export async function withTrainingHints(options: PlanOptions, modelFile: string)
       // unreadable: no hint from it
     }
   }
-  return withTrainingHintsFrom(options, files, basename(modelFile));
+  const hinted = withTrainingHintsFrom(options, files, basename(modelFile));
+  return hinted.batchAssumed || !hinted.precision ? withLaunchedSetup(hinted, launchedSetupHint(modelFile, diskFiles)) : hinted;
 }

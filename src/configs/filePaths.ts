@@ -13,3 +13,14 @@ export const baseOf = (p: string): string => p.replace(/^.*[\\/]/, '');
 export const joinPath = (dir: string, rel: string): string => (isAbsolutePath(rel) ? rel : `${dir}/${rel.replace(/^\.\//, '')}`);
 
 export const isAbsolutePath = (p: string): boolean => /^([\\/]|[A-Za-z]:)/.test(p);
+
+/** `a/./b`, `a/x/../b` → `a/b`: paths are written relative to the file that names them. */
+export function normalisePath(path: string): string {
+  const out: string[] = [];
+  for (const part of path.split(/[\\/]/)) {
+    if (part === '.' || (part === '' && out.length > 0)) continue;
+    if (part === '..' && out.length > 0 && out[out.length - 1] !== '..') out.pop();
+    else out.push(part);
+  }
+  return out.join('/');
+}

@@ -13,4 +13,5 @@ export { readConfigSetups, pinnedOptions, statedBatch, statedSequence, summarize
 export { describeSetup, type StatedSetup } from './setup';
 export { launchedScripts, configMentioned, localModelImports, namedModel, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';
 export { launchedArguments } from './launchedBy';
+export { launchedSetupHint, withLaunchedSetup, type BatchHint, type BatchReading, type LaunchedSetupHint } from './launchedSetupHint';
 export { isLaunchScriptName } from './launchScripts';

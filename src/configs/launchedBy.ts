@@ -16,7 +16,7 @@
  * every such command hands sharding to accelerate's own config (`--config_file`), that config decides the ZeRO stage
  * and offload a recipe leaves unsaid.
  */
-import { baseOf, dirOf, joinPath } from './filePaths';
+import { baseOf, dirOf, joinPath, normalisePath } from './filePaths';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { withLinkedConfig } from './linkedConfig';
 import { acceleratePluginConfig, launcherSharding, launchWorld } from './launchWorld';
@@ -44,17 +44,6 @@ interface Launching {
   argv?: string[];
 }
 
-/** `a/./b`, `a/x/../b` → `a/b`: script words are written relative to the launch script's folder. */
-function normalise(path: string): string {
-  const out: string[] = [];
-  for (const part of path.split(/[\\/]/)) {
-    if (part === '.' || (part === '' && out.length > 0)) continue;
-    if (part === '..' && out.length > 0 && out[out.length - 1] !== '..') out.pop();
-    else out.push(part);
-  }
-  return out.join('/');
-}
-
 /** A file worth reading as a launch script: shell, Slurm and PBS scripts, Makefiles, and extensionless ones (a shebang says). */
 const mayLaunch = (entry: string): boolean => isLaunchScriptName(entry, '') || !/\.[^./\\]+$/.test(entry);
 
@@ -63,8 +52,8 @@ const mayLaunch = (entry: string): boolean => isLaunchScriptName(entry, '') || !
  * (recipes/x/sft/config.yaml), from wherever above the job is launched.
  */
 function names(dir: string, path: string, target: string, fromAbove: boolean): boolean {
-  if (normalise(joinPath(dir, path)) === target) return true;
-  const rel = normalise(path);
+  if (normalisePath(joinPath(dir, path)) === target) return true;
+  const rel = normalisePath(path);
   return fromAbove && /[\\/]/.test(path) && !rel.startsWith('..') && !rel.startsWith('/') && target.endsWith(`/${rel}`);
 }
 
@@ -95,7 +84,7 @@ function launchOf(words: Command, dir: string, target: string, as: LaunchedAs, a
 
 /** The launch commands in the launch scripts beside `path` (or a folder or a few up) that run or pass it. */
 export function launchesOf(path: string, files: FileAccess, as: LaunchedAs = 'script'): Array<Launching & { dir: string }> {
-  const target = normalise(path);
+  const target = normalisePath(path);
   const name = baseOf(path);
   const dirs: string[] = [dirOf(path)];
   for (let up = dirOf(dirs[0]!); dirs.length <= LEVELS[as] && up !== '' && !dirs.includes(up); up = dirOf(up)) dirs.push(up);

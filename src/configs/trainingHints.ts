@@ -21,7 +21,7 @@ import { localModelImports } from './modelFor';
 
 /** Whether any hint could still change the options: false once a flag or setting gave every one. */
 export function trainingHintsApply(options: PlanOptions): boolean {
-  return !(options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat && (options.recomputeSource || options.pins?.recompute) && options.attentionKernel);
+  return !(!options.batchAssumed && options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat && (options.recomputeSource || options.pins?.recompute) && options.attentionKernel);
 }
 
 /** The files that speak for the model: its own, the configs beside it, and the Python files that import it. */

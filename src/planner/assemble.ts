@@ -24,8 +24,13 @@ export function samplesPerSec(batch: number, stepMs: number): number {
   return stepMs > 0 && Number.isFinite(stepMs) ? (batch * 1000) / stepMs : 0;
 }
 
+/** Who chose the batch, as the options say, for the report. */
+function batchOrigin(o: PlanOptions): Pick<PlanReport, 'batchSource' | 'batchAssumed'> {
+  return { ...(o.batchSource ? { batchSource: o.batchSource } : {}), ...(o.batchAssumed ? { batchAssumed: true } : {}) };
+}
+
 export function infeasible(base: ReportBase, reason: string, scaling: ScalingPoint[] = []): InfeasiblePlan {
-  return { feasible: false, ...(base.incomplete ? { incomplete: base.incomplete } : {}), ...(base.sequence ? { sequence: base.sequence } : {}), model: base.model, batch: base.options.batch, cluster: base.cluster, reason, scaling, diagnostics: base.diagnostics };
+  return { feasible: false, ...(base.incomplete ? { incomplete: base.incomplete } : {}), ...(base.sequence ? { sequence: base.sequence } : {}), model: base.model, batch: base.options.batch, ...batchOrigin(base.options), cluster: base.cluster, reason, scaling, diagnostics: base.diagnostics };
 }
 
 /** A feasible report: the shared header around the search's own parts. */
@@ -37,6 +42,7 @@ export function feasibleReport(base: ReportBase, parts: Pick<PlanReport, 'plan' 
     ...(base.sequence ? { sequence: base.sequence } : {}),
     model: base.model,
     batch: o.batch,
+    ...batchOrigin(o),
     objective: o.objective,
     strategies: o.strategies,
     optimizer: o.optimizer,

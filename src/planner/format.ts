@@ -1,6 +1,6 @@
 /** The CLI's plain-text plan table. */
 import type { LengthMixReport, PlanOutcome, PlanSequence, TrainingSetup } from '../protocol/plan';
-import { offloadText, parallelDegreesText } from '../protocol/setupText';
+import { batchText, offloadText, parallelDegreesText } from '../protocol/setupText';
 
 const pad = (s: string, w: number): string => (s.length >= w ? s : s + ' '.repeat(w - s.length));
 const fmt = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -14,7 +14,7 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   const lines: string[] = [];
   const scaling = outcome.scaling.map((s) => `${s.gpus}:${s.feasible ? fmt(s.samplesPerSec, 0) : 'x'}`).join('  ');
   if (!outcome.feasible) {
-    lines.push(`${outcome.model} on ${outcome.cluster.name}, batch ${outcome.batch}: no feasible plan`);
+    lines.push(`${outcome.model} on ${outcome.cluster.name}, ${batchText(outcome)}: no feasible plan`);
     lines.push(`reason: ${outcome.reason}`);
     if (outcome.sequence) lines.push(sequenceLine(outcome.sequence));
     if (outcome.incomplete) lines.push(`model ${outcome.incomplete.summary}`);
@@ -25,7 +25,7 @@ export function formatPlanTable(outcome: PlanOutcome): string {
   const p = r.plan;
   const b = r.baselines;
   const vs = (x: number): string => (x > 0 ? `${fmt(p.samplesPerSec / x, 2)}×` : 'n/a');
-  lines.push(`${r.model} on ${r.cluster.name} (${r.cluster.source}), batch ${r.batch}, ${r.strategies} strategies, objective ${r.objective}`);
+  lines.push(`${r.model} on ${r.cluster.name} (${r.cluster.source}), ${batchText(r)}, ${r.strategies} strategies, objective ${r.objective}`);
   lines.push(`chosen: ${p.gpus} of ${r.cluster.gpus} GPUs  step ${fmt(p.stepTimeMs, 2)} ms  ${fmt(p.samplesPerSec, 0)} samples/s  ${fmt(p.energyJPerSample, 3)} J/sample  peak ${fmt(Math.max(...p.memoryPerGpuBytes) / 1e9, 2)} GB/GPU`);
   lines.push(`speedup: ${vs(b.singleGpu.samplesPerSec)} vs 1 GPU, ${vs(b.dataParallel.samplesPerSec)} vs pure DP on ${b.dataParallel.gpus}, ${vs(b.owt.samplesPerSec)} vs OWT`);
   if (r.sequence) lines.push(sequenceLine(r.sequence));

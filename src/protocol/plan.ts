@@ -307,6 +307,10 @@ export interface PlanReport {
   model: string;
   file?: string;
   batch: number;
+  /** Who chose the batch (see PlanOptions.batchSource); absent for a caller that did not say. */
+  batchSource?: string;
+  /** True when nothing chose it: the caller's default, which the report says it assumed. */
+  batchAssumed?: boolean;
   objective: Objective;
   strategies: StrategyMode;
   optimizer: OptimizerKind;
@@ -330,6 +334,8 @@ export interface InfeasiblePlan {
   sequence?: PlanSequence;
   model: string;
   batch: number;
+  batchSource?: string;
+  batchAssumed?: boolean;
   cluster: ClusterSummary;
   reason: string;
   scaling: ScalingPoint[];
@@ -340,7 +346,16 @@ export type PlanOutcome = PlanReport | InfeasiblePlan;
 
 /** Options the planner takes; the CLI, the LSP settings and the webview controls all map onto these. */
 export interface PlanOptions {
+  /** The global batch (samples a step over every replica). */
   batch: number;
+  /**
+   * Who chose it: '--batch', 'the wap.batchSize setting', the plan view's control, or the launch that trains the model
+   * ('run.sh (Hugging Face Trainer command line: micro-batch 4 × data-parallel 8)', configs/batchHint.ts). With
+   * `batchAssumed`, why nothing did ("run.sh states 32, ds.json 64").
+   */
+  batchSource?: string;
+  /** Set by a caller that defaulted `batch`: a launch or config that trains the model may still state it. */
+  batchAssumed?: boolean;
   objective: Objective;
   strategies: StrategyMode;
   optimizer: OptimizerKind;

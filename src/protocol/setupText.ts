@@ -2,7 +2,7 @@
  * The parallel degrees of a plan's training setup as text, one way for the CLI table, the hover and the plan view.
  * Pure string code: the webview bundles it too.
  */
-import type { TrainingSetup } from './plan';
+import type { PlanOutcome, TrainingSetup } from './plan';
 
 /**
  * "DP 8 × TP 2+SP × PP 4(×2 virtual) × CP 1"; virtual stages only when there are some, and `compact` leaves out
@@ -21,4 +21,10 @@ export function parallelDegreesText(s: TrainingSetup, compact: boolean): string 
 export function offloadText(s: Pick<TrainingSetup, 'cpuOffload' | 'paramOffload'>): string | undefined {
   if (s.paramOffload) return 'parameters, gradients and optimizer offloaded to CPU (slow)';
   return s.cpuOffload ? 'optimizer offloaded to CPU (slow)' : undefined;
+}
+
+/** "batch 32 (run.sh (…))", "batch 128 (assumed; …)": the global batch and who chose it, for the same three views. */
+export function batchText(o: Pick<PlanOutcome, 'batch' | 'batchSource' | 'batchAssumed'>): string {
+  if (o.batchAssumed) return `batch ${o.batch} (assumed${o.batchSource ? `; ${o.batchSource}` : ': no launch or training config beside the model states one'})`;
+  return o.batchSource ? `batch ${o.batch} (${o.batchSource})` : `batch ${o.batch}`;
 }

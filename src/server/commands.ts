@@ -6,6 +6,7 @@
 import { ErrorCodes, ResponseError, type CancellationToken, type Connection, type ExecuteCommandParams, type WorkDoneProgressReporter } from 'vscode-languageserver';
 import { ServerCommands } from '../protocol/lsp';
 import type { PlanReport } from '../protocol/plan';
+import { batchText } from '../protocol/setupText';
 import type { ConfigDocuments } from './configDocs';
 import { describeLayerStrategy, formatMs, planLensTitle } from './format';
 import type { RequestHandlers } from './requests';
@@ -100,7 +101,7 @@ export function planSummaryMarkdown(model: string, outcome: import('../protocol/
   return [
     `# ${model}: ${planLensTitle(r)}`,
     '',
-    `Cluster ${r.cluster.name} (${r.cluster.source}) · batch ${r.batch} · step ${formatMs(r.plan.stepTimeMs)} · ${r.plan.samplesPerSec.toFixed(0)} samples/s`,
+    `Cluster ${r.cluster.name} (${r.cluster.source}) · ${batchText(r)} · step ${formatMs(r.plan.stepTimeMs)} · ${r.plan.samplesPerSec.toFixed(0)} samples/s`,
     '',
     '| line | layer | type | strategy | fwd+bwd |',
     '|---|---|---|---|---|',

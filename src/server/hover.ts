@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AnalyzedLayer, AnalyzedModel } from '../core/ir';
 import type { LayerPlan, PlanReport } from '../protocol/plan';
+import { batchText } from '../protocol/setupText';
 import { ClientCommands } from '../protocol/lsp';
 import { describeLayerStrategy, formatBytes, formatCount, formatFlops, formatMs, formatShape, lengthMixSummary, memorySummary, incompleteHoverLine, planLensTitle, setupSummary } from './format';
 import type { DocLayerHit, ModelDocument, PlanEntry } from './modelDocs';
@@ -82,7 +83,7 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
       lines.push(`(best alternative: ${alt}, ${formatMs(a.costMs)})`);
     }
     lines.push('');
-    lines.push(`_Plan: ${esc(planLensTitle(report))} · batch ${report.batch} · ${esc(report.cluster.name)} (${esc(entry.clusterNote)})_`);
+    lines.push(`_Plan: ${esc(planLensTitle(report))} · ${esc(batchText(report))} · ${esc(report.cluster.name)} (${esc(entry.clusterNote)})_`);
     if (report.plan.setup) lines.push('', `_Setup: ${esc(setupSummary(report.plan.setup))}_`);
     if (report.lengthMix) lines.push('', `_On the data's lengths: ${esc(lengthMixSummary(report.lengthMix))}_`);
   } else {

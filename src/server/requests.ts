@@ -104,7 +104,9 @@ export class RequestHandlers {
     const settings = await this.settings.get(doc.uri);
     const gpus = (await detectLocalGpus()).length;
     const devices = params.devices ?? (gpus > 1 ? `cuda:${Array.from({ length: gpus }, (_, i) => i).join(',')}` : 'cpu:2');
-    const batch = doc.overrides.get(model.name)?.batch ?? settings.batchSize;
+    // The model's plan's options: its batch (the panel's, wap.batchSize, or the launch's) and optimizer.
+    const planned = withTrainingHints(toPlanOptions(settings, doc.overrides.get(model.name) ?? {}), doc.uri);
+    const batch = planned.batch;
     progress.begin(`Validating ${model.name} on ${devices}`, undefined, 'calibrating', true);
     try {
       const { report } = await this.env.track(() =>
@@ -112,7 +114,7 @@ export class RequestHandlers {
           devices,
           batch,
           python: pythonSetting(settings),
-          optimizer: withTrainingHints(toPlanOptions(settings), doc.uri).optimizer,
+          optimizer: planned.optimizer,
           cacheDir: this.cacheDir,
           trusted: this.env.trusted,
           cancel: token,
@@ -136,7 +138,7 @@ export class RequestHandlers {
     const { doc, model } = await this.resolve(params);
     const settings = await this.settings.get(doc.uri);
     const backend = (params.backend ?? (settings.profile.backend === 'auto' ? undefined : settings.profile.backend)) as BackendId | undefined;
-    const batch = doc.overrides.get(model.name)?.batch ?? settings.batchSize;
+    const batch = withTrainingHints(toPlanOptions(settings, doc.overrides.get(model.name) ?? {}), doc.uri).batch;
     progress.begin(`Profiling ${model.name}`, 0, `${model.layers.length} layers`, true);
     try {
       const profile = await this.env.track(() =>

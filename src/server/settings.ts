@@ -10,6 +10,7 @@ import type { PlanControls } from '../protocol/webview';
 export interface WapSettings {
   /** A preset id or the path of a cluster spec file; '' = detected local GPUs, else the planner's default preset. */
   cluster: string;
+  /** 0: the global batch the launch that trains the model states (launchedSetupHint.ts), else DEFAULT_BATCH. */
   batchSize: number;
   objective: Objective;
   strategies: StrategyMode;
@@ -38,9 +39,12 @@ export interface WapSettings {
   padMultiple: number;
 }
 
+/** The global batch planned when neither wap.batchSize nor a launch that trains the model states one (the WAP paper's). */
+export const DEFAULT_BATCH = 128;
+
 export const DEFAULT_SETTINGS: WapSettings = {
   cluster: '',
-  batchSize: 128,
+  batchSize: 0,
   objective: 'throughput',
   strategies: 'hybrid',
   maxGpus: 0,
@@ -107,12 +111,15 @@ export function normalizeSettings(raw: unknown): WapSettings {
 /** Settings plus per-model overrides (the panel's controls) → the planner's options. */
 export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> = {}): PlanOptions {
   const options: PlanOptions = {
-    batch: overrides.batch && overrides.batch > 0 ? Math.floor(overrides.batch) : s.batchSize,
+    batch: overrides.batch && overrides.batch > 0 ? Math.floor(overrides.batch) : s.batchSize > 0 ? s.batchSize : DEFAULT_BATCH,
     objective: overrides.objective ?? s.objective,
     strategies: overrides.strategies ?? s.strategies,
     // 'auto': what the files beside the model say (trainingHints.ts), else what the model's kind trains with.
     optimizer: s.optimizer === 'auto' ? 'momentum' : s.optimizer,
   };
+  if (overrides.batch && overrides.batch > 0) options.batchSource = "the plan view's batch";
+  else if (s.batchSize > 0) options.batchSource = 'the wap.batchSize setting';
+  else options.batchAssumed = true;
   if (s.optimizer !== 'auto') options.optimizerSource = 'the wap.optimizer setting';
   else options.optimizerAssumed = true;
   if (s.maxGpus > 0) options.maxGpus = s.maxGpus;

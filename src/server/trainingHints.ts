@@ -3,15 +3,21 @@
  * files beside the model say what to plan: the precision a training config
  * states, the optimizer the code or a DeepSpeed config builds, and whether the
  * code converts the model to channels_last, the model's own file first
- * (through the configs room's readers). Read per plan, synchronously and
+ * (through the configs room's readers); without a wap.batchSize, the global batch the launch that trains the model
+ * states (launchedSetupHint.ts). Read per plan, synchronously and
  * bounded (64 files, each under the config size cap), so a change to a config
  * shows in the next plan's key.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { precisionHintCandidates, trainingHintsApply, withTrainingHintsFrom } from '../configs/index';
+import { launchedSetupHint, precisionHintCandidates, trainingHintsApply, withLaunchedSetup, withTrainingHintsFrom, type FileAccess } from '../configs/index';
+import { pretrainedConfigPath } from '../frontends/huggingface/sources';
+import { listOrEmpty, readOrUndefined } from './diskFiles';
 import type { PlanOptions } from '../protocol/plan';
+
+/** The launch scripts and the files they name, as the disk has them (the hints read the disk, not open editors). */
+const DISK: FileAccess = { read: readOrUndefined, list: listOrEmpty, pretrainedConfig: pretrainedConfigPath };
 
 export function withTrainingHints(options: PlanOptions, uri: string): PlanOptions {
   if (!trainingHintsApply(options) || !uri.startsWith('file:')) return options;
@@ -25,7 +31,8 @@ export function withTrainingHints(options: PlanOptions, uri: string): PlanOption
         return [];
       }
     });
-    return withTrainingHintsFrom(options, files, basename(path));
+    const hinted = withTrainingHintsFrom(options, files, basename(path));
+    return hinted.batchAssumed || !hinted.precision ? withLaunchedSetup(hinted, launchedSetupHint(path, DISK)) : hinted;
   } catch {
     return options;
   }

@@ -9,6 +9,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analyzeCommand } from '../../src/cli/commands/analyze';
+import { planCommand } from '../../src/cli/commands/plan';
+import { formatPlanTable } from '../../src/planner/format';
+import type { PlanReport } from '../../src/protocol/plan';
 import { capture, root } from './helpers';
 
 const project = join(mkdtempSync(join(tmpdir(), 'wap-script-args-cli-')), 'project');
@@ -43,4 +46,25 @@ test('the defaults, then the launch script’s arguments, then --script-args ove
   const disagree = await analyze();
   assert.equal(disagree.layers, 6);
   assert.match(disagree.note, /as the script run with no arguments \(run\.sh and sweep\.sh run it with different arguments\), each option at its default: n_layer=6/);
+});
+
+test('wap plan trains at the launch’s global batch and precision: run_clm.py as run.sh runs it, unless --batch says otherwise', async () => {
+  const script = join(root, 'test', 'fixtures', 'hf-example', 'run_clm.py');
+  const plan = async (...args: string[]): Promise<{ batch: number; batchSource?: string; batchAssumed?: boolean; precision: string; precisionReason: string; header: string }> => {
+    const r = await capture(() => planCommand.run([script, '--cluster', 'a100x8', '--json', ...args]));
+    assert.equal(r.code, 0, r.err);
+    const out = JSON.parse(r.out) as PlanReport;
+    return { batch: out.batch, batchSource: out.batchSource, batchAssumed: out.batchAssumed, precision: out.plan.setup!.precision, precisionReason: out.plan.setup!.precisionReason, header: formatPlanTable(out).split('\n')[0]! };
+  };
+  const launched = await plan();
+  assert.equal(launched.batch, 32, 'torchrun --nproc_per_node 8 × --per_device_train_batch_size 4');
+  assert.equal(launched.batchAssumed, undefined);
+  assert.match(launched.header, /batch 32 \(run\.sh's Hugging Face Trainer command line: micro-batch 4 × /);
+  assert.equal(launched.precision, 'bf16');
+  assert.match(launched.precisionReason, /run\.sh/);
+  const given = await plan('--batch', '64', '--precision', 'fp16');
+  assert.deepEqual([given.batch, given.batchSource, given.precision], [64, '--batch', 'fp16']);
+  // A model nothing launches: the default, said as assumed.
+  const r = await capture(() => planCommand.run([join(root, 'examples', 'pytorch', 'alexnet.py'), '--cluster', 'pcie4']));
+  assert.match(r.out.split('\n')[0]!, /batch 128 \(assumed: no launch or training config beside the model states one\)/);
 });
