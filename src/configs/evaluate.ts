@@ -71,7 +71,10 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
  */
 export function withStatedPrecision(options: PlanOptions, setup: StatedSetup, source: string, keepExplicit = false): PlanOptions {
   if (!setup.precision || (keepExplicit && options.precision)) return options;
-  return { ...options, precision: setup.precision.value, precisionSource: `${source} (${setup.label})` };
+  const out: PlanOptions = { ...options, precision: setup.precision.value, precisionSource: `${source} (${setup.label})` };
+  // The style goes with the precision it is of: a 16-bit run whose launcher decides how it holds its tensors.
+  if (setup.ampStyle && !(keepExplicit && options.ampStyle)) Object.assign(out, { ampStyle: setup.ampStyle.value, ampStyleSource: `${source} (${setup.ampStyle.why})` });
+  return out;
 }
 
 /** The global batch the config trains with, when it says (stated, or micro × accumulation × data-parallel degree). */

@@ -10,7 +10,7 @@
  * scripts one folder up (the project root's run.sh launches `src/train.py`). Configs that state different values are named, not chosen between. The precision applies only
  * where the other hints found none (precisionHint.ts reads the code and the configs beside the model first).
  */
-import type { Precision } from '../protocol/plan';
+import type { AmpStyle, Precision } from '../protocol/plan';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { readConfigSetups } from './evaluate';
 import { baseOf, dirOf, joinPath, normalisePath } from './filePaths';
@@ -31,7 +31,7 @@ export type BatchReading = BatchHint | { disagree: BatchHint[] } | undefined;
 
 export interface LaunchedSetupHint {
   batch: BatchReading;
-  precision?: { precision: Precision; source: string };
+  precision?: { precision: Precision; source: string; ampStyle?: { value: AmpStyle; source: string } };
 }
 
 /** Files read at most, as the other hints read at most 64 beside the model. */
@@ -76,18 +76,19 @@ function setupsTraining(modelPath: string, files: FileAccess): Array<{ path: str
 /** What the configs that train `modelPath` state: one batch, or the ones that disagree; one precision, if they agree. */
 export function launchedSetupHint(modelPath: string, files: FileAccess): LaunchedSetupHint {
   const batches = new Map<number, BatchHint>();
-  const precisions = new Map<Precision, string>();
+  const precisions = new Map<Precision, NonNullable<LaunchedSetupHint['precision']>>();
   for (const { path, setup } of setupsTraining(modelPath, files)) {
     const file = baseOf(path);
     const b = statedBatch(setup);
     if (b && !batches.has(b.batch)) batches.set(b.batch, { batch: b.batch, file, source: `${file}'s ${setup.label}: ${b.how}` });
     const p = setup.precision;
-    if (p?.stated && !precisions.has(p.value)) precisions.set(p.value, `${file} (${setup.label})`);
+    const style = setup.ampStyle && { value: setup.ampStyle.value, source: `${file} (${setup.ampStyle.why})` };
+    if (p?.stated && !precisions.has(p.value)) precisions.set(p.value, { precision: p.value, source: `${file} (${setup.label})`, ...(style ? { ampStyle: style } : {}) });
   }
   const hints = [...batches.values()];
   const batch: BatchReading = hints.length === 0 ? undefined : hints.length === 1 ? hints[0] : { disagree: hints };
-  const [precision] = precisions.size === 1 ? [...precisions] : [];
-  return { batch, ...(precision ? { precision: { precision: precision[0], source: precision[1] } } : {}) };
+  const [precision] = precisions.size === 1 ? [...precisions.values()] : [];
+  return { batch, ...(precision ? { precision } : {}) };
 }
 
 interface HintedOptions {
@@ -96,6 +97,8 @@ interface HintedOptions {
   batchAssumed?: boolean;
   precision?: Precision;
   precisionSource?: string;
+  ampStyle?: AmpStyle;
+  ampStyleSource?: string;
 }
 
 /**
@@ -106,7 +109,11 @@ interface HintedOptions {
 export function withLaunchedSetup<T extends HintedOptions>(options: T, hint: LaunchedSetupHint | undefined): T {
   if (!hint) return options;
   let out = options;
-  if (!out.precision && hint.precision) out = { ...out, precision: hint.precision.precision, precisionSource: hint.precision.source };
+  const p = hint.precision;
+  if (!out.precision && p) {
+    out = { ...out, precision: p.precision, precisionSource: p.source };
+    if (!out.ampStyle && p.ampStyle) out = { ...out, ampStyle: p.ampStyle.value, ampStyleSource: p.ampStyle.source };
+  }
   const reading = hint.batch;
   if (!out.batchAssumed || !reading) return out;
   if ('disagree' in reading) {

@@ -134,6 +134,8 @@ function withAccelerateConfig(stated: StatedSetup, link: ConfigLink, found: { pa
     else delete out[key];
   }
   if (out.world === undefined && accelerate.world !== undefined) Object.assign(out, { world: accelerate.world, worldFrom: link.path });
+  // A sharding plugin (DeepSpeed, FSDP) holds the 16-bit tensors its own way: the plain Trainer's autocast is not the run's.
+  if (accelerate.zeroStage && accelerate.zeroStage.value !== 0) delete out.ampStyle;
   const notes = (accelerate.unmodelled ?? []).map((u) => ({ ...u, range: link.range, message: `${link.path}: ${u.message}` }));
   if (notes.length) out.unmodelled = [...(stated.unmodelled ?? []), ...notes];
   return out;

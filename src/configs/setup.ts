@@ -5,7 +5,7 @@
  * its own keys into a StatedSetup (with edit closures); this module decides
  * what disagrees, what the fix writes, and what the format cannot say at all.
  */
-import type { Precision, PlanReport, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
+import type { AmpStyle, Precision, PlanReport, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
 import { contradictingComment, flagComments, wordsFor } from './comments';
 import type { ConfigFinding, ConfigFix, ConfigFormat, TextEdit, TextRange } from './types';
 
@@ -57,6 +57,11 @@ export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' 
 
 export interface StatedSetup {
   precision?: SetupDim<Precision>;
+  /**
+   * How the run holds its 16-bit tensors, where the launcher decides it (the Trainer without DeepSpeed runs forward
+   * under torch.autocast over fp32 parameters; with DeepSpeed, 16-bit weights and fp32 masters), and why.
+   */
+  ampStyle?: { value: AmpStyle; why: string };
   zeroStage?: SetupDim<ZeroStage>;
   hybridShard?: SetupDim<boolean>;
   cpuOffload?: SetupDim<boolean>;

@@ -93,6 +93,11 @@ export function readArgumentSetup(source: ArgumentSource, label: string): Stated
   if (precision) {
     const flag = precision.flag && source.nameRange(precision.flag);
     stated.precision = { value: precision.precision, stated: source.has('bf16') || source.has('fp16'), range: flag ?? anchor, set: (p) => writePrecision(source, flags, p) };
+    const sixteen = precision.precision === 'bf16' || precision.precision === 'fp16';
+    // As precisionHint.ts reads TrainingArguments in code: DeepSpeed's engine keeps fp32 masters of 16-bit weights;
+    // without it (and without FSDP, whose MixedPrecision policy is its own) accelerate autocasts over fp32 parameters.
+    if (sixteen && deepspeed && !('byRun' in deepspeed)) stated.ampStyle = { value: 'master-weights', why: `${precision.precision} with DeepSpeed: fp32 master weights in its optimizer` };
+    else if (sixteen && !deepspeed && !source.has('fsdp')) stated.ampStyle = { value: 'autocast', why: `${precision.precision}: the Trainer runs forward under torch.autocast over fp32 parameters` };
   }
 
   const checkpointing = source.has('gradient_checkpointing');
@@ -141,6 +146,8 @@ export function shardedByLauncher(stated: StatedSetup, who: string, range: TextR
     delete out[key];
     delete out.inexpressible[key];
   }
+  // DeepSpeed or FSDP holds the 16-bit tensors its own way: the plain Trainer's autocast is not the run's.
+  delete out.ampStyle;
   out.unmodelled = [...(stated.unmodelled ?? []), { range, short: 'sharding set by the launcher', message: `${who}: its DeepSpeed or FSDP settings decide the ZeRO stage and offload, not these arguments, so this config's plan leaves them to the search` }];
   return out;
 }

@@ -32,6 +32,7 @@ test('run_clm.py as run.sh launches it: 4 per device × 8 torchrun processes is 
   assert.equal(options.batchAssumed, undefined, 'a stated batch is not assumed');
   assert.equal(options.precision, 'bf16');
   assert.match(options.precisionSource!, /^run\.sh/);
+  assert.equal(options.ampStyle, 'autocast', 'the Trainer without DeepSpeed autocasts over fp32 parameters');
 });
 
 test('a Trainer configured in code takes its launcher’s GPUs: 4 × 2 accumulation × 8; from a launcher one folder up too', () => {

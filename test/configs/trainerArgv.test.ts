@@ -217,3 +217,16 @@ test('accelerate launch --config_file: the Trainer takes that config\'s plugin, 
   const own = readConfigSetups(launch, 'accelerate launch --config_file configs/zero.yaml train.py --deepspeed ds_z3.json --per_device_train_batch_size 4\n', disk)[0]!;
   assert.equal(own.zeroStage?.value, 3);
 });
+
+test('how 16-bit tensors are held goes with the precision: the plain Trainer autocasts, DeepSpeed keeps fp32 masters, FSDP and a run-time choice say nothing', () => {
+  assert.equal(setupOf(torchrun('--bf16 --per_device_train_batch_size 4')).ampStyle?.value, 'autocast');
+  assert.match(setupOf(torchrun('--fp16 --per_device_train_batch_size 4')).ampStyle!.why, /torch\.autocast over fp32 parameters/);
+  assert.equal(setupOf(torchrun('--bf16 --deepspeed ds.json')).ampStyle?.value, 'master-weights');
+  assert.equal(setupOf(torchrun('--bf16 --fsdp "full_shard auto_wrap"')).ampStyle, undefined);
+  assert.equal(setupOf(torchrun('--tf32 True --per_device_train_batch_size 4')).ampStyle, undefined, 'no 16-bit tensors');
+  assert.equal(setupOf(torchrun('--per_device_train_batch_size 4')).ampStyle, undefined, 'fp32');
+  // "Your config" is priced with it, and says where it came from.
+  const options = pinnedOptions({ batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam' }, setupOf(torchrun('--bf16 --per_device_train_batch_size 4')), 'run.sh');
+  assert.deepEqual([options.precision, options.ampStyle], ['bf16', 'autocast']);
+  assert.match(options.ampStyleSource!, /^run\.sh \(bf16: the Trainer runs forward under torch\.autocast/);
+});
