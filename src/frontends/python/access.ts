@@ -6,6 +6,7 @@
 import type { PyNode } from './ast';
 import { methodOf } from './builtins';
 import type { Interp } from './interpreter';
+import { parametersMethod } from './optimizerModels';
 import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
@@ -20,7 +21,7 @@ import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, isTorchModule } from './torchRuntime';
 import { constructTorchLayer, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchModuleValues';
 import { splitPart, tensorAttr } from './tensorAttributes';
-import { NONE, TRUE, UNKNOWN, int, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
+import { NONE, TRUE, UNKNOWN, int, str, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
 /** Which class a method was defined in (for `super()`), by function identity. */
@@ -89,6 +90,8 @@ function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): V
 }
 
 export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode): Value {
+  // Whose parameters an optimizer is built from says which model is trained (optimizerModels.ts).
+  if ((name === 'parameters' || name === 'named_parameters') && (obj.k === 'mod' || (obj.k === 'hf' && obj.what === 'model') || isTorchModule(obj))) return parametersMethod(obj, name);
   switch (obj.k) {
     case 'inst': {
       if (name === '__class__') return obj.cls;
@@ -129,9 +132,14 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       if (name === 'data') return obj;
       if (name === 'requires_grad_') return native(name, (args, kwargs, site) => (parameterRequiresGrad(interp, obj, args[0] ?? kwargs.get('requires_grad') ?? TRUE, site.node), obj));
       return UNKNOWN;
+    case 'dict': {
+      // A DictConfig's keys are its attributes, and shadow the mapping's methods as OmegaConf's do.
+      const key = obj.attributes ? obj.map.get(`s:${name}`) : undefined;
+      if (key) return key[1];
+      return methodOf(obj, name) ?? (obj.attributes ? { k: 'unknown', why: `the config has no key '${name}'` } : UNKNOWN);
+    }
     case 'str':
     case 'list':
-    case 'dict':
     case 'tuple':
       return methodOf(obj, name) ?? UNKNOWN;
     default:
@@ -157,6 +165,10 @@ export function setAttr(interp: Interp, obj: Value, name: string, value: Value, 
       }
     }
     obj.attrs.set(name, value);
+    return;
+  }
+  if (obj.k === 'dict' && obj.attributes) {
+    obj.map.set(`s:${name}`, [str(name), value]);
     return;
   }
   if (obj.k === 'mod') return torchSetModAttr(interp, obj, name, value, node);

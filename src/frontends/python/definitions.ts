@@ -7,13 +7,19 @@
 import { field, namedChildren, type PyNode } from './ast';
 import { methodOwner } from './access';
 import { evalExpr } from './expressions';
+import { hydraMainOf } from './hydraRuntime';
 import type { Interp } from './interpreter';
 import { UNKNOWN, type ClassV, type FuncV, type Scope, type Value } from './values';
 
 export function execDecorated(interp: Interp, node: PyNode, scope: Scope): void {
   const decorators = node.children.filter((c) => c.type === 'decorator').map((d) => interp.text(d).replace(/^@\s*/, '').replace(/\(.*$/s, ''));
   const def = field(node, 'definition');
-  if (def?.type === 'function_definition') defineFunction(interp, def, scope, decorators);
+  if (def?.type === 'function_definition') {
+    defineFunction(interp, def, scope, decorators);
+    const hydra = decorators.some((d) => /(^|\.)main$/.test(d)) ? hydraMainOf(interp, node.children.filter((c) => c.type === 'decorator'), scope) : undefined;
+    const fn = hydra && scope.vars.get(interp.text(field(def, 'name') ?? def));
+    if (fn?.k === 'func') fn.hydraMain = hydra;
+  }
   else if (def?.type === 'class_definition') defineClass(interp, def, scope, decorators);
 }
 

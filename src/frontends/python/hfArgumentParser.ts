@@ -200,7 +200,7 @@ function parseDict(interp: Interp, classes: Value[], dict: Value | undefined, si
 function argumentFile(interp: Interp, path: Value | undefined, node: PyNode): Map<string, Value> | undefined {
   const read = readScriptFile(interp, path);
   if ('why' in read) return undefined;
-  const doc = parsed(read.text, /\.ya?ml$/i.test(read.file), node, 'dict', read.file);
+  const doc = parsed(read.text, /\.ya?ml$/i.test(read.file), 'dict', read.file);
   if (doc.k !== 'dict') return undefined;
   return new Map([...doc.map.values()].flatMap(([k, v]) => (k.k === 'str' ? [[k.v, v] as const] : [])));
 }

@@ -18,6 +18,7 @@ import { defineClass, defineFunction, execDecorated, makeFunction } from './defi
 import { freezeLoop } from './freezeLoops';
 import { execTry, execWith } from './wrappingStatements';
 import { isMainGuard } from './moduleScope';
+import { hydraConfigArgument } from './hydraRuntime';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
@@ -344,6 +345,8 @@ export class Interp {
   callFunction(fn: FuncV, args: Value[], kwargs: Map<string, Value>, extra?: Map<string, Value>): Value {
     if (this.depth >= this.maxDepth) throw new LimitSignal('recursion too deep');
     const scope: Scope = { vars: new Map(extra), parent: fn.closure };
+    // `main()` under @hydra.main: Hydra supplies the config it composes.
+    if (fn.hydraMain && args.length === 0 && kwargs.size === 0) args = [hydraConfigArgument(this, fn.hydraMain)];
     bindArguments(fn, this.params(fn.node), args, kwargs, scope.vars);
     const body = field(fn.node, 'body');
     if (!body) return UNKNOWN;

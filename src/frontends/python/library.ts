@@ -14,6 +14,8 @@ import { checkpointCall, trainingWrapper } from './trainingWrappers';
 import { callArgparse } from './argparseRuntime';
 import { literalEval } from './scriptExec';
 import { loadSettings } from './settingsFiles';
+import { callHydra } from './hydraRuntime';
+import { recordOptimizedModels } from './optimizerModels';
 import { hfArgumentParser } from './hfArgumentParser';
 import { callEinops } from './einops';
 import { peftConfig } from './peftCalls';
@@ -50,6 +52,7 @@ const MATH: Record<string, (xs: number[]) => number> = {
 };
 
 export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  recordOptimizedModels(interp, path, args, kwargs);
   const wrapped = trainingWrapper(interp, path, args, kwargs, site) ?? checkpointCall(interp, path, args, kwargs, site);
   if (wrapped) return wrapped;
   const last = path.slice(path.lastIndexOf('.') + 1);
@@ -66,8 +69,12 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
   }
   if (path.startsWith('argparse.')) return callArgparse(interp, path, site) ?? UNKNOWN;
   if (path === 'ast.literal_eval') return literalEval(args, site.node);
-  const settings = loadSettings(interp, path, args, site.node);
+  const settings = loadSettings(interp, path, args);
   if (settings) return settings;
+  if (path.startsWith('hydra.')) {
+    const hydra = callHydra(interp, path, args, kwargs, site);
+    if (hydra) return hydra;
+  }
   if (path.startsWith('einops.')) return callEinops(interp, path, args, kwargs, site) ?? UNKNOWN;
   if (path.startsWith('keras.')) {
     if (path === 'keras.Input') return kerasInput(interp, args, kwargs, site);

@@ -65,6 +65,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   const definitions = topLevelDefinitions(interp, tree.root);
   const candidates: Candidate[] = [];
   const seen = new Set<Value>();
+  const trainedRoots = new Set<Value>();
 
   // 1. Module-level instances, named after the variable.
   for (const [name, range] of definitions.assignments) {
@@ -80,7 +81,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     const trainedBefore = interp.trainedModels.length;
     const built = build(interp, () => interp.callFunction(fn, [], new Map()), fileDiagnostics, range);
     // `def main(): model = …; Trainer(model=model).train()` returns nothing: the model it trains is its model.
-    const root = isModelValue(built.value) ? built.value : interp.trainedModels.slice(trainedBefore).find(isModelValue);
+    const trained = interp.trainedModels.slice(trainedBefore).find(isModelValue);
+    const root = isModelValue(built.value) ? built.value : trained;
+    if (trained) trainedRoots.add(trained);
     if (root && !seen.has(root)) {
       seen.add(root);
       candidates.push({ name, range, root, kind: 'factory', graphDiagnostics: built.graph.diagnostics });
@@ -99,7 +102,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   }
 
   // 4. Nothing in the file builds a model: offer the models it imports (`from torchvision.models import vit_b_16`).
-  if (!candidates.some((c) => c.kind === 'instance')) candidates.push(...importedCandidates(interp, definitions.imported, fileDiagnostics, seen));
+  // A function that trains one (`main()` handing it to an optimizer, a Trainer, DDP) builds it: an imported class at
+  // its defaults is then not the run's model.
+  if (!candidates.some((c) => c.kind === 'instance' || (c.kind === 'factory' && trainedRoots.has(c.root)))) candidates.push(...importedCandidates(interp, definitions.imported, fileDiagnostics, seen));
   // 5. Still nothing: the model the `__main__` part trains (trl's sft.py parses its arguments there and calls main(…)).
   if (candidates.length === 0 && trainedInMain && interp.mainBlocks[0]) candidates.push({ name: '__main__', range: rangeOf(interp.mainBlocks[0]), root: trainedInMain, kind: 'factory', graphDiagnostics: [] });
 
@@ -164,7 +169,8 @@ function build(interp: Interp, make: () => Value, diagnostics: Diagnostic[], ran
 function requiresArgs(interp: Interp, fn: FuncV, skip: number): boolean {
   return interp
     .params(fn.node)
-    .slice(skip)
+    // Hydra supplies a @hydra.main function's config.
+    .slice(skip + (fn.hydraMain ? 1 : 0))
     .some((p) => (p.kind === 'pos' || p.kind === 'kwonly') && !p.defaultNode);
 }
 

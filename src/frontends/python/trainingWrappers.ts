@@ -27,6 +27,9 @@ const RETURNS_MODEL = [
   PEFT_CALLS,
 ];
 
+/** Lightning's Trainer, as lightning-hydra-template instantiates it too (`_target_: lightning.pytorch.trainer.Trainer`). */
+const LIGHTNING_TRAINER = /^(lightning\.pytorch|pytorch_lightning|lightning)\.(trainer\.(trainer\.)?)?Trainer$/;
+
 /** Library objects whose methods hand back what they were given: `Accelerator()`, `Fabric()`. */
 const PREPARERS = /^(accelerate\.(accelerator\.)?Accelerator|lightning\.(fabric\.)?Fabric|lightning\.fabric\.fabric\.Fabric|lightning_fabric\.(fabric\.)?Fabric)$/;
 
@@ -37,7 +40,8 @@ const modelArg = (args: Value[], kwargs: Map<string, Value>): Value => args[0] ?
 
 /**
  * Trainers that train the model they are given and hand back an object of their own: transformers' Trainer (and
- * Seq2SeqTrainer), trl's trainers, Lightning's `trainer.fit(model)` is a method and is not here.
+ * Seq2SeqTrainer), trl's trainers. Lightning's Trainer is given its model by a method, `trainer.fit(model)`
+ * (LIGHTNING_TRAINER).
  */
 const TRAINERS = /^(transformers\.(trainer\.|trainer_seq2seq\.)?(Trainer|Seq2SeqTrainer)|trl\.(trainer\.)?\w*Trainer)$/;
 
@@ -53,8 +57,13 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
     interp.trainedModels.push(modelArg(args, kwargs));
     return undefined;
   }
-  if (PREPARERS.test(path)) return { k: 'lib', path: path + INSTANCE };
+  if (PREPARERS.test(path) || LIGHTNING_TRAINER.test(path)) return { k: 'lib', path: path + INSTANCE };
   const method = path.endsWith(')') ? undefined : /^(.*\(\))\.(\w+)$/.exec(path);
+  if (method && LIGHTNING_TRAINER.test(method[1].slice(0, -INSTANCE.length))) {
+    // `trainer.fit(model, datamodule=…)` trains the LightningModule it is given; validate/test/predict do not.
+    if (method[2] === 'fit') interp.trainedModels.push(modelArg(args, kwargs));
+    return method[2] === 'fit' ? { k: 'none' } : undefined;
+  }
   if (method && PREPARERS.test(method[1].slice(0, -INSTANCE.length))) {
     // accelerator.prepare(model, optimizer, loader) and fabric.setup(model, optimizer) return their arguments in order.
     if (method[2] === 'prepare' || method[2] === 'setup') {

@@ -9,6 +9,7 @@ import type { AttrValue, Attrs, OpKind, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Graph } from './graph';
 import type { ModuleV } from './modules';
+import type { HydraMain } from './hydraRuntime';
 
 export type Value =
   | { k: 'none' }
@@ -43,6 +44,8 @@ export type Dims = Array<number | undefined>;
 export interface DictV {
   k: 'dict';
   map: Map<string, [Value, Value]>;
+  /** An OmegaConf DictConfig (OmegaConf.load, a Hydra config): its keys read as attributes too (`cfg.model.n_layer`). */
+  attributes?: true;
 }
 
 export interface Scope {
@@ -59,6 +62,8 @@ export interface FuncV {
   closure: Scope;
   defaults: Map<string, Value>;
   kind: 'method' | 'static' | 'class' | 'property';
+  /** `@hydra.main(…)`: Hydra passes the composed config as the first argument (hydraRuntime.ts). */
+  hydraMain?: HydraMain;
 }
 
 export interface ClassV {

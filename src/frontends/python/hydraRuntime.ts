@@ -1,0 +1,171 @@
+/**
+ * Hydra, read as it runs a training script: `@hydra.main(config_path="conf", config_name="config")` hands the
+ * decorated `main(cfg)` the config Hydra composes from `conf/config.yaml`, its defaults list and the command line's
+ * overrides (`python train.py model=gpt2 model.n_layer=12`, the launch script's words); `hydra.utils.instantiate`
+ * builds what a `_target_` names with the config's other keys (lightning-hydra-template's
+ * `hydra.utils.instantiate(cfg.model)`). Without this, `main()` was called without its `cfg` and a Hydra project
+ * had "no model found" and no word why. Composition itself is hydraCompose.ts; this room binds it to the interpreter.
+ */
+import { dirname, isAbsolute, join } from 'node:path';
+import { statSync } from 'node:fs';
+import type { SourceRange } from '../../core/ir';
+import { field, namedChildren, rangeOf, type PyNode } from './ast';
+import { getAttr } from './access';
+import { commandLineOf, howRead } from './commandLine';
+import { evalExpr } from './expressions';
+import { composeHydraConfig, type HydraSources } from './hydraCompose';
+import { isModelledOrStdlib, readSource } from '../imports';
+import type { Interp } from './interpreter';
+import { fromDocument } from './settingsFiles';
+import { native, type CallSite, type DictV, type Scope, type Value } from './values';
+
+/** What `@hydra.main(…)` says: where the primary config is, relative to the file that declares `main`. */
+export interface HydraMain {
+  configPath: string | undefined;
+  configName: string | undefined;
+  /** The file declaring the decorated function (config_path is relative to it). */
+  file: string | undefined;
+  range: SourceRange;
+}
+
+const HYDRA_MAIN = /^hydra(\.main)?\.main$/;
+
+const literalString = (v: Value | undefined): string | undefined => (v?.k === 'str' ? v.v : undefined);
+
+/** The `@hydra.main(…)` among a definition's decorators, read without running anything else they say. */
+export function hydraMainOf(interp: Interp, decorators: PyNode[], scope: Scope): HydraMain | undefined {
+  for (const decorator of decorators) {
+    const call = namedChildren(decorator)[0];
+    const callee = call?.type === 'call' ? field(call, 'function') : undefined;
+    if (!call || !callee) continue;
+    const target = evalExpr(interp, callee, scope);
+    if (target.k !== 'lib' || !HYDRA_MAIN.test(target.path)) continue;
+    const kwargs = new Map<string, Value>();
+    const positional: Value[] = [];
+    for (const a of namedChildren(field(call, 'arguments') ?? call)) {
+      if (a.type === 'keyword_argument') {
+        const name = field(a, 'name');
+        const value = field(a, 'value');
+        if (name && value) kwargs.set(interp.text(name), evalExpr(interp, value, scope));
+      } else if (a.type !== 'comment') positional.push(evalExpr(interp, a, scope));
+    }
+    // hydra.main(config_path=None, config_name=None, version_base=…): the first two may be positional.
+    return {
+      configPath: literalString(kwargs.get('config_path') ?? positional[0]),
+      configName: literalString(kwargs.get('config_name') ?? positional[1]),
+      file: interp.loader?.fileOf(decorator) ?? interp.file,
+      range: rangeOf(decorator),
+    };
+  }
+  return undefined;
+}
+
+/** The files Hydra reads, as sources are read (open editors first), recorded so editing one reads the script again. */
+function sourcesFor(interp: Interp): HydraSources {
+  return {
+    read: (path) => {
+      const read = readSource(path, interp.loader?.options.overrides);
+      if ('why' in read) return { why: read.why };
+      interp.loader?.options.filesRead?.add(path);
+      return { text: read.text };
+    },
+    isDir: (path) => {
+      try {
+        return statSync(path).isDirectory();
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+/** The `cfg` Hydra hands `main`: the composed config as a DictConfig, or an unknown that says why not. */
+export function hydraConfigArgument(interp: Interp, main: HydraMain): Value {
+  const given = commandLineOf(interp);
+  const where = main.file ? dirname(main.file) : undefined;
+  if (main.configName === undefined || main.configPath === undefined || !where) {
+    const why = `@hydra.main without ${main.configName === undefined ? 'config_name' : 'a config_path WAP can read'}: the config is only the command line's overrides`;
+    interp.warnAt(main.range, why, 'hydra-config', 'warning', interp.runNotes);
+    return { k: 'unknown', why };
+  }
+  const configDir = isAbsolute(main.configPath) ? main.configPath : join(where, main.configPath);
+  const composed = composeHydraConfig({ configDir, configName: main.configName, overrides: given?.words ?? [] }, sourcesFor(interp));
+  if ('why' in composed) {
+    interp.warnAt(main.range, `Hydra's config could not be composed (${composed.why}): what main builds from cfg is unknown`, 'hydra-config', 'warning', interp.runNotes);
+    return { k: 'unknown', why: `Hydra's config: ${composed.why}` };
+  }
+  // Named from the config folder as the defaults list names them, the primary first.
+  const [primary, ...others] = composed.files.map((f) => (f.startsWith(`${configDir}/`) ? f.slice(configDir.length + 1) : f));
+  const files = [primary, ...others.sort()];
+  interp.warnAt(main.range, `\`cfg\` is the config Hydra composes from ${files.join(', ')}, ${howRead(interp, given, 'each value as the files state it')}`, 'script-arguments', 'info', interp.runNotes);
+  for (const note of composed.notes) interp.warnAt(main.range, `Hydra: ${note}`, 'hydra-config', 'warning', interp.runNotes);
+  return fromDocument(composed.config, 'attributes');
+}
+
+/** Keys of an instantiated config that are Hydra's, not the target's. */
+const RESERVED = new Set(['_target_', '_partial_', '_recursive_', '_convert_', '_args_']);
+
+/** What `_target_` names: a library path, a class or function of a workspace module, or a name in the script. */
+function resolveTarget(interp: Interp, target: string, node: PyNode): Value {
+  const parts = target.split('.');
+  if (parts[0] === '__main__') return parts.slice(1).reduce<Value>((v, p) => getAttr(interp, v, p, node), interp.globals.vars.get(parts[1] ?? '') ?? { k: 'unknown' });
+  if (isModelledOrStdlib(target) || !interp.loader) return { k: 'lib', path: target };
+  let missing: string | undefined;
+  for (let i = parts.length - 1; i >= 1; i--) {
+    const r = interp.loader.resolve(parts.slice(0, i).join('.'), 0, node);
+    if (r.kind === 'library') return { k: 'lib', path: target };
+    if (r.kind === 'missing') missing ??= `${r.why}; looked in ${r.looked.join(', ')}`;
+    if (r.kind !== 'source' && r.kind !== 'namespace') continue;
+    let v: Value = { k: 'module', mod: interp.loader.moduleFor(r) };
+    for (const p of parts.slice(i)) v = getAttr(interp, v, p, node);
+    return v;
+  }
+  // Hydra imports it from sys.path, which a project's rootutils/pyrootutils.setup_root extends with the project root:
+  // open that folder as the workspace (or run wap from it) so the import resolves there too.
+  return { k: 'unknown', why: `_target_ ${target} could not be imported (${missing ?? 'no module of it found'}); open the project root as the workspace folder` };
+}
+
+/** `hydra.utils.instantiate(cfg, *args, **kwargs)` (and `call`): the target called with the config's other keys. */
+function instantiate(interp: Interp, config: Value | undefined, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  if (config?.k === 'list') return { k: 'list', items: config.items.map((c) => instantiate(interp, c, [], new Map(), site)) };
+  if (config?.k !== 'dict') return config?.k === 'unknown' ? config : { k: 'unknown', why: 'hydra.utils.instantiate of a config WAP could not read' };
+  const entry = (key: string): Value | undefined => config.map.get(`s:${key}`)?.[1];
+  const target = entry('_target_');
+  if (!target) return config;
+  if (target.k !== 'str') return { k: 'unknown', why: 'a _target_ WAP could not read' };
+  const recursive = entry('_recursive_')?.k !== 'bool' || (entry('_recursive_') as { v: boolean }).v;
+  const nested = (v: Value): Value => (recursive && (v.k === 'dict' || v.k === 'list') && hasTarget(v) ? instantiate(interp, v, [], new Map(), site) : v);
+  const callKwargs = new Map<string, Value>();
+  for (const [key, [, v]] of config.map) if (key.startsWith('s:') && !RESERVED.has(key.slice(2))) callKwargs.set(key.slice(2), nested(v));
+  for (const [k, v] of kwargs) callKwargs.set(k, v);
+  const given = entry('_args_');
+  const callArgs = [...(given?.k === 'list' ? given.items.map(nested) : []), ...args];
+  const callee = resolveTarget(interp, target.v, site.node);
+  // Said with the run's notes: a model the config builds is missing, and a file without a model must still say why.
+  if (callee.k === 'unknown') interp.warnAt(site.range, `\`${site.calleeText}\` builds what it cannot read: ${callee.why}`, 'hydra-target', 'warning', interp.runNotes);
+  const partial = entry('_partial_');
+  if (partial?.k === 'bool' && partial.v) {
+    return native(target.v, (more, moreKwargs, later) => interp.callValue(callee, [...callArgs, ...more], new Map([...callKwargs, ...moreKwargs]), later));
+  }
+  return interp.callValue(callee, callArgs, callKwargs, site);
+}
+
+function hasTarget(v: Value): boolean {
+  if (v.k === 'list') return v.items.some(hasTarget);
+  return v.k === 'dict' && (v as DictV).map.has('s:_target_');
+}
+
+/** Hydra's library calls the interpreter models, or undefined when `path` is not one. */
+export function callHydra(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
+  switch (path) {
+    case 'hydra.utils.instantiate':
+    case 'hydra.utils.call':
+      return instantiate(interp, args[0] ?? kwargs.get('config'), args.slice(1), new Map([...kwargs].filter(([k]) => k !== 'config')), site);
+    case 'hydra.utils.get_class':
+    case 'hydra.utils.get_method':
+    case 'hydra.utils.get_object':
+      return args[0]?.k === 'str' ? resolveTarget(interp, args[0].v, site.node) : undefined;
+    default:
+      return undefined;
+  }
+}
