@@ -17,6 +17,7 @@
  * The caller lists the directory; this module reads only what it is handed.
  */
 import type { AmpStyle, PlanOptions, Precision } from '../protocol/plan';
+import { lightningPrecision } from '../core/trainingPrecision';
 import { ACCELERATE_PRECISION } from './accelerateSetup';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
@@ -40,10 +41,6 @@ export interface PrecisionHint {
 }
 
 
-const LIGHTNING: Record<string, Precision> = {
-  '32': 'fp32', '32-true': 'fp32', '16': 'fp16', '16-mixed': 'fp16', '16-true': 'fp16',
-  bf16: 'bf16', 'bf16-mixed': 'bf16', 'bf16-true': 'bf16', 'transformer-engine': 'fp8', 'transformer-engine-float16': 'fp8',
-};
 
 function fromAccelerate(name: string, text: string): PrecisionHint | undefined {
   const root = parseYamlConfig(text);
@@ -78,20 +75,13 @@ function fromLightning(name: string, text: string): PrecisionHint | undefined {
       const value = callArgs(call)?.keywords.get('precision');
       if (!value) continue;
       const raw = stringLiteral(value) ?? (intLiteral(value) !== undefined ? String(intLiteral(value)) : undefined);
-      const p = raw !== undefined ? LIGHTNING[raw.trim().toLowerCase()] : undefined;
-      if (!p) continue;
-      const hint: PrecisionHint = { precision: p, source: `${name} (Trainer precision=${value.text})` };
-      const style = lightningStyle(raw!.trim().toLowerCase(), p);
-      return style ? { ...hint, ampStyle: style, ampStyleSource: `${name} (Trainer precision=${value.text})` } : hint;
+      const read = raw !== undefined ? lightningPrecision(raw) : undefined;
+      if (!read) continue;
+      const source = `${name} (Trainer precision=${value.text})`;
+      return { precision: read.precision, source, ...(read.holding ? { ampStyle: read.holding, ampStyleSource: source } : {}) };
     }
     return undefined;
   });
-}
-
-/** "-true" casts the module (and so the optimizer state); "-mixed", "16" and "bf16" run torch.autocast (Lightning's MixedPrecision plugin). */
-function lightningStyle(raw: string, p: Precision): AmpStyle | undefined {
-  if (p !== 'fp16' && p !== 'bf16') return undefined;
-  return raw.endsWith('-true') ? 'pure' : 'autocast';
 }
 
 /**

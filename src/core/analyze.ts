@@ -225,5 +225,6 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
     dtypeBytes,
     diagnostics,
     completeness: assessCompleteness(layers, diagnostics),
+    ...(spec.runPrecision ? { runPrecision: spec.runPrecision } : {}),
   };
 }

@@ -18,6 +18,8 @@
 
 import type { Completeness } from './completeness';
 
+import type { TensorHolding, TrainingPrecision } from './trainingPrecision';
+
 export type Shape = readonly number[];
 
 export type Framework = 'pytorch' | 'keras' | 'tfjs' | 'keras-json';
@@ -202,6 +204,19 @@ export interface ModelSpec {
    * argparse): a token sequence whose length the code leaves open is read at it, below `--seq-len`.
    */
   runSequence?: { tokens: number; source: string };
+  /**
+   * The precision the code that trains it builds its trainer with, where the run computes it (a Lightning
+   * `Trainer(precision=cfg.trainer.precision)` of a Hydra config): the plan's precision where no flag, setting or
+   * training config beside the model states one.
+   */
+  runPrecision?: RunPrecision;
+}
+
+/** A precision the training code states, how it holds 16-bit tensors, and where it says so. */
+export interface RunPrecision {
+  precision: TrainingPrecision;
+  holding?: TensorHolding;
+  source: string;
 }
 
 /** Everything a frontend returns for one file. */
@@ -295,6 +310,8 @@ export interface AnalyzedModel {
   diagnostics: Diagnostic[];
   /** Whether parts of the model are known to be missing or guessed (see core/completeness.ts). */
   completeness?: Completeness;
+  /** ModelSpec.runPrecision, carried to the planner. */
+  runPrecision?: RunPrecision;
 }
 
 export interface AnalysisResult {

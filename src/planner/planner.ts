@@ -19,6 +19,7 @@ import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { range, Topology } from './cost/topology';
 import { gemmCeilingNote } from './cost/gemmCeiling';
 import { optimizerLine, withPlannedOptimizer } from './optimizerChoice';
+import { withCodePrecision } from './codePrecision';
 import { frozenParametersLine } from './frozenLine';
 import { memoryFormatLine } from './memoryFormatLine';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
@@ -61,7 +62,7 @@ function throughput(c: Candidate, batch: number): number {
 }
 
 function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
-  return withAdvice(model, yield* searchSteps(model, cluster, withPlannedOptimizer(model, options), extras));
+  return withAdvice(model, yield* searchSteps(model, cluster, withPlannedOptimizer(model, withCodePrecision(model, options)), extras));
 }
 
 function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {

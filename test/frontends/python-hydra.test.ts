@@ -93,3 +93,35 @@ test('OmegaConf.load resolves interpolations; a plain training loop’s optimize
   // ${data.block_size} in conf/train.yaml is 128: the head's out features.
   assert.equal(r.models[0]!.totals.params, 50304 * 64 + 64 * 128 + 128);
 });
+
+test('the precision the trainer is built with, as the run computes it: Lightning’s default 32-true, a Hydra override, TrainingArguments from argparse', async () => {
+  const file = join(LIGHTNING, 'src', 'train.py');
+  const asConfigured = (await analyze(file, LIGHTNING)).models[0]!;
+  assert.deepEqual([asConfigured.runPrecision?.precision, asConfigured.runPrecision?.holding], ['fp32', undefined]);
+  assert.match(asConfigured.runPrecision!.source, /^train\.py:17 \(a Lightning Trainer without precision= trains in "32-true"\)$/);
+  const bf16 = (await analyze(file, LIGHTNING, run('trainer.precision=bf16-mixed'))).models[0]!;
+  assert.deepEqual([bf16.runPrecision?.precision, bf16.runPrecision?.holding], ['bf16', 'autocast']);
+  const pure = (await analyze(file, LIGHTNING, run('+trainer.precision=16-true'))).models[0]!;
+  assert.deepEqual([pure.runPrecision?.precision, pure.runPrecision?.holding], ['fp16', 'pure']);
+
+  const script = join(NANOGPT, 'hf_args.py');
+  const text = [
+    'import argparse',
+    'import torch',
+    'from transformers import Trainer, TrainingArguments',
+    'from model import GPT, GPTConfig',
+    '',
+    'parser = argparse.ArgumentParser()',
+    'parser.add_argument("--bf16", action="store_true")',
+    'parser.add_argument("--deepspeed", default=None)',
+    'args = parser.parse_args()',
+    'model = GPT(GPTConfig(n_layer=2, n_head=8, n_embd=512, block_size=128, bias=False))',
+    'training_args = TrainingArguments(output_dir="out", bf16=args.bf16, deepspeed=args.deepspeed, per_device_train_batch_size=4)',
+    'Trainer(model=model, args=training_args).train()',
+    '',
+  ].join('\n');
+  const at = async (words: string) => (await analyze(script, NANOGPT, words ? run(words) : {}, text)).models.find((m) => m.name === 'model')!.runPrecision;
+  assert.deepEqual(await at(''), { precision: 'fp32', source: 'hf_args.py:11 (TrainingArguments(…) sets neither bf16 nor fp16)' });
+  assert.deepEqual(await at('--bf16'), { precision: 'bf16', holding: 'autocast', source: 'hf_args.py:11 (TrainingArguments(bf16=True))' });
+  assert.equal((await at('--bf16 --deepspeed ds.json'))?.holding, 'master-weights', 'DeepSpeed keeps fp32 master weights');
+});

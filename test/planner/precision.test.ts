@@ -98,3 +98,14 @@ test('a mixed cluster defaults to the best precision every GPU supports, and bad
   assert.equal(tooBig.feasible, false);
   if (!tooBig.feasible) assert.match(tooBig.reason, /pin microBatch=64 is larger than the batch of 32/);
 });
+
+test('the precision the model’s training code builds its trainer with is planned where nothing explicit says one, and says where', () => {
+  const model = { ...transformer(2, 128, 256, 4), runPrecision: { precision: 'fp16' as const, holding: 'pure' as const, source: 'train.py:17 (Trainer precision="16-true")' } };
+  const options: PlanOptions = { batch: 16, objective: 'throughput', strategies: 'dp', optimizer: 'adam' };
+  const coded = planModel(model, resolveCluster('a100x8'), options) as PlanReport;
+  assert.deepEqual([coded.plan.setup?.precision, coded.plan.setup?.ampStyle], ['fp16', 'pure']);
+  assert.equal(coded.plan.setup?.precisionReason, 'from train.py:17 (Trainer precision="16-true")');
+  // A flag, a setting or a config beside the model wins over the code's trainer.
+  const flagged = planModel(model, resolveCluster('a100x8'), { ...options, precision: 'bf16', precisionSource: '--precision' }) as PlanReport;
+  assert.deepEqual([flagged.plan.setup?.precision, flagged.plan.setup?.precisionReason], ['bf16', 'from --precision']);
+});

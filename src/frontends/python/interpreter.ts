@@ -5,7 +5,7 @@
  * cannot know is Unknown.
  * Step and depth budgets guarantee termination on any input.
  */
-import type { AnalyzeOptions, Diagnostic, SourceRange } from '../../core/ir';
+import type { AnalyzeOptions, Diagnostic, RunPrecision, SourceRange } from '../../core/ir';
 import { field, fields, foreignFiles, namedChildren, rangeOf, type PyNode } from './ast';
 import { iterate } from './access';
 import { callValue } from './calls';
@@ -64,6 +64,9 @@ export class Interp {
   readonly execFollowed = new Set<PyNode>();
   /** The tokens per sample the run's command line states (runSequence.ts). */
   runSequence: { tokens: number; source: string } | undefined;
+  /** The precision the training code builds its trainer with (runPrecision.ts), and the default of one that states none. */
+  runPrecision: RunPrecision | undefined;
+  runPrecisionDefault: RunPrecision | undefined;
   /** The input the analysis was given: a forward that computes sizes from its input is read again at it (specialise.ts). */
   givenInput: AnalyzeOptions = {};
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */

@@ -23,6 +23,7 @@ import { isMainGuard, moduleScopeStatements } from './moduleScope';
 import { rewrittenGlobals } from './rewrittenGlobals';
 import { scriptBuiltins } from './scriptExec';
 import { withRunSequence } from './runSequence';
+import { withRunPrecision } from './runPrecision';
 import { loraOf } from './peftCalls';
 import { withLoraAdapters } from '../peft/lora';
 import { applyFreezeSteps } from '../freezing/freezeSteps';
@@ -119,7 +120,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
         ? quantized(applyFreezeSteps(hfSpec(c.root, c.name, c.graphDiagnostics), hfFreezeSteps(c.root)), c.root.quantization)
         : c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     const lora = loraOf(c.root);
-    if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(withRunSequence(interp, lora ? withLoraAdapters(spec, lora) : spec));
+    if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(withRunPrecision(interp, withRunSequence(interp, lora ? withLoraAdapters(spec, lora) : spec)));
   }
   // Freezing the evaluator could not attribute, values the run rewrites, and the command line argparse was read with change what any plan of this file's models means: each model carries them.
   const carried = [...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root), ...interp.runNotes];

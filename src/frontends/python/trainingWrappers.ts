@@ -15,6 +15,7 @@
  */
 import type { Interp } from './interpreter';
 import { PEFT_CALLS, peftWraps } from './peftCalls';
+import { noteLightningPrecision, noteTrainingArgumentsPrecision } from './runPrecision';
 import { UNKNOWN, iterItems, type CallSite, type Value } from './values';
 
 /** Calls whose first argument (or `module=`/`model=`) is the model they return. */
@@ -47,6 +48,7 @@ const TRAINERS = /^(transformers\.(trainer\.|trainer_seq2seq\.)?(Trainer|Seq2Seq
 
 /** What a wrapping call returns, or undefined when `path` is not one. */
 export function trainingWrapper(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
+  noteTrainingArgumentsPrecision(interp, path, kwargs, site);
   if (RETURNS_MODEL.some((r) => r.test(path))) {
     const model = modelArg(args, kwargs);
     peftWraps(interp, path, model, args, kwargs, site);
@@ -57,6 +59,7 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
     interp.trainedModels.push(modelArg(args, kwargs));
     return undefined;
   }
+  if (LIGHTNING_TRAINER.test(path)) noteLightningPrecision(interp, kwargs, site);
   if (PREPARERS.test(path) || LIGHTNING_TRAINER.test(path)) return { k: 'lib', path: path + INSTANCE };
   const method = path.endsWith(')') ? undefined : /^(.*\(\))\.(\w+)$/.exec(path);
   if (method && LIGHTNING_TRAINER.test(method[1].slice(0, -INSTANCE.length))) {

@@ -1,0 +1,66 @@
+/**
+ * The precision the training code builds its trainer with, as the run computes it: a Lightning
+ * `Trainer(precision=cfg.trainer.precision)` whose value comes from a Hydra config, a Hugging Face
+ * `TrainingArguments(bf16=cfg.bf16)` (or trl's SFTConfig and kin). The config reader (configs/precisionHint.ts)
+ * reads these calls only where the value is written literally; here the interpreter knows the value, so a Hydra or
+ * argparse project's precision is the one it trains in, not the GPU's default. The first such call with a value WAP
+ * knows counts, named with where it is. A call that sets no precision trains in the stack's default, fp32 (Lightning's
+ * "32-true", the Trainer's neither-flag), which counts only after any stated one and only where no `**splat` could
+ * have hidden the keyword.
+ */
+import type { ModelSpec, RunPrecision } from '../../core/ir';
+import { lightningPrecision } from '../../core/trainingPrecision';
+import type { Interp } from './interpreter';
+import type { CallSite, Value } from './values';
+
+/** transformers' TrainingArguments and its subclasses, and trl's configs (SFTConfig, DPOConfig…), as called. */
+const TRAINING_ARGUMENTS = /^(transformers\.(training_args(_seq2seq)?\.)?(Seq2Seq)?TrainingArguments|trl\.(trainer\.)?(\w+\.)?\w+Config)$/;
+
+const where = (interp: Interp, site: CallSite): string => `${(interp.file ?? 'the script').replace(/^.*[\\/]/, '')}:${site.range.line}`;
+
+/** Records a stated precision (the first wins), or a default one where none is stated yet. */
+function note(interp: Interp, run: RunPrecision, byDefault: boolean): void {
+  if (byDefault) interp.runPrecisionDefault ??= run;
+  else interp.runPrecision ??= run;
+}
+
+/** Whether the call's own text may pass keywords WAP did not see (`Trainer(**cfg.trainer)`). */
+const maySplat = (interp: Interp, site: CallSite): boolean => interp.text(site.node).includes('**');
+
+/** A Lightning Trainer's `precision=` as the run has it; none given is Lightning's "32-true". */
+export function noteLightningPrecision(interp: Interp, kwargs: Map<string, Value>, site: CallSite): void {
+  const value = kwargs.get('precision');
+  if (value === undefined || value.k === 'none') {
+    if (!maySplat(interp, site)) note(interp, { precision: 'fp32', source: `${where(interp, site)} (a Lightning Trainer without precision= trains in "32-true")` }, true);
+    return;
+  }
+  const word = value.k === 'str' ? value.v : value.k === 'num' && !value.float ? String(value.v) : undefined;
+  const read = word !== undefined ? lightningPrecision(word) : undefined;
+  if (read) note(interp, { ...read, source: `${where(interp, site)} (Trainer precision="${word}")` }, false);
+}
+
+/**
+ * `TrainingArguments(bf16=…, fp16=…)` as the run has it: a 16-bit flag that is True trains in that precision under
+ * torch.autocast over fp32 parameters (the Trainer hands it to accelerate), or with fp32 master weights when
+ * `deepspeed=` hands it to DeepSpeed; under `fsdp=`, FSDP's MixedPrecision holds the tensors its own way.
+ */
+export function noteTrainingArgumentsPrecision(interp: Interp, path: string, kwargs: Map<string, Value>, site: CallSite): void {
+  if (!TRAINING_ARGUMENTS.test(path)) return;
+  const on = (name: string): boolean => kwargs.get(name)?.k === 'bool' && (kwargs.get(name) as { v: boolean }).v;
+  const precision = on('bf16') ? 'bf16' : on('fp16') ? 'fp16' : undefined;
+  if (!precision) {
+    // Neither flag True: fp32, where both are known (False or absent) and no splat could hold one.
+    const known = (name: string): boolean => kwargs.get(name) === undefined || kwargs.get(name)?.k === 'bool';
+    if (known('bf16') && known('fp16') && !maySplat(interp, site)) note(interp, { precision: 'fp32', source: `${where(interp, site)} (${path.replace(/^.*\./, '')}(…) sets neither bf16 nor fp16)` }, true);
+    return;
+  }
+  const given = (name: string): boolean => { const v = kwargs.get(name); return v !== undefined && v.k !== 'none' && !(v.k === 'str' && v.v === '') && !(v.k === 'bool' && !v.v); };
+  const holding = given('deepspeed') ? 'master-weights' : given('fsdp') ? undefined : 'autocast';
+  note(interp, { precision, ...(holding ? { holding } : {}), source: `${where(interp, site)} (${path.replace(/^.*\./, '')}(${precision}=True))` }, false);
+}
+
+/** The spec with the run's precision: a stated one, else the default of the trainer the code builds. */
+export function withRunPrecision(interp: Interp, spec: ModelSpec): ModelSpec {
+  const run = interp.runPrecision ?? interp.runPrecisionDefault;
+  return run && !spec.runPrecision ? { ...spec, runPrecision: run } : spec;
+}
