@@ -28,7 +28,7 @@ import { chooseAmpStyle, choosePrecisionFor, CONTEXT_BYTES, hasAttentionScores, 
 import { layerPlans, summaryOf } from './report';
 import { repeatedTransformer } from './search/parallel3d/blocks';
 import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
-import { trainingSetup } from './setupReport';
+import { trainingSetup, unevenSplitNote } from './setupReport';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, mixedGpuNote, samplesPerSec as spsOf, type ReportBase } from './assemble';
 import { toTimeline } from './simulator/results';
 
@@ -205,6 +205,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   const c = chosen!.best!;
   const setup = trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough);
   fitDiagnostics(setup, diagnostics, { gpu: topo.slowest(range(0, c.n)), share: topo.hostShare(range(0, c.n)) }, hostCopyCost(c));
+  const uneven = c.pipeline ? undefined : unevenSplitNote(batch, setup.dataParallel);
+  if (uneven) diagnostics.push({ severity: 'info', message: uneven });
   const mixed = mixedGpuNote(topo.gpus.slice(0, c.n));
   if (mixed) diagnostics.push({ severity: 'info', message: mixed });
   const last = results[results.length - 1];

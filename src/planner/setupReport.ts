@@ -40,6 +40,19 @@ function degrees(options: NodeOption[]): Degrees {
   return { dp: best?.c.d ?? 1, tp: best?.c.k ?? 1, others };
 }
 
+/**
+ * What a data-parallel degree that does not divide the global batch means for the run: a per-device batch is one
+ * number, so `r` replicas take one sample more than the rest (or, with a padding sampler and a per-device batch of
+ * the larger share, the step runs `dp × ⌈batch/dp⌉` samples). Undefined when the batch splits evenly.
+ */
+export function unevenSplitNote(batch: number, dp: number): string | undefined {
+  const r = batch % dp;
+  if (dp <= 1 || r === 0) return undefined;
+  const big = Math.ceil(batch / dp);
+  const take = (n: number): string => `${n} take${n === 1 ? 's' : ''}`;
+  return `the batch of ${batch} does not split evenly over ${dp} data-parallel GPUs: ${take(r)} ${big} samples and ${take(dp - r)} ${big - 1}, so the step is priced at ${big} per GPU; a per-device batch of ${big} trains ${big * dp} samples a step, ${Math.floor(batch / dp) * dp} with ${big - 1}`;
+}
+
 /** GPUs in the first GPU's node: HSDP shards within a node. */
 function gpusInNode(topo: Topology): number {
   const node = topo.gpus[0]?.node;
@@ -64,7 +77,8 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
     const t = c.tables!;
     ({ dp, tp, others } = degrees(t.layers.map((_, i) => t.options[i][c.choice![i]])));
     accumulation = Math.max(1, c.setup.microSteps);
-    microBatch = batch / dp / accumulation;
+    // The largest share, as the tables price it: 128 over 5 replicas is 26 on the slowest (unevenSplitNote says so).
+    microBatch = Math.ceil(Math.ceil(batch / dp) / accumulation);
   }
   const modelFlops = modelFlopsPerSample(model) * batch;
   let peak = 0;

@@ -108,3 +108,14 @@ test('planModelAsync reports progress and rejects with Cancelled', async () => {
   const p = planModelAsync(vgg16(), resolveCluster('dgx1-v100', {}), opts('hybrid'), { cancel: token, onProgress: (d) => { if (d === 2) token.isCancellationRequested = true; } });
   await assert.rejects(p, (e: Error) => e.name === 'Cancelled');
 });
+
+test('a batch that does not split evenly over the GPUs is priced at its largest share and says so', () => {
+  const uneven = report(alexnet(), 'pcie4', opts('dp', { gpus: 3 }));
+  const even = report(alexnet(), 'pcie4', opts('dp', { gpus: 3, batch: 129 }));
+  // 128 over 3 is 43 on the slowest replica, as 129 is: the same step, not one priced at 42.67 samples.
+  assert.equal(uneven.plan.stepTimeMs, even.plan.stepTimeMs);
+  assert.equal(uneven.plan.setup?.microBatch, 43);
+  const note = uneven.diagnostics.find((d) => d.message.startsWith('the batch of 128 does not split evenly'));
+  assert.match(note?.message ?? '', /over 3 data-parallel GPUs: 2 take 43 samples and 1 takes 42/);
+  assert.ok(!even.diagnostics.some((d) => d.message.includes('does not split evenly')));
+});

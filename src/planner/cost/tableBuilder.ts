@@ -118,8 +118,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     const kept = keptActivations(layer, li, setup.recompute, recompute ?? recomputePlan(model), dtype, inputBytesPerSample(layer, dtype), opts.attention);
     const savedWithoutRecompute = savedUnderKernel(layer, opts.attention, dtype);
     return configs.map((c) => {
-      // Gradient accumulation: A micro-steps of batch/(d·A) samples each per iteration.
-      const samples = batch / c.d / A;
+      // Gradient accumulation: A micro-steps of batch/(d·A) samples each per iteration. A batch that does not split
+      // evenly over d replicas (128 over 5) is as slow as its largest share: ⌈128/5⌉ = 26 samples, not 25.6.
+      const samples = Math.ceil(Math.ceil(batch / c.d) / A);
       const share = computeShare(c);
       const pShare = paramShare(c);
       let t;
