@@ -58,8 +58,9 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
   const options: AnalyzeOptions = { ...(inputShape ? { inputShape } : {}), ...(sequenceLength !== undefined ? { sequenceLength, ...(flags.sequenceSource ? { sequenceSource: flags.sequenceSource } : {}) } : {}), ...(scriptArguments ? { scriptArguments } : {}) };
   const result = await analyzeFollowingImports(file, text, options, flags.python);
   if (result.models.length === 0) {
-    // A Hydra _target_ or an import that could not be followed is the likeliest reason for "no model" in a training script.
-    const firstError = result.diagnostics.find((d) => d.severity === 'error') ?? result.diagnostics.find((d) => d.code === 'hydra-target') ?? result.diagnostics.find((d) => d.code === 'import-unresolved' || d.code === 'import-name-missing');
+    // A Hydra _target_, an argument the run does not give, or an import that could not be followed is the likeliest
+    // reason for "no model" in a training script.
+    const firstError = result.diagnostics.find((d) => d.severity === 'error') ?? result.diagnostics.find((d) => d.code === 'hydra-target' || d.code === 'script-arguments-unknown') ?? result.diagnostics.find((d) => d.code === 'import-unresolved' || d.code === 'import-name-missing');
     const why = firstError ? `: ${firstError.line}:${firstError.column}: ${firstError.message}` : '';
     throw new CliError(`no model found in '${file}'${why}`, 2, { file, diagnostics: result.diagnostics });
   }

@@ -10,11 +10,11 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { statSync } from 'node:fs';
 import type { SourceRange } from '../../core/ir';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
-import { getAttr } from './access';
 import { commandLineOf, howRead } from './commandLine';
 import { evalExpr } from './expressions';
 import { composeHydraConfig, type HydraSources } from './hydraCompose';
-import { isModelledOrStdlib, readSource } from '../imports';
+import { readSource } from '../imports';
+import { importDotted } from './dottedImport';
 import type { Interp } from './interpreter';
 import { fromDocument } from './settingsFiles';
 import { native, type CallSite, type DictV, type Scope, type Value } from './values';
@@ -105,26 +105,6 @@ export function hydraConfigArgument(interp: Interp, main: HydraMain): Value {
 /** Keys of an instantiated config that are Hydra's, not the target's. */
 const RESERVED = new Set(['_target_', '_partial_', '_recursive_', '_convert_', '_args_']);
 
-/** What `_target_` names: a library path, a class or function of a workspace module, or a name in the script. */
-function resolveTarget(interp: Interp, target: string, node: PyNode): Value {
-  const parts = target.split('.');
-  if (parts[0] === '__main__') return parts.slice(1).reduce<Value>((v, p) => getAttr(interp, v, p, node), interp.globals.vars.get(parts[1] ?? '') ?? { k: 'unknown' });
-  if (isModelledOrStdlib(target) || !interp.loader) return { k: 'lib', path: target };
-  let missing: string | undefined;
-  for (let i = parts.length - 1; i >= 1; i--) {
-    const r = interp.loader.resolve(parts.slice(0, i).join('.'), 0, node);
-    if (r.kind === 'library') return { k: 'lib', path: target };
-    if (r.kind === 'missing') missing ??= `${r.why}; looked in ${r.looked.join(', ')}`;
-    if (r.kind !== 'source' && r.kind !== 'namespace') continue;
-    let v: Value = { k: 'module', mod: interp.loader.moduleFor(r) };
-    for (const p of parts.slice(i)) v = getAttr(interp, v, p, node);
-    return v;
-  }
-  // Hydra imports it from sys.path, which a project's rootutils/pyrootutils.setup_root extends with the project root:
-  // open that folder as the workspace (or run wap from it) so the import resolves there too.
-  return { k: 'unknown', why: `_target_ ${target} could not be imported (${missing ?? 'no module of it found'}); open the project root as the workspace folder` };
-}
-
 /** `hydra.utils.instantiate(cfg, *args, **kwargs)` (and `call`): the target called with the config's other keys. */
 function instantiate(interp: Interp, config: Value | undefined, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   if (config?.k === 'list') return { k: 'list', items: config.items.map((c) => instantiate(interp, c, [], new Map(), site)) };
@@ -140,7 +120,7 @@ function instantiate(interp: Interp, config: Value | undefined, args: Value[], k
   for (const [k, v] of kwargs) callKwargs.set(k, v);
   const given = entry('_args_');
   const callArgs = [...(given?.k === 'list' ? given.items.map(nested) : []), ...args];
-  const callee = resolveTarget(interp, target.v, site.node);
+  const callee = importDotted(interp, target.v, site.node, '_target_');
   // Said with the run's notes: a model the config builds is missing, and a file without a model must still say why.
   if (callee.k === 'unknown') interp.warnAt(site.range, `\`${site.calleeText}\` builds what it cannot read: ${callee.why}`, 'hydra-target', 'warning', interp.runNotes);
   const partial = entry('_partial_');
@@ -164,7 +144,7 @@ export function callHydra(interp: Interp, path: string, args: Value[], kwargs: M
     case 'hydra.utils.get_class':
     case 'hydra.utils.get_method':
     case 'hydra.utils.get_object':
-      return args[0]?.k === 'str' ? resolveTarget(interp, args[0].v, site.node) : undefined;
+      return args[0]?.k === 'str' ? importDotted(interp, args[0].v, site.node, '_target_') : undefined;
     default:
       return undefined;
   }

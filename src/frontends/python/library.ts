@@ -15,12 +15,16 @@ import { callArgparse } from './argparseRuntime';
 import { literalEval } from './scriptExec';
 import { loadSettings } from './settingsFiles';
 import { callHydra } from './hydraRuntime';
+import { lightningCli } from './lightningCli';
 import { recordOptimizedModels } from './optimizerModels';
 import { hfArgumentParser } from './hfArgumentParser';
 import { callEinops } from './einops';
 import { peftConfig } from './peftCalls';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
 import { withProps } from '../../core/objects';
+
+/** LightningCLI wherever Lightning exports it (lightning.pytorch.cli, pytorch_lightning.cli, the 1.x utilities.cli). */
+const LIGHTNING_CLI = /^(lightning\.pytorch|pytorch_lightning)(\.utilities)?(\.cli)?\.LightningCLI$/;
 
 const CONSTANTS: Record<string, Value> = {
   'math.pi': num(Math.PI, true),
@@ -71,6 +75,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
   if (path === 'ast.literal_eval') return literalEval(args, site.node);
   const settings = loadSettings(interp, path, args);
   if (settings) return settings;
+  if (LIGHTNING_CLI.test(path)) return lightningCli(interp, args, kwargs, site);
   if (path.startsWith('hydra.')) {
     const hydra = callHydra(interp, path, args, kwargs, site);
     if (hydra) return hydra;
