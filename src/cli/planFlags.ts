@@ -87,7 +87,7 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
     strategies: oneOf<StrategyMode>('strategies', v.strategies, ['dp', 'hybrid', 'all'], 'hybrid'),
     optimizer: oneOf<OptimizerKind>('optimizer', v.optimizer, OPTIMIZER_KINDS, 'momentum'),
   };
-  // Without --batch, the launch that trains the model may state it (configs/batchHint.ts, in withTrainingHints).
+  // Without --batch, the launch that trains the model may state it (configs/launchedSetupHint.ts, in withTrainingHints).
   if (v.batch !== undefined) options.batchSource = '--batch';
   else options.batchAssumed = true;
   if (v.optimizer !== undefined) options.optimizerSource = '--optimizer';

@@ -50,11 +50,14 @@ function statedBatch(setup: StatedSetup): { batch: number; how: string } | undef
   return { batch, how: `micro-batch ${setup.microBatch.value}${accumulation > 1 ? ` × ${accumulation} accumulation steps` : ''} × ${replicas}` };
 }
 
+/** Names worth reading: launch scripts, configs and scripts; never a checkpoint or a dataset beside them. */
+const mayConfigure = (name: string): boolean => isLaunchScriptName(name, '') || /\.(py|ya?ml|jsonc?|toml|cfg)$/i.test(name) || !/\.[^./\\]+$/.test(name);
+
 /** Config files that may train the model: its folder's configs and launch scripts, and launch scripts one folder up. */
 function candidates(modelPath: string, files: FileAccess): string[] {
   const dir = dirOf(modelPath);
   const up = dirOf(dir);
-  const here = files.list(dir).sort().map((name) => joinPath(dir, name));
+  const here = files.list(dir).filter(mayConfigure).sort().map((name) => joinPath(dir, name));
   const above = up !== dir && up !== '' ? files.list(up).filter((name) => isLaunchScriptName(name, '')).sort().map((name) => joinPath(up, name)) : [];
   return [...here, ...above].slice(0, MAX_CANDIDATES);
 }

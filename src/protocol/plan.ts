@@ -350,8 +350,8 @@ export interface PlanOptions {
   batch: number;
   /**
    * Who chose it: '--batch', 'the wap.batchSize setting', the plan view's control, or the launch that trains the model
-   * ('run.sh (Hugging Face Trainer command line: micro-batch 4 × data-parallel 8)', configs/batchHint.ts). With
-   * `batchAssumed`, why nothing did ("run.sh states 32, ds.json 64").
+   * ("run.sh's Hugging Face Trainer command line: micro-batch 4 × data-parallel 8", configs/launchedSetupHint.ts).
+   * With `batchAssumed`, why nothing did ("… state different global batches (large.sh 64, small.sh 16)").
    */
   batchSource?: string;
   /** Set by a caller that defaulted `batch`: a launch or config that trains the model may still state it. */

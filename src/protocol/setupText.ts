@@ -23,7 +23,7 @@ export function offloadText(s: Pick<TrainingSetup, 'cpuOffload' | 'paramOffload'
   return s.cpuOffload ? 'optimizer offloaded to CPU (slow)' : undefined;
 }
 
-/** "batch 32 (run.sh (…))", "batch 128 (assumed; …)": the global batch and who chose it, for the same three views. */
+/** "batch 32 (run.sh's …: micro-batch 4 × data-parallel 8)", "batch 128 (assumed: …)": the global batch and who chose it, for the same three views. */
 export function batchText(o: Pick<PlanOutcome, 'batch' | 'batchSource' | 'batchAssumed'>): string {
   if (o.batchAssumed) return `batch ${o.batch} (assumed${o.batchSource ? `; ${o.batchSource}` : ': no launch or training config beside the model states one'})`;
   return o.batchSource ? `batch ${o.batch} (${o.batchSource})` : `batch ${o.batch}`;
