@@ -107,7 +107,8 @@ export function startServer(connection: Connection): void {
   );
   const importEnv = new ImportEnvironment(
     () => roots,
-    () => new Map([...store.docs.values()].filter((d) => !d.hidden).map((d) => [d.fileName, d.text])),
+    // Every open editor's text, not only models': a script reads its YAML settings and Hydra configs too.
+    () => new Map(texts.all().filter((d) => d.uri.startsWith('file:')).map((d) => [fileURLToPath(d.uri), d.getText()])),
     (what) => store.dependencyChanged(what),
     log,
   );
@@ -230,18 +231,21 @@ export function startServer(connection: Connection): void {
     store.open(e.document.uri, e.document.getText(), e.document.version);
     checkConfig(e.document.uri);
   }));
-  // A launch script's edits (and closing it unsaved) change the arguments the scripts it runs are read with.
-  const launchScriptChanged = (uri: string, text: string): void => {
-    if (!store.get(uri) && uri.startsWith('file:') && isLaunchScriptName(fileURLToPath(uri), text)) store.dependencyChanged({ launchScript: fileURLToPath(uri) });
+  // A launch script's edits (and closing it unsaved) change the arguments the scripts it runs are read with; any other
+  // file a script reads as it runs (a settings YAML, a Hydra config group) reads the scripts that read it again.
+  const readFileChanged = (uri: string, text: string): void => {
+    if (store.get(uri) || !uri.startsWith('file:')) return;
+    const path = fileURLToPath(uri);
+    store.dependencyChanged(isLaunchScriptName(path, text) ? { launchScript: path } : { file: path });
   };
   texts.onDidChangeContent(guard('change', undefined, (e) => {
     store.change(e.document.uri, e.document.getText(), e.document.version);
     configs.scheduleCheck(e.document.uri);
-    launchScriptChanged(e.document.uri, e.document.getText());
+    readFileChanged(e.document.uri, e.document.getText());
   }));
   texts.onDidClose(guard('close', undefined, (e) => {
     store.close(e.document.uri);
-    launchScriptChanged(e.document.uri, e.document.getText());
+    readFileChanged(e.document.uri, e.document.getText());
     configs.forget(e.document.uri);
     void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] }).catch(() => undefined);
   }));

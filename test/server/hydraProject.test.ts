@@ -1,0 +1,32 @@
+/**
+ * A Hydra project in the editor: the real server reads hydra_train.py with the config Hydra composes (train.yaml
+ * with model/small.yaml), and editing that group file in the editor reads the script again at the new size, as
+ * editing an imported module does.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ModelsRequest } from '../../src/protocol/lsp';
+import { nanogptParams } from '../frontends/nanogptTruth';
+import { ROOT, TestServer } from './harness';
+
+const NANOGPT = join(ROOT, 'test/fixtures/nanogpt');
+const SCRIPT = join(NANOGPT, 'hydra_train.py');
+const GROUP = join(NANOGPT, 'conf/model/small.yaml');
+
+test('hydra_train.py is read with its composed config, and editing conf/model/small.yaml reads it again', async () => {
+  const server = await TestServer.start({ trusted: false, root: NANOGPT, settings: { cluster: 'a100x8' } });
+  try {
+    const uri = await server.open(SCRIPT);
+    const params = async () => (await server.conn.sendRequest(ModelsRequest, { uri })).models.find((m) => m.name === 'main')?.params;
+    const before = await server.until('hydra_train.py analysed', params, 60_000);
+    assert.equal(before, nanogptParams('n_layer=2, n_head=8, n_embd=512, block_size=128, bias=False'));
+    const groupUri = await server.open(GROUP, readFileSync(GROUP, 'utf8'), 'yaml');
+    await server.change(groupUri, readFileSync(GROUP, 'utf8').replace('n_layer: 2', 'n_layer: 3'));
+    const after = nanogptParams('n_layer=3, n_head=8, n_embd=512, block_size=128, bias=False');
+    await server.until('hydra_train.py re-analysed at 3 layers', async () => ((await params()) === after ? true : undefined), 60_000);
+  } finally {
+    await server.stop();
+  }
+});
