@@ -30,7 +30,7 @@ const disk: HydraSources = {
     try {
       return { text: readFileSync(path, 'utf8') };
     } catch (e) {
-      return { why: (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String(e) };
+      return (e as NodeJS.ErrnoException).code === 'ENOENT' ? { why: 'no such file', missing: true } : { why: String(e) };
     }
   },
   isDir(path) {
@@ -88,11 +88,11 @@ test('a # @package header and a group@pkg default place the content elsewhere', 
   });
 });
 
-test('a missing optional group is skipped with a note; a missing required one is the answer', () => {
+test('a missing optional group is skipped without a word, as Hydra does; a missing required one is the answer', () => {
   const dir = configs({ ...DB, 'config.yaml': 'defaults:\n  - db: mysql\n  - optional local: default\nx: 1\n' });
   const r = compose(dir);
   assert.deepEqual(r.config, { db: { driver: 'mysql', port: 3306 }, x: 1 });
-  assert.deepEqual(r.notes, ['optional local/default.yaml: no such file; skipped']);
+  assert.deepEqual(r.notes, []);
   writeFileSync(join(dir, 'config.yaml'), 'defaults:\n  - db: oracle\n');
   assert.deepEqual(composeHydraConfig({ configDir: dir, configName: 'config', overrides: [] }, disk), { why: 'db/oracle.yaml: no such file' });
 });
@@ -271,6 +271,6 @@ test('lightning-hydra-template: train.yaml with data, model and trainer groups, 
   assert.equal(c.trainer.max_epochs, 10);
   assert.equal(c.tags[0], 'dev');
   assert.equal(c.train, true);
-  assert.deepEqual(r.notes, ['optional local/default.yaml: no such file; skipped']);
+  assert.deepEqual(r.notes, []);
   assert.equal(r.files.length, 4); // train, data, model, trainer: Hydra's own group is not the task's config
 });

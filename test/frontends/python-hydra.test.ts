@@ -61,6 +61,11 @@ test('lightning-hydra-template: instantiate builds the LightningModule and its n
   const launched = await analyze(file, LIGHTNING, run('model.net.lin1_size=128 trainer.max_epochs=20'));
   assert.equal(launched.models[0]!.totals.params, denseNetParams('784, 128, 128, 64, 10'));
   assert.match(allDiagnostics(launched).find((d) => d.code === 'script-arguments')?.message ?? '', /composes from train\.yaml, data\/mnist\.yaml, model\/mnist\.yaml, paths\/default\.yaml, trainer\/default\.yaml/);
+  // The template's experiment: a @package _global_ file whose `override /model: mnist` and net sizes win; its
+  // git-ignored `optional local: default` is skipped without a word, as Hydra skips it.
+  const experiment = await analyze(file, LIGHTNING, run('experiment=example'));
+  assert.equal(experiment.models[0]!.totals.params, denseNetParams('784, 128, 256, 64, 10'));
+  assert.deepEqual(allDiagnostics(experiment).filter((d) => d.code === 'hydra-config').map((d) => d.message), []);
 });
 
 test('a _target_ that cannot be imported names itself and what to do, so "no model" says why', async () => {

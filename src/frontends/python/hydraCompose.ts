@@ -9,8 +9,8 @@ import { parse as parseYaml, type ScalarTag } from 'yaml';
 import { resolveInterpolations, Unresolved } from './omegaInterpolation';
 
 export interface HydraSources {
-  /** A file's text by absolute path, or why it cannot be read. */
-  read(path: string): { text: string } | { why: string };
+  /** A file's text by absolute path, or why it cannot be read (`missing` when there is no such file). */
+  read(path: string): { text: string } | { why: string; missing?: boolean };
   /** Whether a folder exists (a config group is a folder under the config dir). */
   isDir(path: string): boolean;
 }
@@ -227,10 +227,10 @@ interface Pass {
 const overrideKey = (groupPath: string, finalPkg: string): string =>
   finalPkg === dotted(groupPath) ? groupPath : `${groupPath}@${finalPkg || '_global_'}`;
 
-function load(p: Pass, spec: Spec): { doc: Dict; header?: string } | { why: string } {
+function load(p: Pass, spec: Spec): { doc: Dict; header?: string } | { why: string; missing?: boolean } {
   const path = `${p.dir}/${spec.file}`;
   const got = p.sources.read(path);
-  if ('why' in got) return { why: `${spec.file}: ${got.why}` };
+  if ('why' in got) return { why: `${spec.file}: ${got.why}`, ...(got.missing ? { missing: true } : {}) };
   p.files.add(path);
   let doc: unknown;
   try {
@@ -247,7 +247,9 @@ function expand(p: Pass, spec: Spec, trail: string[]): Item[] {
   const loaded = load(p, spec);
   if ('why' in loaded) {
     if (!spec.optional) throw new Failed(loaded.why);
-    p.note(`optional ${loaded.why}; skipped`);
+    // Hydra skips an optional config that is not there without a word (lightning-hydra-template's git-ignored
+    // `optional local: default`); one that is there but unreadable is worth saying.
+    if (!loaded.missing) p.note(`optional ${loaded.why}; skipped`);
     return [];
   }
   // Hydra docs, 'Packages': a Defaults List package wins, then the file's @package header, then its group.

@@ -7,7 +7,7 @@
  * had "no model found" and no word why. Composition itself is hydraCompose.ts; this room binds it to the interpreter.
  */
 import { dirname, isAbsolute, join } from 'node:path';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { SourceRange } from '../../core/ir';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
 import { commandLineOf, howRead } from './commandLine';
@@ -65,7 +65,7 @@ function sourcesFor(interp: Interp): HydraSources {
   return {
     read: (path) => {
       const read = readSource(path, interp.loader?.options.overrides);
-      if ('why' in read) return { why: read.why };
+      if ('why' in read) return { why: read.why, ...(existsSync(path) || interp.loader?.options.overrides?.has(path) ? {} : { missing: true }) };
       interp.loader?.options.filesRead?.add(path);
       return { text: read.text };
     },
