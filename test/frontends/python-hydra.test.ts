@@ -130,3 +130,13 @@ test('the precision the trainer is built with, as the run computes it: Lightning
   assert.deepEqual(await at('--bf16'), { precision: 'bf16', holding: 'autocast', source: 'hf_args.py:11 (TrainingArguments(bf16=True))' });
   assert.equal((await at('--bf16 --deepspeed ds.json'))?.holding, 'master-weights', 'DeepSpeed keeps fp32 master weights');
 });
+
+test('structured configs: ConfigStore dataclasses compose like YAML files, a stored group added from the command line', async () => {
+  const file = join(NANOGPT, 'hydra_structured.py');
+  const plain = await analyze(file, NANOGPT);
+  assert.equal(plain.models[0]!.totals.params, nanogptParams('n_layer=2, n_head=8, n_embd=512, block_size=128, bias=False'));
+  assert.match(allDiagnostics(plain).find((d) => d.code === 'script-arguments')?.message ?? '', /composes from train \(ConfigStore\), as the script run with no arguments/);
+  const wide = await analyze(file, NANOGPT, run('+model=wide model.n_layer=3'));
+  assert.equal(wide.models[0]!.totals.params, nanogptParams('n_layer=3, n_head=12, n_embd=768, block_size=128, bias=False'));
+  assert.match(allDiagnostics(wide).find((d) => d.code === 'script-arguments')?.message ?? '', /train \(ConfigStore\), model\/wide \(ConfigStore\), with the arguments run\.sh gives/);
+});

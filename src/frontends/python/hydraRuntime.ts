@@ -15,6 +15,7 @@ import { evalExpr } from './expressions';
 import { composeHydraConfig, type HydraSources } from './hydraCompose';
 import { readSource } from '../imports';
 import { importDotted } from './dottedImport';
+import { callConfigStore, isStored, withStoredConfigs } from './hydraConfigStore';
 import type { Interp } from './interpreter';
 import { fromDocument } from './settingsFiles';
 import { native, type CallSite, type DictV, type Scope, type Value } from './values';
@@ -83,19 +84,25 @@ function sourcesFor(interp: Interp): HydraSources {
 export function hydraConfigArgument(interp: Interp, main: HydraMain): Value {
   const given = commandLineOf(interp);
   const where = main.file ? dirname(main.file) : undefined;
-  if (main.configName === undefined || main.configPath === undefined || !where) {
-    const why = `@hydra.main without ${main.configName === undefined ? 'config_name' : 'a config_path WAP can read'}: the config is only the command line's overrides`;
+  const configName = main.configName;
+  // Without config_path, only structured configs the script stores (ConfigStore) are there to compose.
+  if (configName === undefined || !where || (main.configPath === undefined && !isStored(interp, configName.replace(/\.ya?ml$/, '')))) {
+    const why = `@hydra.main without ${configName === undefined ? 'config_name' : 'a config_path WAP can read or a ConfigStore entry of that name'}: the config is only the command line's overrides`;
     interp.warnAt(main.range, why, 'hydra-config', 'warning', interp.runNotes);
     return { k: 'unknown', why };
   }
-  const configDir = isAbsolute(main.configPath) ? main.configPath : join(where, main.configPath);
-  const composed = composeHydraConfig({ configDir, configName: main.configName, overrides: given?.words ?? [] }, sourcesFor(interp));
+  const configDir = main.configPath === undefined ? join(where, '<ConfigStore>') : isAbsolute(main.configPath) ? main.configPath : join(where, main.configPath);
+  const composed = composeHydraConfig({ configDir, configName, overrides: given?.words ?? [] }, withStoredConfigs(interp, configDir, sourcesFor(interp)));
   if ('why' in composed) {
     interp.warnAt(main.range, `Hydra's config could not be composed (${composed.why}): what main builds from cfg is unknown`, 'hydra-config', 'warning', interp.runNotes);
     return { k: 'unknown', why: `Hydra's config: ${composed.why}` };
   }
   // Named from the config folder as the defaults list names them, the primary first.
-  const [primary, ...others] = composed.files.map((f) => (f.startsWith(`${configDir}/`) ? f.slice(configDir.length + 1) : f));
+  const named = (f: string): string => {
+    const rel = f.startsWith(`${configDir}/`) ? f.slice(configDir.length + 1) : f;
+    return isStored(interp, rel.replace(/\.yaml$/, '')) ? `${rel.replace(/\.yaml$/, '')} (ConfigStore)` : rel;
+  };
+  const [primary, ...others] = composed.files.map(named);
   const files = [primary, ...others.sort()];
   interp.warnAt(main.range, `\`cfg\` is the config Hydra composes from ${files.join(', ')}, ${howRead(interp, given, 'each value as the files state it')}`, 'script-arguments', 'info', interp.runNotes);
   for (const note of composed.notes) interp.warnAt(main.range, `Hydra: ${note}`, 'hydra-config', 'warning', interp.runNotes);
@@ -137,6 +144,8 @@ function hasTarget(v: Value): boolean {
 
 /** Hydra's library calls the interpreter models, or undefined when `path` is not one. */
 export function callHydra(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
+  const stored = callConfigStore(interp, path, args, kwargs, site);
+  if (stored) return stored;
   switch (path) {
     case 'hydra.utils.instantiate':
     case 'hydra.utils.call':
