@@ -191,15 +191,22 @@ function importRows(): Array<{ title: string; rows: Array<Record<string, string 
   const small = text.replace(/GPT\(GPTConfig\([^)]*\)\)/, 'GPT(GPTConfig(n_layer=1, n_head=2, n_embd=64, block_size=64, vocab_size=128))');
   // The baseline: the same model and script in one file, nothing to follow.
   const oneFile = readFileSync(join(dir, 'model.py'), 'utf8') + '\n' + text.replace(/^from model import .*$/m, '');
-  const run = (t: string, f = file) => analyzeSourceSync(f, t, {}, { workspaceFolders: [dir] });
+  const run = (t: string, f: string, root: string) => analyzeSourceSync(f, t, {}, { workspaceFolders: [root] });
   const rows: Array<Record<string, string | number>> = [];
+  // Hydra projects compose their config on every analysis (hydraCompose.ts): the nanoGPT one, and one in
+  // lightning-hydra-template's shape that instantiates its LightningModule and net from _target_.
+  const hydra = join(dir, 'hydra_train.py');
+  const lightning = join(__dirname, '..', 'test', 'fixtures', 'hydra-lightning');
+  const lightningTrain = join(lightning, 'src', 'train.py');
   const cases = [
-    ['train.py → model.py (GPT 24×1024)', text, file],
-    ['same, one file (no import)', oneFile, join(dir, 'one_file.py')],
-    ['train.py → model.py (GPT 1×64)', small, file],
+    ['train.py → model.py (GPT 24×1024)', text, file, dir],
+    ['same, one file (no import)', oneFile, join(dir, 'one_file.py'), dir],
+    ['train.py → model.py (GPT 1×64)', small, file, dir],
+    ['hydra_train.py: Hydra config (2 files) → model.py', readFileSync(hydra, 'utf8'), hydra, dir],
+    ['hydra-lightning src/train.py: 5 config groups, instantiate', readFileSync(lightningTrain, 'utf8'), lightningTrain, lightning],
   ] as const;
-  for (const [name, t, f] of cases) {
-    const run1 = () => run(t, f);
+  for (const [name, t, f, root] of cases) {
+    const run1 = () => run(t, f, root);
     const cold = time(run1);
     const warm = Array.from({ length: WARM_RUNS }, () => time(run1));
     const result = run1();
@@ -215,5 +222,5 @@ function importRows(): Array<{ title: string; rows: Array<Record<string, string 
       'warm cpu / target': warmCpu / TARGET_MS,
     });
   }
-  return [{ title: `analyzeSourceSync following imports (nanoGPT layout; warm = median of ${WARM_RUNS}, model.py tree cached per file version)`, rows }];
+  return [{ title: `analyzeSourceSync following imports (nanoGPT layout, Hydra projects; warm = median of ${WARM_RUNS}, imported trees cached per file version)`, rows }];
 }
