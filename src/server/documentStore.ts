@@ -31,7 +31,7 @@ export function isModelSource(uri: string): boolean {
  * and the launch script is in its folder or the one above (where configs' launchedArguments looks).
  */
 function readsCommandLine(doc: ModelDocument, script: string): boolean {
-  if (!/\.py$/i.test(doc.fileName) || !/\b(argparse|HfArgumentParser|sys\.argv)\b/.test(doc.text)) return false;
+  if (!/\.py$/i.test(doc.fileName) || !/\b(argparse|HfArgumentParser|TrlParser|sys\.argv|hydra|LightningCLI)\b/.test(doc.text)) return false;
   const own = dirname(doc.fileName);
   return dirname(script) === own || dirname(script) === dirname(own);
 }
@@ -54,8 +54,11 @@ export class DocumentStore {
   private ready: Promise<void> | undefined;
   private isReady = false;
   imports: ImportProvider | undefined;
-  /** The command line a script is run with (the launch script beside it that runs it), for its argparse; absent, none. */
-  scriptArguments: ((fileName: string) => AnalyzeOptions['scriptArguments']) | undefined;
+  /**
+   * The command line a script is run with (the launch script beside it that runs it), for its argparse; absent, none.
+   * `read` is told each launch script that names the script, so a change to one on disk reads the script again.
+   */
+  scriptArguments: ((fileName: string, read?: (file: string) => void) => AnalyzeOptions['scriptArguments']) | undefined;
 
   constructor(private readonly events: StoreEvents) {}
 
@@ -175,12 +178,14 @@ export class DocumentStore {
    * analysis; the document keeps its analysis. Throws what the frontend throws.
    */
   analyzeWith(doc: ModelDocument, options: AnalyzeOptions): AnalysisResult {
-    return analyzeSourceSync(doc.fileName, doc.text, { ...this.runOptions(doc), ...options }, this.imports?.options());
+    const imports = this.imports?.options();
+    return analyzeSourceSync(doc.fileName, doc.text, { ...this.runOptions(doc, imports), ...options }, imports);
   }
 
   /** What every analysis of the document is given: the arguments its launch script runs it with. */
-  private runOptions(doc: ModelDocument): AnalyzeOptions {
-    const scriptArguments = /\.py$/i.test(doc.fileName) ? this.scriptArguments?.(doc.fileName) : undefined;
+  private runOptions(doc: ModelDocument, imports: ImportOptions | undefined): AnalyzeOptions {
+    // The launch scripts read are files the analysis depends on, watched on disk as imported files are.
+    const scriptArguments = /\.py$/i.test(doc.fileName) ? this.scriptArguments?.(doc.fileName, (file) => imports?.filesRead?.add(file)) : undefined;
     return scriptArguments ? { scriptArguments } : {};
   }
 
@@ -192,7 +197,7 @@ export class DocumentStore {
     let result: AnalysisResult;
     const imports = this.imports?.options();
     try {
-      result = analyzeSourceSync(doc.fileName, text, this.runOptions(doc), imports);
+      result = analyzeSourceSync(doc.fileName, text, this.runOptions(doc, imports), imports);
     } catch (err) {
       // A frontend bug must not take the document down: report it as one diagnostic.
       this.events.error(`analysing ${doc.fileName}`, err);

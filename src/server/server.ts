@@ -5,7 +5,7 @@
  * status, and the server keeps serving.
  */
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   CodeActionKind,
@@ -114,7 +114,15 @@ export function startServer(connection: Connection): void {
   );
   store.imports = importEnv;
   // A launch script open in the editor counts with its unsaved edits.
-  store.scriptArguments = (file) => launchedArguments(file, { read: (p) => texts.get(pathToFileURL(p).href)?.getText() ?? readOrUndefined(p), list: listOrEmpty });
+  store.scriptArguments = (file, recordRead) =>
+    launchedArguments(file, {
+      read: (p) => {
+        const text = texts.get(pathToFileURL(p).href)?.getText() ?? readOrUndefined(p);
+        if (text !== undefined && text.includes(basename(file))) recordRead?.(p);
+        return text;
+      },
+      list: listOrEmpty,
+    });
   const configs: ConfigDocuments = new ConfigDocuments(store, plans, settings, env, (uri) => texts.get(uri), () => texts.all().map((d) => d.uri), publish);
   const handlers = new RequestHandlers(connection, store, plans, configs, settings, env, cacheDir);
 
