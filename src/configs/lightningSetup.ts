@@ -17,7 +17,7 @@ import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, repla
 import { nvmeUnmodelled, type StatedSetup } from './setup';
 import type { TextEdit } from './types';
 
-const ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
+export const LIGHTNING_ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
 
 function precisionOf(n: Node): Precision | undefined {
   const raw = stringLiteral(n) ?? (intLiteral(n) !== undefined ? String(intLiteral(n)) : undefined);
@@ -36,7 +36,7 @@ const STRATEGY_NAME_OFFLOAD = 'Lightning\'s strategy names offload the optimizer
 const nameSays = (plan: Pick<TrainingSetup, 'zeroStage' | 'cpuOffload' | 'paramOffload'>): boolean =>
   plan.zeroStage === 3 ? plan.cpuOffload === plan.paramOffload : !plan.paramOffload;
 
-const PRECISION_TEXT: Record<Precision, string> = { fp32: '32-true', tf32: '32-true', fp16: '16-mixed', bf16: 'bf16-mixed', fp8: 'transformer-engine' };
+export const LIGHTNING_PRECISION_TEXT: Record<Precision, string> = { fp32: '32-true', tf32: '32-true', fp16: '16-mixed', bf16: 'bf16-mixed', fp8: 'transformer-engine' };
 
 /**
  * Reads while the tree is alive; every `set` closure holds offsets and strings
@@ -47,7 +47,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
   const trainerLayout = argsLayout(trainer);
   const stated: StatedSetup = {
     label: 'Lightning Trainer', anchor, world,
-    inexpressible: { tensorParallel: ELSEWHERE, pipelineStages: ELSEWHERE, contextParallel: ELSEWHERE, sequenceParallel: ELSEWHERE },
+    inexpressible: { tensorParallel: LIGHTNING_ELSEWHERE, pipelineStages: LIGHTNING_ELSEWHERE, contextParallel: LIGHTNING_ELSEWHERE, sequenceParallel: LIGHTNING_ELSEWHERE },
   };
   const q = (n: Node | undefined): string => (n && n.type === 'string' ? quoteOf(n) : '"');
 
@@ -57,7 +57,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     const pq = q(precisionNode);
     stated.precision = {
       value: precision, stated: !!precisionNode, range: precisionNode ? nodeRange(precisionNode) : anchor,
-      set: (p) => setKeyword(text, trainerLayout, 'precision', `${pq}${PRECISION_TEXT[p]}${pq}`),
+      set: (p) => setKeyword(text, trainerLayout, 'precision', `${pq}${LIGHTNING_PRECISION_TEXT[p]}${pq}`),
     };
   }
   const accum = trainer.keywords.get('accumulate_grad_batches');

@@ -67,6 +67,9 @@ export function localModelImports(text: string): Array<{ module: string; names: 
 function modelOfScript(scriptPath: string, io: FileAccess, how: string): ModelTarget | undefined {
   const text = io.read(scriptPath);
   if (text === undefined) return undefined;
+  // A script that sizes its model from the run (argparse, nanoGPT's exec'd configurator, Hydra, LightningCLI) is read
+  // itself, with the launch's arguments: the class it imports, at its defaults, is not the model the run trains.
+  if (READS_THE_RUN.test(text)) return { file: scriptPath, how: how.replace(/^which /, '') };
   const dir = dirOf(scriptPath);
   for (const imp of localModelImports(text)) {
     const rel = imp.module.replace(/\./g, '/');
@@ -77,6 +80,8 @@ function modelOfScript(scriptPath: string, io: FileAccess, how: string): ModelTa
   }
   return { file: scriptPath, how: how.replace(/^which /, '') };
 }
+
+const READS_THE_RUN = /\b(argparse|HfArgumentParser|TrlParser|sys\.argv|LightningCLI|hydra\.main|exec\s*\(\s*open)\b/;
 
 /**
  * The model for a config, found through the script it launches; undefined

@@ -5,6 +5,7 @@ import { deepspeedReader } from './deepspeed';
 import { kerasMirroredReader } from './kerasMirrored';
 import { torchrunReader, visibleDevicesReader } from './launchScripts';
 import { lightningReader } from './lightning';
+import { lightningYamlReader } from './lightningYaml';
 import { megatronReader } from './megatron';
 import { torchScriptReader } from './torchScript';
 import { torchtitanReader } from './torchtitan';
@@ -13,5 +14,5 @@ import { trainerArgvReader } from './trainerArgv';
 import { trainerRecipeReader } from './trainerRecipe';
 import type { ConfigFormat, ConfigReader } from './types';
 
-export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader, trainerRecipeReader, axolotlReader, torchScriptReader];
+export const READERS: ConfigReader[] = [accelerateReader, deepspeedReader, lightningReader, lightningYamlReader, kerasMirroredReader, torchrunReader, visibleDevicesReader, torchtitanReader, megatronReader, trainerReader, trainerArgvReader, trainerRecipeReader, axolotlReader, torchScriptReader];
 export const READERS_BY_FORMAT = new Map<ConfigFormat, ConfigReader>(READERS.map((r) => [r.format, r]));

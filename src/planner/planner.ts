@@ -163,7 +163,9 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   }
   // Degree pins belong to the DP×TP×PP×CP search, which plans only stacks of repeated transformer blocks: say so rather than ignore them silently.
   for (const [pin, value] of Object.entries(options.pins ?? {})) {
-    if (HONOURED_PINS.has(pin)) continue;
+    // A model-parallel degree pinned off (TP 1, no sequence parallel: what a DDP or Lightning config states) is what
+    // this search does anyway; a data-parallel pin is not.
+    if (HONOURED_PINS.has(pin) || (pin !== 'dataParallel' && (value === 1 || value === false))) continue;
     diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
   }
   const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}) };

@@ -202,8 +202,9 @@ test('the GPUs are those of the launch scripts that pass the recipe; an accelera
   assert.deepEqual([setup!.world, setup!.worldFrom, pinnedOptions(BASE, setup!, sft).gpus, pinnedOptions(BASE, setup!, sft).batch], [8, 'sft.sh', 8, 128]);
   // Launched on 8 GPUs, compared on the plan's 8: the global batch 16 × 1 × 8 is kept.
   assert.equal(fixAll(sft, SFT, llamaPlan(), undefined, disk).text, fixAll('config_full.yaml', SFT, llamaPlan()).text);
-  // The model is the one the script that loads the recipe builds.
-  assert.deepEqual(resolveLaunchedModel(sft, SFT, disk), { file: join(dir, 'scripts/mymodel.py'), modelName: 'Zephyr', how: 'imported by run_sft.py, which sft.sh runs with config_full.yaml' });
+  // The model is the one the script that loads the recipe builds: a script that parses its run (TrlParser) is read
+  // itself, with the run's arguments, not the class it imports at its defaults.
+  assert.deepEqual(resolveLaunchedModel(sft, SFT, disk), { file: join(dir, 'scripts/run_sft.py'), how: 'sft.sh runs with config_full.yaml' });
 
   // accelerate's zero3.yaml (the handbook's, as released) decides ZeRO, offload and the GPU count; the recipe's own values stay.
   const dpo = join(dir, 'recipes/zephyr/dpo/config_full.yaml');

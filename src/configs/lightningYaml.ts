@@ -1,0 +1,126 @@
+/**
+ * A Lightning Trainer written as YAML, the way most Lightning projects keep it: LightningCLI's `config.yaml`
+ * (`trainer:` beside `model:` and `data:`, Lightning docs "Configure hyperparameters from the CLI") and a Hydra
+ * trainer group (`configs/trainer/ddp.yaml` with `_target_: lightning.pytorch.trainer.Trainer`, as
+ * lightning-hydra-template keeps them). Read: devices × num_nodes, strategy by name (ddp, deepspeed_stage_N
+ * [_offload], fsdp[_cpu_offload]), precision and accumulate_grad_batches; the plan's values written back where the
+ * Trainer has words for them (a key the file lacks is added to the trainer's mapping).
+ */
+import type { Document, Scalar } from 'yaml';
+import { lightningPrecision } from '../core/trainingPrecision';
+import type { ZeroStage } from '../protocol/plan';
+import { compareLaunch } from './compare';
+import { LIGHTNING_ELSEWHERE, LIGHTNING_PRECISION_TEXT } from './lightningSetup';
+import { withLaunchedWorld } from './launchedBy';
+import { compareSetup, setupNotes, type StatedSetup } from './setup';
+import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
+import { insertYamlKey, mapAt, nestedScalar, parseYamlConfig, setScalar, valueRange } from './yamlDoc';
+
+const TRAINER_TARGET = /^(lightning\.pytorch|pytorch_lightning|lightning)(\.trainer){0,2}\.Trainer$/;
+const TRAINER_KEYS = /^[ \t]+(devices|num_nodes|strategy|precision|accumulate_grad_batches)[ \t]*:/m;
+const RECOMPUTE_ELSEWHERE = 'use FSDPStrategy(activation_checkpointing_policy={YourBlock}) or call model.gradient_checkpointing_enable() in the LightningModule';
+
+/** Where the Trainer's keys are: the document itself (a Hydra trainer group) or its `trainer:` section (LightningCLI). */
+function trainerPath(doc: Document.Parsed): string[] | undefined {
+  const target = nestedScalar(doc, [], '_target_');
+  if (target && TRAINER_TARGET.test(String(target.value))) return [];
+  if (mapAt(doc, ['trainer'])) return ['trainer'];
+  // A config given before the subcommand holds it as a section (`fit: {trainer: …}`).
+  if (mapAt(doc, ['fit', 'trainer'])) return ['fit', 'trainer'];
+  return undefined;
+}
+
+/** `key`'s scalar in the trainer's mapping, and how to write a value there (replaced, or added when absent). */
+function trainerKey(text: string, doc: Document.Parsed, path: string[], key: string): { node?: Scalar; write: (value: string) => TextEdit[] | undefined } {
+  const node = nestedScalar(doc, path, key);
+  return { node, write: (value) => (node ? setScalar(node, value) : insertYamlKey(text, doc, path, key, value)) };
+}
+
+const count = (node: Scalar | undefined): number | undefined => {
+  const n = typeof node?.value === 'number' ? node.value : typeof node?.value === 'string' && /^\d+$/.test(node.value) ? Number(node.value) : undefined;
+  return n !== undefined && Number.isInteger(n) && n >= 1 ? n : undefined;
+};
+
+function readSetup(text: string, doc: Document.Parsed, path: string[], world: number | undefined): StatedSetup {
+  const anchor = { start: 0, end: Math.min(text.length, Math.max(0, text.indexOf('\n'))) };
+  const stated: StatedSetup = {
+    label: 'Lightning Trainer YAML', anchor, world,
+    inexpressible: { tensorParallel: LIGHTNING_ELSEWHERE, pipelineStages: LIGHTNING_ELSEWHERE, contextParallel: LIGHTNING_ELSEWHERE, sequenceParallel: LIGHTNING_ELSEWHERE, recompute: RECOMPUTE_ELSEWHERE },
+  };
+  const precision = trainerKey(text, doc, path, 'precision');
+  const read = precision.node ? lightningPrecision(String(precision.node.value)) : { precision: 'fp32' as const };
+  if (read) {
+    stated.precision = { value: read.precision, stated: !!precision.node, range: precision.node ? valueRange(precision.node) : anchor, set: (p) => precision.write(LIGHTNING_PRECISION_TEXT[p]) };
+    if (read.holding) stated.ampStyle = { value: read.holding, why: `precision ${String(precision.node!.value)}` };
+  }
+  const accumulation = trainerKey(text, doc, path, 'accumulate_grad_batches');
+  const steps = accumulation.node ? count(accumulation.node) : 1;
+  if (steps !== undefined) {
+    stated.gradientAccumulation = { value: steps, stated: !!accumulation.node, range: accumulation.node ? valueRange(accumulation.node) : anchor, set: (n) => accumulation.write(String(n)) };
+  }
+  const strategy = trainerKey(text, doc, path, 'strategy');
+  const name = strategy.node ? String(strategy.node.value) : 'auto';
+  const range = strategy.node ? valueRange(strategy.node) : anchor;
+  // One name says the stage and the offload; a stage is written as the name that has it (offload kept).
+  const sharded = /^deepspeed(?:_stage_(\d))?(_offload)?$/.exec(name);
+  const fsdp = /^fsdp(_cpu_offload)?$/.exec(name);
+  const offload = !!sharded?.[2] || !!fsdp?.[1];
+  const zero = (/^(ddp\w*|auto|dp)$/.test(name) ? 0 : sharded ? Number(sharded[1] ?? 2) : fsdp ? 3 : undefined) as ZeroStage | undefined;
+  if (zero !== undefined && zero <= 3) {
+    const nameFor = (z: ZeroStage): string | undefined => (z === 0 ? (offload ? undefined : 'ddp') : z === 3 && fsdp ? `fsdp${offload ? '_cpu_offload' : ''}` : `deepspeed_stage_${z}${offload ? '_offload' : ''}`);
+    stated.zeroStage = { value: zero, stated: !!strategy.node, range, set: (z) => { const n = nameFor(z); return n ? strategy.write(n) : undefined; } };
+    stated.cpuOffload = { value: offload, stated: !!strategy.node, range };
+    stated.paramOffload = { value: offload && zero === 3, stated: !!strategy.node, range };
+  }
+  return stated;
+}
+
+function launchOf(text: string, doc: Document.Parsed, path: string[]): LaunchSettings {
+  const devices = trainerKey(text, doc, path, 'devices');
+  const nodes = trainerKey(text, doc, path, 'num_nodes');
+  const perNode = count(devices.node);
+  const machines = count(nodes.node);
+  const strategy = nestedScalar(doc, path, 'strategy');
+  const name = strategy ? String(strategy.value) : undefined;
+  return {
+    ...(perNode !== undefined ? { perNode: { value: perNode, range: valueRange(devices.node!), set: (k: number) => devices.write(String(k)) ?? [] } } : {}),
+    ...(machines !== undefined ? { nodes: { value: machines, range: valueRange(nodes.node!), set: (k: number) => nodes.write(String(k)) ?? [] } } : {}),
+    ...(name !== undefined ? { parallelism: { value: /^(deepspeed|fsdp)/.test(name) ? ('sharded' as const) : /^(ddp|auto|dp)/.test(name) ? ('data' as const) : ('other' as const), range: valueRange(strategy!) } } : {}),
+  };
+}
+
+function parsedTrainer(text: string): { doc: Document.Parsed; path: string[] } | undefined {
+  const doc = parseYamlConfig(text);
+  const path = trainerPath(doc);
+  return path && { doc, path };
+}
+
+export const lightningYamlReader: ConfigReader = {
+  format: 'lightning-yaml',
+  detect(fileName, text) {
+    if (!/\.ya?ml$/i.test(fileName)) return false;
+    return /^_target_:\s*['"]?(lightning\.pytorch|pytorch_lightning|lightning)(\.trainer){0,2}\.Trainer['"]?\s*$/m.test(text) || (/^(fit:\s*\n\s+)?trainer:\s*$/m.test(text) && TRAINER_KEYS.test(text));
+  },
+  check(fileName, text, plan, files) {
+    const read = parsedTrainer(text);
+    if (!read) return [];
+    const { doc, path } = read;
+    const accelerator = nestedScalar(doc, path, 'accelerator');
+    if (accelerator && !['gpu', 'cuda', 'auto'].includes(String(accelerator.value))) return []; // CPU/TPU runs are not GPU plans
+    const launch = launchOf(text, doc, path);
+    const world = launch.perNode && launch.perNode.value * (launch.nodes?.value ?? 1);
+    const stated = withLaunchedWorld(fileName, readSetup(text, doc, path, world), files, 'argument');
+    const findings: ConfigFinding[] = [];
+    if (!plan) return setupNotes('lightning-yaml', stated);
+    findings.push(...compareSetup('lightning-yaml', text, stated, plan));
+    findings.push(...compareLaunch('lightning-yaml', launch, plan, (t) => `devices: ${t.perNode ?? t.gpus}${t.nodes > 1 ? `, num_nodes: ${t.nodes}` : ''}`));
+    return findings;
+  },
+  readSetup(_fileName, text) {
+    const read = parsedTrainer(text);
+    if (!read) return undefined;
+    const launch = launchOf(text, read.doc, read.path);
+    return readSetup(text, read.doc, read.path, launch.perNode && launch.perNode.value * (launch.nodes?.value ?? 1));
+  },
+  launchedAs: 'argument',
+};
