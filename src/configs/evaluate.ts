@@ -21,7 +21,13 @@ export function readConfigSetups(fileName: string, text: string, files?: FileAcc
   const out: StatedSetup[] = [];
   for (const format of detectConfigFormats(fileName, text)) {
     const reader = READERS_BY_FORMAT.get(format);
-    const setup = reader?.readSetup?.(fileName, text);
+    let setup: StatedSetup | undefined;
+    try {
+      setup = reader?.readSetup?.(fileName, text);
+    } catch {
+      // A file that does not parse states no setup; its check says why (a malformed-config finding), never a crash.
+      continue;
+    }
     if (setup) out.push(withLaunchedWorld(fileName, withLinkedConfig(fileName, setup, files), files, reader!.launchedAs));
   }
   return out;

@@ -1,6 +1,6 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkConfig, fixAll, initConfigReaders } from '../../src/configs';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, readConfigSetups } from '../../src/configs';
 import { alexnetPlan } from './fixtures';
 
 before(() => initConfigReaders());
@@ -86,4 +86,16 @@ test('the malformed range points into the file', () => {
 test('a malformed DeepSpeed count quotes at most 40 characters of the value', () => {
   const long = `"${'x'.repeat(60)}"`;
   assertMalformed('ds_config.json', `{ "train_micro_batch_size_per_gpu": ${long} }`, new RegExp(`must be a positive whole number or "auto", got "${'x'.repeat(39)}$`));
+});
+
+test('a YAML config that does not parse states no setup, for every reader, and its check says why: never a crash', () => {
+  for (const [name, text] of [
+    ['accelerate.yaml', 'distributed_type: MULTI_GPU\nnum_processes: [\n'],
+    ['config.yaml', 'trainer:\n  devices: [\n'],
+  ] as const) {
+    assert.ok(detectConfigFormats(name, text).length > 0, name);
+    assert.deepEqual(readConfigSetups(name, text), [], name);
+    const findings = checkConfig(name, text).findings;
+    assert.ok(findings.some((f) => f.code === 'malformed-config' && f.severity === 'error'), `${name}: ${JSON.stringify(findings)}`);
+  }
 });
