@@ -42,7 +42,13 @@ export function readRecipe(fileName: string, text: string): StatedSetup | undefi
  * when it names none.
  */
 export function recipeModelReference(fileName: string, text: string, key = 'model_name_or_path'): { ref: string; key: string } | undefined {
-  const doc: RecipeDoc = /\.json$/i.test(fileName) ? jsonRecipe(text) : yamlRecipe(text);
+  let doc: RecipeDoc;
+  try {
+    doc = /\.json$/i.test(fileName) ? jsonRecipe(text) : yamlRecipe(text);
+  } catch {
+    // A recipe that does not parse names no model; its check says why (malformed-config).
+    return undefined;
+  }
   const v = doc.top.get(key);
   return v?.kind === 'string' && typeof v.value === 'string' && v.value.trim() !== '' ? { ref: v.value.trim(), key: doc.keyword(key) } : undefined;
 }

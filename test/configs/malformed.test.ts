@@ -1,6 +1,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, readConfigSetups } from '../../src/configs';
+import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, readConfigSetups, resolveLaunchedModel } from '../../src/configs';
+import { disk } from './helpers';
 import { alexnetPlan } from './fixtures';
 
 before(() => initConfigReaders());
@@ -92,10 +93,12 @@ test('a YAML config that does not parse states no setup, for every reader, and i
   for (const [name, text] of [
     ['accelerate.yaml', 'distributed_type: MULTI_GPU\nnum_processes: [\n'],
     ['config.yaml', 'trainer:\n  devices: [\n'],
+    ['recipe.yaml', 'model_name_or_path: x\nper_device_train_batch_size: {\n'],
   ] as const) {
     assert.ok(detectConfigFormats(name, text).length > 0, name);
     assert.deepEqual(readConfigSetups(name, text), [], name);
-    const findings = checkConfig(name, text).findings;
+    assert.equal(resolveLaunchedModel(name, text, disk), undefined, `${name} names no model it can be read for`);
+    const findings = checkConfig(name, text, undefined).findings;
     assert.ok(findings.some((f) => f.code === 'malformed-config' && f.severity === 'error'), `${name}: ${JSON.stringify(findings)}`);
   }
 });
