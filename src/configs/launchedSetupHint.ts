@@ -69,9 +69,13 @@ function setupsTraining(modelPath: string, files: FileAccess): Array<{ path: str
   for (const path of candidates(modelPath, files)) {
     const text = files.read(path);
     if (text === undefined || text.length > MAX_CONFIG_CHARS || detectConfigFormats(path, text).length === 0) continue;
-    const trains = resolveLaunchedModel(path, text, files);
-    if (!trains || normalisePath(trains.file) !== target) continue;
-    for (const setup of readConfigSetups(path, text, files)) out.push({ path, setup });
+    try {
+      const trains = resolveLaunchedModel(path, text, files);
+      if (!trains || normalisePath(trains.file) !== target) continue;
+      for (const setup of readConfigSetups(path, text, files)) out.push({ path, setup });
+    } catch {
+      // A config WAP cannot read says nothing about the run here; its own check says why.
+    }
   }
   return out;
 }
