@@ -1,8 +1,8 @@
 /**
  * A Lightning Trainer written as YAML, the way most Lightning projects keep it: LightningCLI's `config.yaml`
  * (`trainer:` beside `model:` and `data:`, Lightning docs "Configure hyperparameters from the CLI") and a Hydra
- * trainer group (`configs/trainer/ddp.yaml` with `_target_: lightning.pytorch.trainer.Trainer`, as
- * lightning-hydra-template keeps them). Read: devices × num_nodes, strategy by name (ddp, deepspeed_stage_N
+ * trainer group (`_target_: lightning.pytorch.trainer.Trainer`, or a file in a `trainer/` group folder that states
+ * the Trainer's keys, as lightning-hydra-template's `ddp.yaml` and `gpu.yaml` extend `default.yaml`). Read: devices × num_nodes, strategy by name (ddp, deepspeed_stage_N
  * [_offload], fsdp[_cpu_offload]), precision and accumulate_grad_batches; the plan's values written back where the
  * Trainer has words for them (a key the file lacks is added to the trainer's mapping).
  */
@@ -20,10 +20,18 @@ const TRAINER_TARGET = /^(lightning\.pytorch|pytorch_lightning|lightning)(\.trai
 const TRAINER_KEYS = /^[ \t]+(devices|num_nodes|strategy|precision|accumulate_grad_batches)[ \t]*:/m;
 const RECOMPUTE_ELSEWHERE = 'use FSDPStrategy(activation_checkpointing_policy={YourBlock}) or call model.gradient_checkpointing_enable() in the LightningModule';
 
+/**
+ * A Hydra trainer group file by its place (`configs/trainer/ddp.yaml`): lightning-hydra-template's variants name no
+ * `_target_` of their own (they extend `default` through their defaults list) but state the Trainer's keys.
+ */
+const TRAINER_GROUP_FILE = /(^|[\\/])trainer[\\/][^\\/]+\.ya?ml$/i;
+const TOP_TRAINER_KEYS = /^(devices|num_nodes|strategy|precision|accumulate_grad_batches)[ \t]*:/m;
+
 /** Where the Trainer's keys are: the document itself (a Hydra trainer group) or its `trainer:` section (LightningCLI). */
-function trainerPath(doc: Document.Parsed): string[] | undefined {
+function trainerPath(doc: Document.Parsed, fileName: string): string[] | undefined {
   const target = nestedScalar(doc, [], '_target_');
   if (target && TRAINER_TARGET.test(String(target.value))) return [];
+  if (TRAINER_GROUP_FILE.test(fileName) && !target) return [];
   if (mapAt(doc, ['trainer'])) return ['trainer'];
   // A config given before the subcommand holds it as a section (`fit: {trainer: …}`).
   if (mapAt(doc, ['fit', 'trainer'])) return ['fit', 'trainer'];
@@ -89,9 +97,9 @@ function launchOf(text: string, doc: Document.Parsed, path: string[]): LaunchSet
   };
 }
 
-function parsedTrainer(text: string): { doc: Document.Parsed; path: string[] } | undefined {
+function parsedTrainer(fileName: string, text: string): { doc: Document.Parsed; path: string[] } | undefined {
   const doc = parseYamlConfig(text);
-  const path = trainerPath(doc);
+  const path = trainerPath(doc, fileName);
   return path && { doc, path };
 }
 
@@ -99,10 +107,14 @@ export const lightningYamlReader: ConfigReader = {
   format: 'lightning-yaml',
   detect(fileName, text) {
     if (!/\.ya?ml$/i.test(fileName)) return false;
-    return /^_target_:\s*['"]?(lightning\.pytorch|pytorch_lightning|lightning)(\.trainer){0,2}\.Trainer['"]?\s*$/m.test(text) || (/^(fit:\s*\n\s+)?trainer:\s*$/m.test(text) && TRAINER_KEYS.test(text));
+    return (
+      /^_target_:\s*['"]?(lightning\.pytorch|pytorch_lightning|lightning)(\.trainer){0,2}\.Trainer['"]?\s*$/m.test(text) ||
+      (/^(fit:\s*\n\s+)?trainer:\s*$/m.test(text) && TRAINER_KEYS.test(text)) ||
+      (TRAINER_GROUP_FILE.test(fileName) && !/^_target_:/m.test(text) && TOP_TRAINER_KEYS.test(text))
+    );
   },
   check(fileName, text, plan, files) {
-    const read = parsedTrainer(text);
+    const read = parsedTrainer(fileName, text);
     if (!read) return [];
     const { doc, path } = read;
     const accelerator = nestedScalar(doc, path, 'accelerator');
@@ -116,8 +128,8 @@ export const lightningYamlReader: ConfigReader = {
     findings.push(...compareLaunch('lightning-yaml', launch, plan, (t) => `devices: ${t.perNode ?? t.gpus}${t.nodes > 1 ? `, num_nodes: ${t.nodes}` : ''}`));
     return findings;
   },
-  readSetup(_fileName, text) {
-    const read = parsedTrainer(text);
+  readSetup(fileName, text) {
+    const read = parsedTrainer(fileName, text);
     if (!read) return undefined;
     const launch = launchOf(text, read.doc, read.path);
     return readSetup(text, read.doc, read.path, launch.perNode && launch.perNode.value * (launch.nodes?.value ?? 1));

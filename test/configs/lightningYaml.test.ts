@@ -48,3 +48,19 @@ test('a Hydra trainer group on CPU is not a GPU plan to compare; a strategy name
   const [setup] = readConfigSetups('ds.yaml', '_target_: lightning.pytorch.trainer.Trainer\naccelerator: gpu\ndevices: 8\nnum_nodes: 2\nstrategy: deepspeed_stage_3_offload\nprecision: 16-true\n');
   assert.deepEqual([setup!.world, setup!.zeroStage?.value, setup!.cpuOffload?.value, setup!.paramOffload?.value, setup!.precision?.value, setup!.ampStyle?.value], [16, 3, true, true, 'fp16', 'pure']);
 });
+
+test('lightning-hydra-template’s trainer/ddp.yaml extends default.yaml without a _target_: read by its place, fixed in Lightning’s words', () => {
+  const file = join(root, 'test/fixtures/hydra-lightning/configs/trainer/ddp.yaml');
+  const text = readFileSync(file, 'utf8');
+  assert.deepEqual(detectConfigFormats(file, text), ['lightning-yaml']);
+  // The same keys outside a trainer/ group folder are not taken for a Trainer.
+  assert.deepEqual(detectConfigFormats('configs/model/ddp.yaml', text), []);
+  const [setup] = readConfigSetups(file, text);
+  assert.deepEqual([setup!.world, setup!.zeroStage?.value, setup!.zeroStage?.stated, setup!.precision?.value, setup!.precision?.stated], [4, 0, true, 'fp32', false]);
+  const plan = llamaPlan({ zeroStage: 2, precision: 'bf16', recompute: 'none', microBatch: 2, gradientAccumulation: 8 });
+  const fixed = fixAll(file, text, plan).text;
+  assert.match(fixed, /^strategy: deepspeed_stage_2$/m);
+  assert.match(fixed, /^devices: 8$/m);
+  assert.match(fixed, /^precision: bf16-mixed$/m);
+  assert.match(fixed, /^defaults:\n  - default\n/, 'the defaults list stays first');
+});
