@@ -41,6 +41,9 @@ test('fit --config config.yaml --model.hidden_dim 256: the model at the configâ€
   assert.match(notes(r).find((d) => d.code === 'script-arguments')?.message ?? '', /builds the model from config\.yaml with the arguments run\.sh gives \(fit --config config\.yaml --model\.hidden_dim 256\)/);
   const configOnly = await analyze('fit --config config.yaml');
   assert.equal(configOnly.models[0]!.totals.params, mlpParams('784, 128, 3, 10'));
+  // A test (or validate, predict) launch runs the same model: it is still the one to plan training for.
+  const tested = await analyze('test --config config.yaml');
+  assert.equal(tested.models[0]?.totals.params, mlpParams('784, 128, 3, 10'));
 });
 
 test('a class_path with init_args, and a run with no arguments says what it lacks', async () => {

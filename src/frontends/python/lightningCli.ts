@@ -106,7 +106,7 @@ function built(interp: Interp, value: unknown, site: CallSite): Value {
   return fromDocument(value, 'dict');
 }
 
-/** `LightningCLI(model_class, datamodule_class, …)`: the model it builds, trained when the subcommand is fit. */
+/** `LightningCLI(model_class, datamodule_class, …)`: the model it builds, whichever subcommand the launch runs. */
 export function lightningCli(interp: Interp, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const modelClass = args[0] ?? kwargs.get('model_class');
   const runArg = kwargs.get('run');
@@ -137,8 +137,9 @@ export function lightningCli(interp: Interp, args: Value[], kwargs: Map<string, 
     interp.warnAt(site.range, `LightningCLI: ${why}; no model is read`, 'script-arguments-unknown', 'warning', interp.runNotes);
     model = { k: 'unknown', why };
   }
-  // `fit` trains it; with run=False the code calls cli.trainer.fit(cli.model) itself.
-  if (!run || parsed.subcommand === 'fit' || parsed.subcommand === undefined) interp.trainedModels.push(model);
+  // `fit` trains it (with run=False the code calls cli.trainer.fit(cli.model) itself); a validate, test or predict
+  // launch runs the same model, whose training is still what the plan is for.
+  interp.trainedModels.push(model);
 
   const defaults = kwargs.get('trainer_defaults');
   const trainer = new Map<string, Value>(defaults?.k === 'dict' ? [...defaults.map].filter(([k]) => k.startsWith('s:')).map(([k, [, v]]) => [k.slice(2), v]) : []);
