@@ -10,6 +10,7 @@ import type { Document, Scalar } from 'yaml';
 import { lightningPrecision } from '../core/trainingPrecision';
 import type { ZeroStage } from '../protocol/plan';
 import { compareLaunch } from './compare';
+import { FSDP_SHARDING, fsdpShardingFor } from './fsdpStrategy';
 import { LIGHTNING_ELSEWHERE, LIGHTNING_PRECISION_TEXT } from './lightningSetup';
 import { withLaunchedWorld } from './launchedBy';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
@@ -66,6 +67,7 @@ function readSetup(text: string, doc: Document.Parsed, path: string[], world: nu
   if (steps !== undefined) {
     stated.gradientAccumulation = { value: steps, stated: !!accumulation.node, range: accumulation.node ? valueRange(accumulation.node) : anchor, set: (n) => accumulation.write(String(n)) };
   }
+  if (readStrategyClass(text, doc, path, stated)) return stated;
   const strategy = trainerKey(text, doc, path, 'strategy');
   const name = strategy.node ? String(strategy.node.value) : 'auto';
   const range = strategy.node ? valueRange(strategy.node) : anchor;
@@ -81,6 +83,49 @@ function readSetup(text: string, doc: Document.Parsed, path: string[], world: nu
     stated.paramOffload = { value: offload && zero === 3, stated: !!strategy.node, range };
   }
   return stated;
+}
+
+/**
+ * A strategy written as jsonargparse's class mapping (`strategy: {class_path: …FSDPStrategy, init_args: {…}}`, how
+ * LightningCLI configs pass one with arguments): FSDP's sharding_strategy (FULL_SHARD when absent) and cpu_offload,
+ * or DeepSpeed's stage (2 when absent) and offloads. False when the strategy is not such a mapping.
+ */
+function readStrategyClass(text: string, doc: Document.Parsed, path: string[], stated: StatedSetup): boolean {
+  const at = [...path, 'strategy'];
+  const cls = nestedScalar(doc, at, 'class_path');
+  if (!cls) return false;
+  const name = String(cls.value).replace(/^.*\./, '');
+  const args = [...at, 'init_args'];
+  const arg = (key: string) => trainerKey(text, doc, args, key);
+  const range = valueRange(cls);
+  const flag = (key: string): boolean => arg(key).node?.value === true;
+  if (name === 'FSDPStrategy') {
+    const sharding = arg('sharding_strategy');
+    const shard = FSDP_SHARDING[sharding.node ? String(sharding.node.value).replace(/^.*\./, '') : 'FULL_SHARD'];
+    if (shard) {
+      const where = sharding.node ? valueRange(sharding.node) : range;
+      stated.zeroStage = { value: shard.zero, stated: !!sharding.node, range: where, set: (z, plan) => { const m = fsdpShardingFor(z, plan?.hybridShard ?? shard.hybrid); return m ? sharding.write(m) : undefined; } };
+      stated.hybridShard = { value: shard.hybrid, stated: !!sharding.node, range: where, set: (h, plan) => { const m = fsdpShardingFor(plan?.zeroStage ?? shard.zero, h); return m ? sharding.write(m) : undefined; } };
+    }
+    // Lightning hands cpu_offload to FSDP as CPUOffload(offload_params=…): parameters, gradients and optimizer move.
+    const offload = flag('cpu_offload');
+    stated.cpuOffload = { value: offload, stated: !!arg('cpu_offload').node, range };
+    stated.paramOffload = { value: offload, stated: !!arg('cpu_offload').node, range };
+    const policy = arg('activation_checkpointing_policy').node ?? arg('activation_checkpointing').node;
+    if (policy) stated.recompute = { value: 'full', stated: true, range: valueRange(policy), matches: (r) => r !== 'none' };
+    return true;
+  }
+  if (name === 'DeepSpeedStrategy') {
+    const stage = arg('stage');
+    const z = stage.node ? count(stage.node) ?? (stage.node.value === 0 ? 0 : undefined) : 2;
+    if (z !== undefined && z <= 3) stated.zeroStage = { value: z as ZeroStage, stated: !!stage.node, range: stage.node ? valueRange(stage.node) : range, set: (n) => stage.write(String(n)) };
+    stated.cpuOffload = { value: flag('offload_optimizer'), stated: !!arg('offload_optimizer').node, range, set: (o) => arg('offload_optimizer').write(o ? 'true' : 'false') };
+    stated.paramOffload = { value: flag('offload_parameters'), stated: !!arg('offload_parameters').node, range, set: (o) => arg('offload_parameters').write(o ? 'true' : 'false') };
+    return true;
+  }
+  // Another strategy class (ModelParallelStrategy, a custom one): its sharding is not read.
+  (stated.unmodelled ??= []).push({ range, short: 'strategy class not read', message: `strategy class_path ${String(cls.value)}: WAP reads FSDPStrategy and DeepSpeedStrategy here; this config's plan leaves the sharding to the search` });
+  return true;
 }
 
 function launchOf(text: string, doc: Document.Parsed, path: string[]): LaunchSettings {

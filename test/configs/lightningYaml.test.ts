@@ -64,3 +64,20 @@ test('lightning-hydra-template’s trainer/ddp.yaml extends default.yaml without
   assert.match(fixed, /^precision: bf16-mixed$/m);
   assert.match(fixed, /^defaults:\n  - default\n/, 'the defaults list stays first');
 });
+
+test('a strategy as a class mapping (LightningCLI’s class_path / init_args): FSDPStrategy’s sharding written back by member name, DeepSpeedStrategy’s stage and offloads read', () => {
+  const fsdp = 'trainer:\n  devices: 8\n  precision: bf16-mixed\n  strategy:\n    class_path: lightning.pytorch.strategies.FSDPStrategy\n    init_args:\n      sharding_strategy: SHARD_GRAD_OP\n      cpu_offload: false\nmodel:\n  hidden_dim: 64\n';
+  const [setup] = readConfigSetups('config.yaml', fsdp);
+  assert.deepEqual([setup!.zeroStage?.value, setup!.hybridShard?.value, setup!.cpuOffload?.value, setup!.world], [2, false, false, 8]);
+  const plan = llamaPlan({ zeroStage: 3, precision: 'bf16', recompute: 'none', microBatch: 2, gradientAccumulation: 8 });
+  const fixed = fixAll('config.yaml', fsdp, plan).text;
+  assert.match(fixed, /^      sharding_strategy: FULL_SHARD$/m);
+  assert.match(fixed, /^    class_path: lightning\.pytorch\.strategies\.FSDPStrategy$/m);
+  const ds = 'trainer:\n  devices: 8\n  strategy:\n    class_path: lightning.pytorch.strategies.DeepSpeedStrategy\n    init_args:\n      stage: 3\n      offload_optimizer: true\n';
+  const [dsSetup] = readConfigSetups('config.yaml', ds);
+  assert.deepEqual([dsSetup!.zeroStage?.value, dsSetup!.cpuOffload?.value, dsSetup!.paramOffload?.value], [3, true, false]);
+  // Another class is said, not guessed.
+  const [other] = readConfigSetups('config.yaml', 'trainer:\n  devices: 8\n  strategy:\n    class_path: my.CustomStrategy\n');
+  assert.equal(other!.zeroStage, undefined);
+  assert.match(other!.unmodelled![0]!.message, /strategy class_path my\.CustomStrategy: WAP reads FSDPStrategy and DeepSpeedStrategy here/);
+});
