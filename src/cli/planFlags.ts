@@ -6,15 +6,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { initConfigReaders, precisionHintCandidates, launchedSetupHint, trainingHintsApply, withLaunchedSetup, withTrainingHintsFrom } from '../configs/index';
-import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type ParallelPins, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode, type ZeroStage } from '../protocol/plan';
+import { DEFAULT_BATCH, OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type ParallelPins, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode, type ZeroStage } from '../protocol/plan';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';
 import { SCRIPT_ARGS_HELP, SEQ_LEN_HELP } from './modelLoading';
 import { CliError } from './cliError';
 import { diskFiles } from './files';
-
-export const DEFAULT_PLAN_BATCH = 128;
 
 /** parseArgs declarations; the model-choosing flag differs per command and is not here. */
 export const PLANNER_FLAGS = {
@@ -53,7 +51,7 @@ export function plannerFlagsHelp(modelFlag: string): string {
   --input C,H,W|T       input shape without batch
   --python PATH         interpreter whose installed libraries imports are read from (default: $WAP_PYTHON, python3)
 ${SCRIPT_ARGS_HELP}
-  --batch B             global batch size (default ${DEFAULT_PLAN_BATCH})
+  --batch B             global batch size (default: what the launch that trains the model states, else ${DEFAULT_BATCH})
   --gpus N              use exactly N GPUs
   --max-gpus N          consider at most N GPUs
   --cluster FILE|PRESET cluster spec file, 'local' (nvidia-smi), or a preset (${Object.keys(CLUSTER_PRESETS).join(', ')}; default ${DEFAULT_PRESET})
@@ -82,7 +80,7 @@ ${SEQ_LEN_HELP}
 
 export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
   const options: PlanOptions = {
-    batch: positiveInt('batch', v.batch) ?? DEFAULT_PLAN_BATCH,
+    batch: positiveInt('batch', v.batch) ?? DEFAULT_BATCH,
     objective: oneOf<Objective>('objective', v.objective, ['throughput', 'efficiency'], 'throughput'),
     strategies: oneOf<StrategyMode>('strategies', v.strategies, ['dp', 'hybrid', 'all'], 'hybrid'),
     optimizer: oneOf<OptimizerKind>('optimizer', v.optimizer, OPTIMIZER_KINDS, 'momentum'),

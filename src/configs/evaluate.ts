@@ -9,7 +9,7 @@ import { withLaunchedWorld } from './launchedBy';
 import { withLinkedConfig } from './linkedConfig';
 import { READERS_BY_FORMAT } from './readers';
 import type { FileAccess } from './types';
-import { describeSetup, statedGlobalBatch, type StatedSetup } from './setup';
+import { describeSetup, statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
 
 /**
  * The setups a config states, one per format that can say one (a script may hold several): their
@@ -64,8 +64,7 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   copy('microBatch', setup.microBatch);
   const options: PlanOptions = withStatedPrecision({ ...base, pins }, setup, source);
   if (setup.world !== undefined) options.gpus = setup.world;
-  const dp = setup.dataParallel?.value ?? (setup.world !== undefined ? setup.world / ((setup.tensorParallel?.value ?? 1) * (setup.pipelineStages?.value ?? 1) * (setup.contextParallel?.value ?? 1)) : undefined);
-  const global = statedGlobalBatch(setup, dp !== undefined && Number.isInteger(dp) ? dp : undefined);
+  const global = statedGlobalBatch(setup, statedDataParallel(setup));
   if (global !== undefined) options.batch = global;
   return options;
 }

@@ -16,7 +16,7 @@ import { readConfigSetups } from './evaluate';
 import { baseOf, dirOf, joinPath, normalisePath } from './filePaths';
 import { isLaunchScriptName } from './launchScripts';
 import { resolveLaunchedModel } from './modelFor';
-import { statedGlobalBatch, type StatedSetup } from './setup';
+import { statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
 import type { FileAccess } from './types';
 
 export interface BatchHint {
@@ -37,12 +37,10 @@ export interface LaunchedSetupHint {
 /** Files read at most, as the other hints read at most 64 beside the model. */
 const MAX_CANDIDATES = 64;
 
-/** The setup's global batch and how it is made up, when the setup says enough to know it. */
-function statedBatch(setup: StatedSetup): { batch: number; how: string } | undefined {
+/** The setup's global batch (as pinnedOptions plans "your config" at it) and how it is made up, for the report. */
+function batchWithHow(setup: StatedSetup): { batch: number; how: string } | undefined {
   if (setup.globalBatch) return { batch: setup.globalBatch.value, how: `global batch ${setup.globalBatch.value}` };
-  const split = (setup.tensorParallel?.value ?? 1) * (setup.pipelineStages?.value ?? 1) * (setup.contextParallel?.value ?? 1);
-  const fromWorld = setup.world !== undefined ? setup.world / split : undefined;
-  const dp = setup.dataParallel?.value ?? (fromWorld !== undefined && Number.isInteger(fromWorld) ? fromWorld : undefined);
+  const dp = statedDataParallel(setup);
   const batch = statedGlobalBatch(setup, dp);
   if (batch === undefined || !setup.microBatch || dp === undefined) return undefined;
   const accumulation = setup.gradientAccumulation?.value ?? 1;
@@ -86,7 +84,7 @@ export function launchedSetupHint(modelPath: string, files: FileAccess): Launche
   const precisions = new Map<Precision, NonNullable<LaunchedSetupHint['precision']>>();
   for (const { path, setup } of setupsTraining(modelPath, files)) {
     const file = baseOf(path);
-    const b = statedBatch(setup);
+    const b = batchWithHow(setup);
     if (b && !batches.has(b.batch)) batches.set(b.batch, { batch: b.batch, file, source: `${file}'s ${setup.label}: ${b.how}` });
     const p = setup.precision;
     const style = setup.ampStyle && { value: setup.ampStyle.value, source: `${file} (${setup.ampStyle.why})` };

@@ -14,7 +14,8 @@ import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValu
 
 type Kind = NonNullable<LaunchSettings['parallelism']>['value'];
 
-function strategyKind(name: string): Kind {
+/** How a strategy name parallelises (LaunchSettings.parallelism): one reading for the Trainer call and its YAML. */
+export function strategyKind(name: string): Kind {
   const s = name.toLowerCase();
   if (s.startsWith('deepspeed') || s.startsWith('fsdp')) return 'sharded';
   if (s === 'auto' || s === 'dp' || s.startsWith('ddp')) return 'data';
@@ -22,7 +23,8 @@ function strategyKind(name: string): Kind {
   return 'other';
 }
 
-const STRATEGY_CLASSES: Record<string, Kind> = {
+/** The same for a strategy class (`FSDPStrategy(…)` in code, its `class_path` in YAML). */
+export const STRATEGY_CLASSES: Record<string, Kind> = {
   DDPStrategy: 'data', DataParallelStrategy: 'data', FSDPStrategy: 'sharded', DeepSpeedStrategy: 'sharded',
   SingleDeviceStrategy: 'single', ModelParallelStrategy: 'other',
 };

@@ -9,6 +9,7 @@
  */
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
+import { lightningPrecision } from '../core/trainingPrecision';
 import { deepspeedParamOffloadRules } from './deepspeedSetup';
 import { FSDP_SHARDING, fsdpOffloadOn, fsdpShardingFor } from './fsdpStrategy';
 import { readInlineDeepSpeed } from './inlineDeepSpeed';
@@ -21,13 +22,7 @@ export const LIGHTNING_ELSEWHERE = "Lightning's strategies here have no tensor, 
 
 function precisionOf(n: Node): Precision | undefined {
   const raw = stringLiteral(n) ?? (intLiteral(n) !== undefined ? String(intLiteral(n)) : undefined);
-  if (raw === undefined) return undefined;
-  const s = raw.toLowerCase();
-  if (s.startsWith('bf16')) return 'bf16';
-  if (s.startsWith('16')) return 'fp16';
-  if (s.startsWith('32') || s.startsWith('64')) return 'fp32';
-  if (s.startsWith('transformer-engine')) return 'fp8';
-  return undefined;
+  return raw === undefined ? undefined : lightningPrecision(raw)?.precision;
 }
 
 const STRATEGY_NAME_OFFLOAD = 'Lightning\'s strategy names offload the optimizer state alone at ZeRO-1/2 ("deepspeed_stage_2_offload") and the parameters with it at ZeRO-3 ("deepspeed_stage_3_offload", "fsdp_cpu_offload"); for another combination write DeepSpeedStrategy(stage=…, offload_optimizer=…, offload_parameters=…)';
@@ -35,6 +30,9 @@ const STRATEGY_NAME_OFFLOAD = 'Lightning\'s strategy names offload the optimizer
 /** What a strategy name's "_offload" moves: the optimizer state alone at ZeRO-1/2, the parameters with it at ZeRO-3. */
 const nameSays = (plan: Pick<TrainingSetup, 'zeroStage' | 'cpuOffload' | 'paramOffload'>): boolean =>
   plan.zeroStage === 3 ? plan.cpuOffload === plan.paramOffload : !plan.paramOffload;
+
+/** Where Lightning says recompute when its strategy name has no word for it. */
+export const LIGHTNING_RECOMPUTE_ELSEWHERE = 'use FSDPStrategy(activation_checkpointing_policy={YourBlock}) or call model.gradient_checkpointing_enable() in the LightningModule';
 
 export const LIGHTNING_PRECISION_TEXT: Record<Precision, string> = { fp32: '32-true', tf32: '32-true', fp16: '16-mixed', bf16: 'bf16-mixed', fp8: 'transformer-engine' };
 
@@ -68,7 +66,6 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
 
   const strategy = trainer.keywords.get('strategy');
   const name = strategy && stringLiteral(strategy);
-  const recomputeElsewhere = 'use FSDPStrategy(activation_checkpointing_policy={YourBlock}) or call model.gradient_checkpointing_enable() in the LightningModule';
   if (!strategy || (name !== undefined && /^(ddp|auto|dp)/.test(name))) {
     // DDP: no sharding. Writing a stage switches to the strategy string that has it.
     const sq = q(strategy);
@@ -77,7 +74,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
       return s ? setKeyword(text, trainerLayout, 'strategy', `${sq}${s}${sq}`) : undefined;
     };
     stated.zeroStage = { value: 0, stated: !!strategy, range: strategy ? nodeRange(strategy) : anchor, set: (z) => write(z, false) };
-    stated.inexpressible.recompute = recomputeElsewhere;
+    stated.inexpressible.recompute = LIGHTNING_RECOMPUTE_ELSEWHERE;
   } else if (name !== undefined && /^(deepspeed|fsdp)/.test(name)) {
     const m = /^deepspeed(?:_stage_(\d))?(_offload)?/.exec(name);
     const zero = (m ? Number(m[1] ?? 2) : 3) as ZeroStage;
@@ -104,7 +101,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     stated.inexpressible.paramOffload = STRATEGY_NAME_OFFLOAD;
     if (name.endsWith('_nvme')) stated.unmodelled = [nvmeUnmodelled(range, `strategy "${name}"`)];
     stated.anchor = range;
-    stated.inexpressible.recompute = recomputeElsewhere;
+    stated.inexpressible.recompute = LIGHTNING_RECOMPUTE_ELSEWHERE;
   } else if (strategy.type === 'call' && callArgs(strategy)) {
     const args = callArgs(strategy)!;
     const layout = argsLayout(args);
@@ -143,7 +140,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
       if (path !== undefined) stated.link = { path, range, key: 'DeepSpeedStrategy(config=…)' };
       else if (config.type === 'dictionary') readInlineDeepSpeed(config, stated, 'DeepSpeedStrategy(config=');
       else (stated.unmodelled ??= []).push({ range, short: 'DeepSpeed config not read', message: `DeepSpeedStrategy(config=${text.slice(range.start, Math.min(range.end, range.start + 40))}) is neither a file path nor a dict WAP can read: its ZeRO stage and offload are unknown, so this config's plan leaves them to the search` });
-      stated.inexpressible.recompute = recomputeElsewhere;
+      stated.inexpressible.recompute = LIGHTNING_RECOMPUTE_ELSEWHERE;
     } else if (cls === 'DeepSpeedStrategy') {
       const stage = args.keywords.get('stage');
       const z = stage ? intLiteral(stage) : 2;
@@ -157,7 +154,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
         if (n?.type === 'true' && where && stringLiteral(where) === 'nvme') (stated.unmodelled ??= []).push(nvmeUnmodelled(nodeRange(where), `DeepSpeedStrategy(${device}="nvme")`));
       }
       deepspeedParamOffloadRules(stated, 'DeepSpeedStrategy(offload_parameters=True) without offload_optimizer=True');
-      stated.inexpressible.recompute = recomputeElsewhere;
+      stated.inexpressible.recompute = LIGHTNING_RECOMPUTE_ELSEWHERE;
     }
   }
   return stated;

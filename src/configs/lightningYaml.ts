@@ -6,20 +6,23 @@
  * [_offload], fsdp[_cpu_offload]), precision and accumulate_grad_batches; the plan's values written back where the
  * Trainer has words for them (a key the file lacks is added to the trainer's mapping).
  */
-import type { Document, Scalar } from 'yaml';
+import { isScalar, isSeq, type Document, type Scalar } from 'yaml';
 import { lightningPrecision } from '../core/trainingPrecision';
 import type { ZeroStage } from '../protocol/plan';
 import { compareLaunch } from './compare';
+import { STRATEGY_CLASSES, strategyKind } from './lightning';
 import { FSDP_SHARDING, fsdpShardingFor } from './fsdpStrategy';
-import { LIGHTNING_ELSEWHERE, LIGHTNING_PRECISION_TEXT } from './lightningSetup';
+import { LIGHTNING_ELSEWHERE, LIGHTNING_PRECISION_TEXT, LIGHTNING_RECOMPUTE_ELSEWHERE } from './lightningSetup';
 import { withLaunchedWorld } from './launchedBy';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
 import { insertYamlKey, mapAt, nestedScalar, parseYamlConfig, setScalar, valueRange } from './yamlDoc';
 
-const TRAINER_TARGET = /^(lightning\.pytorch|pytorch_lightning|lightning)(\.trainer){0,2}\.Trainer$/;
+const TRAINER_PATH = '(lightning\\.pytorch|pytorch_lightning|lightning)(\\.trainer){0,2}\\.Trainer';
+const TRAINER_TARGET = new RegExp(`^${TRAINER_PATH}$`);
+/** The same `_target_` as a line of the file's text, for detection before parsing. */
+const TRAINER_TARGET_LINE = new RegExp(`^_target_:\\s*['"]?${TRAINER_PATH}['"]?\\s*$`, 'm');
 const TRAINER_KEYS = /^[ \t]+(devices|num_nodes|strategy|precision|accumulate_grad_batches)[ \t]*:/m;
-const RECOMPUTE_ELSEWHERE = 'use FSDPStrategy(activation_checkpointing_policy={YourBlock}) or call model.gradient_checkpointing_enable() in the LightningModule';
 
 /**
  * A Hydra trainer group file by its place (`configs/trainer/ddp.yaml`): lightning-hydra-template's variants name no
@@ -54,7 +57,7 @@ function readSetup(text: string, doc: Document.Parsed, path: string[], world: nu
   const anchor = { start: 0, end: Math.min(text.length, Math.max(0, text.indexOf('\n'))) };
   const stated: StatedSetup = {
     label: 'Lightning Trainer YAML', anchor, world,
-    inexpressible: { tensorParallel: LIGHTNING_ELSEWHERE, pipelineStages: LIGHTNING_ELSEWHERE, contextParallel: LIGHTNING_ELSEWHERE, sequenceParallel: LIGHTNING_ELSEWHERE, recompute: RECOMPUTE_ELSEWHERE },
+    inexpressible: { tensorParallel: LIGHTNING_ELSEWHERE, pipelineStages: LIGHTNING_ELSEWHERE, contextParallel: LIGHTNING_ELSEWHERE, sequenceParallel: LIGHTNING_ELSEWHERE, recompute: LIGHTNING_RECOMPUTE_ELSEWHERE },
   };
   const precision = trainerKey(text, doc, path, 'precision');
   const read = precision.node ? lightningPrecision(String(precision.node.value)) : { precision: 'fp32' as const };
@@ -134,12 +137,24 @@ function launchOf(text: string, doc: Document.Parsed, path: string[]): LaunchSet
   const perNode = count(devices.node);
   const machines = count(nodes.node);
   const strategy = nestedScalar(doc, path, 'strategy');
-  const name = strategy ? String(strategy.value) : undefined;
+  const cls = nestedScalar(doc, [...path, 'strategy'], 'class_path');
+  const kind = strategy ? strategyKind(String(strategy.value)) : cls ? STRATEGY_CLASSES[String(cls.value).replace(/^.*\./, '')] : undefined;
+  const named = strategy ?? cls;
+  // `devices: [0, 1, 2, 3]` names GPU indices: as many processes per node (the Trainer's list form).
+  const list = doc.getIn([...path, 'devices'], true);
+  const ids = isSeq(list) && list.items.every((i) => isScalar(i) && Number.isInteger(i.value)) ? list.items.map((i) => (i as Scalar).value as number) : undefined;
   return {
     ...(perNode !== undefined ? { perNode: { value: perNode, range: valueRange(devices.node!), set: (k: number) => devices.write(String(k)) ?? [] } } : {}),
+    ...(ids && isSeq(list) && list.range ? { deviceIds: { value: ids, range: { start: list.range[0], end: list.range[1] } } } : {}),
     ...(machines !== undefined ? { nodes: { value: machines, range: valueRange(nodes.node!), set: (k: number) => nodes.write(String(k)) ?? [] } } : {}),
-    ...(name !== undefined ? { parallelism: { value: /^(deepspeed|fsdp)/.test(name) ? ('sharded' as const) : /^(ddp|auto|dp)/.test(name) ? ('data' as const) : ('other' as const), range: valueRange(strategy!) } } : {}),
+    ...(kind && named ? { parallelism: { value: kind, range: valueRange(named) } } : {}),
   };
+}
+
+/** GPUs the Trainer starts: devices (a count or a list of indices) × num_nodes. */
+function worldOf(launch: LaunchSettings): number | undefined {
+  const perNode = launch.perNode?.value ?? launch.deviceIds?.value.length;
+  return perNode && perNode * (launch.nodes?.value ?? 1);
 }
 
 function parsedTrainer(fileName: string, text: string): { doc: Document.Parsed; path: string[] } | undefined {
@@ -153,7 +168,7 @@ export const lightningYamlReader: ConfigReader = {
   detect(fileName, text) {
     if (!/\.ya?ml$/i.test(fileName)) return false;
     return (
-      /^_target_:\s*['"]?(lightning\.pytorch|pytorch_lightning|lightning)(\.trainer){0,2}\.Trainer['"]?\s*$/m.test(text) ||
+      TRAINER_TARGET_LINE.test(text) ||
       (/^(fit:\s*\n\s+)?trainer:\s*$/m.test(text) && TRAINER_KEYS.test(text)) ||
       (TRAINER_GROUP_FILE.test(fileName) && !/^_target_:/m.test(text) && TOP_TRAINER_KEYS.test(text))
     );
@@ -165,7 +180,7 @@ export const lightningYamlReader: ConfigReader = {
     const accelerator = nestedScalar(doc, path, 'accelerator');
     if (accelerator && !['gpu', 'cuda', 'auto'].includes(String(accelerator.value))) return []; // CPU/TPU runs are not GPU plans
     const launch = launchOf(text, doc, path);
-    const world = launch.perNode && launch.perNode.value * (launch.nodes?.value ?? 1);
+    const world = worldOf(launch);
     const stated = withLaunchedWorld(fileName, readSetup(text, doc, path, world), files, 'argument');
     const findings: ConfigFinding[] = [];
     if (!plan) return setupNotes('lightning-yaml', stated);
@@ -176,8 +191,7 @@ export const lightningYamlReader: ConfigReader = {
   readSetup(fileName, text) {
     const read = parsedTrainer(fileName, text);
     if (!read) return undefined;
-    const launch = launchOf(text, read.doc, read.path);
-    return readSetup(text, read.doc, read.path, launch.perNode && launch.perNode.value * (launch.nodes?.value ?? 1));
+    return readSetup(text, read.doc, read.path, worldOf(launchOf(text, read.doc, read.path)));
   },
   launchedAs: 'argument',
 };

@@ -197,6 +197,14 @@ export function keepGlobalBatch(global: number, planMicro: number, dataParallel:
 }
 
 /** The config's global batch: stated, else micro × accumulation × data-parallel degree when all are known. */
+/** The data-parallel degree a setup states, or its GPUs over the model-parallel degrees when that is whole. */
+export function statedDataParallel(s: StatedSetup): number | undefined {
+  if (s.dataParallel) return s.dataParallel.value;
+  if (s.world === undefined) return undefined;
+  const dp = s.world / ((s.tensorParallel?.value ?? 1) * (s.pipelineStages?.value ?? 1) * (s.contextParallel?.value ?? 1));
+  return Number.isInteger(dp) ? dp : undefined;
+}
+
 export function statedGlobalBatch(s: StatedSetup, dataParallel: number | undefined): number | undefined {
   if (s.globalBatch) return s.globalBatch.value;
   const dp = s.dataParallel?.value ?? dataParallel;

@@ -9,7 +9,8 @@ export type TrainingPrecision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
 export type TensorHolding = 'autocast' | 'master-weights' | 'pure';
 
 const LIGHTNING: Readonly<Record<string, TrainingPrecision>> = {
-  '32': 'fp32', '32-true': 'fp32', '16': 'fp16', '16-mixed': 'fp16', '16-true': 'fp16',
+  // Lightning's double precision is planned as fp32, its nearest modelled precision.
+  '64': 'fp32', '64-true': 'fp32', '32': 'fp32', '32-true': 'fp32', '16': 'fp16', '16-mixed': 'fp16', '16-true': 'fp16',
   bf16: 'bf16', 'bf16-mixed': 'bf16', 'bf16-true': 'bf16', 'transformer-engine': 'fp8', 'transformer-engine-float16': 'fp8',
 };
 

@@ -344,6 +344,12 @@ export interface InfeasiblePlan {
 
 export type PlanOutcome = PlanReport | InfeasiblePlan;
 
+/**
+ * The global batch planned when no flag, setting or launch that trains the model states one: the WAP paper's
+ * (AlexNet at minibatch 128), one default for the CLI and the editor.
+ */
+export const DEFAULT_BATCH = 128;
+
 /** Options the planner takes; the CLI, the LSP settings and the webview controls all map onto these. */
 export interface PlanOptions {
   /** The global batch (samples a step over every replica). */

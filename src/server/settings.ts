@@ -4,7 +4,7 @@
  * model (some stdio clients) get the pushed settings or the defaults.
  */
 import type { Connection } from 'vscode-languageserver';
-import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode } from '../protocol/plan';
+import { DEFAULT_BATCH, OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode } from '../protocol/plan';
 import type { PlanControls } from '../protocol/webview';
 
 export interface WapSettings {
@@ -38,9 +38,6 @@ export interface WapSettings {
   /** `wap.padMultiple`: padded lengths are rounded up to a multiple of this. */
   padMultiple: number;
 }
-
-/** The global batch planned when neither wap.batchSize nor a launch that trains the model states one (the WAP paper's). */
-export const DEFAULT_BATCH = 128;
 
 export const DEFAULT_SETTINGS: WapSettings = {
   cluster: '',

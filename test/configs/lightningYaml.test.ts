@@ -47,6 +47,9 @@ test('a Hydra trainer group on CPU is not a GPU plan to compare; a strategy name
   assert.deepEqual(checkConfig(HYDRA, readFileSync(HYDRA, 'utf8'), llamaPlan()).findings, []);
   const [setup] = readConfigSetups('ds.yaml', '_target_: lightning.pytorch.trainer.Trainer\naccelerator: gpu\ndevices: 8\nnum_nodes: 2\nstrategy: deepspeed_stage_3_offload\nprecision: 16-true\n');
   assert.deepEqual([setup!.world, setup!.zeroStage?.value, setup!.cpuOffload?.value, setup!.paramOffload?.value, setup!.precision?.value, setup!.ampStyle?.value], [16, 3, true, true, 'fp16', 'pure']);
+  // devices as a list of GPU indices: as many processes per node, never an unread count.
+  const [listed] = readConfigSetups('config.yaml', 'trainer:\n  devices: [0, 1, 2, 3]\n  num_nodes: 2\n');
+  assert.equal(listed!.world, 8);
 });
 
 test('lightning-hydra-template’s trainer/ddp.yaml extends default.yaml without a _target_: read by its place, fixed in Lightning’s words', () => {

@@ -50,6 +50,9 @@ test('a class_path with init_args, and a run with no arguments says what it lack
   const subclass = await analyze('fit --model.class_path model.LitClassifier --model.init_args.hidden_dim 32 --model.init_args.num_layers 1 --trainer.precision 16-true');
   assert.equal(subclass.models[0]!.totals.params, mlpParams('784, 32, 1, 10'));
   assert.deepEqual([subclass.models[0]!.runPrecision?.precision, subclass.models[0]!.runPrecision?.holding], ['fp16', 'pure']);
+  // jsonargparse's shorthand: an argument beside class_path is an init argument, never dropped.
+  const shorthand = await analyze('fit --model.class_path model.LitClassifier --model.hidden_dim 48 --model.num_layers 2');
+  assert.equal(shorthand.models[0]!.totals.params, mlpParams('784, 48, 2, 10'));
   // No arguments: LightningCLI wants a subcommand and LitClassifier's hidden_dim; no model is made up.
   const bare = await analyze();
   assert.equal(bare.models.length, 0);

@@ -236,9 +236,14 @@ function comprehension(interp: Interp, node: PyNode, scope: Scope, body: (s: Sco
 
 function evalCall(interp: Interp, node: PyNode, scope: Scope): Value {
   const fnNode = field(node, 'function');
-  const argsNode = field(node, 'arguments');
   if (!fnNode) return UNKNOWN;
   const callee = evalExpr(interp, fnNode, scope);
+  const { args, kwargs } = evalArguments(interp, field(node, 'arguments'), scope);
+  return interp.callValue(callee, args, kwargs, interp.site(node, interp.text(fnNode)));
+}
+
+/** A call's arguments as Python binds them: positional, keywords, and `*`/`**` splats (said where unreadable). */
+export function evalArguments(interp: Interp, argsNode: PyNode | undefined, scope: Scope): { args: Value[]; kwargs: Map<string, Value> } {
   const args: Value[] = [];
   const kwargs = new Map<string, Value>();
   if (argsNode?.type === 'generator_expression') args.push(evalExpr(interp, argsNode, scope));
@@ -261,7 +266,7 @@ function evalCall(interp: Interp, node: PyNode, scope: Scope): Value {
       } else args.push(evalExpr(interp, a, scope));
     }
   }
-  return interp.callValue(callee, args, kwargs, interp.site(node, interp.text(fnNode)));
+  return { args, kwargs };
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { HydraSources } from './hydraCompose';
 import type { Interp } from './interpreter';
-import { NONE, type CallSite, type Value } from './values';
+import { NONE, type Value } from './values';
 
 /** What a script stored, per analysis: `group/name` → node. */
 const stores = new WeakMap<Interp, Map<string, Value>>();
@@ -17,7 +17,7 @@ const stores = new WeakMap<Interp, Map<string, Value>>();
 const MANDATORY = '???';
 
 /** `ConfigStore.instance()`'s methods, by library path; undefined when `path` is not one. */
-export function callConfigStore(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, _site: CallSite): Value | undefined {
+export function callConfigStore(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
   if (/^hydra\.core\.config_store\.ConfigStore\.instance$/.test(path)) return { k: 'lib', path: 'hydra.core.config_store.ConfigStore()' };
   if (path !== 'hydra.core.config_store.ConfigStore().store') return undefined;
   const name = kwargs.get('name') ?? args[0];

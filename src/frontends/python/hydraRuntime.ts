@@ -11,7 +11,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { SourceRange } from '../../core/ir';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
 import { commandLineOf, howRead } from './commandLine';
-import { evalExpr } from './expressions';
+import { evalArguments, evalExpr } from './expressions';
 import { composeHydraConfig, type HydraSources } from './hydraCompose';
 import { readSource } from '../imports';
 import { importDotted } from './dottedImport';
@@ -41,15 +41,7 @@ export function hydraMainOf(interp: Interp, decorators: PyNode[], scope: Scope):
     if (!call || !callee) continue;
     const target = evalExpr(interp, callee, scope);
     if (target.k !== 'lib' || !HYDRA_MAIN.test(target.path)) continue;
-    const kwargs = new Map<string, Value>();
-    const positional: Value[] = [];
-    for (const a of namedChildren(field(call, 'arguments') ?? call)) {
-      if (a.type === 'keyword_argument') {
-        const name = field(a, 'name');
-        const value = field(a, 'value');
-        if (name && value) kwargs.set(interp.text(name), evalExpr(interp, value, scope));
-      } else if (a.type !== 'comment') positional.push(evalExpr(interp, a, scope));
-    }
+    const { args: positional, kwargs } = evalArguments(interp, field(call, 'arguments'), scope);
     // hydra.main(config_path=None, config_name=None, version_base=…): the first two may be positional.
     return {
       configPath: literalString(kwargs.get('config_path') ?? positional[0]),
@@ -144,7 +136,7 @@ function hasTarget(v: Value): boolean {
 
 /** Hydra's library calls the interpreter models, or undefined when `path` is not one. */
 export function callHydra(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
-  const stored = callConfigStore(interp, path, args, kwargs, site);
+  const stored = callConfigStore(interp, path, args, kwargs);
   if (stored) return stored;
   switch (path) {
     case 'hydra.utils.instantiate':

@@ -96,11 +96,15 @@ function parseCommandLine(interp: Interp, words: readonly string[], run: boolean
   return out;
 }
 
-/** A `{class_path, init_args}` mapping built as jsonargparse builds it; any other value as it is. */
+/**
+ * A `{class_path, init_args}` mapping built as jsonargparse builds it; any other value as it is. A key beside
+ * class_path is an init argument too (`--model.hidden_dim 32` after `--model.class_path …`, jsonargparse's shorthand).
+ */
 function built(interp: Interp, value: unknown, site: CallSite): Value {
   if (isDoc(value) && typeof value.class_path === 'string') {
     const cls = importDotted(interp, value.class_path, site.node, 'class_path');
-    const init = isDoc(value.init_args) ? value.init_args : {};
+    const { class_path: _path, init_args: given, ...beside } = value;
+    const init = { ...(isDoc(given) ? given : {}), ...beside };
     return interp.callValue(cls, [], new Map(Object.entries(init).map(([k, v]) => [k, built(interp, v, site)])), site);
   }
   return fromDocument(value, 'dict');

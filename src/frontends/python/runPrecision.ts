@@ -16,7 +16,8 @@ import type { CallSite, Value } from './values';
 /** transformers' TrainingArguments and its subclasses, and trl's configs (SFTConfig, DPOConfig…), as called. */
 const TRAINING_ARGUMENTS = /^(transformers\.(training_args(_seq2seq)?\.)?(Seq2Seq)?TrainingArguments|trl\.(trainer\.)?(\w+\.)?\w+Config)$/;
 
-const where = (interp: Interp, site: CallSite): string => `${(interp.file ?? 'the script').replace(/^.*[\\/]/, '')}:${site.range.line}`;
+/** `train.py:17`: the file the call is in (an imported module's own, not only the analysed script). */
+const where = (interp: Interp, site: CallSite): string => `${(site.range.file ?? interp.file ?? 'the script').replace(/^.*[\\/]/, '')}:${site.range.line}`;
 
 /** Records a stated precision (the first wins), or a default one where none is stated yet. */
 function note(interp: Interp, run: RunPrecision, byDefault: boolean): void {
