@@ -31,6 +31,8 @@ export type BatchReading = BatchHint | { disagree: BatchHint[] } | undefined;
 
 export interface LaunchedSetupHint {
   batch: BatchReading;
+  /** The data-parallel replicas the launches start, where they agree (`torchrun --nproc_per_node 8`: 8). */
+  replicas?: { count: number; source: string };
   precision?: { precision: Precision; source: string; ampStyle?: { value: AmpStyle; source: string } };
 }
 
@@ -82,8 +84,11 @@ function setupsTraining(modelPath: string, files: FileAccess): Array<{ path: str
 export function launchedSetupHint(modelPath: string, files: FileAccess): LaunchedSetupHint {
   const batches = new Map<number, BatchHint>();
   const precisions = new Map<Precision, NonNullable<LaunchedSetupHint['precision']>>();
+  const replicas = new Map<number, string>();
   for (const { path, setup } of setupsTraining(modelPath, files)) {
     const file = baseOf(path);
+    const dp = statedDataParallel(setup);
+    if (dp !== undefined && !replicas.has(dp)) replicas.set(dp, setup.worldFrom ? `as ${setup.worldFrom} launches ${file}` : `${file}'s ${setup.label}`);
     const b = batchWithHow(setup);
     if (b && !batches.has(b.batch)) batches.set(b.batch, { batch: b.batch, file, source: `${file}'s ${setup.label}: ${b.how}` });
     const p = setup.precision;
@@ -93,11 +98,13 @@ export function launchedSetupHint(modelPath: string, files: FileAccess): Launche
   const hints = [...batches.values()];
   const batch: BatchReading = hints.length === 0 ? undefined : hints.length === 1 ? hints[0] : { disagree: hints };
   const [precision] = precisions.size === 1 ? [...precisions.values()] : [];
-  return { batch, ...(precision ? { precision } : {}) };
+  const [count] = replicas.size === 1 ? [...replicas.keys()] : [];
+  return { batch, ...(precision ? { precision } : {}), ...(count !== undefined ? { replicas: { count, source: replicas.get(count)! } } : {}) };
 }
 
 interface HintedOptions {
   batch: number;
+  launchReplicas?: { count: number; source: string };
   batchSource?: string;
   batchAssumed?: boolean;
   precision?: Precision;
@@ -119,6 +126,7 @@ export function withLaunchedSetup<T extends HintedOptions>(options: T, hint: Lau
     out = { ...out, precision: p.precision, precisionSource: p.source };
     if (!out.ampStyle && p.ampStyle) out = { ...out, ampStyle: p.ampStyle.value, ampStyleSource: p.ampStyle.source };
   }
+  if (hint.replicas && !out.launchReplicas) out = { ...out, launchReplicas: hint.replicas };
   const reading = hint.batch;
   if (!out.batchAssumed || !reading) return out;
   if ('disagree' in reading) {

@@ -12,7 +12,7 @@ import type { SetupDim, StatedSetup } from './setup';
 import type { ScriptContext } from './torchScriptSetup';
 import type { TextRange } from './types';
 
-const ACCUMULATION_NAMES = ['gradient_accumulation_steps', 'grad_accum', 'accumulation_steps', 'grad_accum_steps', 'accum_steps'];
+import { ACCUMULATION_NAMES, OTHER_ACCUMULATION } from '../core/batchOptions';
 
 /** Code that rewrites a script's globals as it runs: a module-level literal is then only a default. */
 const REWRITES_GLOBALS = /\bexec\s*\(|\bglobals\s*\(\s*\)/;
@@ -38,7 +38,7 @@ function readAccumulation(ctx: ScriptContext, anchor: TextRange): SetupDim<numbe
     return count && { value: count.value, stated: true, range: count.range, set: (n) => replaceRange(count.range, String(n)) };
   }
   // Some other spelling (`accum_iter`, `no_sync()` around micro-steps) accumulates in a way WAP does not read.
-  if (/accum|\bno_sync\s*\(|set_requires_gradient_sync/i.test(ctx.text)) return undefined;
+  if (OTHER_ACCUMULATION.test(ctx.text)) return undefined;
   return { value: 1, stated: false, range: anchor };
 }
 

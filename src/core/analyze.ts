@@ -226,5 +226,6 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
     diagnostics,
     completeness: assessCompleteness(layers, diagnostics),
     ...(spec.runPrecision ? { runPrecision: spec.runPrecision } : {}),
+    ...(spec.runBatch ? { runBatch: spec.runBatch } : {}),
   };
 }

@@ -210,11 +210,26 @@ export interface ModelSpec {
    * training config beside the model states one.
    */
   runPrecision?: RunPrecision;
+  /** The batch the code that trains it states, as the run computes it (frontends/python/runBatch.ts). */
+  runBatch?: RunBatch;
 }
 
-/** A precision the training code states, how it holds 16-bit tensors, and where it says so. */
+/**
+ * Samples a training step takes: over the whole run (`perProcess` false, the global batch), or per process (micro-batch
+ * × accumulation, which the launch's replicas multiply). `source` says which values made it.
+ */
+export interface RunBatch {
+  samples: number;
+  perProcess: boolean;
+  source: string;
+}
+
+/**
+ * A precision the training code states, how it holds 16-bit tensors, and where it says so. Without a precision the
+ * code states only the holding (an autocast whose dtype the run picks by GPU).
+ */
 export interface RunPrecision {
-  precision: TrainingPrecision;
+  precision?: TrainingPrecision;
   holding?: TensorHolding;
   source: string;
 }
@@ -312,6 +327,8 @@ export interface AnalyzedModel {
   completeness?: Completeness;
   /** ModelSpec.runPrecision, carried to the planner. */
   runPrecision?: RunPrecision;
+  /** ModelSpec.runBatch, carried to the planner. */
+  runBatch?: RunBatch;
 }
 
 export interface AnalysisResult {

@@ -19,6 +19,7 @@ import { ProfileCosts, profileProblem } from './cost/profileCosts';
 import { range, Topology } from './cost/topology';
 import { gemmCeilingNote } from './cost/gemmCeiling';
 import { optimizerLine, withPlannedOptimizer } from './optimizerChoice';
+import { withCodeBatch } from './codeBatch';
 import { withCodePrecision } from './codePrecision';
 import { frozenParametersLine } from './frozenLine';
 import { memoryFormatLine } from './memoryFormatLine';
@@ -62,7 +63,7 @@ function throughput(c: Candidate, batch: number): number {
 }
 
 function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
-  return withAdvice(model, yield* searchSteps(model, cluster, withPlannedOptimizer(model, withCodePrecision(model, options)), extras));
+  return withAdvice(model, yield* searchSteps(model, cluster, withPlannedOptimizer(model, withCodePrecision(model, withCodeBatch(model, cluster.gpus.length, options))), extras));
 }
 
 function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
@@ -127,7 +128,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
       }
     }
   } catch (e) {
-    if (e instanceof PrecisionError) return fail(e.message);
+    // A precision the training code or its config chose names where it came from: that is what to change.
+    if (e instanceof PrecisionError) return fail(options.precision && options.precisionSource ? `${e.message} (${options.precision} is from ${options.precisionSource})` : e.message);
     throw e;
   }
   if (model.totals.params > 0) diagnostics.push({ severity: 'info', message: optimizerLine(model, options) });

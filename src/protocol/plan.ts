@@ -362,6 +362,11 @@ export interface PlanOptions {
   batchSource?: string;
   /** Set by a caller that defaulted `batch`: a launch or config that trains the model may still state it. */
   batchAssumed?: boolean;
+  /**
+   * The data-parallel replicas the launch that trains the model starts, where it states no batch of its own: a
+   * per-process batch the model's code states is multiplied by it (planner/codeBatch.ts).
+   */
+  launchReplicas?: { count: number; source: string };
   objective: Objective;
   strategies: StrategyMode;
   optimizer: OptimizerKind;

@@ -69,3 +69,18 @@ test('launches that state different global batches are named, and the default st
   assert.equal(options.batchAssumed, true);
   assert.match(options.batchSource!, /different global batches \((large\.sh 64, small\.sh 16|small\.sh 16, large\.sh 64)\)/);
 });
+
+test('a launch that states no batch still says how many replicas it starts, for a batch the script states per process', () => {
+  const loop = `${MODEL}import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nbatch_size = 16\nmodel = DDP(Net())\noptimizer = torch.optim.AdamW(model.parameters())\n`;
+  const dir = writeFolder(project, 'replicas', { 'train.py': loop, 'run.sh': 'torchrun --nnodes 2 --nproc_per_node 8 train.py\n' });
+  const hint = launchedSetupHint(join(dir, 'train.py'), disk);
+  assert.equal(hint.batch, undefined, 'no DataLoader literal: the config side reads no micro-batch');
+  assert.deepEqual(hint.replicas, { count: 16, source: 'as run.sh launches train.py' });
+  assert.deepEqual(withLaunchedSetup(ASSUMED, hint).launchReplicas, hint.replicas);
+  // Launches that start different counts leave it unsaid.
+  const two = writeFolder(project, 'replicas-disagree', { 'train.py': loop, 'a.sh': 'torchrun --nproc_per_node 8 train.py\n', 'b.sh': 'torchrun --nproc_per_node 4 train.py\n' });
+  assert.equal(launchedSetupHint(join(two, 'train.py'), disk).replicas, undefined);
+  // torchrun of a script that wraps nothing starts independent processes, not replicas of one model.
+  const bare = writeFolder(project, 'replicas-bare', { 'train.py': loop.replace('DDP(Net())', 'Net()'), 'run.sh': 'torchrun --nproc_per_node 8 train.py\n' });
+  assert.equal(launchedSetupHint(join(bare, 'train.py'), disk).replicas, undefined);
+});

@@ -136,3 +136,41 @@ if __name__ == "__main__":
   assert.ok(Date.now() - started < 5000, `read in ${Date.now() - started} ms`);
   assert.ok(![...r.diagnostics, ...m.diagnostics].some((d) => /undefined_helper|step budget/.test(d.message)), 'the loop says nothing about the model');
 });
+
+test('a model the script part builds and trains is the run’s model, named by its class, ahead of a part buildable with its defaults', () => {
+  const src = `import argparse
+import torch
+from torch import nn
+class NewGELU(nn.Module):
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(x))
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.act = NewGELU()
+    def forward(self, x):
+        return self.act(self.fc(x))
+class Net(nn.Module):
+    def __init__(self, width, depth):
+        super().__init__()
+        self.blocks = nn.Sequential(*[Block(width) for _ in range(depth)])
+    def forward(self, x):
+        return self.blocks(x)
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--depth', type=int, default=2)
+    args = parser.parse_args()
+    model = Net(64, args.depth)
+    optimizer = torch.optim.AdamW(model.parameters())
+    for step in range(10 ** 9):
+        model(torch.randn(8, 64)).sum().backward()
+`;
+  // llm.c's train_gpt2.py builds its GPT this way: before, its NewGELU was "the model", with no parameters.
+  const r = analyzeSourceSync('script.py', src);
+  assert.deepEqual(r.models.map((m) => m.name), ['Net']);
+  assert.equal(r.models[0]!.totals.params, 2 * (64 * 64 + 64));
+  assert.equal(r.models[0]!.range?.line, 21, 'ranged at the script part that builds it (Net itself needs arguments)');
+  const deeper = analyzeSourceSync('script.py', src, { scriptArguments: { words: ['--depth', '3'], source: 'run.sh' } });
+  assert.equal(deeper.models[0]!.totals.params, 3 * (64 * 64 + 64));
+});

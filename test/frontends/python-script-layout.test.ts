@@ -7,9 +7,11 @@
  * (scriptExec.ts: open, exec, globals(), literal_eval); one WAP cannot read leaves a warning on every model.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
+import { assessCompleteness } from '../../src/core/completeness';
 import type { AnalyzeOptions } from '../../src/core/ir';
 import { analyzeSource, initFrontends } from '../../src/frontends';
 import { planModel, resolveCluster } from '../../src/planner/index';
@@ -80,4 +82,98 @@ test('a file with no rewrite of its globals carries no such warning', async () =
   const r = await analyzeSource(plain, readFileSync(plain, 'utf8'), {}, { workspaceFolders: [nanogpt] });
   assert.ok(r.models.length > 0);
   assert.deepEqual(r.models.flatMap((m) => m.diagnostics).filter((d) => d.code === 'rewritten-globals'), []);
+});
+
+test('the autocast the script builds is its run precision, with the dtype its configurator leaves; a dtype the run picks keeps only the holding', async () => {
+  const runOf = async (words: string[], text?: string) => (await read({ scriptArguments: { words, source: 'run.sh' } }, text)).models.find((m) => m.name === 'model')!.runPrecision;
+  const written = await runOf([]);
+  assert.deepEqual([written?.precision, written?.holding], ['bf16', 'autocast']);
+  assert.equal(written?.source, 'configured_train.py:38 (torch.amp.autocast, dtype torch.bfloat16)');
+  const half = await runOf(['--dtype=float16']);
+  assert.deepEqual([half?.precision, half?.holding], ['fp16', 'autocast']);
+  // CUDA autocast disables itself at float32: the run trains in fp32.
+  const full = await runOf(['--dtype=float32']);
+  assert.deepEqual([full?.precision, full?.holding], ['fp32', undefined]);
+  // nanoGPT's own default asks the GPU: WAP cannot know, so the plan keeps the GPU's default dtype, held as autocast holds it.
+  const asked = readFileSync(file, 'utf8').replace("dtype = 'bfloat16'", "dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'");
+  const picked = (await read({}, asked)).models.find((m) => m.name === 'model')!;
+  assert.deepEqual([picked.runPrecision?.precision, picked.runPrecision?.holding], [undefined, 'autocast']);
+  const options = { batch: 64, objective: 'throughput', strategies: 'dp', optimizer: 'adam' } as const;
+  const onA100 = planModel(picked, resolveCluster('a100x8', {}), options);
+  assert.ok(onA100.feasible);
+  if (onA100.feasible) {
+    assert.deepEqual([onA100.plan.setup?.precision, onA100.plan.setup?.ampStyle], ['bf16', 'autocast']);
+    assert.match(onA100.plan.setup!.precisionReason!, /^default: /);
+  }
+  // The same choice as a statement, over a default written before it: neither branch is read, and the name is unknown.
+  const statement = readFileSync(file, 'utf8').replace("dtype = 'bfloat16'", "dtype = 'float16'\nif torch.cuda.is_available() and torch.cuda.is_bf16_supported():\n    dtype = 'bfloat16'");
+  const undecided = await read({}, statement);
+  const held = undecided.models.find((m) => m.name === 'model')!;
+  assert.deepEqual([held.runPrecision?.precision, held.runPrecision?.holding], [undefined, 'autocast']);
+  assert.ok([...undecided.diagnostics, ...held.diagnostics].some((d) => d.code === 'gpu-query' && d.line === 26));
+  // A dtype the GPU cannot run is refused with where it came from.
+  const bf16 = (await read()).models.find((m) => m.name === 'model')!;
+  const onV100 = planModel(bf16, resolveCluster('dgx1-v100', {}), options);
+  assert.equal(onV100.feasible, false);
+  if (!onV100.feasible) assert.match(onV100.reason, /no peakTflops\.bf16 .* \(bf16 is from configured_train\.py:38 \(torch\.amp\.autocast, dtype torch\.bfloat16\)\)$/);
+});
+
+test('an autocast inside a forward is the model’s own, not the run’s precision', async () => {
+  const source = [
+    'import torch',
+    'from torch import nn',
+    'class Net(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.fc = nn.Linear(8, 8)',
+    '    def forward(self, x):',
+    "        keep = torch.autocast('cuda', enabled=False)",
+    '        with keep:',
+    '            return self.fc(x.float())',
+    'model = Net()',
+    "ctx = torch.autocast('cuda', dtype=torch.bfloat16)",
+  ].join('\n');
+  const asRun = (await analyzeSource(join(nanogpt, 'inline_net.py'), source, {}, { workspaceFolders: [nanogpt] })).models[0]!;
+  assert.deepEqual([asRun.runPrecision?.precision, asRun.runPrecision?.holding], ['bf16', 'autocast']);
+  const forwardOnly = (await analyzeSource(join(nanogpt, 'inline_net.py'), source.replace(/\nctx = .*$/, ''), {}, { workspaceFolders: [nanogpt] })).models[0]!;
+  assert.equal(forwardOnly.layers.length > 0, true);
+  assert.equal(forwardOnly.runPrecision, undefined);
+});
+
+test('nanoGPT sizes its vocabulary from the dataset’s meta.pkl when one exists beside it, else 50304: os.path is read against the script’s folder', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wap-ospath-'));
+  try {
+    copyFileSync(join(nanogpt, 'model.py'), join(dir, 'model.py'));
+    const script = [
+      'import os',
+      'import pickle',
+      'import torch',
+      'from model import GPTConfig, GPT',
+      "dataset = 'shakespeare_char'",
+      "meta_path = os.path.join('data', dataset, 'meta.pkl')",
+      'meta_vocab_size = None',
+      'if os.path.exists(meta_path):',
+      "    with open(meta_path, 'rb') as f:",
+      '        meta = pickle.load(f)',
+      "    meta_vocab_size = meta['vocab_size']",
+      'vocab_size = meta_vocab_size if meta_vocab_size is not None else 50304',
+      'model = GPT(GPTConfig(n_layer=2, n_head=4, n_embd=128, block_size=64, vocab_size=vocab_size))',
+      'optimizer = torch.optim.AdamW(model.parameters())',
+    ].join('\n');
+    writeFileSync(join(dir, 'train.py'), script);
+    const analyse = async () => (await analyzeSource(join(dir, 'train.py'), script, {}, { workspaceFolders: [dir] })).models.find((m) => m.name === 'model')!;
+    const unprepared = await analyse();
+    assert.equal(unprepared.totals.params, nanogptParams('n_layer=2, n_head=4, n_embd=128, block_size=64, vocab_size=50304'));
+    assert.equal(assessCompleteness(unprepared.layers, unprepared.diagnostics).complete, true);
+    // Prepared: the vocabulary is in a pickle WAP does not read, so the model says it is incomplete rather than guess.
+    mkdirSync(join(dir, 'data', 'shakespeare_char'), { recursive: true });
+    writeFileSync(join(dir, 'data', 'shakespeare_char', 'meta.pkl'), 'not read');
+    const prepared = await analyse();
+    assert.notEqual(prepared.totals.params, unprepared.totals.params);
+    const completeness = assessCompleteness(prepared.layers, prepared.diagnostics);
+    assert.equal(completeness.complete, false, 'an unknown vocabulary leaves the model incomplete, said');
+    assert.ok(completeness.reasons.length > 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -13,6 +13,7 @@
 import type { PyNode } from './ast';
 import { commandLineOf, GIVE_ARGUMENTS, howRead, type CommandLine } from './commandLine';
 import type { Interp } from './interpreter';
+import { noteBatchOption } from './runBatch';
 import { noteRunSequence } from './runSequence';
 import { FALSE, NONE, TRUE, UNKNOWN, list, native, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
 
@@ -145,6 +146,7 @@ function parse(interp: Interp, state: ParserState, site: CallSite, given: Comman
     } else value = spec.required ? { k: 'unknown', why: `${spec.flags[0] ?? spec.dest} is required and not given` } : defaultOf(interp, spec, state, site);
     attrs.set(spec.dest, value);
     noteRunSequence(interp, spec.dest, value, words !== undefined ? given?.source : undefined);
+    noteBatchOption(interp, spec.dest, value, words !== undefined ? given?.source : undefined);
     if (said.length < 8 && (value.k === 'num' || value.k === 'str' || value.k === 'bool')) said.push(`${spec.dest}=${pythonRepr(value)}`);
   }
   for (const [dest, value] of state.defaults) if (!attrs.has(dest)) attrs.set(dest, value);

@@ -11,6 +11,7 @@ import type { Interp } from './interpreter';
 import { binaryOp, evalComparison } from './operators';
 import { isArray, mapArray } from './numericArrays';
 import { evalString } from './strings';
+import { asksTheGpu } from './cudaQueries';
 import { tensorNegate } from './tensorArithmetic';
 import {
   NONE,
@@ -141,6 +142,7 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
       const [a, cond, b] = namedChildren(node);
       const t = cond ? truthy(evalExpr(interp, cond, scope)) : undefined;
       if (t === false) return b ? evalExpr(interp, b, scope) : UNKNOWN;
+      if (t === undefined && cond && asksTheGpu(interp, cond)) return UNKNOWN;
       return a ? evalExpr(interp, a, scope) : UNKNOWN;
     }
     case 'lambda':

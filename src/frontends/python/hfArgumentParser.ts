@@ -19,6 +19,7 @@ import { mro } from './access';
 import { stringToBool } from '../../core/stringToBool';
 import { commandLineOf, howRead } from './commandLine';
 import type { Interp } from './interpreter';
+import { noteBatchOption } from './runBatch';
 import { noteRunSequence } from './runSequence';
 import { FALSE, TRUE, UNKNOWN, int, list, native, num, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
 import { readScriptFile } from './scriptExec';
@@ -112,7 +113,12 @@ function build(interp: Interp, classes: Value[], values: Map<string, Value>, sit
       if (v !== undefined) kwargs.set(f.name, v);
     }
     const inst = interp.callValue(cls, [], kwargs, site);
-    if (inst.k === 'inst') for (const [name, v] of inst.attrs) noteRunSequence(interp, name, v, values.has(name) ? source : undefined);
+    if (inst.k === 'inst') {
+      for (const [name, v] of inst.attrs) {
+        noteRunSequence(interp, name, v, values.has(name) ? source : undefined);
+        noteBatchOption(interp, name, v, values.has(name) ? source : undefined);
+      }
+    }
     if (inst.k === 'inst') for (const [name, v] of inst.attrs) if (said.length < 8 && (v.k === 'str' || v.k === 'num' || v.k === 'bool' || v.k === 'none')) said.push(`${name}=${v.k === 'str' ? `'${v.v}'` : v.k === 'none' ? 'None' : v.k === 'bool' ? (v.v ? 'True' : 'False') : String(v.v)}`);
     return inst;
   });
@@ -125,6 +131,7 @@ function build(interp: Interp, classes: Value[], values: Map<string, Value>, sit
         if (claimed.has(name)) continue;
         attrs.set(name, v);
         noteRunSequence(interp, name, v, source);
+        noteBatchOption(interp, name, v, source);
       }
       const rest: InstV = { k: 'inst', cls: { k: 'class', name: 'Namespace', bases: [], attrs: new Map(), node: site.node, dataclass: false, fields: [] }, attrs };
       return rest;

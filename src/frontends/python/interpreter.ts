@@ -20,6 +20,7 @@ import { execTry, execWith } from './wrappingStatements';
 import { isMainGuard } from './moduleScope';
 import { hydraConfigArgument } from './hydraRuntime';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
+import { noteBatchSplit, type BatchValue } from './runBatch';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
 import { BreakSignal, ContinueSignal, LimitSignal, RaiseSignal, ReturnSignal, isSignal } from './signals';
@@ -67,6 +68,9 @@ export class Interp {
   /** The precision the training code builds its trainer with (runPrecision.ts), and the default of one that states none. */
   runPrecision: RunPrecision | undefined;
   runPrecisionDefault: RunPrecision | undefined;
+  /** Batch names the run's command line or TrainingArguments state, and values a split over the processes divided (runBatch.ts). */
+  readonly runBatchOptions = new Map<string, BatchValue>();
+  readonly runBatchSplit = new Map<string, BatchValue>();
   /** The input the analysis was given: a forward that computes sizes from its input is read again at it (specialise.ts). */
   givenInput: AnalyzeOptions = {};
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */
@@ -218,8 +222,9 @@ export class Interp {
     if (node.type === 'assignment') {
       const right = field(node, 'right');
       if (!right) return; // annotation only: `x: int`
-      const value = right.type === 'assignment' ? this.chainedAssign(right, scope) : evalExpr(this, right, scope);
       const left = field(node, 'left');
+      if (left) noteBatchSplit(this, node, () => evalExpr(this, left, scope));
+      const value = right.type === 'assignment' ? this.chainedAssign(right, scope) : evalExpr(this, right, scope);
       if (left) assignTarget(this, left, value, scope);
       return;
     }
@@ -229,6 +234,7 @@ export class Interp {
       const op = node.children.find((c) => c.field === 'operator');
       if (!left || !right || !op) return;
       const current = evalExpr(this, left, scope);
+      noteBatchSplit(this, node, () => current);
       const result = binaryOp(this, this.text(op).slice(0, -1), current, evalExpr(this, right, scope), node);
       assignTarget(this, left, result, scope);
       return;

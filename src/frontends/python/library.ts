@@ -20,6 +20,8 @@ import { recordOptimizedModels } from './optimizerModels';
 import { hfArgumentParser } from './hfArgumentParser';
 import { callEinops } from './einops';
 import { peftConfig } from './peftCalls';
+import { cudaQuery } from './cudaQueries';
+import { callOsPath } from './osPaths';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
@@ -64,6 +66,8 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
     const array = callArrayFunction(path, args, kwargs, !!interp.graph?.scope.length);
     if (array) return array;
   }
+  const cuda = cudaQuery(path);
+  if (cuda) return cuda;
   if (path.startsWith('torch.')) return callTorch(interp, path, last, args, kwargs, site);
   if (/^(transformers\.(hf_argparser\.)?HfArgumentParser|trl\.(scripts\.utils\.)?TrlParser)$/.test(path)) return hfArgumentParser(interp, args, site.node);
   if (path.startsWith('transformers.')) return callTransformers(interp, path, args, kwargs, site);
@@ -73,6 +77,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
   }
   if (path.startsWith('argparse.')) return callArgparse(interp, path, site) ?? UNKNOWN;
   if (path === 'ast.literal_eval') return literalEval(args, site.node);
+  if (path.startsWith('os.path.')) return callOsPath(interp, path, args) ?? UNKNOWN;
   const settings = loadSettings(interp, path, args);
   if (settings) return settings;
   if (LIGHTNING_CLI.test(path)) return lightningCli(interp, args, kwargs, site);

@@ -12,7 +12,7 @@ import { classLookup, getAttr, isTorchModuleBase, iterate, libraryBase, mro, set
 import { attrBuiltins, callingBuiltins } from './builtins';
 import { callValue } from './calls';
 import { Graph } from './graph';
-import { Interp, SCRIPT_PART_STEPS } from './interpreter';
+import { Interp } from './interpreter';
 import { ModuleLoader, type ImportContext } from './modules';
 import { isKerasModelInstance } from './kerasRuntime';
 import { isTorchModule } from './torchRuntime';
@@ -22,7 +22,8 @@ import { unmodelledFreezes } from './frozenParameters';
 import { isMainGuard, moduleScopeStatements } from './moduleScope';
 import { rewrittenGlobals } from './rewrittenGlobals';
 import { scriptBuiltins } from './scriptExec';
-import { withRunSequence } from './runSequence';
+import { noteModuleSequence, withRunSequence } from './runSequence';
+import { readRunBatch, withRunBatch } from './runBatch';
 import { withRunPrecision } from './runPrecision';
 import { loraOf } from './peftCalls';
 import { withLoraAdapters } from '../peft/lora';
@@ -104,23 +105,35 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
 
   // 4. Nothing in the file builds a model: offer the models it imports (`from torchvision.models import vit_b_16`).
   // A function that trains one (`main()` handing it to an optimizer, a Trainer, DDP) builds it: an imported class at
-  // its defaults is then not the run's model.
-  if (!candidates.some((c) => c.kind === 'instance' || (c.kind === 'factory' && trainedRoots.has(c.root)))) candidates.push(...importedCandidates(interp, definitions.imported, fileDiagnostics, seen));
-  // 5. Still nothing: the model the `__main__` part trains (trl's sft.py parses its arguments there and calls main(…)).
-  if (candidates.length === 0 && trainedInMain && interp.mainBlocks[0]) candidates.push({ name: '__main__', range: rangeOf(interp.mainBlocks[0]), root: trainedInMain, kind: 'factory', graphDiagnostics: [] });
+  // its defaults is then not the run's model (below, with 5).
+  // 5. The model the `__main__` part trains (trl's sft.py parses its arguments there and calls main(…); llm.c's
+  // train_gpt2.py builds its GPT there) is the run's: ahead of a class buildable with its defaults (llm.c's NewGELU,
+  // then only a part of it) and of the imports at their defaults.
+  const runModelFound = candidates.some((c) => c.kind === 'instance' || (c.kind === 'factory' && trainedRoots.has(c.root)));
+  if (!runModelFound && trainedInMain && interp.mainBlocks[0] && !seen.has(trainedInMain)) {
+    seen.add(trainedInMain);
+    // Named by its class, as the class read at its defaults would be (which it replaces: the run's arguments win).
+    const className = trainedInMain.k === 'inst' ? trainedInMain.cls.name : undefined;
+    const same = candidates.findIndex((c) => c.kind === 'class' && c.name === className);
+    const range = same >= 0 ? candidates[same]!.range : rangeOf(interp.mainBlocks[0]);
+    if (same >= 0) candidates.splice(same, 1);
+    candidates.unshift({ name: className ?? '__main__', range, root: trainedInMain, kind: 'factory', graphDiagnostics: [] });
+  } else if (!runModelFound) candidates.push(...importedCandidates(interp, definitions.imported, fileDiagnostics, seen));
 
   const parts = new Set<ClassV>();
   for (const c of candidates) collectParts(c.root, c.kind !== 'class', parts);
   const reported = candidates.filter((c) => c.kind !== 'class' || (c.root.k === 'inst' && !parts.has(c.root.cls)));
 
   const models: ModelSpec[] = [];
+  const runBatch = readRunBatch(interp, tree.root);
+  noteModuleSequence(interp);
   for (const c of reported) {
     const spec =
       c.root.k === 'hf'
         ? quantized(applyFreezeSteps(hfSpec(c.root, c.name, c.graphDiagnostics), hfFreezeSteps(c.root)), c.root.quantization)
         : c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     const lora = loraOf(c.root);
-    if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(withRunPrecision(interp, withRunSequence(interp, lora ? withLoraAdapters(spec, lora) : spec)));
+    if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(withRunBatch(withRunPrecision(interp, withRunSequence(interp, lora ? withLoraAdapters(spec, lora) : spec)), runBatch));
   }
   // Freezing the evaluator could not attribute, values the run rewrites, and the command line argparse was read with change what any plan of this file's models means: each model carries them.
   const carried = [...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root), ...interp.runNotes];
@@ -136,7 +149,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
 
 /**
  * Runs the file's `if __name__ == "__main__":` part as a script would, for what it does to the module's models: a
- * check call `model(torch.randn(8, 3, 32, 32))` states the input (torchRuntime.ts). Its names are put back
+ * check call `model(torch.randn(8, 3, 32, 32))` states the input (torchRuntime.ts), and a model built and trained
+ * there (llm.c's GPT) is found. It runs on the file's step budget, since building a 12-layer GPT takes more than a
+ * check call; a loop at its top level (the training loop) is cut as the module's are (Interp.execScriptLoop). Its names are put back
  * afterwards (a model rebuilt there is not the one the file defines), and its diagnostics are not the models':
  * argument parsing, data loading and training loops are not model code.
  */
@@ -146,7 +161,7 @@ function runMainBlocks(interp: Interp): void {
   const [graph, maxSteps] = [interp.graph, interp.maxSteps];
   interp.graph = new Graph('keras');
   interp.steps = 0;
-  interp.maxSteps = SCRIPT_PART_STEPS;
+  interp.maxSteps = maxSteps;
   try {
     for (const body of interp.mainBlocks) guarded(interp, () => interp.exec(body, interp.globals), [], rangeOf(body));
   } finally {

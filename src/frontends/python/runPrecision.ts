@@ -6,15 +6,16 @@
  * argparse project's precision is the one it trains in, not the GPU's default. The first such call with a value WAP
  * knows counts, named with where it is. A call that sets no precision trains in the stack's default, fp32 (Lightning's
  * "32-true", the Trainer's neither-flag), which counts only after any stated one and only where no `**splat` could
- * have hidden the keyword.
+ * have hidden the keyword. A script's own `torch.autocast(device_type="cuda", dtype=ptdtype)` (nanoGPT looks its
+ * dtype up from a config word) states the same thing for a plain training loop.
  */
 import type { ModelSpec, RunPrecision } from '../../core/ir';
-import { lightningPrecision } from '../../core/trainingPrecision';
+import { lightningPrecision, type TrainingPrecision } from '../../core/trainingPrecision';
 import type { Interp } from './interpreter';
 import type { CallSite, Value } from './values';
 
 /** transformers' TrainingArguments and its subclasses, and trl's configs (SFTConfig, DPOConfig…), as called. */
-const TRAINING_ARGUMENTS = /^(transformers\.(training_args(_seq2seq)?\.)?(Seq2Seq)?TrainingArguments|trl\.(trainer\.)?(\w+\.)?\w+Config)$/;
+export const TRAINING_ARGUMENTS = /^(transformers\.(training_args(_seq2seq)?\.)?(Seq2Seq)?TrainingArguments|trl\.(trainer\.)?(\w+\.)?\w+Config)$/;
 
 /** `train.py:17`: the file the call is in (an imported module's own, not only the analysed script). */
 const where = (interp: Interp, site: CallSite): string => `${(site.range.file ?? interp.file ?? 'the script').replace(/^.*[\\/]/, '')}:${site.range.line}`;
@@ -58,6 +59,40 @@ export function noteTrainingArgumentsPrecision(interp: Interp, path: string, kwa
   const given = (name: string): boolean => { const v = kwargs.get(name); return v !== undefined && v.k !== 'none' && !(v.k === 'str' && v.v === '') && !(v.k === 'bool' && !v.v); };
   const holding = given('deepspeed') ? 'master-weights' : given('fsdp') ? undefined : 'autocast';
   note(interp, { precision, ...(holding ? { holding } : {}), source: `${where(interp, site)} (${path.replace(/^.*\./, '')}(${precision}=True))` }, false);
+}
+
+/** torch's autocast entry points; the CPU ones (torch.cpu.amp.autocast) change nothing on a GPU. */
+const AUTOCAST = /^torch\.(autocast|amp\.(autocast_mode\.)?autocast|cuda\.amp\.(autocast_mode\.)?autocast)$/;
+
+/** torch's 16-bit dtypes as autocast takes them (`torch.half` is float16). */
+const AUTOCAST_DTYPES: Readonly<Record<string, TrainingPrecision>> = { 'torch.bfloat16': 'bf16', 'torch.float16': 'fp16', 'torch.half': 'fp16' };
+
+/**
+ * An autocast context a training script builds outside any model's forward, as the run has it. On CUDA its dtype
+ * defaults to float16 (torch.get_autocast_gpu_dtype); `enabled=False` trains in fp32. A dtype WAP cannot know
+ * (nanoGPT's `'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'`) still says the run holds fp32 parameters
+ * under autocast, so the plan keeps the GPU's default precision with that holding. A forward's own autocast (a
+ * rotary embedding kept in fp32) is the model's, not the run's: it is not read.
+ */
+export function noteAutocastPrecision(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): void {
+  if (!AUTOCAST.test(path) || interp.graph?.scope.length) return;
+  const cudaOnly = path.startsWith('torch.cuda.');
+  const device = cudaOnly ? undefined : (kwargs.get('device_type') ?? args[0]);
+  if (!cudaOnly && !(device?.k === 'str' && /^cuda\b/.test(device.v))) return;
+  const enabled = kwargs.get('enabled') ?? (cudaOnly ? args[0] : args[2]);
+  const dtype = kwargs.get('dtype') ?? args[1];
+  const defaulted = dtype === undefined || dtype.k === 'none';
+  const named = defaulted ? 'torch.float16' : dtype.k === 'lib' ? dtype.path : undefined;
+  const source = (what: string): string => `${where(interp, site)} (${path.replace('.autocast_mode', '')}, ${what})`;
+  // Off, or at float32 (CUDA autocast warns and disables itself for a dtype it does not support): fp32.
+  if ((enabled?.k === 'bool' && !enabled.v) || named === 'torch.float32' || named === 'torch.float') {
+    note(interp, { precision: 'fp32', source: source(enabled?.k === 'bool' && !enabled.v ? 'enabled=False' : `dtype ${named}`) }, true);
+    return;
+  }
+  if (enabled !== undefined && enabled.k !== 'bool') return;
+  const precision = named ? AUTOCAST_DTYPES[named] : undefined;
+  if (named && !precision) return;
+  note(interp, precision ? { precision, holding: 'autocast', source: source(`dtype ${named}${defaulted ? ', its CUDA default' : ''}`) } : { holding: 'autocast', source: source('a dtype the run picks') }, false);
 }
 
 /** The spec with the run's precision: a stated one, else the default of the trainer the code builds. */

@@ -19,6 +19,21 @@ export function noteRunSequence(interp: Interp, name: string, value: Value, give
   interp.runSequence = { tokens: value.v, source: givenBy ? `${name} ${value.v} from ${givenBy}` : `${name}'s default ${value.v} in the script` };
 }
 
+/**
+ * A training script's own module-level length (nanoGPT's `block_size`, after its configurator ran with the run's
+ * arguments), where no parse stated one: the script samples its batches at it.
+ */
+export function noteModuleSequence(interp: Interp): void {
+  if (interp.runSequence || interp.trainedModels.length === 0) return;
+  const file = (interp.file ?? 'the script').replace(/^.*[\\/]/, '');
+  for (const name of SEQUENCE_LENGTH_NAMES) {
+    const value = interp.globals.vars.get(name);
+    if (value?.k !== 'num' || value.float || value.v < 1) continue;
+    interp.runSequence = { tokens: value.v, source: `${name} ${value.v} in ${file}` };
+    return;
+  }
+}
+
 /** The spec with the run's sequence length, when a parse read one. */
 export function withRunSequence(interp: Interp, spec: ModelSpec): ModelSpec {
   return interp.runSequence && !spec.runSequence ? { ...spec, runSequence: interp.runSequence } : spec;

@@ -15,7 +15,8 @@
  */
 import type { Interp } from './interpreter';
 import { PEFT_CALLS, peftWraps } from './peftCalls';
-import { noteLightningPrecision, noteTrainingArgumentsPrecision } from './runPrecision';
+import { noteTrainingArgumentsBatch } from './runBatch';
+import { noteAutocastPrecision, noteLightningPrecision, noteTrainingArgumentsPrecision } from './runPrecision';
 import { UNKNOWN, iterItems, type CallSite, type Value } from './values';
 
 /** Calls whose first argument (or `module=`/`model=`) is the model they return. */
@@ -49,6 +50,8 @@ const TRAINERS = /^(transformers\.(trainer\.|trainer_seq2seq\.)?(Trainer|Seq2Seq
 /** What a wrapping call returns, or undefined when `path` is not one. */
 export function trainingWrapper(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
   noteTrainingArgumentsPrecision(interp, path, kwargs, site);
+  noteAutocastPrecision(interp, path, args, kwargs, site);
+  noteTrainingArgumentsBatch(interp, path, kwargs, site);
   if (RETURNS_MODEL.some((r) => r.test(path))) {
     const model = modelArg(args, kwargs);
     peftWraps(interp, path, model, args, kwargs, site);
