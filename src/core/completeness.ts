@@ -60,6 +60,7 @@ export function describeIncomplete(c: Completeness | undefined): string | undefi
   const parts: string[] = [];
   if (c.opaqueLayers > 0) parts.push(`${c.opaqueLayers} layer${c.opaqueLayers === 1 ? '' : 's'} opaque`);
   if (c.unshapedLayers > 0) parts.push(`${c.unshapedLayers} layer${c.unshapedLayers === 1 ? '' : 's'} without a shape`);
-  if (parts.length === 0) parts.push(c.reasons[0] ?? 'parts of the model could not be read');
+  // The reasons follow this on every surface: the words here say what kind of gap it is, not the reason again.
+  if (parts.length === 0) parts.push('parts of the model could not be read');
   return `incomplete: ${parts.join(', ')}`;
 }

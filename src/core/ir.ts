@@ -361,8 +361,9 @@ export function rangeAt(line: number, column: number, endLine = line, endColumn 
 
 /** A diagnostic over `range` (the file's first position when none is known). */
 export function diagnosticAt(severity: Diagnostic['severity'], code: string, message: string, range: SourceRange | undefined): Diagnostic {
-  const r = range ?? { line: 1, column: 1, endLine: 1, endColumn: 1 };
-  return { severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
+  const r: SourceRange = range ?? { line: 1, column: 1, endLine: 1, endColumn: 1 };
+  // A layer built in another file (torchvision's resnet.py) is said there, not at the same line of the analysed file.
+  return { severity, code, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, ...(r.file ? { file: r.file } : {}) };
 }
 
 export function emptyWorkload(): LayerWorkload {

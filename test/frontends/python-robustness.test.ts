@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
+import { assessCompleteness } from '../../src/core/completeness';
 import type { ModelSpec } from '../../src/core/ir';
 import { initPythonFrontend, parsePythonSource } from '../../src/frontends/python';
 
@@ -144,6 +145,29 @@ def broken(:
   assert.ok(err.line >= 9, `error on the broken lines, got line ${err.line}`);
   assert.deepEqual(r.models.map((m) => m.name), ['Net']);
   assert.deepEqual(ids(r.models[0]), ['fc']);
+  // Python would run none of the file: the model read from it says it is partial, whatever the error's place.
+  const carried = r.models[0]!.diagnostics.find((d) => d.code === 'parse-error');
+  assert.equal(carried?.incomplete, true);
+  assert.equal(carried?.message, err.message, 'the same words, so the editor shows it once');
+});
+
+test('a forward cut mid-call is an incomplete model, not a smaller complete one', () => {
+  const r = parsePythonSource('t.py', `import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3)
+        self.conv2 = nn.Conv2d(32, 64, 3)
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = self.conv2(
+`);
+  const model = r.models.find((m) => m.name === 'Net')!;
+  // The diagnostics alone say it: the layers read (conv1, relu) all have shapes.
+  const completeness = assessCompleteness([], model.diagnostics);
+  assert.equal(completeness.complete, false);
+  assert.match(completeness.reasons[0]!, /^Syntax error/);
 });
 
 test('never throws: infinite recursion and loops stop at the budget', () => {

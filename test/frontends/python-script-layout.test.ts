@@ -177,3 +177,38 @@ test('nanoGPT sizes its vocabulary from the dataset’s meta.pkl when one exists
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a syntax error in a file the run execs or imports is said where it is, and carried by the model', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wap-unparsed-'));
+  try {
+    for (const name of ['model.py', 'configurator.py', 'configured_train.py']) copyFileSync(join(nanogpt, name), join(dir, name));
+    mkdirSync(join(dir, 'config'));
+    writeFileSync(join(dir, 'config', 'broken.py'), 'n_layer = 2\nn_head = (8\n');
+    const text = readFileSync(join(dir, 'configured_train.py'), 'utf8');
+    const analyse = (words: string[]) => analyzeSource(join(dir, 'configured_train.py'), text, { scriptArguments: { words, source: 'run.sh' } }, { workspaceFolders: [dir] });
+    // Python compiles the config before running it: none of it runs (n_layer stays 4), and the run stops there.
+    const execd = await analyse(['config/broken.py']);
+    const model = execd.models.find((m) => m.name === 'model')!;
+    assert.equal(model.layers.filter((l) => /^transformer\.h\.\d+\.attn\.c_attn$/.test(l.name)).length, 4);
+    const said = model.diagnostics.find((d) => d.code === 'parse-error');
+    assert.equal(said?.file, join(dir, 'config', 'broken.py'));
+    assert.equal(said?.line, 2);
+    assert.match(said!.message, /in broken\.py: exec raises SyntaxError before running any of it, so the run stops there/);
+    assert.equal(said?.incomplete, undefined, 'the script’s own values were read in full');
+    // A module with an unclosed call: imported in part, said at its error, and the model built from it is incomplete.
+    // (Its own folder: the reader keeps a file's stat for a moment, as the server does between change events.)
+    const other = join(dir, 'cut');
+    mkdirSync(other);
+    for (const name of ['configurator.py', 'configured_train.py']) copyFileSync(join(nanogpt, name), join(other, name));
+    writeFileSync(join(other, 'model.py'), readFileSync(join(nanogpt, 'model.py'), 'utf8').replace('self.c_proj = nn.Linear(', 'self.c_proj = nn.Linear(('));
+    const imported = await analyzeSource(join(other, 'configured_train.py'), text, {}, { workspaceFolders: [other] });
+    const partial = imported.models.find((m) => m.name === 'model');
+    const unparsed = [...imported.diagnostics, ...(partial?.diagnostics ?? [])].find((d) => d.code === 'parse-error' && d.file === join(other, 'model.py'));
+    assert.ok(unparsed, JSON.stringify(imported.diagnostics.map((d) => d.message)));
+    assert.match(unparsed.message, /in model\.py: Python cannot import model, so the run stops at its import/);
+    if (partial) assert.equal(assessCompleteness([], partial.diagnostics).complete, false);
+    else assert.ok(imported.diagnostics.some((d) => /the file does not parse \(line \d+: Syntax error/.test(d.message)), 'a name lost past the error says why');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

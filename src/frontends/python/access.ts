@@ -21,6 +21,7 @@ import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, isTorchModule } from './torchRuntime';
 import { constructTorchLayer, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchModuleValues';
 import { splitPart, tensorAttr } from './tensorAttributes';
+import { ScopeDict } from './scopeDict';
 import { NONE, TRUE, UNKNOWN, int, str, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
@@ -115,6 +116,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       return path === 'sys.argv' ? scriptArgv(interp) : libraryAttr(path);
     }
     case 'module':
+      if (name === '__dict__' && interp.loader) return { k: 'dict', map: new ScopeDict(interp.loader.load(obj.mod).scope) };
       return interp.loader?.attribute(obj.mod, name) ?? { k: 'unknown', why: `${obj.mod.name} has no attribute '${name}'` };
     case 'mod':
       return torchModAttr(interp, obj, name);

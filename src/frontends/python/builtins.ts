@@ -102,7 +102,7 @@ const fns: Record<string, NativeFn> = {
     if (a?.k === 'mod' && a.children) return int(a.children.size);
     if (a?.k === 'inst' && a.children) return int(a.children.size);
     const items = a ? iterItems(a) : undefined;
-    return items ? int(items.length) : UNKNOWN;
+    return items ? int(items.length) : stillUnknown(a);
   },
   range: (args) => {
     const ns = args.map(toNumber);
@@ -119,7 +119,7 @@ const fns: Record<string, NativeFn> = {
     const items = a ? iterItems(a) : undefined;
     const ns = items ? numbers([a]) : undefined;
     if (ns) return { k: 'list', items: [...items!].sort((x, y) => toNumber(x)! - toNumber(y)!) };
-    return items ? { k: 'list', items: [...items] } : UNKNOWN;
+    return items ? { k: 'list', items: [...items] } : stillUnknown(a);
   },
   reversed: ([a]) => iterable(a, (items) => ({ k: 'list', items: [...items].reverse() })),
   dict: (args, kwargs) => dictFrom(args, kwargs),
@@ -246,8 +246,18 @@ export function attrBuiltins(getAttr: (obj: Value, name: string) => Value, setAt
  * Builtins that call back into the evaluator, made per interpreter: `map(fn, *iterables)` (attention code maps a
  * reshape over `qkv.chunk(3)`), as a list of the calls' results; undefined items when an iterable is unknown.
  */
-export function callingBuiltins(call: (fn: Value, args: Value[], site: CallSite) => Value, iterate: (v: Value) => Value[] | undefined): Array<[string, Value]> {
+export function callingBuiltins(
+  call: (fn: Value, args: Value[], site: CallSite) => Value,
+  iterate: (v: Value) => Value[] | undefined,
+  /** The bound `__name__` method an instance of the script's own class defines, if it does. */
+  dunder: (obj: Value, name: string) => Value | undefined,
+): Array<[string, Value]> {
   return [
+    // `len(corpus.dictionary)` calls the class's __len__, as Python does (the word language model's vocabulary).
+    ['len', native('len', (args, kwargs, site) => {
+      const own = args[0] ? dunder(args[0], '__len__') : undefined;
+      return own ? call(own, [], site) : fns.len!(args, kwargs, site);
+    })],
     [
       'map',
       native('map', ([fn, ...iterables], _kw, site) => {
@@ -373,7 +383,12 @@ export function methodOf(obj: Value, name: string): Value | undefined {
 
 function iterable(a: Value | undefined, make: (items: Value[]) => Value): Value {
   const items = a ? iterItems(a) : undefined;
-  return items ? make(items) : UNKNOWN;
+  return items ? make(items) : stillUnknown(a);
+}
+
+/** Unknown, keeping why its input is (a size read from it says where it came from: `len(labels)` of files on disk). */
+function stillUnknown(a: Value | undefined): Value {
+  return a?.k === 'unknown' && a.why ? a : UNKNOWN;
 }
 
 /** str.startswith / endswith: a prefix, or a tuple of them (any matches). */

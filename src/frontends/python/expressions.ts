@@ -78,17 +78,19 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
       return evalDict(interp, node, scope);
     case 'list_comprehension':
     case 'set_comprehension':
-    case 'generator_expression':
-      return { k: 'list', items: comprehension(interp, node, scope, (s) => evalExpr(interp, field(node, 'body')!, s)) };
+    case 'generator_expression': {
+      const items = comprehension(interp, node, scope, (s) => evalExpr(interp, field(node, 'body')!, s));
+      return Array.isArray(items) ? { k: 'list', items } : unknownIterable(interp, node, items);
+    }
     case 'dictionary_comprehension': {
       const out: DictV = { k: 'dict', map: new Map() };
       const pair = field(node, 'body');
-      comprehension(interp, node, scope, (s) => {
+      const done = comprehension(interp, node, scope, (s) => {
         const key = evalExpr(interp, field(pair!, 'key')!, s);
         out.map.set(keyOf(key), [key, evalExpr(interp, field(pair!, 'value')!, s)]);
         return NONE;
       });
-      return out;
+      return Array.isArray(done) ? out : unknownIterable(interp, node, done);
     }
     case 'attribute': {
       const obj = field(node, 'object');
@@ -208,10 +210,15 @@ function evalSlice(interp: Interp, node: PyNode, scope: Scope): Value {
   return { k: 'tuple', items: [str('__slice__'), parts[0] ?? NONE, parts[1] ?? NONE, parts[2] ?? NONE] };
 }
 
-function comprehension(interp: Interp, node: PyNode, scope: Scope, body: (s: Scope) => Value): Value[] {
+/**
+ * A comprehension's items, or what one of its `for` clauses runs over where WAP cannot iterate it (files listed from
+ * disk, a dataset's labels): its length is the data's, not 0.
+ */
+function comprehension(interp: Interp, node: PyNode, scope: Scope, body: (s: Scope) => Value): Value[] | Value {
   const clauses = namedChildren(node).filter((c) => c.type === 'for_in_clause' || c.type === 'if_clause');
   const inner: Scope = { vars: new Map(), parent: scope };
   const out: Value[] = [];
+  let unknown: Value | undefined;
   const run = (i: number): void => {
     if (i === clauses.length) {
       out.push(body(inner));
@@ -225,7 +232,12 @@ function comprehension(interp: Interp, node: PyNode, scope: Scope, body: (s: Sco
     }
     const left = field(c, 'left');
     const right = field(c, 'right');
-    const items = right ? iterate(interp, evalExpr(interp, right, inner)) ?? [] : [];
+    const over = right ? evalExpr(interp, right, inner) : undefined;
+    const items = over ? iterate(interp, over) : [];
+    if (!items) {
+      unknown ??= over;
+      return;
+    }
     for (const item of items) {
       interp.tick();
       if (left) assignTarget(interp, left, item, inner);
@@ -233,7 +245,14 @@ function comprehension(interp: Interp, node: PyNode, scope: Scope, body: (s: Sco
     }
   };
   run(0);
-  return out;
+  return unknown ?? out;
+}
+
+/** What a comprehension over the unknown is: unknown, with why (its source's, else its own words). */
+function unknownIterable(interp: Interp, node: PyNode, over: Value): Value {
+  if (over.k === 'unknown' && over.why) return over;
+  const text = interp.text(node).replace(/\s+/g, ' ');
+  return { k: 'unknown', why: `\`${text.length > 60 ? `${text.slice(0, 57)}…` : text}\` runs over values WAP cannot know (data read as the script runs)` };
 }
 
 function evalCall(interp: Interp, node: PyNode, scope: Scope): Value {

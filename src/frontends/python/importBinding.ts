@@ -101,6 +101,7 @@ function missingName(loader: ModuleLoader, mod: LoadedModule, name: string): str
     return `cannot import '${name}' from ${mod.name}: circular import (${chain}) reaches it before ${where} defines it`;
   }
   if (mod.state === 'failed') return `cannot import '${name}' from ${mod.name}: ${mod.why ?? 'it could not be read'}`;
+  if (mod.unparsed) return `cannot import '${name}' from ${mod.name} (${where}): the file does not parse (${mod.unparsed}), and WAP read only the parts that do`;
   return `cannot import '${name}' from ${mod.name} (${where}): it does not define it`;
 }
 

@@ -16,6 +16,7 @@ import { importStatement } from './imports';
 import { decideBranch, reportRaise } from './branches';
 import { defineClass, defineFunction, execDecorated, makeFunction } from './definitions';
 import { freezeLoop } from './freezeLoops';
+import { forgetLoopEffects } from './skippedLoops';
 import { execTry, execWith } from './wrappingStatements';
 import { isMainGuard } from './moduleScope';
 import { hydraConfigArgument } from './hydraRuntime';
@@ -63,6 +64,11 @@ export class Interp {
   readonly runNotes: Diagnostic[] = [];
   /** `exec(…)` calls whose code was read (scriptExec.ts): rewrittenGlobals.ts warns about the others. */
   readonly execFollowed = new Set<PyNode>();
+  /**
+   * The last object each of the analysed module's names held: `model = torch.load(f)` after training (the word
+   * language model example reloads its best checkpoint) leaves the name unknown, and the model trained is the one before.
+   */
+  readonly heldObjects = new Map<string, Value>();
   /** The tokens per sample the run's command line states (runSequence.ts). */
   runSequence: { tokens: number; source: string } | undefined;
   /** The precision the training code builds its trainer with (runPrecision.ts), and the default of one that states none. */
@@ -140,6 +146,7 @@ export class Interp {
   }
 
   bind(name: string, value: Value, scope: Scope): void {
+    if (scope === this.globals && (value.k === 'inst' || value.k === 'mod' || value.k === 'hf' || value.k === 'kmodel')) this.heldObjects.set(name, value);
     if (scope.outer?.has(name)) {
       for (let s = scope.parent; s; s = s.parent) {
         if (s.vars.has(name) || !s.parent) {
@@ -300,7 +307,10 @@ export class Interp {
     const iterable = evalExpr(this, right, scope);
     const known = iterate(this, iterable);
     // A loop over something unknown builds nothing: say so, or the layers it would create vanish silently.
-    if (!known && iterable.k !== 'tensor') this.warn(right, `Cannot iterate \`${this.text(right).slice(0, 80)}\` while reading the model (its value is unknown); the loop is skipped`, 'unknown-loop');
+    if (!known && iterable.k !== 'tensor') {
+      this.warn(right, `Cannot iterate \`${this.text(right).slice(0, 80)}\` while reading the model (its value is unknown); the loop is skipped`, 'unknown-loop');
+      forgetLoopEffects(this, body, right, scope);
+    }
     const items = known ?? [];
     let broke = false;
     for (const item of items) {

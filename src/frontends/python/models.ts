@@ -50,7 +50,8 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     (obj, name, v) => setAttr(interp, obj, name, v, tree.root),
   ))
     interp.globals.vars.set(name, value);
-  for (const [name, value] of callingBuiltins((fn, args, site) => interp.callValue(fn, args, new Map(), site), (v) => iterate(interp, v))) interp.globals.vars.set(name, value);
+  const dunder = (obj: Value, name: string): Value | undefined => (obj.k === 'inst' && !obj.children && classLookup(obj.cls, name) ? getAttr(interp, obj, name, tree.root) : undefined);
+  for (const [name, value] of callingBuiltins((fn, args, site) => interp.callValue(fn, args, new Map(), site), (v) => iterate(interp, v), dunder)) interp.globals.vars.set(name, value);
   for (const [name, value] of scriptBuiltins(interp)) interp.globals.vars.set(name, value);
   // The analysed file runs as a script would: its classes' `__module__` is '__main__'.
   if (!interp.globals.vars.has('__name__')) interp.globals.vars.set('__name__', { k: 'str', v: '__main__' });
@@ -71,8 +72,11 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
 
   // 1. Module-level instances, named after the variable.
   for (const [name, range] of definitions.assignments) {
-    const v = interp.globals.vars.get(name);
-    if (!isModelValue(v) || seen.has(v)) continue;
+    const now = interp.globals.vars.get(name);
+    const v = now?.k === 'unknown' ? interp.heldObjects.get(name) : now;
+    // A single layer is a model where the script trains it (the DDP tutorial's `torch.nn.Linear(20, 1)`).
+    const trainedLayer = v?.k === 'mod' && interp.trainedModels.includes(v);
+    if (!v || !(trainedLayer || isModelValue(v)) || seen.has(v)) continue;
     seen.add(v);
     candidates.push({ name, range, root: v, kind: 'instance', graphDiagnostics: moduleGraph.diagnostics });
   }
@@ -136,7 +140,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(withRunBatch(withRunPrecision(interp, withRunSequence(interp, lora ? withLoraAdapters(spec, lora) : spec)), runBatch));
   }
   // Freezing the evaluator could not attribute, values the run rewrites, and the command line argparse was read with change what any plan of this file's models means: each model carries them.
-  const carried = [...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root), ...interp.runNotes];
+  // A syntax error in the file leaves every model read from it partial: Python would not run any of it.
+  const unparsed = tree.parseErrors.slice(0, 1).map((d): Diagnostic => ({ ...d, incomplete: true }));
+  const carried = [...unparsed, ...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root), ...interp.runNotes];
   for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...carried];
   if (models.length === 0) fileDiagnostics.push(...carried);
   fileDiagnostics.push(...interp.diagnostics);

@@ -32,6 +32,8 @@ export interface LoadedModule {
   state: 'unloaded' | 'loading' | 'loaded' | 'failed';
   scope: Scope;
   why?: string;
+  /** Where a user module fails to parse ("line 60: Syntax error near …"): a name missing from it may be past the error. */
+  unparsed?: string;
 }
 
 export interface ModuleV {
@@ -130,6 +132,11 @@ export class ModuleLoader {
     this.count++;
     const tree = this.ctx.parse(mod.file, source.text, source.version);
     foreignFiles.set(tree.root.lines, { file: mod.file, source: source.text });
+    const unparsed = tree.parseErrors[0];
+    if (!mod.library && unparsed) {
+      mod.unparsed = `line ${unparsed.line}: ${unparsed.message}`;
+      this.sayUnparsed(unparsed, mod.file, `Python cannot import ${mod.name}, so the run stops at its import; WAP read the parts that parse`, true);
+    }
     mod.state = 'loading';
     mod.scope.vars.set('__name__', { k: 'str', v: mod.name });
     mod.scope.vars.set('__file__', { k: 'str', v: mod.file });
@@ -160,6 +167,11 @@ export class ModuleLoader {
     this.ctx.options.filesRead?.add(file);
     const tree = this.ctx.parse(file, text, `${text.length}:${text}`);
     foreignFiles.set(tree.root.lines, { file, source: text });
+    // Python compiles the whole text before running any of it: a syntax error runs none of it.
+    if (tree.parseErrors[0]) {
+      this.sayUnparsed(tree.parseErrors[0], file, 'exec raises SyntaxError before running any of it, so the run stops there; WAP read the script without it', false);
+      return;
+    }
     const depth = this.interp.depth;
     try {
       this.interp.exec(tree.root, scope);
@@ -168,6 +180,17 @@ export class ModuleLoader {
     } finally {
       this.interp.depth = depth;
     }
+  }
+
+  /**
+   * A syntax error in a file the run imports or execs: an error where it is, carried by every model of the analysed
+   * file (Interp.runNotes). A module read in part leaves the models built from it incomplete (`partial`); an exec
+   * that runs none of its text leaves the script's own values, read in full.
+   */
+  private sayUnparsed(error: Diagnostic, file: string, consequence: string, partial: boolean): void {
+    const said: Diagnostic = { ...error, file, message: `${error.message} in ${basename(file)}: ${consequence}`, ...(partial ? { incomplete: true } : {}) };
+    this.diagnostics.push(said);
+    this.interp.runNotes.push(said);
   }
 
   /** The chain of files being loaded, for circular-import messages. */

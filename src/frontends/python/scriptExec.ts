@@ -20,49 +20,8 @@ import { commandLineOf, GIVE_ARGUMENTS, howRead } from './commandLine';
 import type { Interp } from './interpreter';
 import { readSource } from '../imports/sourceFiles';
 import { RaiseSignal } from './signals';
+import { ScopeDict } from './scopeDict';
 import { FALSE, NONE, TRUE, UNKNOWN, list, native, num, str, tuple, type CallSite, type DictV, type Scope, type Value } from './values';
-
-/** The module scope seen as a dict: string keys are names, reads and writes go to the scope itself. */
-class ScopeDict extends Map<string, [Value, Value]> {
-  constructor(readonly scope: Scope) {
-    super();
-  }
-  override get(key: string): [Value, Value] | undefined {
-    const v = key.startsWith('s:') ? this.scope.vars.get(key.slice(2)) : undefined;
-    return v === undefined ? undefined : [str(key.slice(2)), v];
-  }
-  override set(key: string, entry: [Value, Value]): this {
-    if (key.startsWith('s:')) this.scope.vars.set(key.slice(2), entry[1]);
-    return this;
-  }
-  override has(key: string): boolean {
-    return key.startsWith('s:') && this.scope.vars.has(key.slice(2));
-  }
-  override delete(key: string): boolean {
-    return key.startsWith('s:') && this.scope.vars.delete(key.slice(2));
-  }
-  override clear(): void {
-    // A script never clears its own module; nothing here may either.
-  }
-  override get size(): number {
-    return this.scope.vars.size;
-  }
-  override *entries(): MapIterator<[string, [Value, Value]]> {
-    for (const [k, v] of [...this.scope.vars]) yield [`s:${k}`, [str(k), v]];
-  }
-  override *keys(): MapIterator<string> {
-    for (const [k] of this.entries()) yield k;
-  }
-  override *values(): MapIterator<[Value, Value]> {
-    for (const [, v] of this.entries()) yield v;
-  }
-  override [Symbol.iterator](): MapIterator<[string, [Value, Value]]> {
-    return this.entries();
-  }
-  override forEach(fn: (value: [Value, Value], key: string, map: Map<string, [Value, Value]>) => void): void {
-    for (const [k, v] of this.entries()) fn(v, k, this);
-  }
-}
 
 /** The files strings were read from, so an exec of one is ranged in its file. */
 const readFrom = new WeakMap<Value, string>();

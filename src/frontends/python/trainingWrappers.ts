@@ -47,8 +47,23 @@ const modelArg = (args: Value[], kwargs: Map<string, Value>): Value => args[0] ?
  */
 const TRAINERS = /^(transformers\.(trainer\.|trainer_seq2seq\.)?(Trainer|Seq2SeqTrainer)|trl\.(trainer\.)?\w*Trainer)$/;
 
+/**
+ * torch.multiprocessing's spawn runs `fn(rank, *args)` in each process it starts (the ImageNet example's
+ * `mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))`): rank 0's is the one read.
+ */
+const SPAWN = /^torch\.multiprocessing\.(spawn\.)?spawn$/;
+
+function spawnWorker(interp: Interp, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const fn = args[0] ?? kwargs.get('fn');
+  const given = args[1] ?? kwargs.get('args');
+  const rest = given?.k === 'tuple' || given?.k === 'list' ? given.items : [];
+  if (fn) interp.callValue(fn, [{ k: 'num', v: 0, float: false }, ...rest], new Map(), site);
+  return { k: 'none' };
+}
+
 /** What a wrapping call returns, or undefined when `path` is not one. */
 export function trainingWrapper(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
+  if (SPAWN.test(path)) return spawnWorker(interp, args, kwargs, site);
   noteTrainingArgumentsPrecision(interp, path, kwargs, site);
   noteAutocastPrecision(interp, path, args, kwargs, site);
   noteTrainingArgumentsBatch(interp, path, kwargs, site);

@@ -1,0 +1,108 @@
+/**
+ * Where real training scripts build the model they train, written here in the shapes of PyTorch's own examples:
+ * the ImageNet example picks its torchvision model as `models.__dict__[args.arch]()` inside a worker that
+ * `mp.spawn` starts; the word language model example reloads its best checkpoint into `model` after training; the
+ * DDP tutorial trains a single `torch.nn.Linear`. Each used to end in "no model found" with no reason. The
+ * parameter counts are torch's own, from Debian's torch and torchvision.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { analyzeSource, initFrontends } from '../../src/frontends/index';
+
+const PYTHON = '/usr/bin/python3';
+const dir = mkdtempSync(join(tmpdir(), 'wap-script-entry-'));
+
+before(async () => {
+  await initFrontends();
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function libraryRoots(): string[] {
+  const r = spawnSync(PYTHON, ['-c', 'import json, sys; print(json.dumps(sys.path))'], { encoding: 'utf8' });
+  return (JSON.parse(r.stdout) as string[]).filter(Boolean);
+}
+
+function torchvisionParams(arch: string): number {
+  const r = spawnSync(PYTHON, ['-c', `import torchvision; print(sum(p.numel() for p in torchvision.models.${arch}().parameters()))`], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 0, `${PYTHON} needs torchvision (CI installs it): ${r.stderr}`);
+  return Number(r.stdout.trim());
+}
+
+const analyse = async (name: string, text: string, words: string[] = []) => {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return analyzeSource(file, text, words.length > 0 ? { scriptArguments: { words, source: 'run.sh' } } : {}, { workspaceFolders: [dir], libraryRoots: libraryRoots(), interpreter: PYTHON });
+};
+
+const IMAGENET_STYLE = `import argparse
+import torch
+import torch.multiprocessing as mp
+import torchvision.models as models
+
+model_names = sorted(name for name in models.__dict__ if name.islower() and not name.startswith("__") and callable(models.__dict__[name]))
+parser = argparse.ArgumentParser()
+parser.add_argument('-a', '--arch', default='resnet18', choices=model_names)
+parser.add_argument('--multiprocessing-distributed', action='store_true')
+
+def main():
+    args = parser.parse_args()
+    ngpus_per_node = 8
+    if args.multiprocessing_distributed:
+        mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))
+    else:
+        main_worker(0, ngpus_per_node, args)
+
+def main_worker(gpu, ngpus_per_node, args):
+    model = models.__dict__[args.arch]()
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(model.parameters(), 0.1)
+
+if __name__ == '__main__':
+    main()
+`;
+
+test('a torchvision model picked from the package’s __dict__ by --arch, in the worker mp.spawn starts', async () => {
+  const direct = await analyse('imagenet_style.py', IMAGENET_STYLE, ['--arch', 'resnet50']);
+  assert.equal(direct.models[0]?.totals.params, torchvisionParams('resnet50'), JSON.stringify(direct.diagnostics.map((d) => d.message)));
+  const spawned = await analyse('imagenet_style.py', IMAGENET_STYLE, ['--arch', 'vgg11', '--multiprocessing-distributed']);
+  assert.equal(spawned.models[0]?.totals.params, torchvisionParams('vgg11'), JSON.stringify(spawned.diagnostics.map((d) => d.message)));
+});
+
+test('a model trained at module level, then replaced by torch.load of its checkpoint, is the model trained', async () => {
+  const r = await analyse('reload.py', `import torch
+from torch import nn
+model = nn.Sequential(nn.Embedding(1000, 64), nn.Linear(64, 1000))
+optimizer = torch.optim.SGD(model.parameters(), lr=20)
+with open('model.pt', 'rb') as f:
+    model = torch.load(f)
+`);
+  assert.deepEqual(r.models.map((m) => [m.name, m.totals.params]), [['model', 1000 * 64 + 64 * 1000 + 1000]]);
+});
+
+test('a single layer the script trains is its model; one it only builds is not', async () => {
+  const trained = await analyse('single.py', `import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = torch.nn.Linear(20, 1)
+model = DDP(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+`);
+  assert.deepEqual(trained.models.map((m) => [m.name, m.totals.params]), [['model', 21]]);
+  const built = await analyse('built.py', 'import torch\nlayer = torch.nn.Linear(20, 1)\n');
+  assert.deepEqual(built.models, []);
+});
+
+test('a layer torchvision builds is said in torchvision’s file, not at the same line of the script', async () => {
+  const r = await analyse('folder_classes.py', `import os
+import torchvision
+names = [f for f in os.listdir("images") if f.endswith(".jpg")]
+model = torchvision.models.resnet18(num_classes=len(names))
+`);
+  const said = r.models[0]!.diagnostics.find((d) => d.code === 'unknown-size');
+  assert.ok(said, JSON.stringify(r.models[0]!.diagnostics.map((d) => d.message)));
+  assert.match(said.file ?? '', /torchvision[\\/]models[\\/]resnet\.py$/);
+  assert.match(said.message, /`\[f for f in os\.listdir\("images"\) if f\.endswith\("\.jpg"\)\]` runs over values WAP cannot know/);
+});
