@@ -9,6 +9,7 @@ import { splitCommands, unquote } from '../configs/shellWords';
 import type { AnalysisResult, AnalyzedModel, AnalyzeOptions } from '../core/ir';
 import { analyzeSource, sourceKindOf, type ImportOptions } from '../frontends/index';
 import { probePython, resolvePython } from '../profiler/pythonEnv';
+import { WHERE_WAP_LOOKS } from '../protocol/noModelText';
 import { CliError } from './cliError';
 import { parseShapeFlag, positiveInt } from './args';
 import { diskFiles, readTextFile } from './files';
@@ -60,9 +61,9 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
   if (result.models.length === 0) {
     // A Hydra _target_, an argument the run does not give, or an import that could not be followed is the likeliest
     // reason for "no model" in a training script.
-    const firstError = result.diagnostics.find((d) => d.severity === 'error') ?? result.diagnostics.find((d) => d.code === 'hydra-target' || d.code === 'script-arguments-unknown') ?? result.diagnostics.find((d) => d.code === 'import-unresolved' || d.code === 'import-name-missing');
-    const why = firstError ? `: ${firstError.line}:${firstError.column}: ${firstError.message}` : '';
-    throw new CliError(`no model found in '${file}'${why}`, 2, { file, diagnostics: result.diagnostics });
+    const firstError = result.diagnostics.find((d) => d.severity === 'error') ?? result.diagnostics.find((d) => d.code === 'hydra-target' || d.code === 'script-arguments-unknown') ?? result.diagnostics.find((d) => d.code === 'import-unresolved' || d.code === 'import-name-missing') ?? result.diagnostics.find((d) => d.severity === 'warning');
+    const why = firstError ? `: ${firstError.file && firstError.file !== file ? `${firstError.file}:` : ''}${firstError.line}:${firstError.column}: ${firstError.message}` : '';
+    throw new CliError(`no model found in '${file}'${why}. ${WHERE_WAP_LOOKS}`, 2, { file, diagnostics: result.diagnostics });
   }
   return result;
 }

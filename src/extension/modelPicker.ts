@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { ModelsRequest, type ModelRef } from '../protocol/lsp';
+import { WHERE_WAP_LOOKS } from '../protocol/noModelText';
 
 export async function pickModel(client: LanguageClient, args: unknown[]): Promise<ModelRef | undefined> {
   const [first, second] = args;
@@ -14,7 +15,7 @@ export async function pickModel(client: LanguageClient, args: unknown[]): Promis
   }
   const { models } = await client.sendRequest(ModelsRequest, { uri });
   if (models.length === 0) {
-    void vscode.window.showWarningMessage('WAP: no model found in this file. WAP reads nn.Module classes, nn.Sequential, Keras models and TF.js layers models.');
+    void vscode.window.showWarningMessage(`WAP: no model found in this file. ${WHERE_WAP_LOOKS}; the file's diagnostics say what stopped it.`);
     return undefined;
   }
   if (models.length === 1) return { uri, model: models[0].name };
