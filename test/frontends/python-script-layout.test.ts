@@ -94,6 +94,14 @@ test('the autocast the script builds is its run precision, with the dtype its co
   // CUDA autocast disables itself at float32: the run trains in fp32.
   const full = await runOf(['--dtype=float32']);
   assert.deepEqual([full?.precision, full?.holding], ['fp32', undefined]);
+  // …on TF32 tensor cores where the script lets fp32 matmuls use them (nanoGPT's allow_tf32, llm.c's --tensorcores).
+  const withTf32 = readFileSync(file, 'utf8').replace("device = 'cuda'", "device = 'cuda'\ntorch.backends.cuda.matmul.allow_tf32 = True");
+  const tf32 = await runOf(['--dtype=float32'], withTf32);
+  assert.equal(tf32?.precision, 'tf32');
+  assert.match(tf32!.source, /, with TF32 matmuls from configured_train\.py:37 \(torch\.backends\.cuda\.matmul\.allow_tf32 = True\)$/);
+  const highest = await runOf(['--dtype=float32'], withTf32.replace('torch.backends.cuda.matmul.allow_tf32 = True', "torch.backends.cuda.matmul.allow_tf32 = True\ntorch.set_float32_matmul_precision('highest')"));
+  assert.equal(highest?.precision, 'fp32', 'the last switch holds');
+  assert.equal((await runOf([], withTf32))?.precision, 'bf16', 'TF32 changes fp32 work only');
   // nanoGPT's own default asks the GPU: WAP cannot know, so the plan keeps the GPU's default dtype, held as autocast holds it.
   const asked = readFileSync(file, 'utf8').replace("dtype = 'bfloat16'", "dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'");
   const picked = (await read({}, asked)).models.find((m) => m.name === 'model')!;

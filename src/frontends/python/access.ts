@@ -21,6 +21,7 @@ import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, isTorchModule } from './torchRuntime';
 import { constructTorchLayer, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchModuleValues';
 import { splitPart, tensorAttr } from './tensorAttributes';
+import { noteTf32 } from './runPrecision';
 import { ScopeDict } from './scopeDict';
 import { NONE, TRUE, UNKNOWN, int, str, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
@@ -176,6 +177,8 @@ export function setAttr(interp: Interp, obj: Value, name: string, value: Value, 
   if (obj.k === 'mod') return torchSetModAttr(interp, obj, name, value, node);
   if (obj.k === 'hf') return transformersSetAttr(interp, obj, name, value, node);
   if (obj.k === 'class') obj.attrs.set(name, value);
+  // `torch.backends.cuda.matmul.allow_tf32 = True`: the run's fp32 matmuls run on TF32 tensor cores.
+  if (obj.k === 'lib' && obj.path === 'torch.backends.cuda.matmul' && name === 'allow_tf32' && value.k === 'bool') noteTf32(interp, value.v, interp.site(node), `torch.backends.cuda.matmul.allow_tf32 = ${value.v ? 'True' : 'False'}`);
 }
 
 function isSlice(v: Value): v is { k: 'tuple'; items: Value[] } {

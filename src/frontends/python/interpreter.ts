@@ -74,6 +74,8 @@ export class Interp {
   /** The precision the training code builds its trainer with (runPrecision.ts), and the default of one that states none. */
   runPrecision: RunPrecision | undefined;
   runPrecisionDefault: RunPrecision | undefined;
+  /** Whether the run lets fp32 matmuls use TF32 tensor cores, and where it says so (runPrecision.ts). */
+  runTf32: { on: boolean; source: string } | undefined;
   /** Batch names the run's command line or TrainingArguments state, and values a split over the processes divided (runBatch.ts). */
   readonly runBatchOptions = new Map<string, BatchValue>();
   readonly runBatchSplit = new Map<string, BatchValue>();

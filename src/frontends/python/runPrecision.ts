@@ -48,6 +48,8 @@ export function noteLightningPrecision(interp: Interp, kwargs: Map<string, Value
  */
 export function noteTrainingArgumentsPrecision(interp: Interp, path: string, kwargs: Map<string, Value>, site: CallSite): void {
   if (!TRAINING_ARGUMENTS.test(path)) return;
+  const tf32 = kwargs.get('tf32');
+  if (tf32?.k === 'bool') noteTf32(interp, tf32.v, site, `${path.replace(/^.*\./, '')}(tf32=${tf32.v ? 'True' : 'False'})`);
   const on = (name: string): boolean => kwargs.get(name)?.k === 'bool' && (kwargs.get(name) as { v: boolean }).v;
   const precision = on('bf16') ? 'bf16' : on('fp16') ? 'fp16' : undefined;
   if (!precision) {
@@ -95,8 +97,28 @@ export function noteAutocastPrecision(interp: Interp, path: string, args: Value[
   note(interp, precision ? { precision, holding: 'autocast', source: source(`dtype ${named}${defaulted ? ', its CUDA default' : ''}`) } : { holding: 'autocast', source: source('a dtype the run picks') }, false);
 }
 
+/**
+ * TF32 matmuls switched on or off for fp32 work: `torch.backends.cuda.matmul.allow_tf32 = True` (nanoGPT),
+ * `torch.set_float32_matmul_precision('high')` (llm.c's --tensorcores, Lightning's advice), TrainingArguments'
+ * `tf32=True`. PyTorch's default since 1.12 is off for matmuls (CUDA semantics, "TensorFloat-32 (TF32) on Ampere").
+ * The last switch the run makes holds; one inside a model's forward is not the run's.
+ */
+export function noteTf32(interp: Interp, on: boolean, site: CallSite, what: string): void {
+  if (interp.graph?.scope.length) return;
+  interp.runTf32 = { on, source: `${where(interp, site)} (${what})` };
+}
+
+/** `torch.set_float32_matmul_precision(…)`: "high" and "medium" let fp32 matmuls run on TF32 tensor cores. */
+export function noteMatmulPrecision(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): void {
+  if (path !== 'torch.set_float32_matmul_precision') return;
+  const level = args[0] ?? kwargs.get('precision');
+  if (level?.k === 'str' && ['high', 'medium', 'highest'].includes(level.v)) noteTf32(interp, level.v !== 'highest', site, `set_float32_matmul_precision('${level.v}')`);
+}
+
 /** The spec with the run's precision: a stated one, else the default of the trainer the code builds. */
 export function withRunPrecision(interp: Interp, spec: ModelSpec): ModelSpec {
-  const run = interp.runPrecision ?? interp.runPrecisionDefault;
+  let run = interp.runPrecision ?? interp.runPrecisionDefault;
+  // fp32 with TF32 matmuls runs them on tensor cores at the TF32 peak (A100: 156 TFLOPS against 19.5).
+  if (run?.precision === 'fp32' && interp.runTf32?.on) run = { ...run, precision: 'tf32', source: `${run.source}, with TF32 matmuls from ${interp.runTf32.source}` };
   return run && !spec.runPrecision ? { ...spec, runPrecision: run } : spec;
 }

@@ -16,7 +16,7 @@
 import type { Interp } from './interpreter';
 import { PEFT_CALLS, peftWraps } from './peftCalls';
 import { noteTrainingArgumentsBatch } from './runBatch';
-import { noteAutocastPrecision, noteLightningPrecision, noteTrainingArgumentsPrecision } from './runPrecision';
+import { noteAutocastPrecision, noteLightningPrecision, noteMatmulPrecision, noteTrainingArgumentsPrecision } from './runPrecision';
 import { UNKNOWN, iterItems, type CallSite, type Value } from './values';
 
 /** Calls whose first argument (or `module=`/`model=`) is the model they return. */
@@ -66,6 +66,7 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
   if (SPAWN.test(path)) return spawnWorker(interp, args, kwargs, site);
   noteTrainingArgumentsPrecision(interp, path, kwargs, site);
   noteAutocastPrecision(interp, path, args, kwargs, site);
+  noteMatmulPrecision(interp, path, args, kwargs, site);
   noteTrainingArgumentsBatch(interp, path, kwargs, site);
   if (RETURNS_MODEL.some((r) => r.test(path))) {
     const model = modelArg(args, kwargs);
