@@ -106,3 +106,25 @@ model = torchvision.models.resnet18(num_classes=len(names))
   assert.match(said.file ?? '', /torchvision[\\/]models[\\/]resnet\.py$/);
   assert.match(said.message, /`\[f for f in os\.listdir\("images"\) if f\.endswith\("\.jpg"\)\]` runs over values WAP cannot know/);
 });
+
+test('`.to(device)` on a subclass of a torch layer hands back the subclass, as torch counts it', async () => {
+  const source = `import torch
+from torch import nn
+class TransformerModel(nn.Transformer):
+    def __init__(self, ntoken, ninp, nhead, nhid, nlayers):
+        super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers)
+        self.input_emb = nn.Embedding(ntoken, ninp)
+        self.decoder = nn.Linear(ninp, ntoken)
+    def forward(self, src):
+        return self.decoder(self.encoder(self.input_emb(src)))
+`;
+  // What forward runs, as torch counts it: the embedding, nn.Transformer's encoder stack and the subclass's decoder.
+  const count = 'm = TransformerModel(3000, 64, 2, 128, 2)\nprint(sum(p.numel() for part in (m.input_emb, m.encoder, m.decoder) for p in part.parameters()))';
+  const truth = spawnSync(PYTHON, ['-c', `${source}\n${count}`], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(truth.status, 0, truth.stderr);
+  const r = await analyse('subclass.py', `${source}model = TransformerModel(3000, 64, 2, 128, 2).to("cuda")\noptimizer = torch.optim.AdamW(model.parameters())\n`);
+  const model = r.models.find((m) => m.name === 'model');
+  assert.ok(model, JSON.stringify(r.diagnostics.map((d) => d.message)));
+  assert.ok(model.layers.some((l) => l.name === 'decoder'), 'the subclass’s own Linear is read');
+  assert.equal(model.totals.params, Number(truth.stdout.trim()));
+});

@@ -146,6 +146,8 @@ function unnamedChild(interp: Interp, site: CallSite): void {
 /** nn.Module's own attributes on user subclasses. */
 export function torchBaseAttr(interp: Interp, inst: InstV, name: string): Value {
   const layer = inst.attrs.get(BUILTIN_LAYER);
+  // `.to(device)` on a subclass of nn.Transformer hands back the subclass (its forward, its own layers), not the base.
+  if (layer?.k === 'mod' && returnsSelf.has(name) && !layer.children?.has(name)) return native(name, () => inst);
   if (layer?.k === 'mod' && name !== 'add_module' && name !== 'register_module') return torchModAttr(interp, layer, name);
   switch (name) {
     case 'training':
