@@ -58,5 +58,11 @@ export function assumeInput(spec: ModelSpec): AssumedInput {
   const layout = spec.layout ?? (spec.framework === 'pytorch' ? 'channels_first' : 'channels_last');
   const rank = numAttr(firstConv, 'rank') ?? 2;
   const channels = numAttr(firstConv, 'inChannels') ?? 3;
+  // The run's dataset says the image, where its channels are the ones the model takes.
+  const sample = spec.runSample?.shape;
+  if (rank === 2 && sample?.length === 3 && sample[0] === channels) {
+    const [c, h, w] = sample as [number, number, number];
+    return { shape: layout === 'channels_last' ? [h, w, c] : [c, h, w], dtype: 'float', what: spec.runSample!.source, sequence: false };
+  }
   return { shape: imageShape(channels, rank, layout), dtype: 'float', what: `an image (${layout})`, sequence: false };
 }

@@ -205,6 +205,11 @@ export interface ModelSpec {
    */
   runSequence?: { tokens: number; source: string };
   /**
+   * The image sample ([C, H, W]) the training run's dataset yields (a torchvision MNIST or CIFAR-10 the script
+   * builds): an image input the code leaves open is assumed at it rather than at 224×224.
+   */
+  runSample?: { shape: number[]; source: string };
+  /**
    * The precision the code that trains it builds its trainer with, where the run computes it (a Lightning
    * `Trainer(precision=cfg.trainer.precision)` of a Hydra config): the plan's precision where no flag, setting or
    * training config beside the model states one.

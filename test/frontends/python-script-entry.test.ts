@@ -128,3 +128,31 @@ class TransformerModel(nn.Transformer):
   assert.ok(model.layers.some((l) => l.name === 'decoder'), 'the subclass’s own Linear is read');
   assert.equal(model.totals.params, Number(truth.stdout.trim()));
 });
+
+test('the torchvision dataset a script trains on sizes an image input the code leaves open, through its transforms', async () => {
+  const net = `import torch
+from torch import nn
+import torch.nn.functional as F
+from torchvision import datasets, transforms
+class Net(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, 32, 3, 1)
+        self.conv2 = nn.Conv2d(32, 64, 3, 1)
+        self.fc = nn.LazyLinear(10) if False else None
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+        return torch.flatten(x, 1)
+`;
+  const inputOf = async (name: string, dataset: string) => {
+    const r = await analyse(name, `${net}train = ${dataset}\nmodel = Net(${dataset.includes('MNIST') ? 1 : 3})\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n`);
+    const model = r.models.find((m) => m.name === 'model');
+    assert.ok(model, JSON.stringify(r.diagnostics.map((d) => d.message)));
+    return model.input;
+  };
+  assert.deepEqual(await inputOf('mnist.py', "datasets.MNIST('../data', train=True, download=True, transform=transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))]))"), [1, 28, 28]);
+  assert.deepEqual(await inputOf('cifar.py', "datasets.CIFAR10('./data', train=True, transform=transforms.Compose([transforms.Resize(64), transforms.ToTensor()]))"), [3, 64, 64]);
+  assert.deepEqual(await inputOf('crop.py', "datasets.CIFAR10('./data', transform=transforms.RandomResizedCrop((48, 40)))"), [3, 48, 40]);
+  // A transform WAP cannot size leaves the input assumed, as before.
+  assert.deepEqual(await inputOf('lambda.py', "datasets.CIFAR10('./data', transform=transforms.Lambda(lambda x: x))"), [3, 224, 224]);
+});

@@ -186,3 +186,18 @@ export function callArgparse(interp: Interp, path: string, site: CallSite): Valu
   if (path !== 'argparse.ArgumentParser') return undefined;
   return parserObject(interp, { specs: [], defaults: new Map() }, site.node);
 }
+
+/**
+ * `deepspeed.add_config_arguments(parser)` adds DeepSpeed's own options and hands the parser back (DeepSpeed's
+ * `_add_core_arguments`: --deepspeed, --deepspeed_config and their old --deepscale names). Without it the parser was
+ * unknown, so every option of a DeepSpeed example script was (the CIFAR example's --moe, --num-experts).
+ */
+export function deepspeedConfigArguments(interp: Interp, parser: Value | undefined, site: CallSite): Value {
+  const add = parser?.k === 'inst' ? parser.attrs.get('add_argument') : undefined;
+  if (!parser || !add) return UNKNOWN;
+  for (const name of ['deepspeed', 'deepscale']) {
+    interp.callValue(add, [str(`--${name}`)], new Map([['action', str('store_true')]]), site);
+    interp.callValue(add, [str(`--${name}_config`)], new Map([['default', NONE]]), site);
+  }
+  return parser;
+}

@@ -171,6 +171,13 @@ const fns: Record<string, NativeFn> = {
   next: ([a]) => iterItems(a ?? UNKNOWN)?.[0] ?? UNKNOWN,
 };
 
+/** numbers' and collections.abc's classes, by the value kinds that are instances of them (Python's data model). */
+const ABSTRACT_KINDS: Readonly<Record<string, readonly string[]>> = {
+  'numbers.Number': ['num', 'bool'], 'numbers.Real': ['num', 'bool'],
+  'collections.abc.Sequence': ['list', 'tuple', 'str'], 'typing.Sequence': ['list', 'tuple', 'str'],
+  'collections.abc.Mapping': ['dict'], 'typing.Mapping': ['dict'], 'collections.abc.Iterable': ['list', 'tuple', 'str', 'dict'],
+};
+
 function isInstance(obj: Value | undefined, cls: Value): boolean | undefined {
   if (!obj || obj.k === 'unknown') return undefined;
   if (cls.k === 'native') {
@@ -195,6 +202,9 @@ function isInstance(obj: Value | undefined, cls: Value): boolean | undefined {
   if (cls.k === 'lib') {
     const short = cls.path.split('.').pop() ?? '';
     if (cls.path === 'types.FunctionType') return obj.k === 'func' || obj.k === 'native';
+    // The abstract base classes code checks plain values against (torchvision's _setup_size: Number, Sequence).
+    const abc = ABSTRACT_KINDS[cls.path];
+    if (abc && ['num', 'bool', 'str', 'list', 'tuple', 'dict', 'none'].includes(obj.k)) return abc.includes(obj.k);
     // `isinstance(input, Tensor)` (DenseNet's layers take a tensor or a list of them).
     if (cls.path === 'torch.Tensor') return obj.k === 'tensor' || obj.k === 'param' ? true : ['list', 'tuple', 'dict', 'num', 'str', 'none', 'bool'].includes(obj.k) ? false : undefined;
     if (obj.k === 'mod') return short === 'Module' || obj.type === short;

@@ -2,6 +2,7 @@
  * Calling values: user functions and methods, classes (instantiation with
  * __init__, dataclasses), library stand-ins, modules and layers.
  */
+import { noteDatasetSample } from './datasetSamples';
 import { classLookup, isTorchModuleBase, libraryBase, libraryInit, methodOwner, mro } from './access';
 import type { Interp } from './interpreter';
 import { callKerasLayer, callKerasModel } from './kerasRuntime';
@@ -21,6 +22,7 @@ export function callValue(interp: Interp, callee: Value, args: Value[], kwargs: 
       if (callee.fn.k === 'native') return callee.fn.fn([callee.self, ...args], kwargs, site);
       return callMethod(interp, callee.fn, callee.self, args, kwargs);
     case 'class':
+      noteDatasetSample(interp, callee, args, kwargs, site);
       return instantiate(interp, callee, args, kwargs, site);
     case 'lib': {
       const result = callLibrary(interp, callee.path, args, kwargs, site);

@@ -69,6 +69,8 @@ export class Interp {
    * language model example reloads its best checkpoint) leaves the name unknown, and the model trained is the one before.
    */
   readonly heldObjects = new Map<string, Value>();
+  /** The image sample the run's torchvision dataset yields, [C, H, W] (datasetSamples.ts). */
+  runSample: { shape: number[]; source: string } | undefined;
   /** The tokens per sample the run's command line states (runSequence.ts). */
   runSequence: { tokens: number; source: string } | undefined;
   /** The precision the training code builds its trainer with (runPrecision.ts), and the default of one that states none. */

@@ -11,7 +11,7 @@ import { torchFunction, tensorsIn } from './tensorOps';
 import { constructTorchLayer } from './torchModuleValues';
 import { callTransformers } from './transformersRuntime';
 import { checkpointCall, trainingWrapper } from './trainingWrappers';
-import { callArgparse } from './argparseRuntime';
+import { callArgparse, deepspeedConfigArguments } from './argparseRuntime';
 import { literalEval } from './scriptExec';
 import { loadSettings } from './settingsFiles';
 import { callHydra } from './hydraRuntime';
@@ -76,6 +76,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
     if (config) return config;
   }
   if (path.startsWith('argparse.')) return callArgparse(interp, path, site) ?? UNKNOWN;
+  if (path === 'deepspeed.add_config_arguments') return deepspeedConfigArguments(interp, args[0] ?? kwargs.get('parser'), site);
   if (path === 'ast.literal_eval') return literalEval(args, site.node);
   if (path.startsWith('os.path.')) return callOsPath(interp, path, args) ?? UNKNOWN;
   const settings = loadSettings(interp, path, args);
