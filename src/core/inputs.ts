@@ -93,6 +93,11 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
         note(sized, axis, { kind: 'seq-len' });
         return sized;
       }
+      // Read at the run's own length (the script's `--block_size`): only the input's form was assumed, not its length.
+      if (fromRun && axis !== undefined && input.shape[axis] === seqLen) {
+        note(resolved, axis, { kind: 'seq-len' });
+        return resolved;
+      }
       if (seqLen !== undefined && axis !== undefined) seqUnused ??= `${spec.name} was read for ${showShape(input.shape)} (${input.assumed}); another length needs the code to state it`;
       assumed = true;
       note(resolved, axis, { kind: 'assumed', what: input.assumed });
