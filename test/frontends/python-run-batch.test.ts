@@ -36,6 +36,8 @@ test('nanoGPT’s accumulation, split over the processes, makes batch_size × gr
     samples: 64, perProcess: false,
     source: 'configured_train.py: batch_size 16 × gradient_accumulation_steps 4, gradient_accumulation_steps split over the processes by the script',
   });
+  // Its length is the run's block_size, stated by the run rather than assumed.
+  assert.deepEqual(model.sequence, { input: model.sequence?.input, length: 128, source: 'block_size 128 in configured_train.py', assumed: false });
   // --batch_size=32 on the command line goes through the configurator.
   assert.equal((await trained(written, ['config/small.py', '--batch_size=32'])).runBatch?.samples, 128);
   // The plan trains at it, says where it came from, and no longer calls it assumed.
