@@ -12,9 +12,10 @@
 import { field, namedChildren, type PyNode } from './ast';
 import { asksTheGpu } from './cudaQueries';
 import { evalExpr } from './expressions';
+import { forgetUnreadEffects } from './unreadCode';
 import type { Interp } from './interpreter';
 import type { RaiseSignal } from './signals';
-import { truthy, UNKNOWN, type FuncV, type Scope } from './values';
+import { truthy, type FuncV, type Scope } from './values';
 
 export interface Branch {
   /** Undefined for `else`. */
@@ -39,26 +40,14 @@ export function decideBranch(interp: Interp, branches: Branch[], scope: Scope): 
     if (onlyRaises(body)) continue;
     if (asksTheGpu(interp, cond!)) {
       note(interp, cond!, `\`${short(interp.text(cond!))}\` asks what the run's GPU can do, which depends on the GPU the plan is for: WAP read neither branch, and what they assign is unknown.`, 'gpu-query', 'info');
-      forgetAssigned(interp, branches, scope);
+      const bodies = branches.map((b) => b.body).filter((b): b is PyNode => b !== undefined);
+      forgetUnreadEffects(interp, bodies, `\`${short(interp.text(cond!))}\` depends on the GPU the plan is for, and WAP read neither branch`, scope);
       return undefined;
     }
     note(interp, cond!, `Could not decide \`${short(interp.text(cond!))}\` while reading the model; took this branch (the first one that does not only raise).`, 'guessed-branch', 'info');
     return i;
   }
   return undefined;
-}
-
-/** The plain names any branch assigns become unknown: a value written before the `if` is not what the run has either. */
-function forgetAssigned(interp: Interp, branches: Branch[], scope: Scope): void {
-  const visit = (node: PyNode): void => {
-    if (node.type === 'function_definition' || node.type === 'class_definition') return;
-    if (node.type === 'assignment' || node.type === 'augmented_assignment') {
-      const left = field(node, 'left');
-      if (left?.type === 'identifier') interp.bind(interp.text(left), UNKNOWN, scope);
-    }
-    for (const child of namedChildren(node)) visit(child);
-  };
-  for (const { body } of branches) if (body) visit(body);
 }
 
 /** A `raise` that aborted a user function: its caller gets Unknown, and the model says so. */

@@ -43,8 +43,9 @@ function transformed(sample: [number, number, number], t: Value): [number, numbe
   if (t.k !== 'inst' || !fromTorchvision(t.cls, 'transforms')) return undefined;
   const name = t.cls.name;
   if (name === 'Compose') {
-    let out: [number, number, number] | undefined = sample;
-    for (const step of iterItems(t.attrs.get('transforms') ?? { k: 'none' }) ?? [{ k: 'none' } as Value]) out = out && transformed(out, step);
+    const steps = iterItems(t.attrs.get('transforms') ?? { k: 'none' });
+    let out: [number, number, number] | undefined = steps && sample;
+    for (const step of steps ?? []) out = out && transformed(out, step);
     return out;
   }
   if (SHAPE_KEEPING.has(name)) return sample;

@@ -16,7 +16,7 @@ import { importStatement } from './imports';
 import { decideBranch, reportRaise } from './branches';
 import { defineClass, defineFunction, execDecorated, makeFunction } from './definitions';
 import { freezeLoop } from './freezeLoops';
-import { forgetLoopEffects } from './skippedLoops';
+import { forgetLoopEffects } from './unreadCode';
 import { execTry, execWith } from './wrappingStatements';
 import { isMainGuard } from './moduleScope';
 import { hydraConfigArgument } from './hydraRuntime';

@@ -1,9 +1,10 @@
 /**
- * What a loop WAP could not run may have changed. A script builds its vocabulary in a loop over a file's lines
- * (the word language model example: `for word in line.split(): self.dictionary.add_word(word)`); skipped, the lists
- * it fills stayed empty, and `len(corpus.dictionary)` sized an Embedding of 0 rows. So the names the body assigns,
- * the containers it calls methods on, and the list and dict attributes of an object whose own method it calls are
- * unknown afterwards, with why: a size read from them then says it is the data's.
+ * What code WAP did not run may have changed: a loop over data it cannot iterate, or the branches of an `if` that
+ * asks the run's GPU (branches.ts). A script builds its vocabulary in a loop over a file's lines (the word language
+ * model example: `for word in line.split(): self.dictionary.add_word(word)`); skipped, the lists it fills stayed
+ * empty, and `len(corpus.dictionary)` sized an Embedding of 0 rows. So the names the code assigns, the containers it
+ * calls methods on, and the list and dict attributes of an object whose own method it calls are unknown afterwards,
+ * with why: a size read from them then says where it came from.
  */
 import { basename } from 'node:path';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
@@ -33,11 +34,9 @@ function forget(interp: Interp, target: PyNode, unknown: Value, scope: Scope): v
   if (owner.k === 'inst' && !owner.children) setAttr(interp, owner, interp.text(attribute), unknown, target);
 }
 
-export function forgetLoopEffects(interp: Interp, body: PyNode, over: PyNode, scope: Scope): void {
-  const text = interp.text(over).replace(/\s+/g, ' ');
-  const at = rangeOf(over);
-  const where = `${at.file ? `${basename(at.file)}:` : 'line '}${at.line}`;
-  const unknown: Value = { k: 'unknown', why: `the loop over \`${text.length > 50 ? `${text.slice(0, 47)}…` : text}\` (${where}) runs on values WAP cannot know and may change it` };
+/** Forgets what `bodies` may change, each such value unknown because `why`. */
+export function forgetUnreadEffects(interp: Interp, bodies: PyNode[], why: string, scope: Scope): void {
+  const unknown: Value = { k: 'unknown', why };
   const visit = (node: PyNode): void => {
     if (node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'lambda') return;
     if (node.type === 'assignment' || node.type === 'augmented_assignment') {
@@ -58,5 +57,13 @@ export function forgetLoopEffects(interp: Interp, body: PyNode, over: PyNode, sc
     }
     for (const child of namedChildren(node)) visit(child);
   };
-  visit(body);
+  for (const body of bodies) visit(body);
+}
+
+/** A loop over `over`, skipped because WAP cannot iterate it: what its body may change is the data's. */
+export function forgetLoopEffects(interp: Interp, body: PyNode, over: PyNode, scope: Scope): void {
+  const text = interp.text(over).replace(/\s+/g, ' ');
+  const at = rangeOf(over);
+  const where = `${at.file ? `${basename(at.file)}:` : 'line '}${at.line}`;
+  forgetUnreadEffects(interp, [body], `the loop over \`${text.length > 50 ? `${text.slice(0, 47)}…` : text}\` (${where}) runs on values WAP cannot know and may change it`, scope);
 }
