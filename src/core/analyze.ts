@@ -227,5 +227,6 @@ export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): Ana
     completeness: assessCompleteness(layers, diagnostics),
     ...(spec.runPrecision ? { runPrecision: spec.runPrecision } : {}),
     ...(spec.runBatch ? { runBatch: spec.runBatch } : {}),
+    ...(spec.processCountRules ? { processCountRules: spec.processCountRules } : {}),
   };
 }

@@ -217,6 +217,8 @@ export interface ModelSpec {
   runPrecision?: RunPrecision;
   /** The batch the code that trains it states, as the run computes it (frontends/python/runBatch.ts). */
   runBatch?: RunBatch;
+  /** The process counts the training script accepts, from its asserts (frontends/python/runProcessCounts.ts). */
+  processCountRules?: ProcessCountRule[];
 }
 
 /**
@@ -227,6 +229,17 @@ export interface RunBatch {
   samples: number;
   perProcess: boolean;
   source: string;
+}
+
+/**
+ * A script's assert on its process count n: it starts only where `dividend % (factor × n) == 0`. nanoGPT's
+ * `gradient_accumulation_steps % ddp_world_size == 0` is dividend 40, factor 1; llm.c's token budget over
+ * `B * T * ddp_world_size` has factor B × T. `said` names the assert, its line and its numbers.
+ */
+export interface ProcessCountRule {
+  dividend: number;
+  factor: number;
+  said: string;
 }
 
 /**
@@ -334,6 +347,8 @@ export interface AnalyzedModel {
   runPrecision?: RunPrecision;
   /** ModelSpec.runBatch, carried to the planner. */
   runBatch?: RunBatch;
+  /** ModelSpec.processCountRules, carried to the planner. */
+  processCountRules?: ProcessCountRule[];
 }
 
 export interface AnalysisResult {

@@ -67,7 +67,8 @@ function note(interp: Interp, node: PyNode, message: string, code: string, sever
   interp.warn(node, message, code, severity);
 }
 
-function short(text: string): string {
+/** Code quoted in a message: one line, at most 80 characters. */
+export function short(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > 80 ? line.slice(0, 77) + '…' : line;
 }

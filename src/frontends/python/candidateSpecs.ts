@@ -83,7 +83,7 @@ export function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnos
   const first = readTorchForward(interp, c);
   if (!first.starved) return first.spec;
   // Forward needed sizes of its input it did not know: read it again for the given input, or the one the analysis would assume.
-  const input = specialisedInput(first.spec, interp.givenInput, interp.runSequence);
+  const input = specialisedInput(first.spec, interp.givenInput, interp.run.sequence);
   const second = readTorchForward(interp, c, input);
   const problems = (s: ModelSpec): number => (s.diagnostics ?? []).filter((d) => d.severity !== 'info').length;
   // Only a reading that resolves what stalled the first is worth tying the graph to one input size.

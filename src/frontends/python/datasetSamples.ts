@@ -62,16 +62,16 @@ function transformed(sample: [number, number, number], t: Value): [number, numbe
 /** A torchvision dataset the script builds: its sample is the run's input, where the first one WAP can size says. */
 export function noteDatasetSample(interp: Interp, cls: ClassV, args: Value[], kwargs: Map<string, Value>, site: CallSite): void {
   const base = SAMPLES[cls.name];
-  if (!base || interp.runSample || !fromTorchvision(cls, 'datasets')) return;
+  if (!base || interp.run.sample || !fromTorchvision(cls, 'datasets')) return;
   // The transform is a keyword in torchvision's examples; a positional one sits at a place that differs by dataset.
   const transform = kwargs.get('transform') ?? (args.length > 2 ? undefined : { k: 'none' });
   const sample = !transform ? undefined : transform.k === 'none' ? ([...base] as [number, number, number]) : transformed([...base], transform);
   if (!sample) return;
   const where = site.range.file ? basename(site.range.file) : (interp.file ? basename(interp.file) : 'the script');
-  interp.runSample = { shape: sample, source: `a sample of torchvision's ${cls.name}${transform?.k === 'none' ? '' : ' after its transform'} (${where}:${site.range.line})` };
+  interp.run.sample = { shape: sample, source: `a sample of torchvision's ${cls.name}${transform?.k === 'none' ? '' : ' after its transform'} (${where}:${site.range.line})` };
 }
 
 /** The spec with the run's image sample, when a dataset the script builds says one. */
 export function withRunSample(interp: Interp, spec: ModelSpec): ModelSpec {
-  return interp.runSample && !spec.runSample ? { ...spec, runSample: interp.runSample } : spec;
+  return interp.run.sample && !spec.runSample ? { ...spec, runSample: interp.run.sample } : spec;
 }

@@ -5,7 +5,7 @@
  * cannot know is Unknown.
  * Step and depth budgets guarantee termination on any input.
  */
-import type { AnalyzeOptions, Diagnostic, RunPrecision, SourceRange } from '../../core/ir';
+import type { AnalyzeOptions, Diagnostic, SourceRange } from '../../core/ir';
 import { field, fields, foreignFiles, namedChildren, rangeOf, type PyNode } from './ast';
 import { iterate } from './access';
 import { callValue } from './calls';
@@ -21,7 +21,9 @@ import { execTry, execWith } from './wrappingStatements';
 import { isMainGuard } from './moduleScope';
 import { hydraConfigArgument } from './hydraRuntime';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
-import { noteBatchSplit, type BatchValue } from './runBatch';
+import { noteBatchSplit } from './runBatch';
+import { noteProcessCountAssert } from './runProcessCounts';
+import { RunFacts } from './runFacts';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
 import { BreakSignal, ContinueSignal, LimitSignal, RaiseSignal, ReturnSignal, isSignal } from './signals';
@@ -69,18 +71,10 @@ export class Interp {
    * language model example reloads its best checkpoint) leaves the name unknown, and the model trained is the one before.
    */
   readonly heldObjects = new Map<string, Value>();
-  /** The image sample the run's torchvision dataset yields, [C, H, W] (datasetSamples.ts). */
-  runSample: { shape: number[]; source: string } | undefined;
-  /** The tokens per sample the run's command line states (runSequence.ts). */
-  runSequence: { tokens: number; source: string } | undefined;
-  /** The precision the training code builds its trainer with (runPrecision.ts), and the default of one that states none. */
-  runPrecision: RunPrecision | undefined;
-  runPrecisionDefault: RunPrecision | undefined;
-  /** Whether the run lets fp32 matmuls use TF32 tensor cores, and where it says so (runPrecision.ts). */
-  runTf32: { on: boolean; source: string } | undefined;
-  /** Batch names the run's command line or TrainingArguments state, and values a split over the processes divided (runBatch.ts). */
-  readonly runBatchOptions = new Map<string, BatchValue>();
-  readonly runBatchSplit = new Map<string, BatchValue>();
+  /** What the script states about the run that trains its model (runFacts.ts). */
+  readonly run = new RunFacts();
+  /** The analysed file's tree: an assert's divisor named earlier in it is looked up there (runProcessCounts.ts). */
+  mainRoot: PyNode | undefined;
   /** The input the analysis was given: a forward that computes sizes from its input is read again at it (specialise.ts). */
   givenInput: AnalyzeOptions = {};
   /** Keras automatic-name counters (`conv2d`, `conv2d_1`); reset per model factory. */
@@ -224,8 +218,10 @@ export class Interp {
         scope.outer ??= new Set();
         for (const c of namedChildren(node)) scope.outer.add(this.text(c));
         return;
+      case 'assert_statement':
+        return noteProcessCountAssert(this, node, scope);
       default:
-        return; // pass, assert, print >>: nothing to evaluate
+        return; // pass, print >>: nothing to evaluate
     }
   }
 

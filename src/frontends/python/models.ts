@@ -24,6 +24,7 @@ import { rewrittenGlobals } from './rewrittenGlobals';
 import { scriptBuiltins } from './scriptExec';
 import { noteModuleSequence, withRunSequence } from './runSequence';
 import { readRunBatch, withRunBatch } from './runBatch';
+import { withRunProcessCounts } from './runProcessCounts';
 import { withRunSample } from './datasetSamples';
 import { withRunPrecision } from './runPrecision';
 import { loraOf } from './peftCalls';
@@ -41,6 +42,7 @@ const isModelValue = (v: Value | undefined): v is Root =>
 export function readModels(tree: ConvertedTree, imports?: ImportContext, fileName?: string, givenInput: AnalyzeOptions = {}): FrontendResult {
   const interp = new Interp(tree.source, tree.root.lines);
   interp.file = fileName;
+  interp.mainRoot = tree.root;
   interp.givenInput = givenInput;
   if (imports) {
     interp.loader = new ModuleLoader(interp, imports);
@@ -138,7 +140,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
         ? quantized(applyFreezeSteps(hfSpec(c.root, c.name, c.graphDiagnostics), hfFreezeSteps(c.root)), c.root.quantization)
         : c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     const lora = loraOf(c.root);
-    if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(withRunSample(interp, withRunBatch(withRunPrecision(interp, withRunSequence(interp, lora ? withLoraAdapters(spec, lora) : spec)), runBatch)));
+    if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(withRunProcessCounts(withRunSample(interp, withRunBatch(withRunPrecision(interp, withRunSequence(interp, lora ? withLoraAdapters(spec, lora) : spec)), runBatch)), interp));
   }
   // Freezing the evaluator could not attribute, values the run rewrites, and the command line argparse was read with change what any plan of this file's models means: each model carries them.
   // A syntax error in the file leaves every model read from it partial: Python would not run any of it.

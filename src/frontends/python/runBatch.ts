@@ -50,16 +50,16 @@ function splitsOverProcesses(interp: Interp, node: PyNode, name: string): boolea
  */
 export function noteBatchSplit(interp: Interp, node: PyNode, current: () => Value): void {
   const name = targetName(interp, field(node, 'left'));
-  if (!name || !BATCH_NAMES.has(name) || interp.runBatchSplit.has(name) || !splitsOverProcesses(interp, node, name)) return;
+  if (!name || !BATCH_NAMES.has(name) || interp.run.batchSplit.has(name) || !splitsOverProcesses(interp, node, name)) return;
   const value = whole(current());
-  if (value !== undefined) interp.runBatchSplit.set(name, { value, said: `${name} ${value}` });
+  if (value !== undefined) interp.run.batchSplit.set(name, { value, said: `${name} ${value}` });
 }
 
 /** An option a parse read (argparse's dest, an HfArgumentParser field): the first parse's value counts. */
 export function noteBatchOption(interp: Interp, name: string, value: Value, givenBy: string | undefined): void {
   const n = whole(value);
-  if (!BATCH_NAMES.has(name) || n === undefined || interp.runBatchOptions.has(name)) return;
-  interp.runBatchOptions.set(name, { value: n, said: givenBy ? `--${name} ${n} from ${givenBy}` : `${name} ${n} (the parser's default)` });
+  if (!BATCH_NAMES.has(name) || n === undefined || interp.run.batchOptions.has(name)) return;
+  interp.run.batchOptions.set(name, { value: n, said: givenBy ? `--${name} ${n} from ${givenBy}` : `${name} ${n} (the parser's default)` });
 }
 
 /** `TrainingArguments(per_device_train_batch_size=…, …)` as the run has it; a keyword not given is transformers' default. */
@@ -70,7 +70,7 @@ export function noteTrainingArgumentsBatch(interp: Interp, path: string, kwargs:
     const given = kwargs.get(name);
     if (given === undefined && splat) continue;
     const value = given === undefined ? fallback : whole(given);
-    if (value !== undefined && !interp.runBatchOptions.has(name)) interp.runBatchOptions.set(name, { value, said: `${name} ${value}${given === undefined ? ' (transformers\' default)' : ''}` });
+    if (value !== undefined && !interp.run.batchOptions.has(name)) interp.run.batchOptions.set(name, { value, said: `${name} ${value}${given === undefined ? ' (transformers\' default)' : ''}` });
   }
 }
 
@@ -92,7 +92,7 @@ function splitNames(interp: Interp, root: PyNode): Set<string> {
 function valueOf(interp: Interp, globals: Scope, name: string): BatchValue | undefined {
   const own = whole(globals.vars.get(name));
   if (own !== undefined) return { value: own, said: `${name} ${own}` };
-  return interp.runBatchSplit.get(name) ?? interp.runBatchOptions.get(name);
+  return interp.run.batchSplit.get(name) ?? interp.run.batchOptions.get(name);
 }
 
 /** The run's batch, where the script trains a model and states both numbers (or plainly does not accumulate). */

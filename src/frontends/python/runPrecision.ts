@@ -22,8 +22,8 @@ const where = (interp: Interp, site: CallSite): string => `${(site.range.file ??
 
 /** Records a stated precision (the first wins), or a default one where none is stated yet. */
 function note(interp: Interp, run: RunPrecision, byDefault: boolean): void {
-  if (byDefault) interp.runPrecisionDefault ??= run;
-  else interp.runPrecision ??= run;
+  if (byDefault) interp.run.precisionDefault ??= run;
+  else interp.run.precision ??= run;
 }
 
 /** Whether the call's own text may pass keywords WAP did not see (`Trainer(**cfg.trainer)`). */
@@ -105,7 +105,7 @@ export function noteAutocastPrecision(interp: Interp, path: string, args: Value[
  */
 export function noteTf32(interp: Interp, on: boolean, site: CallSite, what: string): void {
   if (interp.graph?.scope.length) return;
-  interp.runTf32 = { on, source: `${where(interp, site)} (${what})` };
+  interp.run.tf32 = { on, source: `${where(interp, site)} (${what})` };
 }
 
 /** `torch.set_float32_matmul_precision(…)`: "high" and "medium" let fp32 matmuls run on TF32 tensor cores. */
@@ -117,8 +117,8 @@ export function noteMatmulPrecision(interp: Interp, path: string, args: Value[],
 
 /** The spec with the run's precision: a stated one, else the default of the trainer the code builds. */
 export function withRunPrecision(interp: Interp, spec: ModelSpec): ModelSpec {
-  let run = interp.runPrecision ?? interp.runPrecisionDefault;
+  let run = interp.run.precision ?? interp.run.precisionDefault;
   // fp32 with TF32 matmuls runs them on tensor cores at the TF32 peak (A100: 156 TFLOPS against 19.5).
-  if (run?.precision === 'fp32' && interp.runTf32?.on) run = { ...run, precision: 'tf32', source: `${run.source}, with TF32 matmuls from ${interp.runTf32.source}` };
+  if (run?.precision === 'fp32' && interp.run.tf32?.on) run = { ...run, precision: 'tf32', source: `${run.source}, with TF32 matmuls from ${interp.run.tf32.source}` };
   return run && !spec.runPrecision ? { ...spec, runPrecision: run } : spec;
 }

@@ -15,8 +15,8 @@ import type { Value } from './values';
  * command line that gave it (run.sh, --script-args), undefined for the script's own default.
  */
 export function noteRunSequence(interp: Interp, name: string, value: Value, givenBy: string | undefined): void {
-  if (interp.runSequence || !SEQUENCE_LENGTH_NAMES.has(name) || value.k !== 'num' || value.float || value.v < 1) return;
-  interp.runSequence = { tokens: value.v, source: givenBy ? `${name} ${value.v} from ${givenBy}` : `${name}'s default ${value.v} in the script` };
+  if (interp.run.sequence || !SEQUENCE_LENGTH_NAMES.has(name) || value.k !== 'num' || value.float || value.v < 1) return;
+  interp.run.sequence = { tokens: value.v, source: givenBy ? `${name} ${value.v} from ${givenBy}` : `${name}'s default ${value.v} in the script` };
 }
 
 /**
@@ -24,17 +24,17 @@ export function noteRunSequence(interp: Interp, name: string, value: Value, give
  * arguments), where no parse stated one: the script samples its batches at it.
  */
 export function noteModuleSequence(interp: Interp): void {
-  if (interp.runSequence || interp.trainedModels.length === 0) return;
+  if (interp.run.sequence || interp.trainedModels.length === 0) return;
   const file = (interp.file ?? 'the script').replace(/^.*[\\/]/, '');
   for (const name of SEQUENCE_LENGTH_NAMES) {
     const value = interp.globals.vars.get(name);
     if (value?.k !== 'num' || value.float || value.v < 1) continue;
-    interp.runSequence = { tokens: value.v, source: `${name} ${value.v} in ${file}` };
+    interp.run.sequence = { tokens: value.v, source: `${name} ${value.v} in ${file}` };
     return;
   }
 }
 
 /** The spec with the run's sequence length, when a parse read one. */
 export function withRunSequence(interp: Interp, spec: ModelSpec): ModelSpec {
-  return interp.runSequence && !spec.runSequence ? { ...spec, runSequence: interp.runSequence } : spec;
+  return interp.run.sequence && !spec.runSequence ? { ...spec, runSequence: interp.run.sequence } : spec;
 }
