@@ -32,6 +32,7 @@ import { clusterProblem, plan3dSteps } from './search/parallel3d/plan';
 import { trainingSetup, unevenSplitNote } from './setupReport';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, mixedGpuNote, samplesPerSec as spsOf, type ReportBase } from './assemble';
 import { toTimeline } from './simulator/results';
+import { refusedCount, runGpuCountsLine } from './runGpuCounts';
 
 export interface PlanExtras {
   profile?: ProfileFile;
@@ -88,6 +89,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     N = Math.max(N, options.gpus);
   }
   if (!(N >= 1)) return fail('maxGpus must be at least 1');
+  const countsLine = runGpuCountsLine(model.processCountRules, N);
+  if (countsLine) diagnostics.push({ severity: 'info', message: countsLine });
 
   let profile: ProfileCosts | undefined;
   if (extras.profile) {
@@ -180,7 +183,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   const results: CountResult[] = [];
   let evaluated = 0;
   for (let n = 1; n <= N; n++) {
-    const r = yield* evaluateCountSteps(ctx, n, n === N);
+    const refused = refusedCount(model.processCountRules, n);
+    const r: CountResult = refused ? { n, reason: refused, evaluated: 0 } : yield* evaluateCountSteps(ctx, n, n === N);
     evaluated += r.evaluated;
     results.push(r);
     yield [n, N];
@@ -236,8 +240,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     },
     baselines: {
       singleGpu: baseline(results[0].dp, 1, batch, 'no single-GPU data-parallel plan'),
-      dataParallel: baseline(last.dp, N, batch, `pure data parallelism is impossible on ${N} GPUs at batch ${batch}`),
-      owt: baseline(last.owt, N, batch, 'no OWT plan'),
+      dataParallel: baseline(last.dp, N, batch, refusedCount(model.processCountRules, N) ?? `pure data parallelism is impossible on ${N} GPUs at batch ${batch}`),
+      owt: baseline(last.owt, N, batch, refusedCount(model.processCountRules, N) ?? 'no OWT plan'),
     },
     scaling,
     timeline,

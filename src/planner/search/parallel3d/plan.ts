@@ -18,6 +18,7 @@ import { layerPlans3d, describe3d, fitsThrough } from './report';
 import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
 import { candidateCounts, fullyPinnedCount, pinProblem, type SpaceContext } from './space';
+import { refusedCount } from '../../runGpuCounts';
 
 export interface Plan3DInput {
   model: AnalyzedModel;
@@ -108,13 +109,23 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     }
     if (counts.length === 0) return fail(`the pinned degrees need a multiple of ${unit} GPUs; at most ${N} are available`);
   }
+  // Counts the training script refuses are not searched; they stay on the curve, refused, with the assert as why.
+  const refused = counts.flatMap((n) => {
+    const reason = refusedCount(model.processCountRules, n);
+    return reason ? [{ gpus: n, feasible: false, reason, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 }] : [];
+  });
+  const forcedRefusal = refused.find((r) => r.gpus === (options.gpus ?? pinnedCount));
+  if (forcedRefusal) return fail(forcedRefusal.reason, refused);
+  counts = counts.filter((n) => !refused.some((r) => r.gpus === n));
+  if (counts.length === 0) return fail(refused[refused.length - 1]?.reason ?? `no GPU count up to ${N} to search`, refused);
   const result = yield* search3dSteps(ctx, space, counts);
-  const scaling: ScalingPoint[] = result.counts.map((r) => {
+  const searched: ScalingPoint[] = result.counts.map((r) => {
     const best = r.top[0];
     return best
       ? { gpus: r.n, feasible: true, samplesPerSec: sps(batch, best.est.stepMs), stepTimeMs: best.est.stepMs, energyJPerSample: 0, summary: describe3d(best.config) }
       : { gpus: r.n, feasible: false, reason: r.reason ?? `no plan on ${r.n} GPUs`, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 };
   });
+  const scaling = [...searched, ...refused].sort((a, b) => a.gpus - b.gpus);
   const feasible = result.counts.filter((r) => r.top.length > 0);
   const forced = options.gpus ?? pinnedCount;
   let chosen = forced !== undefined ? result.counts.find((r) => r.n === forced) : undefined;
@@ -151,6 +162,8 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   diagnostics.push({ severity: 'info', message: `planned as ${structure.repeats} repeated blocks of ${structure.period} layers (${(structure.flopsCovered * 100).toFixed(0)}% of the FLOPs), searched as data × tensor × pipeline × context parallel; the timeline replays one data-parallel replica` });
   const through = fitsThrough(ctx, scored);
   const baselineAt = function* (n: number, restrict: Partial<typeof pins>, why: string): Generator<void, BaselineResult, void> {
+    const refusal = refusedCount(model.processCountRules, n);
+    if (refusal) return { gpus: n, feasible: false, reason: refusal, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 };
     const sub: SpaceContext = { ...space, pins: { ...pins, ...restrict } };
     let best: Scored | undefined;
     let k = 0;
