@@ -110,3 +110,30 @@ test('no batch where the script accumulates under a name WAP does not read, or t
   const untrained = await trained('from torch import nn\nbatch_size = 64\nmodel = nn.Sequential(nn.Linear(8, 8), nn.ReLU())\n', [], join(NANOGPT, 'untrained.py'));
   assert.equal(untrained.runBatch, undefined);
 });
+
+test('a budget the script divides into accumulation steps is the global batch: tokens over T (build-nanogpt, llm.c), or samples', async () => {
+  const SPLIT = '    gradient_accumulation_steps //= ddp_world_size\n';
+  // build-nanogpt's shape: a token budget, B and T, and the accumulation computed over the processes.
+  const tokens = written
+    .replace('gradient_accumulation_steps = 4\n', 'total_batch_size = 32768\nB = 16\nT = 512\n')
+    .replace(SPLIT, '')
+    .replace('model_args = dict(', 'gradient_accumulation_steps = total_batch_size // (B * T * ddp_world_size)\nmodel_args = dict(');
+  const model = await trained(tokens, ['config/small.py']);
+  assert.deepEqual(model.runBatch, {
+    samples: 64, perProcess: false,
+    source: 'configured_train.py: total_batch_size 32768 tokens ÷ T 512 per sample, gradient_accumulation_steps = `total_batch_size // (B * T * ddp_world_size)` at line 41 splits it over the processes',
+  });
+  // Its T is what the run's block_size in the config says it is not: the config's 128 is read first, and stays.
+  assert.equal(model.sequence?.length, 128);
+  const plan = planModel(model, resolveCluster('a100x8', {}), { batch: 128, batchAssumed: true, objective: 'throughput', strategies: 'dp', optimizer: 'adam' });
+  assert.deepEqual([plan.batch, plan.batchAssumed, plan.batchSource], [64, undefined, model.runBatch!.source]);
+  // llm.c's shape: the divisor is named a line before, its factors are the parser's options.
+  const named = tokens.replace('gradient_accumulation_steps = total_batch_size // (B * T * ddp_world_size)', 'tokens_per_fwdbwd = B * T * ddp_world_size\ngradient_accumulation_steps = total_batch_size // tokens_per_fwdbwd');
+  assert.equal((await trained(named, ['config/small.py'])).runBatch?.samples, 64);
+  // A budget in samples (Megatron's global_batch_size over micro_batch_size × world size) is the batch as it is.
+  const samples = tokens.replace('total_batch_size = 32768', 'global_batch_size = 96').replace('total_batch_size // (B * T * ddp_world_size)', 'global_batch_size // (B * ddp_world_size)');
+  assert.equal((await trained(samples, ['config/small.py'])).runBatch?.samples, 96);
+  // A factor WAP cannot name leaves the batch unread rather than guessed.
+  const unnamed = tokens.replace('(B * T * ddp_world_size)', '(B * T * k * ddp_world_size)').replace('B = 16\n', 'B = 16\nk = 2\n');
+  assert.equal((await trained(unnamed, ['config/small.py'])).runBatch, undefined);
+});

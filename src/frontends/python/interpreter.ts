@@ -21,7 +21,7 @@ import { execTry, execWith } from './wrappingStatements';
 import { isMainGuard } from './moduleScope';
 import { hydraConfigArgument } from './hydraRuntime';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
-import { noteBatchSplit } from './runBatch';
+import { noteBatchAssignment, noteBatchSplit } from './runBatch';
 import { noteProcessCountAssert } from './runProcessCounts';
 import { RunFacts } from './runFacts';
 import type { Graph } from './graph';
@@ -230,7 +230,7 @@ export class Interp {
       const right = field(node, 'right');
       if (!right) return; // annotation only: `x: int`
       const left = field(node, 'left');
-      if (left) noteBatchSplit(this, node, () => evalExpr(this, left, scope));
+      noteBatchAssignment(this, node, scope);
       const value = right.type === 'assignment' ? this.chainedAssign(right, scope) : evalExpr(this, right, scope);
       if (left) assignTarget(this, left, value, scope);
       return;

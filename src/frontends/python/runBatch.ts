@@ -13,7 +13,9 @@ import type { ModelSpec, RunBatch } from '../../core/ir';
 import { ACCUMULATION_NAMES, MICRO_BATCH_NAMES, OTHER_ACCUMULATION, PROCESS_COUNT } from '../../core/batchOptions';
 import { field, namedChildren, type PyNode } from './ast';
 import type { Interp } from './interpreter';
+import { evalExpr } from './expressions';
 import { TRAINING_ARGUMENTS } from './runPrecision';
+import { noteTokenBudget } from './runTokenBudget';
 import type { CallSite, Scope, Value } from './values';
 
 const BATCH_NAMES = new Set([...MICRO_BATCH_NAMES, ...ACCUMULATION_NAMES]);
@@ -42,6 +44,15 @@ function splitsOverProcesses(interp: Interp, node: PyNode, name: string): boolea
   if (!right || !PROCESS_COUNT.test(interp.text(right))) return false;
   if (node.type === 'augmented_assignment') return /^(\/\/=|\/=)$/.test(interp.text(node.children.find((c) => c.field === 'operator') ?? node));
   return /\//.test(interp.text(right)) && new RegExp(`\\b${name}\\b`).test(interp.text(right));
+}
+
+/** Before an assignment runs: what it says of the run's batch (a split over the processes, or a budget's accumulation). */
+export function noteBatchAssignment(interp: Interp, node: PyNode, scope: Scope): void {
+  const left = field(node, 'left');
+  if (!left) return;
+  noteBatchSplit(interp, node, () => evalExpr(interp, left, scope));
+  const name = targetName(interp, left);
+  if (name && ACCUMULATION_NAMES.includes(name)) noteTokenBudget(interp, node, name, scope);
 }
 
 /**
@@ -98,6 +109,7 @@ function valueOf(interp: Interp, globals: Scope, name: string): BatchValue | und
 /** The run's batch, where the script trains a model and states both numbers (or plainly does not accumulate). */
 export function readRunBatch(interp: Interp, root: PyNode): RunBatch | undefined {
   if (interp.trainedModels.length === 0) return undefined;
+  if (interp.run.budget) return { samples: interp.run.budget.samples, perProcess: false, source: interp.run.budget.source };
   const first = (names: readonly string[]): [string, BatchValue] | undefined => {
     for (const name of names) {
       const v = valueOf(interp, interp.globals, name);

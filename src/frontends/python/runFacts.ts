@@ -19,6 +19,8 @@ export class RunFacts {
   /** Batch names the run's command line or TrainingArguments state, and values a split over the processes divided (runBatch.ts). */
   readonly batchOptions = new Map<string, BatchValue>();
   readonly batchSplit = new Map<string, BatchValue>();
+  /** A global batch the script states as a budget it divides into accumulation steps (runTokenBudget.ts). */
+  budget: { samples: number; source: string; sequence?: { tokens: number; source: string } } | undefined;
   /** The divisibility the script's asserts demand of its process count (runProcessCounts.ts). */
   readonly processCounts: ProcessCountRule[] = [];
 }

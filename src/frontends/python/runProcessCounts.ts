@@ -9,6 +9,7 @@
 import type { ProcessCountRule } from '../../core/ir';
 import { PROCESS_COUNT } from '../../core/batchOptions';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
+import { divisorFactors } from './productFactors';
 import { evalExpr } from './expressions';
 import type { Interp } from './interpreter';
 import type { Scope, Value } from './values';
@@ -32,46 +33,12 @@ function moduloIsZero(interp: Interp, cond: PyNode): { dividend: PyNode; divisor
   return dividend && divisor ? { dividend, divisor } : undefined;
 }
 
-/** The factors of a product, through parentheses: `B * T * ddp_world_size` → [B, T, ddp_world_size]. */
-function factorsOf(interp: Interp, node: PyNode): PyNode[] {
-  if (node.type === 'parenthesized_expression' && namedChildren(node).length === 1) return factorsOf(interp, namedChildren(node)[0]);
-  if (node.type === 'binary_operator' && interp.text(node.children.find((c) => c.field === 'operator') ?? node) === '*') {
-    const left = field(node, 'left');
-    const right = field(node, 'right');
-    if (left && right) return [...factorsOf(interp, left), ...factorsOf(interp, right)];
-  }
-  return [node];
-}
-
-/**
- * What a divisor name was assigned last before `before` in the analysed file: llm.c asserts against
- * `tokens_per_fwdbwd`, a product with the world size in it.
- */
-function assignedBefore(interp: Interp, name: string, before: PyNode): PyNode | undefined {
-  let found: PyNode | undefined;
-  const line = rangeOf(before).line;
-  const visit = (node: PyNode): void => {
-    if (node.type === 'assignment' && rangeOf(node).line < line) {
-      const left = field(node, 'left');
-      const right = field(node, 'right');
-      if (left && right && interp.text(left) === name) found = right;
-    }
-    for (const child of namedChildren(node)) visit(child);
-  };
-  if (interp.mainRoot) visit(interp.mainRoot);
-  return found;
-}
-
 /** The assert's rule, when its divisor is a product with exactly one process count and every other factor is known. */
 function ruleOf(interp: Interp, node: PyNode, scope: Scope): ProcessCountRule | 'unread' | undefined {
   const cond = namedChildren(node)[0];
   const parts = cond && moduloIsZero(interp, cond);
   if (!parts) return undefined;
-  let factors = factorsOf(interp, parts.divisor);
-  if (!factors.some((f) => PROCESS_COUNT.test(interp.text(f))) && factors.length === 1 && factors[0].type === 'identifier') {
-    const assigned = assignedBefore(interp, interp.text(factors[0]), node);
-    if (assigned) factors = factorsOf(interp, assigned);
-  }
+  const factors = divisorFactors(interp, parts.divisor, node);
   const counts = factors.filter((f) => PROCESS_COUNT.test(interp.text(f)));
   if (counts.length !== 1) return undefined;
   const dividend = whole(evalExpr(interp, parts.dividend, scope));

@@ -21,7 +21,7 @@ export function noteRunSequence(interp: Interp, name: string, value: Value, give
 
 /**
  * A training script's own module-level length (nanoGPT's `block_size`, after its configurator ran with the run's
- * arguments), where no parse stated one: the script samples its batches at it.
+ * arguments), where no parse stated one: the script samples its batches at it. Failing that, its batch budget's.
  */
 export function noteModuleSequence(interp: Interp): void {
   if (interp.run.sequence || interp.trainedModels.length === 0) return;
@@ -32,6 +32,8 @@ export function noteModuleSequence(interp: Interp): void {
     interp.run.sequence = { tokens: value.v, source: `${name} ${value.v} in ${file}` };
     return;
   }
+  // Else the tokens per sample a batch budget divides by (build-nanogpt's `T = 1024`, runTokenBudget.ts).
+  interp.run.sequence = interp.run.budget?.sequence;
 }
 
 /** The spec with the run's sequence length, when a parse read one. */

@@ -1,0 +1,46 @@
+/**
+ * The factors a training script divides by when it shares a whole-run number over its processes: llm.c's
+ * `tokens_per_fwdbwd = B * T * ddp_world_size`, build-nanogpt's `(B * T * ddp_world_size)`. An assert on the process
+ * count (runProcessCounts.ts) and an accumulation computed from a budget (runTokenBudget.ts) both read them.
+ */
+import { PROCESS_COUNT } from '../../core/batchOptions';
+import { field, namedChildren, rangeOf, type PyNode } from './ast';
+import type { Interp } from './interpreter';
+
+/** The factors of a product, through parentheses: `B * T * ddp_world_size` → [B, T, ddp_world_size]. */
+function factorsOf(interp: Interp, node: PyNode): PyNode[] {
+  if (node.type === 'parenthesized_expression' && namedChildren(node).length === 1) return factorsOf(interp, namedChildren(node)[0]);
+  if (node.type === 'binary_operator' && interp.text(node.children.find((c) => c.field === 'operator') ?? node) === '*') {
+    const left = field(node, 'left');
+    const right = field(node, 'right');
+    if (left && right) return [...factorsOf(interp, left), ...factorsOf(interp, right)];
+  }
+  return [node];
+}
+
+/** What `name` was assigned last before `before` in the analysed file. */
+function assignedBefore(interp: Interp, name: string, before: PyNode): PyNode | undefined {
+  let found: PyNode | undefined;
+  const line = rangeOf(before).line;
+  const visit = (node: PyNode): void => {
+    if (node.type === 'assignment' && rangeOf(node).line < line) {
+      const left = field(node, 'left');
+      const right = field(node, 'right');
+      if (left && right && interp.text(left) === name) found = right;
+    }
+    for (const child of namedChildren(node)) visit(child);
+  };
+  if (interp.mainRoot) visit(interp.mainRoot);
+  return found;
+}
+
+/**
+ * The factors of a divisor read at `at`; a lone name without the process count in it is looked up where the file
+ * assigned it (llm.c divides by `tokens_per_fwdbwd`, a product named a line earlier).
+ */
+export function divisorFactors(interp: Interp, divisor: PyNode, at: PyNode): PyNode[] {
+  const factors = factorsOf(interp, divisor);
+  if (factors.some((f) => PROCESS_COUNT.test(interp.text(f))) || factors.length !== 1 || factors[0].type !== 'identifier') return factors;
+  const assigned = assignedBefore(interp, interp.text(factors[0]), at);
+  return assigned ? factorsOf(interp, assigned) : factors;
+}
