@@ -227,3 +227,24 @@ test("keras.applications models are built by Keras' own code: an error that says
   assert.deepEqual(r.diagnostics.map((d) => [d.severity, d.code, d.line]), [['error', 'keras-application', 3], ['error', 'keras-application', 4]]);
   assert.match(r.diagnostics[0].message, /^keras\.applications\.ResNet50 is built by Keras' own code, which WAP does not read: save its architecture with `open\("model\.json", "w"\)\.write\(model\.to_json\(\)\)` and open that file/);
 });
+
+test('an undecided `a if cond else b` takes its first side and says so, unless both sides are the same plain value', () => {
+  const src = (width: string) => `import os
+import torch.nn as nn
+WIDTH = ${width}
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, WIDTH)
+    def forward(self, x):
+        return self.fc(x)
+`;
+  const r = parsePythonSource('t.py', src("512 if os.environ.get('LARGE') else 256"));
+  const net = r.models.find((m) => m.name === 'Net')!;
+  assert.deepEqual(net.layers.find((l) => l.id === 'fc')?.attrs.outFeatures, 512);
+  const said = [...r.diagnostics, ...net.diagnostics].filter((d) => d.code === 'guessed-branch');
+  assert.deepEqual(said.map((d) => [d.line, d.message]), [[3, "Could not decide `os.environ.get('LARGE')` while reading the model; took the value before its `if` (`512`)."]]);
+  // Sides that agree decide nothing.
+  const same = parsePythonSource('t.py', src("512 if os.environ.get('LARGE') else 512"));
+  assert.equal([...same.diagnostics, ...same.models.flatMap((m) => m.diagnostics)].filter((d) => d.code === 'guessed-branch').length, 0);
+});

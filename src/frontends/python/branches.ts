@@ -15,7 +15,7 @@ import { evalExpr } from './expressions';
 import { forgetUnreadEffects } from './unreadCode';
 import type { Interp } from './interpreter';
 import type { RaiseSignal } from './signals';
-import { truthy, type FuncV, type Scope } from './values';
+import { truthy, type FuncV, type Scope, type Value } from './values';
 
 export interface Branch {
   /** Undefined for `else`. */
@@ -57,6 +57,28 @@ export function reportRaise(interp: Interp, fn: FuncV, signal: RaiseSignal): voi
 }
 
 const reported = new WeakMap<object, Set<PyNode>>();
+
+/** A node with no call in it: reading it changes nothing, so both sides of a conditional may be read. */
+function callFree(node: PyNode): boolean {
+  return node.type !== 'call' && namedChildren(node).every(callFree);
+}
+
+const sameValue = (x: Value, y: Value): boolean => x.k === y.k && (x.k === 'none' || ((x.k === 'num' || x.k === 'str' || x.k === 'bool') && x.v === (y as typeof x).v));
+
+/**
+ * Which side of `a if cond else b` to read. An undecided condition takes the side before its `if`, as an undecided
+ * `if` statement takes its first branch, and says so, unless both sides are plain values that agree; one that asks
+ * the run's GPU reads neither ('neither').
+ */
+export function decideConditional(interp: Interp, node: PyNode, scope: Scope): 'a' | 'b' | 'neither' {
+  const [a, cond, b] = namedChildren(node);
+  const known = cond ? truthy(evalExpr(interp, cond, scope)) : undefined;
+  if (known !== undefined || !cond) return known === false ? 'b' : 'a';
+  if (asksTheGpu(interp, cond)) return 'neither';
+  if (a && b && callFree(a) && callFree(b) && sameValue(evalExpr(interp, a, scope), evalExpr(interp, b, scope))) return 'a';
+  note(interp, cond, `Could not decide \`${short(interp.text(cond))}\` while reading the model; took the value before its \`if\` (\`${short(a ? interp.text(a) : '')}\`).`, 'guessed-branch', 'info');
+  return 'a';
+}
 
 function note(interp: Interp, node: PyNode, message: string, code: string, severity: 'info' | 'warning'): void {
   const key = interp.graph ?? interp;

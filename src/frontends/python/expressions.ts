@@ -11,7 +11,7 @@ import type { Interp } from './interpreter';
 import { binaryOp, evalComparison } from './operators';
 import { isArray, mapArray } from './numericArrays';
 import { evalString } from './strings';
-import { asksTheGpu } from './cudaQueries';
+import { decideConditional } from './branches';
 import { tensorNegate } from './tensorArithmetic';
 import {
   NONE,
@@ -141,11 +141,10 @@ export function evalExpr(interp: Interp, node: PyNode, scope: Scope): Value {
     case 'comparison_operator':
       return evalComparison(interp, node, scope);
     case 'conditional_expression': {
-      const [a, cond, b] = namedChildren(node);
-      const t = cond ? truthy(evalExpr(interp, cond, scope)) : undefined;
-      if (t === false) return b ? evalExpr(interp, b, scope) : UNKNOWN;
-      if (t === undefined && cond && asksTheGpu(interp, cond)) return UNKNOWN;
-      return a ? evalExpr(interp, a, scope) : UNKNOWN;
+      const [a, , b] = namedChildren(node);
+      const side = decideConditional(interp, node, scope);
+      const read = side === 'a' ? a : side === 'b' ? b : undefined;
+      return read ? evalExpr(interp, read, scope) : UNKNOWN;
     }
     case 'lambda':
       return interp.makeFunction(node, '<lambda>', scope);

@@ -39,6 +39,9 @@ const isModelValue = (v: Value | undefined): v is Root =>
   !!v &&
   (isTorchModule(v) || (v.k === 'mod' && (v.container === 'sequential' || v.composite !== undefined)) || v.k === 'kmodel' || isKerasModelInstance(v) || (v.k === 'hf' && v.what === 'model'));
 
+/** Info diagnostics that say a guess decided a value: kept wherever they are raised. */
+const GUESSES = new Set(['guessed-branch', 'gpu-query']);
+
 export function readModels(tree: ConvertedTree, imports?: ImportContext, fileName?: string, givenInput: AnalyzeOptions = {}): FrontendResult {
   const interp = new Interp(tree.source, tree.root.lines);
   interp.file = fileName;
@@ -149,8 +152,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...carried];
   if (models.length === 0) fileDiagnostics.push(...carried);
   fileDiagnostics.push(...interp.diagnostics);
-  // Module-level warnings must not vanish when no instance model carries them.
-  if (!candidates.some((c) => c.graphDiagnostics === moduleGraph.diagnostics)) fileDiagnostics.push(...moduleGraph.diagnostics.filter((d) => d.severity !== 'info'));
+  // Module-level warnings must not vanish when no instance model carries them, nor a guess that decided a value the
+  // classes may be built with (`WIDTH = 512 if os.environ.get('LARGE') else 256`).
+  if (!candidates.some((c) => c.graphDiagnostics === moduleGraph.diagnostics)) fileDiagnostics.push(...moduleGraph.diagnostics.filter((d) => d.severity !== 'info' || GUESSES.has(d.code ?? '')));
   if (interp.loader) fileDiagnostics.push(...interp.loader.diagnostics);
   const framework = interp.imports.keras && !interp.imports.torch ? 'keras' : (models[0]?.framework ?? 'pytorch');
   return { framework, models, diagnostics: fileDiagnostics };
