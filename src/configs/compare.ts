@@ -36,6 +36,7 @@ export function scalingMessage(requested: number, plan: PlanReport, subject = de
   const feasible = plan.scaling.filter((p) => p.feasible);
   const best = Math.max(planned.samplesPerSec, ...feasible.map((p) => p.samplesPerSec));
   const at = plan.scaling.find((p) => p.gpus === requested);
+  if (at?.refusedByScript) return { severity: 'error', message: `${subject(requested)}, but ${at.reason}; the plan uses ${gpus}` };
   if (at && !at.feasible) {
     return {
       severity: 'error',

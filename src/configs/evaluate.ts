@@ -108,13 +108,18 @@ export interface RunSummary {
   setup?: TrainingSetup;
   /** "ZeRO-2 + bf16 + TP 2", or the plan's strategy summary when it reports no setup. */
   describe: string;
+  /** The training script's own assert refuses the config's GPU count: `reason` says which, and it is no memory limit. */
+  refusedByScript?: boolean;
   /** Planner warnings (e.g. a pin this planner version does not honour yet): the comparison is only as good as they allow. */
   warnings: string[];
 }
 
 export function summarizeRun(outcome: PlanOutcome): RunSummary {
   const warnings = outcome.diagnostics.filter((d) => d.severity !== 'info').map((d) => d.message);
-  if (!outcome.feasible) return { feasible: false, reason: outcome.reason, describe: 'does not fit', warnings };
+  if (!outcome.feasible) {
+    const refusedByScript = outcome.scaling.some((s) => s.refusedByScript && s.reason === outcome.reason);
+    return { feasible: false, reason: outcome.reason, describe: 'does not fit', warnings, ...(refusedByScript ? { refusedByScript } : {}) };
+  }
   const p = outcome.plan;
   const at = outcome.scaling.find((s) => s.gpus === p.gpus);
   return {
@@ -139,7 +144,7 @@ export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSe
   const launched = setup?.worldFrom ? ` (${setup.world} GPUs, as ${setup.worldFrom} launches it)` : '';
   const mine = yours.feasible
     ? `your config${launched}${approximate}: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
-    : `your config${launched}${approximate}: does not fit (${yours.reason})`;
+    : yours.refusedByScript ? `your config${launched}${approximate}: ${yours.reason}` : `your config${launched}${approximate}: does not fit (${yours.reason})`;
   if (!best.feasible) return `${mine} · best plan: nothing fits (${best.reason})`;
   const speedup = yours.feasible && best.stepTimeMs! > 0 ? ` (${(yours.stepTimeMs! / best.stepTimeMs!).toFixed(1)}×)` : '';
   return `${mine} · best plan: ${seconds(best.stepTimeMs!)}${speedup}, ${best.describe}`;

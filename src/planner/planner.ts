@@ -195,6 +195,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
       gpus: r.n,
       feasible: !!ok,
       ...(ok ? {} : { reason: r.reason ?? `no plan on ${r.n} GPUs` }),
+      ...(refusedCount(model.processCountRules, r.n) ? { refusedByScript: true as const } : {}),
       samplesPerSec: ok ? samplesPerSec(r.best!) : 0,
       stepTimeMs: r.best ? r.best.summary.stepTimeMs : 0,
       energyJPerSample: r.best ? r.best.summary.energyJPerSample : 0,

@@ -189,6 +189,8 @@ export interface ScalingPoint {
   feasible: boolean;
   /** Why nothing fits on this many GPUs (only when infeasible). */
   reason?: string;
+  /** The training script's own assert refuses this count, and `reason` names it (planner/runGpuCounts.ts). */
+  refusedByScript?: true;
   samplesPerSec: number;
   stepTimeMs: number;
   energyJPerSample: number;

@@ -1,7 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -124,4 +124,27 @@ test('wap config on a script whose model file builds an instance of the class it
   assert.doesNotMatch(r.err, /no model named/);
   assert.match(r.err, /comparing with the model in .*model\.py, found by imported by train\.py, the PyTorch script train\.py/);
   assert.match(r.out + r.err, /your config \(2 GPUs, as run\.sh launches it\): /);
+});
+
+test('wap config: a launch on a GPU count the script’s own assert refuses is an error naming the assert, in both files', async () => {
+  const project = join(dir, 'asserted');
+  const train = join(project, 'train.py');
+  const run = join(project, 'run.sh');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(train, [
+    'import os', 'import torch', 'import torch.nn as nn', 'from torch.nn.parallel import DistributedDataParallel as DDP', '',
+    'class Net(nn.Module):', '    def __init__(self):', '        super().__init__()', '        self.fc1 = nn.Linear(1024, 4096)', '        self.fc2 = nn.Linear(4096, 1000)',
+    '    def forward(self, x):', '        return self.fc2(torch.relu(self.fc1(x)))', '',
+    'batch_size = 32', 'gradient_accumulation_steps = 8', "world_size = int(os.environ.get('WORLD_SIZE', 1))",
+    'assert gradient_accumulation_steps % world_size == 0', 'gradient_accumulation_steps //= world_size',
+    'model = DDP(Net().cuda())', 'opt = torch.optim.AdamW(model.parameters())',
+    'for micro in range(gradient_accumulation_steps):', "    model(torch.randn(batch_size, 1024, device='cuda')).sum().backward()", 'opt.step()', '',
+  ].join('\n'));
+  writeFileSync(run, '#!/bin/bash\ntorchrun --nproc_per_node 3 train.py\n');
+  const assertSaid = 'train.py:17 asserts `gradient_accumulation_steps % world_size == 0` (gradient_accumulation_steps 8), and 8 is not a multiple of 3';
+  const launch = await capture(() => configCommand.run([run, '--cluster', 'a100x8', '--strategies', 'dp']));
+  assert.equal(launch.code, 1, launch.out + launch.err);
+  assert.ok(launch.out.includes(`run.sh:2:27: error: 3 processes requested, but the script stops on 3 GPUs: ${assertSaid}; the plan uses `), launch.out);
+  const script = await capture(() => configCommand.run([train, '--cluster', 'a100x8', '--strategies', 'dp']));
+  assert.ok(script.out.includes(`train.py: your config (3 GPUs, as run.sh launches it): the script stops on 3 GPUs: ${assertSaid} · best plan: `), script.out);
 });

@@ -112,7 +112,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   // Counts the training script refuses are not searched; they stay on the curve, refused, with the assert as why.
   const refused = counts.flatMap((n) => {
     const reason = refusedCount(model.processCountRules, n);
-    return reason ? [{ gpus: n, feasible: false, reason, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 }] : [];
+    return reason ? [{ gpus: n, feasible: false, reason, refusedByScript: true as const, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 }] : [];
   });
   const forcedRefusal = refused.find((r) => r.gpus === (options.gpus ?? pinnedCount));
   if (forcedRefusal) return fail(forcedRefusal.reason, refused);
