@@ -6,6 +6,7 @@
 import type { ParallelPins, PlanOptions, PlanOutcome, TrainingSetup } from '../protocol/plan';
 import { detectConfigFormats } from './check';
 import { withLaunchedWorld } from './launchedBy';
+import { launchedScriptSetup } from './launchSetup';
 import { withLinkedConfig } from './linkedConfig';
 import { READERS_BY_FORMAT } from './readers';
 import type { FileAccess } from './types';
@@ -31,6 +32,14 @@ export function readConfigSetups(fileName: string, text: string, files?: FileAcc
     if (setup) out.push(withLaunchedWorld(fileName, withLinkedConfig(fileName, setup, files), files, reader!.launchedAs));
   }
   return out;
+}
+
+/**
+ * The setup "your config" compares: the config's own, else, for a launch script that states only its process count,
+ * the setup of the script it launches on those processes (launchSetup.ts).
+ */
+export function comparedSetup(fileName: string, text: string, files?: FileAccess): StatedSetup | undefined {
+  return readConfigSetups(fileName, text, files)[0] ?? (files ? launchedScriptSetup(fileName, text, files, readConfigSetups) : undefined);
 }
 
 const OFF: Pick<ParallelPins, 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel'> = { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, sequenceParallel: false };
@@ -117,7 +126,7 @@ export interface RunSummary {
 export function summarizeRun(outcome: PlanOutcome): RunSummary {
   const warnings = outcome.diagnostics.filter((d) => d.severity !== 'info').map((d) => d.message);
   if (!outcome.feasible) {
-    const refusedByScript = outcome.scaling.some((s) => s.refusedByScript && s.reason === outcome.reason);
+    const refusedByScript = (outcome.scaling ?? []).some((s) => s.refusedByScript && s.reason === outcome.reason);
     return { feasible: false, reason: outcome.reason, describe: 'does not fit', warnings, ...(refusedByScript ? { refusedByScript } : {}) };
   }
   const p = outcome.plan;

@@ -7,7 +7,7 @@
  * that differs. Shown as an info diagnostic and as the config file's hover.
  */
 import { basename } from 'node:path';
-import { pinnedOptions, readConfigSetups, summarizeRun, versusLine, withStatedPrecision, type FileAccess } from '../configs';
+import { comparedSetup, pinnedOptions, summarizeRun, versusLine, withStatedPrecision, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { planModelAsync } from '../planner';
 import type { PlanOptions, PlanReport } from '../protocol/plan';
@@ -23,7 +23,7 @@ export interface ConfigVersus {
 export async function configVersus(fileName: string, text: string, plan: PlanReport, model: AnalyzedModel, settings: WapSettings, env: Environment, files?: FileAccess): Promise<ConfigVersus | undefined> {
   let setup;
   try {
-    setup = readConfigSetups(fileName, text, files)[0];
+    setup = comparedSetup(fileName, text, files);
   } catch {
     return undefined; // a malformed config has its own diagnostic
   }

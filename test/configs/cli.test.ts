@@ -127,11 +127,7 @@ test('wap config on a script whose model file builds an instance of the class it
 });
 
 test('wap config: a launch on a GPU count the script’s own assert refuses is an error naming the assert, in both files', async () => {
-  const project = join(dir, 'asserted');
-  const train = join(project, 'train.py');
-  const run = join(project, 'run.sh');
-  mkdirSync(project, { recursive: true });
-  writeFileSync(train, [
+  const source = [
     'import os', 'import torch', 'import torch.nn as nn', 'from torch.nn.parallel import DistributedDataParallel as DDP', '',
     'class Net(nn.Module):', '    def __init__(self):', '        super().__init__()', '        self.fc1 = nn.Linear(1024, 4096)', '        self.fc2 = nn.Linear(4096, 1000)',
     '    def forward(self, x):', '        return self.fc2(torch.relu(self.fc1(x)))', '',
@@ -139,12 +135,26 @@ test('wap config: a launch on a GPU count the script’s own assert refuses is a
     'assert gradient_accumulation_steps % world_size == 0', 'gradient_accumulation_steps //= world_size',
     'model = DDP(Net().cuda())', 'opt = torch.optim.AdamW(model.parameters())',
     'for micro in range(gradient_accumulation_steps):', "    model(torch.randn(batch_size, 1024, device='cuda')).sum().backward()", 'opt.step()', '',
-  ].join('\n'));
-  writeFileSync(run, '#!/bin/bash\ntorchrun --nproc_per_node 3 train.py\n');
+  ].join('\n');
+  // A folder per launch: the reads are cached by file, as in one editor session.
+  const project = (nproc: number): string => {
+    const folder = join(dir, `asserted-${nproc}`);
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'train.py'), source);
+    writeFileSync(join(folder, 'run.sh'), `#!/bin/bash\ntorchrun --nproc_per_node ${nproc} train.py\n`);
+    return folder;
+  };
+  const three = project(3);
+  const run = join(three, 'run.sh');
+  const train = join(three, 'train.py');
   const assertSaid = 'train.py:17 asserts `gradient_accumulation_steps % world_size == 0` (gradient_accumulation_steps 8), and 8 is not a multiple of 3';
   const launch = await capture(() => configCommand.run([run, '--cluster', 'a100x8', '--strategies', 'dp']));
   assert.equal(launch.code, 1, launch.out + launch.err);
   assert.ok(launch.out.includes(`run.sh:2:27: error: 3 processes requested, but the script stops on 3 GPUs: ${assertSaid}; the plan uses `), launch.out);
+  // run.sh states only its processes: its "your config" is the script's own DDP setup on them.
+  assert.ok(launch.out.includes(`run.sh: your config (3 GPUs, as run.sh launches it): the script stops on 3 GPUs: ${assertSaid} · best plan: `), launch.out);
+  const four = await capture(() => configCommand.run([join(project(4), 'run.sh'), '--cluster', 'a100x8', '--strategies', 'dp']));
+  assert.match(four.out, /run\.sh: your config \(4 GPUs, as run\.sh launches it\): [\d.]+ ms\/step, \d+% MFU, fits \([\d.]+ GB\/GPU\) · best plan: /);
   const script = await capture(() => configCommand.run([train, '--cluster', 'a100x8', '--strategies', 'dp']));
   assert.ok(script.out.includes(`train.py: your config (3 GPUs, as run.sh launches it): the script stops on 3 GPUs: ${assertSaid} · best plan: `), script.out);
 });

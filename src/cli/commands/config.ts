@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
+import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { diskFiles, readTextFile, writeTextFile } from '../files';
@@ -111,7 +111,7 @@ async function run(args: string[]): Promise<number> {
     // The best plan trains in the precision this config states, unless --precision says otherwise.
     const stated = setups.find((s) => s.precision);
     const outcome = await planForModelFile(target.file, planFlags, (o) => (stated ? withStatedPrecision(o, stated, basename(file), true) : o));
-    versus = await versusBest(file, setups[0], target.file, planFlags, outcome);
+    versus = await versusBest(file, setups[0] ?? comparedSetup(file, text, fileAccess), target.file, planFlags, outcome);
     if (!outcome.feasible) {
       if (v.json) console.log(JSON.stringify({ file, model: target, findings: [], best: summarizeRun(outcome), yours: versus?.yours }, null, 2));
       else console.log(`${file}:1:1: error: no plan to compare with: ${outcome.reason} [infeasible-plan]`);
