@@ -70,7 +70,8 @@ function setupsTraining(modelPath: string, files: FileAccess): Array<{ path: str
     const text = files.read(path);
     if (text === undefined || text.length > MAX_CONFIG_CHARS || detectConfigFormats(path, text).length === 0) continue;
     try {
-      const trains = resolveLaunchedModel(path, text, files);
+      // The model file's own Trainer trains what the file trains (a LightningModule wrapping an imported network).
+      const trains = normalisePath(path) === target ? { file: path } : resolveLaunchedModel(path, text, files);
       if (!trains || normalisePath(trains.file) !== target) continue;
       for (const setup of readConfigSetups(path, text, files)) out.push({ path, setup });
     } catch {

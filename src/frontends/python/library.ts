@@ -4,6 +4,7 @@
  * uses (OrderedDict, math, functools.partial), and the wrappers training
  * code puts around a model (trainingWrappers.ts).
  */
+import { dataLoaderCall } from './runLoaderBatch';
 import { callArrayFunction } from './arrayOps';
 import type { Interp } from './interpreter';
 import { constructKerasLayer, kerasInput, kerasModel, kerasSequential } from './kerasRuntime';
@@ -59,7 +60,7 @@ const MATH: Record<string, (xs: number[]) => number> = {
 
 export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   recordOptimizedModels(interp, path, args, kwargs);
-  const wrapped = trainingWrapper(interp, path, args, kwargs, site) ?? checkpointCall(interp, path, args, kwargs, site);
+  const wrapped = trainingWrapper(interp, path, args, kwargs, site) ?? checkpointCall(interp, path, args, kwargs, site) ?? dataLoaderCall(interp, path, args, kwargs, site);
   if (wrapped) return wrapped;
   const last = path.slice(path.lastIndexOf('.') + 1);
   if (path.startsWith('torch.') || path.startsWith('numpy.')) {

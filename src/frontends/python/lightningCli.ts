@@ -6,6 +6,7 @@
  * (commandLine.ts) or the `args=` the code passes; `--config` files merge in order, then each `--section.key value`.
  * Without this, a LightningModule whose `__init__` takes arguments had no model, or one at its defaults.
  */
+import { noteFitLoader, noteTrainerAccumulation } from './runLoaderBatch';
 import { parse as parseYaml } from 'yaml';
 import { commandLineOf, howRead } from './commandLine';
 import { importDotted } from './dottedImport';
@@ -110,6 +111,19 @@ function built(interp: Interp, value: unknown, site: CallSite): Value {
   return fromDocument(value, 'dict');
 }
 
+/** The datamodule LightningCLI builds from its `data:` section, or unknown where its arguments are not all given. */
+function builtDatamodule(interp: Interp, datamoduleClass: Value | undefined, section: unknown, site: CallSite): Value {
+  try {
+    if (isDoc(section) && typeof section.class_path === 'string') return built(interp, section, site);
+    if (!datamoduleClass || datamoduleClass.k === 'none') return UNKNOWN;
+    const init = isDoc(section) ? section : {};
+    return interp.callValue(datamoduleClass, [], new Map(Object.entries(init).map(([k, v]) => [k, built(interp, v, site)])), site);
+  } catch (e) {
+    if (e instanceof MissingArgument) return UNKNOWN;
+    throw e;
+  }
+}
+
 /** `LightningCLI(model_class, datamodule_class, …)`: the model it builds, whichever subcommand the launch runs. */
 export function lightningCli(interp: Interp, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const modelClass = args[0] ?? kwargs.get('model_class');
@@ -149,8 +163,12 @@ export function lightningCli(interp: Interp, args: Value[], kwargs: Map<string, 
   const trainer = new Map<string, Value>(defaults?.k === 'dict' ? [...defaults.map].filter(([k]) => k.startsWith('s:')).map(([k, [, v]]) => [k.slice(2), v]) : []);
   if (isDoc(parsed.doc.trainer)) for (const [k, v] of Object.entries(parsed.doc.trainer)) trainer.set(k, fromDocument(v, 'dict'));
   noteLightningPrecision(interp, trainer, site);
+  noteTrainerAccumulation(interp, trainer);
+  // `fit` hands the model and the datamodule to trainer.fit: the datamodule's loader is the run's batch.
+  const datamodule = builtDatamodule(interp, args[1] ?? kwargs.get('datamodule_class'), parsed.doc.data, site);
+  if (datamodule.k !== 'unknown') noteFitLoader(interp, [model], new Map([['datamodule', datamodule]]), site, 'LightningCLI');
 
-  const attrs = new Map<string, Value>([['model', model], ['trainer', { k: 'lib', path: 'lightning.pytorch.trainer.Trainer()' }], ['datamodule', UNKNOWN]]);
+  const attrs = new Map<string, Value>([['model', model], ['trainer', { k: 'lib', path: 'lightning.pytorch.trainer.Trainer()' }], ['datamodule', datamodule]]);
   const cli: InstV = { k: 'inst', cls: { k: 'class', name: 'LightningCLI', bases: [], attrs: new Map(), node: site.node, dataclass: false, fields: [] }, attrs };
   return cli;
 }

@@ -16,6 +16,7 @@ import type { Interp } from './interpreter';
 import { evalExpr } from './expressions';
 import { TRAINING_ARGUMENTS } from './runPrecision';
 import { noteTokenBudget } from './runTokenBudget';
+import { FIT_LOADER } from './runLoaderBatch';
 import type { CallSite, Scope, Value } from './values';
 
 const BATCH_NAMES = new Set([...MICRO_BATCH_NAMES, ...ACCUMULATION_NAMES]);
@@ -117,7 +118,8 @@ export function readRunBatch(interp: Interp, root: PyNode): RunBatch | undefined
     }
     return undefined;
   };
-  const micro = first(MICRO_BATCH_NAMES);
+  // Lightning's per-process batch is the loader trainer.fit trains on, whatever else the script calls batch_size.
+  const micro = first([FIT_LOADER, ...MICRO_BATCH_NAMES]);
   if (!micro) return undefined;
   const accumulation = first(ACCUMULATION_NAMES);
   if (!accumulation && OTHER_ACCUMULATION.test(interp.source)) return undefined;

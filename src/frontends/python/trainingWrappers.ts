@@ -13,6 +13,7 @@
  * file's GPT class was read with its defaults instead (124 M parameters for
  * the 355 M GPT the script builds), a silent wrong model.
  */
+import { noteFitLoader, noteTrainerAccumulation } from './runLoaderBatch';
 import type { Interp } from './interpreter';
 import { PEFT_CALLS, peftWraps } from './peftCalls';
 import { noteTrainingArgumentsBatch } from './runBatch';
@@ -78,12 +79,18 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
     interp.trainedModels.push(modelArg(args, kwargs));
     return undefined;
   }
-  if (LIGHTNING_TRAINER.test(path)) noteLightningPrecision(interp, kwargs, site);
+  if (LIGHTNING_TRAINER.test(path)) {
+    noteLightningPrecision(interp, kwargs, site);
+    noteTrainerAccumulation(interp, kwargs);
+  }
   if (PREPARERS.test(path) || LIGHTNING_TRAINER.test(path)) return { k: 'lib', path: path + INSTANCE };
   const method = path.endsWith(')') ? undefined : /^(.*\(\))\.(\w+)$/.exec(path);
   if (method && LIGHTNING_TRAINER.test(method[1].slice(0, -INSTANCE.length))) {
     // `trainer.fit(model, datamodule=…)` trains the LightningModule it is given; validate/test/predict do not.
-    if (method[2] === 'fit') interp.trainedModels.push(modelArg(args, kwargs));
+    if (method[2] === 'fit') {
+      interp.trainedModels.push(modelArg(args, kwargs));
+      noteFitLoader(interp, args, kwargs, site);
+    }
     return method[2] === 'fit' ? { k: 'none' } : undefined;
   }
   if (method && PREPARERS.test(method[1].slice(0, -INSTANCE.length))) {

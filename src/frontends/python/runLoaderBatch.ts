@@ -1,0 +1,56 @@
+/**
+ * The batch a Lightning run trains at, which no option names: each process takes the `batch_size` of the DataLoader
+ * that `trainer.fit` is given (as `train_dataloaders`, or by a LightningDataModule's `train_dataloader()`), and the
+ * Trainer's `accumulate_grad_batches` micro-steps. Lightning starts one process per device (its Trainer is the
+ * launch), so this is a per-process batch the launch's replicas multiply (runBatch.ts, planner/codeBatch.ts).
+ * A loader whose batch WAP cannot read (a `batch_sampler`, a computed size) states none.
+ */
+import type { CallSite, Value } from './values';
+import { classLookup } from './access';
+import { callMethod } from './calls';
+import type { Interp } from './interpreter';
+import { rangeOf } from './ast';
+
+const LOADER = /^torch\.utils\.data(\.dataloader)?\.DataLoader$/;
+
+const whole = (v: Value | undefined): number | undefined => (v?.k === 'num' && !v.float && v.v >= 1 ? v.v : undefined);
+
+/** Each DataLoader the run builds, with the batch it yields; a loader stays an unknown value otherwise. */
+const loaderBatches = new WeakMap<Value, { value: number; where: string }>();
+
+/** `DataLoader(dataset, batch_size=…)`: an unknown value that remembers its batch (torch's default is 1). */
+export function dataLoaderCall(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
+  if (!LOADER.test(path)) return undefined;
+  const loader: Value = { k: 'unknown', why: 'a DataLoader' };
+  if (kwargs.has('batch_sampler')) return loader;
+  const given = kwargs.get('batch_size') ?? args[1];
+  const value = given === undefined ? 1 : whole(given);
+  const file = (site.range.file ?? interp.file ?? 'the script').replace(/^.*[\\/]/, '');
+  if (value !== undefined) loaderBatches.set(loader, { value, where: `${file}:${site.range.line}` });
+  return loader;
+}
+
+/** The loader `trainer.fit(model, …)` trains on: its train_dataloaders, else its datamodule's train_dataloader(). */
+function trainingLoader(interp: Interp, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+  const given = kwargs.get('train_dataloaders') ?? kwargs.get('datamodule') ?? args[1];
+  if (given?.k !== 'inst') return given;
+  const method = classLookup(given.cls, 'train_dataloader');
+  return method?.k === 'func' ? callMethod(interp, method, given, [], new Map()) : undefined;
+}
+
+/** `trainer.fit(model, loader | datamodule=…)`, or LightningCLI's own fit: the loader's batch is the run's per-process batch. */
+export function noteFitLoader(interp: Interp, args: Value[], kwargs: Map<string, Value>, site: CallSite, caller = 'trainer.fit'): void {
+  const loader = trainingLoader(interp, args, kwargs);
+  const batch = loader && loaderBatches.get(loader);
+  if (!batch || interp.run.batchOptions.has(FIT_LOADER)) return;
+  interp.run.batchOptions.set(FIT_LOADER, { value: batch.value, said: `DataLoader batch_size ${batch.value} (${batch.where}) given to ${caller} at line ${rangeOf(site.node).line}` });
+}
+
+/** `Trainer(accumulate_grad_batches=…)`: the micro-steps a Lightning run accumulates, where it says (the default is 1). */
+export function noteTrainerAccumulation(interp: Interp, kwargs: Map<string, Value>): void {
+  const steps = whole(kwargs.get('accumulate_grad_batches'));
+  if (steps !== undefined && !interp.run.batchOptions.has('accumulate_grad_batches')) interp.run.batchOptions.set('accumulate_grad_batches', { value: steps, said: `accumulate_grad_batches ${steps}` });
+}
+
+/** The batch name the fit loader's batch is kept under: read before any other micro-batch name (runBatch.ts). */
+export const FIT_LOADER = 'trainer.fit DataLoader';
