@@ -34,7 +34,7 @@ function denseNetParams(sizes: string): number {
 test('@hydra.main: main gets the composed config, a group default and an interpolated block size; the command line picks another group and overrides keys', async () => {
   const file = join(NANOGPT, 'hydra_train.py');
   const plain = await analyze(file, NANOGPT);
-  assert.deepEqual(plain.models.map((m) => m.name), ['main'], 'the model main trains, not GPT at its defaults');
+  assert.deepEqual(plain.models.map((m) => m.name), ['GPT'], 'the GPT main trains (at the composed sizes below), named by its class, not GPT at its defaults beside it');
   assert.equal(plain.models[0]!.totals.params, nanogptParams('n_layer=2, n_head=8, n_embd=512, block_size=128, bias=False'));
   const note = allDiagnostics(plain).find((d) => d.code === 'script-arguments');
   assert.match(note?.message ?? '', /Hydra composes from train\.yaml, model\/small\.yaml, as the script run with no arguments/);
@@ -56,7 +56,7 @@ test('a config group option that is not there is said, never a silent default mo
 test('lightning-hydra-template: instantiate builds the LightningModule and its net from _target_, trainer.fit trains it, run.sh’s override counts', async () => {
   const file = join(LIGHTNING, 'src', 'train.py');
   const asConfigured = await analyze(file, LIGHTNING);
-  assert.deepEqual(asConfigured.models.map((m) => m.name), ['main']);
+  assert.deepEqual(asConfigured.models.map((m) => m.name), ['MNISTLitModule']);
   assert.equal(asConfigured.models[0]!.totals.params, denseNetParams('784, 64, 128, 64, 10'));
   const launched = await analyze(file, LIGHTNING, run('model.net.lin1_size=128 trainer.max_epochs=20'));
   assert.equal(launched.models[0]!.totals.params, denseNetParams('784, 128, 128, 64, 10'));

@@ -34,7 +34,7 @@ function mlpParams(sizes: string): number {
 
 test('fit --config config.yaml --model.hidden_dim 256: the model at the config’s sizes with the override, in the trainer’s bf16-mixed', async () => {
   const r = await analyze('fit --config config.yaml --model.hidden_dim 256');
-  assert.deepEqual(r.models.map((m) => m.name), ['cli_main'], JSON.stringify(notes(r).map((d) => d.message)));
+  assert.deepEqual(r.models.map((m) => m.name), ['LitClassifier'], JSON.stringify(notes(r).map((d) => d.message)));
   const model = r.models[0]!;
   assert.equal(model.totals.params, mlpParams('784, 256, 3, 10'));
   assert.deepEqual([model.runPrecision?.precision, model.runPrecision?.holding], ['bf16', 'autocast']);

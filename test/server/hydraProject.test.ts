@@ -20,7 +20,7 @@ test('hydra_train.py is read with its composed config, and editing conf/model/sm
   const server = await TestServer.start({ trusted: false, root: NANOGPT, settings: { cluster: 'a100x8' } });
   try {
     const uri = await server.open(SCRIPT);
-    const params = async () => (await server.conn.sendRequest(ModelsRequest, { uri })).models.find((m) => m.name === 'main')?.params;
+    const params = async () => (await server.conn.sendRequest(ModelsRequest, { uri })).models.find((m) => m.name === 'GPT')?.params;
     const before = await server.until('hydra_train.py analysed', params, 60_000);
     assert.equal(before, nanogptParams('n_layer=2, n_head=8, n_embd=512, block_size=128, bias=False'));
     const groupUri = await server.open(GROUP, readFileSync(GROUP, 'utf8'), 'yaml');
@@ -40,7 +40,7 @@ test('a launch script rewritten on disk (not open) reads the Hydra script again 
   const server = await TestServer.start({ trusted: false, root: dir, settings: { cluster: 'a100x8' } });
   try {
     const uri = await server.open(script);
-    const params = async () => (await server.conn.sendRequest(ModelsRequest, { uri })).models.find((m) => m.name === 'main')?.params;
+    const params = async () => (await server.conn.sendRequest(ModelsRequest, { uri })).models.find((m) => m.name === 'GPT')?.params;
     const three = nanogptParams('n_layer=3, n_head=8, n_embd=512, block_size=128, bias=False');
     await server.until('hydra_train.py read with run.sh', async () => ((await params()) === three ? true : undefined), 60_000);
     writeFileSync(join(dir, 'run.sh'), '#!/bin/bash\ntorchrun --nproc_per_node 8 hydra_train.py model.n_layer=4\n');

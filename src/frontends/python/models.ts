@@ -39,6 +39,21 @@ const isModelValue = (v: Value | undefined): v is Root =>
   !!v &&
   (isTorchModule(v) || (v.k === 'mod' && (v.container === 'sequential' || v.composite !== undefined)) || v.k === 'kmodel' || isKerasModelInstance(v) || (v.k === 'hf' && v.what === 'model'));
 
+/**
+ * A model the run trains, named by its class, as the class read at its defaults would be: it replaces that candidate
+ * (the run's arguments win) and takes its range. A name another candidate holds stays the function's.
+ */
+function nameByClass(candidates: Candidate[], candidate: Candidate): void {
+  const className = candidate.root.k === 'inst' ? candidate.root.cls.name : undefined;
+  if (!className) return;
+  const same = candidates.findIndex((c) => c.kind === 'class' && c.name === className);
+  if (same >= 0) {
+    candidate.range = candidates[same]!.range;
+    candidates.splice(same, 1);
+  }
+  if (!candidates.some((c) => c !== candidate && c.name === className)) candidate.name = className;
+}
+
 /** Info diagnostics that say a guess decided a value: kept wherever they are raised. */
 const GUESSES = new Set(['guessed-branch', 'gpu-query']);
 
@@ -87,6 +102,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     candidates.push({ name, range, root: v, kind: 'instance', graphDiagnostics: moduleGraph.diagnostics });
   }
   // 2. Public factories callable without arguments.
+  const onlyTrained: Candidate[] = [];
   for (const [name, range] of definitions.functions) {
     const fn = interp.globals.vars.get(name);
     if (name.startsWith('_') || fn?.k !== 'func' || requiresArgs(interp, fn, 0)) continue;
@@ -98,7 +114,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     if (trained) trainedRoots.add(trained);
     if (root && !seen.has(root)) {
       seen.add(root);
-      candidates.push({ name, range, root, kind: 'factory', graphDiagnostics: built.graph.diagnostics });
+      const candidate: Candidate = { name, range, root, kind: 'factory', graphDiagnostics: built.graph.diagnostics };
+      candidates.push(candidate);
+      if (root === trained && !isModelValue(built.value)) onlyTrained.push(candidate);
     }
   }
   // 3. Classes buildable with defaults.
@@ -113,6 +131,10 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     if (isModelValue(built.value)) candidates.push({ name, range, root: built.value, kind: 'class', graphDiagnostics: built.graph.diagnostics });
   }
 
+  // A function that trains a model and returns nothing (`def main(): model = Net(width=2048); …`) is named by the
+  // model's class, as the __main__ part's model is below, and replaces that class read at its defaults.
+  for (const c of onlyTrained) nameByClass(candidates, c);
+
   // 4. Nothing in the file builds a model: offer the models it imports (`from torchvision.models import vit_b_16`).
   // A function that trains one (`main()` handing it to an optimizer, a Trainer, DDP) builds it: an imported class at
   // its defaults is then not the run's model (below, with 5).
@@ -122,12 +144,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   const runModelFound = candidates.some((c) => c.kind === 'instance' || (c.kind === 'factory' && trainedRoots.has(c.root)));
   if (!runModelFound && trainedInMain && interp.mainBlocks[0] && !seen.has(trainedInMain)) {
     seen.add(trainedInMain);
-    // Named by its class, as the class read at its defaults would be (which it replaces: the run's arguments win).
-    const className = trainedInMain.k === 'inst' ? trainedInMain.cls.name : undefined;
-    const same = candidates.findIndex((c) => c.kind === 'class' && c.name === className);
-    const range = same >= 0 ? candidates[same]!.range : rangeOf(interp.mainBlocks[0]);
-    if (same >= 0) candidates.splice(same, 1);
-    candidates.unshift({ name: className ?? '__main__', range, root: trainedInMain, kind: 'factory', graphDiagnostics: [] });
+    const candidate: Candidate = { name: '__main__', range: rangeOf(interp.mainBlocks[0]), root: trainedInMain, kind: 'factory', graphDiagnostics: [] };
+    candidates.unshift(candidate);
+    nameByClass(candidates, candidate);
   } else if (!runModelFound) candidates.push(...importedCandidates(interp, definitions.imported, fileDiagnostics, seen));
 
   const parts = new Set<ClassV>();
