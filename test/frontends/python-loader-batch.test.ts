@@ -44,6 +44,9 @@ test('trainer.fit(model, datamodule=…): the datamodule’s train loader × acc
   const own = (loader: string) => `import lightning as L\nfrom torch.utils.data import DataLoader\nfrom model import LitClassifier\ntrainer = L.Trainer(devices=2)\ntrainer.fit(LitClassifier(), train_dataloaders=${loader})\n`;
   assert.equal((await read(join(PROJECT, 'inline.py'), own('DataLoader(dataset, batch_sampler=sampler)'))).runBatch, undefined);
   assert.equal((await read(join(PROJECT, 'inline.py'), own('DataLoader(dataset)'))).runBatch?.samples, 1, "torch's default batch_size is 1");
+  // Keyword arguments spread from a dict WAP reads count; from one it cannot, nothing is read.
+  assert.equal((await read(join(PROJECT, 'inline.py'), own('DataLoader(dataset, **dict(batch_size=12, shuffle=True))'))).runBatch?.samples, 12);
+  assert.equal((await read(join(PROJECT, 'inline.py'), own('DataLoader(dataset, **loader_kwargs)'))).runBatch, undefined);
 });
 
 test('LightningCLI builds the datamodule from the config’s data: section, and trains on its loader', async () => {

@@ -24,6 +24,8 @@ export function dataLoaderCall(interp: Interp, path: string, args: Value[], kwar
   const loader: Value = { k: 'unknown', why: 'a DataLoader' };
   if (kwargs.has('batch_sampler')) return loader;
   const given = kwargs.get('batch_size') ?? args[1];
+  // `DataLoader(ds, **loader_args)` with arguments WAP could not spread may set it: torch's default 1 is then a guess.
+  if (given === undefined && /[(,]\s*\*{1,2}[\w(]/.test(interp.text(site.node))) return loader;
   const value = given === undefined ? 1 : whole(given);
   const file = (site.range.file ?? interp.file ?? 'the script').replace(/^.*[\\/]/, '');
   if (value !== undefined) loaderBatches.set(loader, { value, where: `${file}:${site.range.line}` });
