@@ -18,12 +18,24 @@ export function refusedCount(rules: readonly ProcessCountRule[] | undefined, n: 
 /** The counts up to N the script accepts, said once in the plan: which asserts, and what they leave. */
 export function runGpuCountsLine(rules: readonly ProcessCountRule[] | undefined, N: number): string | undefined {
   if (!rules || rules.length === 0) return undefined;
-  const accepted: number[] = [];
-  for (let n = 1; n <= N; n++) if (!refusedCount(rules, n)) accepted.push(n);
+  const accepted = acceptedCounts(rules, N)!;
   const asserts = rules.map((r) => r.said).join('; ');
   if (accepted.length === N) return `${asserts}: every count up to ${N} GPUs passes it`;
   const which = accepted.length === 0 ? 'no GPU count' : `only ${listCounts(accepted)} GPU${accepted.length === 1 && accepted[0] === 1 ? '' : 's'}`;
   return `${asserts}: the script runs on ${which} of the ${N} available, so the plan considers ${accepted.length === 0 ? 'none' : 'those alone'}`;
+}
+
+/**
+ * Every count up to N the script accepts, for a search that samples counts on a large cluster (powers of two, node
+ * multiples): nanoGPT's 40 accumulation steps run on 5, 10, 20 and 40 GPUs too. Undefined without rules.
+ */
+export function acceptedCounts(rules: readonly ProcessCountRule[] | undefined, N: number): number[] | undefined {
+  if (!rules || rules.length === 0) return undefined;
+  const out: number[] = [];
+  // Every accepted n divides each dividend, so the smallest dividend bounds the scan.
+  const limit = Math.min(N, ...rules.map((r) => r.dividend));
+  for (let n = 1; n <= limit; n++) if (!refusedCount(rules, n)) out.push(n);
+  return out;
 }
 
 /** 1, 2, 4 and 8; a long list is cut after its first few. */

@@ -55,6 +55,13 @@ test('nanoGPT’s assert that its accumulation divides over the processes keeps 
   // The accumulation the command line sets is the one asserted.
   const forty = (await analyzed(script, written.replace(SPLIT, `    assert gradient_accumulation_steps % ddp_world_size == 0\n${SPLIT}`), NANOGPT, ['config/small.py', '--gradient_accumulation_steps=40'])).model;
   assert.deepEqual(curve(plan(forty, 'a100x8')).filter(([, ok]) => ok).map(([n]) => n), [1, 2, 4, 5, 8]);
+  // On 64 GPUs the block-stack search samples counts (powers of two, node multiples): every count the script
+  // accepts is searched as well, and no other.
+  const a100 = { name: 'A100-SXM4-80GB', sms: 108, tflops: 19.5, peakTflops: { fp32: 19.5, tf32: 156, bf16: 312, fp16: 312 }, memoryGB: 80, memoryBandwidthGBs: 2039, powerW: 400 };
+  const eightNodes = { name: '8 nodes of 8x A100', nodes: 8, gpusPerNode: 8, gpu: a100, intraNode: { bandwidthGBs: 300, latencyUs: 3, name: 'nvlink' }, interNode: { bandwidthGBs: 25, latencyUs: 5, name: 'ib' } };
+  const wide = planModel(forty, resolveCluster(eightNodes, {}), options);
+  assert.deepEqual(wide.scaling.filter((s) => s.feasible).map((s) => s.gpus), [1, 2, 4, 5, 8, 10, 20, 40]);
+  assert.ok(wide.scaling.filter((s) => !s.feasible).every((s) => s.refusedByScript), JSON.stringify(wide.scaling.filter((s) => !s.feasible)));
 });
 
 test('a token budget asserted over B × T × the world size (llm.c, build-nanogpt) allows the counts that divide it', async () => {

@@ -18,7 +18,7 @@ import { layerPlans3d, describe3d, fitsThrough } from './report';
 import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
 import { candidateCounts, fullyPinnedCount, pinProblem, type SpaceContext } from './space';
-import { refusedCount } from '../../runGpuCounts';
+import { acceptedCounts, refusedCount } from '../../runGpuCounts';
 
 export interface Plan3DInput {
   model: AnalyzedModel;
@@ -96,11 +96,11 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   const N = Math.min(cluster.gpus.length, options.maxGpus ?? Infinity);
   const pinnedCount = fullyPinnedCount(pins);
   let counts: number[];
+  const unit = [pins.dataParallel, pins.tensorParallel, pins.pipelineStages, pins.contextParallel].reduce<number>((a, b) => a * (b ?? 1), 1);
   if (pinnedCount !== undefined) {
     if (options.gpus !== undefined && pinnedCount !== options.gpus) return fail(`dp × tp × pp × cp = ${pins.dataParallel} × ${pins.tensorParallel} × ${pins.pipelineStages} × ${pins.contextParallel} = ${pinnedCount}, not the ${options.gpus} GPUs of --gpus`);
     counts = [pinnedCount];
   } else {
-    const unit = [pins.dataParallel, pins.tensorParallel, pins.pipelineStages, pins.contextParallel].reduce<number>((a, b) => a * (b ?? 1), 1);
     counts = candidateCounts(N, gpusPerNode, unit);
     if (options.gpus !== undefined) {
       if (options.gpus % unit !== 0) return fail(`the pinned degrees need a multiple of ${unit} GPUs, not --gpus ${options.gpus}`);
@@ -110,6 +110,9 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     if (counts.length === 0) return fail(`the pinned degrees need a multiple of ${unit} GPUs; at most ${N} are available`);
   }
   // Counts the training script refuses are not searched; they stay on the curve, refused, with the assert as why.
+  // Those it accepts are all searched, where sampling the counts of a large cluster would skip them.
+  const accepted = pinnedCount === undefined && options.gpus === undefined ? acceptedCounts(model.processCountRules, N) : undefined;
+  if (accepted) counts = [...new Set([...counts, ...accepted.filter((n) => n % unit === 0)])].sort((a, b) => a - b);
   const refused = counts.flatMap((n) => {
     const reason = refusedCount(model.processCountRules, n);
     return reason ? [{ gpus: n, feasible: false, reason, refusedByScript: true as const, samplesPerSec: 0, stepTimeMs: 0, energyJPerSample: 0 }] : [];
