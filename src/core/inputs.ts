@@ -67,7 +67,9 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
     if (sequence || axis === undefined) return;
     const length = input.shape[axis];
     const lengthFrom = fromRun ? spec.runSequence!.source : (options.sequenceSource ?? '--seq-len');
-    const source = origin.kind === 'assumed' ? `assumed: ${origin.what}` : { given: '--input', code: 'stated in the code', 'seq-len': lengthFrom }[origin.kind];
+    // A call in the code at the run's own length (nanoGPT's training step samples (batch_size, block_size)) names it.
+    const fromCode = fromRun && length === seqLen ? lengthFrom : 'stated in the code';
+    const source = origin.kind === 'assumed' ? `assumed: ${origin.what}` : { given: '--input', code: fromCode, 'seq-len': lengthFrom }[origin.kind];
     sequence = { input: input.id, length, source, assumed: origin.kind === 'assumed' };
   };
 

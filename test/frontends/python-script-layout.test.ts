@@ -148,6 +148,24 @@ test('an autocast inside a forward is the model’s own, not the run’s precisi
   assert.equal(forwardOnly.runPrecision, undefined);
 });
 
+test('an autocast a training step enters inline, in a micro-step loop whose count the processes decide, on a device read at run time, is the run’s', async () => {
+  // build-nanogpt's shape: `with torch.autocast(device_type=device, dtype=torch.bfloat16):` inside
+  // `for micro_step in range(gradient_accumulation_steps):`, the accumulation divided by the world size, the device
+  // an f-string of the local rank.
+  const text = readFileSync(file, 'utf8')
+    .replace("device = 'cuda'\n", "device = f'cuda:{int(os.environ[\"LOCAL_RANK\"])}'\n")
+    .replace("ctx = torch.amp.autocast(device_type='cuda', dtype=ptdtype)\n", '')
+    .replace('        with ctx:\n', '        with torch.autocast(device_type=device, dtype=torch.bfloat16):\n');
+  const model = (await read({ scriptArguments: { words: ['config/small.py'], source: 'run.sh' } }, text)).models.find((m) => m.name === 'model')!;
+  assert.deepEqual(model.runPrecision, { precision: 'bf16', holding: 'autocast', source: 'configured_train.py:58 (torch.autocast, dtype torch.bfloat16, on the GPU the plan is for: its device_type is read at run time)' });
+  const once = model.diagnostics.filter((d) => d.code === 'accumulation-loop');
+  assert.deepEqual(once.map((d) => d.line), [56]);
+  assert.match(once[0]!.message, /^`gradient_accumulation_steps` is unknown here \(the script divides it by its processes\): WAP reads one micro-step of the loop/);
+  // A CPU autocast changes nothing on a GPU, as before.
+  const cpu = (await read({ scriptArguments: { words: ['config/small.py'], source: 'run.sh' } }, text.replace('device_type=device, dtype', "device_type='cpu', dtype"))).models.find((m) => m.name === 'model')!;
+  assert.equal(cpu.runPrecision, undefined);
+});
+
 test('nanoGPT sizes its vocabulary from the dataset’s meta.pkl when one exists beside it, else 50304: os.path is read against the script’s folder', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'wap-ospath-'));
   try {

@@ -23,6 +23,7 @@ import { hydraConfigArgument } from './hydraRuntime';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import { noteBatchAssignment, noteBatchSplit } from './runBatch';
 import { noteProcessCountAssert } from './runProcessCounts';
+import { oneMicroStep } from './accumulationLoop';
 import { RunFacts } from './runFacts';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
@@ -305,7 +306,7 @@ export class Interp {
     const body = field(node, 'body');
     if (!left || !right || !body || freezeLoop(this, node, scope)) return;
     const iterable = evalExpr(this, right, scope);
-    const known = iterate(this, iterable);
+    const known = iterate(this, iterable) ?? (iterable.k === 'unknown' ? oneMicroStep(this, right) : undefined);
     // A loop over something unknown builds nothing: say so, or the layers it would create vanish silently.
     if (!known && iterable.k !== 'tensor') {
       this.warn(right, `Cannot iterate \`${this.text(right).slice(0, 80)}\` while reading the model (its value is unknown); the loop is skipped`, 'unknown-loop');

@@ -80,12 +80,15 @@ export function noteAutocastPrecision(interp: Interp, path: string, args: Value[
   if (!AUTOCAST.test(path) || interp.graph?.scope.length) return;
   const cudaOnly = path.startsWith('torch.cuda.');
   const device = cudaOnly ? undefined : (kwargs.get('device_type') ?? args[0]);
-  if (!cudaOnly && !(device?.k === 'str' && /^cuda\b/.test(device.v))) return;
+  // A device the run picks at run time (`f'cuda:{local_rank}'`, `'cuda' if torch.cuda.is_available() else 'cpu'`) is
+  // the GPU the plan is for: the autocast is the run's, and its source says the device was not read.
+  const deviceUnread = device?.k === 'unknown';
+  if (!cudaOnly && !deviceUnread && !(device?.k === 'str' && /^cuda\b/.test(device.v))) return;
   const enabled = kwargs.get('enabled') ?? (cudaOnly ? args[0] : args[2]);
   const dtype = kwargs.get('dtype') ?? args[1];
   const defaulted = dtype === undefined || dtype.k === 'none';
   const named = defaulted ? 'torch.float16' : dtype.k === 'lib' ? dtype.path : undefined;
-  const source = (what: string): string => `${where(interp, site)} (${path.replace('.autocast_mode', '')}, ${what})`;
+  const source = (what: string): string => `${where(interp, site)} (${path.replace('.autocast_mode', '')}, ${what}${deviceUnread ? ', on the GPU the plan is for: its device_type is read at run time' : ''})`;
   // Off, or at float32 (CUDA autocast warns and disables itself for a dtype it does not support): fp32.
   if ((enabled?.k === 'bool' && !enabled.v) || named === 'torch.float32' || named === 'torch.float') {
     note(interp, { precision: 'fp32', source: source(enabled?.k === 'bool' && !enabled.v ? 'enabled=False' : `dtype ${named}`) }, true);

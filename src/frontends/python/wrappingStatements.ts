@@ -1,7 +1,7 @@
 /**
  * The statements that wrap a block, read as a script runs them: `with open(f) as fh:` binds the value of each item
- * that names a target (a file object's `__enter__` is itself), while items without a target (`torch.no_grad()`,
- * autocast) are not evaluated, since they change how code runs, not what it builds; `try` runs its body, then on a
+ * that names a target (a file object's `__enter__` is itself); an item without one (`torch.no_grad()`, autocast) is
+ * evaluated too, for what it says about the run (the autocast a training step runs under); `try` runs its body, then on a
  * raise in user code its first `except` (WAP does not match exception types: nanoGPT's configurator catches
  * literal_eval's ValueError to keep a word), else its `else`, then `finally`.
  */
@@ -18,8 +18,11 @@ export function execWith(interp: Interp, node: PyNode, scope: Scope): void {
     const value = field(item, 'value');
     const alias = value?.type === 'as_pattern' ? field(value, 'alias') : undefined;
     const target = alias && namedChildren(alias)[0];
-    const expr = value && namedChildren(value)[0];
-    if (target && expr) assignTarget(interp, target, evalExpr(interp, expr, scope), scope);
+    // The context is evaluated with or without `as`: `with torch.autocast(device_type="cuda", dtype=torch.bfloat16):`
+    // is how most training steps state their precision.
+    const expr = value?.type === 'as_pattern' ? namedChildren(value)[0] : value;
+    const context = expr && evalExpr(interp, expr, scope);
+    if (target && context) assignTarget(interp, target, context, scope);
   }
   const body = field(node, 'body');
   if (body) interp.exec(body, scope);
