@@ -6,6 +6,7 @@
  * offload_param_device, accumulation, or a deepspeed_config_file that holds
  * them: linkedConfig.ts) / MULTI_GPU; and how to write the plan's values back.
  */
+import { ACCELERATE_PRECISION } from '../core/trainingPrecision';
 import type { Document, Scalar } from 'yaml';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
 import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
@@ -29,8 +30,6 @@ function shardingName(zero: ZeroStage, hybrid: boolean): string | undefined {
   return zero === 3 ? 'FULL_SHARD' : zero === 2 ? 'SHARD_GRAD_OP' : 'NO_SHARD';
 }
 
-/** accelerate's mixed_precision words (its config key and `accelerate launch --mixed_precision`). */
-export const ACCELERATE_PRECISION: Readonly<Record<string, Precision>> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
 const PRECISION_WORD: Record<Precision, string> = { fp32: 'no', tf32: 'no', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
 
 const str = (n: Scalar | undefined): string | undefined => (n === undefined ? undefined : n.value === false ? 'no' : String(n.value));

@@ -6,7 +6,7 @@
  * files that speak for the model, named from the launch script's folder; when those commands disagree, or one gives
  * no flag, the run's precision is not one WAP can name, and there is no hint.
  */
-import { ACCELERATE_PRECISION } from './accelerateSetup';
+import { ACCELERATE_PRECISION } from '../core/trainingPrecision';
 import { baseOf } from './filePaths';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { launcherSharding, launchMixedPrecision } from './launchWorld';

@@ -17,6 +17,8 @@ import { baseOf, dirOf, joinPath, normalisePath } from './filePaths';
 import { isLaunchScriptName } from './launchScripts';
 import { resolveLaunchedModel } from './modelFor';
 import { statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
+import { TRAINER_COMMAND_LINE } from './trainerArgv';
+import { namesTrainingArguments } from './trainingArguments';
 import type { FileAccess } from './types';
 
 export interface BatchHint {
@@ -86,11 +88,16 @@ export function launchedSetupHint(modelPath: string, files: FileAccess): Launche
   const batches = new Map<number, BatchHint>();
   const precisions = new Map<Precision, NonNullable<LaunchedSetupHint['precision']>>();
   const replicas = new Map<number, string>();
+  const modelText = files.read(modelPath);
+  // A script that parses `--per_device_train_batch_size` with its own argparse keeps its own defaults, not the Trainer's.
+  const ownParser = modelText !== undefined && !namesTrainingArguments(modelText);
   for (const { path, setup } of setupsTraining(modelPath, files)) {
     const file = baseOf(path);
     const dp = statedDataParallel(setup);
-    if (dp !== undefined && !replicas.has(dp)) replicas.set(dp, setup.worldFrom ? `as ${setup.worldFrom} launches ${file}` : `${file}'s ${setup.label}`);
-    const b = batchWithHow(setup);
+    const notTrainer = setup.label === TRAINER_COMMAND_LINE && ownParser;
+    if (dp !== undefined && !replicas.has(dp)) replicas.set(dp, setup.worldFrom ? `as ${setup.worldFrom} launches ${file}` : `${file}'s ${notTrainer ? 'launch command' : setup.label}`);
+    const trainerDefaults = notTrainer && !(setup.microBatch?.stated && setup.gradientAccumulation?.stated);
+    const b = trainerDefaults ? undefined : batchWithHow(setup);
     if (b && !batches.has(b.batch)) batches.set(b.batch, { batch: b.batch, file, source: `${file}'s ${setup.label}: ${b.how}` });
     const p = setup.precision;
     const style = setup.ampStyle && { value: setup.ampStyle.value, source: `${file} (${setup.ampStyle.why})` };

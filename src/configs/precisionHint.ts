@@ -18,7 +18,7 @@
  */
 import type { AmpStyle, PlanOptions, Precision } from '../protocol/plan';
 import { lightningPrecision } from '../core/trainingPrecision';
-import { ACCELERATE_PRECISION } from './accelerateSetup';
+import { ACCELERATE_PRECISION } from '../core/trainingPrecision';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';

@@ -27,6 +27,9 @@ import type { ConfigFinding, ConfigReader, TextRange } from './types';
 /** The Trainer-only options that make a command a Trainer launch (cheap: the detector looks for these words). */
 const TRAINER_OPTIONS = /(^|\s)--(per[_-]device[_-]train[_-]batch[_-]size|gradient[_-]accumulation[_-]steps|fsdp)(?=[\s=]|$)|(^|\s)--deepspeed(=|[ \t]+)["']?[^\s"'-][^\s"']*\.json\b|(^|\s)--deepspeed[_-]config(?=[\s=])/m;
 
+/** The label of a setup read from a launch command's Trainer arguments. */
+export const TRAINER_COMMAND_LINE = 'Hugging Face Trainer command line';
+
 /** One `--name [value]` after the script, as written. */
 interface Arg {
   /** Normalised: no dashes in front, `-` as `_` (HfArgumentParser takes both spellings). */
@@ -107,7 +110,7 @@ function readCommand(text: string, words: Command, launch: { launcher: number; s
     if (!config?.value || byRun(config.value.text)) return undefined;
     return { label: 'DeepSpeed launch', anchor, world, inexpressible: {}, link: { path: config.value.text, range: config.value.inner, key: '--deepspeed_config' } };
   }
-  const read = readArgumentSetup(commandSource(text, words, launch.script, anchor, args, last), 'Hugging Face Trainer command line');
+  const read = readArgumentSetup(commandSource(text, words, launch.script, anchor, args, last), TRAINER_COMMAND_LINE);
   const sharding = launcherSharding(words, launch.launcher, launch.script);
   const launcher = words[launch.launcher]!;
   // accelerate's own config decides what the arguments leave at their defaults: read with it (linkedConfig.ts).

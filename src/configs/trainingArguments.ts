@@ -14,6 +14,15 @@ const CLASSES = '((Seq2Seq)?TrainingArguments|(SFT|DPO|ORPO|KTO|CPO|GRPO|PPO|Rew
 const TRAINING_ARGUMENTS = new RegExp(`(^|\\.)${CLASSES}$`);
 const CALLED_IN_TEXT = new RegExp(`\\b${CLASSES}\\s*\\(`);
 
+/**
+ * Whether a file's text names one of those classes at all: called, or handed to HfArgumentParser / TrlParser, as
+ * run_clm.py parses its command line into TrainingArguments.
+ */
+export function namesTrainingArguments(text: string): boolean {
+  return NAMED_IN_TEXT.test(text);
+}
+const NAMED_IN_TEXT = new RegExp(`\\b${CLASSES}\\b`);
+
 /** Whether a file's text calls one of those classes (cheap: no parse), e.g. to detect a Trainer script. */
 export function mentionsTrainingArguments(text: string): boolean {
   return CALLED_IN_TEXT.test(text);

@@ -14,6 +14,12 @@ const LIGHTNING: Readonly<Record<string, TrainingPrecision>> = {
   bf16: 'bf16', 'bf16-mixed': 'bf16', 'bf16-true': 'bf16', 'transformer-engine': 'fp8', 'transformer-engine-float16': 'fp8',
 };
 
+/**
+ * accelerate's `mixed_precision` words: its config key, `accelerate launch --mixed_precision` and `Accelerator(mixed_precision=…)`.
+ * Without DeepSpeed or Megatron-LM under it, accelerate runs forward under torch.autocast over fp32 parameters.
+ */
+export const ACCELERATE_PRECISION: Readonly<Record<string, TrainingPrecision>> = { no: 'fp32', fp16: 'fp16', bf16: 'bf16', fp8: 'fp8' };
+
 /** A Lightning Trainer's `precision` word (or number), or undefined for one Lightning does not take. */
 export function lightningPrecision(word: string): { precision: TrainingPrecision; holding?: TensorHolding } | undefined {
   const w = word.trim().toLowerCase();

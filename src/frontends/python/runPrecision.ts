@@ -10,7 +10,7 @@
  * dtype up from a config word) states the same thing for a plain training loop.
  */
 import type { ModelSpec, RunPrecision } from '../../core/ir';
-import { lightningPrecision, type TrainingPrecision } from '../../core/trainingPrecision';
+import { ACCELERATE_PRECISION, lightningPrecision, type TrainingPrecision } from '../../core/trainingPrecision';
 import type { Interp } from './interpreter';
 import type { CallSite, Value } from './values';
 
@@ -39,6 +39,20 @@ export function noteLightningPrecision(interp: Interp, kwargs: Map<string, Value
   const word = value.k === 'str' ? value.v : value.k === 'num' && !value.float ? String(value.v) : undefined;
   const read = word !== undefined ? lightningPrecision(word) : undefined;
   if (read) note(interp, { ...read, source: `${where(interp, site)} (Trainer precision="${word}")` }, false);
+}
+
+/**
+ * `Accelerator(mixed_precision="bf16")` as the run has it: accelerate autocasts over fp32 parameters. Without the
+ * keyword (or with one the run computes) the launch's config or `accelerate launch --mixed_precision` decides, and
+ * the configs beside the script say it (configs/precisionHint.ts).
+ */
+export function noteAcceleratorPrecision(interp: Interp, path: string, kwargs: Map<string, Value>, site: CallSite): void {
+  if (!/^accelerate\.(accelerator\.)?Accelerator$/.test(path)) return;
+  const word = kwargs.get('mixed_precision');
+  const precision = word?.k === 'str' ? ACCELERATE_PRECISION[word.v.toLowerCase()] : undefined;
+  if (!precision) return;
+  const source = `${where(interp, site)} (Accelerator mixed_precision="${(word as { v: string }).v}")`;
+  note(interp, precision === 'fp16' || precision === 'bf16' ? { precision, holding: 'autocast', source } : { precision, source }, false);
 }
 
 /**
