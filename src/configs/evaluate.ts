@@ -24,7 +24,7 @@ export function readConfigSetups(fileName: string, text: string, files?: FileAcc
     const reader = READERS_BY_FORMAT.get(format);
     let setup: StatedSetup | undefined;
     try {
-      setup = reader?.readSetup?.(fileName, text);
+      setup = reader?.readSetup?.(fileName, text, files);
     } catch {
       // A file that does not parse states no setup; its check says why (a malformed-config finding), never a crash.
       continue;

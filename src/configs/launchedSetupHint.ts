@@ -15,10 +15,9 @@ import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { readConfigSetups } from './evaluate';
 import { baseOf, dirOf, joinPath, normalisePath } from './filePaths';
 import { isLaunchScriptName } from './launchScripts';
+import { launchesOf } from './launchedBy';
 import { resolveLaunchedModel } from './modelFor';
 import { statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
-import { TRAINER_COMMAND_LINE } from './trainerArgv';
-import { namesTrainingArguments } from './trainingArguments';
 import type { FileAccess } from './types';
 
 export interface BatchHint {
@@ -88,20 +87,25 @@ export function launchedSetupHint(modelPath: string, files: FileAccess): Launche
   const batches = new Map<number, BatchHint>();
   const precisions = new Map<Precision, NonNullable<LaunchedSetupHint['precision']>>();
   const replicas = new Map<number, string>();
-  const modelText = files.read(modelPath);
-  // A script that parses `--per_device_train_batch_size` with its own argparse keeps its own defaults, not the Trainer's.
-  const ownParser = modelText !== undefined && !namesTrainingArguments(modelText);
   for (const { path, setup } of setupsTraining(modelPath, files)) {
     const file = baseOf(path);
     const dp = statedDataParallel(setup);
-    const notTrainer = setup.label === TRAINER_COMMAND_LINE && ownParser;
-    if (dp !== undefined && !replicas.has(dp)) replicas.set(dp, setup.worldFrom ? `as ${setup.worldFrom} launches ${file}` : `${file}'s ${notTrainer ? 'launch command' : setup.label}`);
-    const trainerDefaults = notTrainer && !(setup.microBatch?.stated && setup.gradientAccumulation?.stated);
-    const b = trainerDefaults ? undefined : batchWithHow(setup);
+    if (dp !== undefined && !replicas.has(dp)) replicas.set(dp, setup.worldFrom ? `as ${setup.worldFrom} launches ${file}` : `${file}'s ${setup.label}`);
+    const b = batchWithHow(setup);
     if (b && !batches.has(b.batch)) batches.set(b.batch, { batch: b.batch, file, source: `${file}'s ${setup.label}: ${b.how}` });
     const p = setup.precision;
     const style = setup.ampStyle && { value: setup.ampStyle.value, source: `${file} (${setup.ampStyle.why})` };
     if (p?.stated && !precisions.has(p.value)) precisions.set(p.value, { precision: p.value, source: `${file} (${setup.label})`, ...(style ? { ampStyle: style } : {}) });
+  }
+  // No setup states the replicas (a launch of an accelerate loop with arguments of its own): the launches' process
+  // count does, for a script that replicates its model (accelerate and Fabric wrap it in DDP); a script that wraps
+  // nothing starts independent processes, not replicas of one model.
+  const script = replicas.size === 0 ? files.read(modelPath) : undefined;
+  if (script !== undefined && /\b(Accelerator|Fabric)\s*\(/.test(script)) {
+    const launches = launchesOf(modelPath, files);
+    const worlds = new Set(launches.map((l) => l.world));
+    const [world] = worlds;
+    if (worlds.size === 1 && world !== undefined) replicas.set(world, `as ${launches[0]!.launcher} launches ${baseOf(modelPath)}`);
   }
   const hints = [...batches.values()];
   const batch: BatchReading = hints.length === 0 ? undefined : hints.length === 1 ? hints[0] : { disagree: hints };

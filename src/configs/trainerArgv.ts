@@ -17,12 +17,12 @@ import { withLinkedConfig } from './linkedConfig';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import { dropArgument, insertAfter } from './shellEdits';
-import { baseOf } from './filePaths';
+import { baseOf, dirOf, joinPath } from './filePaths';
 import { expandedCommands } from './shellExpansion';
 import { findAssignments, isMakefileName, splitCommands, unquote, type Command, type Word } from './shellWords';
 import { readArgumentSetup, shardedByLauncher, type ArgumentSource } from './trainerArgumentSetup';
-import type { TrainerFlag } from './trainingArguments';
-import type { ConfigFinding, ConfigReader, TextRange } from './types';
+import { namesTrainingArguments, type TrainerFlag } from './trainingArguments';
+import type { ConfigFinding, ConfigReader, FileAccess, TextRange } from './types';
 
 /** The Trainer-only options that make a command a Trainer launch (cheap: the detector looks for these words). */
 const TRAINER_OPTIONS = /(^|\s)--(per[_-]device[_-]train[_-]batch[_-]size|gradient[_-]accumulation[_-]steps|fsdp)(?=[\s=]|$)|(^|\s)--deepspeed(=|[ \t]+)["']?[^\s"'-][^\s"']*\.json\b|(^|\s)--deepspeed[_-]config(?=[\s=])/m;
@@ -186,8 +186,18 @@ function commandSource(text: string, words: Command, script: number, anchor: Tex
   };
 }
 
+/**
+ * Whether the script a command launches takes Trainer arguments: a script WAP can read that never names
+ * TrainingArguments (an accelerate loop with its own argparse) gives `--per_device_train_batch_size` its own meaning
+ * and defaults; one it cannot read is taken at its word.
+ */
+function launchesTrainer(fileName: string, scriptWord: string, files: FileAccess | undefined): boolean {
+  const script = files?.read(joinPath(dirOf(fileName), unquote(scriptWord, 0).value));
+  return script === undefined || namesTrainingArguments(script);
+}
+
 /** Every command in the script that launches a Python script with Trainer (or DeepSpeed config) arguments. */
-export function readTrainerCommands(fileName: string, text: string): StatedSetup[] {
+export function readTrainerCommands(fileName: string, text: string, files?: FileAccess): StatedSetup[] {
   // `"${ARGS[@]}"` and `$DS_ARGS` hold the arguments in real launch scripts: read them where they are written.
   const { commands, assignments } = expandedCommands(fileName, text);
   const out: StatedSetup[] = [];
@@ -195,6 +205,7 @@ export function readTrainerCommands(fileName: string, text: string): StatedSetup
     const launch = scriptLaunch(words);
     if (!launch) continue;
     const setup = readCommand(text, words, launch, launchWorld(words, launch.launcher, launch.script, assignments));
+    if (setup?.label === TRAINER_COMMAND_LINE && !launchesTrainer(fileName, words[launch.script]!.raw, files)) continue;
     const hidden = unread.filter((w) => w.start > words[launch.script]!.start);
     if (setup && hidden.length) setup.unmodelled = [...(setup.unmodelled ?? []), unreadArguments(hidden, baseOf(words[launch.script]!.raw))];
     if (setup) out.push(setup);
@@ -219,13 +230,13 @@ export const trainerArgvReader: ConfigReader = {
   },
   check(fileName, text, plan, files) {
     const findings: ConfigFinding[] = [];
-    for (const setup of readTrainerCommands(fileName, text)) {
+    for (const setup of readTrainerCommands(fileName, text, files)) {
       const stated = withLinkedConfig(fileName, setup, files);
       findings.push(...(plan ? compareSetup('hf-trainer-args', text, stated, plan) : setupNotes('hf-trainer-args', stated)));
     }
     return findings;
   },
-  readSetup(fileName, text) {
-    return readTrainerCommands(fileName, text)[0];
+  readSetup(fileName, text, files) {
+    return readTrainerCommands(fileName, text, files)[0];
   },
 };

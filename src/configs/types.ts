@@ -100,8 +100,11 @@ export interface ConfigReader {
    * recipe the script loads). The GPU count of a setup that states none is theirs (launchedBy.ts).
    */
   launchedAs?: LaunchedAs;
-  /** The training setup the config states (for planning "your config" with it pinned); may throw MalformedConfig. */
-  readSetup?(fileName: string, text: string): import('./setup').StatedSetup | undefined;
+  /**
+   * The training setup the config states (for planning "your config" with it pinned); may throw MalformedConfig.
+   * `files` reads the script a launch runs, where what the setup means depends on it.
+   */
+  readSetup?(fileName: string, text: string, files?: FileAccess): import('./setup').StatedSetup | undefined;
 }
 
 /** Raised inside readers for bad input; index.ts turns it into one 'malformed-config' finding. */

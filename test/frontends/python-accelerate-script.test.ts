@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { initConfigReaders, launchedArguments, launchedSetupHint, withLaunchedSetup } from '../../src/configs';
+import { initConfigReaders, launchedArguments, launchedSetupHint, readConfigSetups, withLaunchedSetup } from '../../src/configs';
 import { analyzeSource, initFrontends } from '../../src/frontends';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { disk } from '../configs/helpers';
@@ -31,9 +31,17 @@ test('the launch’s micro-batch × the script’s own accumulation default × t
   // The launch states the replicas, not a batch made of the Trainer's defaults.
   const hint = launchedSetupHint(script, disk);
   assert.equal(hint.batch, undefined, JSON.stringify(hint.batch));
-  assert.deepEqual(hint.replicas, { count: 8, source: "run.sh's launch command" });
+  assert.deepEqual(hint.replicas, { count: 8, source: 'as run.sh launches train.py' });
   const plan = planModel(model, resolveCluster('a100x8', {}), withLaunchedSetup({ batch: 128, batchAssumed: true, objective: 'throughput', strategies: 'dp', optimizer: 'adam' }, hint));
   assert.deepEqual([plan.batch, plan.batchAssumed], [1024, undefined]);
   assert.ok(plan.feasible && plan.plan.setup);
   if (plan.feasible) assert.deepEqual([plan.plan.setup!.precision, plan.plan.setup!.ampStyle], ['bf16', 'autocast']);
+});
+
+test('run.sh’s --per_device_train_batch_size is not read as the Trainer’s for a script that never names TrainingArguments', () => {
+  const run = join(PROJECT, 'run.sh');
+  const text = readFileSync(run, 'utf8');
+  assert.deepEqual(readConfigSetups(run, text, disk).map((s) => s.label), []);
+  // A launch whose script WAP cannot read is taken at its word.
+  assert.deepEqual(readConfigSetups(run, text).map((s) => s.label), ['Hugging Face Trainer command line']);
 });
