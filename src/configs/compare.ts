@@ -27,6 +27,8 @@ export type Subject = (n: number) => string;
 const defaultSubject: Subject = (n) => `${n} process${n === 1 ? '' : 'es'} requested`;
 
 const percent = (x: number): string => `${Math.round(x * 100)}%`;
+// A gain under 10% keeps two decimals: "1.0× the throughput" would read as no gain at all.
+const times = (x: number): string => `${x < 1.095 ? x.toFixed(2) : x.toFixed(1)}×`;
 const rate = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
 
 /** The sentence that explains why the plan's GPU count beats the requested one, from plan.scaling. */
@@ -60,7 +62,7 @@ export function scalingMessage(requested: number, plan: PlanReport, subject = de
     return { severity: 'warning', message };
   }
   let message = `${subject(requested)}; the plan uses ${gpus} GPUs`;
-  if (at && at.samplesPerSec > 0) message += ` for ${(planned.samplesPerSec / at.samplesPerSec).toFixed(1)}× the throughput (${rate(planned.samplesPerSec)} vs ${rate(at.samplesPerSec)} samples/s)`;
+  if (at && at.samplesPerSec > 0) message += ` for ${times(planned.samplesPerSec / at.samplesPerSec)} the throughput (${rate(planned.samplesPerSec)} vs ${rate(at.samplesPerSec)} samples/s)`;
   else message += ` (${rate(planned.samplesPerSec)} samples/s)`;
   return { severity: 'warning', message };
 }

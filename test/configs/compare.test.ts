@@ -80,6 +80,9 @@ test('scaling sentences: infeasible, beyond the cluster, more GPUs than planned,
   assert.equal(scalingMessage(16, tiny).message, '16 processes requested; the plan reaches the best throughput on 8 GPUs');
   // Fewer GPUs than planned: the speed-up over the requested count.
   assert.deepEqual(scalingMessage(2, r), { severity: 'warning', message: '2 processes requested; the plan uses 8 GPUs for 2.0× the throughput (100 vs 50.0 samples/s)' });
+  // A small gain keeps its second decimal rather than reading as "1.0×".
+  const close = report(8, 100, c, [...points, { gpus: 6, feasible: true, samplesPerSec: 95 }], 1);
+  assert.equal(scalingMessage(6, close).message, '6 processes requested; the plan uses 8 GPUs for 1.05× the throughput (100 vs 95.0 samples/s)');
   assert.equal(scalingMessage(3, r).message, '3 processes requested; the plan uses 8 GPUs (100 samples/s)');
   assert.equal(scalingMessage(2, report(1, 12.345, { gpus: 1, nodes: 1 })).message, "2 processes requested, but cluster 'c' has 1 GPUs; the plan uses 1");
   assert.equal(scalingMessage(2, report(1, 12.345, { gpus: 2, nodes: 1 })).message, '2 processes requested; the plan reaches the best throughput on 1 GPU');
