@@ -16,6 +16,7 @@ import { readConfigSetups } from './evaluate';
 import { baseOf, dirOf, joinPath, normalisePath } from './filePaths';
 import { isLaunchScriptName } from './launchScripts';
 import { launchesOf } from './launchedBy';
+import { wrappedByFramework } from './torchNames';
 import { resolveLaunchedModel } from './modelFor';
 import { statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
 import type { FileAccess } from './types';
@@ -98,10 +99,10 @@ export function launchedSetupHint(modelPath: string, files: FileAccess): Launche
     if (p?.stated && !precisions.has(p.value)) precisions.set(p.value, { precision: p.value, source: `${file} (${setup.label})`, ...(style ? { ampStyle: style } : {}) });
   }
   // No setup states the replicas (a launch of an accelerate loop with arguments of its own): the launches' process
-  // count does, for a script that replicates its model (accelerate and Fabric wrap it in DDP); a script that wraps
-  // nothing starts independent processes, not replicas of one model.
+  // count does, for a script whose framework replicates its model (accelerate, Fabric, DeepSpeed's engine); a script
+  // that wraps nothing starts independent processes, not replicas of one model.
   const script = replicas.size === 0 ? files.read(modelPath) : undefined;
-  if (script !== undefined && /\b(Accelerator|Fabric)\s*\(/.test(script)) {
+  if (script !== undefined && wrappedByFramework(script)) {
     const launches = launchesOf(modelPath, files);
     const worlds = new Set(launches.map((l) => l.world));
     const [world] = worlds;

@@ -16,10 +16,15 @@ const WRAPS_ITSELF = /\b(FullyShardedDataParallel|fully_shard|DistributedDataPar
  */
 const WRAPPED_BY_FRAMEWORK = /\bAccelerator\s*\(|\bFabric\s*\(|\bdeepspeed\.initialize\s*\(/;
 
+/** Cheap, without parsing: a script whose model a framework it builds in code wraps (accelerate, Fabric, DeepSpeed). */
+export function wrappedByFramework(text: string): boolean {
+  return WRAPPED_BY_FRAMEWORK.test(text);
+}
+
 /** Cheap, without parsing: a Python script that wraps its model in DDP/FSDP itself and is no framework's config. */
 export function wrapsModelItself(text: string): boolean {
   if (!WRAPS_ITSELF.test(text) || !/^[ \t]*(import|from)[ \t]+torch\b/m.test(text)) return false;
-  if (WRAPPED_BY_FRAMEWORK.test(text) || mentionsTrainingArguments(text)) return false;
+  if (wrappedByFramework(text) || mentionsTrainingArguments(text)) return false;
   return !(/\bTrainer\s*\(/.test(text) && /\b(lightning|pytorch_lightning|transformers|trl)\b/.test(text));
 }
 

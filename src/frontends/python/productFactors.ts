@@ -7,10 +7,16 @@ import { PROCESS_COUNT } from '../../core/batchOptions';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
 import type { Interp } from './interpreter';
 
+/** The operator of a binary expression as written (`*`, `%`, `//`), or undefined for any other node. */
+export function binaryOperator(interp: Interp, node: PyNode): string | undefined {
+  const op = node.type === 'binary_operator' ? node.children.find((c) => c.field === 'operator') : undefined;
+  return op && interp.text(op);
+}
+
 /** The factors of a product, through parentheses: `B * T * ddp_world_size` → [B, T, ddp_world_size]. */
 function factorsOf(interp: Interp, node: PyNode): PyNode[] {
   if (node.type === 'parenthesized_expression' && namedChildren(node).length === 1) return factorsOf(interp, namedChildren(node)[0]);
-  if (node.type === 'binary_operator' && interp.text(node.children.find((c) => c.field === 'operator') ?? node) === '*') {
+  if (binaryOperator(interp, node) === '*') {
     const left = field(node, 'left');
     const right = field(node, 'right');
     if (left && right) return [...factorsOf(interp, left), ...factorsOf(interp, right)];

@@ -16,8 +16,8 @@ import type { Interp } from './interpreter';
 import { evalExpr } from './expressions';
 import { TRAINING_ARGUMENTS } from './runPrecision';
 import { noteTokenBudget } from './runTokenBudget';
-import { FIT_LOADER } from './runLoaderBatch';
-import type { CallSite, Scope, Value } from './values';
+import { positiveWhole, type CallSite, type Scope, type Value } from './values';
+import { fileLabel } from './runFacts';
 
 const BATCH_NAMES = new Set([...MICRO_BATCH_NAMES, ...ACCUMULATION_NAMES]);
 
@@ -29,8 +29,6 @@ export interface BatchValue {
   /** How the report names it: "--batch_size 32 from run.sh", "batch_size 12 in train.py". */
   said: string;
 }
-
-const whole = (v: Value | undefined): number | undefined => (v?.k === 'num' && !v.float && v.v >= 1 ? v.v : undefined);
 
 /** The name an assignment writes: `x` or the attribute of `args.x`. */
 function targetName(interp: Interp, left: PyNode | undefined): string | undefined {
@@ -63,13 +61,13 @@ export function noteBatchAssignment(interp: Interp, node: PyNode, scope: Scope):
 export function noteBatchSplit(interp: Interp, node: PyNode, current: () => Value): void {
   const name = targetName(interp, field(node, 'left'));
   if (!name || !BATCH_NAMES.has(name) || interp.run.batchSplit.has(name) || !splitsOverProcesses(interp, node, name)) return;
-  const value = whole(current());
+  const value = positiveWhole(current());
   if (value !== undefined) interp.run.batchSplit.set(name, { value, said: `${name} ${value}` });
 }
 
 /** An option a parse read (argparse's dest, an HfArgumentParser field): the first parse's value counts. */
 export function noteBatchOption(interp: Interp, name: string, value: Value, givenBy: string | undefined): void {
-  const n = whole(value);
+  const n = positiveWhole(value);
   if (!BATCH_NAMES.has(name) || n === undefined || interp.run.batchOptions.has(name)) return;
   interp.run.batchOptions.set(name, { value: n, said: givenBy ? `--${name} ${n} from ${givenBy}` : `${name} ${n} (the parser's default)` });
 }
@@ -81,7 +79,7 @@ export function noteTrainingArgumentsBatch(interp: Interp, path: string, kwargs:
   for (const [name, fallback] of Object.entries(HF_DEFAULTS)) {
     const given = kwargs.get(name);
     if (given === undefined && splat) continue;
-    const value = given === undefined ? fallback : whole(given);
+    const value = given === undefined ? fallback : positiveWhole(given);
     if (value !== undefined && !interp.run.batchOptions.has(name)) interp.run.batchOptions.set(name, { value, said: `${name} ${value}${given === undefined ? ' (transformers\' default)' : ''}` });
   }
 }
@@ -102,7 +100,7 @@ function splitNames(interp: Interp, root: PyNode): Set<string> {
 
 /** A batch name's value: the analysed module's own (nanoGPT's globals), the value a split divided, or a parse's. */
 function valueOf(interp: Interp, globals: Scope, name: string): BatchValue | undefined {
-  const own = whole(globals.vars.get(name));
+  const own = positiveWhole(globals.vars.get(name));
   if (own !== undefined) return { value: own, said: `${name} ${own}` };
   return interp.run.batchSplit.get(name) ?? interp.run.batchOptions.get(name);
 }
@@ -119,7 +117,7 @@ export function readRunBatch(interp: Interp, root: PyNode): RunBatch | undefined
     return undefined;
   };
   // Lightning's per-process batch is the loader trainer.fit trains on, whatever else the script calls batch_size.
-  const micro = first([FIT_LOADER, ...MICRO_BATCH_NAMES]);
+  const micro: [string, BatchValue] | undefined = interp.run.fitLoader ? ['DataLoader', interp.run.fitLoader] : first(MICRO_BATCH_NAMES);
   if (!micro) return undefined;
   const accumulation = first(ACCUMULATION_NAMES);
   if (!accumulation && OTHER_ACCUMULATION.test(interp.source)) return undefined;
@@ -130,7 +128,7 @@ export function readRunBatch(interp: Interp, root: PyNode): RunBatch | undefined
   if (splitMicro && splitAccumulation) return undefined;
   const steps = accumulation?.[1].value ?? 1;
   const how = `${micro[1].said}${accumulation ? ` × ${accumulation[1].said}` : ''}`;
-  const file = (interp.file ?? 'the script').replace(/^.*[\\/]/, '');
+  const file = fileLabel(interp.file);
   if (splitMicro || splitAccumulation) {
     const which = splitMicro ? micro[0] : accumulation![0];
     return { samples: micro[1].value * steps, perProcess: false, source: `${file}: ${how}, ${which} split over the processes by the script` };

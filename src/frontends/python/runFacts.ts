@@ -19,8 +19,13 @@ export class RunFacts {
   /** Batch names the run's command line or TrainingArguments state, and values a split over the processes divided (runBatch.ts). */
   readonly batchOptions = new Map<string, BatchValue>();
   readonly batchSplit = new Map<string, BatchValue>();
+  /** The per-process batch of the DataLoader a Lightning `trainer.fit` trains on (runLoaderBatch.ts). */
+  fitLoader: BatchValue | undefined;
   /** A global batch the script states as a budget it divides into accumulation steps (runTokenBudget.ts). */
   budget: { samples: number; source: string; sequence?: { tokens: number; source: string } } | undefined;
   /** The divisibility the script's asserts demand of its process count (runProcessCounts.ts). */
   readonly processCounts: ProcessCountRule[] = [];
 }
+
+/** How a run fact names the file that states it: its base name, or "the script" for an unnamed buffer. */
+export const fileLabel = (file: string | undefined): string => (file ?? 'the script').replace(/^.*[\\/]/, '');

@@ -5,15 +5,14 @@
  * launch), so this is a per-process batch the launch's replicas multiply (runBatch.ts, planner/codeBatch.ts).
  * A loader whose batch WAP cannot read (a `batch_sampler`, a computed size) states none.
  */
-import type { CallSite, Value } from './values';
+import { positiveWhole, type CallSite, type Value } from './values';
+import { fileLabel } from './runFacts';
 import { classLookup } from './access';
 import { callMethod } from './calls';
 import type { Interp } from './interpreter';
 import { rangeOf } from './ast';
 
 const LOADER = /^torch\.utils\.data(\.dataloader)?\.DataLoader$/;
-
-const whole = (v: Value | undefined): number | undefined => (v?.k === 'num' && !v.float && v.v >= 1 ? v.v : undefined);
 
 /** Each DataLoader the run builds, with the batch it yields; a loader stays an unknown value otherwise. */
 const loaderBatches = new WeakMap<Value, { value: number; where: string }>();
@@ -26,9 +25,8 @@ export function dataLoaderCall(interp: Interp, path: string, args: Value[], kwar
   const given = kwargs.get('batch_size') ?? args[1];
   // `DataLoader(ds, **loader_args)` with arguments WAP could not spread may set it: torch's default 1 is then a guess.
   if (given === undefined && /[(,]\s*\*{1,2}[\w(]/.test(interp.text(site.node))) return loader;
-  const value = given === undefined ? 1 : whole(given);
-  const file = (site.range.file ?? interp.file ?? 'the script').replace(/^.*[\\/]/, '');
-  if (value !== undefined) loaderBatches.set(loader, { value, where: `${file}:${site.range.line}` });
+  const value = given === undefined ? 1 : positiveWhole(given);
+  if (value !== undefined) loaderBatches.set(loader, { value, where: `${fileLabel(site.range.file ?? interp.file)}:${site.range.line}` });
   return loader;
 }
 
@@ -44,15 +42,12 @@ function trainingLoader(interp: Interp, args: Value[], kwargs: Map<string, Value
 export function noteFitLoader(interp: Interp, args: Value[], kwargs: Map<string, Value>, site: CallSite, caller = 'trainer.fit'): void {
   const loader = trainingLoader(interp, args, kwargs);
   const batch = loader && loaderBatches.get(loader);
-  if (!batch || interp.run.batchOptions.has(FIT_LOADER)) return;
-  interp.run.batchOptions.set(FIT_LOADER, { value: batch.value, said: `DataLoader batch_size ${batch.value} (${batch.where}) given to ${caller} at line ${rangeOf(site.node).line}` });
+  if (!batch || interp.run.fitLoader) return;
+  interp.run.fitLoader = { value: batch.value, said: `DataLoader batch_size ${batch.value} (${batch.where}) given to ${caller} at line ${rangeOf(site.node).line}` };
 }
 
 /** `Trainer(accumulate_grad_batches=…)`: the micro-steps a Lightning run accumulates, where it says (the default is 1). */
 export function noteTrainerAccumulation(interp: Interp, kwargs: Map<string, Value>): void {
-  const steps = whole(kwargs.get('accumulate_grad_batches'));
+  const steps = positiveWhole(kwargs.get('accumulate_grad_batches'));
   if (steps !== undefined && !interp.run.batchOptions.has('accumulate_grad_batches')) interp.run.batchOptions.set('accumulate_grad_batches', { value: steps, said: `accumulate_grad_batches ${steps}` });
 }
-
-/** The batch name the fit loader's batch is kept under: read before any other micro-batch name (runBatch.ts). */
-export const FIT_LOADER = 'trainer.fit DataLoader';

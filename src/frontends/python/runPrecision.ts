@@ -12,13 +12,14 @@
 import type { ModelSpec, RunPrecision } from '../../core/ir';
 import { ACCELERATE_PRECISION, lightningPrecision, type TrainingPrecision } from '../../core/trainingPrecision';
 import type { Interp } from './interpreter';
+import { fileLabel } from './runFacts';
 import type { CallSite, Value } from './values';
 
 /** transformers' TrainingArguments and its subclasses, and trl's configs (SFTConfig, DPOConfig…), as called. */
 export const TRAINING_ARGUMENTS = /^(transformers\.(training_args(_seq2seq)?\.)?(Seq2Seq)?TrainingArguments|trl\.(trainer\.)?(\w+\.)?\w+Config)$/;
 
 /** `train.py:17`: the file the call is in (an imported module's own, not only the analysed script). */
-const where = (interp: Interp, site: CallSite): string => `${(site.range.file ?? interp.file ?? 'the script').replace(/^.*[\\/]/, '')}:${site.range.line}`;
+const where = (interp: Interp, site: CallSite): string => `${fileLabel(site.range.file ?? interp.file)}:${site.range.line}`;
 
 /** Records a stated precision (the first wins), or a default one where none is stated yet. */
 function note(interp: Interp, run: RunPrecision, byDefault: boolean): void {
@@ -49,9 +50,10 @@ export function noteLightningPrecision(interp: Interp, kwargs: Map<string, Value
 export function noteAcceleratorPrecision(interp: Interp, path: string, kwargs: Map<string, Value>, site: CallSite): void {
   if (!/^accelerate\.(accelerator\.)?Accelerator$/.test(path)) return;
   const word = kwargs.get('mixed_precision');
-  const precision = word?.k === 'str' ? ACCELERATE_PRECISION[word.v.toLowerCase()] : undefined;
+  if (word?.k !== 'str') return;
+  const precision = ACCELERATE_PRECISION[word.v.toLowerCase()];
   if (!precision) return;
-  const source = `${where(interp, site)} (Accelerator mixed_precision="${(word as { v: string }).v}")`;
+  const source = `${where(interp, site)} (Accelerator mixed_precision="${word.v}")`;
   note(interp, precision === 'fp16' || precision === 'bf16' ? { precision, holding: 'autocast', source } : { precision, source }, false);
 }
 

@@ -9,13 +9,12 @@
 import type { ProcessCountRule } from '../../core/ir';
 import { PROCESS_COUNT } from '../../core/batchOptions';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
-import { divisorFactors } from './productFactors';
+import { binaryOperator, divisorFactors } from './productFactors';
 import { evalExpr } from './expressions';
 import type { Interp } from './interpreter';
-import type { Scope, Value } from './values';
+import { positiveWhole, type Scope } from './values';
 import { short } from './branches';
-
-const whole = (v: Value): number | undefined => (v.k === 'num' && Number.isInteger(v.v) && v.v >= 1 ? v.v : undefined);
+import { fileLabel } from './runFacts';
 
 /** The operands of `<dividend> % <divisor> == 0` (either side of the `==`), or undefined for any other condition. */
 function moduloIsZero(interp: Interp, cond: PyNode): { dividend: PyNode; divisor: PyNode } | undefined {
@@ -27,7 +26,7 @@ function moduloIsZero(interp: Interp, cond: PyNode): { dividend: PyNode; divisor
   if (zeroAt < 0) return undefined;
   let modulo = parts[1 - zeroAt];
   while (modulo.type === 'parenthesized_expression' && namedChildren(modulo).length === 1) modulo = namedChildren(modulo)[0];
-  if (modulo.type !== 'binary_operator' || interp.text(modulo.children.find((c) => c.field === 'operator') ?? modulo) !== '%') return undefined;
+  if (binaryOperator(interp, modulo) !== '%') return undefined;
   const dividend = field(modulo, 'left');
   const divisor = field(modulo, 'right');
   return dividend && divisor ? { dividend, divisor } : undefined;
@@ -41,16 +40,16 @@ function ruleOf(interp: Interp, node: PyNode, scope: Scope): ProcessCountRule | 
   const factors = divisorFactors(interp, parts.divisor, node);
   const counts = factors.filter((f) => PROCESS_COUNT.test(interp.text(f)));
   if (counts.length !== 1) return undefined;
-  const dividend = whole(evalExpr(interp, parts.dividend, scope));
+  const dividend = positiveWhole(evalExpr(interp, parts.dividend, scope));
   let factor = 1;
   for (const f of factors) {
     if (f === counts[0]) continue;
-    const n = whole(evalExpr(interp, f, scope));
+    const n = positiveWhole(evalExpr(interp, f, scope));
     if (n === undefined) return 'unread';
     factor *= n;
   }
   if (dividend === undefined) return 'unread';
-  const file = (interp.file ?? 'the script').replace(/^.*[\\/]/, '');
+  const file = fileLabel(interp.file);
   const values = factors.length > 1 ? ` (${interp.text(parts.dividend)} ${dividend}, the other factors ${factor})` : ` (${interp.text(parts.dividend)} ${dividend})`;
   return { dividend, factor, said: `${file}:${rangeOf(node).line} asserts \`${short(interp.text(cond))}\`${values}` };
 }

@@ -8,6 +8,7 @@
 import type { ModelSpec } from '../../core/ir';
 import { SEQUENCE_LENGTH_NAMES } from '../../core/sequenceOptions';
 import type { Interp } from './interpreter';
+import { fileLabel } from './runFacts';
 import type { Value } from './values';
 
 /**
@@ -25,7 +26,7 @@ export function noteRunSequence(interp: Interp, name: string, value: Value, give
  */
 export function noteModuleSequence(interp: Interp): void {
   if (interp.run.sequence || interp.trainedModels.length === 0) return;
-  const file = (interp.file ?? 'the script').replace(/^.*[\\/]/, '');
+  const file = fileLabel(interp.file);
   for (const name of SEQUENCE_LENGTH_NAMES) {
     const value = interp.globals.vars.get(name);
     if (value?.k !== 'num' || value.float || value.v < 1) continue;

@@ -12,10 +12,9 @@ import { field, rangeOf, type PyNode } from './ast';
 import { short } from './branches';
 import { evalExpr } from './expressions';
 import type { Interp } from './interpreter';
-import { divisorFactors } from './productFactors';
-import type { Scope, Value } from './values';
-
-const whole = (v: Value): number | undefined => (v.k === 'num' && !v.float && v.v >= 1 ? v.v : undefined);
+import { binaryOperator, divisorFactors } from './productFactors';
+import { fileLabel } from './runFacts';
+import { positiveWhole, type Scope } from './values';
 
 /**
  * The name a factor goes by: `T`, or the attribute of `args.sequence_length`. B and T are the batch and time
@@ -33,7 +32,7 @@ const isMicroBatch = (name: string): boolean => name === 'B' || MICRO_BATCH_NAME
  */
 export function noteTokenBudget(interp: Interp, node: PyNode, accumulation: string, scope: Scope): void {
   const right = field(node, 'right');
-  if (interp.run.budget || right?.type !== 'binary_operator' || interp.text(right.children.find((c) => c.field === 'operator') ?? right) !== '//') return;
+  if (interp.run.budget || !right || binaryOperator(interp, right) !== '//') return;
   const dividend = field(right, 'left');
   const divisor = field(right, 'right');
   if (!dividend || !divisor) return;
@@ -42,10 +41,10 @@ export function noteTokenBudget(interp: Interp, node: PyNode, accumulation: stri
   const micro = factors.filter((f) => isMicroBatch(nameOf(interp, f)));
   const sequence = factors.filter((f) => isSequence(nameOf(interp, f)));
   if (processes.length !== 1 || micro.length !== 1 || sequence.length > 1 || factors.length !== 2 + sequence.length) return;
-  const total = whole(evalExpr(interp, dividend, scope));
-  const tokens = sequence.length === 1 ? whole(evalExpr(interp, sequence[0], scope)) : 1;
+  const total = positiveWhole(evalExpr(interp, dividend, scope));
+  const tokens = sequence.length === 1 ? positiveWhole(evalExpr(interp, sequence[0], scope)) : 1;
   if (total === undefined || tokens === undefined || total % tokens !== 0) return;
-  const file = (interp.file ?? 'the script').replace(/^.*[\\/]/, '');
+  const file = fileLabel(interp.file);
   const budget = sequence.length === 1 ? `${interp.text(dividend)} ${total} tokens ÷ ${interp.text(sequence[0])} ${tokens} per sample` : `${interp.text(dividend)} ${total}`;
   const perSample = sequence.length === 1 ? { tokens, source: `${interp.text(sequence[0])} ${tokens} in ${file}, the tokens per sample of its batch budget` } : undefined;
   interp.run.budget = { samples: total / tokens, source: `${file}: ${budget}, ${accumulation} = \`${short(interp.text(right))}\` at line ${rangeOf(node).line} splits it over the processes`, ...(perSample ? { sequence: perSample } : {}) };

@@ -267,6 +267,9 @@ export function keyOf(v: Value): string {
   }
 }
 
+/** A positive whole number (a batch, a count of steps or processes), or undefined for anything else. */
+export const positiveWhole = (v: Value | undefined): number | undefined => (v?.k === 'num' && !v.float && v.v >= 1 ? v.v : undefined);
+
 export function isNum(v: Value): v is { k: 'num'; v: number; float: boolean } {
   return v.k === 'num';
 }
