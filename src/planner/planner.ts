@@ -219,6 +219,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   const mixed = mixedGpuNote(topo.gpus.slice(0, c.n));
   if (mixed) diagnostics.push({ severity: 'info', message: mixed });
   const last = results[results.length - 1];
+  // The baselines on all N GPUs are runs the script may refuse too.
+  const lastRefused = refusedCount(model.processCountRules, N);
   if (results[0].best && !results[0].best.fits) diagnostics.push({ severity: 'info', message: `the model does not fit on one GPU: ${results[0].best.reason}` });
   const layers = layerPlans(c, topo, options.strategies);
   const timeline = toTimeline(yield* c.replaySteps());
@@ -241,8 +243,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     },
     baselines: {
       singleGpu: baseline(results[0].dp, 1, batch, 'no single-GPU data-parallel plan'),
-      dataParallel: baseline(last.dp, N, batch, refusedCount(model.processCountRules, N) ?? `pure data parallelism is impossible on ${N} GPUs at batch ${batch}`),
-      owt: baseline(last.owt, N, batch, refusedCount(model.processCountRules, N) ?? 'no OWT plan'),
+      dataParallel: baseline(last.dp, N, batch, lastRefused ?? `pure data parallelism is impossible on ${N} GPUs at batch ${batch}`),
+      owt: baseline(last.owt, N, batch, lastRefused ?? 'no OWT plan'),
     },
     scaling,
     timeline,
