@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import type { AnalyzedModel, AnalyzeOptions } from '../src/core/ir';
 import { analyzeSource } from '../src/frontends/index';
 import { lengthMix, microBatchOf, parseBatching, parseClusterSpec, parseLengthHistogram, pinsOfSetup, planModel, priceOverLengths, resolveCluster, type ClusterSpec, type LengthHistogram } from '../src/planner/index';
-import type { ParallelPins, PlanOptions, PlanOutcome, Precision } from '../src/protocol/plan';
+import type { ParallelPins, PlanOutcome, Precision } from '../src/protocol/plan';
+import type { PlanOptions } from '../src/protocol/planOptions';
 
 const root = join(__dirname, '..');
 

@@ -12,7 +12,7 @@
  */
 import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../src/planner/index';
 import type { AnalyzedModel } from '../src/core/ir';
-import type { PlanOptions } from '../src/protocol/plan';
+import type { PlanOptions } from '../src/protocol/planOptions';
 import { gptModel } from '../test/planner/gptSpec';
 import { vgg16 } from '../test/planner/fixtures';
 

@@ -3,7 +3,8 @@
  * lengths. The plan is made at the model's length; each other length the data's batches run at is planned again
  * with the chosen configuration pinned (planner/lengths).
  */
-import type { PlanOptions, PlanOutcome, PlanReport } from '../protocol/plan';
+import type { PlanOutcome, PlanReport } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { lengthMix, LengthMixError, microBatchOf, parseBatching, parseLengthHistogram, pinsOfSetup, priceOverLengths, type Batching, type LengthHistogram } from '../planner/index';
 import { positiveInt } from './args';
 import { CliError } from './cliError';

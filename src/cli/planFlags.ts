@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { initConfigReaders, precisionHintCandidates, launchedSetupHint, trainingHintsApply, withLaunchedSetup, withTrainingHintsFrom } from '../configs/index';
-import { DEFAULT_BATCH, OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type ParallelPins, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode, type ZeroStage } from '../protocol/plan';
+import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type ParallelPins, type Precision, type RecomputeMode, type StrategyMode, type ZeroStage } from '../protocol/plan';
+import { DEFAULT_BATCH, type PlanOptions } from '../protocol/planOptions';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';

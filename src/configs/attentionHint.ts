@@ -9,7 +9,7 @@
  * read, gives no hint.
  */
 import type { Node } from 'web-tree-sitter';
-import type { PlanOptions } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { firstCallHint } from './firstHint';
 import { callArgs, stringLiteral } from './python';
 

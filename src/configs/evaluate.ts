@@ -3,7 +3,8 @@
  * planner pins (the caller plans twice, pinned and free), and the two
  * outcomes become one line and a JSON object. Pure: planning is the caller's.
  */
-import type { ParallelPins, PlanOptions, PlanOutcome, TrainingSetup } from '../protocol/plan';
+import type { ParallelPins, PlanOutcome, TrainingSetup } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { detectConfigFormats } from './check';
 import { withLaunchedWorld } from './launchedBy';
 import { launchedScriptSetup } from './launchSetup';

@@ -11,7 +11,7 @@
  * args.channels_last:`, torchvision's and timm's reference scripts) is the
  * user's choice per run, so it is reported, not assumed.
  */
-import type { PlanOptions } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { firstCallHint } from './firstHint';
 import { callArgs } from './python';
 

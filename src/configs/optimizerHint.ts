@@ -19,7 +19,8 @@
  * Dettmers et al., ICLR 2022). Other optimizers (factored, 4-bit) give no hint.
  */
 import type { Node } from 'web-tree-sitter';
-import type { OptimizerKind, PlanOptions } from '../protocol/plan';
+import type { OptimizerKind } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { MAX_CONFIG_CHARS } from './check';
 import { firstHint } from './firstHint';
 import { parseJsonConfig, valueAt } from './jsonDoc';

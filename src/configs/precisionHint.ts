@@ -16,7 +16,8 @@
  * DeepSpeed keeps 16-bit weights with fp32 master weights in its optimizer.
  * The caller lists the directory; this module reads only what it is handed.
  */
-import type { AmpStyle, PlanOptions, Precision } from '../protocol/plan';
+import type { AmpStyle, Precision } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { lightningPrecision } from '../core/trainingPrecision';
 import { ACCELERATE_PRECISION } from '../core/trainingPrecision';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';

@@ -12,7 +12,8 @@
  * gives no hint; neither does a value WAP cannot read.
  */
 import type { Node } from 'web-tree-sitter';
-import type { PlanOptions, RecomputeMode } from '../protocol/plan';
+import type { RecomputeMode } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { firstCallHint } from './firstHint';
 import { callArgs } from './python';
 

@@ -10,7 +10,7 @@
  * only those that import the model's module (train.py's `from model import GPT`): a sibling script that does not
  * trains a model of its own, and its bf16 or gradient checkpointing says nothing about this one.
  */
-import type { PlanOptions } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { attentionHint, withAttentionFrom } from './attentionHint';
 import { memoryFormatHint, withMemoryFormatFrom } from './memoryFormatHint';
 import { optimizerHint, withOptimizerFrom } from './optimizerHint';

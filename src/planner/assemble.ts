@@ -6,7 +6,8 @@
  * plan fits only through memory savers or offload. Each search fills in its
  * own plan, baselines, timeline and search info.
  */
-import type { IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanReport, PlanSequence, ScalingPoint, TrainingSetup } from '../protocol/plan';
+import type { IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanReport, PlanSequence, ScalingPoint, TrainingSetup } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import type { GpuSpec } from './cluster/spec';
 import { gb } from './cost/memory';
 

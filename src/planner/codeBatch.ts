@@ -6,7 +6,7 @@
  * GPU the plan may use, and the batch stays assumed: the report says which GPU count made it.
  */
 import type { AnalyzedModel } from '../core/ir';
-import type { PlanOptions } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 
 export function withCodeBatch(model: AnalyzedModel, gpusAvailable: number, options: PlanOptions): PlanOptions {
   const run = model.runBatch;

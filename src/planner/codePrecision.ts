@@ -6,7 +6,7 @@
  * is_bf16_supported() test) states only its holding: fp32 parameters under autocast, at the GPU's default dtype.
  */
 import type { AnalyzedModel } from '../core/ir';
-import type { PlanOptions } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 
 export function withCodePrecision(model: AnalyzedModel, options: PlanOptions): PlanOptions {
   const run = model.runPrecision;

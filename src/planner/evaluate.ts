@@ -6,7 +6,8 @@
  * chosen plan never lose to a baseline.
  */
 import type { AnalyzedModel } from '../core/ir';
-import type { MemoryBreakdown, PlanOptions } from '../protocol/plan';
+import type { MemoryBreakdown } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { hostMemoryBytes } from './cluster/spec';
 import { divisors, opClass, type LayerConfig } from './cost/configs';
 import { CONTEXT_BYTES, gb, usableBytes } from './cost/memory';

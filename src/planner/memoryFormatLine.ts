@@ -5,7 +5,8 @@
  * changes the step time of a CNN in 16 bits or tf32.
  */
 import type { AnalyzedModel } from '../core/ir';
-import type { PlanOptions, Precision } from '../protocol/plan';
+import type { Precision } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 
 const TENSOR_CORE = new Set<Precision>(['tf32', 'fp16', 'bf16', 'fp8']);
 

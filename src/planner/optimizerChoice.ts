@@ -10,7 +10,8 @@
  *   classification reference recipes (references/classification/train.py).
  */
 import type { AnalyzedModel } from '../core/ir';
-import type { OptimizerKind, PlanOptions } from '../protocol/plan';
+import type { OptimizerKind } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { attentionKernelOf } from './cost/compute';
 
 const STATE: Record<OptimizerKind, string> = {

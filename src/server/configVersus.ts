@@ -10,7 +10,8 @@ import { basename } from 'node:path';
 import { comparedSetup, pinnedOptions, summarizeRun, versusLine, withStatedPrecision, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { planModelAsync } from '../planner';
-import type { PlanOptions, PlanReport } from '../protocol/plan';
+import type { PlanReport } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import type { Environment } from './environment';
 import { toPlanOptions, type WapSettings } from './settings';
 

@@ -5,7 +5,8 @@
  */
 import type { AnalyzedModel } from '../core/ir';
 import { lengthMix, LengthMixError, microBatchOf, parseBatching, parseLengthHistogram, pinsOfSetup, planModelAsync, priceOverLengths, type ClusterSpec } from '../planner';
-import type { PlanOptions, PlanOutcome } from '../protocol/plan';
+import type { PlanOutcome } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import type { WapSettings } from './settings';
 
 export interface LengthMixInputs {

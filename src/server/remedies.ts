@@ -12,7 +12,8 @@
  * says it fits, so its title is a prediction, not a guess.
  */
 import type { AnalyzedModel } from '../core/ir';
-import type { PlanOptions, PlanOutcome } from '../protocol/plan';
+import type { PlanOutcome } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 import { planModelAsync, type ClusterSpec } from '../planner';
 
 export interface Remedy {

@@ -4,7 +4,8 @@
  * model (some stdio clients) get the pushed settings or the defaults.
  */
 import type { Connection } from 'vscode-languageserver';
-import { DEFAULT_BATCH, OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type PlanOptions, type Precision, type RecomputeMode, type StrategyMode } from '../protocol/plan';
+import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type Precision, type RecomputeMode, type StrategyMode } from '../protocol/plan';
+import { DEFAULT_BATCH, type PlanOptions } from '../protocol/planOptions';
 import type { PlanControls } from '../protocol/webview';
 
 export interface WapSettings {

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { launchedSetupHint, precisionHintCandidates, trainingHintsApply, withLaunchedSetup, withTrainingHintsFrom, type FileAccess } from '../configs/index';
 import { pretrainedConfigPath } from '../frontends/huggingface/sources';
 import { listOrEmpty, readOrUndefined } from './diskFiles';
-import type { PlanOptions } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
 
 /** The launch scripts and the files they name, as the disk has them (the hints read the disk, not open editors). */
 const DISK: FileAccess = { read: readOrUndefined, list: listOrEmpty, pretrainedConfig: pretrainedConfigPath };

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { commands } from '../../src/cli/commands/registry';
 import { initConfigReaders, withTrainingHintsFrom } from '../../src/configs';
 import { attentionHint } from '../../src/configs/attentionHint';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { capture } from '../cli/helpers';
 
 const dir = mkdtempSync(join(tmpdir(), 'wap-attention-'));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initConfigReaders, pinnedOptions, readConfigSetups, versusLine, type RunSummary } from '../../src/configs';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { disk, writeFolder } from './helpers';
 
 const project = mkdtempSync(join(tmpdir(), 'wap-launched-'));

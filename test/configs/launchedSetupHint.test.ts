@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initConfigReaders, launchedSetupHint, withLaunchedSetup } from '../../src/configs';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { disk, root, writeFolder } from './helpers';
 
 const project = mkdtempSync(join(tmpdir(), 'wap-launched-setup-'));

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { checkConfig, initConfigReaders, pinnedOptions, readConfigSetups } from '../../src/configs';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { disk, root } from './helpers';
 import { llamaPlan } from './llamaPlan';
 

@@ -14,7 +14,7 @@ import { withTrainingHintsFrom } from '../../src/configs/trainingHints';
 import { analyzeSource } from '../../src/frontends/index';
 import { initPythonFrontend } from '../../src/frontends/python';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 
 before(async () => {
   await initConfigReaders();

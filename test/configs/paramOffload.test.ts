@@ -13,7 +13,7 @@ import { before, test } from 'node:test';
 import { checkConfig, exportPlan, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, type StatedSetup } from '../../src/configs';
 import { analyzeSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { llamaPlan } from './llamaPlan';
 
 before(() => initConfigReaders());

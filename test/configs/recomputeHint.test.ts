@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { initConfigReaders } from '../../src/configs';
 import { recomputeHint, withRecomputeFrom } from '../../src/configs/recomputeHint';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 
 const root = join(__dirname, '..', '..');
 

@@ -9,7 +9,8 @@ import { parse as parseYaml } from 'yaml';
 import { checkConfig, exportPlan, initConfigReaders } from '../../src/configs';
 import { parseToml } from '../../src/configs/tomlDoc';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import type { ParallelPins, PlanOptions, PlanReport, Precision } from '../../src/protocol/plan';
+import type { ParallelPins, PlanReport, Precision } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { gptModel } from '../planner/gptSpec';
 
 before(() => initConfigReaders());

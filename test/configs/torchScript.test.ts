@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { applyTextEdits, checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, resolveLaunchedModel, type FileAccess, type StatedSetup } from '../../src/configs';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { llamaPlan } from './llamaPlan';
 
 before(() => initConfigReaders());

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { applyTextEdits, checkConfig, detectConfigFormats, fixAll, initConfigReaders, pinnedOptions, readConfigSetups, resolveLaunchedModel } from '../../src/configs';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { disk, writeFolder } from './helpers';
 import { llamaPlan } from './llamaPlan';
 

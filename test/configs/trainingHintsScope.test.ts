@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { initConfigReaders, withTrainingHintsFrom } from '../../src/configs';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 
 before(() => initConfigReaders());
 

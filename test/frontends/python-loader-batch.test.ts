@@ -12,7 +12,7 @@ import { initConfigReaders, launchedSetupHint, withLaunchedSetup } from '../../s
 import type { AnalyzeOptions } from '../../src/core/ir';
 import { analyzeSource, initFrontends } from '../../src/frontends';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { disk } from '../configs/helpers';
 
 const PROJECT = join(__dirname, '..', 'fixtures', 'lightning-datamodule');

@@ -11,7 +11,8 @@ import { before, test } from 'node:test';
 import type { AnalyzedModel } from '../../src/core/ir';
 import { analyzeSource, initFrontends } from '../../src/frontends';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import type { PlanOptions, PlanOutcome } from '../../src/protocol/plan';
+import type { PlanOutcome } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { NANOGPT } from './nanogptTruth';
 
 const script = join(NANOGPT, 'configured_train.py');

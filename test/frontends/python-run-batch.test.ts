@@ -12,7 +12,7 @@ import { before, test } from 'node:test';
 import type { AnalyzeOptions } from '../../src/core/ir';
 import { analyzeSource, initFrontends } from '../../src/frontends';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { NANOGPT } from './nanogptTruth';
 
 const script = join(NANOGPT, 'configured_train.py');

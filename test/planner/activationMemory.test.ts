@@ -31,7 +31,7 @@ import { analyzeSource, initFrontends, parseSource } from '../../src/frontends/i
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { savedBytesAtPrecision } from '../../src/planner/memory/index';
 import type { AnalyzedModel } from '../../src/core/ir';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 
 const PYTHON = '/usr/bin/python3';
 const repoRoot = join(__dirname, '..', '..');

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { analyzeSource } from '../../src/frontends/index';
 import { planModel, resolveCluster, stateBytesPerParam } from '../../src/planner/index';
-import type { AmpStyle, PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { AmpStyle, PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { transformer } from './fixtures';
 
 test('model states per parameter under Adam: master weights 2 + 2 + 12, autocast 4 + 2 (cast copy) + 4 + 8, pure 2 + 2 + 4', () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PlanOptions, PlanOutcome } from '../../src/protocol/plan';
+import type { PlanOutcome } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { planModel, planModelAsync, resolveCluster } from '../../src/planner/index';
 import { syntheticChain, transformer } from './fixtures';
 

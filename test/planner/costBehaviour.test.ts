@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AnalyzedModel } from '../../src/core/ir';
-import type { OptimizerKind, PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { OptimizerKind, PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { cacheKey } from '../../src/profiler/cache';
 import { chainModel } from '../profiler/fixtures';

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AnalyzedModel } from '../../src/core/ir';
-import type { PlanOptions, PlanReport, TimelineEvent } from '../../src/protocol/plan';
+import type { PlanReport, TimelineEvent } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { Engine } from '../../src/planner/simulator/engine';
 import { alexnet, resnet50, transformer, vgg16 } from './fixtures';

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeSource } from '../../src/frontends/index';
 import { lengthMix, LengthMixError, parseBatching, parseLengthHistogram, pinsOfSetup, planModel, priceOverLengths, resolveCluster } from '../../src/planner/index';
-import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 
 const close = (a: number, b: number, tol = 1e-9) => assert.ok(Math.abs(a - b) <= tol, `${a} ≠ ${b}`);
 

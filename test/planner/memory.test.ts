@@ -11,7 +11,8 @@ import { groupCost } from '../../src/planner/search/parallel3d/blockCost';
 import type { Link } from '../../src/planner/search/parallel3d/adapters';
 import { analyzeModel } from '../../src/core/analyze';
 import { SpecBuilder } from '../core/specBuilder';
-import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { hugeMlp, ModelBuilder, transformer } from './fixtures';
 import { gptModel } from './gptSpec';
 

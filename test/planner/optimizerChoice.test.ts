@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { ModelBuilder, transformer } from './fixtures';
 
 const opts = (o: Partial<PlanOptions> = {}): PlanOptions => ({ batch: 8, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', gpus: 1, precision: 'fp32', ...o });

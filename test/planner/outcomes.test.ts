@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AnalyzedModel } from '../../src/core/ir';
-import type { PlanOptions, PlanReport, StrategyMode } from '../../src/protocol/plan';
+import type { PlanReport, StrategyMode } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { CLUSTER_PRESETS, planModel, planModelAsync, resolveCluster } from '../../src/planner/index';
 import { alexnet, hugeMlp, resnet50, transformer, vgg16 } from './fixtures';
 

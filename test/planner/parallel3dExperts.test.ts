@@ -13,7 +13,8 @@ import { allToAllMs } from '../../src/planner/search/parallel3d/adapters';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
 import { costsFor, linksFor } from '../../src/planner/search/parallel3d/estimate';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
-import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 
 const SEQ = 512;
 const source = [

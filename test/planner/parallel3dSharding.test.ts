@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../../src/planner/index';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
 import { overlapExtraMs } from '../../src/planner/cost/overlap';

@@ -6,7 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
 import { costsFor, estimate, linksFor, stageTime, workOf, type Config3D } from '../../src/planner/search/parallel3d/estimate';

@@ -23,7 +23,7 @@ import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks'
 import { estimate, type Config3D } from '../../src/planner/search/parallel3d/estimate';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import { HOST_LANE, simulateIteration } from '../../src/planner/simulator/iteration';
-import type { PlanOptions } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { twoLayerMlp } from './fixtures';
 import { gptModel } from './gptSpec';
 

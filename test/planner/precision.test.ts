@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ClusterSpecError, CLUSTER_PRESETS, parseClusterSpec, planModel, resolveCluster } from '../../src/planner/index';
 import { choosePrecision, choosePrecisionFor, peakTflops, PrecisionError } from '../../src/planner/memory/index';
-import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 import { ModelBuilder, transformer } from './fixtures';
 
 const gpuOf = (preset: string) => CLUSTER_PRESETS[preset].spec.gpus[0];

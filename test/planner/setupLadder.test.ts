@@ -14,7 +14,8 @@ import { defaultSetup, type TableSetup } from '../../src/planner/cost/tables';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { setupLadder, walkLadder, type Ladder, type SetupOutcome } from '../../src/planner/search/setupLadder';
 import { drain, type Steps } from '../../src/planner/steps';
-import type { PlanOptions, PlanReport } from '../../src/protocol/plan';
+import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanOptions } from '../../src/protocol/planOptions';
 
 const base = defaultSetup('adam');
 const ladderOf = (n: number, batch: number, hasAttention = false, multiNode = false): Ladder => {

@@ -4,7 +4,8 @@
  * file is given by --model (config) or positionally (export), so the model
  * *name* is --model-name (issue #7).
  */
-import type { PlanOptions, PlanOutcome } from '../../protocol/plan';
+import type { PlanOutcome } from '../../protocol/plan';
+import type { PlanOptions } from '../../protocol/planOptions';
 import { planModel } from '../../planner/index';
 import { loadModel } from '../modelLoading';
 import { clusterFrom, PLANNER_FLAGS, plannerFlagsHelp, planOptionsFrom, withTrainingHints, type PlannerFlagValues } from '../planFlags';

@@ -5,7 +5,8 @@
  * planner does (scaling curve, baselines, timeline, setup, pipeline).
  */
 import type { AnalyzedModel } from '../../../core/ir';
-import type { AmpStyle, BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOptions, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
+import type { AmpStyle, BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
+import type { PlanOptions } from '../../../protocol/planOptions';
 import { gpuMemoryBytes, hostMemoryBytes, type ClusterSpec } from '../../cluster/spec';
 import { chooseAmpStyle, FRAGMENTATION_FRACTION } from '../../memory/index';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';

@@ -1,0 +1,82 @@
+/**
+ * What the planner is asked: the options the CLI flags, the LSP settings and the plan view's controls map onto.
+ * The report it answers with is plan.ts; both are the contract between the server, the CLI and the extension.
+ */
+import type { AmpStyle, Objective, OptimizerKind, ParallelPins, Precision, StrategyMode } from './plan';
+
+/**
+ * The global batch planned when no flag, setting or launch that trains the model states one: the WAP paper's
+ * (AlexNet at minibatch 128), one default for the CLI and the editor.
+ */
+export const DEFAULT_BATCH = 128;
+
+/** Options the planner takes; the CLI, the LSP settings and the webview controls all map onto these. */
+export interface PlanOptions {
+  /** The global batch (samples a step over every replica). */
+  batch: number;
+  /**
+   * Who chose it: '--batch', 'the wap.batchSize setting', the plan view's control, or the launch that trains the model
+   * ("run.sh's Hugging Face Trainer command line: micro-batch 4 × data-parallel 8", configs/launchedSetupHint.ts).
+   * With `batchAssumed`, why nothing did ("… state different global batches (large.sh 64, small.sh 16)").
+   */
+  batchSource?: string;
+  /** Set by a caller that defaulted `batch`: a launch or config that trains the model may still state it. */
+  batchAssumed?: boolean;
+  /**
+   * The data-parallel replicas the launch that trains the model starts, where it states no batch of its own: a
+   * per-process batch the model's code states is multiplied by it (planner/codeBatch.ts).
+   */
+  launchReplicas?: { count: number; source: string };
+  objective: Objective;
+  strategies: StrategyMode;
+  optimizer: OptimizerKind;
+  /**
+   * Where the optimizer came from: '--optimizer', 'the wap.optimizer setting', or what the code or training config
+   * states ('model.py:287 (torch.optim.AdamW)'). Absent: assumed, and the plan says so.
+   */
+  optimizerSource?: string;
+  /**
+   * Set by a caller that defaulted `optimizer` (no flag, setting, code or config said one): the planner then prices
+   * what the model's kind trains with (planner/optimizerChoice.ts) and says it assumed it.
+   */
+  optimizerAssumed?: boolean;
+  /** Upper bound on GPUs to use (defaults to all in the cluster). */
+  maxGpus?: number;
+  /** Force exactly this many GPUs (the CLI's --gpus, the webview's GPU control). */
+  gpus?: number;
+  /** Efficiency objective: the smallest n within this fraction of the best throughput (default 0.05). */
+  efficiencyTolerance?: number;
+  /** Micro-batches for pipeline plans (default: chosen by the search). */
+  microBatches?: number;
+  /** Training precision; absent: from the training config next to the model, else the GPU's best (see TrainingSetup.precisionReason). */
+  precision?: Precision;
+  /** Where an explicit precision came from, for the report (e.g. 'accelerate_config.yaml mixed_precision'). */
+  precisionSource?: string;
+  /** How 16-bit training holds its tensors; absent: from the training config, else 'master-weights'. */
+  ampStyle?: AmpStyle;
+  /** Where an explicit ampStyle came from, for the report. */
+  ampStyleSource?: string;
+  /** Fixed dimensions; the search fills in the rest. */
+  pins?: ParallelPins;
+  /**
+   * How attention runs: 'fused' (FlashAttention / PyTorch ≥ 2 SDPA, the default: scores stay on chip) or
+   * 'unfused' (eager attention, Megatron-LM before 2022: the T×T scores go through HBM between kernels).
+   */
+  attentionKernel?: 'fused' | 'unfused';
+  /** Where `attentionKernel` came from when the code says it (`train.py:12 (attn_implementation="eager")`). */
+  attentionSource?: string;
+  /**
+   * How conv activations are stored at run time: PyTorch's default is 'channels_first' (NCHW), which tensor-core
+   * precisions pay transposes for; `model.to(memory_format=torch.channels_last)` is 'channels_last'. Default: the model's layout.
+   */
+  memoryFormat?: 'channels_first' | 'channels_last';
+  /** Where `memoryFormat` came from when the code says it (`train.py:12 (model.to(memory_format=torch.channels_last))`). */
+  memoryFormatSource?: string;
+  /**
+   * Who chose recompute: '--recompute' (even `auto`, which leaves it to the search), or the code that switches
+   * gradient checkpointing on (`train.py:40 (model.gradient_checkpointing_enable())`), which pins `pins.recompute`.
+   */
+  recomputeSource?: string;
+  /** Set with `recomputeSource` when the training code chose (configs/recomputeHint.ts), not a flag or setting. */
+  recomputeFromCode?: boolean;
+}
