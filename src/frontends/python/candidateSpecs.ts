@@ -94,8 +94,8 @@ export function torchSpec(interp: Interp, c: Candidate, fileDiagnostics: Diagnos
 
 /** The input shape a script or a LightningModule's `example_input_array` states for this model, without batch. */
 function exampleInput(root: Root): { shape: number[]; what: string; stated: true } | undefined {
-  if (root.k !== 'inst') return undefined;
-  const array = root.attrs.get('example_input_array');
+  if (root.k !== 'inst' && root.k !== 'mod') return undefined;
+  const array = root.k === 'inst' ? root.attrs.get('example_input_array') : undefined;
   const lightning = array?.k === 'tensor' && array.id === '' && array.shape && array.shape.length >= 2 && array.shape.every((d) => d !== undefined && d > 0);
   if (lightning) return { shape: array.shape!.slice(1) as number[], what: 'its example_input_array', stated: true };
   const shape = root.inputShape;

@@ -8,6 +8,7 @@ import { field, namedChildren, type PyNode } from './ast';
 import { methodOwner } from './access';
 import { evalExpr } from './expressions';
 import { hydraMainOf } from './hydraRuntime';
+import { turnsGradientsOff } from './evaluationPasses';
 import type { Interp } from './interpreter';
 import { UNKNOWN, type ClassV, type FuncV, type Scope, type Value } from './values';
 
@@ -30,6 +31,8 @@ export function defineFunction(interp: Interp, node: PyNode, scope: Scope, decor
   if (decorators.some((d) => d === 'staticmethod')) fn.kind = 'static';
   else if (decorators.some((d) => d === 'classmethod')) fn.kind = 'class';
   else if (decorators.some((d) => d === 'property' || d.endsWith('cached_property'))) fn.kind = 'property';
+  const gradientsOff = decorators.find(turnsGradientsOff);
+  if (gradientsOff) fn.withoutGradients = `@${gradientsOff}()`;
   scope.vars.set(fn.name, fn);
 }
 

@@ -7,7 +7,6 @@
  */
 import type { AnalyzeOptions, Diagnostic, SourceRange } from '../../core/ir';
 import { field, fields, foreignFiles, namedChildren, rangeOf, type PyNode } from './ast';
-import { iterate } from './access';
 import { callValue } from './calls';
 import { assignTarget, deleteTarget } from './assignment';
 import { evalExpr } from './expressions';
@@ -15,28 +14,19 @@ import { binaryOp } from './operators';
 import { importStatement } from './imports';
 import { decideBranch, reportRaise } from './branches';
 import { defineClass, defineFunction, execDecorated, makeFunction } from './definitions';
-import { freezeLoop } from './freezeLoops';
-import { forgetLoopEffects } from './unreadCode';
 import { execTry, execWith } from './wrappingStatements';
+import { execLoop, execScriptLoop } from './loops';
+import { skippedEvaluationCall } from './evaluationPasses';
 import { isMainGuard } from './moduleScope';
 import { hydraConfigArgument } from './hydraRuntime';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import { noteBatchAssignment, noteBatchSplit } from './runBatch';
 import { noteProcessCountAssert } from './runProcessCounts';
-import { oneMicroStep } from './accumulationLoop';
 import { RunFacts } from './runFacts';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
 import { BreakSignal, ContinueSignal, LimitSignal, RaiseSignal, ReturnSignal, isSignal } from './signals';
-import { NONE, UNKNOWN, truthy, type CallSite, type FuncV, type Scope, type Value } from './values';
-
-const MAX_WHILE_ITERATIONS = 10_000;
-
-/**
- * Steps a script part of the analysed file may take (its `__main__` block, a loop at its module level): enough for a
- * check call or a loop that builds layers, not for a training loop's iterations, which would spend the file's budget.
- */
-export const SCRIPT_PART_STEPS = 20_000;
+import { NONE, UNKNOWN, type CallSite, type FuncV, type Scope, type Value } from './values';
 
 export class Interp {
   readonly globals: Scope = { vars: new Map() };
@@ -44,6 +34,8 @@ export class Interp {
   depth = 0;
   maxSteps = 400_000;
   maxDepth = 120;
+  /** Script loops (a module-level training loop) being run: evaluation inside them is skipped (evaluationPasses.ts). */
+  scriptLoops = 0;
   /** Where layer calls are recorded; swapped per model. */
   graph: Graph | undefined;
   readonly diagnostics: Diagnostic[] = [];
@@ -187,7 +179,7 @@ export class Interp {
         return this.execIf(node, scope);
       case 'for_statement':
       case 'while_statement':
-        return scope === this.globals ? this.execScriptLoop(node, scope) : this.execLoop(node, scope);
+        return scope === this.globals ? execScriptLoop(this, node, scope) : execLoop(this, node, scope);
       case 'function_definition':
         return defineFunction(this, node, scope, []);
       case 'class_definition':
@@ -276,76 +268,6 @@ export class Interp {
     if (body) this.exec(body, scope);
   }
 
-  private execLoop(node: PyNode, scope: Scope): void {
-    if (node.type === 'for_statement') this.execFor(node, scope);
-    else this.execWhile(node, scope);
-  }
-
-  /**
-   * A loop at the analysed file's module level (imported modules run in scopes of their own): a script's training
-   * loop (nanoGPT's `while True:`) is cut after SCRIPT_PART_STEPS, and the statements after it still run.
-   */
-  private execScriptLoop(node: PyNode, scope: Scope): void {
-    const fileBudget = this.maxSteps;
-    this.maxSteps = Math.min(fileBudget, this.steps + SCRIPT_PART_STEPS);
-    const loopBudget = this.maxSteps;
-    try {
-      this.execLoop(node, scope);
-    } catch (e) {
-      const cut = e instanceof LimitSignal && this.steps > loopBudget && loopBudget < fileBudget;
-      if (!cut) throw e;
-      this.warn(node, `The loop at line ${rangeOf(node).line} runs on past what reading the model needs (a training or evaluation loop): WAP read its first iterations, then went on with the statements after it`, 'script-loop-cut', 'info');
-    } finally {
-      this.maxSteps = fileBudget;
-    }
-  }
-
-  private execFor(node: PyNode, scope: Scope): void {
-    const left = field(node, 'left');
-    const right = field(node, 'right');
-    const body = field(node, 'body');
-    if (!left || !right || !body || freezeLoop(this, node, scope)) return;
-    const iterable = evalExpr(this, right, scope);
-    const known = iterate(this, iterable) ?? (iterable.k === 'unknown' ? oneMicroStep(this, right) : undefined);
-    // A loop over something unknown builds nothing: say so, or the layers it would create vanish silently.
-    if (!known && iterable.k !== 'tensor') {
-      this.warn(right, `Cannot iterate \`${this.text(right).slice(0, 80)}\` while reading the model (its value is unknown); the loop is skipped`, 'unknown-loop');
-      forgetLoopEffects(this, body, right, scope);
-    }
-    const items = known ?? [];
-    let broke = false;
-    for (const item of items) {
-      this.tick();
-      assignTarget(this, left, item, scope);
-      try {
-        this.exec(body, scope);
-      } catch (e) {
-        if (e instanceof BreakSignal) {
-          broke = true;
-          break;
-        }
-        if (!(e instanceof ContinueSignal)) throw e;
-      }
-    }
-    const orelse = field(node, 'alternative');
-    if (!broke && orelse) this.execBlock(orelse.children, scope);
-  }
-
-  private execWhile(node: PyNode, scope: Scope): void {
-    const cond = field(node, 'condition');
-    const body = field(node, 'body');
-    if (!cond || !body) return;
-    for (let i = 0; i < MAX_WHILE_ITERATIONS; i++) {
-      if (truthy(evalExpr(this, cond, scope)) !== true) return;
-      try {
-        this.exec(body, scope);
-      } catch (e) {
-        if (e instanceof BreakSignal) return;
-        if (!(e instanceof ContinueSignal)) throw e;
-      }
-    }
-  }
-
   /** Builds a function value (lambdas too, from expressions.ts); the work lives in definitions.ts. */
   makeFunction(node: PyNode, name: string, scope: Scope): FuncV {
     return makeFunction(this, node, name, scope);
@@ -364,6 +286,8 @@ export class Interp {
   /** Calls a user function with bound arguments; `self` already prepended for methods. */
   callFunction(fn: FuncV, args: Value[], kwargs: Map<string, Value>, extra?: Map<string, Value>): Value {
     if (this.depth >= this.maxDepth) throw new LimitSignal('recursion too deep');
+    const skipped = skippedEvaluationCall(this, fn);
+    if (skipped) return skipped;
     const scope: Scope = { vars: new Map(extra), parent: fn.closure };
     // `main()` under @hydra.main: Hydra supplies the config it composes.
     if (fn.hydraMain && args.length === 0 && kwargs.size === 0) args = [hydraConfigArgument(this, fn.hydraMain)];

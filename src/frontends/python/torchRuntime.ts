@@ -48,7 +48,7 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   const g = interp.graph;
   if (!g || g.framework !== 'pytorch') {
     // Outside any forward: a script running the model on an example (`model(torch.randn(8, 3, 32, 32))`).
-    if (m.k === 'inst') noteExampleInput(interp, m, args[0], site);
+    if (m.k === 'inst' || m.container === 'sequential') noteExampleInput(interp, m, args[0], site);
     return UNKNOWN;
   }
   if (m.k === 'inst') {
@@ -203,7 +203,7 @@ function moduleOutShape(m: ModV, s: Dims | undefined): Dims | undefined {
 }
 
 /** The first constant of known shape a script calls the module on is the input it is meant for (batch dropped). */
-function noteExampleInput(interp: Interp, m: InstV, x: Value | undefined, site: CallSite): void {
+function noteExampleInput(interp: Interp, m: InstV | ModV, x: Value | undefined, site: CallSite): void {
   if (m.inputShape || x?.k !== 'tensor' || x.id !== '' || !x.shape || x.shape.length < 2) return;
   if (x.shape.some((d) => d === undefined || !Number.isInteger(d) || d <= 0)) return;
   m.inputShape = x.shape.slice(1);

@@ -64,6 +64,8 @@ export interface FuncV {
   kind: 'method' | 'static' | 'class' | 'property';
   /** `@hydra.main(…)`: Hydra passes the composed config as the first argument (hydraRuntime.ts). */
   hydraMain?: HydraMain;
+  /** `@torch.no_grad()` or `@torch.inference_mode()`: an evaluation pass, skipped inside a training loop (evaluationPasses.ts). */
+  withoutGradients?: string;
 }
 
 export interface ClassV {
@@ -166,6 +168,9 @@ export interface ModV {
   loss?: LossKind;
   /** The code froze its parameters (`requires_grad_(False)`; frozenParameters.ts): its layers record `frozen`. */
   frozen?: boolean;
+  /** A container model's input from a script's first call on a constant, as InstV.inputShape (an nn.Sequential model). */
+  inputShape?: Dims;
+  inputShapeFrom?: string;
 }
 
 export interface SplitV {

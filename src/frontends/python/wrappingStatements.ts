@@ -10,10 +10,12 @@ import { assignTarget } from './assignment';
 import { evalExpr } from './expressions';
 import type { Interp } from './interpreter';
 import { RaiseSignal } from './signals';
+import { skipsEvaluationBlock } from './evaluationPasses';
 import type { Scope } from './values';
 
 export function execWith(interp: Interp, node: PyNode, scope: Scope): void {
   const clause = namedChildren(node).find((c) => c.type === 'with_clause');
+  const contexts: PyNode[] = [];
   for (const item of clause ? namedChildren(clause) : []) {
     const value = field(item, 'value');
     const alias = value?.type === 'as_pattern' ? field(value, 'alias') : undefined;
@@ -21,11 +23,12 @@ export function execWith(interp: Interp, node: PyNode, scope: Scope): void {
     // The context is evaluated with or without `as`: `with torch.autocast(device_type="cuda", dtype=torch.bfloat16):`
     // is how most training steps state their precision.
     const expr = value?.type === 'as_pattern' ? namedChildren(value)[0] : value;
+    if (expr) contexts.push(expr);
     const context = expr && evalExpr(interp, expr, scope);
     if (target && context) assignTarget(interp, target, context, scope);
   }
   const body = field(node, 'body');
-  if (body) interp.exec(body, scope);
+  if (body && !skipsEvaluationBlock(interp, node, contexts, body, scope)) interp.exec(body, scope);
 }
 
 export function execTry(interp: Interp, node: PyNode, scope: Scope): void {
