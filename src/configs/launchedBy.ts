@@ -128,15 +128,38 @@ export function withLaunchedWorld(path: string, stated: StatedSetup, files: File
 }
 
 /**
- * The arguments the launch scripts beside a Python script run it with (`torchrun … train.py --n_layer 12`), for the
- * argparse it reads them with; undefined when none runs it. Launch scripts that run it with different arguments are
- * named instead: which of them is "the run" is the user's to say.
+ * A command line's options, each with the values that follow it (`-a resnet50`, `--deepspeed`, `--lr=0.1`); words
+ * before the first option (positionals) are one group of their own.
  */
-export function launchedArguments(path: string, files: FileAccess): { words: string[]; source: string } | { disagree: string[] } | undefined {
+function optionGroups(argv: string[]): string[][] {
+  const groups: string[][] = [];
+  for (const word of argv) {
+    const startsOption = /^-[^\d.]/.test(word);
+    if (startsOption || groups.length === 0) groups.push([word]);
+    else groups[groups.length - 1]!.push(word);
+  }
+  return groups;
+}
+
+/**
+ * The arguments the launch scripts beside a Python script run it with (`torchrun … train.py --n_layer 12`), for the
+ * argparse it reads them with; undefined when none runs it. Launch scripts that run it with different arguments
+ * usually differ in a few options only (DeepSpeedExamples' imagenet: both pass `-a resnet50`, each its own
+ * `--deepspeed_config`): the options every one of them passes alike are read, and the source names the others, left
+ * at the script's defaults. When they share none, they are named instead: which of them is "the run" is the user's to say.
+ */
+export function launchedArguments(path: string, files: FileAccess): { words: string[]; source: string; differing?: string[] } | { disagree: string[] } | undefined {
   if (!/\.py$/i.test(path)) return undefined;
   const launches = launchesOf(path, files, 'script').filter((l) => l.argv !== undefined);
   const distinct = new Set(launches.map((l) => JSON.stringify(l.argv)));
   if (distinct.size === 0) return undefined;
-  if (distinct.size > 1) return { disagree: [...new Set(launches.map((l) => l.launcher))] };
-  return { words: launches[0]!.argv!, source: launches[0]!.launcher };
+  const launchers = [...new Set(launches.map((l) => l.launcher))];
+  if (distinct.size === 1) return { words: launches[0]!.argv!, source: launches[0]!.launcher };
+  const grouped = launches.map((l) => optionGroups(l.argv!).map((g) => g.join('\u0000')));
+  const everywhere = (g: string): boolean => grouped.every((groups) => groups.includes(g));
+  const shared = grouped[0]!.filter(everywhere);
+  if (shared.length === 0) return { disagree: launchers };
+  const differing = [...new Set(grouped.flat().filter((g) => !everywhere(g)).map((g) => g.split('\u0000')[0]!))];
+  const words = shared.flatMap((g) => g.split('\u0000'));
+  return { words, source: `every launch of it (${launchers.join(', ')})`, differing };
 }

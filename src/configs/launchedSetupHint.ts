@@ -36,6 +36,8 @@ export interface LaunchedSetupHint {
   /** The data-parallel replicas the launches start, where they agree (`torchrun --nproc_per_node 8`: 8). */
   replicas?: { count: number; source: string };
   precision?: { precision: Precision; source: string; ampStyle?: { value: AmpStyle; source: string } };
+  /** Launches that state different precisions, named: the plan keeps the default and says why (PlanOptions.precisionUnsettled). */
+  precisionUnsettled?: string;
 }
 
 /** Files read at most, as the other hints read at most 64 beside the model. */
@@ -111,8 +113,14 @@ export function launchedSetupHint(modelPath: string, files: FileAccess): Launche
   const hints = [...batches.values()];
   const batch: BatchReading = hints.length === 0 ? undefined : hints.length === 1 ? hints[0] : { disagree: hints };
   const [precision] = precisions.size === 1 ? [...precisions.values()] : [];
+  const unsettled = precisions.size > 1 ? [...precisions.values()].map((p) => `${p.source.replace(/ \(.*$/, '')} ${p.precision}`).join(', ') : undefined;
   const [count] = replicas.size === 1 ? [...replicas.keys()] : [];
-  return { batch, ...(precision ? { precision } : {}), ...(count !== undefined ? { replicas: { count, source: replicas.get(count)! } } : {}) };
+  return {
+    batch,
+    ...(precision ? { precision } : {}),
+    ...(unsettled ? { precisionUnsettled: `the launches that train the model state different precisions (${unsettled}): pass --precision for the run you mean` } : {}),
+    ...(count !== undefined ? { replicas: { count, source: replicas.get(count)! } } : {}),
+  };
 }
 
 interface HintedOptions {
@@ -122,6 +130,7 @@ interface HintedOptions {
   batchAssumed?: boolean;
   precision?: Precision;
   precisionSource?: string;
+  precisionUnsettled?: string;
   ampStyle?: AmpStyle;
   ampStyleSource?: string;
 }
@@ -135,6 +144,7 @@ export function withLaunchedSetup<T extends HintedOptions>(options: T, hint: Lau
   if (!hint) return options;
   let out = options;
   const p = hint.precision;
+  if (!out.precision && !p && hint.precisionUnsettled) out = { ...out, precisionUnsettled: hint.precisionUnsettled };
   if (!out.precision && p) {
     out = { ...out, precision: p.precision, precisionSource: p.source };
     if (!out.ampStyle && p.ampStyle) out = { ...out, ampStyle: p.ampStyle.value, ampStyleSource: p.ampStyle.source };

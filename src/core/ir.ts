@@ -369,10 +369,11 @@ export interface AnalyzeOptions {
   dtypeBytes?: number;
   /**
    * The command-line arguments the script is run with (after the script's name), for the argparse it reads them
-   * with: from the launch script that runs it, or given by the user. Absent, or launch scripts that run it with
-   * different ones (`disagree` names them): read as run with none.
+   * with: from the launch script that runs it, or given by the user. Launch scripts that differ in some options give
+   * the options they share, and `differing` names the others (read at the script's defaults). Absent, or launch
+   * scripts that share none (`disagree` names them): read as run with none.
    */
-  scriptArguments?: { words: string[]; source: string } | { disagree: string[] };
+  scriptArguments?: { words: string[]; source: string; differing?: string[] } | { disagree: string[] };
 }
 
 export function rangeAt(line: number, column: number, endLine = line, endColumn = column): SourceRange {

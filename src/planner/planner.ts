@@ -117,6 +117,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   let precision: PrecisionChoice;
   try {
     precision = choosePrecisionFor(topo.gpus.slice(0, N), options.precision, options.precisionSource);
+    if (!options.precision && options.precisionUnsettled) precision = { ...precision, reason: `${precision.reason}; ${options.precisionUnsettled}` };
     // Every GPU the plan may use needs a peak for it; a defaulted one is said, with its source, as is a GEMM ceiling below the usual.
     const said = new Set<string>();
     for (const g of topo.gpus.slice(0, N)) {

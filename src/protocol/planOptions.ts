@@ -52,6 +52,11 @@ export interface PlanOptions {
   precision?: Precision;
   /** Where an explicit precision came from, for the report (e.g. 'accelerate_config.yaml mixed_precision'). */
   precisionSource?: string;
+  /**
+   * Why no stated precision was taken, said beside the default the plan falls back to: the launches that train
+   * the model state different ones ("run_ds.sh fp32, run_ds_fp16_z1.sh fp16", configs/launchedSetupHint.ts).
+   */
+  precisionUnsettled?: string;
   /** How 16-bit training holds its tensors; absent: from the training config, else 'master-weights'. */
   ampStyle?: AmpStyle;
   /** Where an explicit ampStyle came from, for the report. */

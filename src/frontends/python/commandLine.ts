@@ -11,6 +11,8 @@ import { UNKNOWN, list, str, type Value } from './values';
 export interface CommandLine {
   words: string[];
   source: string;
+  /** Options the launches pass differently, left out of `words` (configs/launchedBy.ts). */
+  differing?: string[];
 }
 
 /** What to do when the defaults were read: said after a note that read none. */
@@ -25,7 +27,10 @@ export function commandLineOf(interp: Interp, inCode?: Value): CommandLine | und
 
 /** "with the arguments run.sh gives (…)", or "as the script run with no arguments, <defaults>" and why. */
 export function howRead(interp: Interp, given: CommandLine | undefined, defaults: string): string {
-  if (given) return `with the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)})`;
+  if (given) {
+    const differing = given.differing?.length ? `; the launches differ on ${given.differing.join(', ')}, read at the script's defaults` : '';
+    return `with the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)}${differing})`;
+  }
   const run = interp.givenInput.scriptArguments;
   const disagree = run && 'disagree' in run ? ` (${run.disagree.join(' and ')} run it with different arguments)` : '';
   return `as the script run with no arguments${disagree}, ${defaults}`;

@@ -1,0 +1,66 @@
+/**
+ * Two launch scripts that run one script differently, in the layout of DeepSpeedExamples' training/imagenet: both
+ * pass `-a resnet50`, each names its own DeepSpeed config (one fp32, one fp16 with ZeRO-1). Before, any difference
+ * dropped every argument, so the model was read at the script's default ResNet-18 while the batch came from a launch,
+ * and the disagreeing precisions silently gave the GPU's default. The truth for the model is torch's own count.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { initConfigReaders, launchedArguments, launchedSetupHint, withLaunchedSetup } from '../../src/configs';
+import { analyzeSource, initFrontends } from '../../src/frontends';
+import { planModel, resolveCluster } from '../../src/planner/index';
+import type { PlanOptions } from '../../src/protocol/planOptions';
+import { disk, root } from './helpers';
+
+const PYTHON = '/usr/bin/python3';
+const PROJECT = join(root, 'test/fixtures/deepspeed-launches');
+const script = join(PROJECT, 'main.py');
+const ASSUMED: PlanOptions = { batch: 128, batchAssumed: true, objective: 'throughput', strategies: 'dp', optimizer: 'adam' };
+
+before(async () => {
+  await initFrontends();
+  await initConfigReaders();
+});
+
+function libraryRoots(): string[] {
+  const r = spawnSync(PYTHON, ['-c', 'import json, sys; print(json.dumps(sys.path))'], { encoding: 'utf8' });
+  return (JSON.parse(r.stdout) as string[]).filter(Boolean);
+}
+
+test('the options every launch passes alike are read; the one they differ on is named and left at its default', () => {
+  assert.deepEqual(launchedArguments(script, disk), {
+    words: ['-a', 'resnet50', '--deepspeed', '--multiprocessing_distributed', '/data/imagenet'],
+    source: 'every launch of it (run_ds.sh, run_ds_fp16_z1.sh)',
+    differing: ['--deepspeed_config'],
+  });
+});
+
+test('the model read is the ResNet-50 both launches train: torch’s parameter count, and the note names the differing option', async () => {
+  const args = launchedArguments(script, disk);
+  assert.ok(args && 'words' in args);
+  const r = await analyzeSource(script, readFileSync(script, 'utf8'), { scriptArguments: args }, { workspaceFolders: [PROJECT], libraryRoots: libraryRoots(), interpreter: PYTHON });
+  const truth = spawnSync(PYTHON, ['-c', 'import torchvision; m = torchvision.models.resnet50(); print(sum(p.numel() for p in m.parameters()))'], { encoding: 'utf8' });
+  assert.equal(r.models[0]?.totals.params, Number(truth.stdout.trim()));
+  const note = [...r.diagnostics, ...r.models[0]!.diagnostics].find((d) => /parse_args/.test(d.message));
+  assert.match(note?.message ?? '', /every launch of it \(run_ds\.sh, run_ds_fp16_z1\.sh\) gives \(-a resnet50 .*; the launches differ on --deepspeed_config, read at the script's defaults\): .*arch='resnet50'/);
+});
+
+test('launches that state different precisions are named beside the default the plan falls back to', async () => {
+  const hint = launchedSetupHint(script, disk);
+  assert.equal(hint.precision, undefined);
+  assert.equal(hint.precisionUnsettled, 'the launches that train the model state different precisions (run_ds.sh fp32, run_ds_fp16_z1.sh fp16): pass --precision for the run you mean');
+  const options = withLaunchedSetup(ASSUMED, hint);
+  assert.deepEqual([options.batch, options.precision], [256, undefined]);
+  const r = await analyzeSource(script, readFileSync(script, 'utf8'), { scriptArguments: launchedArguments(script, disk) }, { workspaceFolders: [PROJECT], libraryRoots: libraryRoots(), interpreter: PYTHON });
+  const plan = planModel(r.models[0]!, resolveCluster('a100x8', {}), options);
+  assert.ok(plan.feasible && plan.plan.setup);
+  if (!plan.feasible) return;
+  assert.equal(plan.plan.setup!.precision, 'bf16');
+  assert.equal(plan.plan.setup!.precisionReason, `default: A100-SXM4-80GB has bf16 tensor cores; ${hint.precisionUnsettled}`);
+  // Pinned by the user, the precision is theirs and nothing is said of the launches.
+  const pinned = planModel(r.models[0]!, resolveCluster('a100x8', {}), { ...options, precision: 'fp16', precisionSource: '--precision' });
+  assert.ok(pinned.feasible && pinned.plan.setup!.precisionReason === 'from --precision', JSON.stringify(pinned.feasible && pinned.plan.setup!.precisionReason));
+});
