@@ -10,7 +10,7 @@ import { withLaunchedWorld } from './launchedBy';
 import { launchedScriptSetup } from './launchSetup';
 import { withLinkedConfig } from './linkedConfig';
 import { READERS_BY_FORMAT } from './readers';
-import type { FileAccess } from './types';
+import type { ConfigFinding, FileAccess } from './types';
 import { describeSetup, statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
 
 /**
@@ -151,11 +151,29 @@ const gb = (b: number): string => `${b < 10e9 ? (b / 1e9).toFixed(1) : Math.roun
 export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSetup): string {
   const approximate = setup?.unmodelled?.length ? ` (approximate: ${[...new Set(setup.unmodelled.map((u) => u.short))].join(', ')} not modelled)` : '';
   // A GPU count from another file is named: the user sees which launch the comparison assumed.
-  const launched = setup?.worldFrom ? ` (${setup.world} GPUs, as ${setup.worldFrom} launches it)` : '';
+  // Nothing states a GPU count (a plain script with no launch beside it): the plan chose it for "your config" too,
+  // so the two can only differ in the rest. Said, or an equal count reads as the user's own choice.
+  const searched = setup && !setup.worldFrom && statedDataParallel(setup) === undefined && yours.feasible && yours.gpus !== undefined
+    ? ` (${yours.gpus} GPU${yours.gpus === 1 ? '' : 's'}: nothing here states how many processes run it, so the plan chose)` : '';
+  const launched = setup?.worldFrom ? ` (${setup.world} GPUs, as ${setup.worldFrom} launches it)` : searched;
   const mine = yours.feasible
     ? `your config${launched}${approximate}: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
     : yours.refusedByScript ? `your config${launched}${approximate}: ${yours.reason}` : `your config${launched}${approximate}: does not fit (${yours.reason})`;
   if (!best.feasible) return `${mine} · best plan: nothing fits (${best.reason})`;
   const speedup = yours.feasible && best.stepTimeMs! > 0 ? ` (${(yours.stepTimeMs! / best.stepTimeMs!).toFixed(1)}×)` : '';
   return `${mine} · best plan: ${seconds(best.stepTimeMs!)}${speedup}, ${best.describe}`;
+}
+
+/**
+ * A setup-differs finding tells the user to change to the plan's setup. Where WAP's own estimate of their setup is
+ * at least as fast as the plan (the search walks ZeRO stages cheapest in memory first and keeps the first that
+ * fits, so a stage the config already uses can estimate faster), that is no reason to change it: the finding is
+ * information, and its fix no longer the preferred one.
+ */
+export function weighedByVersus(findings: ConfigFinding[], yours: RunSummary, best: RunSummary): ConfigFinding[] {
+  if (!yours.feasible || !best.feasible || yours.stepTimeMs! > best.stepTimeMs!) return findings;
+  const estimate = `WAP estimates your setup at least as fast (${seconds(yours.stepTimeMs!)} against ${seconds(best.stepTimeMs!)}), so this is no reason to change it`;
+  return findings.map((f) => (f.code !== 'setup-differs' || f.severity === 'info' ? f : {
+    ...f, severity: 'info', message: `${f.message}; ${estimate}`, ...(f.fix ? { fix: { ...f.fix, preferred: false } } : {}),
+  }));
 }

@@ -9,7 +9,7 @@ import type { Node } from 'web-tree-sitter';
 import type { ZeroStage } from '../protocol/plan';
 import type { TreeValue } from './configTree';
 import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
-import { intLiteral, nodeRange, stringLiteral } from './python';
+import { callArgs, findCalls, intLiteral, nodeRange, pythonReady, stringLiteral, withPythonTree } from './python';
 import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
 
 /**
@@ -80,4 +80,21 @@ function pythonValue(n: Node): TreeValue {
 /** `deepspeed={...}` / `DeepSpeedStrategy(config={...})` written as a Python dict. */
 export function readInlineDeepSpeed(dict: Node, stated: StatedSetup, keyword: string): void {
   readInlineDeepSpeedConfig(pythonValue(dict), stated, keyword);
+}
+
+/**
+ * Whether the script hands DeepSpeed a config of its own making: `deepspeed.initialize(config=ds_config)` with a
+ * dict or a variable (DeepSpeedExamples' cifar builds it in get_ds_config(args) from --dtype and --stage), not a
+ * JSON file's name. A DeepSpeed JSON beside such a script that no file names is not its run's config.
+ */
+export function passesOwnDeepSpeedConfig(text: string): boolean {
+  if (!pythonReady() || !/deepspeed/.test(text) || !/\binitialize\s*\(/.test(text)) return false;
+  return withPythonTree(text, (root) =>
+    findCalls(root, 'initialize').some((call) => {
+      if (!/(^|\.)deepspeed\.initialize$/.test(call.childForFieldName('function')?.text ?? '')) return false;
+      // `config_params` is the keyword's name before DeepSpeed 0.3.
+      const config = callArgs(call)?.keywords.get('config') ?? callArgs(call)?.keywords.get('config_params');
+      return !!config && config.type !== 'none' && stringLiteral(config) === undefined;
+    }),
+  );
 }

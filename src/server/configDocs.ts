@@ -18,7 +18,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CodeActionKind, DiagnosticSeverity, type CodeAction, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, namedModel, readConfigSetups, resolveLaunchedModel, statedSequence, type ConfigFormat, type FileAccess } from '../configs';
+import { checkConfig, configMentioned, detectConfigFormats, fixAll, initConfigReaders, namedModel, readConfigSetups, resolveLaunchedModel, statedSequence, weighedByVersus, type ConfigFormat, type FileAccess } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { namedModelNotFound, pretrainedConfigPath } from '../frontends/huggingface/sources';
 import { listOrEmpty, readOrUndefined } from './diskFiles';
@@ -148,7 +148,8 @@ export class ConfigDocuments {
     // A newer edit arrived while the plan was chosen: its own (debounced) check will publish.
     if (doc.version !== this.getText(uri)?.version) return;
     // The text is unchanged since detection (same version), so its formats are reused rather than detected again.
-    const result = checkConfig(fileName, text, plan, formats, this.files);
+    const checked = checkConfig(fileName, text, plan, formats, this.files);
+    const result = versus ? { ...checked, findings: weighedByVersus(checked.findings, versus.yours, versus.best) } : checked;
     const diagnostics = result.findings.map((f): Diagnostic => ({
       severity: lspSeverity(f.severity),
       range: { start: doc.positionAt(f.range.start), end: doc.positionAt(f.range.end) },

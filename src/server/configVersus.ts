@@ -7,7 +7,7 @@
  * that differs. Shown as an info diagnostic and as the config file's hover.
  */
 import { basename } from 'node:path';
-import { comparedSetup, pinnedOptions, summarizeRun, versusLine, withStatedPrecision, type FileAccess } from '../configs';
+import { comparedSetup, pinnedOptions, summarizeRun, versusLine, withStatedPrecision, type FileAccess, type RunSummary } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { planModelAsync } from '../planner';
 import type { PlanReport } from '../protocol/plan';
@@ -17,6 +17,9 @@ import { toPlanOptions, type WapSettings } from './settings';
 
 export interface ConfigVersus {
   line: string;
+  /** Both estimates, to weigh the config's findings by (configs/evaluate.ts weighedByVersus). */
+  yours: RunSummary;
+  best: RunSummary;
   /** Where the setup is stated (offsets into the config text). */
   anchor: { start: number; end: number };
 }
@@ -45,8 +48,9 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   const bestOptions = withStatedPrecision(base, setup, basename(fileName), true);
   const stated = bestOptions.precision;
   const best = stated && plan.plan.setup && plan.plan.setup.precision !== stated ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
-  const line = versusLine(yours, summarizeRun(best), setup);
+  const bestSummary = summarizeRun(best);
+  const line = versusLine(yours, bestSummary, setup);
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
   const replanned = best !== plan ? `, best plan in the config's ${stated}` : '';
-  return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor };
+  return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor, yours, best: bestSummary };
 }

@@ -13,6 +13,8 @@ import { initConfigReaders, launchedArguments, launchedSetupHint, withLaunchedSe
 import { analyzeSource, initFrontends } from '../../src/frontends';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import type { PlanOptions } from '../../src/protocol/planOptions';
+import { configCommand } from '../../src/cli/commands/config';
+import { capture } from '../cli/helpers';
 import { disk, root } from './helpers';
 
 const PYTHON = '/usr/bin/python3';
@@ -63,4 +65,17 @@ test('launches that state different precisions are named beside the default the 
   // Pinned by the user, the precision is theirs and nothing is said of the launches.
   const pinned = planModel(r.models[0]!, resolveCluster('a100x8', {}), { ...options, precision: 'fp16', precisionSource: '--precision' });
   assert.ok(pinned.feasible && pinned.plan.setup!.precisionReason === 'from --precision', JSON.stringify(pinned.feasible && pinned.plan.setup!.precisionReason));
+});
+
+test('wap config on the ZeRO-1 launch: the plan’s ZeRO-0 is no reason to change a setup WAP estimates faster, so it is information, not a warning', async () => {
+  const launch = join(PROJECT, 'run_ds_fp16_z1.sh');
+  const r = await capture(() => configCommand.run([launch, '--cluster', 'a100x8', '--python', PYTHON, '--json']));
+  const report = JSON.parse(r.out) as { findings: Array<{ severity: string; code: string; message: string }>; yours: { stepTimeMs: number }; best: { stepTimeMs: number; setup: { zeroStage: number } } };
+  assert.equal(report.best.setup.zeroStage, 0);
+  assert.ok(report.yours.stepTimeMs <= report.best.stepTimeMs, `${report.yours.stepTimeMs} ms (ZeRO-1) against ${report.best.stepTimeMs} ms`);
+  const differs = report.findings.filter((f) => f.code === 'setup-differs');
+  assert.equal(differs.length, 1, JSON.stringify(report.findings));
+  assert.equal(differs[0]!.severity, 'info');
+  assert.match(differs[0]!.message, /trains with ZeRO 1 .*uses ZeRO 0; WAP estimates your setup at least as fast \([\d.]+ ms\/step against [\d.]+ ms\/step\), so this is no reason to change it$/);
+  assert.equal(r.code, 0, 'nothing left to fix');
 });

@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, summarizeRun, versusLine, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
+import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { diskFiles, readTextFile, writeTextFile } from '../files';
@@ -133,7 +133,9 @@ async function run(args: string[]): Promise<number> {
     print(file, fixed, remaining);
     return failing(remaining) > 0 ? 1 : 0;
   }
-  const { findings, formats } = checkConfig(file, text, plan, undefined, fileAccess);
+  const checked = checkConfig(file, text, plan, undefined, fileAccess);
+  const { formats } = checked;
+  const findings = versus ? weighedByVersus(checked.findings, versus.yours, versus.best) : checked.findings;
   if (v.json) {
     console.log(JSON.stringify({
       file, formats, model: target,

@@ -13,7 +13,7 @@ import type { ModelSpec, RunPrecision } from '../../core/ir';
 import { ACCELERATE_PRECISION, lightningPrecision, type TrainingPrecision } from '../../core/trainingPrecision';
 import type { Interp } from './interpreter';
 import { fileLabel } from './runFacts';
-import type { CallSite, Value } from './values';
+import { keyOf, str, type CallSite, type Value } from './values';
 
 /** transformers' TrainingArguments and its subclasses, and trl's configs (SFTConfig, DPOConfig…), as called. */
 export const TRAINING_ARGUMENTS = /^(transformers\.(training_args(_seq2seq)?\.)?(Seq2Seq)?TrainingArguments|trl\.(trainer\.)?(\w+\.)?\w+Config)$/;
@@ -140,4 +140,35 @@ export function withRunPrecision(interp: Interp, spec: ModelSpec): ModelSpec {
   // fp32 with TF32 matmuls runs them on tensor cores at the TF32 peak (A100: 156 TFLOPS against 19.5).
   if (run?.precision === 'fp32' && interp.run.tf32?.on) run = { ...run, precision: 'tf32', source: `${run.source}, with TF32 matmuls from ${interp.run.tf32.source}` };
   return run && !spec.runPrecision ? { ...spec, runPrecision: run } : spec;
+}
+
+/** A key of a dict the run built (`{"bf16": {"enabled": …}}`), or undefined when it is not there or not a dict. */
+function entry(value: Value | undefined, key: string): Value | undefined {
+  return value?.k === 'dict' ? value.map.get(keyOf(str(key)))?.[1] : undefined;
+}
+
+/**
+ * `deepspeed.initialize(config={...})` with a config the script builds (DeepSpeedExamples' cifar: `"bf16":
+ * {"enabled": args.dtype == "bf16"}`), as the run has it: DeepSpeed trains in the 16-bit precision whose section is
+ * enabled, with fp32 master weights in its optimizer; both known and off, fp32 (DeepSpeed's default). A file's name
+ * there is the JSON's to say (configs/precisionHint.ts); a value WAP cannot know states nothing.
+ */
+export function noteDeepSpeedConfigPrecision(interp: Interp, path: string, kwargs: Map<string, Value>, site: CallSite): void {
+  if (!/^deepspeed\.initialize$/.test(path)) return;
+  const config = kwargs.get('config') ?? kwargs.get('config_params');
+  if (config?.k !== 'dict') return;
+  const enabled = (section: string): boolean | undefined => {
+    const block = entry(config, section);
+    if (block === undefined) return false;
+    const on = entry(block, 'enabled');
+    return on?.k === 'bool' ? on.v : on === undefined && block.k === 'dict' ? false : undefined;
+  };
+  const [bf16, fp16] = [enabled('bf16'), enabled('fp16')];
+  const at = where(interp, site);
+  if (bf16 === true || fp16 === true) {
+    const precision = bf16 ? 'bf16' : 'fp16';
+    note(interp, { precision, holding: 'master-weights', source: `${at} (deepspeed.initialize config: ${precision}.enabled)` }, false);
+  } else if (bf16 === false && fp16 === false) {
+    note(interp, { precision: 'fp32', source: `${at} (deepspeed.initialize config: neither bf16 nor fp16 enabled, DeepSpeed trains in fp32)` }, false);
+  }
 }
