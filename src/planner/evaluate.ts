@@ -9,7 +9,7 @@ import type { AnalyzedModel } from '../core/ir';
 import type { MemoryBreakdown } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
 import { hostMemoryBytes } from './cluster/spec';
-import { divisors, opClass, type LayerConfig } from './cost/configs';
+import { divisors, opClass, outFeatures, type LayerConfig } from './cost/configs';
 import { CONTEXT_BYTES, gb, usableBytes } from './cost/memory';
 import type { CostTables, TableOptions, TableSetup } from './cost/tables';
 import { buildCostTables } from './cost/tableBuilder';
@@ -136,7 +136,13 @@ export function owtConfigs(model: AnalyzedModel, n: number): (layer: AnalyzedMod
   return (layer) => {
     const i = pos.get(layer.id) ?? 0;
     if (n === 1 || firstLinear < 0 || i < firstLinear) return [{ d: n, k: 1, split: 'none' }];
-    if (layer.op === 'linear') return [{ d: 1, k: n, split: 'out' }];
+    // A layer with fewer outputs than GPUs cannot give each one a slice of them (a regression head's Linear(20, 1)):
+    // it splits its inputs where it has enough, and is replicated otherwise.
+    if (layer.op === 'linear') {
+      if (outFeatures(layer, model.layout) >= n) return [{ d: 1, k: n, split: 'out' }];
+      const inputs = layer.inputShapes[0]?.at(-1) ?? 0;
+      return [{ d: 1, k: n, split: inputs >= n ? 'in' : 'rep' }];
+    }
     return [{ d: 1, k: n, split: opClass(layer) === 'shardable' ? 'shard' : 'rep' }];
   };
 }
