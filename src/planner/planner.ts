@@ -24,6 +24,7 @@ import { withCodeBatch } from './codeBatch';
 import { withCodePrecision } from './codePrecision';
 import { frozenParametersLine } from './frozenLine';
 import { memoryFormatLine } from './memoryFormatLine';
+import { tf32Convolutions } from './tf32Convolutions';
 import { evaluateCountSteps, type Candidate, type CountResult, type EvalContext } from './evaluate';
 import { defaultSetup, type TableSetup } from './cost/tables';
 import { chooseAmpStyle, choosePrecisionFor, CONTEXT_BYTES, hasAttentionScores, peakTflops, PrecisionError, type PrecisionChoice } from './memory/index';
@@ -180,7 +181,10 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }
 
-  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile, ...(options.attentionKernel ? { attention: options.attentionKernel } : {}), ...(options.memoryFormat ? { memoryFormat: options.memoryFormat } : {}) }, searchBudgetMs: 300, baseSetup };
+  const tf32 = tf32Convolutions(model, precision.precision, topo.gpus.slice(0, N));
+  if (tf32.line) diagnostics.push({ severity: 'info', message: tf32.line });
+  if (tf32.flopShare) precision = { ...precision, tf32FlopShare: tf32.flopShare };
+  const ctx: EvalContext = { model, topo, options, tableOptions: { mode: options.strategies, optimizer: options.optimizer, profile, ...(options.attentionKernel ? { attention: options.attentionKernel } : {}), ...(options.memoryFormat ? { memoryFormat: options.memoryFormat } : {}), ...(tf32.on ? { tf32Convolutions: true } : {}) }, searchBudgetMs: 300, baseSetup };
   const samplesPerSec = (c: Candidate): number => throughput(c, batch);
   const results: CountResult[] = [];
   let evaluated = 0;

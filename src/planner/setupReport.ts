@@ -82,7 +82,13 @@ export function trainingSetup(c: Candidate, model: AnalyzedModel, topo: Topology
   }
   const modelFlops = modelFlopsPerSample(model) * batch;
   let peak = 0;
-  for (let d = 0; d < c.n; d++) peak += peakTflops(topo.gpus[d], precision.precision).tflops * 1e12;
+  // The peak the FLOPs run at: TF32's for the share of fp32 convolutions that run on TF32 tensor cores.
+  const tf32Share = precision.tf32FlopShare ?? 0;
+  const peakOf = (gpu: (typeof topo.gpus)[number]): number => {
+    const own = peakTflops(gpu, precision.precision).tflops;
+    return tf32Share > 0 ? 1 / (tf32Share / peakTflops(gpu, 'tf32').tflops + (1 - tf32Share) / own) : own;
+  };
+  for (let d = 0; d < c.n; d++) peak += peakOf(topo.gpus[d]) * 1e12;
   const seconds = c.summary.stepTimeMs / 1000;
   const s: TrainingSetup = {
     precision: precision.precision,

@@ -68,6 +68,24 @@ export interface ComputeOptions {
    * and its weight gradient comes back through that cast into the fp32 `.grad` (read 16-bit, write fp32).
    */
   autocast?: boolean;
+  /**
+   * At fp32, convolutions run on TF32 tensor cores where the GPU has them: PyTorch's `torch.backends.cudnn.allow_tf32`
+   * defaults to True (PyTorch docs, CUDA semantics, "TensorFloat-32 (TF32) on Ampere (and later) devices"), and
+   * TensorFlow enables TF32 by default since 2.4 (`tf.config.experimental.enable_tensor_float_32_execution`).
+   * Matmuls keep fp32 unless the plan is tf32 (PyTorch ≥ 1.12 turns matmul TF32 off by default).
+   */
+  tf32Convolutions?: boolean;
+}
+
+/** The precision a layer's GEMMs run at: an fp32 convolution on TF32 tensor cores where the framework's default allows it. */
+function gemmPrecision(layer: AnalyzedLayer, gpu: GpuSpec, precision: Precision, options: ComputeOptions): Precision {
+  if (precision !== 'fp32' || !options.tf32Convolutions || (layer.op !== 'conv' && layer.op !== 'separable_conv')) return precision;
+  try {
+    // A GPU without TF32 tensor cores (V100, TITAN Xp) has no separate peak: it stays at fp32.
+    return peakTflops(gpu, 'tf32').tflops > gpu.tflops ? 'tf32' : precision;
+  } catch {
+    return precision;
+  }
 }
 
 /** Precisions whose convolutions run on tensor cores (implicit GEMM in NHWC). */
@@ -225,7 +243,8 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     return w.backward === 'none' ? { ...times, backwardMs: 0 } : times;
   }
   // Activations a cast pinned (an fp32 softmax in a bf16 plan) run at their own size and rate.
-  const { bytes: dtypeBytes, precision } = layerPrecision(layer, gpu, planDtypeBytes, planPrecision);
+  const { bytes: dtypeBytes, precision: stored } = layerPrecision(layer, gpu, planDtypeBytes, planPrecision);
+  const precision = gemmPrecision(layer, gpu, stored, options);
   const peakPerMs = peakTflops(gpu, precision).tflops * 1e9;
   const outBytes = layer.outputShape ? product(layer.outputShape) * dtypeBytes : w.activationBytes;
   const io = (inputBytesPerSample(layer, dtypeBytes) + outBytes) * samples * share;

@@ -132,7 +132,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         const dequant = dequantizeMs(w, pShare, bytes.activation, gpu) * A;
         t = { forwardMs: m.forwardMs * share * A + dequant, backwardMs: m.backwardMs * share * A * kept + (kept > 0 ? dequant : 0) };
       } else {
-        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout, autocast: setup.ampStyle === 'autocast' });
+        const one = analyticalTimes(layer, gpu, samples, share, pShare, bytes.activation, setup.precision, { attention: opts.attention, memoryFormat: opts.memoryFormat ?? model.layout, autocast: setup.ampStyle === 'autocast', tf32Convolutions: opts.tf32Convolutions });
         t = { forwardMs: one.forwardMs * A, backwardMs: one.backwardMs * A };
       }
       let mpF = 0;

@@ -100,6 +100,8 @@ export interface TableOptions {
   attention?: AttentionKernel;
   /** How conv activations are stored at run time (default: the model's layout, PyTorch NCHW, Keras NHWC). */
   memoryFormat?: 'channels_first' | 'channels_last';
+  /** fp32 convolutions on TF32 tensor cores, the framework's default (cost/compute.ts ComputeOptions). */
+  tf32Convolutions?: boolean;
 }
 
 export interface CostTables {

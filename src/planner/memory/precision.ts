@@ -121,6 +121,8 @@ export interface PrecisionChoice {
   reason: string;
   /** For 16-bit precisions (chooseAmpStyle). */
   amp?: { style: AmpStyle; reason: string };
+  /** At fp32, the share of the model's FLOPs that runs on TF32 tensor cores (its convolutions, planner/tf32Convolutions.ts). */
+  tf32FlopShare?: number;
 }
 
 /**
