@@ -149,7 +149,7 @@ const gb = (b: number): string => `${b < 10e9 ? (b / 1e9).toFixed(1) : Math.roun
  * A config that states what WAP does not model (NVMe offload) gets "(approximate: … not modelled)".
  */
 export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSetup): string {
-  const approximate = setup?.unmodelled?.length ? ` (approximate: ${[...new Set(setup.unmodelled.map((u) => u.short))].join(', ')} not modelled)` : '';
+  const approximate = setup?.unmodelled?.length ? ` (approximate: ${[...new Set(setup.unmodelled.map((u) => u.short))].join('; ')})` : '';
   // A GPU count from another file is named: the user sees which launch the comparison assumed.
   // Nothing states a GPU count (a plain script with no launch beside it): the plan chose it for "your config" too,
   // so the two can only differ in the rest. Said, or an equal count reads as the user's own choice.

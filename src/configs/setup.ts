@@ -95,7 +95,9 @@ export interface StatedSetup {
   /**
    * Settings the config states that change memory or step time and WAP does not model (NVMe offload, parameters
    * offloaded without the optimizer state),
-   * each with where it is and what the plan leaves out: the config's plan is approximate, and says so.
+   * each with where it is and what the plan leaves out: the config's plan is approximate, and says so. `short` is a
+   * whole phrase ("NVMe offload not modelled", "tensor parallelism not read"): the "your config (approximate: …)" line
+   * joins them as they are.
    */
   unmodelled?: Array<{ range: TextRange; message: string; short: string }>;
   /**
@@ -225,7 +227,7 @@ export function setupNotes(format: ConfigFormat, stated: StatedSetup): ConfigFin
 
 /** NVMe offload (DeepSpeed's ZeRO-Infinity), planned as CPU offload: `what` names the key and what it moves. */
 export function nvmeUnmodelled(range: TextRange, what: string): { range: TextRange; message: string; short: string } {
-  return { range, short: 'NVMe offload', message: `${what}: WAP plans it as CPU offload (host memory over PCIe); the NVMe reads and writes each step are not modelled (step time under-stated)` };
+  return { range, short: 'NVMe offload not modelled', message: `${what}: WAP plans it as CPU offload (host memory over PCIe); the NVMe reads and writes each step are not modelled (step time under-stated)` };
 }
 
 /**
@@ -233,7 +235,7 @@ export function nvmeUnmodelled(range: TextRange, what: string): { range: TextRan
  * optimizer state with the parameters, so the config's plan is approximate and says so.
  */
 export function paramsWithoutOptimizerUnmodelled(range: TextRange, what: string): { range: TextRange; message: string; short: string } {
-  return { range, short: 'parameter offload without optimizer offload', message: `${what} offloads the parameters but not the optimizer state: WAP plans parameter offload with the optimizer state on the CPU too (memory under-stated, optimizer step priced on the CPU)` };
+  return { range, short: 'parameter offload without optimizer offload not modelled', message: `${what} offloads the parameters but not the optimizer state: WAP plans parameter offload with the optimizer state on the CPU too (memory under-stated, optimizer step priced on the CPU)` };
 }
 
 /**

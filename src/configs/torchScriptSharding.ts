@@ -146,7 +146,7 @@ function readFullyShard(ctx: ScriptContext, calls: Node[], stated: StatedSetup):
   });
   const count = reshards.find((r) => r?.kind === 'count');
   if (count) {
-    (stated.unmodelled ??= []).push({ range: count.range!, short: 'reshard to a smaller group', message: 'reshard_after_forward=<int> keeps the parameters gathered over a smaller group between forward and backward: WAP plans FSDP2 as ZeRO-2 or ZeRO-3, so this config\'s stage is left to the search' });
+    (stated.unmodelled ??= []).push({ range: count.range!, short: 'resharding to a smaller group not modelled', message: 'reshard_after_forward=<int> keeps the parameters gathered over a smaller group between forward and backward: WAP plans FSDP2 as ZeRO-2 or ZeRO-3, so this config\'s stage is left to the search' });
   }
   // A root-only fully_shard(model) without the keyword reshards by torch's version (2.4-2.6: yes; later: not the root): unsure.
   const sharded = reshards.every((r) => r?.kind === 'true' || (r?.kind === 'default' && blocks.includes(true)));

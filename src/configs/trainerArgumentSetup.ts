@@ -148,7 +148,7 @@ export function shardedByLauncher(stated: StatedSetup, who: string, range: TextR
   }
   // DeepSpeed or FSDP holds the 16-bit tensors its own way: the plain Trainer's autocast is not the run's.
   delete out.ampStyle;
-  out.unmodelled = [...(stated.unmodelled ?? []), { range, short: 'sharding set by the launcher', message: `${who}: its DeepSpeed or FSDP settings decide the ZeRO stage and offload, not these arguments, so this config's plan leaves them to the search` }];
+  out.unmodelled = [...(stated.unmodelled ?? []), { range, short: 'sharding set by the launcher, not read', message: `${who}: its DeepSpeed or FSDP settings decide the ZeRO stage and offload, not these arguments, so this config's plan leaves them to the search` }];
   return out;
 }
 

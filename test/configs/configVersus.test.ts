@@ -28,9 +28,10 @@ for (const name of CONFIGS) {
     writeFileSync(file, readExample(`test/configs/data/llama/${name}`));
     const text = await capture(() => configCommand.run([file, ...flags]));
     assert.ok(text.code === 0 || text.code === 1, text.err);
-    const line = text.out.split('\n').find((l) => l.includes('your config:'));
+    // "your config (8 GPUs, as run.sh launches it): …" names where its GPU count came from, or that the plan chose it.
+    const line = text.out.split('\n').find((l) => /your config( \([^)]*\))?: /.test(l));
     assert.ok(line, text.out + text.err);
-    assert.match(line, /your config: (\d[\d.]* (ms|s)\/step.*fits \(\d[\d.]* GB\/GPU\)|does not fit \(.+\)) · best plan: \d[\d.]* (ms|s)\/step/);
+    assert.match(line, /your config( \([^)]*\))?: (\d[\d.]* (ms|s)\/step.*fits \(\d[\d.]* GB\/GPU\)|does not fit \(.+\)) · best plan: \d[\d.]* (ms|s)\/step/);
 
     const json = await capture(() => configCommand.run([file, ...flags, '--json']));
     const out = JSON.parse(json.out) as { yours: { feasible: boolean; stepTimeMs?: number }; best: { feasible: boolean; stepTimeMs: number; gpus: number }; versus: string; findings: unknown[] };

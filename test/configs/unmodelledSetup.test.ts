@@ -64,9 +64,15 @@ test('accelerate and Lightning: FSDP and DeepSpeed parameter offload are planned
 test('"your config" is exact for parameter offload and approximate for NVMe', () => {
   const run: RunSummary = { feasible: true, gpus: 8, stepTimeMs: 3400, mfu: 0.41, memoryPerGpuBytes: 62e9, describe: '8 GPUs, ZeRO-3', warnings: [] };
   const offloaded = readConfigSetups('ds_config_zero3.json', HF_ZERO3)[0]!;
-  assert.match(versusLine(run, run, offloaded), /^your config: 3\.4 s\/step/);
+  // A DeepSpeed JSON states no process count: the launcher does, so the plan chose it, and the line says so.
+  const searched = 'your config \\(8 GPUs: nothing here states how many processes run it, so the plan chose\\)';
+  assert.match(versusLine(run, run, offloaded), new RegExp(`^${searched}: 3\\.4 s/step`));
   const nvme = readConfigSetups('ds_config_zero3.json', HF_ZERO3.replace('"device": "cpu", "pin_memory": true}', '"device": "nvme", "pin_memory": true}'))[0]!;
-  assert.match(versusLine(run, run, nvme), /^your config \(approximate: NVMe offload not modelled\): 3\.4 s\/step/);
+  assert.match(versusLine(run, run, nvme), new RegExp(`^${searched} \\(approximate: NVMe offload not modelled\\): 3\\.4 s/step`));
+  // Each phrase is said as it is, joined: never "… not read not modelled".
+  const two = { ...nvme, unmodelled: [...nvme.unmodelled!, { range: { start: 0, end: 1 }, short: 'tensor parallelism not read', message: '' }] };
+  assert.match(versusLine(run, run, two), new RegExp(`^${searched} \\(approximate: NVMe offload not modelled; tensor parallelism not read\\): 3\\.4 s/step`));
   const plain = readConfigSetups('ds_config.json', '{"zero_optimization": {"stage": 3}}')[0]!;
-  assert.match(versusLine(run, run, plain), /^your config: 3\.4 s\/step/);
+  assert.match(versusLine(run, run, plain), new RegExp(`^${searched}: 3\\.4 s/step`));
+  assert.match(versusLine(run, run, { ...plain, world: 8, worldFrom: 'run.sh' }), /^your config \(8 GPUs, as run\.sh launches it\): 3\.4 s\/step/);
 });
