@@ -13,6 +13,7 @@ import { assessCompleteness } from './completeness';
 import { withProps } from './objects';
 import { accountFrozenParameters } from './frozenParameters';
 import { accountQuantizedWeights } from './quantizedWeights';
+import { paramsWithoutInput } from './paramsWithoutInput';
 
 const DEFAULT_DTYPE_BYTES = 4;
 
@@ -52,8 +53,9 @@ function analyzeLayer(
       return failed(layer, diagnostics, 'unknown-layer', why);
     }
     const shape = known.get(id);
-    // Upstream already reported why; stay quiet so one unknown layer yields one diagnostic.
-    if (shape === undefined) return { inputShapes: [], outputShape: undefined, workload: emptyWorkload() };
+    // Upstream already reported why; stay quiet so one unknown layer yields one diagnostic. Its weights still count
+    // where its own sizes give them (paramsWithoutInput.ts).
+    if (shape === undefined) return { inputShapes: [], outputShape: undefined, workload: weightsOnly(layer, spec, modelDtypeBytes) };
     inputShapes.push(shape);
   }
   if (layer.op === 'opaque') {
@@ -90,6 +92,13 @@ function analyzeLayer(
   };
 }
 
+/** The workload of a layer read without its input: the weights its own sizes give, and nothing it computes. */
+function weightsOnly(layer: LayerSpec, spec: ModelSpec, modelDtypeBytes: number): LayerWorkload {
+  const weights = paramsWithoutInput(layer, spec.layout, modelDtypeBytes);
+  if (!weights) return emptyWorkload();
+  return { ...emptyWorkload(), params: weights.params, nonTrainable: weights.nonTrainable, weightGradBytes: weights.params * modelDtypeBytes };
+}
+
 /** `name#2` (the second call of a module) shares weights with `name`. */
 function weightKeyOf(layer: LayerSpec): string {
   return layer.weightKey ?? layer.id.replace(/#\d+$/, '');
@@ -103,7 +112,7 @@ function weightKeyOf(layer: LayerSpec): string {
 function accountTiedWeights(layers: AnalyzedLayer[], dtypeBytes: number): void {
   const owners = new Map<string, AnalyzedLayer>();
   for (const layer of layers) {
-    if (layer.outputShape === undefined) continue;
+    // A layer read without its input still holds the weights its sizes give: a tied one is counted once all the same.
     const w = layer.workload;
     if (w.params === 0 && w.nonTrainable === 0) continue;
     const key = weightKeyOf(layer);
