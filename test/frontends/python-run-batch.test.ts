@@ -68,7 +68,7 @@ test('without the split, the product is what each process trains on a step', asy
   assert.deepEqual([disagree.batch, disagree.batchAssumed], [128, true]);
 });
 
-test('a batch split inside a worker WAP does not run (the ImageNet example’s mp.spawn) is still the whole run’s', async () => {
+test('a batch split inside a worker WAP does not run (the ImageNet example’s mp.spawn) is still one node’s, said so', async () => {
   const text = [
     'import argparse',
     'import torch',
@@ -83,7 +83,8 @@ test('a batch split inside a worker WAP does not run (the ImageNet example’s m
   ].join('\n');
   const model = await trained(text, [], join(NANOGPT, 'imagenet_style.py'));
   assert.deepEqual([model.runBatch?.samples, model.runBatch?.perProcess], [256, false]);
-  assert.match(model.runBatch!.source, /^imagenet_style\.py: batch_size 256 \(the parser's default\), batch_size split over the processes by the script$/);
+  // ngpus_per_node counts one node's GPUs: without a node count in the script, the batch is one node's, and says so.
+  assert.match(model.runBatch!.source, /^imagenet_style\.py: batch_size 256 \(the parser's default\), `args\.batch_size = int\(args\.batch_size \/ ngpus_per_node\)` at line 10 divides it among the GPUs of one node \(ngpus_per_node, one node's by its name\): one node's batch, as the script states no node count/);
   const given = await trained(text, ['--batch-size', '512'], join(NANOGPT, 'imagenet_style.py'));
   assert.match(given.runBatch!.source, /^imagenet_style\.py: --batch_size 512 from run\.sh,/);
 });

@@ -46,5 +46,5 @@ test('json.loads and OmegaConf.load with attribute access read the same sizes; a
   const said = all.find((d) => d.code === 'unread-arguments');
   assert.ok(said, JSON.stringify(all.map((d) => d.message)));
   assert.equal(said.line, 13);
-  assert.match(said.message, /^`\*\*cfg\['model'\]` could not be read \(config\/none\.yaml: .*config\/none\.yaml does not exist\): the call is read without those arguments, at its defaults$/);
+  assert.match(said.message, /^`\*\*cfg\['model'\]` could not be read \(config\/none\.yaml: .*config\/none\.yaml does not exist(, nor is it in [^)]*)?\): the call is read without those arguments, at its defaults$/);
 });

@@ -13,8 +13,10 @@
 import type { PyNode } from './ast';
 import { commandLineOf, GIVE_ARGUMENTS, howRead, type CommandLine } from './commandLine';
 import type { Interp } from './interpreter';
-import { noteBatchOption } from './runBatch';
+import { BATCH_NAMES, noteBatchOption } from './runBatch';
+import { SEQUENCE_LENGTH_NAMES } from '../../core/sequenceOptions';
 import { noteRunSequence } from './runSequence';
+import { noteForPlans } from './runFacts';
 import { FALSE, NONE, TRUE, UNKNOWN, list, native, str, tuple, type CallSite, type ClassV, type InstV, type Value } from './values';
 
 interface OptionSpec {
@@ -120,6 +122,24 @@ function defaultOf(interp: Interp, spec: OptionSpec, state: ParserState, site: C
   return value.k === 'str' && spec.type ? converted(interp, spec, value.v, site) : value;
 }
 
+/**
+ * An option declared without `type=` is given as the string the command line holds: pytorch/examples' DDP tutorial
+ * declares `--batch_size` with `default=32` and no type, so `--batch_size 32` hands its DataLoader '32', which raises
+ * (torch's BatchSampler takes only an int). A number given to an option whose default is a number, or whose name is a
+ * batch's or a sequence's, is said, and carried to plans: WAP reads no number from it, so the plan's batch is not it.
+ */
+function warnUntyped(interp: Interp, spec: OptionSpec, value: Value, site: CallSite, source: string): void {
+  if (spec.type || spec.action !== 'store' || value.k !== 'str' || !/^[-+]?\d+(\.\d*)?([eE][-+]?\d+)?$/.test(value.v)) return;
+  const numericDefault = spec.fallback.k === 'num';
+  const batch = BATCH_NAMES.has(spec.dest);
+  if (!numericDefault && !batch && !SEQUENCE_LENGTH_NAMES.has(spec.dest)) return;
+  const flag = spec.flags.find((f) => f.startsWith('--')) ?? spec.flags[0] ?? spec.dest;
+  const defaultWords = numericDefault ? ` (its default ${pythonRepr(spec.fallback as { k: 'num'; v: number })} is a number)` : '';
+  const consequence = batch ? `a DataLoader given batch_size='${value.v}' raises ValueError` : 'code that computes with it fails or differs';
+  const typeName = /^[-+]?\d+$/.test(value.v) ? 'int' : 'float';
+  noteForPlans(interp, site.range, `${flag} is declared without type=: argparse hands the script the '${value.v}' ${source} passes as a string${defaultWords}, and ${consequence}; WAP reads no number from it. Declare it with type=${typeName}`, 'script-arguments-untyped', 'warning');
+}
+
 /** As Python prints it in a Namespace: `'adamw'`, `True`, `0.0003`. */
 function pythonRepr(v: { k: 'num' | 'str' | 'bool'; v: number | string | boolean }): string {
   if (v.k === 'str') return `'${String(v.v)}'`;
@@ -145,6 +165,7 @@ function parse(interp: Interp, state: ParserState, site: CallSite, given: Comman
       value = spec.many || spec.action === 'append' ? list(items) : (items[0] ?? UNKNOWN);
     } else value = spec.required ? { k: 'unknown', why: `${spec.flags[0] ?? spec.dest} is required and not given` } : defaultOf(interp, spec, state, site);
     attrs.set(spec.dest, value);
+    if (words !== undefined && words !== true) warnUntyped(interp, spec, value, site, given!.source);
     noteRunSequence(interp, spec.dest, value, words !== undefined ? given?.source : undefined);
     noteBatchOption(interp, spec.dest, value, words !== undefined ? given?.source : undefined);
     if (said.length < 8 && (value.k === 'num' || value.k === 'str' || value.k === 'bool')) said.push(`${spec.dest}=${pythonRepr(value)}`);

@@ -60,7 +60,12 @@ export function defineClass(interp: Interp, node: PyNode, scope: Scope, decorato
         const a = stmt.children[0];
         if (a?.type === 'assignment' && field(a, 'type') && field(a, 'left')?.type === 'identifier') {
           const right = field(a, 'right');
-          cls.fields.push({ name: interp.text(field(a, 'left')!), default: right ? dataclassDefault(interp, right, classScope) : undefined });
+          const name = interp.text(field(a, 'left')!);
+          const fallback = right ? dataclassDefault(interp, right, classScope) : undefined;
+          cls.fields.push({ name, default: fallback?.value });
+          // Python keeps a plain default (and `field(default=…)`) as the class attribute, so `cfg.width` reads it
+          // (pytorch/examples' FSDP T5 passes `train_config.model_name` to from_pretrained); a default_factory is not one.
+          if (fallback?.classAttribute) cls.attrs.set(name, fallback.value);
           continue;
         }
       }
@@ -77,7 +82,8 @@ export function defineClass(interp: Interp, node: PyNode, scope: Scope, decorato
   scope.vars.set(cls.name, cls);
 }
 
-function dataclassDefault(interp: Interp, right: PyNode, scope: Scope): Value {
+/** A field's default, and whether the class keeps it as its attribute (not for a default_factory, as in Python). */
+function dataclassDefault(interp: Interp, right: PyNode, scope: Scope): { value: Value; classAttribute: boolean } {
   // `field(default_factory=Foo)` / `field(default=3)`.
   if (right.type === 'call' && /(^|\.)field$/.test(interp.text(field(right, 'function')!))) {
     const args = field(right, 'arguments');
@@ -86,10 +92,10 @@ function dataclassDefault(interp: Interp, right: PyNode, scope: Scope): Value {
       const name = interp.text(field(kw, 'name')!);
       const value = field(kw, 'value');
       if (!value) continue;
-      if (name === 'default') return evalExpr(interp, value, scope);
-      if (name === 'default_factory') return interp.callValue(evalExpr(interp, value, scope), [], new Map(), interp.site(value));
+      if (name === 'default') return { value: evalExpr(interp, value, scope), classAttribute: true };
+      if (name === 'default_factory') return { value: interp.callValue(evalExpr(interp, value, scope), [], new Map(), interp.site(value)), classAttribute: false };
     }
-    return UNKNOWN;
+    return { value: UNKNOWN, classAttribute: false };
   }
-  return evalExpr(interp, right, scope);
+  return { value: evalExpr(interp, right, scope), classAttribute: true };
 }

@@ -40,13 +40,26 @@ function assignedBefore(interp: Interp, name: string, before: PyNode): PyNode | 
   return found;
 }
 
+/** How many named products a divisor is followed through: nanochat's takes two; more than a few is no script's way. */
+const MAX_NAMED_HOPS = 8;
+
 /**
- * The factors of a divisor read at `at`; a lone name without the process count in it is looked up where the file
- * assigned it (llm.c divides by `tokens_per_fwdbwd`, a product named a line earlier).
+ * The factors of a divisor read at `at`, each name that stands for a product replaced by that product's factors, as
+ * the file assigned it before (llm.c divides by `tokens_per_fwdbwd`, a product named a line earlier; nanochat by
+ * `world_tokens_per_fwdbwd = tokens_per_fwdbwd * ddp_world_size`, whose first factor is `device_batch_size *
+ * max_seq_len`). A process count is never expanded (it is the factor the readers look for), nor a name assigned
+ * anything but a product (`B = 64` stays `B`, which the readers name and evaluate).
  */
 export function divisorFactors(interp: Interp, divisor: PyNode, at: PyNode): PyNode[] {
-  const factors = factorsOf(interp, divisor);
-  if (factors.some((f) => PROCESS_COUNT.test(interp.text(f))) || factors.length !== 1 || factors[0].type !== 'identifier') return factors;
-  const assigned = assignedBefore(interp, interp.text(factors[0]), at);
-  return assigned ? factorsOf(interp, assigned) : factors;
+  let hops = 0;
+  const expand = (node: PyNode, before: PyNode): PyNode[] =>
+    factorsOf(interp, node).flatMap((factor) => {
+      if (factor.type !== 'identifier' || PROCESS_COUNT.test(interp.text(factor)) || hops >= MAX_NAMED_HOPS) return [factor];
+      const assigned = assignedBefore(interp, interp.text(factor), before);
+      if (!assigned || factorsOf(interp, assigned).length < 2) return [factor];
+      hops++;
+      // The product's own names were assigned before it: looked up from its own line.
+      return expand(assigned, assigned);
+    });
+  return expand(divisor, at);
 }

@@ -3,14 +3,15 @@
  * (`batch_size`, `per_device_train_batch_size`…, core/batchOptions.ts) times the micro-steps it accumulates, read
  * from the analysed script's module level (nanoGPT's globals after its configurator), its command line (argparse,
  * HfArgumentParser) or its `TrainingArguments(…)`. Per process unless the script splits one of them over its
- * processes: nanoGPT divides `gradient_accumulation_steps` by the world size and the ImageNet example divides
- * `args.batch_size` by its GPUs per node, so that number is the whole run's and the product is the global batch.
+ * processes: nanoGPT divides `gradient_accumulation_steps` by the world size, so that number is the whole run's and the
+ * product is the global batch; the ImageNet example divides `args.batch_size` by its GPUs per node, so that one is a
+ * node's, times the nodes the script computes its world from (runBatchSplit.ts).
  * WAP's first question is asked at a fixed global batch (configs/launchedSetupHint.ts says why); the planner
  * multiplies a per-process batch by the launch's replicas (planner/codeBatch.ts). A loop that accumulates under a
  * name WAP does not read states no batch: half of one would be a wrong number.
  */
 import type { ModelSpec, RunBatch } from '../../core/ir';
-import { ACCUMULATION_NAMES, MICRO_BATCH_NAMES, OTHER_ACCUMULATION, PROCESS_COUNT } from '../../core/batchOptions';
+import { ACCUMULATION_NAMES, MICRO_BATCH_NAMES, OTHER_ACCUMULATION } from '../../core/batchOptions';
 import { field, namedChildren, type PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { evalExpr } from './expressions';
@@ -18,8 +19,10 @@ import { TRAINING_ARGUMENTS } from './runPrecision';
 import { noteTokenBudget } from './runTokenBudget';
 import { positiveWhole, type CallSite, type Scope, type Value } from './values';
 import { fileLabel } from './runFacts';
+import { noteNodeCount, perNodeWords, splitOf, targetName, type BatchSplit } from './runBatchSplit';
 
-const BATCH_NAMES = new Set([...MICRO_BATCH_NAMES, ...ACCUMULATION_NAMES]);
+/** The names a batch or its accumulation goes by (core/batchOptions.ts). */
+export const BATCH_NAMES: ReadonlySet<string> = new Set([...MICRO_BATCH_NAMES, ...ACCUMULATION_NAMES]);
 
 /** TrainingArguments' own defaults (transformers' training_args.py). */
 const HF_DEFAULTS: Readonly<Record<string, number>> = { per_device_train_batch_size: 8, gradient_accumulation_steps: 1 };
@@ -30,26 +33,12 @@ export interface BatchValue {
   said: string;
 }
 
-/** The name an assignment writes: `x` or the attribute of `args.x`. */
-function targetName(interp: Interp, left: PyNode | undefined): string | undefined {
-  if (left?.type === 'identifier') return interp.text(left);
-  if (left?.type === 'attribute') return interp.text(field(left, 'attribute') ?? left);
-  return undefined;
-}
-
-/** Whether `node` (an assignment) splits a batch name over the processes: `n //= world_size`, `n = n // ngpus`. */
-function splitsOverProcesses(interp: Interp, node: PyNode, name: string): boolean {
-  const right = field(node, 'right');
-  if (!right || !PROCESS_COUNT.test(interp.text(right))) return false;
-  if (node.type === 'augmented_assignment') return /^(\/\/=|\/=)$/.test(interp.text(node.children.find((c) => c.field === 'operator') ?? node));
-  return /\//.test(interp.text(right)) && new RegExp(`\\b${name}\\b`).test(interp.text(right));
-}
-
 /** Before an assignment runs: what it says of the run's batch (a split over the processes, or a budget's accumulation). */
 export function noteBatchAssignment(interp: Interp, node: PyNode, scope: Scope): void {
   const left = field(node, 'left');
   if (!left) return;
   noteBatchSplit(interp, node, () => evalExpr(interp, left, scope));
+  noteNodeCount(interp, node, scope);
   const name = targetName(interp, left);
   if (name && ACCUMULATION_NAMES.includes(name)) noteTokenBudget(interp, node, name, scope);
 }
@@ -60,9 +49,11 @@ export function noteBatchAssignment(interp: Interp, node: PyNode, scope: Scope):
  */
 export function noteBatchSplit(interp: Interp, node: PyNode, current: () => Value): void {
   const name = targetName(interp, field(node, 'left'));
-  if (!name || !BATCH_NAMES.has(name) || interp.run.batchSplit.has(name) || !splitsOverProcesses(interp, node, name)) return;
+  if (!name || !BATCH_NAMES.has(name) || interp.run.batchSplit.has(name) || !splitOf(interp, node, name)) return;
   const value = positiveWhole(current());
-  if (value !== undefined) interp.run.batchSplit.set(name, { value, said: `${name} ${value}` });
+  // The value divided is often the command line's (ImageNet's -b): said as the parse said it.
+  const parsed = interp.run.batchOptions.get(name);
+  if (value !== undefined) interp.run.batchSplit.set(name, parsed?.value === value ? parsed : { value, said: `${name} ${value}` });
 }
 
 /** An option a parse read (argparse's dest, an HfArgumentParser field): the first parse's value counts. */
@@ -85,12 +76,13 @@ export function noteTrainingArgumentsBatch(interp: Interp, path: string, kwargs:
 }
 
 /** Every name the file splits over its processes, whether or not the statement ran (mp.spawn's worker does not). */
-function splitNames(interp: Interp, root: PyNode): Set<string> {
-  const out = new Set<string>();
+function splitsIn(interp: Interp, root: PyNode): Map<string, BatchSplit> {
+  const out = new Map<string, BatchSplit>();
   const visit = (node: PyNode): void => {
     if (node.type === 'assignment' || node.type === 'augmented_assignment') {
       const name = targetName(interp, field(node, 'left'));
-      if (name && BATCH_NAMES.has(name) && splitsOverProcesses(interp, node, name)) out.add(name);
+      const split = name && BATCH_NAMES.has(name) && !out.has(name) ? splitOf(interp, node, name) : undefined;
+      if (split) out.set(name!, split);
     }
     for (const child of namedChildren(node)) visit(child);
   };
@@ -121,15 +113,23 @@ export function readRunBatch(interp: Interp, root: PyNode): RunBatch | undefined
   if (!micro) return undefined;
   const accumulation = first(ACCUMULATION_NAMES);
   if (!accumulation && OTHER_ACCUMULATION.test(interp.source)) return undefined;
-  const split = splitNames(interp, root);
-  const splitMicro = split.has(micro[0]);
-  const splitAccumulation = !!accumulation && split.has(accumulation[0]);
+  const splits = splitsIn(interp, root);
+  const splitMicro = splits.get(micro[0]);
+  const splitAccumulation = accumulation && splits.get(accumulation[0]);
   // Both divided by the processes: what one process trains on is no longer their product's share; not read.
   if (splitMicro && splitAccumulation) return undefined;
   const steps = accumulation?.[1].value ?? 1;
   const how = `${micro[1].said}${accumulation ? ` × ${accumulation[1].said}` : ''}`;
   const file = fileLabel(interp.file);
-  if (splitMicro || splitAccumulation) {
+  const split = splitMicro ?? splitAccumulation;
+  if (split?.perNode) {
+    // One node's batch: the run's is it times the nodes, where the script says how many.
+    const nodes = interp.run.nodes;
+    const words = `${file}: ${how}, ${perNodeWords(interp, split)}`;
+    if (nodes) return { samples: micro[1].value * steps * nodes.value, perProcess: false, source: `${words} × ${nodes.said}` };
+    return { samples: micro[1].value * steps, perProcess: false, source: `${words}: one node's batch, as the script states no node count WAP could read (a run over N nodes trains N × it; pass --batch for the global batch)` };
+  }
+  if (split) {
     const which = splitMicro ? micro[0] : accumulation![0];
     return { samples: micro[1].value * steps, perProcess: false, source: `${file}: ${how}, ${which} split over the processes by the script` };
   }

@@ -3,7 +3,8 @@
  * dataset yields, its tokens per sample, precision, TF32 switch, batch and the process counts it accepts. Each is
  * read where the interpreter meets it (the run*.ts files) and carried onto the models the file trains (models.ts).
  */
-import type { ProcessCountRule, RunPrecision } from '../../core/ir';
+import type { Diagnostic, ProcessCountRule, RunPrecision, SourceRange } from '../../core/ir';
+import type { Interp } from './interpreter';
 import type { BatchValue } from './runBatch';
 
 export class RunFacts {
@@ -23,9 +24,20 @@ export class RunFacts {
   fitLoader: BatchValue | undefined;
   /** A global batch the script states as a budget it divides into accumulation steps (runTokenBudget.ts). */
   budget: { samples: number; source: string; sequence?: { tokens: number; source: string } } | undefined;
+  /** The nodes the run spans, where the script computes its world size from them (runBatchSplit.ts). */
+  nodes: { value: number; said: string } | undefined;
   /** The divisibility the script's asserts demand of its process count (runProcessCounts.ts). */
   readonly processCounts: ProcessCountRule[] = [];
 }
 
 /** How a run fact names the file that states it: its base name, or "the script" for an unnamed buffer. */
 export const fileLabel = (file: string | undefined): string => (file ?? 'the script').replace(/^.*[\\/]/, '');
+
+/**
+ * A note on how the run was read that every plan of its models repeats (Diagnostic.carriesToPlan; planner.ts): the
+ * plan is read away from the code, and a batch or model read from a guess must say so there too. Once per message.
+ */
+export function noteForPlans(interp: Interp, at: SourceRange, message: string, code: string, severity: Diagnostic['severity']): void {
+  if (interp.runNotes.some((d) => d.message === message)) return;
+  interp.runNotes.push({ severity, message, code, carriesToPlan: true, line: at.line, column: at.column, endLine: at.endLine, endColumn: at.endColumn, ...(at.file ? { file: at.file } : {}) });
+}

@@ -47,5 +47,9 @@ export function noteTokenBudget(interp: Interp, node: PyNode, accumulation: stri
   const file = fileLabel(interp.file);
   const budget = sequence.length === 1 ? `${interp.text(dividend)} ${total} tokens ÷ ${interp.text(sequence[0])} ${tokens} per sample` : `${interp.text(dividend)} ${total}`;
   const perSample = sequence.length === 1 ? { tokens, source: `${interp.text(sequence[0])} ${tokens} in ${file}, the tokens per sample of its batch budget` } : undefined;
-  interp.run.budget = { samples: total / tokens, source: `${file}: ${budget}, ${accumulation} = \`${short(interp.text(right))}\` at line ${rangeOf(node).line} splits it over the processes`, ...(perSample ? { sequence: perSample } : {}) };
+  // A divisor named through earlier assignments says what it stands for: nanochat's `world_tokens_per_fwdbwd`.
+  const product = factors.map((f) => interp.text(f)).join(' * ');
+  const expanded = factors.some((f) => f.start < divisor.start || f.end > divisor.end);
+  const named = expanded ? ` (${interp.text(divisor)} = ${product})` : '';
+  interp.run.budget = { samples: total / tokens, source: `${file}: ${budget}, ${accumulation} = \`${short(interp.text(right))}\`${named} at line ${rangeOf(node).line} splits it over the processes`, ...(perSample ? { sequence: perSample } : {}) };
 }

@@ -19,6 +19,8 @@ import type { PyNode } from './ast';
 import { commandLineOf, GIVE_ARGUMENTS, howRead } from './commandLine';
 import type { Interp } from './interpreter';
 import { readSource } from '../imports/sourceFiles';
+import { runFile, runFileNote, type RunFile } from './runDirectory';
+import { noteForPlans } from './runFacts';
 import { RaiseSignal } from './signals';
 import { ScopeDict } from './scopeDict';
 import { FALSE, NONE, TRUE, UNKNOWN, list, native, num, str, tuple, type CallSite, type DictV, type Scope, type Value } from './values';
@@ -37,20 +39,25 @@ export function textOf(v: Value): string | undefined {
 /**
  * A file the script names by path (`open`, `OmegaConf.load`, a parser's JSON or YAML file), from the script's folder
  * when relative, read as sources are (open editors first) and recorded as read, so editing it reads the script again.
+ * `open` also looks where the run may start when the path is not beside the script, and says so (runDirectory.ts).
  */
-export function readScriptFile(interp: Interp, path: Value | undefined): { file: string; text: string } | { why: string } {
+export function readScriptFile(interp: Interp, path: Value | undefined, at?: CallSite): { file: string; text: string } | { why: string } {
   if (path?.k !== 'str' || !interp.file) return { why: 'a path WAP could not read' };
-  const file = isAbsolute(path.v) ? path.v : join(dirname(interp.file), path.v);
-  const read = readSource(file, interp.loader?.options.overrides);
-  if ('why' in read) return { why: `${path.v}: ${read.why}` };
-  interp.loader?.options.filesRead?.add(file);
-  return { file, text: read.text };
+  // A call that can carry a note looks where the run may start too (runDirectory.ts); the others, beside the script.
+  const found: RunFile = at ? runFile(interp, interp.file, path.v) : { file: isAbsolute(path.v) ? path.v : join(dirname(interp.file), path.v) };
+  const read = readSource(found.file, interp.loader?.options.overrides);
+  if ('why' in read) return { why: `${path.v}: ${read.why}${found.alsoLooked?.length ? `, nor is it in ${found.alsoLooked.join(', ')}` : ''}` };
+  interp.loader?.options.filesRead?.add(found.file);
+  const note = at && runFileNote(interp.file, path.v, found);
+  if (note) noteForPlans(interp, at!.range, note, 'run-directory', 'info');
+  return { file: found.file, text: read.text };
 }
 
-function openFile(interp: Interp, args: Value[], kwargs: Map<string, Value>, node: PyNode): Value {
+function openFile(interp: Interp, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const node = site.node;
   const mode = args[1] ?? kwargs.get('mode');
   if (mode !== undefined && (mode.k !== 'str' || !/^r?t?$/.test(mode.v))) return UNKNOWN;
-  const read = readScriptFile(interp, args[0] ?? kwargs.get('file'));
+  const read = readScriptFile(interp, args[0] ?? kwargs.get('file'), site);
   if ('why' in read) return { k: 'unknown', why: read.why };
   const text = str(read.text);
   readFrom.set(text, read.file);
@@ -68,7 +75,10 @@ function openFile(interp: Interp, args: Value[], kwargs: Map<string, Value>, nod
 const executing = new Set<string>();
 
 function execCode(interp: Interp, code: Value | undefined, into: Value | undefined, site: CallSite): Value {
-  if (code?.k !== 'str' || !interp.loader) return UNKNOWN;
+  if (code?.k !== 'str' || !interp.loader) {
+    warnArgumentsUnapplied(interp, code, site);
+    return UNKNOWN;
+  }
   const file = readFrom.get(code) ?? `${interp.file ?? '<string>'}:<exec>`;
   const scope: Scope | undefined = into === undefined ? interp.globals : into.k === 'dict' && into.map instanceof ScopeDict ? into.map.scope : undefined;
   if (!scope || executing.has(file)) return UNKNOWN;
@@ -86,6 +96,21 @@ function execCode(interp: Interp, code: Value | undefined, into: Value | undefin
     interp.warnAt(site.range, `\`${interp.text(site.node).replace(/\s+/g, ' ').slice(0, 60)}\` reads the command line: it is read ${how}`, 'script-arguments', 'info', interp.runNotes);
   }
   return NONE;
+}
+
+/**
+ * An exec whose code WAP could not read, in a run given a command line: if that code is a configurator (nanochat's
+ * `exec(open(os.path.join('nanochat', 'configurator.py')).read())`), the run's `--depth=26` would rewrite the script's
+ * values there, and WAP reads the values the file writes. rewrittenGlobals.ts says the exec was not followed; this
+ * says which arguments were not applied, and why the code was not read.
+ */
+function warnArgumentsUnapplied(interp: Interp, code: Value | undefined, site: CallSite): void {
+  // The analysed script's own exec: a library's exec of generated code has nothing to do with the run's arguments.
+  const given = site.node.lines === interp.mainRoot?.lines ? commandLineOf(interp) : undefined;
+  if (!given || given.words.length === 0) return;
+  const why = code?.k === 'unknown' && code.why ? code.why : code?.k === 'str' ? 'no import context to read it in' : 'its code is not a string WAP could read';
+  const call = interp.text(site.node).replace(/\s+/g, ' ').slice(0, 60);
+  noteForPlans(interp, site.range, `\`${call}\` runs code WAP could not read (${why}): the arguments ${given.source} gives (${given.words.join(' ').slice(0, 120)}) are not applied through it, so if it is a configurator the model is read with the values the file writes, not the run's`, 'script-arguments-unapplied', 'warning');
 }
 
 /** Python literals as ast.literal_eval takes them; undefined for anything else. */
@@ -162,7 +187,7 @@ export function literalEval(args: Value[], node: PyNode): Value {
 /** `open`, `exec` and `globals` for one file's evaluation. */
 export function scriptBuiltins(interp: Interp): Array<[string, Value]> {
   return [
-    ['open', native('open', (args, kwargs, site) => openFile(interp, args, kwargs, site.node))],
+    ['open', native('open', (args, kwargs, site) => openFile(interp, args, kwargs, site))],
     ['exec', native('exec', (args, kwargs, site) => execCode(interp, args[0] ?? kwargs.get('source'), args[1] ?? kwargs.get('globals'), site))],
     ['globals', native('globals', () => ({ k: 'dict', map: new ScopeDict(interp.globals) }))],
   ];

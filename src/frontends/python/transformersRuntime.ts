@@ -41,7 +41,7 @@ function configValue(config: HfConfig, className: string, source: string, range:
 /** A config WAP cannot get means no model at all: the file (not some other model in it) carries the error, once. */
 function fileError(interp: Interp, site: CallSite, message: string, code = 'hf-config-missing'): void {
   const r = site.range;
-  interp.diagnostics.push({ severity: 'error', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code });
+  interp.diagnostics.push({ severity: 'error', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, code, ...(r.file ? { file: r.file } : {}) });
 }
 
 /** Loads a from_pretrained reference, or records a diagnostic at the call and returns undefined. */
