@@ -100,6 +100,8 @@ function valueOf(interp: Interp, globals: Scope, name: string): BatchValue | und
 /** The run's batch, where the script trains a model and states both numbers (or plainly does not accumulate). */
 export function readRunBatch(interp: Interp, root: PyNode): RunBatch | undefined {
   if (interp.trainedModels.length === 0) return undefined;
+  // The engine's own config is what it trains with, whatever names the script also binds.
+  if (interp.run.engineBatch) return interp.run.engineBatch;
   if (interp.run.budget) return { samples: interp.run.budget.samples, perProcess: false, source: interp.run.budget.source };
   const first = (names: readonly string[]): [string, BatchValue] | undefined => {
     for (const name of names) {

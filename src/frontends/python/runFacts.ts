@@ -3,7 +3,7 @@
  * dataset yields, its tokens per sample, precision, TF32 switch, batch and the process counts it accepts. Each is
  * read where the interpreter meets it (the run*.ts files) and carried onto the models the file trains (models.ts).
  */
-import type { Diagnostic, ProcessCountRule, RunPrecision, SourceRange } from '../../core/ir';
+import type { Diagnostic, ProcessCountRule, RunBatch, RunPrecision, SourceRange } from '../../core/ir';
 import type { Interp } from './interpreter';
 import type { BatchValue } from './runBatch';
 
@@ -24,6 +24,8 @@ export class RunFacts {
   fitLoader: BatchValue | undefined;
   /** A global batch the script states as a budget it divides into accumulation steps (runTokenBudget.ts). */
   budget: { samples: number; source: string; sequence?: { tokens: number; source: string } } | undefined;
+  /** The batch the training engine's own config states (deepspeed.initialize(config={...}); runDeepSpeedConfig.ts). */
+  engineBatch: RunBatch | undefined;
   /** The nodes the run spans, where the script computes its world size from them (runBatchSplit.ts). */
   nodes: { value: number; said: string } | undefined;
   /** The divisibility the script's asserts demand of its process count (runProcessCounts.ts). */

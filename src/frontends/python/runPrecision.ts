@@ -13,16 +13,16 @@ import type { ModelSpec, RunPrecision } from '../../core/ir';
 import { ACCELERATE_PRECISION, lightningPrecision, type TrainingPrecision } from '../../core/trainingPrecision';
 import type { Interp } from './interpreter';
 import { fileLabel } from './runFacts';
-import { keyOf, str, type CallSite, type Value } from './values';
+import type { CallSite, Value } from './values';
 
 /** transformers' TrainingArguments and its subclasses, and trl's configs (SFTConfig, DPOConfig…), as called. */
 export const TRAINING_ARGUMENTS = /^(transformers\.(training_args(_seq2seq)?\.)?(Seq2Seq)?TrainingArguments|trl\.(trainer\.)?(\w+\.)?\w+Config)$/;
 
 /** `train.py:17`: the file the call is in (an imported module's own, not only the analysed script). */
-const where = (interp: Interp, site: CallSite): string => `${fileLabel(site.range.file ?? interp.file)}:${site.range.line}`;
+export const statedAt = (interp: Interp, site: CallSite): string => `${fileLabel(site.range.file ?? interp.file)}:${site.range.line}`;
 
 /** Records a stated precision (the first wins), or a default one where none is stated yet. */
-function note(interp: Interp, run: RunPrecision, byDefault: boolean): void {
+export function notePrecision(interp: Interp, run: RunPrecision, byDefault: boolean): void {
   if (byDefault) interp.run.precisionDefault ??= run;
   else interp.run.precision ??= run;
 }
@@ -34,12 +34,12 @@ const maySplat = (interp: Interp, site: CallSite): boolean => interp.text(site.n
 export function noteLightningPrecision(interp: Interp, kwargs: Map<string, Value>, site: CallSite): void {
   const value = kwargs.get('precision');
   if (value === undefined || value.k === 'none') {
-    if (!maySplat(interp, site)) note(interp, { precision: 'fp32', source: `${where(interp, site)} (a Lightning Trainer without precision= trains in "32-true")` }, true);
+    if (!maySplat(interp, site)) notePrecision(interp, { precision: 'fp32', source: `${statedAt(interp, site)} (a Lightning Trainer without precision= trains in "32-true")` }, true);
     return;
   }
   const word = value.k === 'str' ? value.v : value.k === 'num' && !value.float ? String(value.v) : undefined;
   const read = word !== undefined ? lightningPrecision(word) : undefined;
-  if (read) note(interp, { ...read, source: `${where(interp, site)} (Trainer precision="${word}")` }, false);
+  if (read) notePrecision(interp, { ...read, source: `${statedAt(interp, site)} (Trainer precision="${word}")` }, false);
 }
 
 /**
@@ -53,8 +53,8 @@ export function noteAcceleratorPrecision(interp: Interp, path: string, kwargs: M
   if (word?.k !== 'str') return;
   const precision = ACCELERATE_PRECISION[word.v.toLowerCase()];
   if (!precision) return;
-  const source = `${where(interp, site)} (Accelerator mixed_precision="${word.v}")`;
-  note(interp, precision === 'fp16' || precision === 'bf16' ? { precision, holding: 'autocast', source } : { precision, source }, false);
+  const source = `${statedAt(interp, site)} (Accelerator mixed_precision="${word.v}")`;
+  notePrecision(interp, precision === 'fp16' || precision === 'bf16' ? { precision, holding: 'autocast', source } : { precision, source }, false);
 }
 
 /**
@@ -71,12 +71,12 @@ export function noteTrainingArgumentsPrecision(interp: Interp, path: string, kwa
   if (!precision) {
     // Neither flag True: fp32, where both are known (False or absent) and no splat could hold one.
     const known = (name: string): boolean => kwargs.get(name) === undefined || kwargs.get(name)?.k === 'bool';
-    if (known('bf16') && known('fp16') && !maySplat(interp, site)) note(interp, { precision: 'fp32', source: `${where(interp, site)} (${path.replace(/^.*\./, '')}(…) sets neither bf16 nor fp16)` }, true);
+    if (known('bf16') && known('fp16') && !maySplat(interp, site)) notePrecision(interp, { precision: 'fp32', source: `${statedAt(interp, site)} (${path.replace(/^.*\./, '')}(…) sets neither bf16 nor fp16)` }, true);
     return;
   }
   const given = (name: string): boolean => { const v = kwargs.get(name); return v !== undefined && v.k !== 'none' && !(v.k === 'str' && v.v === '') && !(v.k === 'bool' && !v.v); };
   const holding = given('deepspeed') ? 'master-weights' : given('fsdp') ? undefined : 'autocast';
-  note(interp, { precision, ...(holding ? { holding } : {}), source: `${where(interp, site)} (${path.replace(/^.*\./, '')}(${precision}=True))` }, false);
+  notePrecision(interp, { precision, ...(holding ? { holding } : {}), source: `${statedAt(interp, site)} (${path.replace(/^.*\./, '')}(${precision}=True))` }, false);
 }
 
 /** torch's autocast entry points; the CPU ones (torch.cpu.amp.autocast) change nothing on a GPU. */
@@ -104,16 +104,16 @@ export function noteAutocastPrecision(interp: Interp, path: string, args: Value[
   const dtype = kwargs.get('dtype') ?? args[1];
   const defaulted = dtype === undefined || dtype.k === 'none';
   const named = defaulted ? 'torch.float16' : dtype.k === 'lib' ? dtype.path : undefined;
-  const source = (what: string): string => `${where(interp, site)} (${path.replace('.autocast_mode', '')}, ${what}${deviceUnread ? ', on the GPU the plan is for: its device_type is read at run time' : ''})`;
+  const source = (what: string): string => `${statedAt(interp, site)} (${path.replace('.autocast_mode', '')}, ${what}${deviceUnread ? ', on the GPU the plan is for: its device_type is read at run time' : ''})`;
   // Off, or at float32 (CUDA autocast warns and disables itself for a dtype it does not support): fp32.
   if ((enabled?.k === 'bool' && !enabled.v) || named === 'torch.float32' || named === 'torch.float') {
-    note(interp, { precision: 'fp32', source: source(enabled?.k === 'bool' && !enabled.v ? 'enabled=False' : `dtype ${named}`) }, true);
+    notePrecision(interp, { precision: 'fp32', source: source(enabled?.k === 'bool' && !enabled.v ? 'enabled=False' : `dtype ${named}`) }, true);
     return;
   }
   if (enabled !== undefined && enabled.k !== 'bool') return;
   const precision = named ? AUTOCAST_DTYPES[named] : undefined;
   if (named && !precision) return;
-  note(interp, precision ? { precision, holding: 'autocast', source: source(`dtype ${named}${defaulted ? ', its CUDA default' : ''}`) } : { holding: 'autocast', source: source('a dtype the run picks') }, false);
+  notePrecision(interp, precision ? { precision, holding: 'autocast', source: source(`dtype ${named}${defaulted ? ', its CUDA default' : ''}`) } : { holding: 'autocast', source: source('a dtype the run picks') }, false);
 }
 
 /**
@@ -124,7 +124,7 @@ export function noteAutocastPrecision(interp: Interp, path: string, args: Value[
  */
 export function noteTf32(interp: Interp, on: boolean, site: CallSite, what: string): void {
   if (interp.graph?.scope.length) return;
-  interp.run.tf32 = { on, source: `${where(interp, site)} (${what})` };
+  interp.run.tf32 = { on, source: `${statedAt(interp, site)} (${what})` };
 }
 
 /** `torch.set_float32_matmul_precision(…)`: "high" and "medium" let fp32 matmuls run on TF32 tensor cores. */
@@ -142,33 +142,3 @@ export function withRunPrecision(interp: Interp, spec: ModelSpec): ModelSpec {
   return run && !spec.runPrecision ? { ...spec, runPrecision: run } : spec;
 }
 
-/** A key of a dict the run built (`{"bf16": {"enabled": …}}`), or undefined when it is not there or not a dict. */
-function entry(value: Value | undefined, key: string): Value | undefined {
-  return value?.k === 'dict' ? value.map.get(keyOf(str(key)))?.[1] : undefined;
-}
-
-/**
- * `deepspeed.initialize(config={...})` with a config the script builds (DeepSpeedExamples' cifar: `"bf16":
- * {"enabled": args.dtype == "bf16"}`), as the run has it: DeepSpeed trains in the 16-bit precision whose section is
- * enabled, with fp32 master weights in its optimizer; both known and off, fp32 (DeepSpeed's default). A file's name
- * there is the JSON's to say (configs/precisionHint.ts); a value WAP cannot know states nothing.
- */
-export function noteDeepSpeedConfigPrecision(interp: Interp, path: string, kwargs: Map<string, Value>, site: CallSite): void {
-  if (!/^deepspeed\.initialize$/.test(path)) return;
-  const config = kwargs.get('config') ?? kwargs.get('config_params');
-  if (config?.k !== 'dict') return;
-  const enabled = (section: string): boolean | undefined => {
-    const block = entry(config, section);
-    if (block === undefined) return false;
-    const on = entry(block, 'enabled');
-    return on?.k === 'bool' ? on.v : on === undefined && block.k === 'dict' ? false : undefined;
-  };
-  const [bf16, fp16] = [enabled('bf16'), enabled('fp16')];
-  const at = where(interp, site);
-  if (bf16 === true || fp16 === true) {
-    const precision = bf16 ? 'bf16' : 'fp16';
-    note(interp, { precision, holding: 'master-weights', source: `${at} (deepspeed.initialize config: ${precision}.enabled)` }, false);
-  } else if (bf16 === false && fp16 === false) {
-    note(interp, { precision: 'fp32', source: `${at} (deepspeed.initialize config: neither bf16 nor fp16 enabled, DeepSpeed trains in fp32)` }, false);
-  }
-}

@@ -17,7 +17,8 @@ import { noteFitLoader, noteTrainerAccumulation } from './runLoaderBatch';
 import type { Interp } from './interpreter';
 import { PEFT_CALLS, peftWraps } from './peftCalls';
 import { noteTrainingArgumentsBatch } from './runBatch';
-import { noteAcceleratorPrecision, noteAutocastPrecision, noteDeepSpeedConfigPrecision, noteLightningPrecision, noteMatmulPrecision, noteTrainingArgumentsPrecision } from './runPrecision';
+import { noteAcceleratorPrecision, noteAutocastPrecision, noteLightningPrecision, noteMatmulPrecision, noteTrainingArgumentsPrecision } from './runPrecision';
+import { noteDeepSpeedConfig } from './runDeepSpeedConfig';
 import { UNKNOWN, iterItems, type CallSite, type Value } from './values';
 
 /** Calls whose first argument (or `module=`/`model=`) is the model they return. */
@@ -68,7 +69,7 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
   noteTrainingArgumentsPrecision(interp, path, kwargs, site);
   noteAutocastPrecision(interp, path, args, kwargs, site);
   noteAcceleratorPrecision(interp, path, kwargs, site);
-  noteDeepSpeedConfigPrecision(interp, path, kwargs, site);
+  noteDeepSpeedConfig(interp, path, kwargs, site);
   noteMatmulPrecision(interp, path, args, kwargs, site);
   noteTrainingArgumentsBatch(interp, path, kwargs, site);
   if (RETURNS_MODEL.some((r) => r.test(path))) {
