@@ -13,6 +13,7 @@
  */
 import { rangeOf, type PyNode } from './ast';
 import type { Interp } from './interpreter';
+import { fileLabel } from './runFacts';
 import { forgetUnreadEffects } from './unreadCode';
 import type { FuncV, Scope, Value } from './values';
 
@@ -25,9 +26,9 @@ const calleeName = (text: string): string => text.replace(/^@\s*/, '').replace(/
 /** Whether a decorator (`@torch.no_grad()`) or a `with` context (`torch.inference_mode()`) turns gradients off. */
 export const turnsGradientsOff = (text: string): boolean => GRAD_OFF.test(calleeName(text));
 
-function where(interp: Interp, node: PyNode): string {
+function where(node: PyNode): string {
   const at = rangeOf(node);
-  return `${at.file ? `${at.file.split('/').pop()}:` : 'line '}${at.line}`;
+  return `${at.file ? `${fileLabel(at.file)}:` : 'line '}${at.line}`;
 }
 
 /**
@@ -37,7 +38,7 @@ function where(interp: Interp, node: PyNode): string {
  */
 export function skippedEvaluationCall(interp: Interp, fn: FuncV): Value | undefined {
   if (!fn.withoutGradients || interp.scriptLoops === 0) return undefined;
-  const why = `${fn.name}() (${where(interp, fn.node)}) runs under ${fn.withoutGradients}: an evaluation pass, not the training step, which WAP skips inside the training loop`;
+  const why = `${fn.name}() (${where(fn.node)}) runs under ${fn.withoutGradients}: an evaluation pass, not the training step, which WAP skips inside the training loop`;
   interp.warn(fn.node, `${why}; its result is unknown`, 'evaluation-skipped', 'info');
   return { k: 'unknown', why };
 }
@@ -51,7 +52,7 @@ export function skipsEvaluationBlock(interp: Interp, node: PyNode, contexts: PyN
   if (interp.scriptLoops === 0) return false;
   const gradOff = contexts.find((c) => turnsGradientsOff(interp.text(c)));
   if (!gradOff) return false;
-  const why = `the \`with ${interp.text(gradOff)}:\` block at ${where(interp, node)} is an evaluation pass, which WAP skips inside the training loop`;
+  const why = `the \`with ${interp.text(gradOff)}:\` block at ${where(node)} is an evaluation pass, which WAP skips inside the training loop`;
   interp.warn(gradOff, why, 'evaluation-skipped', 'info');
   forgetUnreadEffects(interp, [body], why, scope);
   return true;
