@@ -25,6 +25,13 @@ export interface ModelFlags {
   'script-args'?: string;
   /** Who states `seq-len` when the user did not (a training config's cutoff_len); absent, it is `--seq-len`. */
   sequenceSource?: string;
+  /**
+   * The command line a launch that `wap config` compares with passes the script (its own, not those every launch of
+   * it shares); `--script-args` wins.
+   */
+  launchArguments?: { words: string[]; source: string };
+  /** A folder on the script's import path besides its own: where a `python -m pkg.module` launch runs it from. */
+  importRoot?: string;
 }
 
 /** parseArgs declaration of the flags every model-reading command takes besides `--input`. */
@@ -43,9 +50,9 @@ ${SCRIPT_ARGS_HELP}`;
  * The command line the script's argparse reads: `--script-args` as a shell would split it, else the one the launch
  * scripts beside it agree on (configs/launchedBy.ts), else none.
  */
-function scriptArgumentsFor(file: string, given: string | undefined): AnalyzeOptions['scriptArguments'] {
+function scriptArgumentsFor(file: string, given: string | undefined, launch: ModelFlags['launchArguments']): AnalyzeOptions['scriptArguments'] {
   if (given !== undefined) return { words: splitCommands(given).flat().map((w) => unquote(w.raw, w.start).value), source: '--script-args' };
-  return launchedArguments(resolve(file), diskFiles);
+  return launch ?? launchedArguments(resolve(file), diskFiles);
 }
 
 /** Reads and analyses every model in `file`; at least one model or a CliError. */
@@ -55,9 +62,9 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
   const inputShape = flags.input !== undefined ? parseShapeFlag(flags.input) : undefined;
   const sequenceLength = positiveInt('seq-len', flags['seq-len']);
   const text = readTextFile(file);
-  const scriptArguments = /\.py$/i.test(file) ? scriptArgumentsFor(file, flags['script-args']) : undefined;
+  const scriptArguments = /\.py$/i.test(file) ? scriptArgumentsFor(file, flags['script-args'], flags.launchArguments) : undefined;
   const options: AnalyzeOptions = { ...(inputShape ? { inputShape } : {}), ...(sequenceLength !== undefined ? { sequenceLength, ...(flags.sequenceSource ? { sequenceSource: flags.sequenceSource } : {}) } : {}), ...(scriptArguments ? { scriptArguments } : {}) };
-  const result = await analyzeFollowingImports(file, text, options, flags.python);
+  const result = await analyzeFollowingImports(file, text, options, flags.python, flags.importRoot);
   if (result.models.length === 0) {
     // A Hydra _target_, an argument the run does not give, or an import that could not be followed is the likeliest
     // reason for "no model" in a training script.
@@ -86,8 +93,8 @@ export async function loadModel(file: string, flags: ModelFlags & { modelName?: 
  * only when the file imports something outside the workspace and the modelled
  * libraries (the CLI runs in a trusted shell; `--python` chooses which one).
  */
-async function analyzeFollowingImports(file: string, text: string, options: AnalyzeOptions, python: string | undefined): Promise<AnalysisResult> {
-  const base: ImportOptions = { workspaceFolders: [process.cwd()], wantedLibraries: new Set() };
+async function analyzeFollowingImports(file: string, text: string, options: AnalyzeOptions, python: string | undefined, importRoot: string | undefined): Promise<AnalysisResult> {
+  const base: ImportOptions = { workspaceFolders: [...(importRoot ? [resolve(importRoot)] : []), process.cwd()], wantedLibraries: new Set() };
   const first = await analyzeSource(file, text, options, { ...base, libraryNote: 'installed libraries were not looked up' });
   if (base.wantedLibraries!.size === 0) return first;
   const interpreter = resolvePython(python);

@@ -15,3 +15,5 @@ export { launchedScripts, configMentioned, localModelImports, namedModel, resolv
 export { launchedArguments } from './launchedBy';
 export { launchedSetupHint, withLaunchedSetup, type BatchHint, type BatchReading, type LaunchedSetupHint } from './launchedSetupHint';
 export { isLaunchScriptName } from './launchScripts';
+export { launchArgumentsOfModel } from './launchTargets';
+export { planMachines, withLaunchScriptWorld } from './launchWorldSetup';

@@ -12,7 +12,6 @@ import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { launcherSharding, launchMixedPrecision } from './launchWorld';
 import type { PrecisionHint } from './precisionHint';
 import { expandedCommands } from './shellExpansion';
-import { unquote } from './shellWords';
 
 
 interface LaunchedPrecision {
@@ -30,7 +29,7 @@ function launchedPrecisions(name: string, text: string, scripts: ReadonlySet<str
   for (const { words } of commands) {
     const launch = scriptLaunch(words);
     if (!launch) continue;
-    const script = unquote(words[launch.script]!.raw, 0).value.replace(/^\.\//, '');
+    const script = launch.path.replace(/^\.\//, '');
     if (script.includes('/') || !scripts.has(baseOf(script))) continue;
     out.push({ file: name, value: launchMixedPrecision(words, launch.launcher, launch.script, assignments), sharded: launcherSharding(words, launch.launcher, launch.script) !== undefined });
   }

@@ -1,17 +1,27 @@
 /**
  * Launch scripts: torchrun (`torchrun`, `python -m torch.distributed.run|launch`)
  * with --nproc_per_node / --nproc-per-node and --nnodes, and CUDA_VISIBLE_DEVICES,
- * in shell scripts, Slurm batch files and Makefile recipes.
+ * in shell scripts, Slurm batch files and Makefile recipes. `--nproc_per_node=gpu` (and `auto`, on a machine with
+ * GPUs) starts one process per GPU of the machine: counted on the plan's machines and said; a default, a computed
+ * or a CPU count is said too (launchCounts.ts). `scriptLaunch` finds the script every launcher runs, a `.py` path or
+ * the module `-m pkg.module` names (nanochat's `torchrun … -m scripts.base_train`).
  */
 import type { PlanReport } from '../protocol/plan';
-import { checkDeviceIds, compareLaunch } from './compare';
+import { checkDeviceIds, compareLaunch, planTarget } from './compare';
+import { perGpuFinding, readCount, readingNotes, type CountReading } from './launchCounts';
 import { expandedCommands } from './shellExpansion';
 import { assignmentValue, isMakefileName, resolveReference, unquote, type Assignment, type Command, type Word } from './shellWords';
-import { MalformedConfig, type ConfigFinding, type ConfigReader, type ConfigValue, type LaunchSettings, type TextEdit } from './types';
+import { type ConfigFinding, type ConfigReader, type ConfigValue, type LaunchSettings, type TextEdit } from './types';
 
 export function isLaunchScriptName(fileName: string, text: string): boolean {
   return /\.(sh|bash|zsh|ksh|slurm|sbatch|pbs|job)$/i.test(fileName) || isMakefileName(fileName) || /^#!.*\b(ba|z|k)?sh\b/.test(text);
 }
+
+/**
+ * --nproc_per_node's words (torch.distributed.run determine_local_world_size): `gpu`, and `auto` where CUDA is
+ * available, start one process per GPU of the machine; `cpu`/`xpu` start processes on something else.
+ */
+const PER_NODE_WORDS = { perGpu: new Set(['gpu', 'auto']), other: new Set(['cpu', 'xpu']) };
 
 /** torchrun options that take no value; every other option is followed by one. */
 const FLAG_OPTIONS = new Set(['standalone', 'no_python', 'module', 'm', 'run_path', 'h', 'help']);
@@ -20,6 +30,10 @@ interface TorchrunLaunch {
   launcher: Word;
   perNode?: ConfigValue<number>;
   nodes?: ConfigValue<number>;
+  /** How --nproc_per_node and --nnodes read where they are no plain number (a default, `gpu`, computed). */
+  readings: CountReading[];
+  /** --nnodes is given but not a count (an elastic range, a computed value): not the one machine a missing one means. */
+  nodesUnread?: boolean;
   /** CUDA_VISIBLE_DEVICES in effect for this command (its own prefix, else the last one above it). */
   visible?: ConfigValue<number[]>;
   visibleStart?: number;
@@ -39,12 +53,40 @@ export function programName(raw: string): string {
 
 const LAUNCHERS = /^(torchrun|accelerate|deepspeed|python[\d.]*|srun|mpirun|horovodrun)$/;
 
-/** Where a command names its launcher (its first: `srun` in `srun torchrun …`) and the Python script that follows it. */
-export function scriptLaunch(words: Command): { launcher: number; script: number } | undefined {
+/** Modules `python -m` runs as the launcher itself: the training script comes after their options. */
+const LAUNCHER_MODULES = /^(torch\.distributed\.(run|launch)|deepspeed\.launcher\.runner|accelerate\.commands\.launch)$/;
+const MODULE_NAME = /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$/;
+
+/** The training script a command launches: where its launcher and its script are named, and the script as a path. */
+export interface ScriptLaunch {
+  /** The launcher word (its first: `srun` in `srun torchrun …`). */
+  launcher: number;
+  /** The word that names the script: a `.py` path, or the module `-m` runs. */
+  script: number;
+  /**
+   * The script as a path from the folder the launch runs in: the word unquoted, or `pkg/module.py` for
+   * `-m pkg.module` (python, torchrun, deepspeed and accelerate all run a module as `python -m` does).
+   */
+  path: string;
+  /** `-m pkg.module`, as written: run from the launch's folder, which is then on the script's import path. */
+  module?: string;
+}
+
+/** Where a command names its launcher and the Python script (or module) that follows it. */
+export function scriptLaunch(words: Command): ScriptLaunch | undefined {
   const launcher = words.findIndex((w) => !w.raw.startsWith('--') && LAUNCHERS.test(programName(w.raw)));
   if (launcher < 0) return undefined;
-  const script = words.findIndex((w, i) => i > launcher && /\.py["']?$/.test(w.raw) && !w.raw.startsWith('-'));
-  return script < 0 ? undefined : { launcher, script };
+  for (let i = launcher + 1; i < words.length; i++) {
+    const raw = words[i]!.raw;
+    if (raw === '-m' || raw === '--module') {
+      const module = unquote(words[i + 1]?.raw ?? '', 0).value;
+      if (LAUNCHER_MODULES.test(module)) i++;
+      else if (MODULE_NAME.test(module)) return { launcher, script: i + 1, path: `${module.replace(/\./g, '/')}.py`, module };
+      continue;
+    }
+    if (/\.py["']?$/.test(raw) && !raw.startsWith('-')) return { launcher, script: i, path: unquote(raw, 0).value };
+  }
+  return undefined;
 }
 
 /** Index of the first option word after the launcher, or -1 when the command launches nothing. */
@@ -63,24 +105,6 @@ function launcherEnd(words: Command, assignments: Assignment[]): number {
     }
   }
   return -1;
-}
-
-function readNumber(option: string, raw: string, start: number, assignments: Assignment[], allowElastic: boolean): ConfigValue<number> | undefined {
-  let v = unquote(raw, start);
-  if (v.value.startsWith('$')) {
-    const resolved = resolveReference(v.value, v.start, assignments);
-    if (!resolved) return undefined; // computed at run time: cannot check
-    v = resolved;
-  }
-  const text = v.value.trim();
-  if (/^\d+$/.test(text)) {
-    // Only the digits are the value: spaces inside the quotes are the user's and stay.
-    const s = v.start + v.value.indexOf(text);
-    const e = s + text.length;
-    return { value: Number(text), range: { start: s, end: e }, set: (n) => at(s, e, String(n)) };
-  }
-  if (['gpu', 'auto', 'cpu', 'xpu'].includes(text) || (allowElastic && /^\d+:\d+$/.test(text))) return undefined;
-  throw new MalformedConfig(`${option} must be a whole number${option === '--nproc_per_node' ? ' (or gpu/auto)' : ''}, got '${text}'`, { start: v.start, end: v.end });
 }
 
 function readVisible(raw: string, start: number): ConfigValue<number[]> | undefined {
@@ -105,7 +129,7 @@ function scanScript(fileName: string, text: string): ScriptScan {
   for (const words of commands) {
     const first = launcherEnd(words, assignments);
     if (first < 0) continue;
-    const launch: TorchrunLaunch = { launcher: words[first - 1]! };
+    const launch: TorchrunLaunch = { launcher: words[first - 1]!, readings: [] };
     for (let i = first; i < words.length; i++) {
       const w = words[i]!;
       if (!w.raw.startsWith('-')) break; // the training script: its own arguments follow
@@ -116,15 +140,20 @@ function scanScript(fileName: string, text: string): ScriptScan {
       if (eq >= 0) [valueRaw, valueStart] = [w.raw.slice(eq + 1), w.start + eq + 1];
       else if (!FLAG_OPTIONS.has(name) && words[i + 1]) [valueRaw, valueStart] = [words[++i]!.raw, words[i]!.start];
       if (valueRaw === undefined) continue;
-      if (name === 'nproc_per_node') launch.perNode = readNumber('--nproc_per_node', valueRaw, valueStart, assignments, false);
-      if (name === 'nnodes') launch.nodes = readNumber('--nnodes', valueRaw, valueStart, assignments, true);
+      if (name !== 'nproc_per_node' && name !== 'nnodes') continue;
+      const reading = name === 'nproc_per_node'
+        ? readCount('--nproc_per_node', valueRaw, valueStart, assignments, PER_NODE_WORDS)
+        : readCount('--nnodes', valueRaw, valueStart, assignments, { elastic: true });
+      launch.readings.push(reading);
+      if (name === 'nproc_per_node') launch.perNode = reading.value;
+      else [launch.nodes, launch.nodesUnread] = [reading.value, reading.value === undefined];
     }
     // The command's own `CUDA_VISIBLE_DEVICES=… torchrun` wins over an export above it.
     const own = words.slice(0, first).map((w) => assignmentValue(w, 'CUDA_VISIBLE_DEVICES')).find((a) => a);
     const inherited = [...visible].reverse().find((v) => v.start < words[0]!.start);
     const chosen = own ? visible.find((v) => v.start === own.start) : inherited;
     if (chosen) [launch.visible, launch.visibleStart] = [chosen, chosen.start];
-    if (!launch.nodes) {
+    if (!launch.nodes && !launch.nodesUnread) {
       // torchrun defaults to one machine; a missing --nnodes can be added right after the launcher.
       const end = launch.launcher.end;
       launch.nodes = { value: 1, range: { start: launch.launcher.start, end }, set: (n) => at(end, end, ` --nnodes=${n}`) };
@@ -147,12 +176,20 @@ export const torchrunReader: ConfigReader = {
   check(fileName, text, plan) {
     const findings: ConfigFinding[] = [];
     for (const l of scanScript(fileName, text).launches) {
-      if (!l.perNode) continue; // no count given (or computed): nothing WAP can compare
-      const launch: LaunchSettings = { perNode: l.perNode, nodes: l.nodes, deviceIds: l.visible };
+      findings.push(...l.readings.flatMap((r) => readingNotes('torchrun', fileName, r)));
+      const perGpu = l.readings.find((r) => r.perGpu);
+      // `gpu`: as many as the machine shows the process (CUDA_VISIBLE_DEVICES' list where it sets one, else the plan's
+      // machines have), which the fix writes as a number.
+      const gpus = perGpu && (l.visible?.value.length ?? (plan && planTarget(plan).gpusPerNode));
+      const perNode = l.perNode ?? (perGpu && gpus ? { value: gpus, range: perGpu.range, set: (n: number) => at(perGpu.range.start, perGpu.range.end, String(n)) } : undefined);
+      if (perGpu && plan && !l.visible) findings.push(perGpuFinding('torchrun', perGpu.perGpu!, perGpu.range, plan));
+      if (!perNode || l.nodesUnread) continue; // no count given (or computed): nothing WAP can compare
+      const launch: LaunchSettings = { perNode, nodes: l.nodes, deviceIds: l.visible };
       findings.push(...checkDeviceIds('torchrun', launch, '--nproc_per_node', 'CUDA_VISIBLE_DEVICES'));
       if (plan) findings.push(...compareLaunch('torchrun', launch, plan, torchrunDescribe));
     }
-    return findings;
+    // Launches that share one count (nanochat's seven `--nproc_per_node=$NPROC_PER_NODE`) point at the same words: said once.
+    return findings.filter((f, i) => findings.findIndex((g) => g.code === f.code && g.range.start === f.range.start && g.message === f.message) === i);
   },
 };
 
@@ -165,7 +202,7 @@ export const visibleDevicesReader: ConfigReader = {
     if (!plan) return [];
     const scan = scanScript(fileName, text);
     // Lists that feed a torchrun launch are judged with it (torchrun reader); the rest stand alone.
-    const used = new Set(scan.launches.filter((l) => l.perNode).map((l) => l.visibleStart));
+    const used = new Set(scan.launches.filter((l) => l.perNode || l.readings.some((r) => r.perGpu)).map((l) => l.visibleStart));
     return scan.visible
       .filter((v) => !used.has(v.start))
       .flatMap((v) => compareWithPlan(v, plan));

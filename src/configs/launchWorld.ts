@@ -2,16 +2,18 @@
  * How many GPUs a launch command starts its script on, read from the launcher's own options (the words between
  * the launcher and the script):
  * - torchrun (and `python -m torch.distributed.run|launch`): --nproc_per_node × --nnodes;
- * - deepspeed: --num_gpus × --num_nodes, or the GPUs `--include host:0,1@host2:0,1` lists;
+ * - deepspeed: --num_gpus × --num_nodes, or the GPUs `--include host:0,1@host2:0,1` lists; without --num_gpus, one
+ *   process per GPU of each machine (DeepSpeed's default), which `launchProcesses` says and only a cluster counts;
  * - accelerate launch: --num_processes, the total over all machines.
- * Undefined wherever the launcher decides at run time: all visible GPUs (no count given), a hostfile's machines,
- * `gpu`/`auto`, an elastic min:max range, a count computed in the shell. `$NGPU` counts where the script assigns
+ * `launchWorld` is undefined wherever the launcher decides at run time: all visible GPUs (deepspeed without a count,
+ * torchrun's `gpu`/`auto`: `launchProcesses` says these), a hostfile's machines, an elastic min:max range, a count
+ * computed in the shell. `$NGPU` counts where the script assigns
  * it once, as the torchrun reader reads it. The GPU-count findings stay the torchrun reader's; this is the setup's.
  */
 import { programName } from './launchScripts';
 import { resolveReference, unquote, type Assignment, type Command } from './shellWords';
 
-type Launcher = 'torchrun' | 'deepspeed' | 'accelerate';
+export type Launcher = 'torchrun' | 'deepspeed' | 'accelerate';
 
 /** `python -m <module>` forms of the launchers. */
 const MODULES: Record<string, Launcher> = {
@@ -22,7 +24,7 @@ const MODULES: Record<string, Launcher> = {
 const optionName = (raw: string): string => raw.replace(/^-+/, '').replace(/-/g, '_');
 
 /** The launcher among words[from..to) and the index of its first option word. */
-function findLauncher(words: Command, from: number, to: number): { launcher: Launcher; options: number } | undefined {
+export function findLauncher(words: Command, from: number, to: number): { launcher: Launcher; options: number } | undefined {
   for (let i = from; i < to; i++) {
     const raw = words[i]!.raw;
     const name = raw.startsWith('--') ? '' : programName(raw);
@@ -36,7 +38,7 @@ function findLauncher(words: Command, from: number, to: number): { launcher: Lau
 }
 
 /** The launcher's options as written (`--name value`, `--name=value`; a bare flag has none), by normalised name. */
-function launcherOptions(words: Command, from: number, to: number): Map<string, { raw: string; start: number } | undefined> {
+export function launcherOptions(words: Command, from: number, to: number): Map<string, { raw: string; start: number } | undefined> {
   const out = new Map<string, { raw: string; start: number } | undefined>();
   for (let i = from; i < to; i++) {
     const w = words[i]!;
@@ -49,12 +51,16 @@ function launcherOptions(words: Command, from: number, to: number): Map<string, 
   return out;
 }
 
-/** A whole number as written or through the script's one assignment of the variable; undefined otherwise. */
-function count(value: { raw: string; start: number } | undefined, assignments: Assignment[]): number | undefined {
-  if (!value) return undefined;
+/** An option's value as written or through the script's one assignment of the variable, trimmed; undefined when computed. */
+function valueOf(value: { raw: string; start: number }, assignments: Assignment[]): string | undefined {
   let v: { value: string } | undefined = unquote(value.raw, value.start);
   if (v.value.startsWith('$')) v = resolveReference(v.value, value.start, assignments);
-  const text = v?.value.trim() ?? '';
+  return v?.value.trim();
+}
+
+/** A whole number as written or through the script's one assignment of the variable; undefined otherwise. */
+function count(value: { raw: string; start: number } | undefined, assignments: Assignment[]): number | undefined {
+  const text = value ? valueOf(value, assignments) ?? '' : '';
   return /^\d+$/.test(text) ? Number(text) : undefined;
 }
 
@@ -69,31 +75,62 @@ function includedGpus(raw: string): number | undefined {
   return total;
 }
 
-/** GPUs the command at words[from..to) (launcher to script) runs on, when its launcher says. */
-export function launchWorld(words: Command, from: number, to: number, assignments: Assignment[]): number | undefined {
+/**
+ * The processes a launch starts, as its launcher's options and documented defaults say: per machine (a count, or
+ * one per GPU of the machine, with what says so) and on how many machines, or a total the launcher takes as one.
+ */
+export interface LaunchProcesses {
+  launcher: Launcher;
+  /** Processes per machine; `{ gpus }`: one per GPU of each machine, which only the machine knows. */
+  perNode?: number | { gpus: string };
+  /** Machines; undefined where a hostfile, an elastic range or the run decides. */
+  nodes?: number;
+  /** The whole count, where the launcher states it so (accelerate's --num_processes, deepspeed --include). */
+  total?: number;
+}
+
+/** A torchrun per-machine count that is no number: `gpu`, and `auto` on a machine with GPUs, start one per GPU. */
+const TORCHRUN_PER_GPU = new Set(['gpu', 'auto']);
+
+/** The processes the command at words[from..to) (launcher to script) starts, when its launcher says. */
+export function launchProcesses(words: Command, from: number, to: number, assignments: Assignment[]): LaunchProcesses | undefined {
   const found = findLauncher(words, from, to);
   if (!found) return undefined;
+  const { launcher } = found;
   const options = launcherOptions(words, found.options, to);
   const opt = (...names: string[]) => options.get(names.find((n) => options.has(n)) ?? '');
   const has = (...names: string[]) => names.some((n) => options.has(n));
-  if (found.launcher === 'accelerate') return count(opt('num_processes'), assignments);
-  if (found.launcher === 'torchrun') {
-    const perNode = count(opt('nproc_per_node'), assignments);
+  if (launcher === 'accelerate') return { launcher, total: count(opt('num_processes'), assignments) };
+  if (launcher === 'torchrun') {
+    const perNodeRaw = opt('nproc_per_node');
+    const word = perNodeRaw && valueOf(perNodeRaw, assignments);
+    const perNode = word && TORCHRUN_PER_GPU.has(word) ? { gpus: `--nproc_per_node=${word}` } : count(perNodeRaw, assignments);
     const nodesRaw = opt('nnodes');
     // An elastic range counts only when it is one size (2:2).
     const range = nodesRaw && /^(\d+):(\d+)$/.exec(nodesRaw.raw);
     const nodes = range ? (range[1] === range[2] ? Number(range[1]) : undefined) : nodesRaw ? count(nodesRaw, assignments) : 1;
-    return perNode !== undefined && nodes !== undefined ? perNode * nodes : undefined;
+    return { launcher, perNode, nodes };
   }
   // DeepSpeed refuses --include/--exclude beside --num_gpus/--num_nodes: the list alone says the GPUs.
   const include = opt('include', 'i');
-  if (include) return includedGpus(include.raw);
-  if (has('exclude', 'e')) return undefined;
-  const perNode = count(opt('num_gpus'), assignments);
+  if (include) return { launcher, total: includedGpus(include.raw) };
+  if (has('exclude', 'e')) return { launcher };
+  const gpusRaw = opt('num_gpus', 'num_accelerators');
+  // Without --num_gpus (or with -1) DeepSpeed starts one process per GPU it finds on each machine
+  // (https://www.deepspeed.ai/getting-started/#resource-configuration-single-node).
+  const perNode = !gpusRaw || gpusRaw.raw === '-1' ? { gpus: 'deepspeed without --num_gpus' } : count(gpusRaw, assignments);
   const nodesRaw = opt('num_nodes');
   // Without --num_nodes (or with -1) DeepSpeed runs on every machine of the hostfile, or on this one without one.
   const nodes = nodesRaw && nodesRaw.raw !== '-1' ? count(nodesRaw, assignments) : has('hostfile', 'H') ? undefined : 1;
-  return perNode !== undefined && nodes !== undefined ? perNode * nodes : undefined;
+  return { launcher, perNode, nodes };
+}
+
+/** GPUs the command at words[from..to) (launcher to script) runs on, when its launcher says it as a number. */
+export function launchWorld(words: Command, from: number, to: number, assignments: Assignment[]): number | undefined {
+  const p = launchProcesses(words, from, to, assignments);
+  if (!p) return undefined;
+  if (p.total !== undefined || p.launcher === 'accelerate') return p.total;
+  return typeof p.perNode === 'number' && p.nodes !== undefined ? p.perNode * p.nodes : undefined;
 }
 
 /**

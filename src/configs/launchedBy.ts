@@ -20,15 +20,16 @@ import { baseOf, dirOf, joinPath, normalisePath } from './filePaths';
 import { isLaunchScriptName, scriptLaunch } from './launchScripts';
 import { withLinkedConfig } from './linkedConfig';
 import { acceleratePluginConfig, launcherSharding, launchWorld } from './launchWorld';
+import { scriptArgv } from './launchTargets';
 import { passedPath, recipeCommand } from './recipeLaunch';
 import type { StatedSetup } from './setup';
 import { expandedCommands } from './shellExpansion';
-import { isMakefileName, resolveReference, unquote, type Assignment, type Command } from './shellWords';
+import { isMakefileName, unquote, type Assignment, type Command } from './shellWords';
 import { shardedByLauncher } from './trainerArgumentSetup';
 import type { FileAccess, LaunchedAs } from './types';
 
 /** Folders above the file's own whose launch scripts are read. */
-const LEVELS: Record<LaunchedAs, number> = { script: 1, argument: 3 };
+export const LEVELS: Record<LaunchedAs, number> = { script: 1, argument: 3 };
 
 interface Launching {
   /** The launch script's name. */
@@ -57,23 +58,12 @@ function names(dir: string, path: string, target: string, fromAbove: boolean): b
   return fromAbove && /[\\/]/.test(path) && !rel.startsWith('..') && !rel.startsWith('/') && target.endsWith(`/${rel}`);
 }
 
-/** The words after the script up to a redirection (`> log`, `2>&1`), as the script's argv holds them. */
-function scriptArgv(words: Command, script: number, assignments: Assignment[]): string[] {
-  const out: string[] = [];
-  for (const w of words.slice(script + 1)) {
-    if (/^\d*[<>]/.test(w.raw)) break;
-    const v = unquote(w.raw, w.start);
-    out.push(v.value.startsWith('$') ? (resolveReference(v.value, v.start, assignments)?.value ?? v.value) : v.value);
-  }
-  return out;
-}
-
 /** The command's launch of `target`, as a script or with it among the arguments; undefined when it does not launch it. */
 function launchOf(words: Command, dir: string, target: string, as: LaunchedAs, assignments: Assignment[]): Omit<Launching, 'launcher'> | undefined {
   if (as === 'script') {
     const launch = scriptLaunch(words);
-    if (!launch || !names(dir, unquote(words[launch.script]!.raw, 0).value, target, false)) return undefined;
-    return { world: launchWorld(words, launch.launcher, launch.script, assignments), argv: scriptArgv(words, launch.script, assignments) };
+    if (!launch || !names(dir, launch.path, target, false)) return undefined;
+    return { world: launchWorld(words, launch.launcher, launch.script, assignments), argv: scriptArgv(words, launch, assignments).argv };
   }
   const passed = recipeCommand(words, assignments);
   if (!passed || !words.slice(passed.from).some((w) => names(dir, passedPath(w) ?? '', target, true))) return undefined;
@@ -93,8 +83,8 @@ export function launchesOf(path: string, files: FileAccess, as: LaunchedAs = 'sc
     for (const entry of files.list(dir)) {
       const file = joinPath(dir, entry);
       const text = file === path || !mayLaunch(entry) ? undefined : files.read(file);
-      // Cheap before parsing: a launch script that does not even name the file.
-      if (text === undefined || !text.includes(name) || !isLaunchScriptName(file, text)) continue;
+      // Cheap before parsing: a launch script that does not even name the file (`-m pkg.train` names it without `.py`).
+      if (text === undefined || !text.includes(name.replace(/\.py$/i, '')) || !isLaunchScriptName(file, text)) continue;
       const { commands, assignments } = expandedCommands(file, text);
       for (const { words } of commands) {
         const launch = launchOf(words, dir, target, as, assignments);

@@ -8,10 +8,12 @@
  * from a local module. File access is injected so the room stays pure; the
  * CLI and the LSP server pass their own.
  */
-import { baseOf, dirOf, joinPath as join } from './filePaths';
-import { launchesOf } from './launchedBy';
-import { isLaunchScriptName, programName, scriptLaunch } from './launchScripts';
+import { baseOf, dirOf, joinPath as join, normalisePath } from './filePaths';
+import { launchesOf, LEVELS } from './launchedBy';
+import { isLaunchScriptName } from './launchScripts';
+import { launchedCommands, locateLaunchedScript, workDirText, type LaunchedCommand } from './launchTargets';
 import { isAxolotlConfig, isTrainerRecipe } from './recipeDetect';
+import { passedPath } from './recipeLaunch';
 import { recipeModelReference } from './trainerRecipe';
 import { wrapsModelItself } from './torchNames';
 import { mentionsTrainingArguments } from './trainingArguments';
@@ -25,6 +27,10 @@ export interface ModelTarget {
   modelName?: string;
   /** How WAP found it, for the diagnostic: "imported by train.py, which launch.sh runs with torchrun". */
   how: string;
+  /** The launch script whose command runs `file` (the config itself, or the launch that names it): its arguments are the run's. */
+  launch?: string;
+  /** The folder a `-m pkg.module` launch runs in, on the script's import path. */
+  importRoot?: string;
 }
 
 export type { FileAccess };
@@ -39,13 +45,7 @@ export function launchedScripts(fileName: string, text: string): Array<{ script:
     if (wrapsModelItself(text)) return [{ script: fileName, launcher: 'PyTorch' }];
     return /\bTrainer\s*\(/.test(text) ? [{ script: fileName, launcher: 'Lightning' }] : [];
   }
-  if (!isLaunchScriptName(fileName, text)) return [];
-  const out: Array<{ script: string; launcher: string }> = [];
-  for (const { words } of expandedCommands(fileName, text).commands) {
-    const launch = scriptLaunch(words);
-    if (launch) out.push({ script: words[launch.script]!.raw.replace(/^["']|["']$/g, ''), launcher: programName(words[launch.launcher]!.raw) });
-  }
-  return out;
+  return launchedCommands(fileName, text).map((c) => ({ script: c.path, launcher: c.launcher }));
 }
 
 /** Whether a launch script refers to the config file by name (--config_file x.yaml, --deepspeed ds.json, --job.config_file x.toml). */
@@ -75,7 +75,12 @@ function modelOfScript(scriptPath: string, io: FileAccess, how: string): ModelTa
     const rel = imp.module.replace(/\./g, '/');
     const file = [join(dir, `${rel}.py`), join(dir, `${rel}/__init__.py`)].find((f) => io.read(f) !== undefined);
     if (!file) continue; // torch, transformers…: not the user's code
+    // A class the script builds through a classmethod (`Transformer.from_model_args(args)`, pytorch/examples'
+    // tensor_parallelism) is built as only the script says: the script is read. A module it only takes helpers from
+    // (`from log_utils import rank_log`) is not the model's.
+    if (imp.names.some((n) => /^[A-Z]/.test(n) && new RegExp(`\\b${n}\\.\\w+\\s*\\(`).test(text))) break;
     const called = imp.names.filter((n) => /^[A-Z]/.test(n) && new RegExp(`\\b${n}\\s*\\(`).test(text));
+    if (called.length === 0 && imp.names.length > 0) continue;
     return { file, ...(called[0] ? { modelName: called[0] } : {}), how: `imported by ${baseOf(scriptPath)}, ${how}` };
   }
   return { file: scriptPath, how: how.replace(/^which /, '') };
@@ -89,13 +94,12 @@ const READS_THE_RUN = /\b(argparse|HfArgumentParser|TrlParser|sys\.argv|Lightnin
  */
 export function resolveLaunchedModel(configPath: string, text: string, io: FileAccess, hops = 0): ModelTarget | undefined {
   const dir = dirOf(configPath);
-  const own = launchedScripts(configPath, text);
-  for (const { script, launcher } of own) {
-    const path = script === configPath ? script : join(dir, script);
-    if (path === configPath) return modelOfScript(path, io, `the ${launcher} script ${baseOf(configPath)}`) ?? undefined;
-    const found = modelOfScript(path, io, `which ${baseOf(configPath)} runs with ${launcher}`);
-    if (found) return found;
+  if (/\.py$/i.test(configPath)) {
+    const [own] = launchedScripts(configPath, text);
+    if (own) return modelOfScript(configPath, io, `the ${own.launcher} script ${baseOf(configPath)}`);
   }
+  const fromLaunch = modelOfLaunches(configPath, launchedCommands(configPath, text), io, `which ${baseOf(configPath)} runs with`);
+  if (fromLaunch) return fromLaunch;
   const name = baseOf(configPath);
   // A recipe of the Trainer's arguments: the script a launch command loads it with, beside it or from a folder above
   // (recipes/<model>/sft/config.yaml launched from the project root). Its `model_name_or_path` names a hub model,
@@ -120,17 +124,60 @@ export function resolveLaunchedModel(configPath: string, text: string, io: FileA
     if (path === configPath) continue;
     const body = io.read(path);
     if (body === undefined || !configMentioned(body, name)) continue;
-    const launched = launchedScripts(path, body);
-    for (const { script, launcher } of launched) {
-      const found = modelOfScript(join(dir, script), io, `which ${sibling} runs with ${launcher} and ${name}`);
-      if (found) return found;
-    }
+    const launched = launchedCommands(path, body);
+    const found = modelOfLaunches(path, launched, io, `which ${sibling} runs with`, ` and ${name}`);
+    if (found) return found;
     if (launched.length === 0 && CONFIG_FILE.test(sibling)) naming.push({ sibling, path, body });
   }
+  // A config in a subfolder (imagenet/config/ds_fp16_z1_config.json) that a launch script above passes by its path
+  // from there (`--deepspeed_config config/ds_fp16_z1_config.json`): the script that command runs.
+  const above = modelOfLaunchesAbove(configPath, io);
+  if (above) return above;
   // A config that another config names (accelerate's deepspeed_config_file: ds_z3.json): that config's model, one hop.
   for (const { sibling, path, body } of hops === 0 ? naming : []) {
     const found = resolveLaunchedModel(path, body, io, hops + 1);
     if (found) return { ...found, how: `${found.how}; ${sibling} names ${name}` };
+  }
+  return undefined;
+}
+
+/** The model of the first of `launched` (commands of `launchPath`) whose script is on disk. */
+function modelOfLaunches(launchPath: string, launched: LaunchedCommand[], io: FileAccess, how: string, passing = ''): ModelTarget | undefined {
+  for (const c of launched) {
+    const located = locateLaunchedScript(launchPath, c, io);
+    if (!located) continue;
+    const from = located.up > 0 ? ` from ${workDirText(located)}` : '';
+    const found = modelOfScript(located.file, io, `${how} ${c.launcher}${passing}${from}`);
+    if (!found) continue;
+    // The launch's arguments are the run's where the script it runs is the model file itself (it reads them).
+    return { ...found, ...(found.file === located.file ? { launch: launchPath } : {}), ...(c.module ? { importRoot: located.workDir } : {}) };
+  }
+  return undefined;
+}
+
+/** The launch scripts in the folders above a config (as far up as launchedBy.ts looks) whose commands pass its path. */
+function modelOfLaunchesAbove(configPath: string, io: FileAccess): ModelTarget | undefined {
+  const target = normalisePath(configPath);
+  const name = baseOf(configPath);
+  let dir = dirOf(configPath);
+  for (let up = 1; up <= LEVELS.argument; up++) {
+    const parent = dirOf(dir);
+    if (parent === dir || parent === '.' || parent === '') return undefined;
+    dir = parent;
+    for (const entry of io.list(dir)) {
+      const path = join(dir, entry);
+      const body = isLaunchScriptName(entry, '') ? io.read(path) : undefined;
+      if (body === undefined || !body.includes(name)) continue;
+      const { commands } = expandedCommands(path, body);
+      const passing = commands.filter(({ words }) => words.some((w) => {
+        const passed = passedPath(w);
+        return passed !== undefined && normalisePath(join(dir, passed)) === target;
+      }));
+      if (passing.length === 0) continue;
+      const launched = launchedCommands(path, body).filter((c) => passing.some(({ words }) => words.some((w) => w.start === c.at.start)));
+      const found = modelOfLaunches(path, launched, io, `which ${entry} runs with`, ` and ${configPath.slice(dir.length + 1)}`);
+      if (found) return found;
+    }
   }
   return undefined;
 }

@@ -59,10 +59,11 @@ function axolotlCommand(words: Command, assignments: Assignment[]): RecipeComman
 
 /** Where a command may pass a recipe, and the GPUs it starts; undefined for a command that launches no training. */
 export function recipeCommand(words: Command, assignments: Assignment[]): RecipeCommand | undefined {
-  const launch = scriptLaunch(words);
-  if (launch) return { from: launch.script + 1, script: launch.script, launcher: launch.launcher, world: launchWorld(words, launch.launcher, launch.script, assignments) };
+  // axolotl's module is its own, not a script of the user's that loads the recipe: read before `-m` counts as one.
   const axolotl = axolotlCommand(words, assignments);
   if (axolotl) return axolotl;
+  const launch = scriptLaunch(words);
+  if (launch) return { from: launch.script + 1, script: launch.script, launcher: launch.launcher, world: launchWorld(words, launch.launcher, launch.script, assignments) };
   const cli = words.findIndex((w) => /^(llamafactory-cli|lmf)$/.test(programName(w.raw)));
   if (cli < 0 || words[cli + 1]?.raw !== 'train') return undefined;
   return { from: cli + 2, launcher: cli, world: llamaFactoryWorld(words, cli, assignments) };

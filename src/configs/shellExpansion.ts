@@ -13,8 +13,12 @@
  * $BS`) stays the run's, as the readers have always taken it. What cannot be expanded is returned as unread: `"$@"`
  * (the launch script's own arguments), an array assigned more than once or appended to (`ARGS+=(…)`), or an option
  * list without its one assignment; the readers say their settings are unknown rather than take the defaults.
+ *
+ * A word that is a whole `${1:-example.py}` / `${SCRIPT:-train.py}` whose variable the script never sets (pytorch/
+ * examples' `torchrun --nproc_per_node=${2:-4} ${1:-example.py}`) is its default, as bash expands it when the launch
+ * script is run without arguments; the word keeps `defaultOf`, so the readers say the run may give another.
  */
-import { findAssignments, isMakefileName, splitCommands, type Assignment, type Command, type Word } from './shellWords';
+import { findAssignments, isMakefileName, resolveReference, splitCommands, type Assignment, type Command, type Word } from './shellWords';
 
 /** A bash array by name: its element words, or 'run' when the script assigns it more than once or appends to it. */
 export type ShellArrays = ReadonlyMap<string, Word[] | 'run'>;
@@ -65,6 +69,18 @@ function splitValue(a: Assignment): Word[] {
 const ARRAY_ALL = /^"?\$\{([A-Za-z_]\w*)\[[@*]\]\}"?$/;
 const PLAIN = /^\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))$/;
 const SCRIPT_ARGS = /^"?\$(?:[@*]|\{[@*]\})"?$/;
+const WITH_DEFAULT = /^("?)(\$\{(?:[A-Za-z_]\w*|\d+):?-[^}]*\})\1$/;
+
+/** `${1:-example.py}` left unset by the script: its default, one word quoted, else split as bash splits it; else undefined. */
+function defaultWords(w: Word, assignments: readonly Assignment[]): Word[] | undefined {
+  const m = WITH_DEFAULT.exec(w.raw);
+  if (!m) return undefined;
+  const resolved = resolveReference(m[2]!, w.start + m[1]!.length, [...assignments]);
+  if (!resolved?.defaultOf) return undefined;
+  const piece = (raw: string, at: number): Word => ({ raw, start: at, end: at + raw.length, defaultOf: resolved.defaultOf });
+  if (m[1]) return [piece(resolved.value, resolved.start)];
+  return [...resolved.value.matchAll(/\S+/g)].map((p) => piece(p[0], resolved.start + p.index!));
+}
 
 /** A word that may stand for options: the first word, or one not taken as the value of the option before it. */
 const optionPosition = (words: Command, i: number): boolean => i === 0 || !/^-[^=]*$/.test(words[i - 1]!.raw) || ARRAY_ALL.test(words[i - 1]!.raw);
@@ -87,6 +103,11 @@ export function expandCommand(words: Command, arrays: ShellArrays, assignments: 
     }
     if (SCRIPT_ARGS.test(w.raw)) {
       unread.push(w);
+      continue;
+    }
+    const defaulted = defaultWords(w, assignments);
+    if (defaulted) {
+      out.push(...defaulted);
       continue;
     }
     const plain = PLAIN.exec(w.raw);

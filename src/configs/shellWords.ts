@@ -15,6 +15,8 @@ export interface Word {
   raw: string;
   start: number;
   end: number;
+  /** Set where the word is the default of an expansion the script leaves unset (`${1:-example.py}`, shellExpansion.ts). */
+  defaultOf?: string;
 }
 
 /** One simple command: words up to `;`, `&&`, `||`, `|`, `&` or an unescaped newline. */
@@ -155,15 +157,27 @@ export function findAssignments(text: string, commands: Command[], makefile: boo
   return out;
 }
 
+/** A value read through a variable; `defaultOf` when it is the `${NAME:-default}` default the script writes. */
+export interface ResolvedValue {
+  value: string;
+  start: number;
+  end: number;
+  /** The expansion whose default this is (`${2:-4}`): the variable is not set in the script, so the run may give another. */
+  defaultOf?: string;
+}
+
 /**
- * `$NGPU`, `${NGPU}`, `$(NGPU)` (make), `${NGPU:-8}` → the one place the
- * number is written. Undefined when it is assigned more than once or computed.
+ * `$NGPU`, `${NGPU}`, `$(NGPU)` (make), `${NGPU:-8}`, `${2:-4}` → the one place the value is written. Undefined when
+ * it is assigned more than once or computed. A default counts where nothing in the script sets the variable: a
+ * positional parameter (the launch script's own arguments) or one left to the environment; it is marked, so that
+ * readers say they read the default.
  */
-export function resolveReference(raw: string, start: number, assignments: Assignment[], depth = 0): { value: string; start: number; end: number } | undefined {
-  const m = /^\$(?:\{([A-Za-z_]\w*)(?::?-([^}]*))?\}|\(([A-Za-z_]\w*)\)|([A-Za-z_]\w*))$/.exec(raw);
+export function resolveReference(raw: string, start: number, assignments: Assignment[], depth = 0): ResolvedValue | undefined {
+  const m = /^\$(?:\{([A-Za-z_]\w*|\d+)(?::?-([^}]*))?\}|\(([A-Za-z_]\w*)\)|([A-Za-z_]\w*))$/.exec(raw);
   if (!m) return undefined;
   const name = m[1] ?? m[3] ?? m[4]!;
-  const defs = assignments.filter((a) => a.name === name);
+  // Positional parameters are the launch script's arguments: never assigned in it.
+  const defs = /^\d/.test(name) ? [] : assignments.filter((a) => a.name === name);
   const def = defs[0];
   if (defs.length === 1 && def!.value.startsWith('$') && depth < 3) {
     // NGPU=${NGPU:-8} refers to itself: without that assignment the default is what counts.
@@ -172,7 +186,7 @@ export function resolveReference(raw: string, start: number, assignments: Assign
   if (defs.length === 1) return def;
   if (defs.length === 0 && m[2] !== undefined) {
     const at = start + raw.indexOf(':-') + 2;
-    return { value: m[2], start: raw.includes(':-') ? at : start + raw.indexOf('-') + 1, end: start + raw.length - 1 };
+    return { value: m[2], start: raw.includes(':-') ? at : start + raw.indexOf('-') + 1, end: start + raw.length - 1, defaultOf: raw };
   }
   return undefined;
 }

@@ -191,8 +191,8 @@ function commandSource(text: string, words: Command, script: number, anchor: Tex
  * TrainingArguments (an accelerate loop with its own argparse) gives `--per_device_train_batch_size` its own meaning
  * and defaults; one it cannot read is taken at its word.
  */
-function launchesTrainer(fileName: string, scriptWord: string, files: FileAccess | undefined): boolean {
-  const script = files?.read(joinPath(dirOf(fileName), unquote(scriptWord, 0).value));
+function launchesTrainer(fileName: string, scriptPath: string, files: FileAccess | undefined): boolean {
+  const script = files?.read(joinPath(dirOf(fileName), scriptPath));
   return script === undefined || namesTrainingArguments(script);
 }
 
@@ -205,9 +205,9 @@ export function readTrainerCommands(fileName: string, text: string, files?: File
     const launch = scriptLaunch(words);
     if (!launch) continue;
     const setup = readCommand(text, words, launch, launchWorld(words, launch.launcher, launch.script, assignments));
-    if (setup?.label === TRAINER_COMMAND_LINE && !launchesTrainer(fileName, words[launch.script]!.raw, files)) continue;
+    if (setup?.label === TRAINER_COMMAND_LINE && !launchesTrainer(fileName, launch.path, files)) continue;
     const hidden = unread.filter((w) => w.start > words[launch.script]!.start);
-    if (setup && hidden.length) setup.unmodelled = [...(setup.unmodelled ?? []), unreadArguments(hidden, baseOf(words[launch.script]!.raw))];
+    if (setup && hidden.length) setup.unmodelled = [...(setup.unmodelled ?? []), unreadArguments(hidden, baseOf(launch.path))];
     if (setup) out.push(setup);
   }
   return out;

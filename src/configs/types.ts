@@ -4,7 +4,7 @@
  * Offsets are UTF-16 code units into the text (what VS Code and JS strings use).
  */
 
-export type ConfigFormat = 'accelerate' | 'deepspeed' | 'lightning' | 'lightning-yaml' | 'keras-mirrored' | 'torchrun' | 'cuda-visible-devices' | 'torchtitan' | 'megatron' | 'hf-trainer' | 'hf-trainer-args' | 'hf-trainer-recipe' | 'axolotl' | 'torch-script';
+export type ConfigFormat = 'accelerate' | 'deepspeed' | 'lightning' | 'lightning-yaml' | 'keras-mirrored' | 'torchrun' | 'deepspeed-launch' | 'cuda-visible-devices' | 'torchtitan' | 'megatron' | 'hf-trainer' | 'hf-trainer-args' | 'hf-trainer-recipe' | 'axolotl' | 'torch-script';
 
 export interface TextRange {
   start: number;

@@ -7,7 +7,7 @@
  * that differs. Shown as an info diagnostic and as the config file's hover.
  */
 import { basename } from 'node:path';
-import { comparedSetup, pinnedOptions, summarizeRun, versusLine, withStatedPrecision, type FileAccess, type RunSummary } from '../configs';
+import { comparedSetup, pinnedOptions, summarizeRun, versusLine, planMachines, withLaunchScriptWorld, withStatedPrecision, type FileAccess, type RunSummary } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { planModelAsync } from '../planner';
 import type { PlanReport } from '../protocol/plan';
@@ -31,6 +31,10 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   } catch {
     return undefined; // a malformed config has its own diagnostic
   }
+  const cluster = await env.cluster(settings);
+  // A launch script that starts one process per GPU of each machine (deepspeed without --num_gpus, torchrun
+  // --nproc_per_node=gpu) runs on the plan's machines, as the CLI counts it (configs/launchWorldSetup.ts).
+  if (files) setup = withLaunchScriptWorld(setup, fileName, text, plan.file, files, planMachines(plan.cluster)).setup;
   if (!setup) return undefined;
   // Both sides hold the optimizer and the 16-bit style (autocast, master weights, pure) the model's plan priced, read
   // from the code or configs beside the model: a model loaded in bf16 keeps bf16 state whatever launches it.
@@ -41,7 +45,6 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
     ...(style && !settingsOptions.ampStyle ? { ampStyle: style, ampStyleSource: "the model's plan" } : {}),
   };
   const options = { ...pinnedOptions(base, setup, basename(fileName)), batch: plan.batch };
-  const cluster = await env.cluster(settings);
   const yours = summarizeRun(await planModelAsync(model, cluster.spec, options, {}));
   // The best plan trains in the precision the config states unless wap.precision says one; the model's plan, in
   // another (from a config beside the model), is planned again in it.

@@ -80,8 +80,8 @@ test('references resolve to the one place the value is written', () => {
   assert.equal(at('$MISSING'), undefined, 'never assigned, no default');
   assert.equal(at('$NGPU/2'), undefined, 'computed');
   // An unassigned ${X:-16} or ${X-16}: the default's own span in the reference.
-  assert.deepEqual(at('${X:-16}'), { value: '16', start: 105, end: 107 });
-  assert.deepEqual(at('${X-16}'), { value: '16', start: 104, end: 106 });
+  assert.deepEqual(at('${X:-16}'), { value: '16', start: 105, end: 107, defaultOf: '${X:-16}' });
+  assert.deepEqual(at('${X-16}'), { value: '16', start: 104, end: 106, defaultOf: '${X-16}' });
   // SELF=${SELF:-4}: the default 4 inside the assignment is what counts.
   const self = at('$SELF')!;
   assert.equal(self.value, '4');

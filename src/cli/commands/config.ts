@@ -4,9 +4,9 @@
  * CUDA_VISIBLE_DEVICES) against the plan for a model, for CI.
  * Exit 0: clean (info notes allowed); 1: errors or warnings remain; 2: bad input.
  */
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
+import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, launchArgumentsOfModel, planMachines, withLaunchScriptWorld, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { diskFiles, readTextFile, writeTextFile } from '../files';
@@ -89,7 +89,7 @@ async function run(args: string[]): Promise<number> {
   const file = singlePositional('config', parsed.positionals, 'config file');
   const text = readTextFile(file, 'config file');
   if (detectConfigFormats(file, text).length === 0) {
-    throw new CliError(`'${file}' is not a training config WAP reads (Accelerate YAML, DeepSpeed JSON, Lightning Trainer, Keras MirroredStrategy, torchrun or CUDA_VISIBLE_DEVICES in a script or Makefile)`);
+    throw new CliError(`'${file}' is not a training config WAP reads (Accelerate YAML, DeepSpeed JSON, Lightning Trainer, Keras MirroredStrategy, torchrun, deepspeed or CUDA_VISIBLE_DEVICES in a script or Makefile)`);
   }
   await initConfigReaders();
 
@@ -106,12 +106,24 @@ async function run(args: string[]): Promise<number> {
   const planFlags: PlanFlagValues = flags['seq-len'] === undefined && sequence ? { ...flags, 'seq-len': String(sequence.tokens), sequenceSource: sequence.source } : flags;
   let versus: Versus | undefined;
   if (target) {
-    if (!v.json) console.error(`wap: comparing with the model in ${target.file}${flags['model-name'] ? ` (${flags['model-name']})` : ''}, found by ${target.how}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
+    // The model is read with the arguments of the launch that runs it here, not those every launch of it shares.
+    const launch = launchArgumentsOfModel(resolve(file), text, { file: resolve(target.file), ...(target.launch ? { launch: resolve(target.launch) } : {}) }, fileAccess);
+    if (launch && planFlags['script-args'] === undefined) planFlags.launchArguments = { words: launch.words, source: launch.source };
+    const importRoot = launch?.importRoot ?? target.importRoot;
+    if (importRoot) planFlags.importRoot = importRoot;
+    const readWith = launch && planFlags['script-args'] === undefined ? `; read with ${launch.said}` : '';
+    if (!v.json) console.error(`wap: comparing with the model in ${target.file}${flags['model-name'] ? ` (${flags['model-name']})` : ''}, found by ${target.how}${readWith}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
     if (!v.json && planFlags.sequenceSource) console.error(`wap: at ${planFlags['seq-len']} tokens per sample, ${planFlags.sequenceSource} (--seq-len reads it at another length)`);
     // The best plan trains in the precision this config states, unless --precision says otherwise.
     const stated = setups.find((s) => s.precision);
     const outcome = await planForModelFile(target.file, planFlags, (o) => (stated ? withStatedPrecision(o, stated, basename(file), true) : o));
-    versus = await versusBest(file, setups[0] ?? comparedSetup(file, text, fileAccess), target.file, planFlags, outcome);
+    // The process count of the launch that runs the model (this launch script, or the one that passes this config),
+    // on the plan's machines where it starts one process per GPU of each.
+    const launchFile = target.launch ?? file;
+    const launchText = launchFile === file ? text : fileAccess.read(launchFile) ?? '';
+    const launched = withLaunchScriptWorld(setups[0] ?? comparedSetup(file, text, fileAccess), launchFile, launchText, target.file, fileAccess, planMachines(outcome.cluster));
+    if (!v.json && launched.note) console.error(`wap: ${launched.note}`);
+    versus = await versusBest(file, launched.setup, target.file, planFlags, outcome);
     if (!outcome.feasible) {
       if (v.json) console.log(JSON.stringify({ file, model: target, findings: [], best: summarizeRun(outcome), yours: versus?.yours }, null, 2));
       else console.log(`${file}:1:1: error: no plan to compare with: ${outcome.reason} [infeasible-plan]`);
