@@ -19,7 +19,7 @@ function valueOnly(value: unknown): unknown {
   return rest;
 }
 
-/** The setup the launch `fileName` runs, when it launches a script that states one on a process count it states. */
+/** The setup the launch `fileName` runs, when it launches a script that states one, on the process count it states (if any). */
 export function launchedScriptSetup(fileName: string, text: string, files: FileAccess, readSetups: SetupReader): StatedSetup | undefined {
   const self = normalisePath(fileName);
   for (const { script } of launchedScripts(fileName, text)) {
@@ -29,13 +29,15 @@ export function launchedScriptSetup(fileName: string, text: string, files: FileA
     if (body === undefined) continue;
     const worlds = new Set(launchesOf(path, files).filter((l) => normalisePath(joinPath(l.dir, l.launcher)) === self).map((l) => l.world));
     const [world] = worlds;
-    if (worlds.size !== 1 || world === undefined) continue;
+    // A count the launch does not state as a number (deepspeed without --num_gpus, torchrun's `gpu`) is counted on
+    // the plan's machines later (launchWorldSetup.ts); the script's own setup is kept for it.
+    if (worlds.size !== 1) continue;
     const [setup] = readSetups(path, body, files);
     if (!setup) continue;
     const { writeAll: _writeAll, link: _link, conflicts: _conflicts, ...stated } = setup;
     const at = Math.max(0, text.indexOf(script));
     const values = Object.fromEntries(Object.entries(stated).map(([key, value]) => [key, valueOnly(value)])) as unknown as StatedSetup;
-    return { ...values, world, worldFrom: baseOf(fileName), anchor: { start: at, end: at + script.length }, label: `${setup.label} (${baseOf(path)})` };
+    return { ...values, ...(world !== undefined ? { world, worldFrom: baseOf(fileName) } : {}), anchor: { start: at, end: at + script.length }, label: `${setup.label} (${baseOf(path)})` };
   }
   return undefined;
 }
