@@ -109,10 +109,10 @@ test('exit 2 with one line: bad flags, unreadable file, no model, broken topolog
   const broken = join(work, 'broken.json');
   writeFileSync(broken, readFileSync(join(root, 'examples/keras-json/model.json'), 'utf8').slice(0, 400));
   cases.push([[broken], /no model found in .*broken\.json.*: \d+:\d+: invalid JSON in model topology/]);
-  // A class that needs arguments and nothing that builds it: the line says where WAP looks.
+  // A class that needs arguments and nothing that builds it: the line says which class was skipped, why, and where WAP looks.
   const needsArgs = join(work, 'needs_args.py');
   writeFileSync(needsArgs, 'import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self, width):\n        super().__init__()\n        self.fc = nn.Linear(width, width)\n');
-  cases.push([[needsArgs], /no model found in .*needs_args\.py'\. WAP reads a model built at module level \(`model = Net\(\)`\), by a function it can call without arguments/]);
+  cases.push([[needsArgs], /no model found in .*needs_args\.py': 2:1: Model classes in this file that WAP did not read, since nothing in it builds them: Net \(its constructor needs `width`\)\..*\. WAP reads a model built at module level \(`model = Net\(\)`\), by a function it can call without arguments/]);
   for (const [args, message] of cases) {
     const r = wap(...args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);

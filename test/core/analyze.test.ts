@@ -35,7 +35,7 @@ test('a module called twice (fc, fc#2) counts its weights once', () => {
   assert.equal(m.totals.forwardFlops, first.workload.forwardFlops * 2 + 32);
 });
 
-test('an opaque layer gives one warning at its range and undefined shapes downstream, without throwing', () => {
+test('an opaque layer gives one warning at its range and undefined shapes downstream, without throwing; downstream weights still count', () => {
   const b = new SpecBuilder('Custom');
   b.conv('stem', 3, 16, 3, { p: 1 });
   const mystery = b.add('block', 'opaque', { reason: 'MyBlock is defined in another file' }, { type: 'MyBlock' });
@@ -52,7 +52,10 @@ test('an opaque layer gives one warning at its range and undefined shapes downst
   assert.equal(warnings[0].line, block.range.line);
   for (const id of ['block', 'relu', 'flatten', 'head']) assert.equal(m.layers.find((l) => l.id === id)!.outputShape, undefined, id);
   assert.deepEqual(m.layers.find((l) => l.id === side)!.outputShape, [16]);
-  assert.equal(m.totals.params, 16 * 27 + 16, 'unknown layers add nothing');
+  // The opaque block adds nothing; the head after it has no known input, but its Linear(1024, 10) weights are its own.
+  assert.equal(m.layers.find((l) => l.id === 'head')!.workload.params, 1024 * 10 + 10);
+  assert.equal(m.layers.find((l) => l.id === 'head')!.workload.forwardFlops, 0, 'what it computes needs its input');
+  assert.equal(m.totals.params, 16 * 27 + 16 + 1024 * 10 + 10);
 });
 
 test('unknown producers, shape errors and malformed specs become diagnostics', () => {

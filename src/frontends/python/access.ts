@@ -6,7 +6,7 @@
 import type { PyNode } from './ast';
 import { methodOf } from './builtins';
 import type { Interp } from './interpreter';
-import { parametersMethod } from './optimizerModels';
+import { moduleListing, noteSubmodule } from './moduleListings';
 import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
@@ -92,14 +92,17 @@ function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): V
 }
 
 export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode): Value {
-  // Whose parameters an optimizer is built from says which model is trained (optimizerModels.ts).
-  if ((name === 'parameters' || name === 'named_parameters') && (obj.k === 'mod' || (obj.k === 'hf' && obj.what === 'model') || isTorchModule(obj))) return parametersMethod(obj, name);
+  // A module's parameters and submodules as lists: whose parameters an optimizer is built from says which model is trained.
+  const listing = moduleListing(obj, name, node);
+  if (listing) return listing;
   switch (obj.k) {
     case 'inst': {
       if (name === '__class__') return obj.cls;
+      // `self.__dict__.update(kwargs)` (minGPT's CfgNode, yacs-style configs) writes attributes: a live view of them.
+      if (name === '__dict__') return { k: 'dict', map: new ScopeDict({ vars: obj.attrs }) };
       const own = obj.attrs.get(name) ?? obj.children?.get(name);
       if (own?.k === 'param' && obj.children) return readParameter(interp, obj, name, own);
-      if (own !== undefined) return own;
+      if (own !== undefined) return noteSubmodule(obj, own, node);
       const member = classLookup(obj.cls, name);
       if (member !== undefined) return bindMember(interp, obj, member, node);
       if (isTorchModule(obj)) return torchBaseAttr(interp, obj, name);
@@ -120,7 +123,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       if (name === '__dict__' && interp.loader) return { k: 'dict', map: new ScopeDict(interp.loader.load(obj.mod).scope) };
       return interp.loader?.attribute(obj.mod, name) ?? { k: 'unknown', why: `${obj.mod.name} has no attribute '${name}'` };
     case 'mod':
-      return torchModAttr(interp, obj, name);
+      return noteSubmodule(obj, torchModAttr(interp, obj, name), node);
     case 'tensor':
       return obj.framework === 'pytorch' ? tensorAttr(interp, obj, name) : kerasAttr(interp, obj, name);
     case 'klayer':

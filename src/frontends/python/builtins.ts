@@ -105,6 +105,8 @@ const fns: Record<string, NativeFn> = {
     return items ? int(items.length) : stillUnknown(a);
   },
   range: (args) => {
+    // Python raises TypeError here: a size left None (minGPT's n_layer before its model_type fills it in) is said where the loop over it is.
+    if (args.some((a) => a.k === 'none')) return { k: 'unknown', why: 'range() of None, which Python refuses (TypeError): a size the code never set' };
     const ns = args.map(toNumber);
     if (ns.some((n) => n === undefined)) return UNKNOWN;
     if (ns.length === 0) return UNKNOWN;
@@ -344,6 +346,12 @@ export function methodOf(obj: Value, name: string): Value | undefined {
         });
       case 'copy':
         return m(() => ({ k: 'list', items: [...items] }));
+      // A set is a list here (`set()`): `s.add(x)` keeps one of each (minGPT's configure_optimizers sorts names so).
+      case 'add':
+        return m(([v]) => {
+          if (!v || v.k === 'unknown' || !items.some((x) => keyOf(x) === keyOf(v))) items.push(v ?? UNKNOWN);
+          return NONE;
+        });
       case 'index':
         return m(([v]) => int(items.findIndex((x) => keyOf(x) === keyOf(v ?? UNKNOWN))));
       case 'count':

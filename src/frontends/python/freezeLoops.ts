@@ -184,7 +184,7 @@ const constant =
     v;
 
 /** A module that owns parameters, with their names as `named_parameters()` on the loop's object lists them. */
-interface ParameterGroup {
+export interface ParameterGroup {
   module: ModV | InstV;
   path: string;
   /** Full names (as the loop's `named_parameters()` gives them) and, at the same index, the module's own names. */
@@ -197,7 +197,7 @@ interface ParameterGroup {
  * read. A weight two modules share (tying) is named once, by the first module that holds it in registration order, as
  * torch's `named_parameters()` lists it (nanoGPT's tied weight is `transformer.wte.weight`, not `lm_head.weight`).
  */
-function parameterGroups(root: ModV | InstV): ParameterGroup[] {
+export function parameterGroups(root: ModV | InstV): ParameterGroup[] {
   const groups = new Map<ModV | InstV, ParameterGroup>();
   const add = (module: ModV | InstV, path: string, own: string): void => {
     const name = joinParameterName(path, own);

@@ -15,9 +15,11 @@ import { Graph } from './graph';
 import { Interp } from './interpreter';
 import { ModuleLoader, type ImportContext } from './modules';
 import { isKerasModelInstance } from './kerasRuntime';
-import { isTorchModule } from './torchRuntime';
+import { isBareLayer, isModelValue, trainedModel } from './trainedModel';
+import { runMainBlocks, untrainedMainNote } from './scriptMain';
 import { hfSpec } from './transformersModels';
-import { guarded, kerasSpec, kerasSubclassSpec, torchSpec, type Candidate, type Root } from './candidateSpecs';
+import { ownDefaultConfig, ownDefaultNote, requiredArguments, skippedClassesNote, skippedWhy, type OwnDefault, type SkippedClass } from './classDefaults';
+import { guarded, kerasSpec, kerasSubclassSpec, torchSpec, type Candidate } from './candidateSpecs';
 import { unmodelledFreezes } from './frozenParameters';
 import { isMainGuard, moduleScopeStatements } from './moduleScope';
 import { rewrittenGlobals } from './rewrittenGlobals';
@@ -35,16 +37,15 @@ import { withQuantizedWeights, type BitsAndBytesSettings } from '../quantization
 import { NONE, type ClassV, type FuncV, type Scope, type Value } from './values';
 
 
-const isModelValue = (v: Value | undefined): v is Root =>
-  !!v &&
-  (isTorchModule(v) || (v.k === 'mod' && (v.container === 'sequential' || v.composite !== undefined)) || v.k === 'kmodel' || isKerasModelInstance(v) || (v.k === 'hf' && v.what === 'model'));
-
 /**
  * A model the run trains, named by its class, as the class read at its defaults would be: it replaces that candidate
  * (the run's arguments win) and takes its range. A name another candidate holds stays the function's.
  */
 function nameByClass(candidates: Candidate[], candidate: Candidate): void {
-  const className = candidate.root.k === 'inst' ? candidate.root.cls.name : undefined;
+  // A single layer the run trains (the DDP tutorial's nn.Linear) is named by its type, as a class instance by its class;
+  // a container (nn.Sequential) keeps the function's name.
+  const root = candidate.root;
+  const className = root.k === 'inst' ? root.cls.name : isBareLayer(root) ? root.type : undefined;
   if (!className) return;
   const same = candidates.findIndex((c) => c.kind === 'class' && c.name === className);
   if (same >= 0) {
@@ -82,9 +83,8 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   const fileDiagnostics: Diagnostic[] = [...tree.parseErrors];
   guarded(interp, () => interp.exec(tree.root, interp.globals), fileDiagnostics, rangeOf(tree.root));
   interp.loader?.finishMain();
-  const trainedBefore = interp.trainedModels.length;
-  runMainBlocks(interp);
-  const trainedInMain = interp.trainedModels.slice(trainedBefore).find(isModelValue);
+  const mainPart = runMainBlocks(interp);
+  const trainedInMain = mainPart?.trained;
 
   const definitions = topLevelDefinitions(interp, tree.root);
   const candidates: Candidate[] = [];
@@ -96,7 +96,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     const now = interp.globals.vars.get(name);
     const v = now?.k === 'unknown' ? interp.heldObjects.get(name) : now;
     // A single layer is a model where the script trains it (the DDP tutorial's `torch.nn.Linear(20, 1)`).
-    const trainedLayer = v?.k === 'mod' && interp.trainedModels.includes(v);
+    const trainedLayer = isBareLayer(v) && interp.trainedModels.includes(v);
     if (!v || !(trainedLayer || isModelValue(v)) || seen.has(v)) continue;
     seen.add(v);
     candidates.push({ name, range, root: v, kind: 'instance', graphDiagnostics: moduleGraph.diagnostics });
@@ -109,7 +109,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
     const trainedBefore = interp.trainedModels.length;
     const built = build(interp, () => interp.callFunction(fn, [], new Map()), fileDiagnostics, range);
     // `def main(): model = …; Trainer(model=model).train()` returns nothing: the model it trains is its model.
-    const trained = interp.trainedModels.slice(trainedBefore).find(isModelValue);
+    const trained = trainedModel(interp.trainedModels.slice(trainedBefore));
     const root = isModelValue(built.value) ? built.value : trained;
     if (trained) trainedRoots.add(trained);
     if (root && !seen.has(root)) {
@@ -119,15 +119,25 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
       if (root === trained && !isModelValue(built.value)) onlyTrained.push(candidate);
     }
   }
-  // 3. Classes buildable with defaults.
+  // 3. Classes buildable with defaults, or with the default config the class gives itself (classDefaults.ts).
+  const skipped: SkippedClass[] = [];
   for (const [name, range] of definitions.classes) {
     const cls = interp.globals.vars.get(name);
     if (cls?.k !== 'class' || name.startsWith('_')) continue;
     const base = libraryBase(cls);
     if (!base || !(isTorchModuleBase(base) || base === 'keras.Model')) continue;
-    const init = classLookup(cls, '__init__');
-    if (init?.k === 'func' && requiresArgs(interp, init, 1)) continue;
-    const built = build(interp, () => callValue(interp, cls, [], new Map(), interp.site(tree.root)), fileDiagnostics, range);
+    const required = requiredArguments(interp, classLookup(cls, '__init__'));
+    // The config is read on a budget of its own, as a class build is.
+    const read: { own?: OwnDefault } = {};
+    if (required.length) build(interp, () => ((read.own = ownDefaultConfig(interp, cls, required)), NONE), fileDiagnostics, range);
+    const own = read.own;
+    if (required.length && (!own || !('config' in own))) {
+      skipped.push({ name, cls, range, why: skippedWhy(required, own) });
+      continue;
+    }
+    const args = own && 'config' in own ? [own.config] : [];
+    const built = build(interp, () => callValue(interp, cls, args, new Map(), interp.site(tree.root)), fileDiagnostics, range);
+    if (own && 'config' in own) built.graph.diagnostics.push(ownDefaultNote(name, own.method, required[0]!, range));
     if (isModelValue(built.value)) candidates.push({ name, range, root: built.value, kind: 'class', graphDiagnostics: built.graph.diagnostics });
   }
 
@@ -142,16 +152,23 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   // train_gpt2.py builds its GPT there) is the run's: ahead of a class buildable with its defaults (llm.c's NewGELU,
   // then only a part of it) and of the imports at their defaults.
   const runModelFound = candidates.some((c) => c.kind === 'instance' || (c.kind === 'factory' && trainedRoots.has(c.root)));
-  if (!runModelFound && trainedInMain && interp.mainBlocks[0] && !seen.has(trainedInMain)) {
-    seen.add(trainedInMain);
-    const candidate: Candidate = { name: '__main__', range: rangeOf(interp.mainBlocks[0]), root: trainedInMain, kind: 'factory', graphDiagnostics: [] };
+  // A model the `__main__` part builds without WAP seeing it trained is read only where the file has no other.
+  const builtInMain = !trainedInMain && candidates.length === 0 ? mainPart?.built : undefined;
+  const mainModel = trainedInMain ?? builtInMain?.root;
+  if (!runModelFound && mainPart && mainModel && !seen.has(mainModel)) {
+    seen.add(mainModel);
+    const candidate: Candidate = { name: '__main__', range: mainPart.range, root: mainModel, kind: 'factory', graphDiagnostics: [] };
     candidates.unshift(candidate);
     nameByClass(candidates, candidate);
+    if (builtInMain) candidate.graphDiagnostics = [untrainedMainNote(candidate.name, builtInMain.name, mainPart.range)];
   } else if (!runModelFound) candidates.push(...importedCandidates(interp, definitions.imported, fileDiagnostics, seen));
 
   const parts = new Set<ClassV>();
   for (const c of candidates) collectParts(c.root, c.kind !== 'class', parts);
   const reported = candidates.filter((c) => c.kind !== 'class' || (c.root.k === 'inst' && !parts.has(c.root.cls)));
+  // Where only classes read at their defaults are left, the ones not read may be the file's model: said on each.
+  const onlyClasses = reported.every((c) => c.kind === 'class');
+  const skippedNote = onlyClasses ? skippedClassesNote(skipped.filter((s) => !parts.has(s.cls))) : undefined;
 
   const models: ModelSpec[] = [];
   const runBatch = readRunBatch(interp, tree.root);
@@ -167,7 +184,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   // Freezing the evaluator could not attribute, values the run rewrites, and the command line argparse was read with change what any plan of this file's models means: each model carries them.
   // A syntax error in the file leaves every model read from it partial: Python would not run any of it.
   const unparsed = tree.parseErrors.slice(0, 1).map((d): Diagnostic => ({ ...d, incomplete: true }));
-  const carried = [...unparsed, ...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root), ...interp.runNotes];
+  const carried = [...unparsed, ...(skippedNote ? [skippedNote] : []), ...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root), ...interp.runNotes];
   for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...carried];
   if (models.length === 0) fileDiagnostics.push(...carried);
   fileDiagnostics.push(...interp.diagnostics);
@@ -177,31 +194,6 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   if (interp.loader) fileDiagnostics.push(...interp.loader.diagnostics);
   const framework = interp.imports.keras && !interp.imports.torch ? 'keras' : (models[0]?.framework ?? 'pytorch');
   return { framework, models, diagnostics: fileDiagnostics };
-}
-
-/**
- * Runs the file's `if __name__ == "__main__":` part as a script would, for what it does to the module's models: a
- * check call `model(torch.randn(8, 3, 32, 32))` states the input (torchRuntime.ts), and a model built and trained
- * there (llm.c's GPT) is found. It runs on the file's step budget, since building a 12-layer GPT takes more than a
- * check call; a loop at its top level (the training loop) is cut as the module's are (Interp.execScriptLoop). Its names are put back
- * afterwards (a model rebuilt there is not the one the file defines), and its diagnostics are not the models':
- * argument parsing, data loading and training loops are not model code.
- */
-function runMainBlocks(interp: Interp): void {
-  if (!interp.mainBlocks.length) return;
-  const names = new Map(interp.globals.vars);
-  const [graph, maxSteps] = [interp.graph, interp.maxSteps];
-  interp.graph = new Graph('keras');
-  interp.steps = 0;
-  interp.maxSteps = maxSteps;
-  try {
-    for (const body of interp.mainBlocks) guarded(interp, () => interp.exec(body, interp.globals), [], rangeOf(body));
-  } finally {
-    interp.graph = graph;
-    interp.maxSteps = maxSteps;
-    interp.globals.vars.clear();
-    for (const [k, v] of names) interp.globals.vars.set(k, v);
-  }
 }
 
 function build(interp: Interp, make: () => Value, diagnostics: Diagnostic[], range: SourceRange): { value: Value | undefined; graph: Graph } {

@@ -4,34 +4,23 @@
  * (trainingWrappers.ts). Without it, a loop that neither wraps nor returns its model had no model at all ("no model
  * found"), though every PyTorch training loop builds its optimizer from the model's parameters.
  *
- * `model.parameters()` / `named_parameters()` stay unknown to everything else (their tensors are not modelled); the
- * value only remembers whose parameters they are. An optimizer is a library call whose path names an optimizer
- * (`torch.optim.AdamW`, `bitsandbytes.optim.AdamW8bit`, `apex.optimizers.FusedAdam`, ZeroRedundancyOptimizer…),
- * given them directly or in param groups (`[{"params": model.parameters(), "weight_decay": 0.1}]`).
+ * `model.parameters()` / `named_parameters()` are lists of parameters that remember the model they were listed from
+ * (moduleListings.ts). An optimizer is a library call whose path names an optimizer (`torch.optim.AdamW`,
+ * `bitsandbytes.optim.AdamW8bit`, `apex.optimizers.FusedAdam`, ZeroRedundancyOptimizer…), given them directly or in
+ * param groups (`[{"params": model.parameters(), "weight_decay": 0.1}]`), however the script sorted them into groups.
  */
 import type { Interp } from './interpreter';
-import { native, type Value } from './values';
-
-/** Whose parameters a `parameters()` result holds. */
-const owners = new WeakMap<Value, Value>();
-
-/** `model.parameters` as a method: each call an unknown that remembers `model`. */
-export function parametersMethod(model: Value, name: string): Value {
-  return native(name, () => {
-    const params: Value = { k: 'unknown', why: `${name}() of a model: its tensors are not modelled` };
-    owners.set(params, model);
-    return params;
-  });
-}
+import { listingOwner } from './moduleListings';
+import type { Value } from './values';
 
 const OPTIMIZER_PATH = /(^|\.)(optim|optimizers?)\.|Optimizer$|(Adam|SGD|Lion|Adafactor|Lamb|LAMB|Sophia|Muon)\w*$/;
 
 /** The models whose parameters `value` holds: directly, or as the `params` of param groups. */
 function modelsIn(value: Value | undefined): Value[] {
   if (!value) return [];
-  const owner = owners.get(value);
+  const owner = listingOwner(value);
   if (owner) return [owner];
-  if (value.k === 'list' || value.k === 'tuple') return value.items.flatMap(modelsIn);
+  if (value.k === 'list' || value.k === 'tuple') return [...new Set(value.items.flatMap(modelsIn))];
   if (value.k === 'dict') return modelsIn(value.map.get('s:params')?.[1]);
   return [];
 }

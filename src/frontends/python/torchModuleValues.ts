@@ -26,7 +26,12 @@ export function constructTorchLayer(interp: Interp, type: string, args: Value[],
     const named = type === 'ModuleDict' ? namedEntries(first) : undefined;
     if (named) for (const [k, v] of named) base.children.set(k, v);
     else if (first?.k === 'dict') for (const [, [k, v]] of first.map) base.children.set(k.k === 'str' ? k.v : String(base.children.size), v);
-    else if (type !== 'Sequential' && first) for (const v of iterItems(first) ?? []) base.children.set(String(base.children.size), v);
+    else if (type !== 'Sequential' && first) {
+      const items = iterItems(first);
+      // `nn.ModuleList([Block(c) for _ in range(c.n_layer)])` with n_layer unknown: the blocks would vanish without a word.
+      if (!items) interp.warn(site.node, `\`${interp.text(site.node).slice(0, 80)}\` registers modules the evaluator could not list${first.k === 'unknown' && first.why ? ` (${first.why})` : ''}; they are missing`, 'unknown-module-name');
+      for (const v of items ?? []) base.children.set(String(base.children.size), v);
+    }
     else for (const v of args) base.children.set(String(base.children.size), v);
     return base;
   }

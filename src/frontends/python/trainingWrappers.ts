@@ -63,6 +63,19 @@ function spawnWorker(interp: Interp, args: Value[], kwargs: Map<string, Value>, 
   return { k: 'none' };
 }
 
+/**
+ * Values a wrapper was handed whole: DDP, FSDP, a Trainer, accelerate take the model itself, where an optimizer may step
+ * only a part of it (`SGD(model.fc.parameters())` trains a head, not a model of one Linear; optimizerModels.ts).
+ */
+const handedWhole = new WeakSet<Value>();
+
+export const handedToWrapper = (v: Value): boolean => handedWhole.has(v);
+
+function trains(interp: Interp, ...values: Value[]): void {
+  for (const v of values) handedWhole.add(v);
+  interp.trainedModels.push(...values);
+}
+
 /** What a wrapping call returns, or undefined when `path` is not one. */
 export function trainingWrapper(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value | undefined {
   if (SPAWN.test(path)) return spawnWorker(interp, args, kwargs, site);
@@ -75,11 +88,11 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
   if (RETURNS_MODEL.some((r) => r.test(path))) {
     const model = modelArg(args, kwargs);
     peftWraps(interp, path, model, args, kwargs, site);
-    interp.trainedModels.push(model);
+    trains(interp, model);
     return model;
   }
   if (TRAINERS.test(path)) {
-    interp.trainedModels.push(modelArg(args, kwargs));
+    trains(interp, modelArg(args, kwargs));
     return undefined;
   }
   if (LIGHTNING_TRAINER.test(path)) {
@@ -91,7 +104,7 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
   if (method && LIGHTNING_TRAINER.test(method[1].slice(0, -INSTANCE.length))) {
     // `trainer.fit(model, datamodule=…)` trains the LightningModule it is given; validate/test/predict do not.
     if (method[2] === 'fit') {
-      interp.trainedModels.push(modelArg(args, kwargs));
+      trains(interp, modelArg(args, kwargs));
       noteFitLoader(interp, args, kwargs, site);
     }
     return method[2] === 'fit' ? { k: 'none' } : undefined;
@@ -99,18 +112,18 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
   if (method && PREPARERS.test(method[1].slice(0, -INSTANCE.length))) {
     // accelerator.prepare(model, optimizer, loader) and fabric.setup(model, optimizer) return their arguments in order.
     if (method[2] === 'prepare' || method[2] === 'setup') {
-      interp.trainedModels.push(...args);
+      trains(interp, ...args);
       return args.length === 1 ? args[0] : { k: 'tuple', items: args };
     }
     if (method[2] === 'prepare_model' || method[2] === 'setup_module') {
-      interp.trainedModels.push(modelArg(args, kwargs));
+      trains(interp, modelArg(args, kwargs));
       return modelArg(args, kwargs);
     }
     return undefined;
   }
   // deepspeed.initialize returns (engine, optimizer, training_dataloader, lr_scheduler); the engine runs the model.
   if (path === 'deepspeed.initialize') {
-    interp.trainedModels.push(kwargs.get('model') ?? args[1] ?? UNKNOWN);
+    trains(interp, kwargs.get('model') ?? args[1] ?? UNKNOWN);
     return { k: 'tuple', items: [kwargs.get('model') ?? args[1] ?? UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN] };
   }
   return undefined;

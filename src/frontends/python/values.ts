@@ -29,8 +29,8 @@ export type Value =
   | TensorV
   | ModV
   | SplitV
-  /** An nn.Parameter, or a module's `weight` / `bias` (`name`), whose layers the owner's `frozen` mark reaches. */
-  | { k: 'param'; owner: ModV | InstV; shape?: Dims; name?: 'weight' | 'bias' }
+  /** An nn.Parameter, or a module's own parameter (`name`: `weight`, `bias`, `in_proj_weight`), whose layers the owner's `frozen` mark reaches. */
+  | { k: 'param'; owner: ModV | InstV; shape?: Dims; name?: string }
   | KLayerV
   | KModelV
   | HfV
