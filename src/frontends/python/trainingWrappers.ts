@@ -19,6 +19,7 @@ import { PEFT_CALLS, peftWraps } from './peftCalls';
 import { noteTrainingArgumentsBatch } from './runBatch';
 import { noteAcceleratorPrecision, noteAutocastPrecision, noteLightningPrecision, noteMatmulPrecision, noteTrainingArgumentsPrecision } from './runPrecision';
 import { noteDeepSpeedConfig } from './runDeepSpeedConfig';
+import { noteCompiledModel } from './compiledModel';
 import { UNKNOWN, iterItems, type CallSite, type Value } from './values';
 
 /** Calls whose first argument (or `module=`/`model=`) is the model they return. */
@@ -85,6 +86,7 @@ export function trainingWrapper(interp: Interp, path: string, args: Value[], kwa
   noteDeepSpeedConfig(interp, path, kwargs, site);
   noteMatmulPrecision(interp, path, args, kwargs, site);
   noteTrainingArgumentsBatch(interp, path, kwargs, site);
+  noteCompiledModel(interp, path, site);
   if (RETURNS_MODEL.some((r) => r.test(path))) {
     const model = modelArg(args, kwargs);
     peftWraps(interp, path, model, args, kwargs, site);
