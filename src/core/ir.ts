@@ -250,6 +250,11 @@ export interface RunPrecision {
   precision?: TrainingPrecision;
   holding?: TensorHolding;
   source: string;
+  /**
+   * Where the code turns cuDNN's TF32 off (`torch.backends.cudnn.allow_tf32 = False`): fp32 convolutions then run at
+   * the fp32 rate, not on the TF32 tensor cores PyTorch uses by default (planner/tf32Convolutions.ts).
+   */
+  convolutionsWithoutTf32?: string;
 }
 
 /** Everything a frontend returns for one file. */

@@ -3,7 +3,8 @@
  * that says so. PyTorch: `torch.backends.cudnn.allow_tf32` is True by default while matmul TF32 is off since 1.12
  * (PyTorch docs, CUDA semantics, "TensorFloat-32 (TF32) on Ampere (and later) devices"). TensorFlow and Keras:
  * TF32 is on by default since TF 2.4 (`tf.config.experimental.enable_tensor_float_32_execution`). TensorFlow.js
- * states no such default, so its convolutions stay fp32.
+ * states no such default, so its convolutions stay fp32, as do those of code that sets
+ * `torch.backends.cudnn.allow_tf32 = False` (RunPrecision.convolutionsWithoutTf32).
  */
 import type { AnalyzedModel } from '../core/ir';
 import type { Precision } from '../protocol/plan';
@@ -33,6 +34,11 @@ export function tf32Convolutions(model: AnalyzedModel, precision: Precision, gpu
   if (precision !== 'fp32' || !source) return { on: false };
   const convolutions = model.layers.filter((l) => l.op === 'conv' || l.op === 'separable_conv');
   const cores = gpus.filter(hasTf32Cores);
+  const switchedOff = model.runPrecision?.convolutionsWithoutTf32;
+  if (switchedOff) {
+    const line = convolutions.length && cores.length ? `fp32: the ${convolutions.length} convolutions stay off ${cores[0]!.name}'s TF32 tensor cores: the code turns TF32 off for them (${switchedOff})` : undefined;
+    return { on: false, ...(line ? { line } : {}) };
+  }
   if (convolutions.length === 0 || cores.length === 0) return { on: true };
   const flops = (layers: typeof model.layers) => layers.reduce((sum, l) => sum + l.workload.forwardFlops + l.workload.backwardFlops, 0);
   const total = flops(model.layers);

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AnalyzedModel } from '../../src/core/ir';
+import { analyzeSource, initFrontends } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import type { PlanReport } from '../../src/protocol/plan';
 import type { PlanOptions } from '../../src/protocol/planOptions';
@@ -45,4 +46,20 @@ test('a TensorFlow.js model states no TF32 default: its fp32 convolutions stay a
   const torch = plan(resnet50(), 'a100x8', 'fp32');
   assert.equal(tf32Line(tfjs), undefined);
   assert.ok(tfjs.plan.stepTimeMs > 1.5 * torch.plan.stepTimeMs, `${tfjs.plan.stepTimeMs} ms against ${torch.plan.stepTimeMs} ms`);
+});
+
+test('code that turns cuDNN’s TF32 off keeps its convolutions at fp32, and the plan says where', async () => {
+  await initFrontends();
+  const script = (off: boolean) => `import torch
+import torch.nn as nn
+${off ? 'torch.backends.cudnn.allow_tf32 = False\n' : ''}model = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(64 * 32 * 32, 10))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(8, 3, 32, 32))
+`;
+  const off = (await analyzeSource('train.py', script(true), {})).models[0]!;
+  const on = (await analyzeSource('train.py', script(false), {})).models[0]!;
+  assert.equal(off.runPrecision?.convolutionsWithoutTf32, 'train.py:3 (torch.backends.cudnn.allow_tf32 = False)');
+  const [strict, fast] = [plan(off, 'a100x8', 'fp32'), plan(on, 'a100x8', 'fp32')];
+  assert.match(tf32Line(strict) ?? '', /^fp32: the 2 convolutions stay off A100-SXM4-80GB's TF32 tensor cores: the code turns TF32 off for them \(train\.py:3 \(torch\.backends\.cudnn\.allow_tf32 = False\)\)$/);
+  assert.ok(strict.plan.stepTimeMs > 1.5 * fast.plan.stepTimeMs, `${strict.plan.stepTimeMs} ms against ${fast.plan.stepTimeMs} ms`);
 });

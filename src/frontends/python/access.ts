@@ -21,7 +21,7 @@ import { indexTensor } from './tensorIndexing';
 import { BUILTIN_LAYER, isTorchModule } from './torchRuntime';
 import { constructTorchLayer, torchBaseAttr, torchModAttr, torchSetModAttr } from './torchModuleValues';
 import { splitPart, tensorAttr } from './tensorAttributes';
-import { noteTf32 } from './runPrecision';
+import { noteConvolutionTf32, noteTf32 } from './runPrecision';
 import { ScopeDict } from './scopeDict';
 import { NONE, TRUE, UNKNOWN, int, str, iterItems, keyOf, namedEntries, native, toNumber, type CallSite, type ClassV, type FuncV, type InstV, type Scope, type TensorV, type Value } from './values';
 import { withProps } from '../../core/objects';
@@ -182,6 +182,8 @@ export function setAttr(interp: Interp, obj: Value, name: string, value: Value, 
   if (obj.k === 'class') obj.attrs.set(name, value);
   // `torch.backends.cuda.matmul.allow_tf32 = True`: the run's fp32 matmuls run on TF32 tensor cores.
   if (obj.k === 'lib' && obj.path === 'torch.backends.cuda.matmul' && name === 'allow_tf32' && value.k === 'bool') noteTf32(interp, value.v, interp.site(node), `torch.backends.cuda.matmul.allow_tf32 = ${value.v ? 'True' : 'False'}`);
+  // `torch.backends.cudnn.allow_tf32 = False`: its fp32 convolutions leave the TF32 tensor cores PyTorch uses by default.
+  if (obj.k === 'lib' && obj.path === 'torch.backends.cudnn' && name === 'allow_tf32' && value.k === 'bool') noteConvolutionTf32(interp, value.v, interp.site(node));
 }
 
 function isSlice(v: Value): v is { k: 'tuple'; items: Value[] } {

@@ -17,6 +17,8 @@ export class RunFacts {
   precisionDefault: RunPrecision | undefined;
   /** Whether the run lets fp32 matmuls use TF32 tensor cores, and where it says so (runPrecision.ts). */
   tf32: { on: boolean; source: string } | undefined;
+  /** cuDNN's TF32 switch for convolutions, on by default (`torch.backends.cudnn.allow_tf32`), where the run sets it. */
+  convolutionTf32: { on: boolean; source: string } | undefined;
   /** Batch names the run's command line or TrainingArguments state, and values a split over the processes divided (runBatch.ts). */
   readonly batchOptions = new Map<string, BatchValue>();
   readonly batchSplit = new Map<string, BatchValue>();

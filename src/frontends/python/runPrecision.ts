@@ -127,6 +127,12 @@ export function noteTf32(interp: Interp, on: boolean, site: CallSite, what: stri
   interp.run.tf32 = { on, source: `${statedAt(interp, site)} (${what})` };
 }
 
+/** `torch.backends.cudnn.allow_tf32 = False`: fp32 convolutions off TF32 tensor cores (on is PyTorch's default). */
+export function noteConvolutionTf32(interp: Interp, on: boolean, site: CallSite): void {
+  if (interp.graph?.scope.length) return;
+  interp.run.convolutionTf32 = { on, source: `${statedAt(interp, site)} (torch.backends.cudnn.allow_tf32 = ${on ? 'True' : 'False'})` };
+}
+
 /** `torch.set_float32_matmul_precision(…)`: "high" and "medium" let fp32 matmuls run on TF32 tensor cores. */
 export function noteMatmulPrecision(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): void {
   if (path !== 'torch.set_float32_matmul_precision') return;
@@ -139,6 +145,8 @@ export function withRunPrecision(interp: Interp, spec: ModelSpec): ModelSpec {
   let run = interp.run.precision ?? interp.run.precisionDefault;
   // fp32 with TF32 matmuls runs them on tensor cores at the TF32 peak (A100: 156 TFLOPS against 19.5).
   if (run?.precision === 'fp32' && interp.run.tf32?.on) run = { ...run, precision: 'tf32', source: `${run.source}, with TF32 matmuls from ${interp.run.tf32.source}` };
+  const convolutions = interp.run.convolutionTf32;
+  if (convolutions && !convolutions.on) run = { ...(run ?? { source: convolutions.source }), convolutionsWithoutTf32: convolutions.source };
   return run && !spec.runPrecision ? { ...spec, runPrecision: run } : spec;
 }
 
