@@ -34,6 +34,8 @@ export const INCOMPLETE_CODES: ReadonlySet<string> = new Set([
   'lost-tensor',
   // A layer built with a size the evaluator could not compute (a shell variable on the command line): its shape is missing.
   'unknown-size',
+  // Modules registered where the evaluator could not list them or compute their names (a ModuleList over a size left None): they are missing.
+  'unknown-module-name',
 ]);
 
 const MAX_REASONS = 8;

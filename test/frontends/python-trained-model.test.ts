@@ -147,6 +147,10 @@ test('blocks counted by a size left None are said missing, not silently zero', a
   const said = allDiagnostics(r).find((d) => d.code === 'unknown-module-name');
   assert.ok(said, messages(r));
   assert.match(said.message, /registers modules the evaluator could not list \(range\(\) of None, which Python refuses \(TypeError\)/);
+  // The blocks are missing: the model says it is incomplete, with this as its reason.
+  const model = (r as { models: Array<{ completeness?: { complete: boolean; reasons: string[] } }> }).models[0];
+  assert.equal(model?.completeness?.complete, false);
+  assert.ok(model?.completeness?.reasons.includes(said.message), JSON.stringify(model?.completeness));
 });
 
 test('a model the __main__ part builds without WAP seeing it trained is read, with a note saying so', async () => {
