@@ -55,10 +55,25 @@ export class ImportResolver {
   private readonly workspace: string[];
   private readonly libraries: string[] | undefined;
   private readonly memo = new Map<string, Resolution>();
+  /** Folders the program adds to its own sys.path (`sys.path.append(…)`), searched after the workspace. */
+  private readonly added: string[] = [];
 
   constructor(readonly options: ImportOptions) {
     this.workspace = (options.workspaceFolders ?? []).map((f) => resolve(f));
     this.libraries = options.libraryRoots?.map((f) => resolve(f));
+  }
+
+  /**
+   * A folder the program puts on its sys.path (DeepSpeed-Chat's `sys.path.append(<its training folder>)` before
+   * `from utils.ds_utils import …`): searched after the importing file's folder and the workspace, as the user's own
+   * modules. Earlier resolutions may change, so they are forgotten. False when it was there already.
+   */
+  addSearchRoot(dir: string): boolean {
+    const root = resolve(dir);
+    if (this.added.includes(root)) return false;
+    this.added.push(root);
+    this.memo.clear();
+    return true;
   }
 
   /** Whether a file lies in a library root rather than the user's workspace. */
@@ -91,7 +106,7 @@ export class ImportResolver {
     if (isModelledOrStdlib(name)) return { kind: 'library', name };
     const looked: string[] = [];
     const fromLibrary = this.isLibraryFile(fromFile);
-    const localRoots = fromLibrary ? [] : [dirname(fromFile), ...this.workspace];
+    const localRoots = fromLibrary ? [] : [dirname(fromFile), ...this.workspace, ...this.added];
     let namespace: Resolution | undefined;
     for (const root of unique(localRoots)) {
       looked.push(root);

@@ -23,6 +23,7 @@ import { callEinops } from './einops';
 import { peftConfig } from './peftCalls';
 import { cudaQuery } from './cudaQueries';
 import { callOsPath } from './osPaths';
+import { extendSysPath } from './sysPath';
 import { NONE, UNKNOWN, int, keyOf, native, num, str, toNumber, type CallSite, type DictV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
@@ -34,6 +35,12 @@ const CONSTANTS: Record<string, Value> = {
   'math.e': num(Math.E, true),
   'math.inf': num(Infinity, true),
   'keras.backend.image_data_format': native('image_data_format', () => str('channels_last')),
+  'os.pardir': str('..'),
+  'os.curdir': str('.'),
+  'os.sep': str('/'),
+  'os.path.pardir': str('..'),
+  'os.path.curdir': str('.'),
+  'os.path.sep': str('/'),
 };
 
 export function libraryAttr(path: string): Value {
@@ -80,6 +87,7 @@ export function callLibrary(interp: Interp, path: string, args: Value[], kwargs:
   if (path === 'deepspeed.add_config_arguments') return deepspeedConfigArguments(interp, args[0] ?? kwargs.get('parser'), site);
   if (path === 'ast.literal_eval') return literalEval(args, site.node);
   if (path.startsWith('os.path.')) return callOsPath(interp, path, args) ?? UNKNOWN;
+  if (path === 'sys.path.append' || path === 'sys.path.insert') return extendSysPath(interp, path, args, site);
   const settings = loadSettings(interp, path, args);
   if (settings) return settings;
   if (LIGHTNING_CLI.test(path)) return lightningCli(interp, args, kwargs, site);

@@ -6,6 +6,7 @@
  * another reported model. PyTorch graphs come from evaluating forward on a
  * symbolic input; Keras graphs from the layer calls already recorded.
  */
+import { resolve as resolvePath } from 'node:path';
 import type { AnalyzeOptions, Diagnostic, FrontendResult, ModelSpec, SourceRange } from '../../core/ir';
 import { field, foreignFiles, namedChildren, rangeOf, type ConvertedTree, type PyNode } from './ast';
 import { classLookup, getAttr, isTorchModuleBase, iterate, libraryBase, mro, setAttr } from './access';
@@ -77,6 +78,9 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   for (const [name, value] of scriptBuiltins(interp)) interp.globals.vars.set(name, value);
   // The analysed file runs as a script would: its classes' `__module__` is '__main__'.
   if (!interp.globals.vars.has('__name__')) interp.globals.vars.set('__name__', { k: 'str', v: '__main__' });
+  // And knows where it is, as an absolute path (Python ≥ 3.9 makes the main module's `__file__` absolute):
+  // `sys.path.append(os.path.join(os.path.dirname(__file__), '..'))` (sysPath.ts).
+  if (interp.file && !interp.globals.vars.has('__file__')) interp.globals.vars.set('__file__', { k: 'str', v: resolvePath(interp.file) });
 
   const moduleGraph = new Graph('keras');
   interp.graph = moduleGraph;

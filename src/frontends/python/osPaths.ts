@@ -16,12 +16,38 @@ const QUERIES: Readonly<Record<string, (stat: ReturnType<typeof statSync> | unde
   'os.path.isdir': (s) => s?.isDirectory() ?? false,
 };
 
+/** The run's directory, where a relative path starts: the script's folder (scriptExec.ts reads `open` the same way). */
+export const runDirectoryOf = (interp: Interp): string | undefined => (interp.file ? dirname(interp.file) : undefined);
+
+/** Path arithmetic on known strings, as os.path does it on POSIX; undefined for a call that is no such arithmetic. */
+function pathArithmetic(interp: Interp, path: string, args: Value[]): Value | undefined {
+  const words = args.map((a) => (a.k === 'str' ? a.v : undefined));
+  const known = words.every((w) => w !== undefined) ? (words as string[]) : undefined;
+  const one = known?.[0];
+  switch (path) {
+    case 'os.path.join':
+      return known && known.length ? str(posix.join(...known)) : UNKNOWN;
+    case 'os.path.dirname':
+      return one !== undefined ? str(posix.dirname(one) === '.' && !one.includes('/') ? '' : posix.dirname(one)) : UNKNOWN;
+    case 'os.path.basename':
+      return one !== undefined ? str(posix.basename(one)) : UNKNOWN;
+    case 'os.path.normpath':
+      return one !== undefined ? str(posix.normalize(one)) : UNKNOWN;
+    case 'os.path.abspath':
+    case 'os.path.realpath': {
+      const base = runDirectoryOf(interp);
+      if (one === undefined || (!posix.isAbsolute(one) && !base)) return UNKNOWN;
+      return str(posix.isAbsolute(one) ? posix.normalize(one) : posix.join(base!, one));
+    }
+    default:
+      return undefined;
+  }
+}
+
 /** The value of an os.path call WAP can know, or undefined for another path. */
 export function callOsPath(interp: Interp, path: string, args: Value[]): Value | undefined {
-  if (path === 'os.path.join') {
-    if (args.length === 0 || args.some((a) => a.k !== 'str')) return UNKNOWN;
-    return str(posix.join(...args.map((a) => (a as { v: string }).v)));
-  }
+  const arithmetic = pathArithmetic(interp, path, args);
+  if (arithmetic) return arithmetic;
   const query = QUERIES[path];
   if (!query) return undefined;
   const target = args[0];
