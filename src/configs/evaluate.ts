@@ -155,7 +155,7 @@ export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSe
   // so the two can only differ in the rest. Said, or an equal count reads as the user's own choice.
   const searched = setup && !setup.worldFrom && statedDataParallel(setup) === undefined && yours.feasible && yours.gpus !== undefined
     ? ` (${yours.gpus} GPU${yours.gpus === 1 ? '' : 's'}: nothing here states how many processes run it, so the plan chose)` : '';
-  const launched = setup?.worldFrom ? ` (${setup.world} GPUs, as ${setup.worldFrom} launches it)` : searched;
+  const launched = setup?.worldFrom ? ` (${setup.world} GPU${setup.world === 1 ? '' : 's'}, as ${setup.worldFrom} launches it)` : searched;
   const mine = yours.feasible
     ? `your config${launched}${approximate}: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
     : yours.refusedByScript ? `your config${launched}${approximate}: ${yours.reason}` : `your config${launched}${approximate}: does not fit (${yours.reason})`;

@@ -34,6 +34,8 @@ interface TorchrunLaunch {
   readings: CountReading[];
   /** --nnodes is given but not a count (an elastic range, a computed value): not the one machine a missing one means. */
   nodesUnread?: boolean;
+  /** No --nproc_per_node: torchrun's default, one process per machine, is the count. */
+  perNodeDefaulted?: boolean;
   /** CUDA_VISIBLE_DEVICES in effect for this command (its own prefix, else the last one above it). */
   visible?: ConfigValue<number[]>;
   visibleStart?: number;
@@ -130,6 +132,7 @@ function scanScript(fileName: string, text: string): ScriptScan {
     const first = launcherEnd(words, assignments);
     if (first < 0) continue;
     const launch: TorchrunLaunch = { launcher: words[first - 1]!, readings: [] };
+    let perNodeGiven = false;
     for (let i = first; i < words.length; i++) {
       const w = words[i]!;
       if (!w.raw.startsWith('-')) break; // the training script: its own arguments follow
@@ -139,6 +142,8 @@ function scanScript(fileName: string, text: string): ScriptScan {
       let valueStart = 0;
       if (eq >= 0) [valueRaw, valueStart] = [w.raw.slice(eq + 1), w.start + eq + 1];
       else if (!FLAG_OPTIONS.has(name) && words[i + 1]) [valueRaw, valueStart] = [words[++i]!.raw, words[i]!.start];
+      // Named without its value (a half-typed line): given, but no count.
+      if (name === 'nproc_per_node') perNodeGiven = true;
       if (valueRaw === undefined) continue;
       if (name !== 'nproc_per_node' && name !== 'nnodes') continue;
       const reading = name === 'nproc_per_node'
@@ -153,6 +158,12 @@ function scanScript(fileName: string, text: string): ScriptScan {
     const inherited = [...visible].reverse().find((v) => v.start < words[0]!.start);
     const chosen = own ? visible.find((v) => v.start === own.start) : inherited;
     if (chosen) [launch.visible, launch.visibleStart] = [chosen, chosen.start];
+    if (!perNodeGiven) {
+      // torchrun starts one process per machine unless --nproc_per_node says more (torchrun --help: default 1), however
+      // many GPUs CUDA_VISIBLE_DEVICES shows it; the fix adds the option right after the launcher.
+      const end = launch.launcher.end;
+      [launch.perNode, launch.perNodeDefaulted] = [{ value: 1, range: { start: launch.launcher.start, end }, set: (n) => at(end, end, ` --nproc_per_node=${n}`) }, true];
+    }
     if (!launch.nodes && !launch.nodesUnread) {
       // torchrun defaults to one machine; a missing --nnodes can be added right after the launcher.
       const end = launch.launcher.end;
@@ -177,6 +188,7 @@ export const torchrunReader: ConfigReader = {
     const findings: ConfigFinding[] = [];
     for (const l of scanScript(fileName, text).launches) {
       findings.push(...l.readings.flatMap((r) => readingNotes('torchrun', fileName, r)));
+      if (l.perNodeDefaulted) findings.push({ format: 'torchrun', severity: 'info', code: 'launch-count-default', range: l.perNode!.range, message: `${l.launcher.raw} without --nproc_per_node starts one process per machine (its default)` });
       const perGpu = l.readings.find((r) => r.perGpu);
       // `gpu`: as many as the machine shows the process (CUDA_VISIBLE_DEVICES' list where it sets one, else the plan's
       // machines have), which the fix writes as a number.

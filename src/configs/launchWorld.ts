@@ -104,7 +104,8 @@ export function launchProcesses(words: Command, from: number, to: number, assign
   if (launcher === 'torchrun') {
     const perNodeRaw = opt('nproc_per_node');
     const word = perNodeRaw && valueOf(perNodeRaw, assignments);
-    const perNode = word && TORCHRUN_PER_GPU.has(word) ? { gpus: `--nproc_per_node=${word}` } : count(perNodeRaw, assignments);
+    // Without --nproc_per_node torchrun starts one process per machine (torchrun --help: default 1).
+    const perNode = word && TORCHRUN_PER_GPU.has(word) ? { gpus: `--nproc_per_node=${word}` } : perNodeRaw ? count(perNodeRaw, assignments) : 1;
     const nodesRaw = opt('nnodes');
     // An elastic range counts only when it is one size (2:2).
     const range = nodesRaw && /^(\d+):(\d+)$/.exec(nodesRaw.raw);

@@ -73,3 +73,14 @@ test('tensor_parallelism’s script builds its model through a classmethod: the 
   const io = folder({ 'tp/run_example.sh': launch, 'tp/fsdp_tp_example.py': script, 'tp/log_utils.py': 'def rank_log(): ...\n', 'tp/llama2_model.py': 'class Transformer: ...\n' });
   assert.deepEqual(resolveLaunchedModel('tp/run_example.sh', launch, io), { file: 'tp/fsdp_tp_example.py', how: 'run_example.sh runs with torchrun', launch: 'tp/run_example.sh' });
 });
+
+test('torchrun without --nproc_per_node starts one process per machine, its default: said, compared, and the fix writes the plan’s count', () => {
+  const text = '#!/bin/bash\ntorchrun --standalone train.py --lr 0.1\n';
+  const findings = checkConfig('run.sh', text, dataParallelPlan(8)).findings;
+  assert.deepEqual(findings.map((f) => [f.severity, f.code]), [['info', 'launch-count-default'], ['warning', 'gpu-count']]);
+  assert.equal(findings[0]!.message, 'torchrun without --nproc_per_node starts one process per machine (its default)');
+  assert.match(findings[1]!.message, /^1 process requested; the plan uses 8 GPUs/);
+  assert.equal(fixAll('run.sh', text, dataParallelPlan(8)).text, '#!/bin/bash\ntorchrun --nproc_per_node=8 --standalone train.py --lr 0.1\n');
+  // A count written out is the count, as before.
+  assert.deepEqual(checkConfig('run.sh', '#!/bin/bash\ntorchrun --nproc_per_node 8 train.py\n', dataParallelPlan(8)).findings, []);
+});
