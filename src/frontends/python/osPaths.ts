@@ -16,8 +16,11 @@ const QUERIES: Readonly<Record<string, (stat: ReturnType<typeof statSync> | unde
   'os.path.isdir': (s) => s?.isDirectory() ?? false,
 };
 
-/** The run's directory, where a relative path starts: the script's folder (scriptExec.ts reads `open` the same way). */
-export const runDirectoryOf = (interp: Interp): string | undefined => (interp.file ? dirname(interp.file) : undefined);
+/**
+ * Where a relative path the script computes starts: its own folder, where `open` looks first too (runDirectory.ts,
+ * which also looks above it for a file that exists; a computed folder has no file to look for).
+ */
+export const scriptFolderOf = (interp: Interp): string | undefined => (interp.file ? dirname(interp.file) : undefined);
 
 /** Path arithmetic on known strings, as os.path does it on POSIX; undefined for a call that is no such arithmetic. */
 function pathArithmetic(interp: Interp, path: string, args: Value[]): Value | undefined {
@@ -35,7 +38,7 @@ function pathArithmetic(interp: Interp, path: string, args: Value[]): Value | un
       return one !== undefined ? str(posix.normalize(one)) : UNKNOWN;
     case 'os.path.abspath':
     case 'os.path.realpath': {
-      const base = runDirectoryOf(interp);
+      const base = scriptFolderOf(interp);
       if (one === undefined || (!posix.isAbsolute(one) && !base)) return UNKNOWN;
       return str(posix.isAbsolute(one) ? posix.normalize(one) : posix.join(base!, one));
     }

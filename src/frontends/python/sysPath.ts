@@ -7,12 +7,12 @@
  */
 import { isAbsolute, join } from 'node:path';
 import type { Interp } from './interpreter';
-import { runDirectoryOf } from './osPaths';
+import { scriptFolderOf } from './osPaths';
 import { NONE, type CallSite, type Value } from './values';
 
 export function extendSysPath(interp: Interp, path: string, args: Value[], site: CallSite): Value {
   const folder = path === 'sys.path.insert' ? args[1] : args[0];
-  const base = runDirectoryOf(interp);
+  const base = scriptFolderOf(interp);
   if (folder?.k !== 'str' || (!isAbsolute(folder.v) && !base)) {
     interp.warn(site.node, `\`${interp.text(site.node).slice(0, 80)}\` adds a folder WAP cannot compute to the import path: modules imported from it may not resolve`, 'sys-path-unknown');
     return NONE;
