@@ -69,7 +69,8 @@ export async function analyzeModelFile(file: string, flags: ModelFlags = {}): Pr
     // A Hydra _target_, an argument the run does not give, or an import that could not be followed is the likeliest
     // reason for "no model" in a training script.
     const firstError = result.diagnostics.find((d) => d.severity === 'error') ?? result.diagnostics.find((d) => d.code === 'hydra-target' || d.code === 'script-arguments-unknown') ?? result.diagnostics.find((d) => d.code === 'import-unresolved' || d.code === 'import-name-missing') ?? result.diagnostics.find((d) => d.severity === 'warning');
-    const why = firstError ? `: ${firstError.file && firstError.file !== file ? `${firstError.file}:` : ''}${firstError.line}:${firstError.column}: ${firstError.message}` : '';
+    // A message that ends its own sentence is not given a second period.
+    const why = firstError ? `: ${firstError.file && firstError.file !== file ? `${firstError.file}:` : ''}${firstError.line}:${firstError.column}: ${firstError.message.replace(/\.$/, '')}` : '';
     throw new CliError(`no model found in '${file}'${why}. ${WHERE_WAP_LOOKS}`, 2, { file, diagnostics: result.diagnostics });
   }
   return result;

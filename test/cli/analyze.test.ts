@@ -113,6 +113,10 @@ test('exit 2 with one line: bad flags, unreadable file, no model, broken topolog
   const needsArgs = join(work, 'needs_args.py');
   writeFileSync(needsArgs, 'import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self, width):\n        super().__init__()\n        self.fc = nn.Linear(width, width)\n');
   cases.push([[needsArgs], /no model found in .*needs_args\.py': 2:1: Model classes in this file that WAP did not read, since nothing in it builds them: Net \(its constructor needs `width`\)\..*\. WAP reads a model built at module level \(`model = Net\(\)`\), by a function it can call without arguments/]);
+  // The first warning ends its own sentence: one period before what WAP reads, never two.
+  const missing = join(work, 'missing_import.py');
+  writeFileSync(missing, 'from mystery import Net\nmodel = Net()\n');
+  cases.push([[missing], /no model found in .*missing_import\.py': 1:\d+: module 'mystery' could not be resolved: .*opaque\. WAP reads a model built at module level/]);
   for (const [args, message] of cases) {
     const r = wap(...args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
