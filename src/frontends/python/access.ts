@@ -4,7 +4,7 @@
  * stand-ins, plus `super()`.
  */
 import type { PyNode } from './ast';
-import { methodOf } from './builtins';
+import { methodOf } from './valueMethods';
 import type { Interp } from './interpreter';
 import { moduleListing, noteSubmodule } from './moduleListings';
 import { canonicalPath } from './imports';
