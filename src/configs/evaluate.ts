@@ -11,7 +11,7 @@ import { launchedScriptSetup } from './launchSetup';
 import { withLinkedConfig } from './linkedConfig';
 import { READERS_BY_FORMAT } from './readers';
 import type { ConfigFinding, FileAccess } from './types';
-import { describeSetup, statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
+import { describeSetup, impliedDataParallel, statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
 
 /**
  * The setups a config states, one per format that can say one (a script may hold several): their
@@ -71,9 +71,14 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   copy('contextParallel', setup.contextParallel);
   copy('sequenceParallel', setup.sequenceParallel);
   copy('dataParallel', setup.dataParallel);
+
   copy('microBatch', setup.microBatch);
   const options: PlanOptions = withStatedPrecision({ ...base, pins }, setup, source);
   if (setup.world !== undefined) options.gpus = setup.world;
+  // A config whose batch arithmetic names its ranks (DeepSpeed's three batch keys) runs on them, times the model
+  // parallel degrees it states (none, for a DeepSpeed JSON).
+  const implied = setup.dataParallel || setup.world !== undefined ? undefined : impliedDataParallel(setup);
+  if (implied !== undefined) options.gpus = implied * (setup.tensorParallel?.value ?? 1) * (setup.pipelineStages?.value ?? 1) * (setup.contextParallel?.value ?? 1);
   const global = statedGlobalBatch(setup, statedDataParallel(setup));
   if (global !== undefined) options.batch = global;
   return options;
@@ -155,7 +160,9 @@ export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSe
   // so the two can only differ in the rest. Said, or an equal count reads as the user's own choice.
   const searched = setup && !setup.worldFrom && statedDataParallel(setup) === undefined && yours.feasible && yours.gpus !== undefined
     ? ` (${yours.gpus} GPU${yours.gpus === 1 ? '' : 's'}: nothing here states how many processes run it, so the plan chose)` : '';
-  const launched = setup?.worldFrom ? ` (${setup.world} GPU${setup.world === 1 ? '' : 's'}, as ${setup.worldFrom} launches it)` : searched;
+  const implied = setup && !setup.worldFrom && !setup.dataParallel && setup.world === undefined ? impliedDataParallel(setup) : undefined;
+  const arithmetic = implied !== undefined ? ` (${implied} data-parallel GPU${implied === 1 ? '' : 's'}: ${setup!.globalBatch!.value} = ${setup!.microBatch!.value} × ${setup!.gradientAccumulation!.value} × ${implied})` : '';
+  const launched = setup?.worldFrom ? ` (${setup.world} GPU${setup.world === 1 ? '' : 's'}, as ${setup.worldFrom} launches it)` : arithmetic || searched;
   const mine = yours.feasible
     ? `your config${launched}${approximate}: ${seconds(yours.stepTimeMs!)}${yours.mfu !== undefined ? `, ${Math.round(yours.mfu * 100)}% MFU` : ''}, fits (${gb(yours.memoryPerGpuBytes!)})`
     : yours.refusedByScript ? `your config${launched}${approximate}: ${yours.reason}` : `your config${launched}${approximate}: does not fit (${yours.reason})`;

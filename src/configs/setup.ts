@@ -200,9 +200,21 @@ export function keepGlobalBatch(global: number, planMicro: number, dataParallel:
 
 /** The config's global batch: stated, else micro × accumulation × data-parallel degree when all are known. */
 /** The data-parallel degree a setup states, or its GPUs over the model-parallel degrees when that is whole. */
+/**
+ * The data-parallel ranks a config's batch arithmetic names where it states no count: DeepSpeed checks
+ * train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × data-parallel ranks and stops
+ * otherwise (deepspeed/runtime/config.py), so a config that writes all three runs on one count only.
+ */
+export function impliedDataParallel(s: StatedSetup): number | undefined {
+  const [global, micro, steps] = [s.globalBatch, s.microBatch, s.gradientAccumulation];
+  if (!global?.stated || !micro?.stated || !steps?.stated) return undefined;
+  const dp = global.value / (micro.value * steps.value);
+  return Number.isInteger(dp) && dp >= 1 ? dp : undefined;
+}
+
 export function statedDataParallel(s: StatedSetup): number | undefined {
   if (s.dataParallel) return s.dataParallel.value;
-  if (s.world === undefined) return undefined;
+  if (s.world === undefined) return impliedDataParallel(s);
   const dp = s.world / ((s.tensorParallel?.value ?? 1) * (s.pipelineStages?.value ?? 1) * (s.contextParallel?.value ?? 1));
   return Number.isInteger(dp) ? dp : undefined;
 }

@@ -9,7 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { initConfigReaders, launchedArguments, launchedSetupHint, withLaunchedSetup } from '../../src/configs';
+import { initConfigReaders, launchedArguments, launchedSetupHint, pinnedOptions, readConfigSetups, versusLine, withLaunchedSetup } from '../../src/configs';
+import { impliedDataParallel } from '../../src/configs/setup';
 import { analyzeSource, initFrontends } from '../../src/frontends';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import type { PlanOptions } from '../../src/protocol/planOptions';
@@ -78,4 +79,18 @@ test('wap config on the ZeRO-1 launch: the plan’s ZeRO-0 is no reason to chang
   assert.equal(differs[0]!.severity, 'info');
   assert.match(differs[0]!.message, /trains with ZeRO 1 .*uses ZeRO 0; WAP estimates your setup at least as fast \([\d.]+ ms\/step against [\d.]+ ms\/step\), so this is no reason to change it$/);
   assert.equal(r.code, 0, 'nothing left to fix');
+});
+
+test('a DeepSpeed JSON that writes all three batch keys runs on the one data-parallel count they imply: "your config" is planned there, and says why', async () => {
+  const json = (steps: number) => `{\n  "train_batch_size": 256,\n  "train_micro_batch_size_per_gpu": 32,\n  "gradient_accumulation_steps": ${steps},\n  "zero_optimization": {"stage": 0}\n}\n`;
+  const [one] = readConfigSetups('ds_config.json', json(1));
+  const [two] = readConfigSetups('ds_config.json', json(2));
+  assert.deepEqual([impliedDataParallel(one!), impliedDataParallel(two!)], [8, 4]);
+  const options = pinnedOptions(ASSUMED, two!, 'ds_config.json');
+  assert.deepEqual([options.gpus, options.batch], [4, 256]);
+  // Without the accumulation key, DeepSpeed computes it from the ranks: nothing is implied.
+  const [open] = readConfigSetups('ds_config.json', json(1).replace('  "gradient_accumulation_steps": 1,\n', ''));
+  assert.equal(impliedDataParallel(open!), undefined);
+  const run = { feasible: true, gpus: 4, stepTimeMs: 12, mfu: 0.19, memoryPerGpuBytes: 1e9, describe: '4 GPUs', warnings: [] };
+  assert.match(versusLine(run, { ...run, gpus: 8, stepTimeMs: 6.3 }, two), /^your config \(4 data-parallel GPUs: 256 = 32 × 2 × 4\): 12\.0 ms\/step/);
 });
