@@ -4,9 +4,9 @@
  * batch) on this launch's processes. The setup is only compared, never edited through: its edits would be the
  * script's, so none are kept, and it points at the script's name in the launch.
  */
-import { baseOf, dirOf, joinPath, normalisePath } from './filePaths';
+import { baseOf, joinPath, normalisePath } from './filePaths';
 import { launchesOf } from './launchedBy';
-import { launchedScripts } from './modelFor';
+import { launchedCommands, locateLaunchedScript } from './launchTargets';
 import type { SetupDim, StatedSetup } from './setup';
 import type { FileAccess } from './types';
 
@@ -22,9 +22,9 @@ function valueOnly(value: unknown): unknown {
 /** The setup the launch `fileName` runs, when it launches a script that states one, on the process count it states (if any). */
 export function launchedScriptSetup(fileName: string, text: string, files: FileAccess, readSetups: SetupReader): StatedSetup | undefined {
   const self = normalisePath(fileName);
-  for (const { script } of launchedScripts(fileName, text)) {
-    const path = joinPath(dirOf(fileName), script);
-    if (normalisePath(path) === self) continue;
+  for (const command of launchedCommands(fileName, text)) {
+    const path = locateLaunchedScript(fileName, command, files)?.file;
+    if (!path || normalisePath(path) === self) continue;
     const body = files.read(path);
     if (body === undefined) continue;
     const worlds = new Set(launchesOf(path, files).filter((l) => normalisePath(joinPath(l.dir, l.launcher)) === self).map((l) => l.world));
@@ -35,9 +35,9 @@ export function launchedScriptSetup(fileName: string, text: string, files: FileA
     const [setup] = readSetups(path, body, files);
     if (!setup) continue;
     const { writeAll: _writeAll, link: _link, conflicts: _conflicts, ...stated } = setup;
-    const at = Math.max(0, text.indexOf(script));
     const values = Object.fromEntries(Object.entries(stated).map(([key, value]) => [key, valueOnly(value)])) as unknown as StatedSetup;
-    return { ...values, ...(world !== undefined ? { world, worldFrom: baseOf(fileName) } : {}), anchor: { start: at, end: at + script.length }, label: `${setup.label} (${baseOf(path)})` };
+    // Anchored where the launch names its script (`train.py`, or `-m scripts.base_train`'s module).
+    return { ...values, ...(world !== undefined ? { world, worldFrom: baseOf(fileName) } : {}), anchor: command.at, label: `${setup.label} (${baseOf(path)})` };
   }
   return undefined;
 }

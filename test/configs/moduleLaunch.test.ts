@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { configCommand } from '../../src/cli/commands/config';
 import { analyzeModelFile } from '../../src/cli/modelLoading';
-import { checkConfig, initConfigReaders, launchArgumentsOfModel, launchedArguments, resolveLaunchedModel } from '../../src/configs';
+import { checkConfig, comparedSetup, initConfigReaders, launchArgumentsOfModel, launchedArguments, resolveLaunchedModel } from '../../src/configs';
 import { scriptLaunch } from '../../src/configs/launchScripts';
 import { initFrontends } from '../../src/frontends';
 import { splitCommands } from '../../src/configs/shellWords';
@@ -66,4 +66,16 @@ test('the stages that share one $NPROC_PER_NODE are one finding at its value, no
   const text = 'NPROC_PER_NODE=8\ntorchrun --standalone --nproc_per_node=$NPROC_PER_NODE -m scripts.base_train\ntorchrun --standalone --nproc_per_node=$NPROC_PER_NODE -m scripts.mid_train\n';
   const findings = checkConfig('speedrun.sh', text, dataParallelPlan(2)).findings;
   assert.deepEqual(findings.map((f) => [f.code, text.slice(f.range.start, f.range.end)]), [['gpu-count', '8']]);
+});
+
+test('"your config" of a `-m` launch whose script wraps its model itself is anchored at the module the launch names', () => {
+  const files: Record<string, string> = {
+    '/p/run.sh': '#!/bin/bash\ntorchrun --nproc_per_node 8 -m scripts.train --lr 3e-4\n',
+    '/p/scripts/train.py': 'import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(torch.nn.Linear(8, 8))\n',
+  };
+  const io = { read: (p: string) => files[p], list: (d: string) => Object.keys(files).filter((p) => p.startsWith(`${d}/`) && !p.slice(d.length + 1).includes('/')).map((p) => p.slice(d.length + 1)) };
+  const setup = comparedSetup('/p/run.sh', files['/p/run.sh']!, io);
+  assert.ok(setup, 'the DDP script states a setup');
+  assert.equal(files['/p/run.sh']!.slice(setup.anchor.start, setup.anchor.end), 'scripts.train');
+  assert.deepEqual([setup.world, setup.worldFrom], [8, 'run.sh']);
 });
