@@ -19,7 +19,7 @@ import { isKerasModelInstance } from './kerasRuntime';
 import { isBareLayer, isModelValue, trainedModel } from './trainedModel';
 import { runMainBlocks, untrainedMainNote } from './scriptMain';
 import { hfSpec } from './transformersModels';
-import { ownDefaultConfig, ownDefaultNote, requiredArguments, skippedClassesNote, skippedWhy, type OwnDefault, type SkippedClass } from './classDefaults';
+import { ownDefaultConfig, ownDefaultNote, requiredArguments, skippedClassesNote, skippedWhy, unreadBaseNote, unreadLibraryBase, type OwnDefault, type SkippedClass } from './classDefaults';
 import { guarded, kerasSpec, kerasSubclassSpec, torchSpec, type Candidate } from './candidateSpecs';
 import { unmodelledFreezes } from './frozenParameters';
 import { isMainGuard, moduleScopeStatements } from './moduleScope';
@@ -125,10 +125,13 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   }
   // 3. Classes buildable with defaults, or with the default config the class gives itself (classDefaults.ts).
   const skipped: SkippedClass[] = [];
+  const unreadBases: Array<{ name: string; base: string; range: SourceRange }> = [];
   for (const [name, range] of definitions.classes) {
     const cls = interp.globals.vars.get(name);
     if (cls?.k !== 'class' || name.startsWith('_')) continue;
     const base = libraryBase(cls);
+    const unread = unreadLibraryBase(base);
+    if (unread) unreadBases.push({ name, base: unread, range });
     if (!base || !(isTorchModuleBase(base) || base === 'keras.Model')) continue;
     const required = requiredArguments(interp, classLookup(cls, '__init__'));
     // The config is read on a budget of its own, as a class build is.
@@ -190,7 +193,11 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   const unparsed = tree.parseErrors.slice(0, 1).map((d): Diagnostic => ({ ...d, incomplete: true }));
   const carried = [...unparsed, ...(skippedNote ? [skippedNote] : []), ...unmodelledFreezes(interp, tree), ...rewrittenGlobals(interp, tree.root), ...interp.runNotes];
   for (const spec of models) spec.diagnostics = [...(spec.diagnostics ?? []), ...carried];
-  if (models.length === 0) fileDiagnostics.push(...carried);
+  if (models.length === 0) {
+    fileDiagnostics.push(...carried);
+    const unreadNote = unreadBaseNote(unreadBases);
+    if (unreadNote) fileDiagnostics.push(unreadNote);
+  }
   fileDiagnostics.push(...interp.diagnostics);
   // Module-level warnings must not vanish when no instance model carries them, nor a guess that decided a value the
   // classes may be built with (`WIDTH = 512 if os.environ.get('LARGE') else 256`).
