@@ -15,9 +15,14 @@ export interface PlanTarget {
   gpusPerNode: number;
 }
 
+/** A cluster's GPUs per machine, from the summary every plan report carries. */
+export function gpusPerMachine(cluster: { gpus: number; nodes: number }): number {
+  return Math.max(1, Math.round(cluster.gpus / Math.max(1, cluster.nodes)));
+}
+
 export function planTarget(plan: PlanReport): PlanTarget {
   const gpus = Math.max(1, plan.plan.gpus);
-  const gpusPerNode = Math.max(1, Math.round(plan.cluster.gpus / Math.max(1, plan.cluster.nodes)));
+  const gpusPerNode = gpusPerMachine(plan.cluster);
   const nodes = Math.ceil(gpus / gpusPerNode);
   return { gpus, nodes, perNode: gpus % nodes === 0 ? gpus / nodes : undefined, gpusPerNode };
 }

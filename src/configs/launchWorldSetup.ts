@@ -9,6 +9,7 @@
  * over several machines runs over the network where the plan does not, which "your config" says as not modelled.
  * Only the commands that run the compared model count; commands that disagree leave the count to the search.
  */
+import { gpusPerMachine } from './compare';
 import { baseOf, normalisePath } from './filePaths';
 import { launchedCommands, locateLaunchedScript, type LaunchedCommand } from './launchTargets';
 import type { StatedSetup } from './setup';
@@ -22,7 +23,7 @@ export interface PlanMachines {
 
 /** A plan's machines: its cluster's name and GPUs per machine (the cluster summary every plan report carries). */
 export function planMachines(cluster: { name: string; gpus: number; nodes: number }): PlanMachines {
-  return { name: cluster.name, gpusPerNode: Math.max(1, Math.round(cluster.gpus / Math.max(1, cluster.nodes))) };
+  return { name: cluster.name, gpusPerNode: gpusPerMachine(cluster) };
 }
 
 interface CommandWorld {

@@ -88,7 +88,7 @@ function setupsTraining(modelPath: string, files: FileAccess): Array<{ path: str
 /** What the configs that train `modelPath` state: one batch, or the ones that disagree; one precision, if they agree. */
 export function launchedSetupHint(modelPath: string, files: FileAccess): LaunchedSetupHint {
   const batches = new Map<number, BatchHint>();
-  const precisions = new Map<Precision, NonNullable<LaunchedSetupHint['precision']>>();
+  const precisions = new Map<Precision, NonNullable<LaunchedSetupHint['precision']> & { file: string }>();
   const replicas = new Map<number, string>();
   for (const { path, setup } of setupsTraining(modelPath, files)) {
     const file = baseOf(path);
@@ -98,7 +98,7 @@ export function launchedSetupHint(modelPath: string, files: FileAccess): Launche
     if (b && !batches.has(b.batch)) batches.set(b.batch, { batch: b.batch, file, source: `${file}'s ${setup.label}: ${b.how}` });
     const p = setup.precision;
     const style = setup.ampStyle && { value: setup.ampStyle.value, source: `${file} (${setup.ampStyle.why})` };
-    if (p?.stated && !precisions.has(p.value)) precisions.set(p.value, { precision: p.value, source: `${file} (${setup.label})`, ...(style ? { ampStyle: style } : {}) });
+    if (p?.stated && !precisions.has(p.value)) precisions.set(p.value, { precision: p.value, file, source: `${file} (${setup.label})`, ...(style ? { ampStyle: style } : {}) });
   }
   // No setup states the replicas (a launch of an accelerate loop with arguments of its own): the launches' process
   // count does, for a script whose framework replicates its model (accelerate, Fabric, DeepSpeed's engine); a script
@@ -112,8 +112,13 @@ export function launchedSetupHint(modelPath: string, files: FileAccess): Launche
   }
   const hints = [...batches.values()];
   const batch: BatchReading = hints.length === 0 ? undefined : hints.length === 1 ? hints[0] : { disagree: hints };
-  const [precision] = precisions.size === 1 ? [...precisions.values()] : [];
-  const unsettled = precisions.size > 1 ? [...precisions.values()].map((p) => `${p.source.replace(/ \(.*$/, '')} ${p.precision}`).join(', ') : undefined;
+  const [stated] = precisions.size === 1 ? [...precisions.values()] : [];
+  let precision: LaunchedSetupHint['precision'];
+  if (stated) {
+    const { file: _file, ...hint } = stated;
+    precision = hint;
+  }
+  const unsettled = precisions.size > 1 ? [...precisions.values()].map((p) => `${p.file} ${p.precision}`).join(', ') : undefined;
   const [count] = replicas.size === 1 ? [...replicas.keys()] : [];
   return {
     batch,

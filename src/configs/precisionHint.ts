@@ -25,6 +25,7 @@ import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';
 import { passesOwnDeepSpeedConfig } from './inlineDeepSpeed';
 import { configMentioned } from './modelFor';
+import { baseOf } from './filePaths';
 import { launchPrecisionHint } from './launchPrecision';
 import { isLaunchScriptName } from './launchScripts';
 import { parseJsonConfig } from './jsonDoc';
@@ -155,7 +156,7 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
   // A script that builds its DeepSpeed config in code trains with that one: a JSON beside it that no file names is stale.
   const modelText = files.find((f) => f.name === modelFile)?.text;
   const ownConfig = modelText !== undefined && passesOwnDeepSpeedConfig(modelText);
-  const unnamed = (name: string): boolean => !files.some((o) => o.name !== name && configMentioned(o.text, name.replace(/^.*[\\/]/, '')));
+  const unnamed = (name: string): boolean => !files.some((o) => o.name !== name && configMentioned(o.text, baseOf(name)));
   const launched = (): PrecisionHint | undefined => launchPrecisionHint(files, scripts);
   function* readings(): Generator<() => PrecisionHint | undefined> {
     const defaults: PrecisionHint[] = [];

@@ -9,21 +9,13 @@
 import type { AnalyzedModel } from '../core/ir';
 import type { Precision } from '../protocol/plan';
 import type { GpuSpec } from './cluster/spec';
-import { peakTflops } from './memory/precision';
+import { hasTf32TensorCores } from './memory/precision';
 
 const DEFAULT_SOURCE: Partial<Record<AnalyzedModel['framework'], string>> = {
   pytorch: "PyTorch's default, torch.backends.cudnn.allow_tf32 = True",
   keras: "TensorFlow's default since 2.4",
   'keras-json': "TensorFlow's default since 2.4",
 };
-
-function hasTf32Cores(gpu: GpuSpec): boolean {
-  try {
-    return peakTflops(gpu, 'tf32').tflops > gpu.tflops;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Whether the plan's convolutions run on TF32, the line that says so, and their share of the model's FLOPs: MFU is
@@ -33,7 +25,7 @@ export function tf32Convolutions(model: AnalyzedModel, precision: Precision, gpu
   const source = DEFAULT_SOURCE[model.framework];
   if (precision !== 'fp32' || !source) return { on: false };
   const convolutions = model.layers.filter((l) => l.op === 'conv' || l.op === 'separable_conv');
-  const cores = gpus.filter(hasTf32Cores);
+  const cores = gpus.filter(hasTf32TensorCores);
   const switchedOff = model.runPrecision?.convolutionsWithoutTf32;
   if (switchedOff) {
     const line = convolutions.length && cores.length ? `fp32: the ${convolutions.length} convolutions stay off ${cores[0]!.name}'s TF32 tensor cores: the code turns TF32 off for them (${switchedOff})` : undefined;

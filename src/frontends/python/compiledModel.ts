@@ -8,13 +8,12 @@
  * at 32 sequences per GPU fits an 80 GB H100 compiled, where the eager estimate does not).
  */
 import type { Interp } from './interpreter';
-import { fileLabel, noteForPlans } from './runFacts';
+import { noteForPlans } from './runFacts';
+import { statedAt } from './runPrecision';
 import type { CallSite } from './values';
 
 export function noteCompiledModel(interp: Interp, path: string, site: CallSite): void {
   if (path !== 'torch.compile' || interp.graph?.scope.length) return;
-  const at = site.range;
-  const where = `${fileLabel(at.file ?? interp.file)}:${at.line}`;
-  const message = `The model is compiled (torch.compile at ${where}): Inductor fuses its pointwise ops and recomputes them in the backward, where WAP prices them as eager PyTorch runs them, so the plan's activation memory and elementwise time are upper bounds`;
-  noteForPlans(interp, at, message, 'compiled-model', 'info');
+  const message = `The model is compiled (torch.compile at ${statedAt(interp, site)}): Inductor fuses its pointwise ops and recomputes them in the backward, where WAP prices them as eager PyTorch runs them, so the plan's activation memory and elementwise time are upper bounds`;
+  noteForPlans(interp, site.range, message, 'compiled-model', 'info');
 }

@@ -11,6 +11,7 @@
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Interp } from './interpreter';
 import { statKind } from '../imports/sourceFiles';
+import { fileLabel } from './runFacts';
 
 /** How many folders above the script a run's working directory is looked for: launch scripts sit up to three above. */
 const FOLDERS_ABOVE = 3;
@@ -58,5 +59,5 @@ export function runFile(interp: Interp, script: string, path: string): RunFile {
 export function runFileNote(script: string, path: string, found: RunFile): string | undefined {
   if (!found.startsIn) return undefined;
   const from = relative(dirname(resolve(script)), found.startsIn);
-  return `'${path}' is not beside ${script.replace(/^.*[\\/]/, '')}: WAP read ${found.file}, the file a run started in ${found.startsIn} ('${from}' from the script's folder) opens; a run started elsewhere opens another file, or fails`;
+  return `'${path}' is not beside ${fileLabel(script)}: WAP read ${found.file}, the file a run started in ${found.startsIn} ('${from}' from the script's folder) opens; a run started elsewhere opens another file, or fails`;
 }

@@ -12,7 +12,7 @@ import { MASK_BYTES } from '../../core/catalogue/costs';
 import { attentionDropout, attentionSoftcap, attentionWindow } from '../../core/ops';
 import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
-import { peakTflops } from '../memory/precision';
+import { hasTf32TensorCores, peakTflops } from '../memory/precision';
 import { eagerNormTraffic } from './eagerNorm';
 import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape } from './efficiency';
 import { castTraffic, layerPrecision } from './pinnedDtype';
@@ -80,12 +80,8 @@ export interface ComputeOptions {
 /** The precision a layer's GEMMs run at: an fp32 convolution on TF32 tensor cores where the framework's default allows it. */
 function gemmPrecision(layer: AnalyzedLayer, gpu: GpuSpec, precision: Precision, options: ComputeOptions): Precision {
   if (precision !== 'fp32' || !options.tf32Convolutions || (layer.op !== 'conv' && layer.op !== 'separable_conv')) return precision;
-  try {
-    // A GPU without TF32 tensor cores (V100, TITAN Xp) has no separate peak: it stays at fp32.
-    return peakTflops(gpu, 'tf32').tflops > gpu.tflops ? 'tf32' : precision;
-  } catch {
-    return precision;
-  }
+  // A GPU without TF32 tensor cores (V100, TITAN Xp) stays at fp32.
+  return hasTf32TensorCores(gpu) ? 'tf32' : precision;
 }
 
 /** Precisions whose convolutions run on tensor cores (implicit GEMM in NHWC). */

@@ -8,7 +8,7 @@ import { precisionBytes } from './precision';
 
 export * from './model';
 export { fullWidthOptimizer, isEightBitOptimizer, optimizerStateBytes, optimizerStateCopies } from './optimizerState';
-export { chooseAmpStyle, choosePrecision, choosePrecisionFor, isMixed, peakTflops, precisionBytes, PrecisionError, savedBytesAtPrecision, type PrecisionBytes, type PrecisionChoice } from './precision';
+export { chooseAmpStyle, choosePrecision, choosePrecisionFor, hasTf32TensorCores, isMixed, peakTflops, precisionBytes, PrecisionError, savedBytesAtPrecision, type PrecisionBytes, type PrecisionChoice } from './precision';
 export { hasAttentionScores, keptActivations, largestSegmentBytesPerSample, fusedAttention, recomputePlan, savedUnderKernel, scoreElementsPerSample, selectiveRecomputeFraction, type RecomputePlan } from './recompute';
 
 /** How a GPU's share of the model is cut. */

@@ -148,6 +148,14 @@ function hasPeak(gpu: GpuSpec, p: Precision): boolean {
   }
 }
 
+/**
+ * Whether a GPU has TF32 tensor cores: a TF32 peak above its fp32 one (A100, H100). A GPU without them (V100,
+ * TITAN Xp) runs tf32 at the fp32 peak, or has no TF32 peak at all.
+ */
+export function hasTf32TensorCores(gpu: GpuSpec): boolean {
+  return hasPeak(gpu, 'tf32') && peakTflops(gpu, 'tf32').tflops > gpu.tflops;
+}
+
 /** fp16 is worth defaulting to only when it computes faster than fp32 (not on Pascal, where it is storage only). */
 function tensorCoreGain(gpu: GpuSpec, p: Precision): boolean {
   return peakTflops(gpu, p).tflops > gpu.tflops * 1.5;
