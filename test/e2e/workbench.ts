@@ -55,8 +55,14 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible' });
   await input.fill(`>${title}`);
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ state: 'visible', timeout: 30_000 });
+  // Enter runs the focused top row: until the palette has filtered, that row may be a recently used
+  // command (the one a slow machine ran instead, while a matching row already showed further down).
+  const top = page.locator('.quick-input-list .monaco-list-row[data-index="0"]');
+  const deadline = Date.now() + 30_000;
+  while (!((await top.innerText().catch(() => '')).includes(title))) {
+    if (Date.now() > deadline) throw new Error(`the command palette never put '${title}' on top`);
+    await page.waitForTimeout(100);
+  }
   await page.keyboard.press('Enter');
 }
 
@@ -133,7 +139,9 @@ export async function webviewFrame(page: Page, contentSelector: string, timeoutM
     }
     await page.waitForTimeout(250);
   }
-  throw new Error(`no webview frame with '${contentSelector}'`);
+  // What the user would see instead: the toasts (an error, a progress message) say why no view came.
+  const toasts = await page.locator('.notification-toast').allInnerTexts().catch(() => []);
+  throw new Error(`no webview frame with '${contentSelector}'; notifications: ${JSON.stringify(toasts).slice(0, 800)}`);
 }
 
 export async function statusBarText(page: Page): Promise<string> {
