@@ -173,9 +173,9 @@ export function versusLine(yours: RunSummary, best: RunSummary, setup?: StatedSe
 
 /**
  * A setup-differs finding tells the user to change to the plan's setup. Where WAP's own estimate of their setup is
- * at least as fast as the plan (the search walks ZeRO stages cheapest in memory first and keeps the first that
- * fits, so a stage the config already uses can estimate faster), that is no reason to change it: the finding is
- * information, and its fix no longer the preferred one.
+ * at least as fast as the plan (the searches are heuristics: a recompute mode, micro-batch or GPU count the config
+ * already uses may be one they did not reach), that is no reason to change it: the finding is information, and
+ * its fix no longer the preferred one.
  */
 export function weighedByVersus(findings: ConfigFinding[], yours: RunSummary, best: RunSummary): ConfigFinding[] {
   if (!yours.feasible || !best.feasible || yours.stepTimeMs! > best.stepTimeMs!) return findings;

@@ -65,6 +65,8 @@ export interface CountResult {
   evaluated: number;
   /** When the best plan fits only through memory savers: which, and what they cost against the first setup tried. */
   fitsThrough?: string;
+  /** When the first setup tried fits but another is faster (ZeRO-1 over ZeRO-0): which, and by how much. */
+  fasterThanFirst?: string;
 }
 
 export interface EvalContext {
@@ -187,8 +189,11 @@ export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boo
   let evaluated = 0;
   const pipelinesDone = new Set<string>();
   const cap = usableBytes(topo.minMemoryBytes(range(0, n)));
+  // The ladder's setups at one accumulation and recompute differ only in what shards or offloads the model state:
+  // the first one's tables lend their compute to the others (TableOptions.sameComputeAs).
+  const costedCompute = new Map<string, CostTables>();
   const evaluate = function* (setup: TableSetup): Steps<CountResult> {
-    const r = yield* evaluateSetupSteps(ctx, n, includeOwt, setup, pipelinesDone);
+    const r = yield* evaluateSetupSteps(ctx, n, includeOwt, setup, pipelinesDone, costedCompute);
     evaluated += r.evaluated;
     return r;
   };
@@ -198,7 +203,12 @@ export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boo
   });
   const { best, first, last } = walk;
   if (best) {
-    if (best !== first && first?.best) {
+    if (best !== first && first?.best?.fits) {
+      const base = first.best;
+      const ms = best.best!.summary.stepTimeMs;
+      // Only ZeRO-1 beside ZeRO-0 gets here (setupLadder.ts): the sharded optimizer step saves more than the gather costs.
+      best.fasterThanFirst = `${describeSavers(best.best!.setup, base.setup)} chosen for speed, not memory: step ${ms.toFixed(2)} ms against ${base.summary.stepTimeMs.toFixed(2)} ms without it (each GPU steps its shard of the optimizer state, and gathering the updated weights after the step costs less than that saves)`;
+    } else if (best !== first && first?.best) {
       const base = first.best;
       const extra = best.best!.summary.stepTimeMs - base.summary.stepTimeMs;
       const savers = `${describeSavers(best.best!.setup, base.setup)}: ${gb(best.best!.memory.total)} per GPU instead of ${gb(base.memory.total)}`;
@@ -216,13 +226,15 @@ export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boo
 }
 
 /** One GPU count under one training setup: the searched plan, plain DP, OWT and (in 'all' mode) pipelines. */
-function* evaluateSetupSteps(ctx: EvalContext, n: number, includeOwt: boolean, setup: TableSetup, pipelinesDone: Set<string>): Steps<CountResult> {
+function* evaluateSetupSteps(ctx: EvalContext, n: number, includeOwt: boolean, setup: TableSetup, pipelinesDone: Set<string>, costedCompute: Map<string, CostTables>): Steps<CountResult> {
   const { model, topo, options } = ctx;
   const batch = options.batch;
   const devices = range(0, n);
   let evaluated = 0;
   const tableOptions: TableOptions = { ...ctx.tableOptions, setup };
-  const tables = buildCostTables(model, topo, devices, batch, { ...tableOptions, mode: options.strategies });
+  const computeKey = `${setup.precision}|${setup.ampStyle ?? ''}|${setup.recompute}|${setup.microSteps}`;
+  const tables = buildCostTables(model, topo, devices, batch, { ...tableOptions, mode: options.strategies, sameComputeAs: costedCompute.get(computeKey) });
+  if (!costedCompute.has(computeKey)) costedCompute.set(computeKey, tables);
   const dpChoice = new Int32Array(model.layers.length);
   const dpValid = tables.options.every((o) => o[0].config.k === 1 && o[0].config.d === n);
   yield;

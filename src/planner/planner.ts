@@ -219,6 +219,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   } else chosen = chooseByObjective(feasible, (r) => samplesPerSec(r.best!), options);
   const c = chosen!.best!;
   const setup = trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough);
+  if (chosen!.fasterThanFirst) diagnostics.push({ severity: 'info', message: chosen!.fasterThanFirst });
   fitDiagnostics(setup, diagnostics, { gpu: topo.slowest(range(0, c.n)), share: topo.hostShare(range(0, c.n)) }, hostCopyCost(c));
   const uneven = c.pipeline ? undefined : unevenSplitNote(batch, setup.dataParallel);
   if (uneven) diagnostics.push({ severity: 'info', message: uneven });

@@ -68,11 +68,10 @@ export function layerHoverMarkdown(doc: ModelDocument, hit: DocLayerHit, clientC
     lines.push('');
     lines.push(`- forward ${formatMs(lp.forwardMs)} · backward ${formatMs(lp.backwardMs)} per iteration — ${costSourceText(lp)}`);
     lines.push(`- params ${formatCount(lp.params)} · activation ${formatBytes(lp.activationBytes)} per iteration (${formatBytes(w.activationBytes)} per sample)`);
-    lines.push(
-      lp.allreduceBytes > 0
-        ? `- gradients all-reduced: ${formatBytes(lp.allreduceBytes)} (${formatMs(lp.allreduceMs)})`
-        : '- gradients all-reduced: none',
-    );
+    // Under ZeRO the gradients go to their shard's owner: a reduce-scatter, not an all-reduce.
+    const zero = report.plan.setup?.zeroStage ?? 0;
+    const synced = zero >= 1 && lp.allreduceBytes > 0 ? `reduce-scattered (ZeRO-${zero})` : 'all-reduced';
+    lines.push(lp.allreduceBytes > 0 ? `- gradients ${synced}: ${formatBytes(lp.allreduceBytes)} (${formatMs(lp.allreduceMs)})` : '- gradients all-reduced: none');
     if (lp.transferMs > 0) lines.push(`- re-layout into this layer: ${formatMs(lp.transferMs)}`);
     lines.push(`- memory per GPU: ${formatBytes(lp.memoryBytesPerGpu)}`);
     lines.push('');

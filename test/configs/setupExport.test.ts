@@ -90,11 +90,14 @@ test('Megatron-LM export: the plan’s TP, PP, virtual stages, sequence parallel
   if (s.virtualStages > 1) assert.ok(has(`--num-layers-per-virtual-pipeline-stage ${report.plan.pipeline!.layersPerStage![0]! / s.virtualStages}`), file.content);
   assert.match(file.content, /torchrun --nnodes=2 --nproc_per_node=8/);
   assert.deepEqual(differences(file, report), []);
+  // Its ZeRO-1 step was priced with the updated weights gathered after the step, which Megatron can overlap: said.
+  assert.match(file.description, /--overlap-param-gather overlaps it with the next forward/);
   // A ZeRO-3 plan: Megatron's distributed optimizer is ZeRO-1, and the export says so rather than pretending.
   const zero3 = plan({ dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 3, hybridShard: false, microBatch: 2 }, 'fp16');
   const z3 = exportPlan(zero3, 'megatron');
   assert.match(z3.description, /Megatron's distributed optimizer shards optimizer state only \(ZeRO-1\): plan with --zero 1/);
   assert.match(z3.content, /^ {2}--fp16$/m);
+  assert.doesNotMatch(z3.description, /overlap-param-gather/);
 });
 
 test('Megatron-LM fp8: --fp8-format beside --bf16 reads as fp8, and a plan in fp8 writes it', () => {

@@ -81,7 +81,7 @@ test('critical path: one chain whose durations add up to the step time', () => {
 });
 
 test('critical path: a lockstep data-parallel plan flags one GPU lane, not all four', () => {
-  const r = plan(alexnet(), 'pcie4', { strategies: 'dp', gpus: 4 });
+  const r = plan(alexnet(), 'pcie4', { strategies: 'dp', gpus: 4, pins: { zeroStage: 0 } });
   assert.equal(r.plan.gpus, 4);
   const compute = r.timeline.filter((e) => !isComm(e));
   const flagged = compute.filter((e) => e.critical);
@@ -96,6 +96,12 @@ test('critical path: a lockstep data-parallel plan flags one GPU lane, not all f
   // The gradient all-reduce is communication the step waits on: the last one is on the path.
   const lastAllreduce = r.timeline.filter((e) => e.kind === 'allreduce').sort((a, b) => b.endMs - a.endMs)[0];
   assert.ok(lastAllreduce?.critical, 'the last all-reduce is on the path');
+  // Under ZeRO-1 the step ends with the updated weights' all-gather, which nothing overlaps: it is on the path too.
+  const z1 = plan(alexnet(), 'pcie4', { strategies: 'dp', gpus: 4, pins: { zeroStage: 1 } });
+  const last = [...z1.timeline].sort((a, b) => b.endMs - a.endMs)[0]!;
+  assert.equal(last.kind, 'allgather');
+  assert.ok(last.critical, 'the after-step gather ends the step, on the path');
+  assert.ok(z1.timeline.some((e) => e.kind === 'reducescatter') && !z1.timeline.some((e) => e.kind === 'allreduce'), 'ZeRO-1 reduce-scatters its gradients');
 });
 
 test('critical path: AlexNet and VGG-16 plans flag fewer events than they have', () => {

@@ -146,18 +146,30 @@ test('ZeRO-2/3 reduce-scatter every micro-batch’s gradients (they keep only th
   assert.ok(Math.abs(step(2, 8).stepMs - step(1, 8).stepMs - extra(2, 8)) < 1e-6, 'the step pays what the sync adds');
 });
 
-test('after the update ZeRO-1/2 all-gather the new weights, ZeRO-3 does not (its next forward gathers them): the step sync is half the traffic', () => {
+test('ZeRO-1/2 all-gather the updated weights after the optimizer step, exposed; ZeRO-3 does not (its next forward gathers them)', () => {
   const m = model();
   const { ctx } = searchContext(m, repeatedTransformer(m)!, resolveCluster('h100x16-2node', {}), opts());
-  const sync = (zero: 1 | 2 | 3) => {
+  const run = (zero: 0 | 1 | 2 | 3) => {
     const c: Config3D = { n: 16, dp: 16, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 1, microBatches: 1, zero, recompute: 'none', blocksPerStage: [8] };
     const links = linksFor(ctx, c);
     const costs = costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 1 }, links);
-    return gradSync(ctx, c, stageTime(ctx, c, costs, links, 0), links).totalMs;
+    const stage = stageTime(ctx, c, costs, links, 0);
+    return { sync: gradSync(ctx, c, stage, links), est: estimate(ctx, c), stage };
   };
-  assert.ok(sync(1) > 0);
-  assert.ok(Math.abs(sync(2) - sync(1)) < 1e-9, 'ZeRO-2 syncs as ZeRO-1 after the last micro-batch');
-  assert.ok(Math.abs(sync(3) * 2 - sync(1)) < 1e-9, `ZeRO-3 ${sync(3)} ms vs ZeRO-1 ${sync(1)} ms`);
+  const [z0, z1, z2, z3] = ([0, 1, 2, 3] as const).map(run);
+  // Beside the backward: the all-reduce, or half its ring traffic, the reduce-scatter, for every sharded stage.
+  assert.ok(z1.sync.totalMs > 0);
+  assert.ok(Math.abs(z1.sync.totalMs - z2.sync.totalMs) < 1e-9 && Math.abs(z1.sync.totalMs - z3.sync.totalMs) < 1e-9);
+  assert.ok(z1.sync.totalMs < z0.sync.totalMs, `reduce-scatter ${z1.sync.totalMs} ms against all-reduce ${z0.sync.totalMs} ms`);
+  // After the step: the weights' all-gather (at the weights' width, where gradients reduce at theirs).
+  assert.equal(z0.sync.afterStepMs, 0);
+  assert.equal(z3.sync.afterStepMs, 0);
+  assert.ok(z1.sync.afterStepMs > 0 && Math.abs(z1.sync.afterStepMs - z2.sync.afterStepMs) < 1e-9);
+  // Nothing hides it: the estimate's step adds the whole gather after the update.
+  for (const z of [z1, z2]) {
+    const e = z.est;
+    assert.ok(Math.abs(e.stepMs - (e.pipelineMs + z.sync.exposedMs + z.sync.shardedMs + e.updateMs + z.sync.afterStepMs)) < 1e-6);
+  }
 });
 
 test('the step pays for the backward it slows: the sync beside the last backward costs overlapExtraMs, in the estimate and in the replay', () => {

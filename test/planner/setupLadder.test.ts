@@ -25,12 +25,12 @@ const ladderOf = (n: number, batch: number, hasAttention = false, multiNode = fa
 };
 const name = (s: TableSetup) => `z${s.zeroStage}${s.hybridShard ? 'h' : ''}/${s.recompute}/a${s.microSteps}${s.paramOffload ? '/poff' : s.cpuOffload ? '/off' : ''}`;
 
-test('the ladder: levels of accumulation, each with light rungs then full-recompute rungs by ZeRO stage; offload last', () => {
+test('the ladder: levels of accumulation, each with light rungs then full-recompute rungs by ZeRO stage (ZeRO-0 beside ZeRO-1); offload last', () => {
   const l = ladderOf(8, 64, true, true);
   assert.deepEqual(l.levels.map((x) => x.microSteps), [1, 2, 4, 8]);
-  assert.deepEqual(l.levels[0].light.map((r) => r.map(name).join('+')), ['z0/none/a1', 'z1/none/a1', 'z2/none/a1', 'z2/selective/a1', 'z3/selective/a1+z3h/selective/a1']);
-  assert.deepEqual(l.levels[1].light.map((r) => r.map(name).join('+')), ['z0/selective/a2', 'z1/selective/a2', 'z2/selective/a2', 'z3/selective/a2+z3h/selective/a2']);
-  assert.deepEqual(l.levels[1].full.map((r) => r.map(name).join('+')), ['z0/full/a2', 'z1/full/a2', 'z2/full/a2', 'z3/full/a2+z3h/full/a2']);
+  assert.deepEqual(l.levels[0].light.map((r) => r.map(name).join('+')), ['z0/none/a1+z1/none/a1', 'z2/none/a1', 'z2/selective/a1', 'z3/selective/a1+z3h/selective/a1']);
+  assert.deepEqual(l.levels[1].light.map((r) => r.map(name).join('+')), ['z0/selective/a2+z1/selective/a2', 'z2/selective/a2', 'z3/selective/a2+z3h/selective/a2']);
+  assert.deepEqual(l.levels[1].full.map((r) => r.map(name).join('+')), ['z0/full/a2+z1/full/a2', 'z2/full/a2', 'z3/full/a2+z3h/full/a2']);
   assert.deepEqual(l.offload.map((r) => r.map(name).join('+')), ['z3/full/a8/off', 'z3/full/a8/poff']);
   // One GPU: no ZeRO to shard over, so each level is one light and one full rung.
   const one = ladderOf(1, 4);
@@ -120,4 +120,17 @@ test('offload pins: parameter offload pinned offloads the optimizer too on every
   const optimizer = setupLadder({ n: 2, batch: 4, base, pins: { cpuOffload: true, paramOffload: false }, hasAttention: false, multiNode: false });
   assert.ok(!('reason' in optimizer));
   assert.ok([...optimizer.levels.flatMap((l) => [...l.light, ...l.full].flat()), ...optimizer.offload.flat()].every((s) => s.cpuOffload && !s.paramOffload));
+});
+
+test('ZeRO-0 and ZeRO-1 are both tried where ZeRO-0 fits: the faster wins, and the walk stops there', () => {
+  const l = ladderOf(8, 64);
+  // Inside an NVLink node the sharded optimizer step can save more than the after-step gather costs.
+  const zeroOneFaster = { 'z0/none/a1': { fits: true, stepTimeMs: 100 }, 'z1/none/a1': { fits: true, stepTimeMs: 97 } };
+  assert.deepEqual(walk(l, zeroOneFaster), { best: 'z1/none/a1', tried: ['z0/none/a1', 'z1/none/a1'] });
+  // Across nodes the gather costs more: ZeRO-0 stays.
+  const zeroZeroFaster = { 'z0/none/a1': { fits: true, stepTimeMs: 100 }, 'z1/none/a1': { fits: true, stepTimeMs: 108 } };
+  assert.deepEqual(walk(l, zeroZeroFaster), { best: 'z0/none/a1', tried: ['z0/none/a1', 'z1/none/a1'] });
+  // ZeRO-0 over memory: ZeRO-1 fits and wins, ZeRO-2 is not needed.
+  const tight = { 'z0/none/a1': { fits: false, stepTimeMs: 100, modelStateBytes: 50, overBytes: 5 }, 'z1/none/a1': { fits: true, stepTimeMs: 99 } };
+  assert.deepEqual(walk(l, tight), { best: 'z1/none/a1', tried: ['z0/none/a1', 'z1/none/a1'] });
 });

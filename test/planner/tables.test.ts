@@ -66,13 +66,21 @@ test('gradient accumulation: micro-steps of batch/(d·A) samples; DP syncs once,
   const ar = allReduceMs(4 * P1, 4, topo.link([0, 1, 2, 3]));
   close(acc.allreduceMs, ar, 'DP syncs once');
   const z2 = at({ ...base, microSteps: 2, zeroStage: 2 });
-  close(z2.allreduceMs, 2 * ar, 'ZeRO-2 reduces every micro-step');
+  const rs = reduceScatterMs(4 * P1, 4, topo.link([0, 1, 2, 3]));
+  close(z2.allreduceMs, 2 * rs, 'ZeRO-2 reduce-scatters every micro-step');
   // ZeRO-1/2 shard the optimizer state: the update streams a quarter of the parameters.
   close(z2.updateMs, (P1 / 4) * 4 * 7 / (gpu.memoryBandwidthGBs * 1e6 * 0.75), 'sharded update');
   // ZeRO-1 shards the optimizer state too, but keeps whole gradients: it syncs once, as DP does.
   const z1 = at({ ...base, microSteps: 2, zeroStage: 1 });
   close(z1.updateMs, z2.updateMs, 'ZeRO-1 updates its shard only');
-  close(z1.allreduceMs, ar, 'ZeRO-1 syncs once');
+  close(z1.allreduceMs, rs, 'ZeRO-1 reduce-scatters once');
+  // Both keep whole weights: the owners' updated slices are all-gathered once per iteration, after the step.
+  for (const z of [z1, z2]) {
+    assert.equal(z.stepGatherBytes, 4 * P1);
+    close(z.stepGatherMs, allGatherMs(4 * P1, 4, topo.link([0, 1, 2, 3])), 'one gather of the fp32 weights');
+    close(z.timeMs, z.forwardMs + z.backwardMs + z.allreduceMs + z.updateMs + z.stepGatherMs, 'the gather in the time');
+  }
+  assert.equal(acc.stepGatherMs, 0, 'DP updates whole weights on every rank');
   // Activations: one micro-step's 8 samples are alive.
   assert.equal(acc.memory.activations, 8 * 1024 * 4);
 });
@@ -353,5 +361,29 @@ test('every layout change is priced: bytes moved over the pair\'s link plus a la
         assert.ok(t.pairFraction[p]! === 0 || m[p]! > 0, `a change that moves data costs time (${a} → ${b})`);
       }
     }
+  }
+});
+
+test('a table lent another setup\'s compute re-prices only what ZeRO, HSDP and offload change: equal to one built whole, and not lent across recompute or accumulation', () => {
+  const model = transformer();
+  const cluster = new Topology(resolveCluster('h100x16-2node'));
+  const devices = range(0, 16);
+  const base: TableSetup = { ...defaultSetup('adam'), precision: 'bf16', ampStyle: 'master-weights', recompute: 'selective', microSteps: 2 };
+  const build = (setup: TableSetup, lent?: ReturnType<typeof buildCostTables>) => buildCostTables(model, cluster, devices, 64, { mode: 'hybrid', optimizer: 'adam', setup, ...(lent ? { sameComputeAs: lent } : {}) });
+  const first = build(base);
+  for (const change of [{ zeroStage: 1 }, { zeroStage: 2 }, { zeroStage: 3 }, { zeroStage: 3, hybridShard: true }, { zeroStage: 3, cpuOffload: true }, { zeroStage: 3, cpuOffload: true, paramOffload: true }, { optimizer: 'sgd' }] as const) {
+    const setup: TableSetup = { ...base, ...change };
+    const lent = build(setup, first);
+    const whole = build(setup);
+    assert.notEqual(lent.options[0], whole.options[0], 'the lent table is its own');
+    assert.deepEqual(lent.options, whole.options, `same options for ${JSON.stringify(change)}`);
+    assert.deepEqual(lent.setup, setup);
+    const c = whole.options[1]![whole.options[1]!.length - 1]!.config;
+    assert.deepEqual(lent.shardGroup(c), whole.shardGroup(c));
+  }
+  // Recompute and accumulation change the compute itself: the lent table is ignored, not misread.
+  for (const change of [{ recompute: 'full' }, { microSteps: 4 }, { precision: 'fp32', ampStyle: undefined }] as const) {
+    const setup: TableSetup = { ...base, ...change };
+    assert.deepEqual(build(setup, first).options, build(setup).options, `built whole for ${JSON.stringify(change)}`);
   }
 });

@@ -17,6 +17,40 @@ import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions } from './tables';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';
 
+/** An option's compute side: what the ZeRO stage, HSDP and offload leave unchanged. */
+type ComputedOption = Pick<NodeOption, 'config' | 'inLayout' | 'outLayout' | 'forwardMs' | 'backwardMs' | 'mpForwardMs' | 'mpBackwardMs' | 'recomputeMs' | 'recomputedBytes'>;
+
+/**
+ * One option from its two sides, as a literal: every option then has one shape, where spreading the two objects
+ * made a slow one per option (three quarters of a table's build time in a profile).
+ */
+function withStateCosts(c: ComputedOption, s: Omit<NodeOption, keyof ComputedOption>): NodeOption {
+  return {
+    config: c.config,
+    inLayout: c.inLayout,
+    outLayout: c.outLayout,
+    forwardMs: c.forwardMs,
+    backwardMs: c.backwardMs,
+    mpForwardMs: c.mpForwardMs,
+    mpBackwardMs: c.mpBackwardMs,
+    allreduceBytes: s.allreduceBytes,
+    allreduceMs: s.allreduceMs,
+    updateMs: s.updateMs,
+    gatherBytes: s.gatherBytes,
+    gatherMs: s.gatherMs,
+    stepGatherBytes: s.stepGatherBytes,
+    stepGatherMs: s.stepGatherMs,
+    hostUploadMs: s.hostUploadMs,
+    hostDownloadMs: s.hostDownloadMs,
+    hostBytes: s.hostBytes,
+    recomputeMs: c.recomputeMs,
+    recomputedBytes: c.recomputedBytes,
+    memory: s.memory,
+    memoryBytes: s.memoryBytes,
+    timeMs: s.timeMs,
+  };
+}
+
 /** Shared by every analytical layer of every table; the report copies it per layer. */
 const ANALYTICAL: CostSource = { kind: 'analytical' };
 
@@ -37,6 +71,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
   const recompute = setup.recompute !== 'none' ? recomputePlan(model) : undefined;
   const hostGBs = gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS;
   const hostShare = topo.hostShare(devices);
+  // What parameter offload's weights would take on the GPU (their host share), made once rather than per option.
+  const setupOnGpu = { ...setup, paramOffload: false };
 
   // Numeric keys: these run for every option of every layer and count, where template strings showed in profiles.
   const groupLinks = new Map<number, GroupLink>();
@@ -82,6 +118,18 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     shardGroups.set(key, g);
     return g;
   };
+
+  const reused = opts.sameComputeAs;
+  if (reused && sameCompute(reused, model, topo, devices, batch, opts)) {
+    // Repeated layers share one options array: re-price each array once, keeping the sharing.
+    const repriced = new Map<NodeOption[], NodeOption[]>();
+    const options = reused.options.map((layerOptions, li) => {
+      let out = repriced.get(layerOptions);
+      if (!out) repriced.set(layerOptions, (out = layerOptions.map((o) => withStateCosts(o, stateCosts(layers[li], o, o.memory.activations)))));
+      return out;
+    });
+    return { ...reused, options, setup, shardGroup, builtFrom: reused.builtFrom };
+  }
 
   const shared = modelStatic(model, batch);
   const { inEdges, outEdges, hasProducer, layerKey } = shared;
@@ -148,62 +196,14 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
           mpB = inAR;
         }
       }
-      const paramsHere = safeBytes(w.params) * pShare;
-      const arBytes = paramsHere * bytes.gradient;
-      const sg = c.d > 1 ? shardGroup(c) : undefined;
-      const zero = sg ? setup.zeroStage : 0;
-      // ZeRO-2/3 keep only their gradient shard, so every micro-step reduces; DP and ZeRO-1 accumulate locally and sync once.
-      const syncs = zero >= 2 ? A : 1;
-      let arMs = 0;
-      let gatherBytes = 0;
-      let gatherMs = 0;
-      // Frozen parameters hold weights only; ZeRO-3 shards and gathers them with the rest.
-      const frozenHere = safeBytes(w.frozenParams ?? 0) * pShare;
-      const quantizedHere = w.quantized ? { params: w.quantized.params * pShare, bytes: w.quantized.bytes * pShare } : undefined;
-      const unitBytes = paramsHere * bytes.weight + frozenHeldBytes(frozenHere, bytes.weight, quantizedHere);
-      if (sg && zero === 3) {
-        gatherBytes = unitBytes;
-        gatherMs = A * allGatherMs(gatherBytes, sg.shards, sg.shardLink);
-        arMs = syncs * (reduceScatterMs(arBytes, sg.shards, sg.shardLink) + allReduceMs(arBytes / sg.shards, sg.replicas, sg.replicaLink));
-      } else if (sg) {
-        arMs = syncs * allReduceMs(arBytes, c.d, groupLink('data', c));
-      }
-      const optShards = sg && zero >= 1 ? sg.shards : 1;
-      // Parameter offload: every pass fetches this GPU's weight shard from host memory (then all-gathers it under
-      // ZeRO-3), and every micro-step sends its reduced gradient shard down, where the CPU optimizer steps it
-      // (ZeRO-Infinity, Rajbhandari et al. SC 2021 §5; FSDP CPUOffload). The updated weights stay on the host.
-      let hostUploadMs = 0;
-      if (setup.paramOffload) {
-        const weightShards = sg && zero === 3 ? sg.shards : 1;
-        gatherBytes = unitBytes;
-        hostUploadMs = A * hostCopyMs(unitBytes / weightShards, hostGBs);
-      }
-      // Any offload (ZeRO-Offload too) sends each micro-step's reduced gradient shard down as the backward makes it.
-      const hostDownloadMs = setup.cpuOffload ? A * hostCopyMs(arBytes / optShards, hostGBs) : 0;
-      // Offload: the CPU steps the optimizer shard after the backward; optimizer-only offload then sends the updated
-      // 16-bit weights up over PCIe (parameter offload fetches them in the next passes).
-      const cpuStep = setup.cpuOffload ? (hostUpdateMs(paramsHere / optShards, stateBytes, gpu, hostShare) ?? 0) : 0;
-      const upd = setup.paramOffload
-        ? cpuStep
-        : setup.cpuOffload
-          ? hostCopyMs((paramsHere / optShards) * bytes.weight, hostGBs) + cpuStep
-          : updateMs(paramsHere / optShards, stateBytes, gpu, 4);
       const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
-      const castHere = autocastCastsWeights(layer.op) ? paramsHere : 0;
-      const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1, castHere);
       // Float activations follow the precision; int64 indices and bool masks keep their size.
       const keptBytes = savedBytesAtPrecision(kept.savedBytesPerSample, kept.fixedBytesPerSample, actScale);
       const activations = keptBytes * samples * actShare * copies;
       const savedBytes = savedBytesAtPrecision(savedWithoutRecompute.saved, savedWithoutRecompute.fixed, actScale);
       const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * samples * actShare : 0;
-      const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
-      const frozenWeights = frozenWeightBytes(frozenHere, setup, sg ? sg.shards : 1, quantizedHere);
-      const frozenOnGpu = frozenWeightBytes(frozenHere, { ...setup, paramOffload: false }, sg ? sg.shards : 1, quantizedHere);
-      const hostBytes = offloadedHostBytes(paramsHere, setup, sg ? sg.shards : 1, frozenOnGpu, castHere);
-      const memory = { weights: states.weights + buffers + frozenWeights, gradients: states.gradients, optimizer: states.optimizer, activations };
-      const memoryBytes = memory.weights + memory.gradients + memory.optimizer + memory.activations;
       const recomputeMs = kept.recomputeFraction * (t.forwardMs + mpF);
-      return {
+      const computed: ComputedOption = {
         config: c,
         inLayout: layoutOf(inputLayout(c)),
         outLayout: layoutOf(outputLayout(c)),
@@ -211,21 +211,94 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         backwardMs: t.backwardMs,
         mpForwardMs: mpF,
         mpBackwardMs: mpB,
-        allreduceBytes: c.d > 1 ? arBytes : 0,
-        allreduceMs: arMs,
-        updateMs: upd,
-        gatherBytes,
-        gatherMs,
-        hostUploadMs,
-        hostDownloadMs,
-        hostBytes,
         recomputeMs,
         recomputedBytes,
-        memory,
-        memoryBytes,
-        timeMs: t.forwardMs + t.backwardMs + mpF + mpB + arMs + upd + 2 * (gatherMs + hostUploadMs) + hostDownloadMs + recomputeMs,
       };
+      return withStateCosts(computed, stateCosts(layer, computed, activations));
     });
+  }
+
+  /**
+   * What the setup's ZeRO stage, HSDP and offload make of one option whose compute is costed: gradient sync,
+   * weight gathers, host copies, the optimizer update and the model state held. Kept apart from the compute so that
+   * a table differing only in these (the ladder's ZeRO stages at one accumulation and recompute) re-prices them alone.
+   */
+  function stateCosts(layer: AnalyzedLayer, o: ComputedOption, activations: number): Omit<NodeOption, keyof ComputedOption> {
+    const c = o.config;
+    const w = layer.workload;
+    const pShare = paramShare(c);
+    const paramsHere = safeBytes(w.params) * pShare;
+    const arBytes = paramsHere * bytes.gradient;
+    const sg = c.d > 1 ? shardGroup(c) : undefined;
+    const zero = sg ? setup.zeroStage : 0;
+    // ZeRO-2/3 keep only their gradient shard, so every micro-step reduces; DP and ZeRO-1 accumulate locally and sync once.
+    const syncs = zero >= 2 ? A : 1;
+    let arMs = 0;
+    let gatherBytes = 0;
+    let gatherMs = 0;
+    // Frozen parameters hold weights only; ZeRO-3 shards and gathers them with the rest.
+    const frozenHere = safeBytes(w.frozenParams ?? 0) * pShare;
+    const quantizedHere = w.quantized ? { params: w.quantized.params * pShare, bytes: w.quantized.bytes * pShare } : undefined;
+    const unitBytes = paramsHere * bytes.weight + frozenHeldBytes(frozenHere, bytes.weight, quantizedHere);
+    let stepGatherBytes = 0;
+    let stepGatherMs = 0;
+    if (sg && zero >= 1) {
+      // Every sharded stage reduce-scatters gradients to their owners (HSDP: then all-reduces each shard across the replicas).
+      arMs = syncs * (reduceScatterMs(arBytes, sg.shards, sg.shardLink) + allReduceMs(arBytes / sg.shards, sg.replicas, sg.replicaLink));
+      if (zero === 3) {
+        gatherBytes = unitBytes;
+        gatherMs = A * allGatherMs(gatherBytes, sg.shards, sg.shardLink);
+      } else {
+        // ZeRO-1/2 keep whole weights: each owner's updated slice is all-gathered after the optimizer step, once per
+        // iteration (frozen weights never change, so only the trained ones).
+        stepGatherBytes = paramsHere * bytes.weight;
+        stepGatherMs = allGatherMs(stepGatherBytes, sg.shards, sg.shardLink);
+      }
+    } else if (sg) {
+      arMs = syncs * allReduceMs(arBytes, c.d, groupLink('data', c));
+    }
+    const optShards = sg && zero >= 1 ? sg.shards : 1;
+    // Parameter offload: every pass fetches this GPU's weight shard from host memory (then all-gathers it under
+    // ZeRO-3), and every micro-step sends its reduced gradient shard down, where the CPU optimizer steps it
+    // (ZeRO-Infinity, Rajbhandari et al. SC 2021 §5; FSDP CPUOffload). The updated weights stay on the host.
+    let hostUploadMs = 0;
+    if (setup.paramOffload) {
+      const weightShards = sg && zero === 3 ? sg.shards : 1;
+      gatherBytes = unitBytes;
+      hostUploadMs = A * hostCopyMs(unitBytes / weightShards, hostGBs);
+    }
+    // Any offload (ZeRO-Offload too) sends each micro-step's reduced gradient shard down as the backward makes it.
+    const hostDownloadMs = setup.cpuOffload ? A * hostCopyMs(arBytes / optShards, hostGBs) : 0;
+    // Offload: the CPU steps the optimizer shard after the backward; optimizer-only offload then sends the updated
+    // 16-bit weights up over PCIe (parameter offload fetches them in the next passes).
+    const cpuStep = setup.cpuOffload ? (hostUpdateMs(paramsHere / optShards, stateBytes, gpu, hostShare) ?? 0) : 0;
+    const upd = setup.paramOffload
+      ? cpuStep
+      : setup.cpuOffload
+        ? hostCopyMs((paramsHere / optShards) * bytes.weight, hostGBs) + cpuStep
+        : updateMs(paramsHere / optShards, stateBytes, gpu, 4);
+    const castHere = autocastCastsWeights(layer.op) ? paramsHere : 0;
+    const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1, castHere);
+    const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
+    const frozenWeights = frozenWeightBytes(frozenHere, setup, sg ? sg.shards : 1, quantizedHere);
+    const frozenOnGpu = setup.paramOffload ? frozenWeightBytes(frozenHere, setupOnGpu, sg ? sg.shards : 1, quantizedHere) : frozenWeights;
+    const hostBytes = offloadedHostBytes(paramsHere, setup, sg ? sg.shards : 1, frozenOnGpu, castHere);
+    const memory = { weights: states.weights + buffers + frozenWeights, gradients: states.gradients, optimizer: states.optimizer, activations };
+    return {
+      allreduceBytes: c.d > 1 ? arBytes : 0,
+      allreduceMs: arMs,
+      updateMs: upd,
+      gatherBytes,
+      gatherMs,
+      stepGatherBytes,
+      stepGatherMs,
+      hostUploadMs,
+      hostDownloadMs,
+      hostBytes,
+      memory,
+      memoryBytes: memory.weights + memory.gradients + memory.optimizer + memory.activations,
+      timeMs: o.forwardMs + o.backwardMs + o.mpForwardMs + o.mpBackwardMs + arMs + upd + stepGatherMs + 2 * (gatherMs + hostUploadMs) + hostDownloadMs + o.recomputeMs,
+    };
   }
 
   const { pairFraction, pairSources, pairLink, edgeCost, edgeCostParts, edgeLayoutCost, inLayouts, outLayouts } = buildEdgeCosts(layouts, link, groupLink, edges, options);
@@ -256,5 +329,21 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     setup,
     shardGroup,
     recompute,
+    builtFrom: { topo, options: opts.sameComputeAs ? { ...opts, sameComputeAs: undefined } : opts },
   };
+}
+
+/** Setup fields the compute side of a table depends on; the rest (ZeRO stage, HSDP, offload, optimizer) it does not. */
+const COMPUTE_SETUP_KEYS = ['precision', 'ampStyle', 'recompute', 'microSteps'] as const;
+
+/** Whether `t` was costed from the same inputs as a table for `opts`, but for its setup's state-sharding fields. */
+function sameCompute(t: CostTables, model: AnalyzedModel, topo: Topology, devices: number[], batch: number, opts: TableOptions): boolean {
+  const was = t.builtFrom.options;
+  if (t.layers !== model.layers || t.builtFrom.topo !== topo || t.batch !== batch || t.devices.length !== devices.length || t.devices.some((d, i) => d !== devices[i])) return false;
+  if (opts.configsFor || was.configsFor || opts.layerRange || was.layerRange) return false;
+  const keys = new Set([...Object.keys(was), ...Object.keys(opts)] as Array<keyof TableOptions>);
+  for (const k of keys) if (k !== 'setup' && k !== 'sameComputeAs' && k !== 'optimizer' && was[k] !== opts[k]) return false;
+  const a = was.setup ?? defaultSetup(was.optimizer);
+  const b = opts.setup ?? defaultSetup(opts.optimizer);
+  return COMPUTE_SETUP_KEYS.every((k) => a[k] === b[k]);
 }

@@ -58,6 +58,12 @@ export interface NodeOption {
   gatherBytes: number;
   gatherMs: number;
   /**
+   * ZeRO-1/2: the updated weights all-gathered from their owners after the optimizer step, before the next forward
+   * can run (bytes gathered, ms once per iteration; the simulator runs it after the update); 0 otherwise.
+   */
+  stepGatherBytes: number;
+  stepGatherMs: number;
+  /**
    * Parameter offload: this GPU's weight shard copied up from host memory before each pass (ms per iteration per
    * pass, like gatherMs; gatherBytes is then the unit fetched even without ZeRO-3). Any offload: its reduced
    * gradient shard copied down (ms per iteration). 0 without offload.
@@ -102,6 +108,12 @@ export interface TableOptions {
   memoryFormat?: 'channels_first' | 'channels_last';
   /** fp32 convolutions on TF32 tensor cores, the framework's default (cost/compute.ts ComputeOptions). */
   tf32Convolutions?: boolean;
+  /**
+   * Tables built for the same model, topology, devices, batch and options whose setup differs only in what shards or
+   * offloads the model state (ZeRO stage, HSDP, offload, optimizer): their compute is reused and only the sync,
+   * update and memory re-priced. Ignored when anything else differs (sameCompute in tableBuilder.ts checks).
+   */
+  sameComputeAs?: CostTables;
 }
 
 export interface CostTables {
@@ -149,6 +161,8 @@ export interface CostTables {
   shardGroup(c: LayerConfig): ShardGroup;
   /** Full-recompute segments, when the setup recomputes. */
   recompute?: RecomputePlan;
+  /** What the tables were built from, for TableOptions.sameComputeAs. */
+  builtFrom: { topo: unknown; options: TableOptions };
 }
 
 /** Sum of node and edge costs of an assignment (option index per layer): what the search minimises. */

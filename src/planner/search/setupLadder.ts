@@ -12,8 +12,13 @@
  *   data-parallel traffic (§7.2.2), with HSDP keeping its all-gathers inside a
  *   node as an alternative on multi-node groups;
  * - full-recompute rungs (+1 forward, ~33%).
- * Inside a level the first rung that fits ends the level: a higher ZeRO stage
- * or full recompute is never faster than a lower one that fits.
+ * ZeRO-0 and ZeRO-1 share a rung, the faster that fits winning: ZeRO-1 steps
+ * 1/d of the optimizer state but all-gathers the updated weights after the step
+ * with nothing to hide it (cost/tableBuilder.ts), so either may be faster:
+ * ZeRO-1 inside an NVLink node with a large optimizer state, ZeRO-0 where the
+ * gather crosses nodes. Inside a level the first rung that fits ends the level:
+ * beyond that, a higher ZeRO stage (ZeRO-2 reduces on every micro-step, ZeRO-3
+ * gathers on every pass) or full recompute is never faster than a lower one.
  *
  * Across levels the costs are not ordered: one more accumulation step (smaller
  * micro-batches run less efficiently and pay launches and ZeRO-3 gathers once
@@ -96,10 +101,10 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
   };
   const light: RecomputeMode = x.hasAttention ? 'selective' : 'none';
   const zeroThree = (recompute: RecomputeMode, a: number): Rung => (x.multiNode ? [make(3, recompute, a), make(3, recompute, a, false, true)] : [make(3, recompute, a)]);
-  const fullRungs = (a: number): Rung[] => [[make(0, 'full', a)], [make(1, 'full', a)], [make(2, 'full', a)], zeroThree('full', a)];
+  const fullRungs = (a: number): Rung[] => [[make(0, 'full', a), make(1, 'full', a)], [make(2, 'full', a)], zeroThree('full', a)];
   const raw: LadderLevel[] = [];
-  // One step: no recompute before selective, which ZeRO-1/2 (free in time) come before.
-  const first: Rung[] = [[make(0, 'none', 1)], [make(1, 'none', 1)], [make(2, 'none', 1)]];
+  // One step: no recompute before selective, which ZeRO-1/2 (about as fast) come before.
+  const first: Rung[] = [[make(0, 'none', 1), make(1, 'none', 1)], [make(2, 'none', 1)]];
   if (x.hasAttention) first.push([make(2, 'selective', 1)]);
   first.push(zeroThree(light, 1));
   raw.push({ microSteps: 1, light: first, full: fullRungs(1) });
@@ -109,7 +114,7 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
   for (let a = 2; a <= perGpu; a *= 2) {
     if (x.batch % (n * a) !== 0) break;
     deepest = a;
-    raw.push({ microSteps: a, light: [[make(0, light, a)], [make(1, light, a)], [make(2, light, a)], zeroThree(light, a)], full: fullRungs(a) });
+    raw.push({ microSteps: a, light: [[make(0, light, a), make(1, light, a)], [make(2, light, a)], zeroThree(light, a)], full: fullRungs(a) });
   }
   const last = make(3, 'full', deepest);
   // Pins collapse rungs into duplicates: keep each setup once, at its first place.

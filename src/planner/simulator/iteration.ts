@@ -3,13 +3,14 @@
  * topological order with layout changes and Megatron collectives, backward in
  * reverse order with gradient redistribution, gradient all-reduce in NCCL-style
  * buckets (reverse layer order, cut at a byte cap or a change of data group)
- * overlapping the remaining backward, then the optimizer update. Under
+ * overlapping the remaining backward (a reduce-scatter under ZeRO), then the
+ * optimizer update; ZeRO-1/2 then all-gather the updated weights. Under
  * offload each layer's gradients go down to host memory after its backward,
  * and under parameter offload its weights come up before its forward and its
  * backward, on the GPU's own PCIe link (HOST_LANE), beside the collectives.
  */
 import type { CostTables } from '../cost/tables';
-import { reduceScatterMs } from '../cost/shardedCollectives';
+import { allGatherMs, reduceScatterMs } from '../cost/shardedCollectives';
 import { allReduceMs } from '../cost/topology';
 import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
@@ -48,6 +49,8 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
   const edgeLane = (from: number, to: number) => t.pairLink[t.outLayouts[from][choice[from]] * t.layouts.length + t.inLayouts[to][choice[to]]].lane;
   const A = Math.max(1, t.setup.microSteps);
   const zero3 = (i: number) => opt(i).gatherMs > 0;
+  // A layer whose ZeRO state is sharded (ZeRO ≥ 1 over a data group of 2 or more) reduce-scatters its gradients.
+  const sharded = (i: number) => t.setup.zeroStage >= 1 && opt(i).config.d > 1;
   // ZeRO-2/3 reduce their gradient shards on every micro-step; DP and ZeRO-1 once per iteration.
   const syncEveryMicroStep = t.setup.zeroStage >= 2;
 
@@ -102,7 +105,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       const layer = name(bucket.layers[bucket.layers.length - 1]);
       const deps = bucket.layers.map((l) => bwdCompute[l]);
       const syncs = syncEveryMicroStep ? share * A : 1;
-      if (zero3(bucket.layers[0])) {
+      if (sharded(bucket.layers[0])) {
         const sg = t.shardGroup(c);
         let last = eng.add({ kind: 'reducescatter', layer, resources: [sg.shardLink.lane], devices: t.devices, durationMs: syncs * reduceScatterMs(bucket.bytes, sg.shards, sg.shardLink), deps, bytes: bucket.bytes, ...mb });
         // HSDP: each shard is then all-reduced across the node replicas.
@@ -156,6 +159,30 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
   let updateMs = 0;
   for (let i = 0; i < L; i++) updateMs += opt(i).updateMs;
   const updateLabel = t.setup.paramOffload ? 'optimizer (on the CPU: parameters and gradients offloaded)' : t.setup.cpuOffload ? 'optimizer (on the CPU, then weights up over PCIe)' : 'optimizer';
-  eng.add({ kind: 'update', layer: updateLabel, resources: lanes, devices: t.devices, durationMs: updateMs, deps: done });
+  const update = eng.add({ kind: 'update', layer: updateLabel, resources: lanes, devices: t.devices, durationMs: updateMs, deps: done });
+  addStepGathers(eng, t, choice, update);
   return yield* eng.runSteps();
+}
+
+/**
+ * ZeRO-1/2: each rank stepped only its slice of the optimizer state, so the updated weights are all-gathered from
+ * their owners before the next forward. DeepSpeed does it inside the optimizer step (stage_1_and_2.py step():
+ * all_gather_dp_groups over allgather_bucket_size buckets, default 5e8 elements), as PyTorch's
+ * ZeroRedundancyOptimizer syncs its parameters at the end of step(): nothing computes beside it. One gather per
+ * shard group, of all its layers' weights (a bucket that large holds most models whole).
+ */
+function addStepGathers(eng: Engine, t: CostTables, choice: ArrayLike<number>, update: number): void {
+  const groups = new Map<string, { layer: number; bytes: number }>();
+  for (let i = 0; i < t.layers.length; i++) {
+    const o = t.options[i][choice[i]];
+    if (o.stepGatherBytes <= 0) continue;
+    const key = `${o.config.d}x${o.config.k}`;
+    const g = groups.get(key);
+    if (g) g.bytes += o.stepGatherBytes;
+    else groups.set(key, { layer: i, bytes: o.stepGatherBytes });
+  }
+  for (const { layer, bytes } of groups.values()) {
+    const sg = t.shardGroup(t.options[layer][choice[layer]].config);
+    eng.add({ kind: 'allgather', layer: 'updated weights (ZeRO-1/2)', resources: [sg.shardLink.lane], devices: t.devices, durationMs: allGatherMs(bytes, sg.shards, sg.shardLink), deps: [update], bytes });
+  }
 }

@@ -239,28 +239,29 @@ export function workOf(s: StageTimes): number {
 }
 
 /**
- * Gradient sync after the last micro-batch: an all-reduce (ZeRO 0) or a
- * reduce-scatter of gradients plus an all-gather of updated weights (ZeRO-1/2,
- * the same ring volume, Rajbhandari et al. §5), over the data × context ranks.
- * ZeRO-3 keeps only its weight shard after the update and gathers weights when
- * the next forward uses them (counted per micro-batch), so it reduce-scatters only.
- * Buckets overlap the last micro-batch's backward (PyTorch DDP, Li et al.,
- * VLDB 2020), which runs slower beside them (cost/overlap.ts). Under ZeRO 0 and 1 the accumulation steps before it do not sync;
- * `shardedMs` is what ZeRO-2/3 add over the micro-batches (shardedPerMicroMs, below), and offload's PCIe copies
- * (offloadedCopiesMs).
+ * Gradient sync after the last micro-batch, over the data × context ranks: an all-reduce (ZeRO 0) or a
+ * reduce-scatter of gradients to their owners (ZeRO ≥ 1; HSDP then all-reduces each shard across the replicas).
+ * Buckets overlap the last micro-batch's backward (PyTorch DDP, Li et al., VLDB 2020), which runs slower beside
+ * them (cost/overlap.ts). Under ZeRO 0 and 1 the accumulation steps before it do not sync; `shardedMs` is what
+ * ZeRO-2/3 add over the micro-batches (shardedPerMicroMs, below), and offload's PCIe copies (offloadedCopiesMs).
+ * ZeRO-1/2 keep whole weights, so the owners' updated slices are all-gathered after the optimizer step
+ * (`afterStepMs`): DeepSpeed's step() does it before returning (stage_1_and_2.py, all_gather_dp_groups), nothing
+ * computing beside it, which with the reduce-scatter is the all-reduce's ring volume (Rajbhandari et al. §5).
+ * ZeRO-3 gathers weights when the next forward uses them (counted per micro-batch) instead.
  */
-export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number } {
+export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number; afterStepMs: number } {
   const p = c.dp * c.cp;
   const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
-  // HSDP: reduce-scatter and all-gather inside the node, then each shard all-reduced across the replicas.
-  const totalMs = g ? (c.zero >= 3 ? 1 : 2) * allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
+  const totalMs = g ? allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
   const exposedMs = overlapExtraMs(totalMs, stage.backwardMs);
   const hostMs = offloadedCopiesMs(ctx, c, stage);
-  if (!g) return { totalMs, exposedMs, shardedMs: hostMs };
+  if (!g) return { totalMs, exposedMs, shardedMs: hostMs, afterStepMs: 0 };
+  const trainedWeights = stage.params * weightBytes(ctx.precision, ctx.ampStyle);
+  const afterStepMs = c.zero <= 2 ? allGatherMs(trainedWeights, g.shards, g.shardLink) : 0;
   // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the trained.
-  const gatherMs = allGatherMs(stage.params * weightBytes(ctx.precision, ctx.ampStyle) + stage.frozenBytes, g.shards, g.shardLink);
-  return { totalMs, exposedMs, shardedMs: shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) + hostMs };
+  const gatherMs = allGatherMs(trainedWeights + stage.frozenBytes, g.shards, g.shardLink);
+  return { totalMs, exposedMs, shardedMs: shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) + hostMs, afterStepMs };
 }
 
 /**
@@ -332,6 +333,6 @@ export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, li
   const stateBytes = optimizerStateBytes(ctx.optimizer, 4);
   const cpuStep = c.offload ? (hostUpdateMs(maxStage!.params / shards, stateBytes, ctx.gpu, hostShareOf(ctx, c.n)) ?? 0) : 0;
   const upd = c.paramOffload ? cpuStep : c.offload ? cpuStep + updatedWeightsUpMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs, ctx.ampStyle) : updateMs(maxStage!.params / shards, stateBytes, ctx.gpu, 4);
-  const stepMs = pipelineMs + sync.exposedMs + sync.shardedMs + upd;
-  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.shardedMs, updateMs: upd, memory, hostBytes, fits, stages };
+  const stepMs = pipelineMs + sync.exposedMs + sync.shardedMs + upd + sync.afterStepMs;
+  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.shardedMs + sync.afterStepMs, updateMs: upd, memory, hostBytes, fits, stages };
 }

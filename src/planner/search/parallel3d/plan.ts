@@ -12,7 +12,7 @@ import { chooseAmpStyle, FRAGMENTATION_FRACTION } from '../../memory/index';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { modelFlopsPerSample } from '../../cost/modelFlops';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
-import { activationBytes, gradientBytes, p2pMs, peakTflops } from './adapters';
+import { activationBytes, gradientBytes, p2pMs, peakTflops, weightBytes } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
 import { costsFor, estimate, gradSync, linksFor, memoryPerStage, hostShareOf, shardsOf, stageTime, type EstimateContext } from './estimate';
 import { layerPlans3d, describe3d, fitsThrough } from './report';
@@ -257,6 +257,8 @@ export function replayOf(ctx: EstimateContext, scored: Scored, emit: boolean): R
     gradSyncMs: syncs.map((s) => s.totalMs),
     shardedPerMicroMs: syncs.map((s) => s.shardedMs / c.microBatches),
     updateMs: stages.map((st) => (scored.est.updateMs * st.params) / Math.max(1, maxParams)),
+    afterStepMs: syncs.map((s) => s.afterStepMs),
     gradBytes: stages.map((st) => st.params * gradientBytes(ctx.precision, ctx.ampStyle)),
+    weightBytes: stages.map((st) => st.params * weightBytes(ctx.precision, ctx.ampStyle)),
   }, emit);
 }

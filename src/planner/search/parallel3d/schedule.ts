@@ -29,8 +29,11 @@ export interface ReplayInput {
    */
   shardedPerMicroMs: number[];
   updateMs: number[];
-  /** Bytes of each stage's gradient sync, for the events. */
+  /** ZeRO-1/2: the updated weights' all-gather after each stage's optimizer step (estimate.ts gradSync), ms; 0 otherwise. */
+  afterStepMs: number[];
+  /** Bytes of each stage's gradient sync, and of its updated weights gathered after the step, for the events. */
   gradBytes: number[];
+  weightBytes: number[];
   hopBytes: number;
 }
 
@@ -195,6 +198,7 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
   let endStage = 0;
   const syncEvents: number[][] = [];
   const updateEvent: number[] = [];
+  const afterStepEvent: number[] = [];
   const syncCritical: boolean[] = [];
   for (let s = 0; s < P; s++) {
     // Gradient buckets start with the last backward and may outlast it; the backward runs slower beside them.
@@ -203,17 +207,20 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
     const syncFirst = mark();
     syncCritical.push(syncStart + input.gradSyncMs[s] > free[s]);
     if (input.gradSyncMs[s] > 0) {
-      // ZeRO-3 gathers its weights on use in the next step: its sync is the reduce-scatter alone.
-      const kinds: TimelineKind[] = c.zero >= 3 ? ['reducescatter'] : c.zero >= 1 ? ['reducescatter', 'allgather'] : ['allreduce'];
-      const share = (syncEnd - syncStart) / kinds.length;
-      kinds.forEach((kind, i) => push(s, kind, syncStart + i * share, syncStart + (i + 1) * share, `stage ${s} gradients (data parallel ×${c.dp * c.cp})`, -1, { lane: input.links.dp.lane, bytes: input.gradBytes[s] / kinds.length }));
+      // Sharded (ZeRO ≥ 1), the gradients are reduce-scattered to their owners.
+      push(s, c.zero >= 1 ? 'reducescatter' : 'allreduce', syncStart, syncEnd, `stage ${s} gradients (data parallel ×${c.dp * c.cp})`, -1, { lane: input.links.dp.lane, bytes: input.gradBytes[s] });
     }
     syncEvents.push(Array.from({ length: mark() - syncFirst }, (_, i) => syncFirst + i));
     updateEvent.push(mark());
-    push(s, 'update', syncEnd, syncEnd + input.updateMs[s], input.config.paramOffload ? `stage ${s} optimizer (on the CPU: parameters and gradients offloaded)` : input.config.offload ? `stage ${s} optimizer (on the CPU, then weights up over PCIe)` : `stage ${s} optimizer`, -1);
+    const updateEnd = syncEnd + input.updateMs[s];
+    push(s, 'update', syncEnd, updateEnd, input.config.paramOffload ? `stage ${s} optimizer (on the CPU: parameters and gradients offloaded)` : input.config.offload ? `stage ${s} optimizer (on the CPU, then weights up over PCIe)` : `stage ${s} optimizer`, -1);
     busy[s] += input.updateMs[s];
-    if (syncEnd + input.updateMs[s] > stepMs) {
-      stepMs = syncEnd + input.updateMs[s];
+    const stageEnd = updateEnd + input.afterStepMs[s];
+    // ZeRO-1/2: the owners' updated weights, gathered before the next step can start.
+    afterStepEvent.push(input.afterStepMs[s] > 0 ? mark() : -1);
+    if (input.afterStepMs[s] > 0) push(s, 'allgather', updateEnd, stageEnd, `stage ${s} updated weights (ZeRO-${c.zero})`, -1, { lane: input.links.dp.lane, bytes: input.weightBytes[s] });
+    if (stageEnd > stepMs) {
+      stepMs = stageEnd;
       endStage = s;
     }
   }
@@ -223,6 +230,7 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
     const add = (i: number) => {
       if (i >= 0 && i < events.length) chain.push(i);
     };
+    add(afterStepEvent[endStage]);
     add(updateEvent[endStage]);
     let op = lastOp[endStage];
     // When the gradient sync outlasts the last backward, the path runs through the sync, which began with that backward.
