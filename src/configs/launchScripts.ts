@@ -115,6 +115,31 @@ function readVisible(raw: string, start: number): ConfigValue<number[]> | undefi
   return { value: v.value.split(',').map(Number), range: { start: v.start, end: v.end }, set: (ids) => at(v.start, v.end, ids.join(',')) };
 }
 
+/**
+ * torchrun's --nproc_per_node and --nnodes among its option words [first, end) (the script's own arguments, after
+ * the first word that is no option, are not its), read as counts (launchCounts.ts readCount), and whether
+ * --nproc_per_node is named at all (a half-typed one without its value is). Where one is missing torchrun's
+ * defaults apply: one process per machine (torchrun --help: default 1) on one machine, which each caller states.
+ */
+export function torchrunCounts(words: Command, first: number, end: number, assignments: Assignment[]): { perNode?: CountReading; perNodeNamed: boolean; nodes?: CountReading } {
+  const out: { perNode?: CountReading; perNodeNamed: boolean; nodes?: CountReading } = { perNodeNamed: false };
+  for (let i = first; i < end; i++) {
+    const w = words[i]!;
+    if (!w.raw.startsWith('-')) break;
+    const eq = w.raw.indexOf('=');
+    const name = (eq < 0 ? w.raw : w.raw.slice(0, eq)).replace(/^-+/, '').replace(/-/g, '_');
+    let valueRaw: string | undefined;
+    let valueStart = 0;
+    if (eq >= 0) [valueRaw, valueStart] = [w.raw.slice(eq + 1), w.start + eq + 1];
+    else if (!FLAG_OPTIONS.has(name) && i + 1 < end) [valueRaw, valueStart] = [words[++i]!.raw, words[i]!.start];
+    if (name === 'nproc_per_node') out.perNodeNamed = true;
+    if (valueRaw === undefined) continue;
+    if (name === 'nproc_per_node') out.perNode = readCount('--nproc_per_node', valueRaw, valueStart, assignments, PER_NODE_WORDS);
+    else if (name === 'nnodes') out.nodes = readCount('--nnodes', valueRaw, valueStart, assignments, { elastic: true });
+  }
+  return out;
+}
+
 let memo: { text: string; scan: ScriptScan } | undefined;
 
 function scanScript(fileName: string, text: string): ScriptScan {
@@ -132,27 +157,16 @@ function scanScript(fileName: string, text: string): ScriptScan {
     const first = launcherEnd(words, assignments);
     if (first < 0) continue;
     const launch: TorchrunLaunch = { launcher: words[first - 1]!, readings: [] };
-    let perNodeGiven = false;
-    for (let i = first; i < words.length; i++) {
-      const w = words[i]!;
-      if (!w.raw.startsWith('-')) break; // the training script: its own arguments follow
-      const eq = w.raw.indexOf('=');
-      const name = (eq < 0 ? w.raw : w.raw.slice(0, eq)).replace(/^-+/, '').replace(/-/g, '_');
-      let valueRaw: string | undefined;
-      let valueStart = 0;
-      if (eq >= 0) [valueRaw, valueStart] = [w.raw.slice(eq + 1), w.start + eq + 1];
-      else if (!FLAG_OPTIONS.has(name) && words[i + 1]) [valueRaw, valueStart] = [words[++i]!.raw, words[i]!.start];
-      // Named without its value (a half-typed line): given, but no count.
-      if (name === 'nproc_per_node') perNodeGiven = true;
-      if (valueRaw === undefined) continue;
-      if (name !== 'nproc_per_node' && name !== 'nnodes') continue;
-      const reading = name === 'nproc_per_node'
-        ? readCount('--nproc_per_node', valueRaw, valueStart, assignments, PER_NODE_WORDS)
-        : readCount('--nnodes', valueRaw, valueStart, assignments, { elastic: true });
-      launch.readings.push(reading);
-      if (name === 'nproc_per_node') launch.perNode = reading.value;
-      else [launch.nodes, launch.nodesUnread] = [reading.value, reading.value === undefined];
+    const counts = torchrunCounts(words, first, words.length, assignments);
+    if (counts.perNode) {
+      launch.readings.push(counts.perNode);
+      launch.perNode = counts.perNode.value;
     }
+    if (counts.nodes) {
+      launch.readings.push(counts.nodes);
+      [launch.nodes, launch.nodesUnread] = [counts.nodes.value, counts.nodes.value === undefined];
+    }
+    const perNodeGiven = counts.perNodeNamed;
     // The command's own `CUDA_VISIBLE_DEVICES=… torchrun` wins over an export above it.
     const own = words.slice(0, first).map((w) => assignmentValue(w, 'CUDA_VISIBLE_DEVICES')).find((a) => a);
     const inherited = [...visible].reverse().find((v) => v.start < words[0]!.start);

@@ -10,7 +10,8 @@
  * computed in the shell. `$NGPU` counts where the script assigns
  * it once, as the torchrun reader reads it. The GPU-count findings stay the torchrun reader's; this is the setup's.
  */
-import { programName } from './launchScripts';
+import { programName, torchrunCounts } from './launchScripts';
+import { MalformedConfig } from './types';
 import { resolveReference, unquote, type Assignment, type Command } from './shellWords';
 
 export type Launcher = 'torchrun' | 'deepspeed' | 'accelerate';
@@ -89,9 +90,6 @@ export interface LaunchProcesses {
   total?: number;
 }
 
-/** A torchrun per-machine count that is no number: `gpu`, and `auto` on a machine with GPUs, start one per GPU. */
-const TORCHRUN_PER_GPU = new Set(['gpu', 'auto']);
-
 /** The processes the command at words[from..to) (launcher to script) starts, when its launcher says. */
 export function launchProcesses(words: Command, from: number, to: number, assignments: Assignment[]): LaunchProcesses | undefined {
   const found = findLauncher(words, from, to);
@@ -102,15 +100,17 @@ export function launchProcesses(words: Command, from: number, to: number, assign
   const has = (...names: string[]) => names.some((n) => options.has(n));
   if (launcher === 'accelerate') return { launcher, total: count(opt('num_processes'), assignments) };
   if (launcher === 'torchrun') {
-    const perNodeRaw = opt('nproc_per_node');
-    const word = perNodeRaw && valueOf(perNodeRaw, assignments);
-    // Without --nproc_per_node torchrun starts one process per machine (torchrun --help: default 1).
-    const perNode = word && TORCHRUN_PER_GPU.has(word) ? { gpus: `--nproc_per_node=${word}` } : perNodeRaw ? count(perNodeRaw, assignments) : 1;
-    const nodesRaw = opt('nnodes');
-    // An elastic range counts only when it is one size (2:2).
-    const range = nodesRaw && /^(\d+):(\d+)$/.exec(nodesRaw.raw);
-    const nodes = range ? (range[1] === range[2] ? Number(range[1]) : undefined) : nodesRaw ? count(nodesRaw, assignments) : 1;
-    return { launcher, perNode, nodes };
+    let counts: ReturnType<typeof torchrunCounts>;
+    try {
+      counts = torchrunCounts(words, found.options, to, assignments);
+    } catch (e) {
+      // A count that is no number: the torchrun reader says so on the script; no count is read here.
+      if (e instanceof MalformedConfig) return { launcher };
+      throw e;
+    }
+    // Missing, torchrun's defaults: one process per machine, one machine.
+    const perNode = !counts.perNodeNamed ? 1 : counts.perNode?.perGpu ? { gpus: counts.perNode.perGpu } : counts.perNode?.value?.value;
+    return { launcher, perNode, nodes: counts.nodes ? counts.nodes.value?.value : 1 };
   }
   // DeepSpeed refuses --include/--exclude beside --num_gpus/--num_nodes: the list alone says the GPUs.
   const include = opt('include', 'i');

@@ -12,7 +12,7 @@ import { hostMemoryBytes } from './cluster/spec';
 import { divisors, opClass, outFeatures, type LayerConfig } from './cost/configs';
 import { CONTEXT_BYTES, gb, usableBytes } from './cost/memory';
 import type { CostTables, TableOptions, TableSetup } from './cost/tables';
-import { buildCostTables } from './cost/tableBuilder';
+import { buildCostTables, computeKeyOf } from './cost/tableBuilder';
 import { range, type Topology } from './cost/topology';
 import { assignmentBreakdown, assignmentHostBytes } from './memory/assignment';
 import { hasAttentionScores } from './memory/index';
@@ -232,7 +232,7 @@ function* evaluateSetupSteps(ctx: EvalContext, n: number, includeOwt: boolean, s
   const devices = range(0, n);
   let evaluated = 0;
   const tableOptions: TableOptions = { ...ctx.tableOptions, setup };
-  const computeKey = `${setup.precision}|${setup.ampStyle ?? ''}|${setup.recompute}|${setup.microSteps}`;
+  const computeKey = computeKeyOf(setup);
   const tables = buildCostTables(model, topo, devices, batch, { ...tableOptions, mode: options.strategies, sameComputeAs: costedCompute.get(computeKey) });
   if (!costedCompute.has(computeKey)) costedCompute.set(computeKey, tables);
   const dpChoice = new Int32Array(model.layers.length);

@@ -14,7 +14,7 @@ import { buildEdgeCosts } from './edgeCosts';
 import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, offloadedHostBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
 import { modelStatic, safeBytes } from './modelStatic';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
-import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions } from './tables';
+import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions, type TableSetup } from './tables';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';
 
 /** An option's compute side: what the ZeRO stage, HSDP and offload leave unchanged. */
@@ -336,6 +336,11 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
 /** Setup fields the compute side of a table depends on; the rest (ZeRO stage, HSDP, offload, optimizer) it does not. */
 const COMPUTE_SETUP_KEYS = ['precision', 'ampStyle', 'recompute', 'microSteps'] as const;
 
+/** Setups with one key here can lend each other their tables' compute (TableOptions.sameComputeAs). */
+export function computeKeyOf(setup: TableSetup): string {
+  return COMPUTE_SETUP_KEYS.map((k) => setup[k] ?? '').join('|');
+}
+
 /** Whether `t` was costed from the same inputs as a table for `opts`, but for its setup's state-sharding fields. */
 function sameCompute(t: CostTables, model: AnalyzedModel, topo: Topology, devices: number[], batch: number, opts: TableOptions): boolean {
   const was = t.builtFrom.options;
@@ -343,7 +348,5 @@ function sameCompute(t: CostTables, model: AnalyzedModel, topo: Topology, device
   if (opts.configsFor || was.configsFor || opts.layerRange || was.layerRange) return false;
   const keys = new Set([...Object.keys(was), ...Object.keys(opts)] as Array<keyof TableOptions>);
   for (const k of keys) if (k !== 'setup' && k !== 'sameComputeAs' && k !== 'optimizer' && was[k] !== opts[k]) return false;
-  const a = was.setup ?? defaultSetup(was.optimizer);
-  const b = opts.setup ?? defaultSetup(opts.optimizer);
-  return COMPUTE_SETUP_KEYS.every((k) => a[k] === b[k]);
+  return computeKeyOf(was.setup ?? defaultSetup(was.optimizer)) === computeKeyOf(opts.setup ?? defaultSetup(opts.optimizer));
 }
