@@ -1,6 +1,6 @@
 /** Number formatting shared by every view, tooltip and text table. */
 import type { MemoryBreakdown, TrainingSetup } from '../src/protocol/plan';
-import { offloadText, parallelDegreesText } from '../src/protocol/setupText';
+import { offloadText, parallelDegreesText, zeroText } from '../src/protocol/setupText';
 
 export function fmtMs(ms: number): string {
   if (!Number.isFinite(ms)) return '–';
@@ -58,7 +58,7 @@ export function fmtSetup(s: TrainingSetup): string {
   const parts = [
     s.ampStyle ? `${s.precision} ${s.ampStyle}` : s.precision,
     parallelDegreesText(s, true),
-    `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}`,
+    zeroText(s),
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation}`,
   ];

@@ -33,6 +33,7 @@ export const PLANNER_FLAGS = {
   recompute: { type: 'string' },
   offload: { type: 'string' },
   hsdp: { type: 'string' },
+  'weight-gather': { type: 'string' },
   'micro-batch': { type: 'string' },
   dp: { type: 'string' },
   tp: { type: 'string' },
@@ -72,6 +73,9 @@ ${SCRIPT_ARGS_HELP}
                         what lives in CPU memory: the optimizer state (ZeRO-Offload), or also the parameters
                         and gradients (DeepSpeed offload_param, FSDP CPUOffload), fetched over PCIe every pass
   --hsdp H              auto (default) | on | off   shard ZeRO state within a node, replicate across nodes
+  --weight-gather W     after-step | next-forward   when ZeRO-1/2 gather the updated weights (default: the training
+                        config's framework, else after-step): DeepSpeed gathers after the optimizer step; FSDP
+                        SHARD_GRAD_OP and Megatron --overlap-param-gather gather behind the next forward
   --dp N --tp N --pp N --cp N --ep N   pin data / tensor / pipeline / context / expert parallel degrees
 ${SEQ_LEN_HELP}
   --attention A         fused (default: FlashAttention / PyTorch SDPA) | unfused (eager: scores through HBM)
@@ -102,6 +106,11 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
   if (v['amp-style'] !== undefined) {
     options.ampStyle = oneOf<AmpStyle>('amp-style', v['amp-style'], ['autocast', 'master-weights', 'pure'], 'master-weights');
     options.ampStyleSource = '--amp-style';
+  }
+  if (v['weight-gather'] !== undefined) {
+    const timing = oneOf<'after-step' | 'next-forward'>('weight-gather', v['weight-gather'], ['after-step', 'next-forward'], 'after-step');
+    options.forwardGatherStages = timing === 'next-forward' ? [1, 2] : [];
+    options.forwardGatherSource = '--weight-gather';
   }
   // Checked here with every other flag, before anything slow; the analysis applies it (modelLoading.ts).
   positiveInt('seq-len', v['seq-len']);

@@ -14,6 +14,7 @@ import { stateJointOffload } from './offloadDims';
 import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
 import { hasTopKey, insertYamlKey, nestedScalar, setScalar, topScalar, valueRange } from './yamlDoc';
+import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
 
 const ELSEWHERE = 'Accelerate configs have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or write a torchtitan / Megatron-LM config';
 
@@ -86,6 +87,7 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
       // One key says both: each writes the plan's value of the other (it may change too), so the two edits agree.
       stated.zeroStage = { value: shard.zero, stated: !!strategyNode, range, set: (z, plan) => setStrategy(z, plan?.hybridShard ?? stated.hybridShard?.value ?? false) };
       stated.hybridShard = { value: shard.hybrid, stated: !!strategyNode, range, set: (h, plan) => setStrategy(plan?.zeroStage ?? stated.zeroStage!.value, h) };
+      stated.weightGather = FSDP_WEIGHT_GATHER;
       stated.anchor = range;
     }
     const ac = nestedScalar(doc, ['fsdp_config'], 'fsdp_activation_checkpointing');

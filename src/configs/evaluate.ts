@@ -73,7 +73,7 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   copy('dataParallel', setup.dataParallel);
 
   copy('microBatch', setup.microBatch);
-  const options: PlanOptions = withStatedPrecision({ ...base, pins }, setup, source);
+  const options: PlanOptions = withStatedWeightGather(withStatedPrecision({ ...base, pins }, setup, source), setup, source);
   if (setup.world !== undefined) options.gpus = setup.world;
   // A config whose batch arithmetic names its ranks (DeepSpeed's three batch keys) runs on them, times the model
   // parallel degrees it states (none, for a DeepSpeed JSON).
@@ -97,7 +97,15 @@ export function withStatedPrecision(options: PlanOptions, setup: StatedSetup, so
   return out;
 }
 
-/** The global batch the config trains with, when it says (stated, or micro × accumulation × data-parallel degree). */
+/**
+ * The options with the way the config's framework gathers ZeRO-1/2's updated weights (weightGatherWords.ts), for
+ * both sides of a comparison: the best plan runs on the user's framework too. `keepExplicit`: a flag's wins.
+ */
+export function withStatedWeightGather(options: PlanOptions, setup: StatedSetup, source: string, keepExplicit = false): PlanOptions {
+  if (!setup.weightGather || (keepExplicit && options.forwardGatherStages)) return options;
+  return { ...options, forwardGatherStages: setup.weightGather.inForward, forwardGatherSource: `${source} (${setup.weightGather.why})` };
+}
+
 /**
  * The tokens per sample the first of `setups` that states one trains on, with who says it ("recipe.yaml's
  * cutoff_len 2048"): the model is read at it unless `--seq-len` (wap.sequenceLength) says otherwise.
@@ -107,6 +115,7 @@ export function statedSequence(setups: readonly StatedSetup[], configName: strin
   return stated && { tokens: stated.value, source: `${configName}'s ${stated.key} ${stated.value}` };
 }
 
+/** The global batch the config trains with, when it says (stated, or micro × accumulation × data-parallel degree). */
 export function statedBatch(setup: StatedSetup): number | undefined {
   const probe = pinnedOptions({ batch: -1, objective: 'throughput', strategies: 'all', optimizer: 'adam' }, setup, '');
   return probe.batch > 0 ? probe.batch : undefined;

@@ -8,6 +8,7 @@
 import type { TrainingSetup, ZeroStage } from '../protocol/plan';
 import type { StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
+import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
 
 /** FSDP sharding words by the ZeRO stage and hybrid sharding they mean. */
 const SHARDING: Record<string, { zero: ZeroStage; hybrid: boolean }> = {
@@ -65,4 +66,5 @@ export function setFsdpDims(stated: StatedSetup, read: FsdpSetup, where: { state
   stated.hybridShard = { value: read.hybrid, stated: where.stated, range, set: (hybrid, plan) => write({ ...fromPlan(plan), hybrid }) };
   stated.cpuOffload = { value: read.offload, stated: read.offload, range, set: (offload, plan) => write({ ...fromPlan(plan), offload, params: plan?.paramOffload ?? (offload && read.params) }) };
   stated.paramOffload = { value: read.params, stated: read.params, range, set: (params, plan) => write({ ...fromPlan(plan), offload: plan?.cpuOffload ?? (params || read.offload), params }) };
+  if (read.zero > 0) stated.weightGather = FSDP_WEIGHT_GATHER;
 }

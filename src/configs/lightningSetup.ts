@@ -17,6 +17,7 @@ import { stateJointOffload } from './offloadDims';
 import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type CallArgs } from './python';
 import { nvmeUnmodelled, type StatedSetup } from './setup';
 import type { TextEdit } from './types';
+import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
 
 export const LIGHTNING_ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
 
@@ -121,6 +122,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
         // One keyword says both: each writes the plan's value of the other, so the two edits agree.
         stated.zeroStage = { value: shard.zero, stated: !!sharding, range, set: (z, plan) => write(z, plan?.hybridShard ?? stated.hybridShard?.value ?? false) };
         stated.hybridShard = { value: shard.hybrid, stated: !!sharding, range, set: (h, plan) => write(plan?.zeroStage ?? stated.zeroStage!.value, h) };
+        stated.weightGather = FSDP_WEIGHT_GATHER;
       }
       const policy = args.keywords.get('activation_checkpointing_policy') ?? args.keywords.get('activation_checkpointing');
       const checkpoints = !!policy && policy.type !== 'none';

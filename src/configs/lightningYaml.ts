@@ -17,6 +17,7 @@ import { withLaunchedWorld } from './launchedBy';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
 import { insertYamlKey, mapAt, nestedScalar, parseYamlConfig, setScalar, valueRange } from './yamlDoc';
+import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
 
 const TRAINER_PATH = '(lightning\\.pytorch|pytorch_lightning|lightning)(\\.trainer){0,2}\\.Trainer';
 const TRAINER_TARGET = new RegExp(`^${TRAINER_PATH}$`);
@@ -109,6 +110,7 @@ function readStrategyClass(text: string, doc: Document.Parsed, path: string[], s
       const where = sharding.node ? valueRange(sharding.node) : range;
       stated.zeroStage = { value: shard.zero, stated: !!sharding.node, range: where, set: (z, plan) => { const m = fsdpShardingFor(z, plan?.hybridShard ?? shard.hybrid); return m ? sharding.write(m) : undefined; } };
       stated.hybridShard = { value: shard.hybrid, stated: !!sharding.node, range: where, set: (h, plan) => { const m = fsdpShardingFor(plan?.zeroStage ?? shard.zero, h); return m ? sharding.write(m) : undefined; } };
+      stated.weightGather = FSDP_WEIGHT_GATHER;
     }
     // Lightning hands cpu_offload to FSDP as CPUOffload(offload_params=…): parameters, gradients and optimizer move.
     const offload = flag('cpu_offload');

@@ -13,6 +13,7 @@ import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { dropArgument, insertAfter } from './shellEdits';
 import { findAssignments, isMakefileName, resolveReference, splitCommands } from './shellWords';
 import type { ConfigReader, TextEdit, TextRange } from './types';
+import { megatronWeightGather } from './weightGatherWords';
 
 interface Flag {
   name: string;
@@ -53,7 +54,7 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   const megatron = flags.filter((f) => f.name.startsWith('--tensor-model-parallel') || f.name.startsWith('--pipeline-model-parallel') || f.name === '--micro-batch-size');
   if (megatron.length === 0) return undefined;
   const assignments = findAssignments(text, splitCommands(text), isMakefileName(fileName));
-  const known = new Set([...NUMERIC.map(([n]) => n), '--bf16', '--fp16', '--fp8-format', '--sequence-parallel', '--recompute-granularity', '--recompute-activations', '--use-distributed-optimizer']);
+  const known = new Set([...NUMERIC.map(([n]) => n), '--bf16', '--fp16', '--fp8-format', '--sequence-parallel', '--recompute-granularity', '--recompute-activations', '--use-distributed-optimizer', '--overlap-param-gather']);
   const last = flags.filter((f) => known.has(f.name)).reduce((a, b) => (b.end > a.end ? b : a), megatron[0]!);
   const tail = last.value?.end ?? last.end;
   const anchor: TextRange = { start: megatron[0]!.start, end: megatron[0]!.end };
@@ -110,6 +111,7 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   };
   const dist = find('--use-distributed-optimizer');
   stated.zeroStage = { value: (dist ? 1 : 0) as ZeroStage, stated: !!dist, range: dist ?? anchor, set: (z) => (z <= 1 ? set('--use-distributed-optimizer', z === 1) : undefined) };
+  if (dist) stated.weightGather = megatronWeightGather(!!find('--overlap-param-gather'));
   // Megatron derives accumulation from --global-batch-size; with it stated, moving the micro-batch keeps the batch.
   if (stated.microBatch && stated.globalBatch) stated.gradientAccumulation = { value: 1, stated: false, range: anchor, set: () => [] };
   return stated;

@@ -26,8 +26,9 @@ export function megatronArguments(report: PlanReport): SetupWords<string[]> {
   if (s.expertParallel > 1) args.push(`--expert-model-parallel-size ${s.expertParallel}`);
   // Megatron's distributed optimizer shards optimizer state over the data-parallel ranks: ZeRO-1.
   if (s.zeroStage >= 1) args.push('--use-distributed-optimizer');
-  // WAP prices ZeRO-1's gather of the updated weights as DeepSpeed runs it, after the step (cost/tableBuilder.ts).
-  if (s.zeroStage === 1 && s.dataParallel * s.contextParallel > 1) notes.push("WAP's step prices the distributed optimizer's all-gather of the updated weights after the optimizer step, with nothing beside it, as DeepSpeed runs it; Megatron's --overlap-param-gather overlaps it with the next forward, so with that flag expect the step up to that gather faster than the estimate.");
+  // The plan's gather of the updated weights is priced where it runs: in the next forward only with the flag that puts it there.
+  if (s.zeroStage === 1 && s.weightGather === 'next-forward') args.push('--overlap-grad-reduce', '--overlap-param-gather');
+  else if (s.zeroStage === 1 && s.dataParallel * s.contextParallel > 1) notes.push("WAP's step prices the distributed optimizer's all-gather of the updated weights after the optimizer step, with nothing beside it; Megatron's --overlap-param-gather overlaps it with the next forward (plan with --weight-gather next-forward to price that), so with that flag expect the step up to that gather faster than this estimate.");
   if (s.zeroStage >= 2) notes.push(`The plan shards ${s.zeroStage === 3 ? 'weights and gradients' : 'gradients'} too (ZeRO-${s.zeroStage}); Megatron's distributed optimizer shards optimizer state only (ZeRO-1): plan with --zero 1 to price what it runs, or train with Megatron-FSDP.`);
   if (s.hybridShard) notes.push('The plan shards within a node (HSDP), which these arguments do not say.');
   if (s.cpuOffload) notes.push(`The plan keeps ${s.paramOffload ? 'parameters, gradients and optimizer state' : 'optimizer state'} in host memory, which these arguments do not switch on.`);

@@ -21,6 +21,7 @@ import { guardOf, nodeRange, replaceRange, stringLiteral } from './python';
 import type { StatedSetup } from './setup';
 import type { ScriptContext } from './torchScriptSetup';
 import type { TextEdit, TextRange } from './types';
+import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
 
 export type Wrapper = 'fsdp' | 'fsdp2' | 'ddp';
 
@@ -87,6 +88,7 @@ function readFsdp(ctx: ScriptContext, calls: Node[], stated: StatedSetup): void 
     // One keyword says both: each writes the plan's value of the other, so the two edits agree (and are kept once).
     stated.zeroStage = { value: zero, stated: isStated, range, expressible: says, set: (z, plan) => write(z, plan?.hybridShard ?? hybrid) };
     stated.hybridShard = { value: hybrid, stated: isStated, range, expressible: says, set: (h, plan) => write(plan?.zeroStage ?? zero, h) };
+    stated.weightGather = FSDP_WEIGHT_GATHER;
     stated.inexpressible.zeroStage = FSDP_STAGES;
     stated.inexpressible.hybridShard = FSDP_STAGES;
   }
@@ -134,6 +136,8 @@ function readFullyShard(ctx: ScriptContext, calls: Node[], stated: StatedSetup):
   const sites = calls.map((c) => ctx.keywords(c));
   if (sites.some((s) => !s)) return;
   const all = sites as CallKeywords[];
+  // Whatever stage its arguments give, FSDP2 gathers the way FSDP does.
+  stated.weightGather = FSDP_WEIGHT_GATHER;
   const module = ctx.names.moduleOf('fully_shard') ?? 'torch.distributed.fsdp';
   // torch reshards every module but the root after forward by default: the blocks' setting is the stage.
   const blocks = calls.map(perBlock);

@@ -10,6 +10,7 @@ import { stateJointOffload } from './offloadDims';
 import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { parseToml, setToml, tomlEntry, type TomlDoc } from './tomlDoc';
 import type { ConfigReader, TextEdit, TextRange } from './types';
+import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
 
 const PRECISION: Record<string, Precision> = { bfloat16: 'bf16', float32: 'fp32', float16: 'fp16' };
 const PRECISION_WORD: Partial<Record<Precision, string>> = { bf16: 'bfloat16', fp32: 'float32', tf32: 'float32' };
@@ -48,6 +49,8 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
   const replicate = num('parallelism', 'data_parallel_replicate_degree', 1);
   const reshard = tomlEntry(doc, 'parallelism', 'fsdp_reshard_after_forward');
   const zero: ZeroStage = shard.value === 1 ? 0 : reshard?.value === 'never' ? 2 : 3;
+  // torchtitan shards with FSDP2 (the data-parallel shard degree), whatever the stage the plan chooses.
+  stated.weightGather = FSDP_WEIGHT_GATHER;
   stated.zeroStage = {
     value: zero, stated: shard.stated, range: shard.range,
     set: (z, plan) => {

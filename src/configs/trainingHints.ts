@@ -3,8 +3,9 @@
  * options where nothing explicit says it: the precision (precisionHint.ts, and
  * the dtype the model is loaded in, loadDtypeHint.ts),
  * the optimizer (optimizerHint.ts), the conv memory format
- * (memoryFormatHint.ts), gradient checkpointing (recomputeHint.ts) and the
- * attention kernel transformers is asked for (attentionHint.ts), the
+ * (memoryFormatHint.ts), gradient checkpointing (recomputeHint.ts), the
+ * attention kernel transformers is asked for (attentionHint.ts) and the
+ * framework's way of gathering ZeRO-1/2's updated weights (weightGatherHint.ts), the
  * model's own file read first for each.
  * The CLI and the server list and read the files; this reads only what it is handed, and of the other Python files
  * only those that import the model's module (train.py's `from model import GPT`): a sibling script that does not
@@ -18,10 +19,11 @@ import { loadDtypeHint, withLoadDtype } from './loadDtypeHint';
 import { precisionHint, withPrecisionFrom } from './precisionHint';
 import { recomputeHint, withRecomputeFrom } from './recomputeHint';
 import { localModelImports } from './modelFor';
+import { weightGatherHint, withWeightGatherFrom } from './weightGatherHint';
 
 /** Whether any hint could still change the options: false once a flag or setting gave every one. */
 export function trainingHintsApply(options: PlanOptions): boolean {
-  return !(!options.batchAssumed && options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat && (options.recomputeSource || options.pins?.recompute) && options.attentionKernel);
+  return !(!options.batchAssumed && options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat && (options.recomputeSource || options.pins?.recompute) && options.attentionKernel && options.forwardGatherStages);
 }
 
 /** The files that speak for the model: its own, the configs beside it, and the Python files that import it. */
@@ -36,5 +38,6 @@ export function withTrainingHintsFrom(options: PlanOptions, all: ReadonlyArray<{
   const precision = withLoadDtype(precisionHint(files, modelFile), loadDtypeHint(files, modelFile));
   const hinted = withOptimizerFrom(withPrecisionFrom(options, precision), optimizerHint(files, modelFile));
   const recompute = withRecomputeFrom(withMemoryFormatFrom(hinted, memoryFormatHint(files, modelFile)), recomputeHint(files, modelFile));
-  return withAttentionFrom(recompute, attentionHint(files, modelFile));
+  const attention = withAttentionFrom(recompute, attentionHint(files, modelFile));
+  return attention.forwardGatherStages ? attention : withWeightGatherFrom(attention, weightGatherHint(files, modelFile));
 }

@@ -1,6 +1,6 @@
 /** The CLI's plain-text plan table. */
 import type { LengthMixReport, PlanOutcome, PlanSequence, TrainingSetup } from '../protocol/plan';
-import { batchText, offloadText, parallelDegreesText } from '../protocol/setupText';
+import { batchText, offloadText, parallelDegreesText, zeroText } from '../protocol/setupText';
 
 const pad = (s: string, w: number): string => (s.length >= w ? s : s + ' '.repeat(w - s.length));
 const fmt = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -73,7 +73,7 @@ function sequenceLine(s: PlanSequence): string {
 /** Two lines: the training setup (precision and why, degrees, memory savers, MFU) and memory per GPU by holder. */
 export function setupLines(s: TrainingSetup): string[] {
   const savers = [
-    `ZeRO-${s.zeroStage}${s.hybridShard ? ' (HSDP)' : ''}`,
+    zeroText(s, true),
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation} accumulation${s.gradientAccumulation === 1 ? '' : ' steps'}`,
     ...(offloadText(s) ? [offloadText(s)!] : []),

@@ -29,6 +29,18 @@ export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
 export type AmpStyle = 'autocast' | 'master-weights' | 'pure';
 /** ZeRO stage on the data-parallel axis: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP FULL_SHARD). */
 export type ZeroStage = 0 | 1 | 2 | 3;
+/**
+ * When ZeRO-1/2 all-gather the weights each rank's optimizer slice updated, which depends on the framework:
+ * - 'after-step': inside the optimizer step, with nothing computing beside it (DeepSpeed stage_1_and_2.py step()'s
+ *   all_gather_dp_groups; PyTorch's ZeroRedundancyOptimizer; Megatron's distributed optimizer without
+ *   --overlap-param-gather);
+ * - 'next-forward': as the next forward reaches each unit, behind the compute before it (FSDP SHARD_GRAD_OP and FSDP2
+ *   reshard_after_forward=False reshard after the backward and gather in the forward; Megatron
+ *   --overlap-param-gather dispatches each bucket's gather for the next forward).
+ */
+export type WeightGatherTiming = 'after-step' | 'next-forward';
+/** The ZeRO stages that keep whole weights, and so gather each rank's updated slice once per step. */
+export type GatheringStage = 1 | 2;
 /** Activation recompute: 'selective' is Korthikanti et al. (recompute attention's softmax/dropout only); 'full' recomputes each block. */
 export type RecomputeMode = 'none' | 'selective' | 'full';
 
@@ -80,6 +92,9 @@ export interface TrainingSetup {
   ampStyle?: AmpStyle;
   ampStyleReason?: string;
   zeroStage: ZeroStage;
+  /** ZeRO-1/2 over more than one rank: when the updated weights are gathered, and who says so (the framework's way). */
+  weightGather?: WeightGatherTiming;
+  weightGatherReason?: string;
   hybridShard: boolean;
   /**
    * Ranks the ZeRO state is sharded over when zeroStage > 0: dataParallel × contextParallel, or under HSDP the

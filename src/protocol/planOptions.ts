@@ -2,7 +2,7 @@
  * What the planner is asked: the options the CLI flags, the LSP settings and the plan view's controls map onto.
  * The report it answers with is plan.ts; both are the contract between the server, the CLI and the extension.
  */
-import type { AmpStyle, Objective, OptimizerKind, ParallelPins, Precision, StrategyMode } from './plan';
+import type { AmpStyle, Objective, OptimizerKind, ParallelPins, Precision, StrategyMode, GatheringStage } from './plan';
 
 /**
  * The global batch planned when no flag, setting or launch that trains the model states one: the WAP paper's
@@ -61,6 +61,14 @@ export interface PlanOptions {
   ampStyle?: AmpStyle;
   /** Where an explicit ampStyle came from, for the report. */
   ampStyleSource?: string;
+  /**
+   * The ZeRO stages whose updated weights the training's framework gathers in the next forward, the others after the
+   * step (TrainingSetup.weightGather): FSDP [2] (SHARD_GRAD_OP; its ZeRO-1 is ZeroRedundancyOptimizer), Megatron with
+   * --overlap-param-gather [1]. Absent: none, DeepSpeed's way, the one that hides nothing.
+   */
+  forwardGatherStages?: GatheringStage[];
+  /** Who says it: '--weight-gather', or the config that names the framework ('fsdp.yaml (FSDP …)'). */
+  forwardGatherSource?: string;
   /** Fixed dimensions; the search fills in the rest. */
   pins?: ParallelPins;
   /**

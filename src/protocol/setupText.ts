@@ -17,6 +17,16 @@ export function parallelDegreesText(s: TrainingSetup, compact: boolean): string 
   return others.length ? `${main} (most parameters; also ${others.join(', ')})` : main;
 }
 
+/**
+ * "ZeRO-1 HSDP (updated weights gathered in the next forward)": the stage, and for ZeRO-1/2 when the weights each rank
+ * updated are gathered, with why when `why` (the CLI's line, which has the room).
+ */
+export function zeroText(s: Pick<TrainingSetup, 'zeroStage' | 'hybridShard' | 'weightGather' | 'weightGatherReason'>, why = false): string {
+  const when = s.weightGather === 'next-forward' ? 'in the next forward' : 'after the step';
+  const gather = s.weightGather ? ` (updated weights gathered ${when}${why && s.weightGatherReason ? `: ${s.weightGatherReason}` : ''})` : '';
+  return `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}${gather}`;
+}
+
 /** What a plan keeps in host memory, for the same three views; undefined when nothing is offloaded. */
 export function offloadText(s: Pick<TrainingSetup, 'cpuOffload' | 'paramOffload'>): string | undefined {
   if (s.paramOffload) return 'parameters, gradients and optimizer offloaded to CPU (slow)';

@@ -7,9 +7,9 @@
  * that differs. Shown as an info diagnostic and as the config file's hover.
  */
 import { basename } from 'node:path';
-import { comparedSetup, pinnedOptions, summarizeRun, versusLine, planMachines, withLaunchScriptWorld, withStatedPrecision, type FileAccess, type RunSummary } from '../configs';
+import { comparedSetup, pinnedOptions, summarizeRun, versusLine, planMachines, withLaunchScriptWorld, withStatedPrecision, withStatedWeightGather, type FileAccess, type RunSummary } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
-import { planModelAsync } from '../planner';
+import { gathersInForward, planModelAsync } from '../planner';
 import type { PlanReport } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
 import type { Environment } from './environment';
@@ -46,14 +46,20 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   };
   const options = { ...pinnedOptions(base, setup, basename(fileName)), batch: plan.batch };
   const yours = summarizeRun(await planModelAsync(model, cluster.spec, options, {}));
-  // The best plan trains in the precision the config states unless wap.precision says one; the model's plan, in
-  // another (from a config beside the model), is planned again in it.
-  const bestOptions = withStatedPrecision(base, setup, basename(fileName), true);
+  // The best plan trains in the precision the config states unless wap.precision says one, on the config's framework;
+  // the model's plan, in another precision (from a config beside the model) or priced for another framework's
+  // weight gather, is planned again.
+  const bestOptions = withStatedWeightGather(withStatedPrecision(base, setup, basename(fileName), true), setup, basename(fileName), true);
   const stated = bestOptions.precision;
-  const best = stated && plan.plan.setup && plan.plan.setup.precision !== stated ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
+  const otherPrecision = !!stated && !!plan.plan.setup && plan.plan.setup.precision !== stated;
+  // A plan without ZeRO-1/2 priced no gather: only a gather the next forward hides can make them win instead.
+  const inForward = bestOptions.forwardGatherStages ?? [];
+  const planned = plan.plan.setup;
+  const otherGather = planned?.weightGather ? planned.weightGather !== (gathersInForward(inForward, planned.zeroStage) ? 'next-forward' : 'after-step') : inForward.length > 0;
+  const best = otherPrecision || otherGather ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
   const bestSummary = summarizeRun(best);
   const line = versusLine(yours, bestSummary, setup);
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
-  const replanned = best !== plan ? `, best plan in the config's ${stated}` : '';
+  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather ? ", best plan on the config's framework" : '';
   return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor, yours, best: bestSummary };
 }

@@ -2,7 +2,7 @@
 import type { LayerPlan, LengthMixReport, MemoryBreakdown, PlanOutcome, StrategyKind, TrainingSetup } from '../protocol/plan';
 import { describeIncomplete } from '../core/completeness';
 import type { AnalyzedModel } from '../core/ir';
-import { offloadText, parallelDegreesText } from '../protocol/setupText';
+import { offloadText, parallelDegreesText, zeroText } from '../protocol/setupText';
 
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '?';
@@ -122,7 +122,7 @@ export function setupSummary(s: TrainingSetup): string {
     `${s.precision} (${s.precisionReason})`,
     ...(s.ampStyle ? [s.ampStyle] : []),
     degrees,
-    `ZeRO-${s.zeroStage}${s.hybridShard ? ' HSDP' : ''}`,
+    zeroText(s),
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation}`,
     ...(offloadText(s) ? [offloadText(s)!] : []),

@@ -6,7 +6,7 @@
  */
 import { basename, resolve } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, launchArgumentsOfModel, planMachines, withLaunchScriptWorld, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
+import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, launchArgumentsOfModel, planMachines, withLaunchScriptWorld, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, withStatedWeightGather, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { diskFiles, readTextFile, writeTextFile } from '../files';
@@ -114,9 +114,13 @@ async function run(args: string[]): Promise<number> {
     const readWith = launch && planFlags['script-args'] === undefined ? `; read with ${launch.said}` : '';
     if (!v.json) console.error(`wap: comparing with the model in ${target.file}${flags['model-name'] ? ` (${flags['model-name']})` : ''}, found by ${target.how}${readWith}${v.model === undefined ? '; pass --model FILE to choose another' : ''}`);
     if (!v.json && planFlags.sequenceSource) console.error(`wap: at ${planFlags['seq-len']} tokens per sample, ${planFlags.sequenceSource} (--seq-len reads it at another length)`);
-    // The best plan trains in the precision this config states, unless --precision says otherwise.
+    // The best plan trains in the precision this config states, unless --precision says otherwise, on its framework.
     const stated = setups.find((s) => s.precision);
-    const outcome = await planForModelFile(target.file, planFlags, (o) => (stated ? withStatedPrecision(o, stated, basename(file), true) : o));
+    const framework = setups.find((s) => s.weightGather);
+    const outcome = await planForModelFile(target.file, planFlags, (o) => {
+      const inPrecision = stated ? withStatedPrecision(o, stated, basename(file), true) : o;
+      return framework ? withStatedWeightGather(inPrecision, framework, basename(file), true) : inPrecision;
+    });
     // The process count of the launch that runs the model (this launch script, or the one that passes this config),
     // on the plan's machines where it starts one process per GPU of each.
     const launchFile = target.launch ?? file;

@@ -13,6 +13,8 @@ import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type
 import { buildEdgeCosts } from './edgeCosts';
 import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, offloadedHostBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
 import { modelStatic, safeBytes } from './modelStatic';
+import { overlapExtraMs } from './overlap';
+import { gathersInForward } from '../weightGather';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions, type TableSetup } from './tables';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';
@@ -249,8 +251,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         gatherBytes = unitBytes;
         gatherMs = A * allGatherMs(gatherBytes, sg.shards, sg.shardLink);
       } else {
-        // ZeRO-1/2 keep whole weights: each owner's updated slice is all-gathered after the optimizer step, once per
-        // iteration (frozen weights never change, so only the trained ones).
+        // ZeRO-1/2 keep whole weights: each owner's updated slice is all-gathered once per iteration (frozen weights
+        // never change, so only the trained ones), after the step or behind the next forward (setup.forwardGatherStages).
         stepGatherBytes = paramsHere * bytes.weight;
         stepGatherMs = allGatherMs(stepGatherBytes, sg.shards, sg.shardLink);
       }
@@ -284,6 +286,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     const frozenOnGpu = setup.paramOffload ? frozenWeightBytes(frozenHere, setupOnGpu, sg ? sg.shards : 1, quantizedHere) : frozenWeights;
     const hostBytes = offloadedHostBytes(paramsHere, setup, sg ? sg.shards : 1, frozenOnGpu, castHere);
     const memory = { weights: states.weights + buffers + frozenWeights, gradients: states.gradients, optimizer: states.optimizer, activations };
+    // Gathered in the next forward, the weights cost what the layer's first micro-step forward does not hide (cost/overlap.ts).
+    const stepGatherCost = gathersInForward(setup.forwardGatherStages, zero) ? overlapExtraMs(stepGatherMs, o.forwardMs / A) : stepGatherMs;
     return {
       allreduceBytes: c.d > 1 ? arBytes : 0,
       allreduceMs: arMs,
@@ -297,7 +301,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       hostBytes,
       memory,
       memoryBytes: memory.weights + memory.gradients + memory.optimizer + memory.activations,
-      timeMs: o.forwardMs + o.backwardMs + o.mpForwardMs + o.mpBackwardMs + arMs + upd + stepGatherMs + 2 * (gatherMs + hostUploadMs) + hostDownloadMs + o.recomputeMs,
+      timeMs: o.forwardMs + o.backwardMs + o.mpForwardMs + o.mpBackwardMs + arMs + upd + stepGatherCost + 2 * (gatherMs + hostUploadMs) + hostDownloadMs + o.recomputeMs,
     };
   }
 

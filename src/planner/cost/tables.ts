@@ -11,7 +11,7 @@
  * depend on the costing code.
  */
 import type { AnalyzedLayer } from '../../core/ir';
-import type { CostSource, OptimizerKind, StrategyMode } from '../../protocol/plan';
+import type { CostSource, GatheringStage, OptimizerKind, StrategyMode } from '../../protocol/plan';
 import type { AttentionKernel } from './compute';
 import type { LayerConfig, Layout } from './configs';
 import type { MemorySetup, RecomputePlan } from '../memory/index';
@@ -22,6 +22,8 @@ import type { GroupLink } from './topology';
 export interface TableSetup extends MemorySetup {
   /** Micro-steps per iteration (gradient accumulation); each runs batch/(d·microSteps) samples per GPU. */
   microSteps: number;
+  /** The ZeRO stages whose updated weights are gathered in the next forward (PlanOptions.forwardGatherStages); absent: none. */
+  forwardGatherStages?: readonly GatheringStage[];
 }
 
 export function defaultSetup(optimizer: OptimizerKind): TableSetup {
@@ -58,8 +60,9 @@ export interface NodeOption {
   gatherBytes: number;
   gatherMs: number;
   /**
-   * ZeRO-1/2: the updated weights all-gathered from their owners after the optimizer step, before the next forward
-   * can run (bytes gathered, ms once per iteration; the simulator runs it after the update); 0 otherwise.
+   * ZeRO-1/2: the updated weights all-gathered from their owners once per iteration (bytes gathered, ms): after the
+   * optimizer step, or, for a stage in setup.forwardGatherStages, before this layer's first forward, prefetched behind
+   * the compute before it (the simulator places it either way); 0 otherwise.
    */
   stepGatherBytes: number;
   stepGatherMs: number;

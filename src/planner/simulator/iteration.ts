@@ -4,7 +4,9 @@
  * reverse order with gradient redistribution, gradient all-reduce in NCCL-style
  * buckets (reverse layer order, cut at a byte cap or a change of data group)
  * overlapping the remaining backward (a reduce-scatter under ZeRO), then the
- * optimizer update; ZeRO-1/2 then all-gather the updated weights. Under
+ * optimizer update; ZeRO-1/2 then all-gather the updated weights (or, as
+ * FSDP and Megatron's --overlap-param-gather do, gather each layer's in the
+ * next forward, prefetched as ZeRO-3's gathers are). Under
  * offload each layer's gradients go down to host memory after its backward,
  * and under parameter offload its weights come up before its forward and its
  * backward, on the GPU's own PCIe link (HOST_LANE), beside the collectives.
@@ -14,6 +16,7 @@ import { allGatherMs, reduceScatterMs } from '../cost/shardedCollectives';
 import { allReduceMs } from '../cost/topology';
 import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
+import { gathersInForward } from '../weightGather';
 
 /** PyTorch DDP's default bucket_cap_mb. */
 export const DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024;
@@ -53,18 +56,20 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
   const sharded = (i: number) => t.setup.zeroStage >= 1 && opt(i).config.d > 1;
   // ZeRO-2/3 reduce their gradient shards on every micro-step; DP and ZeRO-1 once per iteration.
   const syncEveryMicroStep = t.setup.zeroStage >= 2;
+  const gatherInForward = gathersInForward(t.setup.forwardGatherStages, t.setup.zeroStage);
 
   /**
    * One forward+backward over `share` of the iteration's samples: all A micro-steps at once when A = 1, else the
    * first A−1 micro-steps as one pass (`earlier`) and the last one, whose gradient sync is what overlaps backward.
    */
-  const pass = (share: number, label: string, microBatch: number | undefined, after: number[], syncGradients: boolean): number[] => {
+  const pass = (share: number, label: string, microBatch: number | undefined, after: number[], syncGradients: boolean, gatherUpdated: boolean): number[] => {
     const fwdEnd = new Int32Array(L);
     const fwdStart: number[] = new Array(L).fill(-1);
     const bwdEnd = new Int32Array(L);
     const bwdCompute = new Int32Array(L);
     const name = (i: number) => t.layers[i].name + label;
     const mb = microBatch === undefined ? {} : { microBatch };
+    const updated = gatherUpdated ? updatedWeightBuckets(t, choice, bucketCap) : undefined;
     const gatherFor = (i: number, deps: number[]): number | undefined => {
       const o = opt(i);
       // Offloaded weights come up from host memory first; ZeRO-3 then all-gathers the shards.
@@ -88,6 +93,17 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       // FSDP prefetches the next unit's parameters while this one computes: at most two gathers ahead.
       const g = gatherFor(i, i >= 2 ? [fwdEnd[i - 2]] : [...after]);
       if (g !== undefined) deps.push(g);
+      if (updated) {
+        const b = updated.bucketOf[i];
+        const first = updated.firstLayer[b];
+        if (b >= 0 && first === i) {
+          // Bucket b is gathered while bucket b−1 computes: at most two in flight, as the units' gathers above.
+          const prefetch = b >= 2 ? [fwdEnd[updated.firstLayer[b - 1] - 1]] : [...after];
+          const sg = t.shardGroup(opt(i).config);
+          updated.task[b] = eng.add({ kind: 'allgather', layer: `${name(i)} and on: updated weights (ZeRO-${t.setup.zeroStage})`, resources: [sg.shardLink.lane], devices: t.devices, durationMs: allGatherMs(updated.bytes[b], sg.shards, sg.shardLink), deps: prefetch, bytes: updated.bytes[b], ...mb });
+        }
+        if (b >= 0) deps.push(updated.task[b]);
+      }
       const o = opt(i);
       let last = eng.add({ kind: 'forward', layer: name(i), resources: lanes, devices: t.devices, durationMs: o.forwardMs * share, deps, ...mb });
       fwdStart[i] = last;
@@ -152,15 +168,16 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
   };
 
   let done: number[] = [];
-  if (A > 1) done = pass((A - 1) / A, ` (micro-steps 1–${A - 1})`, 0, [], syncEveryMicroStep);
+  // The updated weights are gathered once, in the iteration's first forward (the first pass).
+  if (A > 1) done = pass((A - 1) / A, ` (micro-steps 1–${A - 1})`, 0, [], syncEveryMicroStep, gatherInForward);
   yield;
-  done = pass(1 / A, A > 1 ? ` (micro-step ${A})` : '', A > 1 ? A - 1 : undefined, done.length > 0 ? [done[0]] : [], true).concat(done);
+  done = pass(1 / A, A > 1 ? ` (micro-step ${A})` : '', A > 1 ? A - 1 : undefined, done.length > 0 ? [done[0]] : [], true, gatherInForward && A === 1).concat(done);
 
   let updateMs = 0;
   for (let i = 0; i < L; i++) updateMs += opt(i).updateMs;
   const updateLabel = t.setup.paramOffload ? 'optimizer (on the CPU: parameters and gradients offloaded)' : t.setup.cpuOffload ? 'optimizer (on the CPU, then weights up over PCIe)' : 'optimizer';
   const update = eng.add({ kind: 'update', layer: updateLabel, resources: lanes, devices: t.devices, durationMs: updateMs, deps: done });
-  addStepGathers(eng, t, choice, update);
+  if (!gatherInForward) addStepGathers(eng, t, choice, update);
   return yield* eng.runSteps();
 }
 
@@ -185,4 +202,30 @@ function addStepGathers(eng: Engine, t: CostTables, choice: ArrayLike<number>, u
     const sg = t.shardGroup(t.options[layer][choice[layer]].config);
     eng.add({ kind: 'allgather', layer: 'updated weights (ZeRO-1/2)', resources: [sg.shardLink.lane], devices: t.devices, durationMs: allGatherMs(bytes, sg.shards, sg.shardLink), deps: [update], bytes });
   }
+}
+
+/**
+ * ZeRO-1/2 gathering in the next forward: the updated weights in forward order, cut into buckets of the gradient
+ * buckets' size (Megatron gathers its parameters in the very buckets it reduces gradients in; FSDP one wrapped
+ * unit, typically a block, at a time) and at a change of shard group. One collective per layer would pay the
+ * collective's latency per op, which neither framework does.
+ */
+function updatedWeightBuckets(t: CostTables, choice: ArrayLike<number>, capBytes: number): { bucketOf: Int32Array; firstLayer: number[]; bytes: number[]; task: number[] } {
+  const bucketOf = new Int32Array(t.layers.length).fill(-1);
+  const firstLayer: number[] = [];
+  const bytes: number[] = [];
+  let key = '';
+  for (let i = 0; i < t.layers.length; i++) {
+    const o = t.options[i][choice[i]];
+    if (o.stepGatherBytes <= 0) continue;
+    const k = `${o.config.d}x${o.config.k}`;
+    const b = bytes.length - 1;
+    if (b < 0 || k !== key || bytes[b] >= capBytes) {
+      firstLayer.push(i);
+      bytes.push(o.stepGatherBytes);
+      key = k;
+    } else bytes[b] += o.stepGatherBytes;
+    bucketOf[i] = bytes.length - 1;
+  }
+  return { bucketOf, firstLayer, bytes, task: new Array<number>(bytes.length).fill(-1) };
 }

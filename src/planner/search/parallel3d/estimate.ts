@@ -8,7 +8,7 @@
  * al., SC'21), plus the data-parallel gradient sync the last backward cannot
  * hide and the optimizer step. The simulator replays the winner event by event.
  */
-import type { AmpStyle, MemoryBreakdown, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
+import type { AmpStyle, MemoryBreakdown, GatheringStage, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { hostUpdateMs, updateMs, type AttentionKernel } from '../../cost/compute';
 import { overlapExtraMs } from '../../cost/overlap';
@@ -17,6 +17,7 @@ import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, 
 import type { BlockShape, BlockStructure } from './blocks';
 import { hsdpPossible, membersPerNode, offloadCopyMs, shardPlan, updatedWeightsUpMs } from './sharding';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
+import { gathersInForward } from '../../weightGather';
 
 export interface Config3D {
   n: number;
@@ -54,6 +55,8 @@ export interface EstimateContext {
   /** How 16-bit training holds its tensors (absent: master weights). */
   ampStyle?: AmpStyle;
   optimizer: OptimizerKind;
+  /** The ZeRO stages whose updated weights are gathered in the next forward (PlanOptions.forwardGatherStages); absent: none. */
+  forwardGatherStages?: readonly GatheringStage[];
   modelDtypeBytes: number;
   /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
   usableBytes: number;
@@ -247,21 +250,33 @@ export function workOf(s: StageTimes): number {
  * ZeRO-1/2 keep whole weights, so the owners' updated slices are all-gathered after the optimizer step
  * (`afterStepMs`): DeepSpeed's step() does it before returning (stage_1_and_2.py, all_gather_dp_groups), nothing
  * computing beside it, which with the reduce-scatter is the all-reduce's ring volume (Rajbhandari et al. §5).
+ * FSDP SHARD_GRAD_OP and Megatron's --overlap-param-gather gather them in the next forward instead
+ * (ctx.forwardGatherStages): `nextForwardMs`, which that forward hides as far as it can (nextForwardExposedMs).
  * ZeRO-3 gathers weights when the next forward uses them (counted per micro-batch) instead.
  */
-export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number; afterStepMs: number } {
+export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number; afterStepMs: number; nextForwardMs: number } {
   const p = c.dp * c.cp;
   const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
   const totalMs = g ? allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
   const exposedMs = overlapExtraMs(totalMs, stage.backwardMs);
   const hostMs = offloadedCopiesMs(ctx, c, stage);
-  if (!g) return { totalMs, exposedMs, shardedMs: hostMs, afterStepMs: 0 };
+  if (!g) return { totalMs, exposedMs, shardedMs: hostMs, afterStepMs: 0, nextForwardMs: 0 };
   const trainedWeights = stage.params * weightBytes(ctx.precision, ctx.ampStyle);
-  const afterStepMs = c.zero <= 2 ? allGatherMs(trainedWeights, g.shards, g.shardLink) : 0;
+  const updatedGatherMs = c.zero <= 2 ? allGatherMs(trainedWeights, g.shards, g.shardLink) : 0;
+  const inForward = gathersInForward(ctx.forwardGatherStages, c.zero);
   // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the trained.
   const gatherMs = allGatherMs(trainedWeights + stage.frozenBytes, g.shards, g.shardLink);
-  return { totalMs, exposedMs, shardedMs: shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) + hostMs, afterStepMs };
+  const shardedMs = shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) + hostMs;
+  return { totalMs, exposedMs, shardedMs, afterStepMs: inForward ? 0 : updatedGatherMs, nextForwardMs: inForward ? updatedGatherMs : 0 };
+}
+
+/**
+ * What the updated weights' gather in the next forward adds to the step: it runs beside the stage's first forward
+ * chunk, which slows beside it, and exposes what outlasts that (cost/overlap.ts). The replay prices it the same way.
+ */
+export function nextForwardExposedMs(nextForwardMs: number, stage: StageTimes, c: Config3D): number {
+  return overlapExtraMs(nextForwardMs, stage.forwardMs / c.v);
 }
 
 /**
@@ -333,6 +348,7 @@ export function estimateWith(ctx: EstimateContext, c: Config3D, costs: Costs, li
   const stateBytes = optimizerStateBytes(ctx.optimizer, 4);
   const cpuStep = c.offload ? (hostUpdateMs(maxStage!.params / shards, stateBytes, ctx.gpu, hostShareOf(ctx, c.n)) ?? 0) : 0;
   const upd = c.paramOffload ? cpuStep : c.offload ? cpuStep + updatedWeightsUpMs(maxStage!.params / shards, ctx.precision, ctx.gpu.hostBandwidthGBs, ctx.ampStyle) : updateMs(maxStage!.params / shards, stateBytes, ctx.gpu, 4);
-  const stepMs = pipelineMs + sync.exposedMs + sync.shardedMs + upd + sync.afterStepMs;
-  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.shardedMs + sync.afterStepMs, updateMs: upd, memory, hostBytes, fits, stages };
+  const gatherMs = sync.afterStepMs + nextForwardExposedMs(sync.nextForwardMs, maxStage!, c);
+  const stepMs = pipelineMs + sync.exposedMs + sync.shardedMs + upd + gatherMs;
+  return { stepMs, pipelineMs, gradSyncMs: sync.exposedMs + sync.shardedMs + gatherMs, updateMs: upd, memory, hostBytes, fits, stages };
 }

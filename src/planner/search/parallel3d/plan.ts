@@ -20,6 +20,7 @@ import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
 import { candidateCounts, fullyPinnedCount, pinProblem, type SpaceContext } from './space';
 import { acceptedCounts, refusedCount } from '../../runGpuCounts';
+import { withWeightGather } from '../../weightGather';
 
 export interface Plan3DInput {
   model: AnalyzedModel;
@@ -70,6 +71,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     precision,
     ...(amp ? { ampStyle: amp.ampStyle } : {}),
     optimizer: options.optimizer,
+    ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}),
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
     deviceBytes,
@@ -187,7 +189,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   // Per stage: the first holds the embedding and the most micro-batches in flight, the last the head; setup.memoryPerGpu is the fullest.
   const stageTotals = memoryPerStage(ctx, c, costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, linksFor(ctx, c))).map((m) => m.total);
   yield;
-  const setup: TrainingSetup = {
+  const setup: TrainingSetup = withWeightGather({
     precision,
     precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
     ...(ampOf(options, precision) ?? {}),
@@ -210,7 +212,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     memoryPerGpu: scored.est.memory,
     ...(scored.est.hostBytes > 0 ? { hostMemoryPerGpu: scored.est.hostBytes } : {}),
     ...(through ? { fitsThrough: through } : {}),
-  };
+  }, options);
   const hostLink = `at the ${gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS} GB/s host link`;
   fitDiagnostics(setup, diagnostics, { gpu, share: hostShareOf(ctx, c.n) }, c.offload ? `${hostLink}, +${scored.est.updateMs.toFixed(1)} ms per step after the backward and ${scored.est.gradSyncMs.toFixed(1)} ms of copies and gradient sync the compute does not hide` : undefined);
   return feasibleReport(base, {
@@ -258,6 +260,7 @@ export function replayOf(ctx: EstimateContext, scored: Scored, emit: boolean): R
     shardedPerMicroMs: syncs.map((s) => s.shardedMs / c.microBatches),
     updateMs: stages.map((st) => (scored.est.updateMs * st.params) / Math.max(1, maxParams)),
     afterStepMs: syncs.map((s) => s.afterStepMs),
+    nextForwardMs: syncs.map((s) => s.nextForwardMs),
     gradBytes: stages.map((st) => st.params * gradientBytes(ctx.precision, ctx.ampStyle)),
     weightBytes: stages.map((st) => st.params * weightBytes(ctx.precision, ctx.ampStyle)),
   }, emit);

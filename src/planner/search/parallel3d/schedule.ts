@@ -8,7 +8,7 @@
  * thousands of GPUs, and is thinned further to stay under EVENT_CAP.
  */
 import type { TimelineEvent, TimelineKind } from '../../../protocol/plan';
-import type { Config3D, Links, StageTimes } from './estimate';
+import { nextForwardExposedMs, type Config3D, type Links, type StageTimes } from './estimate';
 import { overlapExtraMs } from '../../cost/overlap';
 
 /** The webview draws ~20k events in about a tenth of a second (webview bench). */
@@ -31,6 +31,8 @@ export interface ReplayInput {
   updateMs: number[];
   /** ZeRO-1/2: the updated weights' all-gather after each stage's optimizer step (estimate.ts gradSync), ms; 0 otherwise. */
   afterStepMs: number[];
+  /** The same gather run in each stage's first forward instead (WeightGatherTiming 'next-forward'), ms; 0 otherwise. */
+  nextForwardMs: number[];
   /** Bytes of each stage's gradient sync, and of its updated weights gathered after the step, for the events. */
   gradBytes: number[];
   weightBytes: number[];
@@ -159,7 +161,10 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
         const label = `stage ${s}${V > 1 ? ` chunk ${op.chunk}` : ''}`;
         let end: number;
         if (op.fwd) {
-          const compute = st.forwardMs / V + input.shardedPerMicroMs[s] / 2;
+          // The iteration's first forward on the stage runs beside the gather of the weights the last step updated.
+          const gather = op.micro === 0 && op.chunk === 0 ? input.nextForwardMs[s] : 0;
+          const compute = st.forwardMs / V + input.shardedPerMicroMs[s] / 2 + nextForwardExposedMs(gather, st, c);
+          if (gather > 0) push(s, 'allgather', start, start + gather, `stage ${s} updated weights (ZeRO-${c.zero}, in the forward)`, op.micro, { lane: input.links.dp.lane, bytes: input.weightBytes[s] });
           end = start + compute + tpShare;
           fEnd[idx(s, op.chunk, op.micro)] = end;
           fOp[idx(s, op.chunk, op.micro)] = id;

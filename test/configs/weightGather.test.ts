@@ -1,0 +1,84 @@
+/**
+ * The framework a config trains with decides when ZeRO-1/2 gather the updated weights: FSDP (any form: Accelerate's
+ * plugin, a script's FullyShardedDataParallel or fully_shard, torchtitan) and Megatron's --overlap-param-gather in the
+ * next forward; Megatron's distributed optimizer without that flag after its step; DeepSpeed says nothing (the
+ * planner's default is its way). Read from real files, carried into "your config"'s options, found beside a model for
+ * its own plan, and written back by the Megatron export.
+ */
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { exportPlan, initConfigReaders, pinnedOptions, readConfigSetups, withStatedWeightGather } from '../../src/configs';
+import { weightGatherHint, withWeightGatherFrom } from '../../src/configs/weightGatherHint';
+import { planModel, resolveCluster } from '../../src/planner/index';
+import type { PlanOptions } from '../../src/protocol/planOptions';
+import { gptModel } from '../planner/gptSpec';
+
+before(() => initConfigReaders());
+
+const MEGATRON = 'test/fixtures/megatron-llama/train_llama3_8b_h100_fp8.sh';
+const read = (file: string, text = readFileSync(file, 'utf8')) => readConfigSetups(file, text)[0];
+const BASE: PlanOptions = { batch: 128, objective: 'throughput', strategies: 'all', optimizer: 'adam' };
+
+test('each framework’s gather, read from real configs', () => {
+  const megatron = read(MEGATRON)!;
+  assert.equal(megatron.zeroStage?.value, 1);
+  assert.deepEqual(megatron.weightGather?.inForward, [1]);
+  assert.match(megatron.weightGather!.why, /--overlap-param-gather/);
+  // The same launch without the flag: the distributed optimizer gathers after its step.
+  const plain = read(MEGATRON, readFileSync(MEGATRON, 'utf8').replace(/^\s*--overlap-param-gather\n/m, ''))!;
+  assert.deepEqual(plain.weightGather?.inForward, []);
+  // No distributed optimizer (pretrain_llama.sh): ZeRO-0, no gather to time.
+  assert.equal(read('test/configs/data/llama/pretrain_llama.sh')!.weightGather, undefined);
+
+  for (const file of ['test/configs/data/llama/accelerate_fsdp.yaml', 'test/fixtures/fsdp-dataclass/T5_training.py', 'test/fixtures/pytorch-examples/distributed/FSDP2/example.py', 'test/configs/data/llama/llama3_8b.toml']) {
+    // FSDP gathers SHARD_GRAD_OP in the forward; it has no ZeRO-1 of its own.
+    assert.deepEqual(read(file)?.weightGather?.inForward, [2], file);
+  }
+  // DeepSpeed gathers after the step, the planner's default: nothing to say.
+  assert.equal(read('test/configs/data/llama/ds_config.json')!.weightGather, undefined);
+});
+
+test('“your config” is planned on its framework, and the best plan too unless a flag says otherwise', () => {
+  const megatron = read(MEGATRON)!;
+  const yours = pinnedOptions(BASE, megatron, 'train.sh');
+  assert.deepEqual(yours.forwardGatherStages, [1]);
+  assert.match(yours.forwardGatherSource!, /^train\.sh \(--overlap-param-gather/);
+  assert.deepEqual(withStatedWeightGather(BASE, megatron, 'train.sh', true).forwardGatherStages, [1]);
+  // A flag's word wins for the best plan.
+  assert.deepEqual(withStatedWeightGather({ ...BASE, forwardGatherStages: [] }, megatron, 'train.sh', true).forwardGatherStages, []);
+  assert.equal(pinnedOptions(BASE, read('test/configs/data/llama/ds_config.json')!, 'ds.json').forwardGatherStages, undefined);
+});
+
+test('a model’s own plan takes the framework from the configs beside it: the model’s file first, then the others', () => {
+  const fsdp = { name: 'fsdp.yaml', text: readFileSync('test/configs/data/llama/accelerate_fsdp.yaml', 'utf8') };
+  const ds = { name: 'ds_config.json', text: readFileSync('test/configs/data/llama/ds_config.json', 'utf8') };
+  const megatron = { name: 'train.sh', text: readFileSync(MEGATRON, 'utf8').replace(/^\s*--overlap-param-gather\n/m, '') };
+  assert.equal(weightGatherHint([ds], 'model.py'), undefined);
+  const hint = weightGatherHint([ds, fsdp], 'model.py')!;
+  assert.deepEqual(hint.inForward, [2]);
+  assert.equal(hint.file, 'fsdp.yaml');
+  assert.deepEqual(weightGatherHint([fsdp, megatron], 'train.sh')!.inForward, []);
+  const options = withWeightGatherFrom(BASE, hint);
+  assert.deepEqual(options.forwardGatherStages, [2]);
+  assert.match(options.forwardGatherSource!, /^fsdp\.yaml \(FSDP: SHARD_GRAD_OP gathers/);
+  assert.deepEqual(withWeightGatherFrom({ ...BASE, forwardGatherStages: [] }, hint).forwardGatherStages, []);
+});
+
+test('Megatron export: a ZeRO-1 plan priced with the gather in the next forward writes the flags that put it there', () => {
+  const model = gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 });
+  const planned = (inForward?: boolean) => {
+    const out = planModel(model, resolveCluster('h100x16-2node', {}), { ...BASE, batch: 64, precision: 'bf16', gpus: 16, pins: { dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 1, microBatch: 2 }, ...(inForward ? { forwardGatherStages: [1 as const] } : {}) });
+    assert.ok(out.feasible, out.feasible ? '' : out.reason);
+    return out;
+  };
+  const overlapped = exportPlan(planned(true), 'megatron');
+  assert.match(overlapped.content, /^ {2}--overlap-grad-reduce$/m);
+  assert.match(overlapped.content, /^ {2}--overlap-param-gather$/m);
+  assert.doesNotMatch(overlapped.description, /expect the step/);
+  // Read back, the export runs the plan's framework.
+  assert.deepEqual(readConfigSetups(overlapped.fileName, overlapped.content)[0]?.weightGather?.inForward, [1]);
+  const exposed = exportPlan(planned(), 'megatron');
+  assert.doesNotMatch(exposed.content, /^ {2}--overlap-param-gather$/m);
+  assert.match(exposed.description, /plan with --weight-gather next-forward/);
+});
