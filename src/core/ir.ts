@@ -18,7 +18,7 @@
 
 import type { Completeness } from './completeness';
 
-import type { TensorHolding, TrainingPrecision } from './trainingPrecision';
+import type { ProcessCountRule, RunBatch, RunPrecision } from './runFacts';
 
 export type Shape = readonly number[];
 
@@ -219,42 +219,6 @@ export interface ModelSpec {
   runBatch?: RunBatch;
   /** The process counts the training script accepts, from its asserts (frontends/python/runProcessCounts.ts). */
   processCountRules?: ProcessCountRule[];
-}
-
-/**
- * Samples a training step takes: over the whole run (`perProcess` false, the global batch), or per process (micro-batch
- * × accumulation, which the launch's replicas multiply). `source` says which values made it.
- */
-export interface RunBatch {
-  samples: number;
-  perProcess: boolean;
-  source: string;
-}
-
-/**
- * A script's assert on its process count n: it starts only where `dividend % (factor × n) == 0`. nanoGPT's
- * `gradient_accumulation_steps % ddp_world_size == 0` is dividend 40, factor 1; llm.c's token budget over
- * `B * T * ddp_world_size` has factor B × T. `said` names the assert, its line and its numbers.
- */
-export interface ProcessCountRule {
-  dividend: number;
-  factor: number;
-  said: string;
-}
-
-/**
- * A precision the training code states, how it holds 16-bit tensors, and where it says so. Without a precision the
- * code states only the holding (an autocast whose dtype the run picks by GPU).
- */
-export interface RunPrecision {
-  precision?: TrainingPrecision;
-  holding?: TensorHolding;
-  source: string;
-  /**
-   * Where the code turns cuDNN's TF32 off (`torch.backends.cudnn.allow_tf32 = False`): fp32 convolutions then run at
-   * the fp32 rate, not on the TF32 tensor cores PyTorch uses by default (planner/tf32Convolutions.ts).
-   */
-  convolutionsWithoutTf32?: string;
 }
 
 /** Everything a frontend returns for one file. */

@@ -5,7 +5,7 @@
  * search a count, keep the refused count on the scaling curve as infeasible with the assert as its reason, and a
  * pinned `--gpus` the script refuses is an infeasible plan naming the assert.
  */
-import type { ProcessCountRule } from '../core/ir';
+import type { ProcessCountRule } from '../core/runFacts';
 
 /** Why the script refuses n processes, or undefined when every assert holds. */
 export function refusedCount(rules: readonly ProcessCountRule[] | undefined, n: number): string | undefined {

@@ -4,7 +4,8 @@
  */
 import type { Attrs, OpKind } from '../../core/ir';
 import { bindArgs, boolArg, numArg, spatial, type Args } from './torchLayers';
-import { toAttr, toNumber, type Value } from './values';
+import { toNumber, type Value } from './values';
+import { toAttr } from './attrValues';
 
 interface KerasDef {
   params: string[];

@@ -10,7 +10,8 @@
  * multiplies a per-process batch by the launch's replicas (planner/codeBatch.ts). A loop that accumulates under a
  * name WAP does not read states no batch: half of one would be a wrong number.
  */
-import type { ModelSpec, RunBatch } from '../../core/ir';
+import type { ModelSpec } from '../../core/ir';
+import type { RunBatch } from '../../core/runFacts';
 import { ACCUMULATION_NAMES, MICRO_BATCH_NAMES, OTHER_ACCUMULATION } from '../../core/batchOptions';
 import { field, namedChildren, type PyNode } from './ast';
 import type { Interp } from './interpreter';

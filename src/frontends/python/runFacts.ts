@@ -3,7 +3,8 @@
  * dataset yields, its tokens per sample, precision, TF32 switch, batch and the process counts it accepts. Each is
  * read where the interpreter meets it (the run*.ts files) and carried onto the models the file trains (models.ts).
  */
-import type { Diagnostic, ProcessCountRule, RunBatch, RunPrecision, SourceRange } from '../../core/ir';
+import type { Diagnostic, SourceRange } from '../../core/ir';
+import type { ProcessCountRule, RunBatch, RunPrecision } from '../../core/runFacts';
 import type { Interp } from './interpreter';
 import type { BatchValue } from './runBatch';
 

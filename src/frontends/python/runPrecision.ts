@@ -9,7 +9,8 @@
  * have hidden the keyword. A script's own `torch.autocast(device_type="cuda", dtype=ptdtype)` (nanoGPT looks its
  * dtype up from a config word) states the same thing for a plain training loop.
  */
-import type { ModelSpec, RunPrecision } from '../../core/ir';
+import type { ModelSpec } from '../../core/ir';
+import type { RunPrecision } from '../../core/runFacts';
 import { ACCELERATE_PRECISION, lightningPrecision, type TrainingPrecision } from '../../core/trainingPrecision';
 import type { Interp } from './interpreter';
 import { fileLabel } from './runFacts';

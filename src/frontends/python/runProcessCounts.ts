@@ -6,7 +6,7 @@
  * keeps to these counts (planner/runGpuCounts.ts). Read where the assert runs, with the values it sees: nanoGPT's
  * accumulation is 40 there and unknown after the division. An assert WAP cannot evaluate states no rule and is said.
  */
-import type { ProcessCountRule } from '../../core/ir';
+import type { ProcessCountRule } from '../../core/runFacts';
 import { PROCESS_COUNT } from '../../core/batchOptions';
 import { field, namedChildren, rangeOf, type PyNode } from './ast';
 import { binaryOperator, divisorFactors } from './productFactors';

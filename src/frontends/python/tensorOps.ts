@@ -22,7 +22,8 @@ import type { Attrs, OpKind, PinnedDtype, SourceRange } from '../../core/ir';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { bindArgs, buildTorchLayer, numArg } from './torchLayers';
-import { UNKNOWN, int, iterItems, toAttr, toNumber, truthy, type CallSite, type Dims, type TensorV, type Value } from './values';
+import { UNKNOWN, int, iterItems, toNumber, truthy, type CallSite, type Dims, type TensorV, type Value } from './values';
+import { toAttr } from './attrValues';
 import { withProps } from '../../core/objects';
 
 export interface OpRecord {

@@ -4,7 +4,8 @@
  * spatial dim, symmetric padding as [[p, p], …].
  */
 import type { AttrValue, Attrs, OpKind } from '../../core/ir';
-import { toAttr, toNumber, truthy, type Value } from './values';
+import { toNumber, truthy, type Value } from './values';
+import { toAttr } from './attrValues';
 
 export type Args = Map<string, Value>;
 

@@ -16,7 +16,8 @@ import { hfModuleAttr } from './transformersModules';
 import { hfEmbeddingsMethod } from './transformersEmbeddings';
 import { parameterRequiresGrad, requiresGradCall } from './frozenParameters';
 import { bitsAndBytesConfig, quantizationOf } from './quantizationCalls';
-import { UNKNOWN, bool, list, native, num, str, toAttr, type CallSite, type HfV, type Value } from './values';
+import { UNKNOWN, bool, list, native, num, str, type CallSite, type HfV, type Value } from './values';
+import { toAttr } from './attrValues';
 
 /** from_pretrained keywords that load or place weights but do not change the architecture. */
 const LOADER_KWARGS = new Set([

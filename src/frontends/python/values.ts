@@ -328,7 +328,6 @@ export function rangeItems(r: { start: number; stop: number; step: number }, cap
   return out;
 }
 
-/** Items of an iterable value; undefined when not iterable or unknown. */
 /**
  * `dict(x)`'s entries with string keys: a dict, or an iterable of (key, value) pairs, as nn.ModuleDict takes
  * (torch/nn/modules/container.py, ModuleDict.update). Undefined when any entry is not a known pair.
@@ -345,6 +344,7 @@ export function namedEntries(v: Value | undefined): Array<[string, Value]> | und
   return out;
 }
 
+/** Items of an iterable value; undefined when not iterable or unknown. */
 export function iterItems(v: Value): Value[] | undefined {
   switch (v.k) {
     case 'list':
@@ -359,33 +359,6 @@ export function iterItems(v: Value): Value[] | undefined {
     case 'mod':
     case 'inst':
       return v.children && v.container ? (v.container === 'dict' ? [...v.children.keys()].map(str) : [...v.children.values()]) : undefined;
-    default:
-      return undefined;
-  }
-}
-
-/** Converts an evaluated Python value to an attribute value; undefined if it has no literal form. */
-export function toAttr(v: Value | undefined): AttrValue | undefined {
-  if (!v) return undefined;
-  switch (v.k) {
-    case 'none':
-      return null;
-    case 'bool':
-      return v.v;
-    case 'num':
-      return v.v;
-    case 'str':
-      return v.v;
-    case 'list':
-    case 'tuple': {
-      const out: AttrValue[] = [];
-      for (const item of v.items) {
-        const a = toAttr(item);
-        if (a === undefined) return undefined;
-        out.push(a);
-      }
-      return out;
-    }
     default:
       return undefined;
   }
