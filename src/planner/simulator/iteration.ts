@@ -5,8 +5,8 @@
  * buckets (reverse layer order, cut at a byte cap or a change of data group)
  * overlapping the remaining backward (a reduce-scatter under ZeRO), then the
  * optimizer update; ZeRO-1/2 then all-gather the updated weights (or, as
- * FSDP and Megatron's --overlap-param-gather do, gather each layer's in the
- * next forward, prefetched as ZeRO-3's gathers are). Under
+ * FSDP and Megatron's --overlap-param-gather do, gather them bucket by bucket
+ * in the next forward, prefetched as ZeRO-3's gathers are). Under
  * offload each layer's gradients go down to host memory after its backward,
  * and under parameter offload its weights come up before its forward and its
  * backward, on the GPU's own PCIe link (HOST_LANE), beside the collectives.
@@ -93,16 +93,15 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       // FSDP prefetches the next unit's parameters while this one computes: at most two gathers ahead.
       const g = gatherFor(i, i >= 2 ? [fwdEnd[i - 2]] : [...after]);
       if (g !== undefined) deps.push(g);
-      if (updated) {
-        const b = updated.bucketOf[i];
-        const first = updated.firstLayer[b];
-        if (b >= 0 && first === i) {
+      const b = updated ? updated.bucketOf[i] : -1;
+      if (updated && b >= 0) {
+        if (updated.firstLayer[b] === i) {
           // Bucket b is gathered while bucket b−1 computes: at most two in flight, as the units' gathers above.
           const prefetch = b >= 2 ? [fwdEnd[updated.firstLayer[b - 1] - 1]] : [...after];
           const sg = t.shardGroup(opt(i).config);
           updated.task[b] = eng.add({ kind: 'allgather', layer: `${name(i)} and on: updated weights (ZeRO-${t.setup.zeroStage})`, resources: [sg.shardLink.lane], devices: t.devices, durationMs: allGatherMs(updated.bytes[b], sg.shards, sg.shardLink), deps: prefetch, bytes: updated.bytes[b], ...mb });
         }
-        if (b >= 0) deps.push(updated.task[b]);
+        deps.push(updated.task[b]);
       }
       const o = opt(i);
       let last = eng.add({ kind: 'forward', layer: name(i), resources: lanes, devices: t.devices, durationMs: o.forwardMs * share, deps, ...mb });

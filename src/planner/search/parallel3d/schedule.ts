@@ -31,7 +31,7 @@ export interface ReplayInput {
   updateMs: number[];
   /** ZeRO-1/2: the updated weights' all-gather after each stage's optimizer step (estimate.ts gradSync), ms; 0 otherwise. */
   afterStepMs: number[];
-  /** The same gather run in each stage's first forward instead (WeightGatherTiming 'next-forward'), ms; 0 otherwise. */
+  /** The same gather run beside each stage's first forward instead (a stage in forwardGatherStages), ms; 0 otherwise. */
   nextForwardMs: number[];
   /** Bytes of each stage's gradient sync, and of its updated weights gathered after the step, for the events. */
   gradBytes: number[];
