@@ -186,3 +186,19 @@ test('the step pays for the backward it slows: the sync beside the last backward
   const est = estimate(ctx, c);
   assert.ok(Math.abs(est.gradSyncMs - sync.exposedMs) < 1e-9);
 });
+
+test('ZeRO-3 gathers a stage unit by unit (one per block, one for the embedding and head): each unit pays the collective latency, the bytes are moved once', () => {
+  const one = resolveCluster('a100x8', {});
+  const { ctx } = searchContext(model(), repeatedTransformer(model())!, one, opts());
+  const c: Config3D = { n: 8, dp: 8, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 1, microBatches: 2, zero: 3, recompute: 'none', blocksPerStage: [8] };
+  const links = linksFor(ctx, c);
+  const stage = stageTime(ctx, c, costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 1 }, links), links, 0);
+  // Eight blocks and the embedding/head unit of the only stage.
+  assert.equal(stage.units, 9);
+  const sharded = (units: number) => gradSync(ctx, c, { ...stage, units }, links).shardedMs;
+  const perUnit = sharded(9);
+  const whole = sharded(1);
+  assert.ok(perUnit > whole, `9 units ${perUnit} ms vs one gather ${whole} ms`);
+  // Latency, not bandwidth: nine collectives of a ninth of the bytes cost far less than nine whole gathers.
+  assert.ok(perUnit < 2 * whole, `9 units ${perUnit} ms vs one gather ${whole} ms`);
+});

@@ -77,6 +77,12 @@ export interface StageTimes {
   params: number;
   /** Bytes of the stage's frozen weights (quantized ones at their own size): ZeRO-3 gathers them as it gathers the rest. */
   frozenBytes: number;
+  /**
+   * The units ZeRO-3 gathers the stage's weights in, one collective each per pass: one per block, and one for the
+   * embedding or head the stage holds. FSDP wraps each block as a unit (auto-wrap by block class, torchtitan's
+   * fully_shard per block) with the root as the last; DeepSpeed's ZeRO-3 fetches per submodule, finer still.
+   */
+  units: number;
 }
 
 export interface Estimate {
@@ -234,7 +240,8 @@ export function stageTime(ctx: EstimateContext, c: Config3D, costs: { block: Gro
   const lastStage = s === c.pp - 1;
   const f = k * (block.forwardMs + block.cpForwardMs + block.epMs / 2) + (first ? prefix.forwardMs : 0) + (lastStage ? suffix.forwardMs : 0);
   const b = k * (block.backwardMs + block.cpBackwardMs + block.epMs / 2) + (first ? prefix.backwardMs : 0) + (lastStage ? suffix.backwardMs : 0);
-  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params: onStage(costs, c, s, 'params'), frozenBytes: stageFrozenBytes(ctx, c, costs, s) };
+  const units = k + (first || lastStage ? 1 : 0);
+  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params: onStage(costs, c, s, 'params'), frozenBytes: stageFrozenBytes(ctx, c, costs, s), units };
 }
 
 export function workOf(s: StageTimes): number {
@@ -265,8 +272,11 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   const trainedWeights = stage.params * weightBytes(ctx.precision, ctx.ampStyle);
   const updatedGatherMs = c.zero <= 2 ? allGatherMs(trainedWeights, g.shards, g.shardLink) : 0;
   const inForward = gathersInForward(ctx.forwardGatherStages, c.zero);
-  // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the trained.
-  const gatherMs = allGatherMs(trainedWeights + stage.frozenBytes, g.shards, g.shardLink);
+  // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the
+  // trained. One collective per unit: each pays the collective's latency (cost/collectives.ts), which one gather of
+  // the whole stage would pay once.
+  const units = Math.max(1, stage.units);
+  const gatherMs = units * allGatherMs((trainedWeights + stage.frozenBytes) / units, g.shards, g.shardLink);
   const shardedMs = shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) + hostMs;
   return { totalMs, exposedMs, shardedMs, afterStepMs: inForward ? 0 : updatedGatherMs, nextForwardMs: inForward ? updatedGatherMs : 0 };
 }
