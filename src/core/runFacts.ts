@@ -13,6 +13,11 @@ export interface RunBatch {
   samples: number;
   perProcess: boolean;
   source: string;
+  /**
+   * The samples one process takes per forward, where the code fixes it (`batch_size 12`, a DeepSpeed config's
+   * train_micro_batch_size_per_gpu): the plan's micro-batch is compared with it (planner/codeMicroBatch.ts).
+   */
+  perForward?: { samples: number; said: string };
 }
 
 /**

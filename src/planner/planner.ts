@@ -11,6 +11,7 @@ import { autocastModel } from '../core/autocast';
 import { describeIncomplete } from '../core/completeness';
 import { planCaveats } from '../core/planCaveats';
 import { withAdvice } from './advice';
+import { withCodeMicroBatchNote } from './codeMicroBatch';
 import type { AnalyzedModel } from '../core/ir';
 import type { BaselineResult, IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOutcome, ScalingPoint } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
@@ -67,7 +68,8 @@ function throughput(c: Candidate, batch: number): number {
 }
 
 function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
-  return withAdvice(model, yield* searchSteps(model, cluster, withPlannedOptimizer(model, withCodePrecision(model, withCodeBatch(model, cluster.gpus.length, options))), extras));
+  const planned = withPlannedOptimizer(model, withCodePrecision(model, withCodeBatch(model, cluster.gpus.length, options)));
+  return withCodeMicroBatchNote(model, planned, withAdvice(model, yield* searchSteps(model, cluster, planned, extras)));
 }
 
 function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {

@@ -132,11 +132,13 @@ export function readRunBatch(interp: Interp, root: PyNode): RunBatch | undefined
     if (nodes) return { samples: micro[1].value * steps * nodes.value, perProcess: false, source: `${words} × ${nodes.said}` };
     return { samples: micro[1].value * steps, perProcess: false, source: `${words}: one node's batch, as the script states no node count WAP could read (a run over N nodes trains N × it; pass --batch for the global batch)` };
   }
+  // What one process takes per forward, unless the script divides it over the processes (then it is not this number).
+  const perForward = splitMicro ? {} : { perForward: { samples: micro[1].value, said: `${file}'s ${micro[1].said}` } };
   if (split) {
     const which = splitMicro ? micro[0] : accumulation![0];
-    return { samples: micro[1].value * steps, perProcess: false, source: `${file}: ${how}, ${which} split over the processes by the script` };
+    return { samples: micro[1].value * steps, perProcess: false, source: `${file}: ${how}, ${which} split over the processes by the script`, ...perForward };
   }
-  return { samples: micro[1].value * steps, perProcess: true, source: `${file}: ${how} per process` };
+  return { samples: micro[1].value * steps, perProcess: true, source: `${file}: ${how} per process`, ...perForward };
 }
 
 /** The spec with the run's batch, when the script states one. */

@@ -44,7 +44,7 @@ function noteBatchOf(interp: Interp, config: Value, at: string): void {
   const accumulation = steps === undefined ? 1 : positiveWhole(steps);
   if (micro === undefined || accumulation === undefined) return;
   const how = steps === undefined ? `train_micro_batch_size_per_gpu ${micro}` : `train_micro_batch_size_per_gpu ${micro} × gradient_accumulation_steps ${accumulation}`;
-  interp.run.engineBatch = { samples: micro * accumulation, perProcess: true, source: `${at} (deepspeed.initialize config: ${how} per process)` };
+  interp.run.engineBatch = { samples: micro * accumulation, perProcess: true, source: `${at} (deepspeed.initialize config: ${how} per process)`, perForward: { samples: micro, said: `${at}'s train_micro_batch_size_per_gpu ${micro}` } };
 }
 
 export function noteDeepSpeedConfig(interp: Interp, path: string, kwargs: Map<string, Value>, site: CallSite): void {

@@ -22,9 +22,11 @@
  *
  * Across levels the costs are not ordered: one more accumulation step (smaller
  * micro-batches run less efficiently and pay launches and ZeRO-3 gathers once
- * more) often costs less than full recompute, and a CNN's activations are not
- * what ZeRO shards. So the first level that fits gives a plan, and deeper
- * levels' light rungs are still tried while their simulated step (a lower
+ * more) often costs less than full recompute, or than selective recompute of an
+ * eager attention core (its T×T softmax and dropout re-run: far from 2–4%), and
+ * a CNN's activations are not what ZeRO shards. So the first level that fits
+ * gives a plan; when it fits only through recompute, deeper levels' light rungs
+ * (no recompute first) are still tried while their simulated step (a lower
  * bound for deeper levels still) beats it; a faster one that fits wins.
  * CPU offload is last, bounded by PCIe and the CPU's optimizer step: the
  * optimizer state and gradients (ZeRO-Offload), and the parameters as well
@@ -114,7 +116,9 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
   for (let a = 2; a <= perGpu; a *= 2) {
     if (x.batch % (n * a) !== 0) break;
     deepest = a;
-    raw.push({ microSteps: a, light: [[make(0, light, a), make(1, light, a)], [make(2, light, a)], zeroThree(light, a)], full: fullRungs(a) });
+    // Without recompute first: what a recompute fit at a shallower level is compared against.
+    const plain: Rung[] = x.hasAttention ? [[make(0, 'none', a), make(1, 'none', a)], [make(2, 'none', a)]] : [];
+    raw.push({ microSteps: a, light: [...plain, [make(0, light, a), make(1, light, a)], [make(2, light, a)], zeroThree(light, a)], full: fullRungs(a) });
   }
   const last = make(3, 'full', deepest);
   // Pins collapse rungs into duplicates: keep each setup once, at its first place.
@@ -196,7 +200,10 @@ export function* walkLadder<R>(ladder: Ladder, capBytes: number, evaluate: (s: T
   };
   for (const level of ladder.levels) {
     if (walk.best === undefined) {
-      // The first level with a fit: its cheapest light rung that fits, else its cheapest full-recompute one.
+      // The first level with a fit: its cheapest light rung that fits, else its cheapest full-recompute one. A fit
+      // without recompute ends the walk; one through recompute, even selective (eager attention's core is no 2–4%),
+      // is compared with deeper levels below.
+      let plainFit = false;
       let found = false;
       const hopeless = new Set<string>();
       for (const rung of level.light) {
@@ -204,10 +211,12 @@ export function* walkLadder<R>(ladder: Ladder, capBytes: number, evaluate: (s: T
         take(r.fit, r.fitMs);
         if (r.fit !== undefined) {
           found = true;
+          plainFit = rung.every((s) => s.recompute === 'none');
           break;
         }
       }
-      if (found) break;
+      if (plainFit) break;
+      if (found) continue;
       for (const rung of level.full) {
         const r = yield* runRung(rung, hopeless);
         take(r.fit, r.fitMs);
