@@ -55,6 +55,6 @@ config = {"train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 4,
 engine, _, _, _ = deepspeed.initialize(model=net, model_parameters=net.parameters(), config=config)
 `;
   const r = await analyzeSource('train.py', source, {});
-  assert.deepEqual(r.models[0]?.runBatch, { samples: 32, perProcess: true, source: 'train.py:6 (deepspeed.initialize config: train_micro_batch_size_per_gpu 8 × gradient_accumulation_steps 4 per process)' });
+  assert.deepEqual(r.models[0]?.runBatch, { samples: 32, perProcess: true, source: 'train.py:6 (deepspeed.initialize config: train_micro_batch_size_per_gpu 8 × gradient_accumulation_steps 4 per process)', perForward: { samples: 8, said: "train.py:6's train_micro_batch_size_per_gpu 8" } });
   assert.deepEqual(r.models[0]?.runPrecision, { precision: 'bf16', holding: 'master-weights', source: 'train.py:6 (deepspeed.initialize config: bf16.enabled)' });
 });

@@ -26,7 +26,7 @@ test('the launch’s micro-batch × the script’s own accumulation default × t
   const r = await analyzeSource(script, readFileSync(script, 'utf8'), { scriptArguments: { words: args.words, source: args.source } }, { workspaceFolders: [PROJECT] });
   const model = r.models[0]!;
   assert.equal(model.name, 'Net');
-  assert.deepEqual(model.runBatch, { samples: 128, perProcess: true, source: 'train.py: --per_device_train_batch_size 32 from run.sh × gradient_accumulation_steps 4 (the parser\'s default) per process' });
+  assert.deepEqual(model.runBatch, { samples: 128, perProcess: true, source: 'train.py: --per_device_train_batch_size 32 from run.sh × gradient_accumulation_steps 4 (the parser\'s default) per process', perForward: { samples: 32, said: "train.py's --per_device_train_batch_size 32 from run.sh" } });
   assert.deepEqual(model.runPrecision, { precision: 'bf16', holding: 'autocast', source: 'train.py:25 (Accelerator mixed_precision="bf16")' });
   // The launch states the replicas, not a batch made of the Trainer's defaults.
   const hint = launchedSetupHint(script, disk);

@@ -32,7 +32,7 @@ const read = async (file: string, text = readFileSync(file, 'utf8'), options: An
 test('trainer.fit(model, datamodule=…): the datamodule’s train loader × accumulate_grad_batches per process, × the Trainer’s devices', async () => {
   const file = join(PROJECT, 'fit.py');
   const model = await read(file);
-  assert.deepEqual(model.runBatch, { samples: 64, perProcess: true, source: 'fit.py: DataLoader batch_size 32 (model.py:37) given to trainer.fit at line 10 × accumulate_grad_batches 2 per process' });
+  assert.deepEqual(model.runBatch, { samples: 64, perProcess: true, source: 'fit.py: DataLoader batch_size 32 (model.py:37) given to trainer.fit at line 10 × accumulate_grad_batches 2 per process', perForward: { samples: 32, said: "fit.py's DataLoader batch_size 32 (model.py:37) given to trainer.fit at line 10" } });
   // The Trainer in the file is the launch: its 4 devices are the replicas.
   const plan = planModel(model, resolveCluster('a100x8', {}), withLaunchedSetup(ASSUMED, launchedSetupHint(file, disk)));
   assert.deepEqual([plan.batch, plan.batchAssumed], [256, undefined]);
@@ -52,7 +52,7 @@ test('trainer.fit(model, datamodule=…): the datamodule’s train loader × acc
 test('LightningCLI builds the datamodule from the config’s data: section, and trains on its loader', async () => {
   const file = join(PROJECT, 'cli.py');
   const model = await read(file, undefined, { scriptArguments: { words: ['fit', '--config', 'cli.yaml'], source: 'run.sh' } });
-  assert.deepEqual(model.runBatch, { samples: 48, perProcess: true, source: 'cli.py: DataLoader batch_size 48 (model.py:37) given to LightningCLI at line 8 per process' });
+  assert.deepEqual(model.runBatch, { samples: 48, perProcess: true, source: 'cli.py: DataLoader batch_size 48 (model.py:37) given to LightningCLI at line 8 per process', perForward: { samples: 48, said: "cli.py's DataLoader batch_size 48 (model.py:37) given to LightningCLI at line 8" } });
   // --data.batch_size on the command line wins over the config, as jsonargparse reads it.
   const given = await read(file, undefined, { scriptArguments: { words: ['fit', '--config', 'cli.yaml', '--data.batch_size', '24'], source: 'run.sh' } });
   assert.equal(given.runBatch?.samples, 24);

@@ -35,6 +35,8 @@ test('nanoGPT’s accumulation, split over the processes, makes batch_size × gr
   assert.deepEqual(model.runBatch, {
     samples: 64, perProcess: false,
     source: 'configured_train.py: batch_size 16 × gradient_accumulation_steps 4, gradient_accumulation_steps split over the processes by the script',
+    // One process's forward is the batch_size as it is: only the accumulation is split.
+    perForward: { samples: 16, said: "configured_train.py's batch_size 16" },
   });
   // Its length is the run's block_size, stated by the run rather than assumed.
   assert.deepEqual(model.sequence, { input: model.sequence?.input, length: 128, source: 'block_size 128 in configured_train.py', assumed: false });
@@ -99,7 +101,7 @@ test('TrainingArguments as the run builds it: a keyword it leaves out is transfo
     'Trainer(model=model, args=args).train()',
   ].join('\n');
   const model = await trained(text, [], join(NANOGPT, 'hf_style.py'));
-  assert.deepEqual(model.runBatch, { samples: 32, perProcess: true, source: "hf_style.py: per_device_train_batch_size 8 (transformers' default) × gradient_accumulation_steps 4 per process" });
+  assert.deepEqual(model.runBatch, { samples: 32, perProcess: true, source: "hf_style.py: per_device_train_batch_size 8 (transformers' default) × gradient_accumulation_steps 4 per process", perForward: { samples: 8, said: "hf_style.py's per_device_train_batch_size 8 (transformers' default)" } });
   // Keywords hidden in a splat are not guessed.
   const splat = await trained(text.replace('gradient_accumulation_steps=steps', '**settings'), [], join(NANOGPT, 'hf_style.py'));
   assert.equal(splat.runBatch, undefined);
