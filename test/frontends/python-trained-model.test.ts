@@ -177,7 +177,7 @@ test('a model the __main__ part builds without WAP seeing it trained is read, wi
   assert.match(r.models[0]!.diagnostics!.find((d) => d.code === 'main-model-untrained')!.message, /^Net is read as the model `model` the `__main__` part builds; WAP did not see it trained/);
 });
 
-test('an optimizer over a head (`SGD(model.fc.parameters())`) trains the model the head was read from, not a model of one Linear', async () => {
+test('an optimizer over a head (`SGD(model.fc.parameters())`, or through `head = model.fc`) trains the model the head was read from, not a model of one Linear', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'wap-linear-probe-'));
   const file = join(dir, 'probe.py');
   const text = (optimizer: string) =>
@@ -204,8 +204,48 @@ test('an optimizer over a head (`SGD(model.fc.parameters())`) trains the model t
     ].join('\n');
   const probe = await analyze(file, dir, {}, text('    opt = torch.optim.SGD(model.fc.parameters(), lr=0.1)'));
   assert.deepEqual(probe.models.map((m) => [m.name, m.totals.params]), [['Net', 32 * 64 + 64 + 64 * 10 + 10]], messages(probe));
-  // The head alone, reached apart from the model, is a part only an optimizer steps: no model of one Linear, and why.
-  const apart = await analyze(file, dir, {}, text('    head = model.fc\n    opt = torch.optim.SGD(head.parameters(), lr=0.1)'));
+  // A name bound to that very read (`head = model.fc`) is the same head of the same model.
+  const aliased = await analyze(file, dir, {}, text('    head = model.fc\n    opt = torch.optim.SGD(head.parameters(), lr=0.1)'));
+  assert.deepEqual(aliased.models.map((m) => [m.name, m.totals.params]), [['Net', 32 * 64 + 64 + 64 * 10 + 10]], messages(aliased));
+  // The head handed on to code that only sees a module is a part only an optimizer steps: no model of one Linear, and why.
+  const apart = await analyze(file, dir, {}, text('    def make(part):\n        return torch.optim.SGD(part.parameters(), lr=0.1)\n    opt = make(model.fc)'));
   assert.deepEqual(apart.models, []);
   assert.match(apart.diagnostics.find((d) => d.code === 'model-classes-skipped')!.message, /Net \(its constructor needs `classes`\)/);
+});
+
+test('torchvision fine-tuning that steps its new head through a name (`fc = model.fc; SGD(fc.parameters())`) trains the ResNet: torch’s trainable count, the backbone frozen', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wap-head-alias-'));
+  const file = join(dir, 'finetune.py');
+  const text = [
+    'import torch',
+    'import torch.nn as nn',
+    'import torchvision',
+    '',
+    'def main():',
+    '    model = torchvision.models.resnet18()',
+    '    for p in model.parameters():',
+    '        p.requires_grad = False',
+    '    model.fc = nn.Linear(512, 10)',
+    '    fc = model.fc',
+    '    optimizer = torch.optim.SGD(fc.parameters(), lr=0.01)',
+    '    x = torch.randn(32, 3, 224, 224)',
+    '    for step in range(10):',
+    '        loss = model(x).sum()',
+    '        loss.backward()',
+    '        optimizer.step()',
+    '',
+    'if __name__ == "__main__":',
+    '    main()',
+    '',
+  ].join('\n');
+  writeFileSync(file, text);
+  const roots = spawnSync(PYTHON, ['-c', 'import sys; print("\\n".join(p for p in sys.path if p))'], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(roots.status, 0, roots.stderr);
+  const r = await analyzeSource(file, text, {}, { workspaceFolders: [dir], libraryRoots: roots.stdout.trim().split('\n'), interpreter: PYTHON });
+  assert.deepEqual(r.models.map((m) => m.name), ['ResNet'], messages(r));
+  const truth = spawnSync(PYTHON, ['-c', 'import torch.nn as nn, torchvision\nm = torchvision.models.resnet18()\nfor p in m.parameters(): p.requires_grad = False\nm.fc = nn.Linear(512, 10)\nprint(sum(p.numel() for p in m.parameters() if p.requires_grad), sum(p.numel() for p in m.parameters() if not p.requires_grad))'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(truth.status, 0, truth.stderr);
+  const [trainable, frozen] = truth.stdout.trim().split(/\s+/).map(Number);
+  assert.equal(r.models[0]!.totals.params, trainable);
+  assert.equal(r.models[0]!.totals.frozenParams, frozen);
 });

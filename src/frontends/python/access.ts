@@ -93,7 +93,7 @@ function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): V
 
 export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode): Value {
   // A module's parameters and submodules as lists: whose parameters an optimizer is built from says which model is trained.
-  const listing = moduleListing(obj, name, node);
+  const listing = moduleListing(obj, name, node, (n) => interp.text(n));
   if (listing) return listing;
   switch (obj.k) {
     case 'inst': {

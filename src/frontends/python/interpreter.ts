@@ -22,6 +22,7 @@ import { hydraConfigArgument } from './hydraRuntime';
 import { MissingArgument, bindArguments, parametersOf, type ParamSpec } from './parameters';
 import { noteBatchAssignment, noteBatchSplit } from './runBatch';
 import { noteProcessCountAssert } from './runProcessCounts';
+import { noteSubmoduleAlias } from './moduleListings';
 import { RunFacts } from './runFacts';
 import type { Graph } from './graph';
 import type { ModuleLoader } from './modules';
@@ -226,6 +227,7 @@ export class Interp {
       noteBatchAssignment(this, node, scope);
       const value = right.type === 'assignment' ? this.chainedAssign(right, scope) : evalExpr(this, right, scope);
       if (left) assignTarget(this, left, value, scope);
+      if (left?.type === 'identifier') noteSubmoduleAlias(value, right, this.text(left));
       return;
     }
     if (node.type === 'augmented_assignment') {

@@ -28,8 +28,11 @@ const listedFrom = new WeakMap<Value, Value>();
 
 export const listingOwner = (v: Value): Value | undefined => listedFrom.get(v);
 
-/** The module a submodule was last read from as an attribute, and the expression that read it (`model.fc`). */
-const reachedFrom = new WeakMap<Value, { parent: Value; via: PyNode }>();
+/**
+ * The module a submodule was last read from as an attribute, the expression that read it (`model.fc`), and the name
+ * that read was bound to, where a plain assignment bound it (`fc = model.fc`).
+ */
+const reachedFrom = new WeakMap<Value, { parent: Value; via: PyNode; alias?: string }>();
 
 /** `parent.<name>` read `child` at `via`: remembered where both are torch modules, for modelListedFrom. Returns `child`. */
 export function noteSubmodule(parent: Value, child: Value, via: PyNode): Value {
@@ -38,16 +41,27 @@ export function noteSubmodule(parent: Value, child: Value, via: PyNode): Value {
 }
 
 /**
+ * `name = <right>` bound `value`: where `right` is the attribute read that reached the submodule (`fc = model.fc`),
+ * the name is an alias of that read, which modelListedFrom climbs through as through the read itself.
+ */
+export function noteSubmoduleAlias(value: Value, right: PyNode, name: string): void {
+  const reached = reachedFrom.get(value);
+  if (reached && reached.via === right) reached.alias = name;
+}
+
+/**
  * The model a listing is taken from: `SGD(model.fc.parameters())` (linear probing) steps a part of `model`, which is
  * the model trained, not a model of one Linear. Climbed only along the expression itself (`model.fc` is the object of
- * `model.fc.parameters`), so a module read from another elsewhere (`ema.module`) stays its own.
+ * `model.fc.parameters`) or a name bound to that very read (`fc = model.fc; SGD(fc.parameters())`), so a module read
+ * from another elsewhere (`ema.module` handed on through a function) stays its own.
  */
-function modelListedFrom(module: Value, access: PyNode): Value {
+function modelListedFrom(module: Value, access: PyNode, textOf: (n: PyNode) => string): Value {
   let owner = module;
   let expr = field(access, 'object');
   for (let depth = 0; expr && depth < 40; depth++) {
     const reached = reachedFrom.get(owner);
-    if (!reached || reached.via !== expr) break;
+    const aliased = expr.type === 'identifier' && reached?.alias !== undefined && textOf(expr) === reached.alias;
+    if (!reached || (reached.via !== expr && !aliased)) break;
     owner = reached.parent;
     expr = field(reached.via, 'object');
   }
@@ -57,7 +71,7 @@ function modelListedFrom(module: Value, access: PyNode): Value {
 const LISTINGS = new Set(['parameters', 'named_parameters', 'modules', 'named_modules']);
 
 /** `obj.<name>` where it is one of the listings above on a torch module (or a Hugging Face model's parameters); else undefined. */
-export function moduleListing(obj: Value, name: string, access: PyNode): Value | undefined {
+export function moduleListing(obj: Value, name: string, access: PyNode, textOf: (n: PyNode) => string): Value | undefined {
   if (!LISTINGS.has(name)) return undefined;
   const isParameters = name === 'parameters' || name === 'named_parameters';
   if (obj.k === 'hf' && obj.what === 'model' && isParameters) return native(name, () => unlisted(obj, name));
@@ -65,7 +79,7 @@ export function moduleListing(obj: Value, name: string, access: PyNode): Value |
   const root = obj as ModV | InstV;
   if (name === 'modules') return native(name, () => ({ k: 'list', items: descendants(root) }));
   if (name === 'named_modules') return native(name, () => ({ k: 'list', items: namedModules(root).map(([path, m]) => pair(str(path), m)) }));
-  const model = modelListedFrom(root, access);
+  const model = modelListedFrom(root, access, textOf);
   return native(name, (_args, kwargs) => {
     const recurse = kwargs.get('recurse');
     if (recurse && truthy(recurse) !== true) return unlisted(model, name);
