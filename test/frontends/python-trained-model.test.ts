@@ -248,4 +248,17 @@ test('torchvision fine-tuning that steps its new head through a name (`fc = mode
   const [trainable, frozen] = truth.stdout.trim().split(/\s+/).map(Number);
   assert.equal(r.models[0]!.totals.params, trainable);
   assert.equal(r.models[0]!.totals.frozenParams, frozen);
+  // Frozen, the rest needs no optimizer: nothing to say.
+  assert.equal(allDiagnostics(r).find((d) => d.code === 'optimizer-part'), undefined);
+  // Without the freeze, the optimizer still steps only the head while the backbone gets gradients: the plan, which
+  // prices every trainable parameter as stepped, says so.
+  const unfrozen = text.replace('    for p in model.parameters():\n        p.requires_grad = False\n', '');
+  const u = await analyzeSource(file, unfrozen, {}, { workspaceFolders: [dir], libraryRoots: roots.stdout.trim().split('\n'), interpreter: PYTHON });
+  assert.equal(u.models[0]!.totals.params, trainable + frozen);
+  const part = allDiagnostics(u).find((d) => d.code === 'optimizer-part');
+  assert.ok(part, messages(u));
+  assert.equal(part.severity, 'warning');
+  assert.equal(part.line, 9);
+  assert.match(part.message, /^SGD steps only part of the model; `conv1`, `bn1`, `layer1\.0\.conv1` and \d+ more still require grad/);
+  assert.ok(part.carriesToPlan);
 });

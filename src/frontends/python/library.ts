@@ -66,7 +66,7 @@ const MATH: Record<string, (xs: number[]) => number> = {
 };
 
 export function callLibrary(interp: Interp, path: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
-  recordOptimizedModels(interp, path, args, kwargs);
+  recordOptimizedModels(interp, path, args, kwargs, site);
   const wrapped = trainingWrapper(interp, path, args, kwargs, site) ?? checkpointCall(interp, path, args, kwargs, site) ?? dataLoaderCall(interp, path, args, kwargs, site);
   if (wrapped) return wrapped;
   const last = path.slice(path.lastIndexOf('.') + 1);

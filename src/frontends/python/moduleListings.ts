@@ -25,8 +25,11 @@ import { native, str, truthy, type InstV, type ModV, type Value } from './values
 
 /** The module whose listing a value (a parameter, or the listing itself) came from. */
 const listedFrom = new WeakMap<Value, Value>();
+/** The module that was listed (`model.fc` of `model.fc.parameters()`), where it is a part of the model above. */
+const listedPart = new WeakMap<Value, Value>();
 
 export const listingOwner = (v: Value): Value | undefined => listedFrom.get(v);
+export const listingPart = (v: Value): Value | undefined => listedPart.get(v);
 
 /**
  * The module a submodule was last read from as an attribute, the expression that read it (`model.fc`), and the name
@@ -85,7 +88,10 @@ export function moduleListing(obj: Value, name: string, access: PyNode, textOf: 
     if (recurse && truthy(recurse) !== true) return unlisted(model, name);
     const listed = listParameters(root, model);
     const items = name === 'parameters' ? listed.map(([, p]) => p) : listed.map(([n, p]) => pair(str(n), p));
-    return remember({ k: 'list', items }, model);
+    if (root !== model) for (const v of [...items, ...listed.map(([, p]) => p)]) listedPart.set(v, root);
+    const list = remember({ k: 'list', items }, model);
+    if (root !== model) listedPart.set(list, root);
+    return list;
   });
 }
 
