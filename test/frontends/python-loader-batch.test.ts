@@ -2,7 +2,8 @@
  * A Lightning run's batch is the DataLoader trainer.fit trains on (runLoaderBatch.ts): its batch_size per process,
  * times the Trainer's accumulate_grad_batches, and the Trainer's devices as the replicas. Real files: a project in
  * Lightning's documented layout (a LightningModule and a LightningDataModule, trained by a Trainer in code and by
- * LightningCLI with a config), and the AlexNet example that hands trainer.fit a loader.
+ * LightningCLI with a config), and the AlexNet example that hands trainer.fit a loader. A plain loop's batch is the
+ * loader it steps backward over, or the one next() draws from (minGPT's Trainer).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import type { PlanOptions } from '../../src/protocol/planOptions';
 import { disk } from '../configs/helpers';
 
 const PROJECT = join(__dirname, '..', 'fixtures', 'lightning-datamodule');
+const MINGPT = join(__dirname, '..', 'fixtures', 'mingpt');
 const ASSUMED: PlanOptions = { batch: 128, batchAssumed: true, objective: 'throughput', strategies: 'dp', optimizer: 'adam' };
 
 before(async () => {
@@ -63,3 +65,56 @@ test('a loader handed to trainer.fit directly: the AlexNet example’s 16 per pr
   assert.deepEqual([model.runBatch?.samples, model.runBatch?.perProcess], [16, true]);
   assert.match(model.runBatch!.source, /^train_lightning\.py: DataLoader batch_size 16 \(train_lightning\.py:35\) given to trainer\.fit at line 48 per process$/);
 });
+
+test('minGPT’s Trainer draws its batches with next() from a DataLoader of config.batch_size: 64 per process, said with where', async () => {
+  const file = join(MINGPT, 'projects', 'chargpt', 'chargpt.py');
+  const r = await analyzeSource(file, readFileSync(file, 'utf8'), {}, { workspaceFolders: [MINGPT] });
+  const model = r.models[0]!;
+  assert.equal(model.name, 'GPT');
+  assert.deepEqual(model.runBatch, {
+    samples: 64, perProcess: true,
+    source: 'chargpt.py: DataLoader batch_size 64 (trainer.py:33) drawn by next() at trainer.py:37 per process',
+    perForward: { samples: 64, said: "chargpt.py's DataLoader batch_size 64 (trainer.py:33) drawn by next() at trainer.py:37" },
+  });
+  // With no launch beside it, the plan multiplies it by the GPUs it may use and says so.
+  const plan = planModel(model, resolveCluster('a100x8', {}), ASSUMED);
+  assert.equal(plan.batch, 64 * 8);
+});
+
+test('a plain loop’s batch is the loader it steps backward over, not the evaluation loader it only iterates', async () => {
+  const file = join(PROJECT, 'plain_loop.py');
+  const text = (evalBatch: number, secondTrain = '') => [
+    'import torch',
+    'import torch.nn as nn',
+    'from torch.utils.data import DataLoader, TensorDataset',
+    '',
+    'def main():',
+    '    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))',
+    '    data = TensorDataset(torch.randn(1000, 32), torch.randint(0, 10, (1000,)))',
+    '    train = DataLoader(data, batch_size=48, shuffle=True)',
+    `    valid = DataLoader(data, batch_size=${evalBatch})`,
+    '    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)',
+    '    for epoch in range(3):',
+    '        for x, y in train:',
+    '            loss = nn.functional.cross_entropy(model(x), y)',
+    '            opt.zero_grad()',
+    '            loss.backward()',
+    '            opt.step()',
+    '        with torch.no_grad():',
+    '            for x, y in valid:',
+    '                model(x)',
+    secondTrain,
+    '',
+    'if __name__ == "__main__":',
+    '    main()',
+    '',
+  ].join('\n');
+  const model = await read(file, text(256));
+  assert.equal(model.runBatch?.samples, 48);
+  assert.equal(model.runBatch?.perProcess, true);
+  assert.match(model.runBatch!.source, /^plain_loop\.py: DataLoader batch_size 48 \(plain_loop\.py:8\) the training loop at plain_loop\.py:12 iterates per process$/);
+  // Two training loops over loaders of different batches: which one is the run is the user's to say.
+  const two = await read(file, text(256, '    for x, y in valid:\n        model(x).sum().backward()\n        opt.step()'));
+  assert.equal(two.runBatch, undefined);
+});
+

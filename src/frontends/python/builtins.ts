@@ -256,15 +256,24 @@ export function attrBuiltins(getAttr: (obj: Value, name: string) => Value, setAt
 
 /**
  * Builtins that call back into the evaluator, made per interpreter: `map(fn, *iterables)` (attention code maps a
- * reshape over `qkv.chunk(3)`), as a list of the calls' results; undefined items when an iterable is unknown.
+ * reshape over `qkv.chunk(3)`), as a list of the calls' results; undefined items when an iterable is unknown; and
+ * `next(it)`, which tells `drawn` what it draws from (a DataLoader's batch is the run's: runLoaderBatch.ts).
  */
 export function callingBuiltins(
   call: (fn: Value, args: Value[], site: CallSite) => Value,
   iterate: (v: Value) => Value[] | undefined,
   /** The bound `__name__` method an instance of the script's own class defines, if it does. */
   dunder: (obj: Value, name: string) => Value | undefined,
+  drawn: (iterable: Value | undefined, site: CallSite) => void,
 ): Array<[string, Value]> {
   return [
+    [
+      'next',
+      native('next', (args, kwargs, site) => {
+        drawn(args[0], site);
+        return fns.next!(args, kwargs, site);
+      }),
+    ],
     // `len(corpus.dictionary)` calls the class's __len__, as Python does (the word language model's vocabulary).
     ['len', native('len', (args, kwargs, site) => {
       const own = args[0] ? dunder(args[0], '__len__') : undefined;

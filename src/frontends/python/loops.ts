@@ -13,6 +13,7 @@ import { oneMicroStep } from './accumulationLoop';
 import type { Interp } from './interpreter';
 import { BreakSignal, ContinueSignal, LimitSignal } from './signals';
 import { truthy, type Scope } from './values';
+import { noteLoopLoader } from './runLoaderBatch';
 
 const MAX_WHILE_ITERATIONS = 10_000;
 
@@ -54,6 +55,7 @@ function execFor(interp: Interp, node: PyNode, scope: Scope): void {
   const body = field(node, 'body');
   if (!left || !right || !body || freezeLoop(interp, node, scope)) return;
   const iterable = evalExpr(interp, right, scope);
+  noteLoopLoader(interp, iterable, node, body);
   const known = iterate(interp, iterable) ?? (iterable.k === 'unknown' ? oneMicroStep(interp, right) : undefined);
   // A loop over something unknown builds nothing: say so, or the layers it would create vanish silently.
   if (!known && iterable.k !== 'tensor') {

@@ -35,7 +35,8 @@ import { withLoraAdapters } from '../peft/lora';
 import { applyFreezeSteps } from '../freezing/freezeSteps';
 import { hfFreezeSteps } from './transformersModules';
 import { withQuantizedWeights, type BitsAndBytesSettings } from '../quantization/bitsandbytes';
-import { NONE, type ClassV, type FuncV, type Scope, type Value } from './values';
+import { NONE, type CallSite, type ClassV, type FuncV, type Scope, type Value } from './values';
+import { noteNextLoader } from './runLoaderBatch';
 
 
 /**
@@ -74,7 +75,8 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   ))
     interp.globals.vars.set(name, value);
   const dunder = (obj: Value, name: string): Value | undefined => (obj.k === 'inst' && !obj.children && classLookup(obj.cls, name) ? getAttr(interp, obj, name, tree.root) : undefined);
-  for (const [name, value] of callingBuiltins((fn, args, site) => interp.callValue(fn, args, new Map(), site), (v) => iterate(interp, v), dunder)) interp.globals.vars.set(name, value);
+  const drawn = (iterable: Value | undefined, site: CallSite) => noteNextLoader(interp, iterable, site);
+  for (const [name, value] of callingBuiltins((fn, args, site) => interp.callValue(fn, args, new Map(), site), (v) => iterate(interp, v), dunder, drawn)) interp.globals.vars.set(name, value);
   for (const [name, value] of scriptBuiltins(interp)) interp.globals.vars.set(name, value);
   // The analysed file runs as a script would: its classes' `__module__` is '__main__'.
   if (!interp.globals.vars.has('__name__')) interp.globals.vars.set('__name__', { k: 'str', v: '__main__' });

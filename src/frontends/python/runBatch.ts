@@ -21,6 +21,7 @@ import { noteTokenBudget } from './runTokenBudget';
 import { positiveWhole, type CallSite, type Scope, type Value } from './values';
 import { fileLabel } from './runFacts';
 import { noteNodeCount, perNodeWords, splitOf, targetName, type BatchSplit } from './runBatchSplit';
+import { drawnLoaderBatch } from './runLoaderBatch';
 
 /** The names a batch or its accumulation goes by (core/batchOptions.ts). */
 export const BATCH_NAMES: ReadonlySet<string> = new Set([...MICRO_BATCH_NAMES, ...ACCUMULATION_NAMES]);
@@ -112,7 +113,9 @@ export function readRunBatch(interp: Interp, root: PyNode): RunBatch | undefined
     return undefined;
   };
   // Lightning's per-process batch is the loader trainer.fit trains on, whatever else the script calls batch_size.
-  const micro: [string, BatchValue] | undefined = interp.run.fitLoader ? ['DataLoader', interp.run.fitLoader] : first(MICRO_BATCH_NAMES);
+  // A plain loop's loader comes last: a name the script (or its command line) gives the batch says it as the user does.
+  const drawn = interp.run.fitLoader ? undefined : drawnLoaderBatch(interp);
+  const micro: [string, BatchValue] | undefined = interp.run.fitLoader ? ['DataLoader', interp.run.fitLoader] : (first(MICRO_BATCH_NAMES) ?? (drawn && ['DataLoader', drawn]));
   if (!micro) return undefined;
   const accumulation = first(ACCUMULATION_NAMES);
   if (!accumulation && OTHER_ACCUMULATION.test(interp.source)) return undefined;

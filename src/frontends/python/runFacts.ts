@@ -25,6 +25,8 @@ export class RunFacts {
   readonly batchSplit = new Map<string, BatchValue>();
   /** The per-process batch of the DataLoader a Lightning `trainer.fit` trains on (runLoaderBatch.ts). */
   fitLoader: BatchValue | undefined;
+  /** The DataLoaders the run draws batches from, and how: a loop that steps backward over it, or `next()` (runLoaderBatch.ts). */
+  readonly drawnLoaders: Array<{ batch: BatchValue; training: boolean }> = [];
   /** A global batch the script states as a budget it divides into accumulation steps (runTokenBudget.ts). */
   budget: { samples: number; source: string; sequence?: { tokens: number; source: string } } | undefined;
   /** The batch the training engine's own config states (deepspeed.initialize(config={...}); runDeepSpeedConfig.ts). */

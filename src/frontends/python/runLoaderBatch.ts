@@ -1,16 +1,19 @@
 /**
- * The batch a Lightning run trains at, which no option names: each process takes the `batch_size` of the DataLoader
- * that `trainer.fit` is given (as `train_dataloaders`, or by a LightningDataModule's `train_dataloader()`), and the
- * Trainer's `accumulate_grad_batches` micro-steps. Lightning starts one process per device (its Trainer is the
- * launch), so this is a per-process batch the launch's replicas multiply (runBatch.ts, planner/codeBatch.ts).
+ * The batch a run draws from its DataLoader, where no option names it. Lightning: each process takes the
+ * `batch_size` of the DataLoader that `trainer.fit` is given (as `train_dataloaders`, or by a LightningDataModule's
+ * `train_dataloader()`), and the Trainer's `accumulate_grad_batches` micro-steps; Lightning starts one process per
+ * device (its Trainer is the launch). A plain loop: the loader a `for` loop that steps backward iterates
+ * (`for x, y in loader: … loss.backward()`), else the one `next()` draws from (minGPT's Trainer: `next(data_iter)`).
+ * Either is a per-process batch the launch's replicas multiply (runBatch.ts, planner/codeBatch.ts).
  * A loader whose batch WAP cannot read (a `batch_sampler`, a computed size) states none.
  */
 import { positiveWhole, type CallSite, type Value } from './values';
+import type { BatchValue } from './runBatch';
 import { fileLabel } from './runFacts';
 import { classLookup } from './access';
 import { callMethod } from './calls';
 import type { Interp } from './interpreter';
-import { rangeOf } from './ast';
+import { rangeOf, type PyNode } from './ast';
 
 const LOADER = /^torch\.utils\.data(\.dataloader)?\.DataLoader$/;
 
@@ -28,6 +31,35 @@ export function dataLoaderCall(interp: Interp, path: string, args: Value[], kwar
   const value = given === undefined ? 1 : positiveWhole(given);
   if (value !== undefined) loaderBatches.set(loader, { value, where: `${fileLabel(site.range.file ?? interp.file)}:${site.range.line}` });
   return loader;
+}
+
+/** Whether a loop body runs a training step: a backward pass (`loss.backward()`, `accelerator.backward(loss)`). */
+const STEPS_BACKWARD = /\bbackward\s*\(/;
+
+/** `for … in <iterable>: <body>`: a loop over a loader whose body steps backward draws the run's training batches. */
+export function noteLoopLoader(interp: Interp, iterable: Value, loop: PyNode, body: PyNode): void {
+  const batch = loaderBatches.get(iterable);
+  if (!batch || !STEPS_BACKWARD.test(interp.text(body))) return;
+  const at = rangeOf(loop);
+  interp.run.drawnLoaders.push({ batch: { value: batch.value, said: `DataLoader batch_size ${batch.value} (${batch.where}) the training loop at ${fileLabel(at.file ?? interp.file)}:${at.line} iterates` }, training: true });
+}
+
+/** `next(<loader or iter(loader)>)`: a batch drawn by hand, the training one where no training loop says otherwise. */
+export function noteNextLoader(interp: Interp, iterable: Value | undefined, site: CallSite): void {
+  const batch = iterable && loaderBatches.get(iterable);
+  if (!batch) return;
+  interp.run.drawnLoaders.push({ batch: { value: batch.value, said: `DataLoader batch_size ${batch.value} (${batch.where}) drawn by next() at ${fileLabel(site.range.file ?? interp.file)}:${site.range.line}` }, training: false });
+}
+
+/**
+ * The batch the run draws for training: its training loops' loader, else the one next() draws from, where every such
+ * loader yields the same batch (a script drawing two sizes leaves which one trains to the user).
+ */
+export function drawnLoaderBatch(interp: Interp): BatchValue | undefined {
+  const training = interp.run.drawnLoaders.filter((d) => d.training);
+  const candidates = training.length > 0 ? training : interp.run.drawnLoaders;
+  if (candidates.length === 0 || candidates.some((d) => d.batch.value !== candidates[0]!.batch.value)) return undefined;
+  return candidates[0]!.batch;
 }
 
 /** The loader `trainer.fit(model, …)` trains on: its train_dataloaders, else its datamodule's train_dataloader(). */
