@@ -102,7 +102,13 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   const seqValue = seqLength?.value && (seqLength.value.raw.startsWith('$') ? resolveReference(seqLength.value.raw, seqLength.value.start, assignments) : { value: seqLength.value.raw, start: seqLength.value.start, end: seqLength.value.end });
   if (seqValue && /^0*[1-9]\d*$/.test(seqValue.value.trim())) stated.tokensPerSample = { value: Number(seqValue.value), key: '--seq-length', range: { start: seqValue.start, end: seqValue.end } };
   const sp = find('--sequence-parallel');
-  stated.sequenceParallel = { value: !!sp, stated: !!sp, range: sp ?? anchor, set: (on) => set('--sequence-parallel', on) };
+  // Megatron turns sequence parallel off at TP 1 (arguments.py: "Disabling sequence parallelism because tensor model
+  // parallelism is disabled"), so there the flag says nothing either way; a plan that keeps TP 1 agrees with it.
+  const tp = stated.tensorParallel?.value ?? 1;
+  stated.sequenceParallel = {
+    value: !!sp && tp > 1, stated: !!sp, range: sp ?? anchor, set: (on) => set('--sequence-parallel', on),
+    matches: (plan) => tp <= 1 || plan === (!!sp && tp > 1),
+  };
   const gran = find('--recompute-granularity');
   const recompute: RecomputeMode = gran?.value ? (gran.value.raw === 'full' ? 'full' : 'selective') : find('--recompute-activations') ? 'selective' : 'none';
   stated.recompute = {
