@@ -206,6 +206,7 @@ const DEFAULT_CLUSTER_PROBE: WapSettings = {
   optimizer: 'sgd',
   precision: 'auto',
   ampStyle: 'auto',
+  weightGather: 'auto',
   memoryFormat: 'auto',
   recompute: 'code',
   model: '',

@@ -23,6 +23,8 @@ export interface WapSettings {
   precision: Precision | 'auto';
   /** 'auto': the training config next to the model, else master weights. */
   ampStyle: AmpStyle | 'auto';
+  /** When ZeRO-1/2 gather the updated weights; 'auto': the framework the config next to the model names, else after the step. */
+  weightGather: 'auto' | 'after-step' | 'next-forward';
   /** 'auto': channels_last when the code always converts the model to it (memoryFormatHint.ts), else the model's layout. */
   memoryFormat: 'channels_first' | 'channels_last' | 'auto';
   /** 'code': full recompute where the training code switches gradient checkpointing on (recomputeHint.ts), else searched; 'auto': searched. */
@@ -49,6 +51,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   optimizer: 'auto',
   precision: 'auto',
   ampStyle: 'auto',
+  weightGather: 'auto',
   memoryFormat: 'auto',
   recompute: 'code',
   model: '',
@@ -64,6 +67,7 @@ const STRATEGIES: readonly StrategyMode[] = ['dp', 'hybrid', 'all'];
 const OPTIMIZERS: ReadonlyArray<OptimizerKind | 'auto'> = ['auto', ...OPTIMIZER_KINDS];
 const PRECISIONS: ReadonlyArray<Precision | 'auto'> = ['auto', 'fp32', 'tf32', 'fp16', 'bf16', 'fp8'];
 const AMP_STYLES: ReadonlyArray<AmpStyle | 'auto'> = ['auto', 'autocast', 'master-weights', 'pure'];
+const WEIGHT_GATHERS: ReadonlyArray<WapSettings['weightGather']> = ['auto', 'after-step', 'next-forward'];
 const MEMORY_FORMATS: ReadonlyArray<WapSettings['memoryFormat']> = ['auto', 'channels_first', 'channels_last'];
 const RECOMPUTE: ReadonlyArray<WapSettings['recompute']> = ['code', 'auto', 'none', 'selective', 'full'];
 
@@ -91,6 +95,7 @@ export function normalizeSettings(raw: unknown): WapSettings {
     optimizer: oneOf(r.optimizer, OPTIMIZERS, DEFAULT_SETTINGS.optimizer),
     precision: oneOf(r.precision, PRECISIONS, DEFAULT_SETTINGS.precision),
     ampStyle: oneOf(r.ampStyle, AMP_STYLES, DEFAULT_SETTINGS.ampStyle),
+    weightGather: oneOf(r.weightGather, WEIGHT_GATHERS, DEFAULT_SETTINGS.weightGather),
     memoryFormat: oneOf(r.memoryFormat, MEMORY_FORMATS, DEFAULT_SETTINGS.memoryFormat),
     recompute: oneOf(r.recompute, RECOMPUTE, DEFAULT_SETTINGS.recompute),
     model: typeof r.model === 'string' ? r.model.trim() : '',
@@ -128,6 +133,11 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
   if (s.ampStyle !== 'auto') {
     options.ampStyle = s.ampStyle;
     options.ampStyleSource = 'the wap.ampStyle setting';
+  }
+  if (s.weightGather !== 'auto') {
+    // The CLI's --weight-gather: both stages that gather, the one way.
+    options.forwardGatherStages = s.weightGather === 'next-forward' ? [1, 2] : [];
+    options.forwardGatherSource = 'the wap.weightGather setting';
   }
   if (s.memoryFormat !== 'auto') {
     options.memoryFormat = s.memoryFormat;

@@ -48,6 +48,21 @@ test('wap.ampStyle maps to options.ampStyle with its source; without it an accel
   assert.equal(withTrainingHints(toPlanOptions(normalizeSettings({ ampStyle: 'master-weights' })), uri).ampStyle, 'master-weights', 'the setting wins');
 });
 
+test('wap.weightGather maps to the stages gathered in the next forward, with its source; without it an FSDP config beside the model says SHARD_GRAD_OP’s', () => {
+  const set = toPlanOptions(normalizeSettings({ weightGather: 'next-forward' }));
+  assert.deepEqual([set.forwardGatherStages, set.forwardGatherSource], [[1, 2], 'the wap.weightGather setting']);
+  assert.equal(normalizeSettings({ weightGather: 'sometimes' }).weightGather, 'auto');
+  assert.equal(toPlanOptions(normalizeSettings({})).forwardGatherStages, undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'wap-gather-'));
+  writeFileSync(join(dir, 'model.py'), 'import torch\n');
+  writeFileSync(join(dir, 'fsdp.yaml'), 'distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\nnum_processes: 8\n');
+  const uri = pathToFileURL(join(dir, 'model.py')).href;
+  const hinted = withTrainingHints(toPlanOptions(normalizeSettings({})), uri);
+  assert.deepEqual(hinted.forwardGatherStages, [2]);
+  assert.match(hinted.forwardGatherSource!, /^fsdp\.yaml \(FSDP: SHARD_GRAD_OP gathers/);
+  assert.deepEqual(withTrainingHints(toPlanOptions(normalizeSettings({ weightGather: 'after-step' })), uri).forwardGatherStages, [], 'the setting wins');
+});
+
 test('wap.recompute: by default the code beside the model decides (gradient_checkpointing_enable pins full); auto searches whatever the code does; a mode pins it', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wap-recompute-setting-'));
   writeFileSync(join(dir, 'finetune.py'), 'import torch\nmodel = build()\nmodel.gradient_checkpointing_enable()\n');
