@@ -98,12 +98,16 @@ export function withStatedPrecision(options: PlanOptions, setup: StatedSetup, so
 }
 
 /**
- * The options with the way the config's framework gathers ZeRO-1/2's updated weights (weightGatherWords.ts), for
- * both sides of a comparison: the best plan runs on the user's framework too. `keepExplicit`: a flag's wins.
+ * The options with the way the config's framework gathers ZeRO-1/2's updated weights and syncs gradients
+ * (frameworkTimings.ts), for both sides of a comparison: the best plan runs on the user's framework too.
+ * `keepExplicit`: a flag's wins.
  */
 export function withStatedWeightGather(options: PlanOptions, setup: StatedSetup, source: string, keepExplicit = false): PlanOptions {
-  if (!setup.weightGather || (keepExplicit && options.forwardGatherStages)) return options;
-  return { ...options, forwardGatherStages: setup.weightGather.inForward, forwardGatherSource: `${source} (${setup.weightGather.why})` };
+  let out = options;
+  if (setup.weightGather && !(keepExplicit && options.forwardGatherStages)) out = { ...out, forwardGatherStages: setup.weightGather.inForward, forwardGatherSource: `${source} (${setup.weightGather.why})` };
+  // And how it syncs gradients: DeepSpeed's with nothing beside them, where it says.
+  if (setup.serialSync && !(keepExplicit && options.serialSyncStages)) out = { ...out, serialSyncStages: setup.serialSync.stages, serialSyncSource: `${source} (${setup.serialSync.why})` };
+  return out;
 }
 
 /**

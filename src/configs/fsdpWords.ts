@@ -8,7 +8,7 @@
 import type { TrainingSetup, ZeroStage } from '../protocol/plan';
 import type { StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
-import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
+import { FSDP_WEIGHT_GATHER } from './frameworkTimings';
 
 /** FSDP sharding words by the ZeRO stage and hybrid sharding they mean. */
 const SHARDING: Record<string, { zero: ZeroStage; hybrid: boolean }> = {

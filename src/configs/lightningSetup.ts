@@ -17,7 +17,7 @@ import { stateJointOffload } from './offloadDims';
 import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type CallArgs } from './python';
 import { nvmeUnmodelled, type StatedSetup } from './setup';
 import type { TextEdit } from './types';
-import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
+import { FSDP_WEIGHT_GATHER } from './frameworkTimings';
 
 export const LIGHTNING_ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
 

@@ -17,7 +17,7 @@ import { withLaunchedWorld } from './launchedBy';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
 import { insertYamlKey, mapAt, nestedScalar, parseYamlConfig, setScalar, valueRange } from './yamlDoc';
-import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
+import { FSDP_WEIGHT_GATHER } from './frameworkTimings';
 
 const TRAINER_PATH = '(lightning\\.pytorch|pytorch_lightning|lightning)(\\.trainer){0,2}\\.Trainer';
 const TRAINER_TARGET = new RegExp(`^${TRAINER_PATH}$`);

@@ -106,6 +106,9 @@ export function withLinkedConfig(configPath: string, stated: StatedSetup, files:
     (out as unknown as Record<string, unknown>)[key] = moved(dim);
   }
   if (conflicts.length) out.conflicts = [...(stated.conflicts ?? []), ...conflicts];
+  // DeepSpeed runs the training: its collectives' timing, not the referrer's (frameworkTimings.ts).
+  delete out.weightGather;
+  if (linked.serialSync) out.serialSync = { ...linked.serialSync, why: `${link.path}: ${linked.serialSync.why}` };
   if (linked.inexpressible.paramOffload) out.inexpressible.paramOffload = linked.inexpressible.paramOffload;
   const notes = (linked.unmodelled ?? []).map((u) => ({ ...u, range: link.range, message: `${source}: ${u.message}` }));
   if (notes.length) out.unmodelled = [...(stated.unmodelled ?? []), ...notes];
@@ -134,6 +137,11 @@ function withAccelerateConfig(stated: StatedSetup, link: ConfigLink, found: { pa
     else delete out[key];
   }
   if (out.world === undefined && accelerate.world !== undefined) Object.assign(out, { world: accelerate.world, worldFrom: link.path });
+  // The launcher's plugin runs the training: its collectives' timing (frameworkTimings.ts).
+  for (const key of ['weightGather', 'serialSync'] as const) {
+    if (accelerate[key]) Object.assign(out, { [key]: { ...accelerate[key], why: `${link.path}: ${accelerate[key]!.why}` } });
+    else delete out[key];
+  }
   // A sharding plugin (DeepSpeed, FSDP) holds the 16-bit tensors its own way: the plain Trainer's autocast is not the run's.
   if (accelerate.zeroStage && accelerate.zeroStage.value !== 0) delete out.ampStyle;
   const notes = (accelerate.unmodelled ?? []).map((u) => ({ ...u, range: link.range, message: `${link.path}: ${u.message}` }));

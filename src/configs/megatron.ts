@@ -13,7 +13,7 @@ import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { dropArgument, insertAfter } from './shellEdits';
 import { findAssignments, isMakefileName, resolveReference, splitCommands } from './shellWords';
 import type { ConfigReader, TextEdit, TextRange } from './types';
-import { megatronWeightGather } from './weightGatherWords';
+import { megatronWeightGather } from './frameworkTimings';
 
 interface Flag {
   name: string;
@@ -103,12 +103,9 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   if (seqValue && /^0*[1-9]\d*$/.test(seqValue.value.trim())) stated.tokensPerSample = { value: Number(seqValue.value), key: '--seq-length', range: { start: seqValue.start, end: seqValue.end } };
   const sp = find('--sequence-parallel');
   // Megatron turns sequence parallel off at TP 1 (arguments.py: "Disabling sequence parallelism because tensor model
-  // parallelism is disabled"), so there the flag says nothing either way; a plan that keeps TP 1 agrees with it.
+  // parallelism is disabled"): there the flag runs as no sequence parallel, which a TP-1 plan agrees with.
   const tp = stated.tensorParallel?.value ?? 1;
-  stated.sequenceParallel = {
-    value: !!sp && tp > 1, stated: !!sp, range: sp ?? anchor, set: (on) => set('--sequence-parallel', on),
-    matches: (plan) => tp <= 1 || plan === (!!sp && tp > 1),
-  };
+  stated.sequenceParallel = { value: !!sp && tp > 1, stated: !!sp, range: sp ?? anchor, set: (on) => set('--sequence-parallel', on) };
   const gran = find('--recompute-granularity');
   const recompute: RecomputeMode = gran?.value ? (gran.value.raw === 'full' ? 'full' : 'selective') : find('--recompute-activations') ? 'selective' : 'none';
   stated.recompute = {

@@ -8,7 +8,7 @@
 import type { AmpStyle, Precision, PlanReport, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
 import { contradictingComment, flagComments, wordsFor } from './comments';
 import type { ConfigFinding, ConfigFix, ConfigFormat, TextEdit, TextRange } from './types';
-import type { StatedWeightGather } from './weightGatherWords';
+import type { StatedSerialSync, StatedWeightGather } from './frameworkTimings';
 
 /** One dimension as the config states it. `stated: false` means the format's default applies (the key is absent). */
 export interface SetupDim<T> {
@@ -64,8 +64,10 @@ export interface StatedSetup {
    */
   ampStyle?: { value: AmpStyle; why: string };
   zeroStage?: SetupDim<ZeroStage>;
-  /** When the framework the config runs gathers ZeRO-1/2's updated weights (weightGatherWords.ts); absent: DeepSpeed's way. */
+  /** When the framework the config runs gathers ZeRO-1/2's updated weights (frameworkTimings.ts); absent: DeepSpeed's way. */
   weightGather?: StatedWeightGather;
+  /** The stages whose gradient sync the framework runs with nothing beside it (frameworkTimings.ts); absent: none. */
+  serialSync?: StatedSerialSync;
   hybridShard?: SetupDim<boolean>;
   cpuOffload?: SetupDim<boolean>;
   /** Parameters and gradients in host memory too (DeepSpeed offload_param, FSDP's offload); true implies cpuOffload. */

@@ -21,7 +21,7 @@ import { guardOf, nodeRange, replaceRange, stringLiteral } from './python';
 import type { StatedSetup } from './setup';
 import type { ScriptContext } from './torchScriptSetup';
 import type { TextEdit, TextRange } from './types';
-import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
+import { FSDP_WEIGHT_GATHER } from './frameworkTimings';
 
 export type Wrapper = 'fsdp' | 'fsdp2' | 'ddp';
 

@@ -10,7 +10,7 @@ import { stateJointOffload } from './offloadDims';
 import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { parseToml, setToml, tomlEntry, type TomlDoc } from './tomlDoc';
 import type { ConfigReader, TextEdit, TextRange } from './types';
-import { FSDP_WEIGHT_GATHER } from './weightGatherWords';
+import { FSDP_WEIGHT_GATHER } from './frameworkTimings';
 
 const PRECISION: Record<string, Precision> = { bfloat16: 'bf16', float32: 'fp32', float16: 'fp16' };
 const PRECISION_WORD: Partial<Record<Precision, string>> = { bf16: 'bfloat16', fp32: 'float32', tf32: 'float32' };

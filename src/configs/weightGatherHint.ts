@@ -1,16 +1,18 @@
 /**
- * Which framework the files beside a model train it with, as far as it decides when ZeRO-1/2 gather their updated
- * weights (weightGatherWords.ts): an FSDP config or script, or a Megatron launch with or without
- * --overlap-param-gather, read as `wap config` reads them (readConfigSetups). The model's own file first, then the
- * others in the order given; the first that names a framework wins. A config naming none (DeepSpeed, DDP) gives no
- * hint, and the planner prices DeepSpeed's way.
+ * Which framework the files beside a model train it with, as far as it decides the timing of its collectives
+ * (frameworkTimings.ts): when ZeRO-1/2 gather their updated weights (an FSDP config or script, a Megatron launch with
+ * or without --overlap-param-gather) and whether gradients sync with nothing beside them (a DeepSpeed config), read
+ * as `wap config` reads them (readConfigSetups). The model's own file first, then the others in the order given; the
+ * first that names a framework wins. Nothing named (a DDP script): the planner's defaults.
  */
 import type { PlanOptions } from '../protocol/planOptions';
 import { MAX_CONFIG_CHARS } from './check';
 import { readConfigSetups } from './evaluate';
-import type { StatedWeightGather } from './weightGatherWords';
+import type { StatedSerialSync, StatedWeightGather } from './frameworkTimings';
 
-export interface WeightGatherHint extends StatedWeightGather {
+export interface WeightGatherHint {
+  weightGather?: StatedWeightGather;
+  serialSync?: StatedSerialSync;
   /** The file that says it. */
   file: string;
 }
@@ -19,14 +21,16 @@ export function weightGatherHint(files: ReadonlyArray<{ name: string; text: stri
   const ordered = [...files.filter((f) => f.name === modelFile), ...files.filter((f) => f.name !== modelFile)];
   for (const f of ordered) {
     if (f.text.length > MAX_CONFIG_CHARS) continue;
-    const said = readConfigSetups(f.name, f.text).find((s) => s.weightGather)?.weightGather;
-    if (said) return { ...said, file: f.name };
+    const said = readConfigSetups(f.name, f.text).find((s) => s.weightGather || s.serialSync);
+    if (said) return { ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), file: f.name };
   }
   return undefined;
 }
 
-/** The options with the hint's gather timings where no flag or setting says them. */
+/** The options with the hint's timings where no flag or setting says them. */
 export function withWeightGatherFrom(options: PlanOptions, hint: WeightGatherHint | undefined): PlanOptions {
-  if (!hint || options.forwardGatherStages) return options;
-  return { ...options, forwardGatherStages: hint.inForward, forwardGatherSource: `${hint.file} (${hint.why})` };
+  let out = options;
+  if (hint?.weightGather && !options.forwardGatherStages) out = { ...out, forwardGatherStages: hint.weightGather.inForward, forwardGatherSource: `${hint.file} (${hint.weightGather.why})` };
+  if (hint?.serialSync && !options.serialSyncStages) out = { ...out, serialSyncStages: hint.serialSync.stages, serialSyncSource: `${hint.file} (${hint.serialSync.why})` };
+  return out;
 }

@@ -74,6 +74,7 @@ function sequenceLine(s: PlanSequence): string {
 export function setupLines(s: TrainingSetup): string[] {
   const savers = [
     zeroText(s, true),
+    ...(s.gradientSync === 'serial' ? [`gradients synced with nothing beside them (${s.gradientSyncReason})`] : []),
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation} accumulation${s.gradientAccumulation === 1 ? '' : ' steps'}`,
     ...(offloadText(s) ? [offloadText(s)!] : []),

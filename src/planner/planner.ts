@@ -6,7 +6,7 @@
  * point can report progress, yield to the event loop every ~20 ms of work and
  * honour cancellation within one such slice.
  */
-import { withWeightGather } from './weightGather';
+import { withCollectiveTimings } from './collectiveTiming';
 import { autocastModel } from '../core/autocast';
 import { describeIncomplete } from '../core/completeness';
 import { planCaveats } from '../core/planCaveats';
@@ -179,7 +179,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     if (HONOURED_PINS.has(pin) || (pin !== 'dataParallel' && (value === 1 || value === false))) continue;
     diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
   }
-  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}), ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}) };
+  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}), ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}), ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}) };
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }
@@ -221,7 +221,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     return fail(last.reason ?? `nothing fits on up to ${N} GPUs`, scaling);
   } else chosen = chooseByObjective(feasible, (r) => samplesPerSec(r.best!), options);
   const c = chosen!.best!;
-  const setup = withWeightGather(trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough), options);
+  const setup = withCollectiveTimings(trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough), options);
   if (chosen!.fasterThanFirst) diagnostics.push({ severity: 'info', message: chosen!.fasterThanFirst });
   fitDiagnostics(setup, diagnostics, { gpu: topo.slowest(range(0, c.n)), share: topo.hostShare(range(0, c.n)) }, hostCopyCost(c));
   const uneven = c.pipeline ? undefined : unevenSplitNote(batch, setup.dataParallel);

@@ -95,6 +95,12 @@ export interface TrainingSetup {
   /** ZeRO-1/2 over more than one rank: when the updated weights are gathered, and who says so (the framework's way). */
   weightGather?: WeightGatherTiming;
   weightGatherReason?: string;
+  /**
+   * Data parallel where the framework syncs gradients with nothing computing beside them (PlanOptions.serialSyncStages):
+   * 'serial', and who says so; absent, the gradient buckets run beside the backward.
+   */
+  gradientSync?: 'serial';
+  gradientSyncReason?: string;
   hybridShard: boolean;
   /**
    * Ranks the ZeRO state is sharded over when zeroStage > 0: dataParallel × contextParallel, or under HSDP the

@@ -2,7 +2,7 @@
  * What the planner is asked: the options the CLI flags, the LSP settings and the plan view's controls map onto.
  * The report it answers with is plan.ts; both are the contract between the server, the CLI and the extension.
  */
-import type { AmpStyle, Objective, OptimizerKind, ParallelPins, Precision, StrategyMode, GatheringStage } from './plan';
+import type { AmpStyle, Objective, OptimizerKind, ParallelPins, Precision, StrategyMode, GatheringStage, ZeroStage } from './plan';
 
 /**
  * The global batch planned when no flag, setting or launch that trains the model states one: the WAP paper's
@@ -69,6 +69,14 @@ export interface PlanOptions {
   forwardGatherStages?: GatheringStage[];
   /** Who says it: '--weight-gather', or the config that names the framework ('fsdp.yaml (FSDP …)'). */
   forwardGatherSource?: string;
+  /**
+   * The ZeRO stages whose gradient sync the training's framework runs with nothing computing beside it
+   * (TrainingSetup.gradientSync): DeepSpeed reduces after the backward without ZeRO and at ZeRO-1, and at ZeRO-2 on
+   * the backward's own stream unless overlap_comm. Absent: none, DDP's and FSDP's way (buckets beside the backward).
+   */
+  serialSyncStages?: ZeroStage[];
+  /** Who says it: the config that names the framework ('ds_config.json (DeepSpeed: …)'). */
+  serialSyncSource?: string;
   /** Fixed dimensions; the search fills in the rest. */
   pins?: ParallelPins;
   /**

@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { comparedSetup, pinnedOptions, summarizeRun, versusLine, planMachines, withLaunchScriptWorld, withStatedPrecision, withStatedWeightGather, type FileAccess, type RunSummary } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
-import { gathersInForward, planModelAsync } from '../planner';
+import { gathersInForward, planModelAsync, syncsSerially } from '../planner';
 import type { PlanReport } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
 import type { Environment } from './environment';
@@ -56,10 +56,11 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   const inForward = bestOptions.forwardGatherStages ?? [];
   const planned = plan.plan.setup;
   const otherGather = planned?.weightGather ? planned.weightGather !== (gathersInForward(inForward, planned.zeroStage) ? 'next-forward' : 'after-step') : inForward.length > 0;
-  const best = otherPrecision || otherGather ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
+  const otherSync = !!planned && planned.dataParallel * planned.contextParallel > 1 && (planned.gradientSync === 'serial') !== syncsSerially(bestOptions.serialSyncStages, planned.zeroStage);
+  const best = otherPrecision || otherGather || otherSync ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
   const bestSummary = summarizeRun(best);
   const line = versusLine(yours, bestSummary, setup);
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
-  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather ? ", best plan on the config's framework" : '';
+  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather || otherSync ? ", best plan on the config's framework" : '';
   return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor, yours, best: bestSummary };
 }

@@ -123,6 +123,7 @@ export function setupSummary(s: TrainingSetup): string {
     ...(s.ampStyle ? [s.ampStyle] : []),
     degrees,
     zeroText(s),
+    ...(s.gradientSync === 'serial' ? ['gradient sync after the backward'] : []),
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation}`,
     ...(offloadText(s) ? [offloadText(s)!] : []),

@@ -131,7 +131,6 @@ test('Megatron-LM’s own Llama 3 8B launch (TP 1 with --sequence-parallel): Meg
   const text = readFileSync('test/fixtures/megatron-llama/train_llama3_8b_h100_fp8.sh', 'utf8');
   const s = read(text);
   assert.deepEqual([s.tensorParallel?.value, s.sequenceParallel?.value, s.sequenceParallel?.stated], [1, false, true]);
-  assert.ok(s.sequenceParallel!.matches!(false));
   const plan = planModel(gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 }), resolveCluster('h100x8', {}), { batch: 128, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', gpus: 8, pins: { dataParallel: 8, tensorParallel: 1, pipelineStages: 1, contextParallel: 1, zeroStage: 1, microBatch: 1 } });
   assert.ok(plan.feasible, plan.feasible ? '' : plan.reason);
   const findings = checkConfig('train_llama3_8b_h100_fp8.sh', text, plan).findings;
@@ -139,5 +138,4 @@ test('Megatron-LM’s own Llama 3 8B launch (TP 1 with --sequence-parallel): Meg
   // At TP 2 the flag is sequence parallel, which a plan without it differs from.
   const tp2 = read(text.replace('TP_SIZE=1', 'TP_SIZE=2'));
   assert.deepEqual([tp2.tensorParallel?.value, tp2.sequenceParallel?.value], [2, true]);
-  assert.equal(tp2.sequenceParallel!.matches!(false), false);
 });

@@ -35,8 +35,20 @@ test('each framework’s gather, read from real configs', () => {
     // FSDP gathers SHARD_GRAD_OP in the forward; it has no ZeRO-1 of its own.
     assert.deepEqual(read(file)?.weightGather?.inForward, [2], file);
   }
-  // DeepSpeed gathers after the step, the planner's default: nothing to say.
-  assert.equal(read('test/configs/data/llama/ds_config.json')!.weightGather, undefined);
+  // DeepSpeed gathers after the step, the planner's default: nothing to say of that. Its gradient sync hides behind
+  // nothing without ZeRO and at ZeRO-1, nor at ZeRO-2 unless overlap_comm says so.
+  const dsText = readFileSync('test/configs/data/llama/ds_config.json', 'utf8');
+  const ds = read('test/configs/data/llama/ds_config.json', dsText)!;
+  assert.equal(ds.weightGather, undefined);
+  assert.deepEqual(ds.serialSync?.stages, [0, 1, 2]);
+  const overlap = (on: boolean) => dsText.replace('"stage": 0', `"stage": 0, "overlap_comm": ${on}`);
+  assert.deepEqual(read('ds_config.json', overlap(true))!.serialSync?.stages, [0, 1]);
+  assert.deepEqual(read('ds_config.json', overlap(false))!.serialSync?.stages, [0, 1, 2, 3]);
+  // Accelerate's DeepSpeed plugin writes no overlap_comm: DeepSpeed's default.
+  assert.deepEqual(read('accelerate.yaml', 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\nnum_processes: 8\n')!.serialSync?.stages, [0, 1, 2]);
+  // FSDP and Megatron sync beside the backward.
+  assert.equal(read('test/configs/data/llama/accelerate_fsdp.yaml')!.serialSync, undefined);
+  assert.equal(read(MEGATRON)!.serialSync, undefined);
 });
 
 test('“your config” is planned on its framework, and the best plan too unless a flag says otherwise', () => {
@@ -47,18 +59,24 @@ test('“your config” is planned on its framework, and the best plan too unles
   assert.deepEqual(withStatedWeightGather(BASE, megatron, 'train.sh', true).forwardGatherStages, [1]);
   // A flag's word wins for the best plan.
   assert.deepEqual(withStatedWeightGather({ ...BASE, forwardGatherStages: [] }, megatron, 'train.sh', true).forwardGatherStages, []);
-  assert.equal(pinnedOptions(BASE, read('test/configs/data/llama/ds_config.json')!, 'ds.json').forwardGatherStages, undefined);
+  const ds = pinnedOptions(BASE, read('test/configs/data/llama/ds_config.json')!, 'ds.json');
+  assert.equal(ds.forwardGatherStages, undefined);
+  assert.deepEqual(ds.serialSyncStages, [0, 1, 2]);
+  assert.match(ds.serialSyncSource!, /^ds\.json \(DeepSpeed: without ZeRO and at ZeRO-1 gradients are reduced after the backward/);
 });
 
 test('a model’s own plan takes the framework from the configs beside it: the model’s file first, then the others', () => {
   const fsdp = { name: 'fsdp.yaml', text: readFileSync('test/configs/data/llama/accelerate_fsdp.yaml', 'utf8') };
   const ds = { name: 'ds_config.json', text: readFileSync('test/configs/data/llama/ds_config.json', 'utf8') };
   const megatron = { name: 'train.sh', text: readFileSync(MEGATRON, 'utf8').replace(/^\s*--overlap-param-gather\n/m, '') };
-  assert.equal(weightGatherHint([ds], 'model.py'), undefined);
-  const hint = weightGatherHint([ds, fsdp], 'model.py')!;
-  assert.deepEqual(hint.inForward, [2]);
+  // A DeepSpeed config names DeepSpeed: its gather is the default, its gradient sync serial below ZeRO-3.
+  const deepspeed = weightGatherHint([ds], 'model.py')!;
+  assert.deepEqual([deepspeed.weightGather, deepspeed.serialSync?.stages, deepspeed.file], [undefined, [0, 1, 2], 'ds_config.json']);
+  const hint = weightGatherHint([fsdp, ds], 'model.py')!;
+  assert.deepEqual(hint.weightGather!.inForward, [2]);
+  assert.equal(hint.serialSync, undefined);
   assert.equal(hint.file, 'fsdp.yaml');
-  assert.deepEqual(weightGatherHint([fsdp, megatron], 'train.sh')!.inForward, []);
+  assert.deepEqual(weightGatherHint([fsdp, megatron], 'train.sh')!.weightGather!.inForward, []);
   const options = withWeightGatherFrom(BASE, hint);
   assert.deepEqual(options.forwardGatherStages, [2]);
   assert.match(options.forwardGatherSource!, /^fsdp\.yaml \(FSDP: SHARD_GRAD_OP gathers/);

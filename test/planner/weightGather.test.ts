@@ -99,3 +99,43 @@ test('block-stack search, GPT ZeRO-2 on 8 A100s: the estimate prices the gather 
   assert.ok(replayed.plan.stepTimeMs < replayedAfter.plan.stepTimeMs);
   assert.equal(replayed.plan.setup!.weightGather, 'next-forward');
 });
+
+test('gradient sync with nothing beside it (DeepSpeed without ZeRO, ZeRO-1, ZeRO-2 without overlap_comm): no backward runs while a bucket reduces, the step pays it whole, and the report says why', async () => {
+  const vgg = await example('examples/pytorch/vgg.py');
+  const overlapped = plan(vgg, { pins: { zeroStage: 0 } });
+  const serial = plan(vgg, { pins: { zeroStage: 0 }, serialSyncStages: [0, 1, 2], serialSyncSource: 'ds_config.json (DeepSpeed)' });
+  const spans = (r: PlanReport, kind: string) => r.timeline.filter((e) => e.kind === kind && e.devices?.includes(0)).map((e) => [e.startMs, e.endMs] as const);
+  const overlaps = (r: PlanReport) => spans(r, 'allreduce').some(([a, b]) => spans(r, 'backward').some(([c, d]) => c < b - 1e-9 && d > a + 1e-9));
+  assert.ok(overlaps(overlapped), 'DDP’s buckets run beside the backward');
+  assert.ok(!overlaps(serial), 'DeepSpeed’s run with nothing beside them');
+  assert.ok(serial.plan.stepTimeMs > overlapped.plan.stepTimeMs, `${serial.plan.stepTimeMs} vs ${overlapped.plan.stepTimeMs} ms`);
+  assert.equal(serial.plan.setup!.gradientSync, 'serial');
+  assert.equal(serial.plan.setup!.gradientSyncReason, 'ds_config.json (DeepSpeed)');
+  assert.equal(overlapped.plan.setup!.gradientSync, undefined);
+  // ZeRO-3 is not among the stages: its sync stays beside the backward.
+  assert.equal(plan(vgg, { pins: { zeroStage: 3 }, serialSyncStages: [0, 1, 2] }).plan.setup!.gradientSync, undefined);
+});
+
+test('block-stack search: a serial sync is exposed whole in the estimate and starts after the last backward in the replay', () => {
+  const model = gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 });
+  const cluster = resolveCluster('a100x8', {});
+  const options = (o: Partial<PlanOptions>): PlanOptions => ({ batch: 32, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', ...o });
+  const c: Config3D = { n: 8, dp: 8, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 4, microBatches: 1, zero: 1, recompute: 'none', blocksPerStage: [8] };
+  const at = (o: Partial<PlanOptions>) => {
+    const { ctx } = searchContext(model, repeatedTransformer(model)!, cluster, options(o));
+    const links = linksFor(ctx, c);
+    const stage = stageTime(ctx, c, costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 4 }, links), links, 0);
+    return gradSync(ctx, c, stage, links);
+  };
+  const overlapped = at({});
+  const serial = at({ serialSyncStages: [0, 1] });
+  assert.ok(overlapped.exposedMs < overlapped.totalMs);
+  assert.equal(serial.exposedMs, serial.totalMs);
+  const pinned = { zeroStage: 1 as const, dataParallel: 8, tensorParallel: 1, pipelineStages: 1, contextParallel: 1 };
+  const replayed = planModel(model, cluster, options({ gpus: 8, pins: pinned, serialSyncStages: [0, 1] }));
+  assert.ok(replayed.feasible);
+  const lastBackward = Math.max(...replayed.timeline.filter((e) => e.kind === 'backward').map((e) => e.endMs));
+  const sync = replayed.timeline.find((e) => e.kind === 'reducescatter')!;
+  assert.ok(sync.startMs >= lastBackward - 1e-9, `sync at ${sync.startMs} ms, backward ends ${lastBackward} ms`);
+  assert.equal(replayed.plan.setup!.gradientSync, 'serial');
+});

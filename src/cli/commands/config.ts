@@ -116,7 +116,7 @@ async function run(args: string[]): Promise<number> {
     if (!v.json && planFlags.sequenceSource) console.error(`wap: at ${planFlags['seq-len']} tokens per sample, ${planFlags.sequenceSource} (--seq-len reads it at another length)`);
     // The best plan trains in the precision this config states, unless --precision says otherwise, on its framework.
     const stated = setups.find((s) => s.precision);
-    const framework = setups.find((s) => s.weightGather);
+    const framework = setups.find((s) => s.weightGather || s.serialSync);
     const outcome = await planForModelFile(target.file, planFlags, (o) => {
       const inPrecision = stated ? withStatedPrecision(o, stated, basename(file), true) : o;
       return framework ? withStatedWeightGather(inPrecision, framework, basename(file), true) : inPrecision;

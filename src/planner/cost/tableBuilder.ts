@@ -14,7 +14,7 @@ import { buildEdgeCosts } from './edgeCosts';
 import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, offloadedHostBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
 import { modelStatic, safeBytes } from './modelStatic';
 import { overlapExtraMs } from './overlap';
-import { gathersInForward } from '../weightGather';
+import { gathersInForward } from '../collectiveTiming';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions, type TableSetup } from './tables';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';

@@ -11,7 +11,7 @@
  * depend on the costing code.
  */
 import type { AnalyzedLayer } from '../../core/ir';
-import type { CostSource, GatheringStage, OptimizerKind, StrategyMode } from '../../protocol/plan';
+import type { CostSource, GatheringStage, OptimizerKind, StrategyMode, ZeroStage } from '../../protocol/plan';
 import type { AttentionKernel } from './compute';
 import type { LayerConfig, Layout } from './configs';
 import type { MemorySetup, RecomputePlan } from '../memory/index';
@@ -24,6 +24,8 @@ export interface TableSetup extends MemorySetup {
   microSteps: number;
   /** The ZeRO stages whose updated weights are gathered in the next forward (PlanOptions.forwardGatherStages); absent: none. */
   forwardGatherStages?: readonly GatheringStage[];
+  /** The ZeRO stages whose gradient sync runs with nothing beside it (PlanOptions.serialSyncStages); absent: none. */
+  serialSyncStages?: readonly ZeroStage[];
 }
 
 export function defaultSetup(optimizer: OptimizerKind): TableSetup {

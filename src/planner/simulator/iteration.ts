@@ -16,7 +16,7 @@ import { allGatherMs, reduceScatterMs } from '../cost/shardedCollectives';
 import { allReduceMs } from '../cost/topology';
 import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
-import { gathersInForward } from '../weightGather';
+import { gathersInForward, syncsSerially } from '../collectiveTiming';
 
 /** PyTorch DDP's default bucket_cap_mb. */
 export const DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024;
@@ -57,6 +57,9 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
   // ZeRO-2/3 reduce their gradient shards on every micro-step; DP and ZeRO-1 once per iteration.
   const syncEveryMicroStep = t.setup.zeroStage >= 2;
   const gatherInForward = gathersInForward(t.setup.forwardGatherStages, t.setup.zeroStage);
+  // A framework that syncs with nothing beside it (DeepSpeed without overlap): each bucket holds the GPUs' compute
+  // stream too, so the backward waits for it, as a collective on the default stream makes it.
+  const syncLanes = (lane: string): string[] => (syncsSerially(t.setup.serialSyncStages, t.setup.zeroStage) ? [lane, ...lanes] : [lane]);
 
   /**
    * One forward+backward over `share` of the iteration's samples: all A micro-steps at once when A = 1, else the
@@ -122,13 +125,13 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       const syncs = syncEveryMicroStep ? share * A : 1;
       if (sharded(bucket.layers[0])) {
         const sg = t.shardGroup(c);
-        let last = eng.add({ kind: 'reducescatter', layer, resources: [sg.shardLink.lane], devices: t.devices, durationMs: syncs * reduceScatterMs(bucket.bytes, sg.shards, sg.shardLink), deps, bytes: bucket.bytes, ...mb });
+        let last = eng.add({ kind: 'reducescatter', layer, resources: syncLanes(sg.shardLink.lane), devices: t.devices, durationMs: syncs * reduceScatterMs(bucket.bytes, sg.shards, sg.shardLink), deps, bytes: bucket.bytes, ...mb });
         // HSDP: each shard is then all-reduced across the node replicas.
-        if (sg.replicas > 1) last = eng.add({ kind: 'allreduce', layer, resources: [sg.replicaLink.lane], devices: t.devices, durationMs: syncs * allReduceMs(bucket.bytes / sg.shards, sg.replicas, sg.replicaLink), deps: [last], bytes: bucket.bytes / sg.shards, ...mb });
+        if (sg.replicas > 1) last = eng.add({ kind: 'allreduce', layer, resources: syncLanes(sg.replicaLink.lane), devices: t.devices, durationMs: syncs * allReduceMs(bucket.bytes / sg.shards, sg.replicas, sg.replicaLink), deps: [last], bytes: bucket.bytes / sg.shards, ...mb });
         bucketTasks.push(last);
       } else {
         const link = t.dataGroupLink(c);
-        bucketTasks.push(eng.add({ kind: 'allreduce', layer, resources: [link.lane], devices: t.devices, durationMs: syncs * allReduceMs(bucket.bytes, c.d, link), deps, bytes: bucket.bytes, ...mb }));
+        bucketTasks.push(eng.add({ kind: 'allreduce', layer, resources: syncLanes(link.lane), devices: t.devices, durationMs: syncs * allReduceMs(bucket.bytes, c.d, link), deps, bytes: bucket.bytes, ...mb }));
       }
       bucket = undefined;
     };

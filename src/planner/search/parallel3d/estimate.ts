@@ -17,7 +17,7 @@ import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, 
 import type { BlockShape, BlockStructure } from './blocks';
 import { hsdpPossible, membersPerNode, offloadCopyMs, shardPlan, updatedWeightsUpMs } from './sharding';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
-import { gathersInForward } from '../../weightGather';
+import { gathersInForward, syncsSerially } from '../../collectiveTiming';
 
 export interface Config3D {
   n: number;
@@ -57,6 +57,8 @@ export interface EstimateContext {
   optimizer: OptimizerKind;
   /** The ZeRO stages whose updated weights are gathered in the next forward (PlanOptions.forwardGatherStages); absent: none. */
   forwardGatherStages?: readonly GatheringStage[];
+  /** The ZeRO stages whose gradient sync runs with nothing beside it (PlanOptions.serialSyncStages); absent: none. */
+  serialSyncStages?: readonly ZeroStage[];
   modelDtypeBytes: number;
   /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
   usableBytes: number;
@@ -266,7 +268,9 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
   const totalMs = g ? allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
-  const exposedMs = overlapExtraMs(totalMs, stage.backwardMs);
+  // DeepSpeed's way (ctx.serialSyncStages): after the backward, or on its stream, the sync hides behind nothing.
+  const serial = syncsSerially(ctx.serialSyncStages, c.zero);
+  const exposedMs = serial ? totalMs : overlapExtraMs(totalMs, stage.backwardMs);
   const hostMs = offloadedCopiesMs(ctx, c, stage);
   if (!g) return { totalMs, exposedMs, shardedMs: hostMs, afterStepMs: 0, nextForwardMs: 0 };
   const trainedWeights = stage.params * weightBytes(ctx.precision, ctx.ampStyle);
@@ -277,7 +281,7 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   // the whole stage would pay once.
   const units = Math.max(1, stage.units);
   const gatherMs = units * allGatherMs((trainedWeights + stage.frozenBytes) / units, g.shards, g.shardLink);
-  const shardedMs = shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink)) + hostMs;
+  const shardedMs = shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink), serial) + hostMs;
   return { totalMs, exposedMs, shardedMs, afterStepMs: inForward ? 0 : updatedGatherMs, nextForwardMs: inForward ? updatedGatherMs : 0 };
 }
 
@@ -313,10 +317,10 @@ function offloadedCopiesMs(ctx: EstimateContext, c: Config3D, stage: StageTimes)
  * keep only their gradient shard, so every micro-batch before the last also reduce-scatters its gradients during its backward (DeepSpeed stage 2 reduces each
  * micro-step's buckets; FSDP outside no_sync), on the same link as the gathers; the last one's is in gradSync.
  */
-function shardedPerMicroMs(c: Config3D, stage: StageTimes, gatherMs: number, reduceScatterMs: number): number {
+function shardedPerMicroMs(c: Config3D, stage: StageTimes, gatherMs: number, reduceScatterMs: number, serial = false): number {
   if (c.zero < 2) return 0;
   const earlier = Math.max(0, c.microBatches - 1);
-  if (c.zero === 2) return earlier * overlapExtraMs(reduceScatterMs, stage.backwardMs);
+  if (c.zero === 2) return earlier * (serial ? reduceScatterMs : overlapExtraMs(reduceScatterMs, stage.backwardMs));
   const compute = stage.forwardMs + stage.backwardMs;
   return overlapExtraMs(2 * gatherMs, compute) + earlier * overlapExtraMs(2 * gatherMs + reduceScatterMs, compute);
 }

@@ -20,7 +20,7 @@ import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
 import { candidateCounts, fullyPinnedCount, pinProblem, type SpaceContext } from './space';
 import { acceptedCounts, refusedCount } from '../../runGpuCounts';
-import { withWeightGather } from '../../weightGather';
+import { withCollectiveTimings } from '../../collectiveTiming';
 
 export interface Plan3DInput {
   model: AnalyzedModel;
@@ -72,6 +72,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     ...(amp ? { ampStyle: amp.ampStyle } : {}),
     optimizer: options.optimizer,
     ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}),
+    ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}),
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
     deviceBytes,
@@ -189,7 +190,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   // Per stage: the first holds the embedding and the most micro-batches in flight, the last the head; setup.memoryPerGpu is the fullest.
   const stageTotals = memoryPerStage(ctx, c, costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, linksFor(ctx, c))).map((m) => m.total);
   yield;
-  const setup: TrainingSetup = withWeightGather({
+  const setup: TrainingSetup = withCollectiveTimings({
     precision,
     precisionReason: options.precisionSource ?? (options.precision ? '--precision' : 'the GPUs\' default precision'),
     ...(ampOf(options, precision) ?? {}),
@@ -261,6 +262,7 @@ export function replayOf(ctx: EstimateContext, scored: Scored, emit: boolean): R
     updateMs: stages.map((st) => (scored.est.updateMs * st.params) / Math.max(1, maxParams)),
     afterStepMs: syncs.map((s) => s.afterStepMs),
     nextForwardMs: syncs.map((s) => s.nextForwardMs),
+    ...(ctx.serialSyncStages ? { serialSyncStages: ctx.serialSyncStages } : {}),
     gradBytes: stages.map((st) => st.params * gradientBytes(ctx.precision, ctx.ampStyle)),
     weightBytes: stages.map((st) => st.params * weightBytes(ctx.precision, ctx.ampStyle)),
   }, emit);

@@ -7,7 +7,8 @@
  * them (compressed replay): the timeline stays a few thousand events even on
  * thousands of GPUs, and is thinned further to stay under EVENT_CAP.
  */
-import type { TimelineEvent, TimelineKind } from '../../../protocol/plan';
+import type { TimelineEvent, TimelineKind, ZeroStage } from '../../../protocol/plan';
+import { syncsSerially } from '../../collectiveTiming';
 import { nextForwardExposedMs, type Config3D, type Links, type StageTimes } from './estimate';
 import { overlapExtraMs } from '../../cost/overlap';
 
@@ -31,6 +32,8 @@ export interface ReplayInput {
   updateMs: number[];
   /** ZeRO-1/2: the updated weights' all-gather after each stage's optimizer step (estimate.ts gradSync), ms; 0 otherwise. */
   afterStepMs: number[];
+  /** The ZeRO stages whose gradient sync runs with nothing beside it (PlanOptions.serialSyncStages). */
+  serialSyncStages?: readonly ZeroStage[];
   /** The same gather run beside each stage's first forward instead (a stage in forwardGatherStages), ms; 0 otherwise. */
   nextForwardMs: number[];
   /** Bytes of each stage's gradient sync, and of its updated weights gathered after the step, for the events. */
@@ -206,9 +209,11 @@ export function replay(input: ReplayInput, emit = true): ReplayResult {
   const afterStepEvent: number[] = [];
   const syncCritical: boolean[] = [];
   for (let s = 0; s < P; s++) {
-    // Gradient buckets start with the last backward and may outlast it; the backward runs slower beside them.
-    const syncStart = lastBackwardStart[s];
-    const syncEnd = free[s] + overlapExtraMs(input.gradSyncMs[s], free[s] - syncStart);
+    // Gradient buckets start with the last backward and may outlast it; the backward runs slower beside them. A
+    // framework that syncs with nothing beside it (DeepSpeed without overlap) starts after the backward.
+    const serial = syncsSerially(input.serialSyncStages, c.zero);
+    const syncStart = serial ? free[s] : lastBackwardStart[s];
+    const syncEnd = serial ? free[s] + input.gradSyncMs[s] : free[s] + overlapExtraMs(input.gradSyncMs[s], free[s] - syncStart);
     const syncFirst = mark();
     syncCritical.push(syncStart + input.gradSyncMs[s] > free[s]);
     if (input.gradSyncMs[s] > 0) {

@@ -1,0 +1,54 @@
+/**
+ * When a config's framework runs the collectives whose timing differs between frameworks, as the config readers
+ * that know the framework state it: ZeRO-1/2's gather of the weights their optimizer slices updated (protocol
+ * WeightGatherTiming; DeepSpeed's, after the step, is the planner's default, so only the frameworks that differ, and
+ * Megatron, whose flag decides, are said), and a gradient sync with nothing beside it (DeepSpeed's).
+ */
+import type { GatheringStage, ZeroStage } from '../protocol/plan';
+
+export interface StatedWeightGather {
+  /** The ZeRO stages the framework gathers in the next forward; its others, after the step. */
+  inForward: GatheringStage[];
+  /** Why, for the plan's report: the framework and what it does. */
+  why: string;
+}
+
+/**
+ * FSDP (torch ShardingStrategy SHARD_GRAD_OP "unshards before the forward … and only reshards them after the
+ * backward computation"; FSDP2 reshard_after_forward=False alike): the parameters sharded after one backward are
+ * gathered as the next forward reaches each wrapped unit, behind the compute before it. FSDP has no ZeRO-1: in
+ * PyTorch that is DDP with ZeroRedundancyOptimizer, whose step() ends with the gather.
+ */
+export const FSDP_WEIGHT_GATHER: StatedWeightGather = { inForward: [2], why: 'FSDP: SHARD_GRAD_OP gathers unit by unit in the next forward; ZeRO-1 is ZeroRedundancyOptimizer, after its step' };
+
+/**
+ * Megatron's distributed optimizer all-gathers the updated parameters after its step, unless --overlap-param-gather
+ * dispatches each bucket's gather for the next forward (Megatron Core's DistributedDataParallelConfig
+ * overlap_param_gather; NeMo's communication-overlap guide: one chunk exposed).
+ */
+export function megatronWeightGather(overlapParamGather: boolean): StatedWeightGather {
+  return overlapParamGather
+    ? { inForward: [1], why: '--overlap-param-gather gathers each bucket in the next forward' }
+    : { inForward: [], why: 'the distributed optimizer gathers after its step without --overlap-param-gather' };
+}
+
+export interface StatedSerialSync {
+  /** The ZeRO stages whose gradient sync the framework runs with nothing computing beside it. */
+  stages: ZeroStage[];
+  why: string;
+}
+
+/**
+ * DeepSpeed's engine reduces gradients after the backward without ZeRO (backward() then allreduce_gradients(),
+ * buffered) and at ZeRO-1 (no backward hooks: DeepSpeed #1246, "there is no overlapping"); ZeRO-2 reduces in backward
+ * hooks, on a stream of its own only with overlap_comm (stage_1_and_2.py average_tensor: else the current stream),
+ * whose default is on at ZeRO-3 alone (DeepSpeedZeroConfig). `overlapComm` as the config states it, if it does.
+ */
+export function deepspeedSerialSync(overlapComm: boolean | undefined): StatedSerialSync {
+  const stages: ZeroStage[] = [0, 1];
+  if (overlapComm !== true) stages.push(2);
+  if (overlapComm === false) stages.push(3);
+  const stage2 = overlapComm === true ? 'ZeRO-2 reduces beside the backward (overlap_comm)' : 'ZeRO-2 on the backward\'s own stream (overlap_comm off)';
+  return { stages, why: `DeepSpeed: without ZeRO and at ZeRO-1 gradients are reduced after the backward; ${stage2}` };
+}
+

@@ -1,0 +1,34 @@
+/**
+ * When a plan's framework runs the collectives whose timing differs between frameworks, as a flag or the training
+ * config names it: ZeRO-1/2's gather of the weights their optimizer slices updated (protocol WeightGatherTiming;
+ * PlanOptions.forwardGatherStages), and whether the gradient sync runs beside the backward or with nothing beside it
+ * (PlanOptions.serialSyncStages). Absent, WAP prices DeepSpeed's gather, the one that hides nothing, and says it
+ * assumed it, and DDP's and FSDP's bucketed sync beside the backward, PyTorch's own.
+ */
+import type { GatheringStage, TrainingSetup, WeightGatherTiming, ZeroStage } from '../protocol/plan';
+import type { PlanOptions } from '../protocol/planOptions';
+
+const ASSUMED_GATHER = "assumed: DeepSpeed's way, which hides nothing; FSDP's SHARD_GRAD_OP and Megatron's --overlap-param-gather gather in the next forward (--weight-gather next-forward)";
+
+/** Whether `zero`'s updated weights are gathered in the next forward under `stages` (PlanOptions.forwardGatherStages). */
+export function gathersInForward(stages: readonly GatheringStage[] | undefined, zero: ZeroStage): boolean {
+  return (zero === 1 || zero === 2) && !!stages?.includes(zero);
+}
+
+/** Whether `zero`'s gradient sync runs with nothing computing beside it under `stages` (PlanOptions.serialSyncStages). */
+export function syncsSerially(stages: readonly ZeroStage[] | undefined, zero: ZeroStage): boolean {
+  return !!stages?.includes(zero);
+}
+
+/** The setup with the collective timings it was priced under, and why: the gather for ZeRO-1/2, a serial sync. */
+export function withCollectiveTimings(setup: TrainingSetup, options: PlanOptions): TrainingSetup {
+  let out = setup;
+  const replicated = setup.dataParallel * setup.contextParallel > 1;
+  if ((setup.zeroStage === 1 || setup.zeroStage === 2) && (setup.shardGroup ?? 0) >= 2) {
+    const timing: WeightGatherTiming = gathersInForward(options.forwardGatherStages, setup.zeroStage) ? 'next-forward' : 'after-step';
+    const reason = options.forwardGatherStages ? (options.forwardGatherSource ?? '--weight-gather') : ASSUMED_GATHER;
+    out = { ...out, weightGather: timing, weightGatherReason: reason };
+  }
+  if (replicated && syncsSerially(options.serialSyncStages, setup.zeroStage)) out = { ...out, gradientSync: 'serial', gradientSyncReason: options.serialSyncSource ?? 'the training framework' };
+  return out;
+}
