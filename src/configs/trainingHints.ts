@@ -5,7 +5,7 @@
  * the optimizer (optimizerHint.ts), the conv memory format
  * (memoryFormatHint.ts), gradient checkpointing (recomputeHint.ts), the
  * attention kernel transformers is asked for (attentionHint.ts) and the
- * framework's way of gathering ZeRO-1/2's updated weights (weightGatherHint.ts), the
+ * framework's timing of its collectives (frameworkHint.ts), the
  * model's own file read first for each.
  * The CLI and the server list and read the files; this reads only what it is handed, and of the other Python files
  * only those that import the model's module (train.py's `from model import GPT`): a sibling script that does not
@@ -19,7 +19,7 @@ import { loadDtypeHint, withLoadDtype } from './loadDtypeHint';
 import { precisionHint, withPrecisionFrom } from './precisionHint';
 import { recomputeHint, withRecomputeFrom } from './recomputeHint';
 import { localModelImports } from './modelFor';
-import { weightGatherHint, withWeightGatherFrom } from './weightGatherHint';
+import { frameworkHint, withFrameworkFrom } from './frameworkHint';
 
 /** Whether any hint could still change the options: false once a flag or setting gave every one. */
 export function trainingHintsApply(options: PlanOptions): boolean {
@@ -39,5 +39,5 @@ export function withTrainingHintsFrom(options: PlanOptions, all: ReadonlyArray<{
   const hinted = withOptimizerFrom(withPrecisionFrom(options, precision), optimizerHint(files, modelFile));
   const recompute = withRecomputeFrom(withMemoryFormatFrom(hinted, memoryFormatHint(files, modelFile)), recomputeHint(files, modelFile));
   const attention = withAttentionFrom(recompute, attentionHint(files, modelFile));
-  return attention.forwardGatherStages && attention.serialSyncStages ? attention : withWeightGatherFrom(attention, weightGatherHint(files, modelFile));
+  return attention.forwardGatherStages && attention.serialSyncStages ? attention : withFrameworkFrom(attention, frameworkHint(files, modelFile));
 }

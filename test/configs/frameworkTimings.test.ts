@@ -9,7 +9,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { exportPlan, initConfigReaders, pinnedOptions, readConfigSetups, withStatedWeightGather } from '../../src/configs';
-import { weightGatherHint, withWeightGatherFrom } from '../../src/configs/weightGatherHint';
+import { frameworkHint, withFrameworkFrom } from '../../src/configs/frameworkHint';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import type { PlanOptions } from '../../src/protocol/planOptions';
 import { gptModel } from '../planner/gptSpec';
@@ -70,17 +70,17 @@ test('a model’s own plan takes the framework from the configs beside it: the m
   const ds = { name: 'ds_config.json', text: readFileSync('test/configs/data/llama/ds_config.json', 'utf8') };
   const megatron = { name: 'train.sh', text: readFileSync(MEGATRON, 'utf8').replace(/^\s*--overlap-param-gather\n/m, '') };
   // A DeepSpeed config names DeepSpeed: its gather is the default, its gradient sync serial below ZeRO-3.
-  const deepspeed = weightGatherHint([ds], 'model.py')!;
+  const deepspeed = frameworkHint([ds], 'model.py')!;
   assert.deepEqual([deepspeed.weightGather, deepspeed.serialSync?.stages, deepspeed.file], [undefined, [0, 1, 2], 'ds_config.json']);
-  const hint = weightGatherHint([fsdp, ds], 'model.py')!;
+  const hint = frameworkHint([fsdp, ds], 'model.py')!;
   assert.deepEqual(hint.weightGather!.inForward, [2]);
   assert.equal(hint.serialSync, undefined);
   assert.equal(hint.file, 'fsdp.yaml');
-  assert.deepEqual(weightGatherHint([fsdp, megatron], 'train.sh')!.weightGather!.inForward, []);
-  const options = withWeightGatherFrom(BASE, hint);
+  assert.deepEqual(frameworkHint([fsdp, megatron], 'train.sh')!.weightGather!.inForward, []);
+  const options = withFrameworkFrom(BASE, hint);
   assert.deepEqual(options.forwardGatherStages, [2]);
   assert.match(options.forwardGatherSource!, /^fsdp\.yaml \(FSDP: SHARD_GRAD_OP gathers/);
-  assert.deepEqual(withWeightGatherFrom({ ...BASE, forwardGatherStages: [] }, hint).forwardGatherStages, []);
+  assert.deepEqual(withFrameworkFrom({ ...BASE, forwardGatherStages: [] }, hint).forwardGatherStages, []);
 });
 
 test('Megatron export: a ZeRO-1 plan priced with the gather in the next forward writes the flags that put it there', () => {

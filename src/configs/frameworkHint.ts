@@ -10,14 +10,14 @@ import { MAX_CONFIG_CHARS } from './check';
 import { readConfigSetups } from './evaluate';
 import type { StatedSerialSync, StatedWeightGather } from './frameworkTimings';
 
-export interface WeightGatherHint {
+export interface FrameworkHint {
   weightGather?: StatedWeightGather;
   serialSync?: StatedSerialSync;
   /** The file that says it. */
   file: string;
 }
 
-export function weightGatherHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): WeightGatherHint | undefined {
+export function frameworkHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): FrameworkHint | undefined {
   const ordered = [...files.filter((f) => f.name === modelFile), ...files.filter((f) => f.name !== modelFile)];
   for (const f of ordered) {
     if (f.text.length > MAX_CONFIG_CHARS) continue;
@@ -28,7 +28,7 @@ export function weightGatherHint(files: ReadonlyArray<{ name: string; text: stri
 }
 
 /** The options with the hint's timings where no flag or setting says them. */
-export function withWeightGatherFrom(options: PlanOptions, hint: WeightGatherHint | undefined): PlanOptions {
+export function withFrameworkFrom(options: PlanOptions, hint: FrameworkHint | undefined): PlanOptions {
   let out = options;
   if (hint?.weightGather && !options.forwardGatherStages) out = { ...out, forwardGatherStages: hint.weightGather.inForward, forwardGatherSource: `${hint.file} (${hint.weightGather.why})` };
   if (hint?.serialSync && !options.serialSyncStages) out = { ...out, serialSyncStages: hint.serialSync.stages, serialSyncSource: `${hint.file} (${hint.serialSync.why})` };
