@@ -52,3 +52,9 @@ export function deepspeedSerialSync(overlapComm: boolean | undefined): StatedSer
   return { stages, why: `DeepSpeed: without ZeRO and at ZeRO-1 gradients are reduced after the backward; ${stage2}` };
 }
 
+/** Lightning's DeepSpeedStrategy (its "deepspeed_stage_N" names too) passes overlap_comm=True unless told otherwise. */
+export function lightningDeepSpeedSerialSync(overlapComm: boolean | undefined): StatedSerialSync {
+  const sync = deepspeedSerialSync(overlapComm ?? true);
+  return { ...sync, why: `Lightning's DeepSpeedStrategy (overlap_comm ${overlapComm === false ? 'off' : 'on, its default'}); ${sync.why}` };
+}
+

@@ -11,6 +11,7 @@ import type { TreeValue } from './configTree';
 import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
 import { callArgs, findCalls, intLiteral, nodeRange, pythonReady, stringLiteral, withPythonTree } from './python';
 import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
+import { deepspeedSerialSync } from './frameworkTimings';
 
 /**
  * `{"zero_optimization": {"stage": 2, "offload_optimizer": {...}}, ...}`; `keyword` names it in messages ('deepspeed=').
@@ -35,6 +36,8 @@ export function readInlineDeepSpeedConfig(config: TreeValue, stated: StatedSetup
     if (nvme) (stated.unmodelled ??= []).push(nvmeUnmodelled(dim.range, `${keyword}{… "${section}": {"device": "nvme"} …}`));
   }
   deepspeedParamOffloadRules(stated, `${keyword}{… "offload_param" …} without "offload_optimizer"`);
+  const overlap = zero.get('overlap_comm');
+  stated.serialSync = deepspeedSerialSync(overlap?.kind === 'bool' ? (overlap.value as boolean) : undefined);
   return read;
 }
 

@@ -100,3 +100,14 @@ test('Megatron export: a ZeRO-1 plan priced with the gather in the next forward 
   assert.doesNotMatch(exposed.content, /^ {2}--overlap-param-gather$/m);
   assert.match(exposed.description, /plan with --weight-gather next-forward/);
 });
+
+test('Lightning’s DeepSpeedStrategy overlaps ZeRO-2’s reduction by default (overlap_comm=True), so only ZeRO-0/1 sync after the backward; overlap_comm=False adds ZeRO-2 and -3', () => {
+  const script = (strategy: string) => `import lightning as L\nfrom lightning.pytorch.strategies import DeepSpeedStrategy\ntrainer = L.Trainer(accelerator="gpu", devices=8, strategy=${strategy}, precision="bf16-mixed")\ntrainer.fit(model)\n`;
+  const named = readConfigSetups('train.py', script('"deepspeed_stage_2"')).find((s) => s.label.startsWith('Lightning'));
+  assert.deepEqual(named?.serialSync?.stages, [0, 1]);
+  assert.match(named!.serialSync!.why, /^Lightning's DeepSpeedStrategy \(overlap_comm on, its default\)/);
+  const off = readConfigSetups('train.py', script('DeepSpeedStrategy(stage=2, overlap_comm=False)')).find((s) => s.label.startsWith('Lightning'));
+  assert.deepEqual(off?.serialSync?.stages, [0, 1, 2, 3]);
+  // Lightning's own DDP and FSDP sync beside the backward.
+  assert.equal(readConfigSetups('train.py', script('"ddp"')).find((s) => s.label.startsWith('Lightning'))?.serialSync, undefined);
+});
