@@ -14,7 +14,7 @@ import { stateJointOffload } from './offloadDims';
 import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
 import { hasTopKey, insertYamlKey, nestedScalar, setScalar, topScalar, valueRange } from './yamlDoc';
-import { FSDP_WEIGHT_GATHER, deepspeedSerialSync } from './frameworkTimings';
+import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, deepspeedSerialSync } from './frameworkTimings';
 
 const ELSEWHERE = 'Accelerate configs have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or write a torchtitan / Megatron-LM config';
 
@@ -109,6 +109,7 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
     }
     // Accelerate's plugin writes no overlap_comm: DeepSpeed's default.
     stated.serialSync = deepspeedSerialSync(undefined);
+    stated.weightGather = DEEPSPEED_WEIGHT_GATHER;
     const stage = nestedScalar(doc, ['deepspeed_config'], 'zero_stage');
     if (!stage || [0, 1, 2, 3].includes(stage.value as number)) {
       stated.zeroStage = { value: ((stage?.value as number | undefined) ?? 0) as ZeroStage, stated: !!stage, range: stage ? valueRange(stage) : anchor, set: (z) => put('deepspeed_config', 'zero_stage', z) };

@@ -10,7 +10,7 @@ import type { Precision, ZeroStage } from '../protocol/plan';
 import { rangeOf, setJsonValues, valueAt } from './jsonDoc';
 import { nvmeUnmodelled, paramsWithoutOptimizerUnmodelled, type SetupDim, type StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
-import { deepspeedSerialSync } from './frameworkTimings';
+import { DEEPSPEED_WEIGHT_GATHER, deepspeedSerialSync } from './frameworkTimings';
 
 const TENSOR_PARALLEL_ELSEWHERE = 'DeepSpeed configs have no tensor, pipeline or context parallel degrees; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or use Megatron-LM arguments';
 
@@ -119,6 +119,7 @@ export function readDeepspeedSetup(text: string, root: Node): StatedSetup {
   const overlap = valueAt(root, ['zero_optimization', 'overlap_comm']);
   // An overlap_comm WAP cannot read ("auto", a string) is taken as DeepSpeed's default: off below ZeRO-3.
   stated.serialSync = deepspeedSerialSync(overlap?.type === 'boolean' ? (overlap.value as boolean) : undefined);
+  stated.weightGather = DEEPSPEED_WEIGHT_GATHER;
   const stage = valueAt(root, ['zero_optimization', 'stage']);
   if (!stage || (stage.type === 'number' && [0, 1, 2, 3].includes(stage.value))) {
     stated.zeroStage = dim((stage?.value ?? 0) as ZeroStage, stage, 'zeroStage');

@@ -1,8 +1,8 @@
 /**
  * When a config's framework runs the collectives whose timing differs between frameworks, as the config readers
  * that know the framework state it: ZeRO-1/2's gather of the weights their optimizer slices updated (protocol
- * WeightGatherTiming; DeepSpeed's, after the step, is the planner's default, so only the frameworks that differ, and
- * Megatron, whose flag decides, are said), and a gradient sync with nothing beside it (DeepSpeed's).
+ * WeightGatherTiming; DeepSpeed's, after the step, is the planner's default, said by a DeepSpeed config so that the
+ * plan names it rather than assumes it), and a gradient sync with nothing beside it (DeepSpeed's).
  */
 import type { GatheringStage, ZeroStage } from '../protocol/plan';
 
@@ -20,6 +20,9 @@ export interface StatedWeightGather {
  * PyTorch that is DDP with ZeroRedundancyOptimizer, whose step() ends with the gather.
  */
 export const FSDP_WEIGHT_GATHER: StatedWeightGather = { inForward: [2], why: 'FSDP: SHARD_GRAD_OP gathers unit by unit in the next forward; ZeRO-1 is ZeroRedundancyOptimizer, after its step' };
+
+/** DeepSpeed ZeRO-1/2 gather the updated weights inside the optimizer step (stage_1_and_2.py step(): all_gather_dp_groups). */
+export const DEEPSPEED_WEIGHT_GATHER: StatedWeightGather = { inForward: [], why: 'DeepSpeed gathers the updated weights inside its optimizer step' };
 
 /**
  * Megatron's distributed optimizer all-gathers the updated parameters after its step, unless --overlap-param-gather

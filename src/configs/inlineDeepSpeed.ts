@@ -11,7 +11,7 @@ import type { TreeValue } from './configTree';
 import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
 import { callArgs, findCalls, intLiteral, nodeRange, pythonReady, stringLiteral, withPythonTree } from './python';
 import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
-import { deepspeedSerialSync } from './frameworkTimings';
+import { DEEPSPEED_WEIGHT_GATHER, deepspeedSerialSync } from './frameworkTimings';
 
 /**
  * `{"zero_optimization": {"stage": 2, "offload_optimizer": {...}}, ...}`; `keyword` names it in messages ('deepspeed=').
@@ -38,6 +38,7 @@ export function readInlineDeepSpeedConfig(config: TreeValue, stated: StatedSetup
   deepspeedParamOffloadRules(stated, `${keyword}{… "offload_param" …} without "offload_optimizer"`);
   const overlap = zero.get('overlap_comm');
   stated.serialSync = deepspeedSerialSync(overlap?.kind === 'bool' ? (overlap.value as boolean) : undefined);
+  stated.weightGather = DEEPSPEED_WEIGHT_GATHER;
   return read;
 }
 

@@ -17,7 +17,7 @@ import { stateJointOffload } from './offloadDims';
 import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type CallArgs } from './python';
 import { nvmeUnmodelled, type StatedSetup } from './setup';
 import type { TextEdit } from './types';
-import { FSDP_WEIGHT_GATHER, lightningDeepSpeedSerialSync } from './frameworkTimings';
+import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, lightningDeepSpeedSerialSync } from './frameworkTimings';
 
 export const LIGHTNING_ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
 
@@ -93,7 +93,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     // Without a plan, "_offload" follows the stage: parameters too at ZeRO-3.
     const toward = (plan: TrainingSetup | undefined, z: ZeroStage, cpu: boolean): TextEdit[] | undefined => write(z, cpu, plan?.paramOffload ?? (cpu && z === 3));
     stated.zeroStage = { value: zero, stated: true, range, set: (z, plan) => toward(plan, z, plan?.cpuOffload ?? offload) };
-    if (family === 'deepspeed') stated.serialSync = lightningDeepSpeedSerialSync(undefined);
+    if (family === 'deepspeed') Object.assign(stated, { serialSync: lightningDeepSpeedSerialSync(undefined), weightGather: DEEPSPEED_WEIGHT_GATHER });
     stated.cpuOffload = { value: offload, stated: true, range, set: (o, plan) => toward(plan, plan?.zeroStage ?? zero, o), expressible: nameSays };
     stated.paramOffload = {
       value: offload && zero === 3, stated: true, range, expressible: nameSays,
@@ -147,6 +147,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     } else if (cls === 'DeepSpeedStrategy') {
       const overlap = args.keywords.get('overlap_comm');
       stated.serialSync = lightningDeepSpeedSerialSync(overlap?.type === 'true' ? true : overlap?.type === 'false' ? false : undefined);
+      stated.weightGather = DEEPSPEED_WEIGHT_GATHER;
       const stage = args.keywords.get('stage');
       const z = stage ? intLiteral(stage) : 2;
       if (z !== undefined && z <= 3) {

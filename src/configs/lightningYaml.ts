@@ -17,7 +17,7 @@ import { withLaunchedWorld } from './launchedBy';
 import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
 import { insertYamlKey, mapAt, nestedScalar, parseYamlConfig, setScalar, valueRange } from './yamlDoc';
-import { FSDP_WEIGHT_GATHER, lightningDeepSpeedSerialSync } from './frameworkTimings';
+import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, lightningDeepSpeedSerialSync } from './frameworkTimings';
 
 const TRAINER_PATH = '(lightning\\.pytorch|pytorch_lightning|lightning)(\\.trainer){0,2}\\.Trainer';
 const TRAINER_TARGET = new RegExp(`^${TRAINER_PATH}$`);
@@ -86,7 +86,7 @@ function readSetup(text: string, doc: Document.Parsed, path: string[], world: nu
     stated.cpuOffload = { value: offload, stated: !!strategy.node, range };
     stated.paramOffload = { value: offload && zero === 3, stated: !!strategy.node, range };
   }
-  if (sharded) stated.serialSync = lightningDeepSpeedSerialSync(undefined);
+  if (sharded) Object.assign(stated, { serialSync: lightningDeepSpeedSerialSync(undefined), weightGather: DEEPSPEED_WEIGHT_GATHER });
   return stated;
 }
 
@@ -129,6 +129,7 @@ function readStrategyClass(text: string, doc: Document.Parsed, path: string[], s
     stated.paramOffload = { value: flag('offload_parameters'), stated: !!arg('offload_parameters').node, range, set: (o) => arg('offload_parameters').write(o ? 'true' : 'false') };
     const overlap = arg('overlap_comm').node?.value;
     stated.serialSync = lightningDeepSpeedSerialSync(typeof overlap === 'boolean' ? overlap : undefined);
+    stated.weightGather = DEEPSPEED_WEIGHT_GATHER;
     return true;
   }
   // Another strategy class (ModelParallelStrategy, a custom one): its sharding is not read.

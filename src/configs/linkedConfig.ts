@@ -107,8 +107,10 @@ export function withLinkedConfig(configPath: string, stated: StatedSetup, files:
   }
   if (conflicts.length) out.conflicts = [...(stated.conflicts ?? []), ...conflicts];
   // DeepSpeed runs the training: its collectives' timing, not the referrer's (frameworkTimings.ts).
-  delete out.weightGather;
-  if (linked.serialSync) out.serialSync = { ...linked.serialSync, why: `${link.path}: ${linked.serialSync.why}` };
+  for (const key of ['weightGather', 'serialSync'] as const) {
+    if (linked[key]) Object.assign(out, { [key]: { ...linked[key], why: `${link.path}: ${linked[key]!.why}` } });
+    else delete out[key];
+  }
   if (linked.inexpressible.paramOffload) out.inexpressible.paramOffload = linked.inexpressible.paramOffload;
   const notes = (linked.unmodelled ?? []).map((u) => ({ ...u, range: link.range, message: `${source}: ${u.message}` }));
   if (notes.length) out.unmodelled = [...(stated.unmodelled ?? []), ...notes];

@@ -39,7 +39,7 @@ test('each framework’s gather, read from real configs', () => {
   // nothing without ZeRO and at ZeRO-1, nor at ZeRO-2 unless overlap_comm says so.
   const dsText = readFileSync('test/configs/data/llama/ds_config.json', 'utf8');
   const ds = read('test/configs/data/llama/ds_config.json', dsText)!;
-  assert.equal(ds.weightGather, undefined);
+  assert.deepEqual(ds.weightGather, { inForward: [], why: 'DeepSpeed gathers the updated weights inside its optimizer step' });
   assert.deepEqual(ds.serialSync?.stages, [0, 1, 2]);
   const overlap = (on: boolean) => dsText.replace('"stage": 0', `"stage": 0, "overlap_comm": ${on}`);
   assert.deepEqual(read('ds_config.json', overlap(true))!.serialSync?.stages, [0, 1]);
@@ -60,7 +60,7 @@ test('“your config” is planned on its framework, and the best plan too unles
   // A flag's word wins for the best plan.
   assert.deepEqual(withStatedWeightGather({ ...BASE, forwardGatherStages: [] }, megatron, 'train.sh', true).forwardGatherStages, []);
   const ds = pinnedOptions(BASE, read('test/configs/data/llama/ds_config.json')!, 'ds.json');
-  assert.equal(ds.forwardGatherStages, undefined);
+  assert.deepEqual([ds.forwardGatherStages, ds.forwardGatherSource], [[], 'ds.json (DeepSpeed gathers the updated weights inside its optimizer step)']);
   assert.deepEqual(ds.serialSyncStages, [0, 1, 2]);
   assert.match(ds.serialSyncSource!, /^ds\.json \(DeepSpeed: without ZeRO and at ZeRO-1 gradients are reduced after the backward/);
 });
@@ -71,7 +71,7 @@ test('a model’s own plan takes the framework from the configs beside it: the m
   const megatron = { name: 'train.sh', text: readFileSync(MEGATRON, 'utf8').replace(/^\s*--overlap-param-gather\n/m, '') };
   // A DeepSpeed config names DeepSpeed: its gather is the default, its gradient sync serial below ZeRO-3.
   const deepspeed = frameworkHint([ds], 'model.py')!;
-  assert.deepEqual([deepspeed.weightGather, deepspeed.serialSync?.stages, deepspeed.file], [undefined, [0, 1, 2], 'ds_config.json']);
+  assert.deepEqual([deepspeed.weightGather?.inForward, deepspeed.serialSync?.stages, deepspeed.file], [[], [0, 1, 2], 'ds_config.json']);
   const hint = frameworkHint([fsdp, ds], 'model.py')!;
   assert.deepEqual(hint.weightGather!.inForward, [2]);
   assert.equal(hint.serialSync, undefined);
