@@ -79,15 +79,26 @@ export function deepspeedSetupKeys(report: PlanReport): SetupWords<Record<string
   // DeepSpeed offloads parameters at ZeRO-3 only (on one GPU, stage 3 shards nothing: the plan's memory stands).
   const stage: ZeroStage = s.paramOffload ? 3 : report.plan.gpus > 1 ? s.zeroStage : 0;
   if (s.paramOffload && report.plan.gpus > 1 && s.zeroStage < 3) notes.push(`DeepSpeed offloads parameters (offload_param) only at ZeRO-3: written as stage 3, which also shards what the plan's ZeRO-${s.zeroStage} keeps whole; plan with --zero 3 to price it as it runs.`);
+  // A plan priced with its gradient buckets beside the backward: DeepSpeed does that at ZeRO-2 only with overlap_comm
+  // (off by default below ZeRO-3), and never without ZeRO or at ZeRO-1, which reduce after the backward.
+  const overlapped = report.plan.gpus > 1 && s.dataParallel * s.contextParallel > 1 && s.gradientSync !== 'serial';
   value.zero_optimization = {
     stage,
     ...(s.cpuOffload && stage > 0 ? { offload_optimizer: { device: 'cpu' } } : {}),
     ...(s.paramOffload ? { offload_param: { device: 'cpu' } } : {}),
+    ...(overlapped && stage === 2 ? { overlap_comm: true } : {}),
   };
+  if (overlapped && stage <= 1) notes.push(afterBackwardNote(stage));
+  if (s.weightGather === 'next-forward') notes.push('The plan gathers the updated weights behind the next forward, as FSDP or Megatron run it; DeepSpeed gathers them inside its optimizer step, so expect a slower step: plan with this config beside the model to price DeepSpeed\'s way.');
   if (s.hybridShard) notes.push(`The plan shards within a node (HSDP, over ${s.shardGroup ?? 'a node\'s'} ranks); DeepSpeed's nearest is ZeRO++ (zero_hpz_partition_size), not written here.`);
   notes.push(...recomputeNote(s, 'in the model code (model.gradient_checkpointing_enable() or deepspeed.checkpointing.checkpoint); this config alone does not'));
   notes.push(...degreeNotes(s, 'DeepSpeed'));
   return { value, notes };
+}
+
+/** What a plan priced with its gradient sync beside the backward does not run as under DeepSpeed at ZeRO-0/1. */
+function afterBackwardNote(stage: ZeroStage): string {
+  return `The plan's step overlaps the gradient sync with the backward, as DDP and FSDP run it; DeepSpeed ${stage === 0 ? 'without ZeRO' : 'at ZeRO-1'} reduces gradients after the backward, so expect a slower step: plan with this config beside the model to price DeepSpeed's way.`;
 }
 
 /** FSDP's names for a ZeRO stage (accelerateSetup.ts reads them back); ZeRO-1 has none. */
@@ -116,6 +127,7 @@ export function accelerateSetupLines(report: PlanReport, processes: number): Set
   } else if (zero === 1) {
     lines.push('distributed_type: DEEPSPEED', 'deepspeed_config:', '  zero_stage: 1', `  offload_optimizer_device: ${s.cpuOffload ? 'cpu' : 'none'}`, `  gradient_accumulation_steps: ${s.gradientAccumulation}`);
     if (s.paramOffload) notes.push('DeepSpeed offloads parameters only at ZeRO-3; this ZeRO-1 config keeps them on the GPU: plan with --zero 3 to train with parameter offload.');
+    if (s.gradientSync !== 'serial') notes.push(afterBackwardNote(1));
     notes.push(...recomputeNote(s, 'in the script (model.gradient_checkpointing_enable())'));
   } else {
     lines.push('distributed_type: MULTI_GPU');

@@ -43,7 +43,8 @@ test('DeepSpeed export of a ZeRO-3, bf16, full-recompute plan: its stage, precis
 test('DeepSpeed export: fp16 with optimizer offload, and a tensor-parallel plan’s data-parallel world (16 GPUs, TP 2: 8 replicas)', () => {
   const offload = plan({ dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 2, cpuOffload: true, microBatch: 4 }, 'fp16');
   const cfg = JSON.parse(exportPlan(offload, 'deepspeed').content);
-  assert.deepEqual(cfg.zero_optimization, { stage: 2, offload_optimizer: { device: 'cpu' } });
+  // The plan's gradient buckets run beside the backward: DeepSpeed's ZeRO-2 does that with overlap_comm alone.
+  assert.deepEqual(cfg.zero_optimization, { stage: 2, offload_optimizer: { device: 'cpu' }, overlap_comm: true });
   assert.deepEqual(cfg.fp16, { enabled: true });
   assert.deepEqual(differences(exportPlan(offload, 'deepspeed'), offload), []);
   const tp = plan({ dataParallel: 8, tensorParallel: 2, pipelineStages: 1, zeroStage: 1, microBatch: 4 }, 'bf16');
@@ -52,6 +53,12 @@ test('DeepSpeed export: fp16 with optimizer offload, and a tensor-parallel plan�
   assert.equal(tpCfg.train_batch_size, 64, `${tpCfg.train_micro_batch_size_per_gpu} × ${tpCfg.gradient_accumulation_steps} × 8 replicas`);
   assert.equal(tpCfg.train_micro_batch_size_per_gpu * tpCfg.gradient_accumulation_steps * 8, 64);
   assert.match(file.description, /cannot be said in a DeepSpeed config/);
+  // At ZeRO-1 DeepSpeed reduces after the backward whatever the config says: the plan, priced with overlap, says so.
+  assert.match(file.description, /DeepSpeed at ZeRO-1 reduces gradients after the backward, so expect a slower step/);
+  // A plan priced DeepSpeed's way says nothing of it.
+  const serial = plan({ dataParallel: 8, tensorParallel: 2, pipelineStages: 1, zeroStage: 1, microBatch: 4 }, 'bf16', { serialSyncStages: [0, 1, 2], serialSyncSource: 'ds.json' });
+  assert.equal(serial.plan.setup!.gradientSync, 'serial');
+  assert.doesNotMatch(exportPlan(serial, 'deepspeed').description, /reduces gradients after the backward/);
 });
 
 test('Accelerate export: ZeRO-3 with recompute is FSDP FULL_SHARD with activation checkpointing, ZeRO-1 its DeepSpeed plugin, HSDP ZeRO-2 HYBRID_SHARD_ZERO2; each reads back clean', () => {
