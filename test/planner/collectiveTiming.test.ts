@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnalyzedModel } from '../../src/core/ir';
-import type { PlanReport } from '../../src/protocol/plan';
+import type { PlanReport, ZeroStage } from '../../src/protocol/plan';
 import type { PlanOptions } from '../../src/protocol/planOptions';
 import { analyzeSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
@@ -68,17 +68,23 @@ test('per-layer search, VGG-16 (examples/pytorch/vgg.py) ZeRO-1 on 8 A100s: afte
   for (const zeroStage of [0, 3] as const) assert.equal(plan(vgg, { pins: { zeroStage }, forwardGatherStages: [1, 2] }).plan.setup!.weightGather, undefined);
 });
 
+/** A GPT of 8 blocks on 8 A100s, data parallel 8 at micro-batch 4, in the block-stack search's own terms. */
+const blockModel = gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 });
+const blockCluster = resolveCluster('a100x8', {});
+const blockOptions = (o: Partial<PlanOptions>): PlanOptions => ({ batch: 32, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', ...o });
+
+/** The estimate, the gradient sync and the stage times of ZeRO `zero` under the options `o`. */
+function blockStackAt(zero: ZeroStage, o: Partial<PlanOptions>) {
+  const c: Config3D = { n: 8, dp: 8, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 4, microBatches: 1, zero, recompute: 'none', blocksPerStage: [8] };
+  const { ctx } = searchContext(blockModel, repeatedTransformer(blockModel)!, blockCluster, blockOptions(o));
+  const links = linksFor(ctx, c);
+  const stage = stageTime(ctx, c, costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 4 }, links), links, 0);
+  return { c, est: estimate(ctx, c), sync: gradSync(ctx, c, stage, links), stage };
+}
+
 test('block-stack search, GPT ZeRO-2 on 8 A100s: the estimate prices the gather beside the first forward, and the replay shows it there', () => {
-  const model = gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 });
-  const cluster = resolveCluster('a100x8', {});
-  const options = (o: Partial<PlanOptions>): PlanOptions => ({ batch: 32, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', ...o });
-  const c: Config3D = { n: 8, dp: 8, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 4, microBatches: 1, zero: 2, recompute: 'none', blocksPerStage: [8] };
-  const at = (o: Partial<PlanOptions>) => {
-    const { ctx } = searchContext(model, repeatedTransformer(model)!, cluster, options(o));
-    const links = linksFor(ctx, c);
-    const stage = stageTime(ctx, c, costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 4 }, links), links, 0);
-    return { est: estimate(ctx, c), sync: gradSync(ctx, c, stage, links), stage };
-  };
+  const at = (o: Partial<PlanOptions>) => blockStackAt(2, o);
+  const c = at({}).c;
   const after = at({});
   const inForward = at({ forwardGatherStages: [2] });
   assert.ok(after.sync.afterStepMs > 0 && after.sync.nextForwardMs === 0);
@@ -89,8 +95,8 @@ test('block-stack search, GPT ZeRO-2 on 8 A100s: the estimate prices the gather 
   assert.equal(nextForwardExposedMs(inForward.sync.nextForwardMs, inForward.stage, c), overlapExtraMs(inForward.sync.nextForwardMs, inForward.stage.forwardMs));
 
   const pinned = { zeroStage: 2 as const, dataParallel: 8, tensorParallel: 1, pipelineStages: 1, contextParallel: 1 };
-  const replayed = planModel(model, cluster, options({ gpus: 8, pins: pinned, forwardGatherStages: [2] }));
-  const replayedAfter = planModel(model, cluster, options({ gpus: 8, pins: pinned }));
+  const replayed = planModel(blockModel, blockCluster, blockOptions({ gpus: 8, pins: pinned, forwardGatherStages: [2] }));
+  const replayedAfter = planModel(blockModel, blockCluster, blockOptions({ gpus: 8, pins: pinned }));
   assert.ok(replayed.feasible && replayedAfter.feasible);
   const gather = replayed.timeline.find((e) => e.kind === 'allgather' && /updated weights/.test(e.layer))!;
   const firstForward = replayed.timeline.filter((e) => e.kind === 'forward').sort((a, b) => a.startMs - b.startMs)[0]!;
@@ -117,22 +123,13 @@ test('gradient sync with nothing beside it (DeepSpeed without ZeRO, ZeRO-1, ZeRO
 });
 
 test('block-stack search: a serial sync is exposed whole in the estimate and starts after the last backward in the replay', () => {
-  const model = gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 });
-  const cluster = resolveCluster('a100x8', {});
-  const options = (o: Partial<PlanOptions>): PlanOptions => ({ batch: 32, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', ...o });
-  const c: Config3D = { n: 8, dp: 8, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 4, microBatches: 1, zero: 1, recompute: 'none', blocksPerStage: [8] };
-  const at = (o: Partial<PlanOptions>) => {
-    const { ctx } = searchContext(model, repeatedTransformer(model)!, cluster, options(o));
-    const links = linksFor(ctx, c);
-    const stage = stageTime(ctx, c, costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 4 }, links), links, 0);
-    return gradSync(ctx, c, stage, links);
-  };
+  const at = (o: Partial<PlanOptions>) => blockStackAt(1, o).sync;
   const overlapped = at({});
   const serial = at({ serialSyncStages: [0, 1] });
   assert.ok(overlapped.exposedMs < overlapped.totalMs);
   assert.equal(serial.exposedMs, serial.totalMs);
   const pinned = { zeroStage: 1 as const, dataParallel: 8, tensorParallel: 1, pipelineStages: 1, contextParallel: 1 };
-  const replayed = planModel(model, cluster, options({ gpus: 8, pins: pinned, serialSyncStages: [0, 1] }));
+  const replayed = planModel(blockModel, blockCluster, blockOptions({ gpus: 8, pins: pinned, serialSyncStages: [0, 1] }));
   assert.ok(replayed.feasible);
   const lastBackward = Math.max(...replayed.timeline.filter((e) => e.kind === 'backward').map((e) => e.endMs));
   const sync = replayed.timeline.find((e) => e.kind === 'reducescatter')!;
