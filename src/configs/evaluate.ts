@@ -73,7 +73,7 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   copy('dataParallel', setup.dataParallel);
 
   copy('microBatch', setup.microBatch);
-  const options: PlanOptions = withStatedWeightGather(withStatedPrecision({ ...base, pins }, setup, source), setup, source);
+  const options: PlanOptions = withStatedFramework(withStatedPrecision({ ...base, pins }, setup, source), setup, source);
   if (setup.world !== undefined) options.gpus = setup.world;
   // A config whose batch arithmetic names its ranks (DeepSpeed's three batch keys) runs on them, times the model
   // parallel degrees it states (none, for a DeepSpeed JSON).
@@ -102,7 +102,7 @@ export function withStatedPrecision(options: PlanOptions, setup: StatedSetup, so
  * (frameworkTimings.ts), for both sides of a comparison: the best plan runs on the user's framework too.
  * `keepExplicit`: a flag's wins.
  */
-export function withStatedWeightGather(options: PlanOptions, setup: StatedSetup, source: string, keepExplicit = false): PlanOptions {
+export function withStatedFramework(options: PlanOptions, setup: StatedSetup, source: string, keepExplicit = false): PlanOptions {
   let out = options;
   if (setup.weightGather && !(keepExplicit && options.forwardGatherStages)) out = { ...out, forwardGatherStages: setup.weightGather.inForward, forwardGatherSource: `${source} (${setup.weightGather.why})` };
   // And how it syncs gradients: DeepSpeed's with nothing beside them, where it says.

@@ -9,7 +9,7 @@ export { exportPlan, EXPORT_FORMATS, RENAMED_FORMATS, type ExportFormat, type Ex
 export { precisionHint, precisionHintCandidates, withPrecisionFrom, type PrecisionHint } from './precisionHint';
 export { optimizerHint, withOptimizerFrom, type OptimizerHint } from './optimizerHint';
 export { trainingHintsApply, withTrainingHintsFrom } from './trainingHints';
-export { comparedSetup, readConfigSetups, pinnedOptions, statedBatch, statedSequence, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, withStatedWeightGather, type RunSummary } from './evaluate';
+export { comparedSetup, readConfigSetups, pinnedOptions, statedBatch, statedSequence, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, withStatedFramework, type RunSummary } from './evaluate';
 export { describeSetup, type StatedSetup } from './setup';
 export { launchedScripts, configMentioned, localModelImports, namedModel, resolveLaunchedModel, type ModelTarget, type FileAccess } from './modelFor';
 export { launchedArguments } from './launchedBy';

@@ -7,7 +7,7 @@
  * that differs. Shown as an info diagnostic and as the config file's hover.
  */
 import { basename } from 'node:path';
-import { comparedSetup, pinnedOptions, summarizeRun, versusLine, planMachines, withLaunchScriptWorld, withStatedPrecision, withStatedWeightGather, type FileAccess, type RunSummary } from '../configs';
+import { comparedSetup, pinnedOptions, summarizeRun, versusLine, planMachines, withLaunchScriptWorld, withStatedPrecision, withStatedFramework, type FileAccess, type RunSummary } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
 import { gathersInForward, planModelAsync, syncsSerially } from '../planner';
 import type { PlanReport } from '../protocol/plan';
@@ -48,8 +48,8 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   const yours = summarizeRun(await planModelAsync(model, cluster.spec, options, {}));
   // The best plan trains in the precision the config states unless wap.precision says one, on the config's framework;
   // the model's plan, in another precision (from a config beside the model) or priced for another framework's
-  // weight gather, is planned again.
-  const bestOptions = withStatedWeightGather(withStatedPrecision(base, setup, basename(fileName), true), setup, basename(fileName), true);
+  // weight gather or gradient sync, is planned again.
+  const bestOptions = withStatedFramework(withStatedPrecision(base, setup, basename(fileName), true), setup, basename(fileName), true);
   const stated = bestOptions.precision;
   const otherPrecision = !!stated && !!plan.plan.setup && plan.plan.setup.precision !== stated;
   // A plan without ZeRO-1/2 priced no gather: only a gather the next forward hides can make them win instead.

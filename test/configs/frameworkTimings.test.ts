@@ -8,7 +8,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { exportPlan, initConfigReaders, pinnedOptions, readConfigSetups, withStatedWeightGather } from '../../src/configs';
+import { exportPlan, initConfigReaders, pinnedOptions, readConfigSetups, withStatedFramework } from '../../src/configs';
 import { frameworkHint, withFrameworkFrom } from '../../src/configs/frameworkHint';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import type { PlanOptions } from '../../src/protocol/planOptions';
@@ -56,9 +56,9 @@ test('“your config” is planned on its framework, and the best plan too unles
   const yours = pinnedOptions(BASE, megatron, 'train.sh');
   assert.deepEqual(yours.forwardGatherStages, [1]);
   assert.match(yours.forwardGatherSource!, /^train\.sh \(--overlap-param-gather/);
-  assert.deepEqual(withStatedWeightGather(BASE, megatron, 'train.sh', true).forwardGatherStages, [1]);
+  assert.deepEqual(withStatedFramework(BASE, megatron, 'train.sh', true).forwardGatherStages, [1]);
   // A flag's word wins for the best plan.
-  assert.deepEqual(withStatedWeightGather({ ...BASE, forwardGatherStages: [] }, megatron, 'train.sh', true).forwardGatherStages, []);
+  assert.deepEqual(withStatedFramework({ ...BASE, forwardGatherStages: [] }, megatron, 'train.sh', true).forwardGatherStages, []);
   const ds = pinnedOptions(BASE, read('test/configs/data/llama/ds_config.json')!, 'ds.json');
   assert.deepEqual([ds.forwardGatherStages, ds.forwardGatherSource], [[], 'ds.json (DeepSpeed gathers the updated weights inside its optimizer step)']);
   assert.deepEqual(ds.serialSyncStages, [0, 1, 2]);

@@ -6,7 +6,7 @@
  */
 import { basename, resolve } from 'node:path';
 import type { PlanOutcome, PlanReport } from '../../protocol/plan';
-import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, launchArgumentsOfModel, planMachines, withLaunchScriptWorld, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, withStatedWeightGather, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
+import { checkConfig, comparedSetup, detectConfigFormats, fixAll, initConfigReaders, namedModel, pinnedOptions, readConfigSetups, statedBatch, statedSequence, resolveLaunchedModel, launchArgumentsOfModel, planMachines, withLaunchScriptWorld, summarizeRun, versusLine, weighedByVersus, withStatedPrecision, withStatedFramework, type ConfigFinding, type StatedSetup, type ModelTarget, type RunSummary, type FileAccess } from '../../configs/index';
 import { parseCommandArgs, singlePositional } from '../args';
 import { CliError } from '../cliError';
 import { diskFiles, readTextFile, writeTextFile } from '../files';
@@ -119,7 +119,7 @@ async function run(args: string[]): Promise<number> {
     const framework = setups.find((s) => s.weightGather || s.serialSync);
     const outcome = await planForModelFile(target.file, planFlags, (o) => {
       const inPrecision = stated ? withStatedPrecision(o, stated, basename(file), true) : o;
-      return framework ? withStatedWeightGather(inPrecision, framework, basename(file), true) : inPrecision;
+      return framework ? withStatedFramework(inPrecision, framework, basename(file), true) : inPrecision;
     });
     // The process count of the launch that runs the model (this launch script, or the one that passes this config),
     // on the plan's machines where it starts one process per GPU of each.
