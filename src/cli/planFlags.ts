@@ -8,7 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { initConfigReaders, precisionHintCandidates, launchedSetupHint, trainingHintsApply, withLaunchedSetup, withTrainingHintsFrom } from '../configs/index';
 import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type ParallelPins, type Precision, type RecomputeMode, type StrategyMode, type ZeroStage } from '../protocol/plan';
 import { DEFAULT_BATCH, type PlanOptions } from '../protocol/planOptions';
-import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, resolveCluster, type ClusterSpec } from '../planner/index';
+import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, forwardGatherStagesFor, resolveCluster, type ClusterSpec } from '../planner/index';
 import { detectLocalGpus } from '../profiler/index';
 import { oneOf, positiveInt } from './args';
 import { SCRIPT_ARGS_HELP, SEQ_LEN_HELP } from './modelLoading';
@@ -109,7 +109,7 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
   }
   if (v['weight-gather'] !== undefined) {
     const timing = oneOf<'after-step' | 'next-forward'>('weight-gather', v['weight-gather'], ['after-step', 'next-forward'], 'after-step');
-    options.forwardGatherStages = timing === 'next-forward' ? [1, 2] : [];
+    options.forwardGatherStages = forwardGatherStagesFor(timing);
     options.forwardGatherSource = '--weight-gather';
   }
   // Checked here with every other flag, before anything slow; the analysis applies it (modelLoading.ts).

@@ -6,7 +6,8 @@
  * first that names a framework wins. Nothing named (a DDP script): the planner's defaults.
  */
 import type { PlanOptions } from '../protocol/planOptions';
-import { MAX_CONFIG_CHARS } from './check';
+import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
+import { staleDeepSpeedJson } from './inlineDeepSpeed';
 import { readConfigSetups } from './evaluate';
 import type { StatedSerialSync, StatedWeightGather } from './frameworkTimings';
 
@@ -19,8 +20,10 @@ export interface FrameworkHint {
 
 export function frameworkHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): FrameworkHint | undefined {
   const ordered = [...files.filter((f) => f.name === modelFile), ...files.filter((f) => f.name !== modelFile)];
+  // As the precision hint: a DeepSpeed JSON the script's own in-code config supersedes says nothing of its run.
+  const stale = staleDeepSpeedJson(files, modelFile);
   for (const f of ordered) {
-    if (f.text.length > MAX_CONFIG_CHARS) continue;
+    if (f.text.length > MAX_CONFIG_CHARS || (stale(f.name) && detectConfigFormats(f.name, f.text).includes('deepspeed'))) continue;
     const said = readConfigSetups(f.name, f.text).find((s) => s.weightGather || s.serialSync);
     if (said) return { ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), file: f.name };
   }

@@ -12,6 +12,8 @@ import { deepspeedParamOffloadRules, offloadsTo } from './deepspeedSetup';
 import { callArgs, findCalls, intLiteral, nodeRange, pythonReady, stringLiteral, withPythonTree } from './python';
 import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
 import { DEEPSPEED_WEIGHT_GATHER, deepspeedSerialSync } from './frameworkTimings';
+import { baseOf } from './filePaths';
+import { configMentioned } from './modelFor';
 
 /**
  * `{"zero_optimization": {"stage": 2, "offload_optimizer": {...}}, ...}`; `keyword` names it in messages ('deepspeed=').
@@ -102,3 +104,14 @@ export function passesOwnDeepSpeedConfig(text: string): boolean {
     }),
   );
 }
+
+/**
+ * Which DeepSpeed JSONs beside the model the hints skip: where the model's script passes DeepSpeed its own config
+ * (passesOwnDeepSpeedConfig), a JSON no other file names is not its run's config.
+ */
+export function staleDeepSpeedJson(files: ReadonlyArray<{ name: string; text: string }>, modelFile: string | undefined): (name: string) => boolean {
+  const modelText = files.find((f) => f.name === modelFile)?.text;
+  if (modelText === undefined || !passesOwnDeepSpeedConfig(modelText)) return () => false;
+  return (name) => !files.some((o) => o.name !== name && configMentioned(o.text, baseOf(name)));
+}
+

@@ -23,9 +23,7 @@ import { ACCELERATE_PRECISION } from '../core/trainingPrecision';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { deepspeedEnabled } from './deepspeedSetup';
 import { firstHint } from './firstHint';
-import { passesOwnDeepSpeedConfig } from './inlineDeepSpeed';
-import { configMentioned } from './modelFor';
-import { baseOf } from './filePaths';
+import { staleDeepSpeedJson } from './inlineDeepSpeed';
 import { launchPrecisionHint } from './launchPrecision';
 import { isLaunchScriptName } from './launchScripts';
 import { parseJsonConfig } from './jsonDoc';
@@ -154,9 +152,7 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
   // accelerate's launch flag comes after the model's own file, whose code sets precision before the launch's does.
   const scripts = new Set(files.filter((f) => /\.py$/i.test(f.name)).map((f) => f.name));
   // A script that builds its DeepSpeed config in code trains with that one: a JSON beside it that no file names is stale.
-  const modelText = files.find((f) => f.name === modelFile)?.text;
-  const ownConfig = modelText !== undefined && passesOwnDeepSpeedConfig(modelText);
-  const unnamed = (name: string): boolean => !files.some((o) => o.name !== name && configMentioned(o.text, baseOf(name)));
+  const stale = staleDeepSpeedJson(files, modelFile);
   const launched = (): PrecisionHint | undefined => launchPrecisionHint(files, scripts);
   function* readings(): Generator<() => PrecisionHint | undefined> {
     const defaults: PrecisionHint[] = [];
@@ -164,7 +160,7 @@ export function precisionHint(files: ReadonlyArray<{ name: string; text: string 
     for (const f of ordered) {
       if (f.text.length > MAX_CONFIG_CHARS) continue;
       for (const format of detectConfigFormats(f.name, f.text)) {
-        if (format === 'deepspeed' && ownConfig && unnamed(f.name)) continue;
+        if (format === 'deepspeed' && stale(f.name)) continue;
         const read = READ[format];
         if (read) yield () => read(f.name, f.text);
       }

@@ -10,6 +10,11 @@ import type { PlanOptions } from '../protocol/planOptions';
 
 const ASSUMED_GATHER = "assumed: DeepSpeed's way, which hides nothing; FSDP's SHARD_GRAD_OP and Megatron's --overlap-param-gather gather in the next forward (--weight-gather next-forward)";
 
+/** The stages `--weight-gather` / `wap.weightGather` name: both that gather, the one way. */
+export function forwardGatherStagesFor(timing: WeightGatherTiming): GatheringStage[] {
+  return timing === 'next-forward' ? [1, 2] : [];
+}
+
 /** Whether `zero`'s updated weights are gathered in the next forward under `stages` (PlanOptions.forwardGatherStages). */
 export function gathersInForward(stages: readonly GatheringStage[] | undefined, zero: ZeroStage): boolean {
   return (zero === 1 || zero === 2) && !!stages?.includes(zero);

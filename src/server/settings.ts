@@ -3,6 +3,7 @@
  * cached until `workspace/didChangeConfiguration`. Clients without the pull
  * model (some stdio clients) get the pushed settings or the defaults.
  */
+import { forwardGatherStagesFor } from '../planner/collectiveTiming';
 import type { Connection } from 'vscode-languageserver';
 import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type Precision, type RecomputeMode, type StrategyMode } from '../protocol/plan';
 import { DEFAULT_BATCH, type PlanOptions } from '../protocol/planOptions';
@@ -135,8 +136,7 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
     options.ampStyleSource = 'the wap.ampStyle setting';
   }
   if (s.weightGather !== 'auto') {
-    // The CLI's --weight-gather: both stages that gather, the one way.
-    options.forwardGatherStages = s.weightGather === 'next-forward' ? [1, 2] : [];
+    options.forwardGatherStages = forwardGatherStagesFor(s.weightGather);
     options.forwardGatherSource = 'the wap.weightGather setting';
   }
   if (s.memoryFormat !== 'auto') {

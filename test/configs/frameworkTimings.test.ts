@@ -83,6 +83,16 @@ test('a model’s own plan takes the framework from the configs beside it: the m
   assert.deepEqual(withFrameworkFrom({ ...BASE, forwardGatherStages: [] }, hint).forwardGatherStages, []);
 });
 
+test('a DeepSpeed JSON that the script’s own in-code config supersedes says nothing of its run, as for the precision hint; one a launch names does', () => {
+  const script = { name: 'train.py', text: 'import deepspeed\nds_config = {"train_batch_size": 64, "zero_optimization": {"stage": 2, "overlap_comm": True}}\nengine, *_ = deepspeed.initialize(model=model, config=ds_config)\n' };
+  const json = { name: 'ds_config.json', text: readFileSync('test/configs/data/llama/ds_config.json', 'utf8') };
+  assert.equal(frameworkHint([script, json], 'train.py'), undefined);
+  const launch = { name: 'run.sh', text: 'deepspeed train.py --deepspeed_config ds_config.json\n' };
+  assert.deepEqual(frameworkHint([script, json, launch], 'train.py')?.file, 'ds_config.json');
+  // Without the in-code config the JSON beside the model is the one it trains with.
+  assert.equal(frameworkHint([{ name: 'train.py', text: 'import torch\n' }, json], 'train.py')?.file, 'ds_config.json');
+});
+
 test('Megatron export: a ZeRO-1 plan priced with the gather in the next forward writes the flags that put it there', () => {
   const model = gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 });
   const planned = (inForward?: boolean) => {

@@ -39,7 +39,8 @@ const STEPS_BACKWARD = /\bbackward\s*\(/;
 /** `for … in <iterable>: <body>`: a loop over a loader whose body steps backward draws the run's training batches. */
 export function noteLoopLoader(interp: Interp, iterable: Value, loop: PyNode, body: PyNode): void {
   const batch = loaderBatches.get(iterable);
-  if (!batch || !STEPS_BACKWARD.test(interp.text(body))) return;
+  // Each epoch runs the loop again: one record per batch is all the choice needs.
+  if (!batch || interp.run.drawnLoaders.some((d) => d.training && d.batch.value === batch.value) || !STEPS_BACKWARD.test(interp.text(body))) return;
   const at = rangeOf(loop);
   interp.run.drawnLoaders.push({ batch: { value: batch.value, said: `DataLoader batch_size ${batch.value} (${batch.where}) the training loop at ${fileLabel(at.file ?? interp.file)}:${at.line} iterates` }, training: true });
 }
@@ -47,7 +48,8 @@ export function noteLoopLoader(interp: Interp, iterable: Value, loop: PyNode, bo
 /** `next(<loader or iter(loader)>)`: a batch drawn by hand, the training one where no training loop says otherwise. */
 export function noteNextLoader(interp: Interp, iterable: Value | undefined, site: CallSite): void {
   const batch = iterable && loaderBatches.get(iterable);
-  if (!batch) return;
+  // A loop of next() calls draws from one loader: recorded once, not once per draw.
+  if (!batch || interp.run.drawnLoaders.some((d) => !d.training && d.batch.value === batch.value)) return;
   interp.run.drawnLoaders.push({ batch: { value: batch.value, said: `DataLoader batch_size ${batch.value} (${batch.where}) drawn by next() at ${fileLabel(site.range.file ?? interp.file)}:${site.range.line}` }, training: false });
 }
 
