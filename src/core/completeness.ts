@@ -36,6 +36,8 @@ export const INCOMPLETE_CODES: ReadonlySet<string> = new Set([
   'unknown-size',
   // Modules registered where the evaluator could not list them or compute their names (a ModuleList over a size left None): they are missing.
   'unknown-module-name',
+  // A transformers part called on its own in forward (`self.bert.encoder(x)`, a script's subclass of RobertaLMHead): transformers' code builds its layers, so they are missing.
+  'unread-hf-part',
 ]);
 
 const MAX_REASONS = 8;

@@ -1,28 +1,38 @@
 /**
- * A model written as a subclass of transformers' own model classes (DeepSpeedExamples' HelloDeepSpeed:
- * `class RobertaMLMModel(RobertaPreTrainedModel)`, with a `RobertaLMHead` subclass) is not read: WAP builds
- * transformers' models from their configs, not as base classes. Before, the file gave "no model found" with no reason
- * at all; now it names the classes and what to do instead.
+ * A model written as a subclass of transformers' own model classes or parts (`class MyHead(RobertaLMHead)`,
+ * `class Tagger(BertForTokenClassification)`) is not read: WAP builds transformers' models from their configs, not
+ * as base classes whose layers transformers' code builds. Before, the file gave "no model found" with no reason at
+ * all; now it names the classes and what to do instead. PreTrainedModel itself builds no layers, so its subclasses
+ * are read as nn.Modules (python-hf-wrapped.test.ts, with DeepSpeedExamples' HelloDeepSpeed).
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { analyzeSource, initFrontends } from '../../src/frontends/index';
-
-const file = join(__dirname, '..', 'fixtures', 'hello-deepspeed', 'train_bert_ds.py');
 
 before(async () => {
   await initFrontends();
 });
 
-test('no model, and the file says which classes subclass a transformers model class and why they are not read', async () => {
-  const r = await analyzeSource(file, readFileSync(file, 'utf8'), {});
+test('no model, and the file says which classes subclass a transformers model class or part, and why they are not read', async () => {
+  const source = `from transformers import BertForTokenClassification, RobertaConfig
+from transformers.models.roberta.modeling_roberta import RobertaLMHead
+
+
+class MaskedHead(RobertaLMHead):
+    def forward(self, features, masked=None):
+        return super().forward(features)
+
+
+class Tagger(BertForTokenClassification):
+    def forward(self, input_ids):
+        return super().forward(input_ids=input_ids).logits
+`;
+  const r = await analyzeSource('heads.py', source, {});
   assert.equal(r.models.length, 0);
   const said = r.diagnostics.find((d) => d.code === 'unread-model-base');
   assert.equal(said?.severity, 'warning');
-  assert.match(said?.message ?? '', /^RobertaLMHeadWithMaskedPredict subclasses transformers' RobertaLMHead; RobertaMLMModel subclasses transformers' RobertaPreTrainedModel: WAP builds transformers' models from their configs .* so their layers are not read/);
-  assert.equal(said?.line, 11);
+  assert.match(said?.message ?? '', /^MaskedHead subclasses transformers' RobertaLMHead; Tagger subclasses transformers' BertForTokenClassification: WAP builds transformers' models from their configs .* so their layers are not read/);
+  assert.equal(said?.line, 5);
 });
 
 test('a file whose transformers model is built from its config says nothing of the kind', async () => {

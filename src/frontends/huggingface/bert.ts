@@ -50,9 +50,11 @@ export function buildBertFamily(ctx: BuildContext): string[] {
     const down = g.dropout(`${p}.output.dropout`, hiddenDrop, g.linear(`${p}.output.dense`, inner, hidden, true, gelu));
     h = g.norm(`${p}.output.LayerNorm`, hidden, 'layernorm', g.sum(`${p}.output.residual`, [down, n1]));
   }
+  if (ctx.head === 'base') g.field('last_hidden_state', h);
   const pooler = (): string => {
     const first = firstToken(g, `${base}pooler.first_token`, h);
-    return g.act(`${base}pooler.activation`, 'tanh', g.linear(`${base}pooler.dense`, hidden, hidden, true, first), 'Tanh');
+    const pooled = g.act(`${base}pooler.activation`, 'tanh', g.linear(`${base}pooler.dense`, hidden, hidden, true, first), 'Tanh');
+    return ctx.head === 'base' ? g.field('pooler_output', pooled) : pooled;
   };
   const maskedLmHead = (): string => {
     const tied = boolField(config, 'tie_word_embeddings', true);
@@ -66,21 +68,21 @@ export function buildBertFamily(ctx: BuildContext): string[] {
     case 'base':
       return [pooler()];
     case 'masked-lm':
-      return [maskedLmHead()];
+      return [g.field('logits', maskedLmHead())];
     case 'pre-training': {
       if (roberta) throw new Error('RoBERTa has no next-sentence head (transformers has no RobertaForPreTraining)');
       // Pooler first: transformers' BertForPreTraining creates bert (with its pooler) before cls.
       const pooled = pooler();
-      return [maskedLmHead(), g.linear('cls.seq_relationship', hidden, 2, true, pooled)];
+      return [g.field('prediction_logits', maskedLmHead()), g.field('seq_relationship_logits', g.linear('cls.seq_relationship', hidden, 2, true, pooled))];
     }
     case 'sequence-classification': {
       const labels = intField(config, 'num_labels', 2);
       // classifier_dropout, or hidden_dropout_prob when it is None (BertForSequenceClassification, RobertaClassificationHead).
       const headDrop = rateField(config, 'classifier_dropout', hiddenDrop);
-      if (!roberta) return [g.linear('classifier', hidden, labels, true, g.dropout('dropout', headDrop, pooler()))];
+      if (!roberta) return [g.field('logits', g.linear('classifier', hidden, labels, true, g.dropout('dropout', headDrop, pooler())))];
       const first = g.dropout('classifier.dropout', headDrop, firstToken(g, 'classifier.first_token', h));
       const dense = g.dropout('classifier.dropout', headDrop, g.act('classifier.activation', 'tanh', g.linear('classifier.dense', hidden, hidden, true, first), 'Tanh'));
-      return [g.linear('classifier.out_proj', hidden, labels, true, dense)];
+      return [g.field('logits', g.linear('classifier.out_proj', hidden, labels, true, dense))];
     }
     default:
       throw new Error(`${roberta ? 'RoBERTa' : 'BERT'} has no ${ctx.head} head in WAP's catalogue`);

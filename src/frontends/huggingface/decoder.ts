@@ -147,11 +147,12 @@ function slidingWindows(ctx: BuildContext, type: string, layers: number): (layer
  */
 export function lmHead(ctx: BuildContext, h: string, hidden: number, vocab: number, embeddingKey: string, name: string, onLogits: (logits: string) => string = (l) => l): string {
   const g = ctx.graph;
+  if (ctx.head === 'base') g.field('last_hidden_state', h);
   if (ctx.head === 'causal-lm') {
     const tied = boolField(ctx.config, 'tie_word_embeddings', true);
     // WAP plans training: the step passes labels, and the model's forward computes its loss.
-    return g.causalLmLoss(onLogits(g.linear(name, hidden, vocab, false, h, {}, tied ? embeddingKey : undefined)));
+    return g.causalLmLoss(g.field('logits', onLogits(g.linear(name, hidden, vocab, false, h, {}, tied ? embeddingKey : undefined))));
   }
-  if (ctx.head === 'sequence-classification') return g.linear('score', hidden, intField(ctx.config, 'num_labels', 2), false, h);
+  if (ctx.head === 'sequence-classification') return g.field('logits', g.linear('score', hidden, intField(ctx.config, 'num_labels', 2), false, h));
   return h;
 }

@@ -11,9 +11,20 @@ export class HfGraph {
   readonly layers: LayerSpec[] = [];
   readonly inputs: ModelInput[] = [];
   readonly diagnostics: Diagnostic[] = [];
+  /**
+   * transformers' ModelOutput fields in their order (last_hidden_state, pooler_output, logits, loss) → the layer
+   * holding each: a script's module that calls the model reads the field it uses (../python/transformersCalls.ts).
+   */
+  readonly fields = new Map<string, string>();
   private readonly ids = new Set<string>();
 
   constructor(readonly range: SourceRange) {}
+
+  /** Names `id` as the output field `name` and returns it. */
+  field(name: string, id: string): string {
+    this.fields.set(name, id);
+    return id;
+  }
 
   /** A model input with a shape (the registry marks it assumed when the config, not the user, chose it). */
   input(id: string, shape: number[], dtype: 'int' | 'float'): string {
@@ -39,7 +50,7 @@ export class HfGraph {
   causalLmLoss(logits: string): string {
     const upcast = this.add('loss.float', 'Tensor.float', 'activation', { fn: 'cast', to: 'fp32' }, [logits], undefined, 'fp32');
     const logProbs = this.add('loss.log_softmax', 'F.cross_entropy', 'activation', { fn: 'log_softmax', axis: -1 }, [upcast], undefined, 'fp32');
-    return this.add('loss', 'F.cross_entropy', 'reduce', { fn: 'sum', allAxes: true, keepDims: false }, [logProbs], undefined, 'fp32');
+    return this.field('loss', this.add('loss', 'F.cross_entropy', 'reduce', { fn: 'sum', allAxes: true, keepDims: false }, [logProbs], undefined, 'fp32'));
   }
 
   linear(name: string, inFeatures: number, outFeatures: number, bias: boolean, x: string, extra: Attrs = {}, weightKey?: string): string {

@@ -34,6 +34,11 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   vit: { build: buildVit, heads: ['base', 'image-classification'] },
 };
 
+/** A built model with its ModelOutput fields (HfGraph.fields); an opaque model has none. */
+export interface HfModelSpec extends ModelSpec {
+  outputFields?: ReadonlyMap<string, string>;
+}
+
 /** What the file asked for: a config (as given, not yet defaulted), the head, and where. */
 export interface HfModelRequest {
   /** The config's fields as written (config.json or XConfig(...) keywords); must carry model_type. */
@@ -86,7 +91,7 @@ export function supportedModelTypes(): string[] {
  * Token inputs get the config's context length, marked assumed and length-free (the graph's views keep the
  * token count -1), so the analysis may replace it with `--seq-len` or `--input`; it warns past the positions.
  */
-export function buildHfModel(req: HfModelRequest): ModelSpec {
+export function buildHfModel(req: HfModelRequest): HfModelSpec {
   const modelType = typeof req.config.model_type === 'string' ? req.config.model_type : undefined;
   if (!modelType) return opaqueModel(req, 'the config has no model_type, so WAP cannot tell the architecture');
   const entry = BUILDERS[modelType];
@@ -119,6 +124,7 @@ export function buildHfModel(req: HfModelRequest): ModelSpec {
     inputs,
     layers: graph.layers,
     outputs,
+    outputFields: graph.fields,
     diagnostics: [diag('info', 'hf-config', `${req.className} built from ${req.source} (model_type '${modelType}', ${intField(config, 'num_hidden_layers', intField(config, 'n_layer', intField(config, 'num_layers', 0)))} layers)`, req.range), ...graph.diagnostics],
   };
 }

@@ -93,13 +93,19 @@ export function buildT5(ctx: BuildContext, encoderOnly: boolean): string[] {
   const ids = g.input('input_ids', [ctx.seqLen], 'int');
   const encEmbedded = g.add('encoder.embed_tokens', 'Embedding', 'embedding', { numEmbeddings: vocab, embeddingDim: d.model }, [ids], 'shared');
   const encoded = stack(g, 'encoder', ids, encEmbedded, layers, d);
-  if (encoderOnly) return [encoded];
+  if (encoderOnly) return [g.field('last_hidden_state', encoded)];
   const decIds = g.input('decoder_input_ids', [ctx.seqLen], 'int');
   const decEmbedded = g.add('decoder.embed_tokens', 'Embedding', 'embedding', { numEmbeddings: vocab, embeddingDim: d.model }, [decIds], 'shared');
   const decoded = stack(g, 'decoder', decIds, decEmbedded, decoderLayers, d, encoded);
-  if (ctx.head === 'base') return [decoded];
+  if (ctx.head === 'base') {
+    g.field('last_hidden_state', decoded);
+    g.field('encoder_last_hidden_state', encoded);
+    return [decoded];
+  }
   if (ctx.head !== 'seq2seq-lm') throw new Error(`T5 has no ${ctx.head} head in WAP's catalogue`);
   const tied = boolField(config, 'tie_word_embeddings', true);
   const scaled = tied ? g.mul('lm_head.rescale', [decoded]) : decoded;
-  return [g.linear('lm_head', d.model, vocab, false, scaled, {}, tied ? 'shared' : undefined)];
+  const logits = g.field('logits', g.linear('lm_head', d.model, vocab, false, scaled, {}, tied ? 'shared' : undefined));
+  g.field('encoder_last_hidden_state', encoded);
+  return [logits];
 }

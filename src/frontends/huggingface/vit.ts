@@ -47,8 +47,9 @@ export function buildVit(ctx: BuildContext): string[] {
     h = g.sum(`${p}.residual_mlp`, [g.dropout(`${p}.output.dropout`, hiddenDrop, g.linear(`${p}.output.dense`, inner, hidden, true, up)), r1]);
   }
   h = g.norm(`${base}layernorm`, hidden, 'layernorm', h);
+  if (ctx.head === 'base') g.field('last_hidden_state', h);
   const first = g.add(ctx.head === 'base' ? 'pooler.first_token' : 'classifier.first_token', 'select class token', 'split', { axis: 1, sizes: [1], index: 0 }, [h]);
-  if (ctx.head === 'base') return [g.act('pooler.activation', 'tanh', g.linear('pooler.dense', hidden, hidden, true, first), 'Tanh')];
+  if (ctx.head === 'base') return [g.field('pooler_output', g.act('pooler.activation', 'tanh', g.linear('pooler.dense', hidden, hidden, true, first), 'Tanh'))];
   if (ctx.head !== 'image-classification') throw new Error(`ViT has no ${ctx.head} head in WAP's catalogue`);
-  return [g.linear('classifier', hidden, intField(config, 'num_labels', 2), true, first)];
+  return [g.field('logits', g.linear('classifier', hidden, intField(config, 'num_labels', 2), true, first))];
 }

@@ -11,6 +11,7 @@ import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { hfModuleItem } from './transformersModules';
+import { isPreTrainedModelBase, preTrainedAttr, preTrainedInit } from './transformersBases';
 import { parameterRequiresGrad } from './frozenParameters';
 import { libraryAttr } from './library';
 import { scriptArgv } from './commandLine';
@@ -80,7 +81,7 @@ export const isLightningModuleBase = (base: string | undefined): boolean => base
 
 /** A library base that makes a class a torch module: torch.nn's, or Lightning's module. */
 export function isTorchModuleBase(base: string | undefined): boolean {
-  return base !== undefined && (base.startsWith('torch.nn') || LIGHTNING_MODULE.test(base));
+  return base !== undefined && (base.startsWith('torch.nn') || LIGHTNING_MODULE.test(base) || isPreTrainedModelBase(base));
 }
 
 function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): Value {
@@ -105,7 +106,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       if (own !== undefined) return noteSubmodule(obj, own, node);
       const member = classLookup(obj.cls, name);
       if (member !== undefined) return bindMember(interp, obj, member, node);
-      if (isTorchModule(obj)) return torchBaseAttr(interp, obj, name);
+      if (isTorchModule(obj)) return preTrainedAttr(obj, name) ?? torchBaseAttr(interp, obj, name);
       return kerasAttr(interp, obj, name);
     }
     case 'class': {
@@ -142,6 +143,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       // A DictConfig's keys are its attributes, and shadow the mapping's methods as OmegaConf's do.
       const key = obj.attributes ? obj.map.get(`s:${name}`) : undefined;
       if (key) return key[1];
+      if (obj.modelOutput) return methodOf(obj, name) ?? { k: 'unknown', why: `${obj.modelOutput}'s output has no field '${name}' in this call` };
       return methodOf(obj, name) ?? (obj.attributes ? { k: 'unknown', why: `the config has no key '${name}'` } : UNKNOWN);
     }
     case 'str':
@@ -223,8 +225,12 @@ export function getItem(interp: Interp, obj: Value, key: Value, node: PyNode, un
       if (item === undefined) return UNKNOWN;
       return typeof item === 'string' ? { k: 'str', v: item } : item;
     }
-    case 'dict':
+    case 'dict': {
+      // ModelOutput indexes by position too (`outputs[0]` is its first field that is not None: to_tuple()).
+      const position = obj.modelOutput ? toNumber(key) : undefined;
+      if (position !== undefined) return [...obj.map.values()][position < 0 ? position + obj.map.size : position]?.[1] ?? UNKNOWN;
       return obj.map.get(keyOf(key))?.[1] ?? UNKNOWN;
+    }
     case 'hf':
       return hfModuleItem(obj, key, isSlice(key) ? (length) => sliceIndices(key, length) : undefined) ?? UNKNOWN;
     case 'range': {
@@ -297,12 +303,13 @@ export function superProxy(interp: Interp, scope: Scope, name: string): Value {
     if (parent) return native('super.__init__', (args, kwargs) => bindFields(self, parent, args, kwargs));
     return native('super.__init__', (args, kwargs, site) => libraryInit(interp, self, args, kwargs, site));
   }
-  return isTorchModule(self) ? torchBaseAttr(interp, self, name) : UNKNOWN;
+  return isTorchModule(self) ? (preTrainedAttr(self, name) ?? torchBaseAttr(interp, self, name)) : UNKNOWN;
 }
 
 /** nn.Sequential / nn.ModuleList subclasses register their constructor arguments as children. */
 export function libraryInit(interp: Interp, self: InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const base = libraryBase(self.cls);
+  if (isPreTrainedModelBase(base)) return preTrainedInit(self, args, kwargs);
   // A subclass of a built-in layer (`class LayerNorm2d(nn.LayerNorm)`): the layer it extends holds its
   // attributes and weights (`self.weight`, `self.normalized_shape`), and runs when it has no forward of its own.
   const layerType = base?.match(/^torch\.nn\.([A-Z]\w*)$/)?.[1];

@@ -9,6 +9,8 @@ import { callKerasLayer, callKerasModel } from './kerasRuntime';
 import { callLibrary } from './library';
 import { opaqueCall } from './opaqueCalls';
 import { callModule, isTorchModule } from './torchRuntime';
+import { callHfModel } from './transformersCalls';
+import { callUnreadPart } from './transformersBases';
 import { UNKNOWN, type CallSite, type ClassV, type FuncV, type InstV, type Value } from './values';
 
 export function callValue(interp: Interp, callee: Value, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
@@ -34,9 +36,13 @@ export function callValue(interp: Interp, callee: Value, args: Value[], kwargs: 
       if (isTorchModule(callee)) return callModule(interp, callee, args, kwargs, site);
       const base = libraryBase(callee.cls);
       if (base?.startsWith('keras.')) return callKerasModel(interp, callee, args, kwargs, site);
+      const part = callUnreadPart(interp, callee, site);
+      if (part) return part;
       const call = classLookup(callee.cls, '__call__');
       return call?.k === 'func' ? callMethod(interp, call, callee, args, kwargs) : UNKNOWN;
     }
+    case 'hf':
+      return callHfModel(interp, callee, args, kwargs, site);
     case 'klayer':
       return callKerasLayer(interp, callee, args, kwargs, site);
     case 'kmodel':

@@ -85,25 +85,3 @@ export function skippedClassesNote(skipped: readonly SkippedClass[]): Diagnostic
   const r = first.range;
   return { severity: 'warning', code: 'model-classes-skipped', carriesToPlan: true, message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
 }
-
-/**
- * transformers' model classes and their parts are nn.Modules WAP builds from their configs (the Hugging Face
- * catalogue: `RobertaModel(RobertaConfig(…))`), never as a base class whose constructor and forward live in
- * transformers' own code. A script's subclass of one (DeepSpeedExamples' HelloDeepSpeed:
- * `class RobertaMLMModel(RobertaPreTrainedModel)`) is therefore not read, and a file with no other model says so.
- */
-const TRANSFORMERS_MODEL_BASE = /^transformers\.((modeling_utils\.)?PreTrainedModel|\w*PreTrainedModel|models\.\w+\.modeling_\w+\.[A-Z]\w*)$/;
-
-export function unreadLibraryBase(base: string | undefined): string | undefined {
-  return base !== undefined && TRANSFORMERS_MODEL_BASE.test(base) && !base.endsWith('Output') ? base.replace(/^.*\./, '') : undefined;
-}
-
-/** The note a file with no model carries for its classes that subclass a transformers model class. */
-export function unreadBaseNote(classes: ReadonlyArray<{ name: string; base: string; range: SourceRange }>): Diagnostic | undefined {
-  const first = classes[0];
-  if (!first) return undefined;
-  const listed = classes.map((c) => `${c.name} subclasses transformers' ${c.base}`).join('; ');
-  const message = `${listed}: WAP builds transformers' models from their configs (RobertaModel(RobertaConfig(…)), AutoModelForCausalLM.from_config(…)), not as base classes of the script's own, so ${classes.length === 1 ? 'its' : 'their'} layers are not read. Analyse the model as a transformers class with its config, or write it with torch.nn`;
-  const r = first.range;
-  return { severity: 'warning', code: 'unread-model-base', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
-}

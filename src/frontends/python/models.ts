@@ -19,7 +19,8 @@ import { isKerasModelInstance } from './kerasRuntime';
 import { isBareLayer, isModelValue, trainedModel } from './trainedModel';
 import { runMainBlocks, untrainedMainNote } from './scriptMain';
 import { hfSpec } from './transformersModels';
-import { ownDefaultConfig, ownDefaultNote, requiredArguments, skippedClassesNote, skippedWhy, unreadBaseNote, unreadLibraryBase, type OwnDefault, type SkippedClass } from './classDefaults';
+import { ownDefaultConfig, ownDefaultNote, requiredArguments, skippedClassesNote, skippedWhy, type OwnDefault, type SkippedClass } from './classDefaults';
+import { unreadBaseNote, unreadLibraryBase } from './transformersBases';
 import { guarded, kerasSpec, kerasSubclassSpec, torchSpec, type Candidate } from './candidateSpecs';
 import { unmodelledFreezes } from './frozenParameters';
 import { isMainGuard, moduleScopeStatements } from './moduleScope';
@@ -32,9 +33,7 @@ import { withRunSample } from './datasetSamples';
 import { withRunPrecision } from './runPrecision';
 import { loraOf } from './peftCalls';
 import { withLoraAdapters } from '../peft/lora';
-import { applyFreezeSteps } from '../freezing/freezeSteps';
-import { hfFreezeSteps } from './transformersModules';
-import { withQuantizedWeights, type BitsAndBytesSettings } from '../quantization/bitsandbytes';
+import { hfTrainedGraph } from './transformersModules';
 import { NONE, type CallSite, type ClassV, type FuncV, type Scope, type Value } from './values';
 import { noteNextLoader } from './runLoaderBatch';
 
@@ -185,7 +184,7 @@ export function readModels(tree: ConvertedTree, imports?: ImportContext, fileNam
   for (const c of reported) {
     const spec =
       c.root.k === 'hf'
-        ? quantized(applyFreezeSteps(hfSpec(c.root, c.name, c.graphDiagnostics), hfFreezeSteps(c.root)), c.root.quantization)
+        ? hfSpec(c.root, c.name, c.graphDiagnostics, hfTrainedGraph(c.root))
         : c.root.k === 'kmodel' ? kerasSpec(interp, c, fileDiagnostics) : isKerasModelInstance(c.root) ? kerasSubclassSpec(interp, c, c.root) : torchSpec(interp, c, fileDiagnostics);
     const lora = loraOf(c.root);
     if (spec && (spec.layers.length > 0 || c.kind !== 'class')) models.push(withRunProcessCounts(withRunSample(interp, withRunBatch(withRunPrecision(interp, withRunSequence(interp, lora ? withLoraAdapters(spec, lora) : spec)), runBatch)), interp));
@@ -343,5 +342,3 @@ function collectParts(root: Value, includeRoot: boolean, out: Set<ClassV>, depth
   }
 }
 
-/** A model loaded through bitsandbytes holds its Linears quantized (after the script's own freezes: a quantized weight never trains). */
-const quantized = (spec: ModelSpec, q: BitsAndBytesSettings | undefined): ModelSpec => (q ? withQuantizedWeights(spec, q) : spec);

@@ -30,7 +30,9 @@ export function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSit
   }
   // `logits.view(-1, V)` before a loss keeps the trailing axes and folds the leading ones into the batch. With every
   // per-sample size known the fold is known now; otherwise only a reading for a known input can tell (specialise.ts).
-  if (!interp.graph?.concrete && !x.fold && nums[0] === -1 && keepsTrailingAxes(x, nums.slice(1))) {
+  // `tgt.view(-1)` flattens the whole batch: a fold of every per-sample axis, which an unknown rank leaves unknown.
+  const flattensAll = nums.length === 1 && nums[0] === -1 && !x.shape;
+  if (!interp.graph?.concrete && !x.fold && nums[0] === -1 && (flattensAll || keepsTrailingAxes(x, nums.slice(1)))) {
     const knownFold = x.shape?.slice(1).every((d) => d !== undefined) ? foldedReshape(x, dims, shaping) : undefined;
     if (knownFold && knownFold.k !== 'unknown') return knownFold;
     if (!knownFold && interp.graph) {
@@ -68,9 +70,9 @@ export function reshape(interp: Interp, x: TensorV, dims: Value[], site: CallSit
   return recordOp(interp, { base: 'reshape', type: 'Tensor.' + (site.calleeText.split('.').pop() ?? 'view'), op: 'reshape', attrs: { shape }, inputs: [x], site, shape: [x.shape?.[0], ...rest] });
 }
 
-/** Sizes that are `x`'s last axes, with at least one per-sample axis before them to fold into the batch. */
+/** Sizes that are `x`'s last axes (none for `view(-1)`), with at least one per-sample axis before them to fold into the batch. */
 function keepsTrailingAxes(x: TensorV, rest: Array<number | undefined>): boolean {
-  if (!x.shape || rest.length === 0 || x.shape.length - 1 <= rest.length) return false;
+  if (!x.shape || x.shape.length - 1 <= rest.length) return false;
   const tail = x.shape.slice(x.shape.length - rest.length);
   return rest.every((d, i) => d !== undefined && d > 0 && d === tail[i]);
 }

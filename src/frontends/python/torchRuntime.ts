@@ -33,6 +33,8 @@ export function assignPaths(paths: Map<object, string>, root: Value, prefix = ''
   if (depth > 40) return;
   const children = root.k === 'mod' ? root.children : root.k === 'inst' ? root.children : undefined;
   if (!children) return;
+  // A transformers model held by a module is one of its submodules to torch: its layers are named under it.
+  if (root.k === 'inst') for (const [name, held] of root.attrs) if (held.k === 'hf' && held.what === 'model' && !paths.has(held)) paths.set(held, prefix ? `${prefix}.${name}` : name);
   for (const [name, child] of children) {
     if (!isModule(child) || paths.has(child)) continue;
     const path = prefix ? `${prefix}.${name}` : name;

@@ -4,13 +4,13 @@
  * models.ts so the evaluator's model reading stays framework-neutral).
  */
 import type { Diagnostic, ModelSpec } from '../../core/ir';
-import { buildHfModel } from '../huggingface/registry';
+import { buildHfModel, type HfModelSpec } from '../huggingface/registry';
 import type { HfV } from './values';
 
 /** The graph a model value's config builds, once per value and config (transformersModules.ts reads it for submodules). */
-const built = new WeakMap<HfV, { key: string; spec: ModelSpec }>();
+const built = new WeakMap<HfV, { key: string; spec: HfModelSpec }>();
 
-export function hfGraph(model: HfV): ModelSpec {
+export function hfGraph(model: HfV): HfModelSpec {
   // A config changed after the first build (`model.config.x = …`) builds again.
   const key = JSON.stringify([model.config, model.head, model.encoderOnly]);
   const cached = built.get(model);
@@ -20,8 +20,9 @@ export function hfGraph(model: HfV): ModelSpec {
   return spec;
 }
 
-export function hfSpec(model: HfV, name: string, diagnostics: Diagnostic[]): ModelSpec {
-  const spec = hfGraph(model);
+/** The model a file builds, as WAP plans it: `graph` is the one the run trains (transformersModules.ts hfTrainedGraph). */
+export function hfSpec(model: HfV, name: string, diagnostics: Diagnostic[], graph: HfModelSpec): ModelSpec {
+  const { outputFields: _fields, ...spec } = graph;
   // Module-level diagnostics (a config field WAP could not compute, …) belong to the instance models, as for torch.
   return { ...spec, name, diagnostics: [...diagnostics, ...spec.diagnostics, ...(model.loadNotes ?? [])] };
 }

@@ -8,7 +8,9 @@
  * over its `parameters()`) is kept as freeze steps on the model, applied to
  * its graph when it is built (../freezing/freezeSteps.ts).
  */
-import type { FreezeStep } from '../freezing/freezeSteps';
+import { applyFreezeSteps, type FreezeStep } from '../freezing/freezeSteps';
+import type { HfModelSpec } from '../huggingface/registry';
+import { withQuantizedWeights } from '../quantization/bitsandbytes';
 import { torchParameterNames } from '../freezing/parameterNames';
 import { hfGraph } from './transformersModels';
 import type { ModelSpec, SourceRange } from '../../core/ir';
@@ -105,6 +107,16 @@ const steps = new WeakMap<HfV, FreezeStep[]>();
 /** The freeze steps recorded on a model value. */
 export function hfFreezeSteps(model: HfV): readonly FreezeStep[] {
   return steps.get(model) ?? [];
+}
+
+/**
+ * The graph a run trains: the script's freezes applied, then bitsandbytes' quantized weights (after the freezes: a
+ * quantized weight never trains). The model WAP plans, or the part a script's own module calls.
+ */
+export function hfTrainedGraph(model: HfV): HfModelSpec {
+  const graph = hfGraph(model);
+  const frozen = applyFreezeSteps(graph, hfFreezeSteps(model));
+  return { ...(model.quantization ? withQuantizedWeights(frozen, model.quantization) : frozen), outputFields: graph.outputFields };
 }
 
 /** Records a freeze of a model or submodule's parameters: `requiresGrad` takes names relative to it. */

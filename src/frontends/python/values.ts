@@ -46,6 +46,8 @@ export interface DictV {
   map: Map<string, [Value, Value]>;
   /** An OmegaConf DictConfig (OmegaConf.load, a Hydra config): its keys read as attributes too (`cfg.model.n_layer`). */
   attributes?: true;
+  /** transformers' ModelOutput, of the named model class: its fields read as attributes and by position too (`outputs[0]`). */
+  modelOutput?: string;
 }
 
 export interface Scope {

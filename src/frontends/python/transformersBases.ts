@@ -1,0 +1,73 @@
+/**
+ * A script's model class on a transformers base, as DeepSpeedExamples' HelloDeepSpeed writes it:
+ * `class RobertaMLMModel(RobertaPreTrainedModel)` around a RobertaModel it is given. PreTrainedModel is an nn.Module
+ * whose constructor keeps the config and builds no layers (modeling_utils.py, PreTrainedModel.__init__), so the
+ * subclass's own __init__ and forward are the whole model, read as any nn.Module's; the transformers models it holds
+ * are read where it calls them (transformersCalls.ts). transformers' parts (RobertaLMHead, BertPooler) are not: their
+ * layers are built by transformers' code, which WAP does not run, so a call of one is said to lose its layers.
+ */
+import { libraryBase } from './access';
+import type { Interp } from './interpreter';
+import type { Diagnostic, SourceRange } from '../../core/ir';
+import { NONE, UNKNOWN, type CallSite, type InstV, type Value } from './values';
+
+const PRETRAINED_MODEL = /^transformers\.(\w+\.)*\w*PreTrainedModel$/;
+
+/** Whether a library base is transformers' PreTrainedModel or a model family's (RobertaPreTrainedModel). */
+export const isPreTrainedModelBase = (base: string | undefined): boolean => base !== undefined && PRETRAINED_MODEL.test(base);
+
+/**
+ * PreTrainedModel's methods a subclass's constructor calls that build nothing WAP prices: weight initialisation and
+ * tying (`post_init`, `init_weights`, `tie_weights`), which change values, not shapes.
+ */
+const INITIALISERS = new Set(['post_init', 'init_weights', 'tie_weights', '_init_weights', '_backward_compatibility_gradient_checkpointing']);
+
+/** `super().__init__(config)` of a PreTrainedModel subclass: `self.config` is the config, as transformers sets it. */
+export function preTrainedInit(self: InstV, args: Value[], kwargs: Map<string, Value>): Value {
+  const config = args[0] ?? kwargs.get('config');
+  if (config) self.attrs.set('config', config);
+  return NONE;
+}
+
+/** PreTrainedModel's own attributes on a subclass; undefined for names it leaves to nn.Module. */
+export function preTrainedAttr(self: InstV, name: string): Value | undefined {
+  if (!isPreTrainedModelBase(libraryBase(self.cls))) return undefined;
+  if (INITIALISERS.has(name)) return { k: 'native', name, fn: () => NONE };
+  return undefined;
+}
+
+/**
+ * Calling an instance of a script's subclass of a transformers part (HelloDeepSpeed's
+ * `RobertaLMHeadWithMaskedPredict(RobertaLMHead)`): its layers are built in transformers' code, so they and the
+ * layers after the call are missing, said at the call. Undefined when the class has no such base.
+ */
+export function callUnreadPart(interp: Interp, inst: InstV, site: CallSite): Value | undefined {
+  const part = unreadLibraryBase(libraryBase(inst.cls));
+  if (!part || isPreTrainedModelBase(libraryBase(inst.cls))) return undefined;
+  const path = interp.graph?.paths.get(inst);
+  interp.warnAt(site.range, `${path ? `${path} (${inst.cls.name})` : inst.cls.name} subclasses transformers' ${part}, whose layers transformers' own code builds and WAP does not read: it and the layers after it are missing. Write it with torch.nn, or use a transformers model class WAP builds from its config`, 'unread-hf-part');
+  return UNKNOWN;
+}
+
+/**
+ * transformers' model classes and their parts are nn.Modules WAP builds from their configs (the Hugging Face
+ * catalogue: `RobertaModel(RobertaConfig(…))`), never as a base class whose constructor and forward live in
+ * transformers' own code. A script's subclass of one (`class MyHead(RobertaLMHead)`) is therefore not read, and a
+ * file with no other model says so; PreTrainedModel, which builds no layers, is read as nn.Module.
+ */
+const TRANSFORMERS_MODEL_BASE = /^transformers\.((modeling_utils\.)?PreTrainedModel|\w*PreTrainedModel|models\.\w+\.modeling_\w+\.[A-Z]\w*|[A-Z]\w*(Model|For[A-Z]\w+))$/;
+
+export function unreadLibraryBase(base: string | undefined): string | undefined {
+  if (base === undefined || isPreTrainedModelBase(base)) return undefined;
+  return TRANSFORMERS_MODEL_BASE.test(base) && !base.endsWith('Output') ? base.replace(/^.*\./, '') : undefined;
+}
+
+/** The note a file with no model carries for its classes that subclass a transformers model class. */
+export function unreadBaseNote(classes: ReadonlyArray<{ name: string; base: string; range: SourceRange }>): Diagnostic | undefined {
+  const first = classes[0];
+  if (!first) return undefined;
+  const listed = classes.map((c) => `${c.name} subclasses transformers' ${c.base}`).join('; ');
+  const message = `${listed}: WAP builds transformers' models from their configs (RobertaModel(RobertaConfig(…)), AutoModelForCausalLM.from_config(…)), not as base classes of the script's own, so ${classes.length === 1 ? 'its' : 'their'} layers are not read. Analyse the model as a transformers class with its config, or write it with torch.nn`;
+  const r = first.range;
+  return { severity: 'warning', code: 'unread-model-base', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
+}

@@ -1,0 +1,140 @@
+/**
+ * A transformers model called inside a script's own forward: `self.bert(input_ids=…, attention_mask=…)` in a
+ * classifier that wraps BertModel, the commonest fine-tuning layout, or the encoder of DeepSpeedExamples'
+ * HelloDeepSpeed. The model's layers are the catalogue's graph for its config (../huggingface), as the run trains it
+ * (the script's freezes, bitsandbytes' quantized weights), recorded into the script's graph under the attribute's
+ * module path (`bert.encoder.layer.0.attention.self.query`, the name torch gives it) and fed by the tensors the call
+ * passes. The call returns transformers' ModelOutput: its fields by attribute, key and position, or a tuple with
+ * `return_dict=False`.
+ */
+import { inferLayer, isInferError } from '../../core/catalogue/index';
+import type { LayerSpec, ModelInput } from '../../core/ir';
+import type { HfModelSpec } from '../huggingface/registry';
+import type { Interp } from './interpreter';
+import { hfTrainedGraph } from './transformersModules';
+import { UNKNOWN, str, type CallSite, type DictV, type Dims, type HfV, type TensorV, type Value } from './values';
+
+/**
+ * Two token counts to read the graph's shapes at when the call's own length is unknown: a dimension that comes out
+ * the same at both does not depend on the length (hidden_size, num_labels), one that differs does and stays unknown.
+ * Distinct primes, so no size the config sets is a multiple of both by chance.
+ */
+const PROBE_LENGTHS = [7, 11] as const;
+
+/** Calling a transformers model inside a forward being read; UNKNOWN (with a warning) where its graph cannot be recorded. */
+export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const g = interp.graph;
+  if (!g || g.framework !== 'pytorch') return UNKNOWN;
+  const what = g.paths.get(model) ?? model.className;
+  if (model.what !== 'model') {
+    const part = model.module?.path ?? what;
+    interp.warnAt(site.range, `${part} is a part of ${model.className}, called on its own: WAP reads a transformers model called whole, not its submodules, so it and the layers after it are missing`, 'unread-hf-part');
+    return UNKNOWN;
+  }
+  const spec = hfTrainedGraph(model);
+  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || d.code === 'hf-config');
+  for (const d of said) g.diagnostics.push({ ...d, line: site.range.line, column: site.range.column, endLine: site.range.endLine, endColumn: site.range.endColumn });
+  if (!spec.outputFields || spec.layers.some((l) => l.op === 'opaque')) return UNKNOWN;
+  const fed = fedInputs(spec, args, kwargs);
+  if ('missing' in fed) {
+    interp.warnAt(site.range, `${what} (${model.className}) is called without ${fed.missing} as a tensor the evaluator could compute; it and the layers after it are missing`, 'lost-tensor');
+    return UNKNOWN;
+  }
+  const fields = returnedFields(spec.outputFields, kwargs.has('labels'));
+  const kept = feeding(spec.layers, [...fields.values()]);
+  const probes = probeShapes(spec, kept, fed);
+  const ids = new Map<string, string>(spec.inputs.map((input) => [input.id, fed.get(input.id)!.id]));
+  const prefix = g.paths.get(model);
+  const named = (name: string): string => (prefix ? `${prefix}.${name}` : name);
+  for (const input of spec.inputs) noteTokenLimit(g.inputs, fed.get(input.id)!, input);
+  for (const layer of kept) {
+    const { id, name, weightKey, inputs, ...rest } = layer;
+    const recorded = g.add({ ...rest, name: named(name), inputs: inputs.map((i) => ids.get(i) ?? i), callRange: site.range, ...(weightKey ? { weightKey: named(weightKey) } : {}) }, probes.get(id), named(name));
+    ids.set(id, recorded.id);
+  }
+  const values = [...fields].map(([field, id]): [string, Value] => {
+    const recorded = ids.get(id)!;
+    const out: TensorV = { k: 'tensor', id: recorded, shape: g.shapes.get(recorded), framework: 'pytorch' };
+    return [field, out];
+  });
+  const returnDict = kwargs.get('return_dict');
+  if (returnDict?.k === 'bool' && !returnDict.v) return { k: 'tuple', items: values.map(([, v]) => v) };
+  const output: DictV = { k: 'dict', map: new Map(values.map(([field, v]) => [`s:${field}`, [str(field), v]])), attributes: true, modelOutput: model.className };
+  return output;
+}
+
+/**
+ * The tensors the call gives the graph's inputs: the first positionally (forward's first parameter is input_ids or
+ * pixel_values in every catalogued model), the rest by keyword only, since forward's second positional parameter is
+ * attention_mask, which the graph does not read.
+ */
+function fedInputs(spec: HfModelSpec, args: Value[], kwargs: Map<string, Value>): Map<string, TensorV> | { missing: string } {
+  const fed = new Map<string, TensorV>();
+  for (const [i, input] of spec.inputs.entries()) {
+    const given = kwargs.get(input.id) ?? (i === 0 ? args[0] : undefined);
+    if (given?.k !== 'tensor' || !given.id) return { missing: `\`${input.id}\`${kwargs.has('inputs_embeds') ? ' (it passes inputs_embeds, which WAP does not read)' : ''}` };
+    fed.set(input.id, given);
+  }
+  return fed;
+}
+
+/**
+ * The ModelOutput fields the call returns, in transformers' order: the loss first, and only when labels are passed
+ * (the model computes it then; otherwise the field is None, which ModelOutput drops).
+ */
+function returnedFields(all: ReadonlyMap<string, string>, labelled: boolean): Map<string, string> {
+  const loss = all.get('loss');
+  const rest = [...all].filter(([field]) => field !== 'loss');
+  return new Map(labelled && loss ? [['loss', loss], ...rest] : rest);
+}
+
+/** The layers the wanted outputs are computed from, in graph order: the loss a call without labels never runs is left out. */
+function feeding(layers: readonly LayerSpec[], wanted: readonly string[]): LayerSpec[] {
+  const byId = new Map(layers.map((l) => [l.id, l]));
+  const needed = new Set<string>();
+  const stack = [...wanted];
+  while (stack.length) {
+    const id = stack.pop()!;
+    if (needed.has(id)) continue;
+    needed.add(id);
+    stack.push(...(byId.get(id)?.inputs ?? []));
+  }
+  return layers.filter((l) => needed.has(l.id));
+}
+
+/**
+ * Each kept layer's output shape with batch, as far as it is known: read at two token counts where the call's token
+ * length is unknown (PROBE_LENGTHS). A reading that knows its input's size (specialise.ts) works them out again as
+ * the layers are recorded.
+ */
+function probeShapes(spec: HfModelSpec, layers: readonly LayerSpec[], fed: ReadonlyMap<string, TensorV>): Map<string, Dims | undefined> {
+  const readings = PROBE_LENGTHS.map((length) => shapesAt(spec.inputs, layers, fed, length));
+  const out = new Map<string, Dims | undefined>();
+  for (const layer of layers) {
+    const [a, b] = readings.map((r) => r.get(layer.id));
+    out.set(layer.id, a && b && a.length === b.length ? [undefined, ...a.map((d, i) => (d === b[i] ? d : undefined))] : undefined);
+  }
+  return out;
+}
+
+function shapesAt(inputs: readonly ModelInput[], layers: readonly LayerSpec[], fed: ReadonlyMap<string, TensorV>, length: number): Map<string, number[]> {
+  const shapes = new Map<string, number[]>();
+  for (const input of inputs) {
+    const given = fed.get(input.id)?.shape?.slice(1);
+    const known = given && given.length === (input.shape?.length ?? given.length) ? given : input.shape?.map((d) => (input.dtype === 'int' ? undefined : d));
+    if (known) shapes.set(input.id, known.map((d) => d ?? length));
+  }
+  for (const layer of layers) {
+    const ins = layer.inputs.map((i) => shapes.get(i));
+    if (ins.some((s) => !s)) continue;
+    const r = inferLayer(layer.op, ins as number[][], layer.attrs, { layout: 'channels_first', dtypeBytes: 4 });
+    if (!isInferError(r)) shapes.set(layer.id, [...r.outputShape]);
+  }
+  return shapes;
+}
+
+/** A script's input fed to the model's token ids cannot be longer than its position table: the analysis warns past it. */
+function noteTokenLimit(graphInputs: ModelInput[], tensor: TensorV, input: ModelInput): void {
+  const own = graphInputs.find((i) => i.id === tensor.id);
+  if (own && input.maxLength && !own.maxLength) own.maxLength = input.maxLength;
+}

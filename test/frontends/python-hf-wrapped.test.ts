@@ -1,0 +1,183 @@
+/**
+ * A transformers model held and called by the script's own nn.Module (frontends/python/transformersCalls.ts): the
+ * classifier fine-tuning tutorials teach (`self.bert = BertModel.from_pretrained(…)` and a Linear on its pooled
+ * output), a frozen backbone, a decoder read through `return_dict=False`, and DeepSpeedExamples' HelloDeepSpeed
+ * (`class RobertaMLMModel(RobertaPreTrainedModel)`). Before, each lost every layer after the call. The counts are
+ * transformers' own: bert-base-uncased's BertModel has 109,482,240 parameters (its config.json as published, in
+ * test/fixtures/huggingface); the rest are worked out below from the configs' sizes.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { analyzeModel } from '../../src/core/analyze';
+import type { AnalyzedModel, Diagnostic } from '../../src/core/ir';
+import { initFrontends, parseSource } from '../../src/frontends/index';
+import { planModel, resolveCluster } from '../../src/planner/index';
+
+const fixtures = join(__dirname, '..', 'fixtures');
+const BERT_BODY = 109_482_240;
+
+before(() => initFrontends());
+
+function read(file: string, source = readFileSync(file, 'utf8'), name = 'model'): { model: AnalyzedModel; diagnostics: Diagnostic[] } {
+  const result = parseSource(file, source, {});
+  const spec = result?.models.find((m) => m.name === name);
+  assert.ok(spec, `a model '${name}' is read: ${result?.diagnostics.map((d) => d.message).join('\n')}`);
+  const model = analyzeModel(spec, { sequenceLength: 128 });
+  return { model, diagnostics: [...(result?.diagnostics ?? []), ...model.diagnostics] };
+}
+
+const layer = (model: AnalyzedModel, name: string) => {
+  const found = model.layers.find((l) => l.name === name);
+  assert.ok(found, `${name} is in the graph`);
+  return found;
+};
+
+test("the tutorials' sentiment classifier: BERT's layers under `bert.`, and the head on its pooled output", () => {
+  const { model, diagnostics } = read(join(fixtures, 'huggingface', 'sentiment_classifier.py'));
+  const head = 768 * 3 + 3;
+  assert.equal(model.totals.params, BERT_BODY + head);
+  assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
+  assert.equal(layer(model, 'bert.encoder.layer.11.output.dense').workload.params, 3072 * 768 + 768);
+  // `_, pooled_output = self.bert(…, return_dict=False)`: the dropout takes the pooler's tanh, the second field.
+  assert.deepEqual(layer(model, 'drop').inputs, ['bert.pooler.activation']);
+  assert.deepEqual(layer(model, 'out').inputs, ['drop']);
+  // The script's forward takes token ids: the config's positions bound the assumed length, --seq-len sets it.
+  assert.deepEqual(model.input, [128]);
+  assert.equal(model.inputs.find((i) => i.id === 'input_ids')?.dtype, 'int');
+  assert.ok(diagnostics.some((d) => d.code === 'hf-config' && /BertModel built from .*bert-base-uncased\/config\.json/.test(d.message)));
+});
+
+test('the wrapped model plans as the same model built whole: the step and memory match', () => {
+  const cluster = resolveCluster('a100x8');
+  const wrapped = read(join(fixtures, 'huggingface', 'sentiment_classifier.py')).model;
+  const whole = read(join(fixtures, 'huggingface', 'whole.py'), 'from transformers import AutoModelForSequenceClassification\nmodel = AutoModelForSequenceClassification.from_pretrained("./bert-base-uncased", num_labels=3)\n').model;
+  assert.equal(wrapped.totals.params, whole.totals.params);
+  assert.equal(wrapped.totals.forwardFlops, whole.totals.forwardFlops);
+  const options = { batch: 64, objective: 'throughput' as const, strategies: 'all' as const, optimizer: 'adam' as const, precision: 'bf16' as const };
+  const [a, b] = [wrapped, whole].map((m) => planModel(m, cluster, options));
+  assert.ok(a.feasible && b.feasible);
+  assert.equal(a.plan.stepTimeMs.toFixed(3), b.plan.stepTimeMs.toFixed(3));
+  assert.deepEqual(a.plan.setup?.memoryPerGpu, b.plan.setup?.memoryPerGpu);
+});
+
+test('a frozen backbone read through `out.last_hidden_state[:, 0, :]`: the encoder is frozen and runs no backward', () => {
+  const source = `import torch.nn as nn
+from transformers import AutoModel
+
+class Classifier(nn.Module):
+    def __init__(self, name="./bert-base-uncased", n_classes=5):
+        super().__init__()
+        self.encoder = AutoModel.from_pretrained(name)
+        for p in self.encoder.parameters():
+            p.requires_grad = False
+        self.head = nn.Linear(self.encoder.config.hidden_size, n_classes)
+
+    def forward(self, input_ids, attention_mask=None):
+        out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
+        return self.head(out.last_hidden_state[:, 0, :])
+
+model = Classifier()
+`;
+  const { model, diagnostics } = read(join(fixtures, 'huggingface', 'frozen_backbone.py'), source);
+  assert.deepEqual([model.totals.params, model.totals.frozenParams], [768 * 5 + 5, BERT_BODY]);
+  assert.equal(layer(model, 'encoder.encoder.layer.3.intermediate.dense').workload.backwardFlops, 0);
+  assert.ok(!diagnostics.some((d) => d.code === 'frozen-parameters'), 'the freeze is attributed');
+  // The head reads the first token of the last hidden state, not the pooler (which BertModel still runs).
+  const headInput = layer(model, 'head').inputs[0];
+  assert.ok(!headInput.startsWith('encoder.pooler'), headInput);
+  assert.deepEqual(layer(model, 'head').inputShapes, [[768]]);
+  assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
+});
+
+test('a decoder read as a tuple: `self.lm(ids, return_dict=False)[0]` is the last hidden state; a causal LM computes its loss only when given labels', () => {
+  const source = `import torch.nn as nn
+from transformers import LlamaConfig, LlamaModel, LlamaForCausalLM
+
+class RewardModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=4, num_attention_heads=8, vocab_size=32000, max_position_embeddings=2048)
+        self.lm = LlamaModel(config)
+        self.value_head = nn.Linear(config.hidden_size, 1, bias=False)
+
+    def forward(self, ids):
+        hidden = self.lm(ids, return_dict=False)[0]
+        return self.value_head(hidden).squeeze(-1)
+
+class Distilled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.student = LlamaForCausalLM(LlamaConfig(hidden_size=256, intermediate_size=688, num_hidden_layers=2, num_attention_heads=4, vocab_size=32000))
+
+    def forward(self, ids, labels):
+        return self.student(input_ids=ids, labels=labels).loss
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lm = LlamaForCausalLM(LlamaConfig(hidden_size=256, intermediate_size=688, num_hidden_layers=2, num_attention_heads=4, vocab_size=32000))
+
+    def forward(self, ids):
+        return self.lm(input_ids=ids).logits
+
+reward = RewardModel()
+student = Distilled()
+tagger = Tagger()
+`;
+  const file = join(fixtures, 'huggingface', 'reward.py');
+  const { model: reward } = read(file, source, 'reward');
+  // Per layer: q, k, v, o 4·512², gate/up/down 3·512·1376, two RMSNorms 2·512; the embeddings, the final norm, the head.
+  const perLayer = 4 * 512 * 512 + 3 * 512 * 1376 + 2 * 512;
+  assert.equal(reward.totals.params, 32000 * 512 + 4 * perLayer + 512 + 512);
+  assert.deepEqual(layer(reward, 'value_head').inputs, ['lm.norm']);
+  assert.ok(!reward.layers.some((l) => l.name.startsWith('lm.loss')), 'LlamaModel has no loss');
+  const { model: student } = read(file, source, 'student');
+  // With labels the causal LM computes its loss, as transformers' forward does (fp32 logits, log_softmax).
+  assert.ok(student.layers.some((l) => l.name === 'student.loss'));
+  assert.deepEqual(layer(student, 'student.loss.float').inputs, ['student.lm_head']);
+  // Without labels the same model's loss is None, and its logits are the output.
+  const { model: tagger } = read(file, source, 'tagger');
+  assert.ok(!tagger.layers.some((l) => l.name.startsWith('lm.loss')));
+  assert.deepEqual(tagger.outputs, ['lm.lm_head']);
+});
+
+test('calling a part of a transformers model on its own loses its layers, said at the call and marked incomplete', () => {
+  const source = `import torch.nn as nn
+from transformers import BertConfig, BertModel
+
+class EncoderOnly(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bert = BertModel(BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256))
+        self.proj = nn.Linear(128, 8)
+
+    def forward(self, embeddings):
+        return self.proj(self.bert.encoder(embeddings)[0])
+
+model = EncoderOnly()
+`;
+  const { model, diagnostics } = read(join(fixtures, 'huggingface', 'parts.py'), source);
+  const said = diagnostics.find((d) => d.code === 'unread-hf-part');
+  assert.match(said?.message ?? '', /^encoder is a part of BertModel, called on its own: WAP reads a transformers model called whole/);
+  assert.equal(said?.line, 11);
+  assert.equal(model.completeness?.complete, false);
+});
+
+test("HelloDeepSpeed: the RobertaPreTrainedModel subclass is read as an nn.Module, its encoder's layers in full, and the unread RobertaLMHead subclass is said", () => {
+  const file = join(fixtures, 'hello-deepspeed', 'train_bert_ds.py');
+  const { model, diagnostics } = read(file);
+  // RobertaConfig(hidden 256, 6 layers, 8 heads, ff 512, 514 positions, 1 token type, vocab 50265): the embeddings
+  // 50265·256 + 514·256 + 256 + LayerNorm 512; per layer 4·(256² + 256) + 2·512 + (256·512 + 512) + (512·256 + 256);
+  // the pooler 256² + 256.
+  const embeddings = 50265 * 256 + 514 * 256 + 256 + 512;
+  const perLayer = 4 * (256 * 256 + 256) + 2 * 512 + (256 * 512 + 512) + (512 * 256 + 256);
+  assert.equal(model.totals.params, embeddings + 6 * perLayer + 256 * 256 + 256);
+  assert.ok(layer(model, 'encoder.encoder.layer.5.output.dense'));
+  const part = diagnostics.find((d) => d.code === 'unread-hf-part');
+  assert.match(part?.message ?? '', /^RobertaLMHeadWithMaskedPredict subclasses transformers' RobertaLMHead, whose layers transformers' own code builds and WAP does not read/);
+  assert.equal(part?.line, 32);
+  assert.equal(model.completeness?.complete, false);
+  assert.ok(!diagnostics.some((d) => d.code === 'unread-model-base'), 'the file has a model now');
+});
