@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { initConfigReaders, precisionHintCandidates, launchedSetupHint, trainingHintsApply, withLaunchedSetup, withTrainingHintsFrom } from '../configs/index';
+import { initConfigReaders, precisionHintCandidates, launchedSetupHint, trainingHintsApply, withLaunchedSetup, withTrainingHintsFrom, withNamedFramework, NAMED_FRAMEWORKS, type NamedFramework } from '../configs/index';
 import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type ParallelPins, type Precision, type RecomputeMode, type StrategyMode, type ZeroStage } from '../protocol/plan';
 import { DEFAULT_BATCH, type PlanOptions } from '../protocol/planOptions';
 import { ClusterSpecError, CLUSTER_PRESETS, DEFAULT_PRESET, forwardGatherStagesFor, resolveCluster, type ClusterSpec } from '../planner/index';
@@ -34,6 +34,7 @@ export const PLANNER_FLAGS = {
   offload: { type: 'string' },
   hsdp: { type: 'string' },
   'weight-gather': { type: 'string' },
+  framework: { type: 'string' },
   'micro-batch': { type: 'string' },
   dp: { type: 'string' },
   tp: { type: 'string' },
@@ -73,6 +74,9 @@ ${SCRIPT_ARGS_HELP}
                         what lives in CPU memory: the optimizer state (ZeRO-Offload), or also the parameters
                         and gradients (DeepSpeed offload_param, FSDP CPUOffload), fetched over PCIe every pass
   --hsdp H              auto (default) | on | off   shard ZeRO state within a node, replicate across nodes
+  --framework F         ddp | fsdp | deepspeed | megatron   the framework that trains it, when no config beside the model
+                        says: its ZeRO stages and offloads (DDP: ZeRO-1 only, no offload; Megatron: ZeRO-1, optimizer
+                        offload) and how it times the weight gather and the gradient sync (DeepSpeed's after the backward)
   --weight-gather W     after-step | next-forward   when ZeRO-1/2 gather the updated weights (default: the training
                         config's framework, else after-step): DeepSpeed gathers after the optimizer step; FSDP
                         SHARD_GRAD_OP and Megatron --overlap-param-gather gather behind the next forward
@@ -107,6 +111,8 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
     options.ampStyle = oneOf<AmpStyle>('amp-style', v['amp-style'], ['autocast', 'master-weights', 'pure'], 'master-weights');
     options.ampStyleSource = '--amp-style';
   }
+  // Before --weight-gather, which overrides the framework's gather when both are given.
+  if (v.framework !== undefined) Object.assign(options, withNamedFramework(options, oneOf<NamedFramework>('framework', v.framework, NAMED_FRAMEWORKS, 'ddp'), '--framework'));
   if (v['weight-gather'] !== undefined) {
     const timing = oneOf<'after-step' | 'next-forward'>('weight-gather', v['weight-gather'], ['after-step', 'next-forward'], 'after-step');
     options.forwardGatherStages = forwardGatherStagesFor(timing);

@@ -17,3 +17,4 @@ export { launchedSetupHint, withLaunchedSetup, type BatchHint, type BatchReading
 export { isLaunchScriptName } from './launchScripts';
 export { launchArgumentsOfModel } from './launchTargets';
 export { planMachines, withLaunchScriptWorld } from './launchWorldSetup';
+export { NAMED_FRAMEWORKS, withNamedFramework, type NamedFramework } from './namedFramework';

@@ -184,7 +184,7 @@ export function evaluateCount(ctx: EvalContext, n: number, includeOwt: boolean):
 export function* evaluateCountSteps(ctx: EvalContext, n: number, includeOwt: boolean): Steps<CountResult> {
   const { model, topo, options } = ctx;
   const nodes = new Set(range(0, n).map((d) => topo.gpus[d].node));
-  const ladder = setupLadder({ n, batch: options.batch, base: ctx.baseSetup, pins: options.pins ?? {}, hasAttention: hasAttentionScores(model, options.attentionKernel), multiNode: nodes.size > 1 });
+  const ladder = setupLadder({ n, batch: options.batch, base: ctx.baseSetup, pins: options.pins ?? {}, hasAttention: hasAttentionScores(model, options.attentionKernel), multiNode: nodes.size > 1, ...(options.frameworkLimits ? { limits: options.frameworkLimits } : {}) });
   if ('reason' in ladder) return { n, reason: ladder.reason, evaluated: 0 };
   let evaluated = 0;
   const pipelinesDone = new Set<string>();

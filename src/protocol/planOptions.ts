@@ -77,6 +77,8 @@ export interface PlanOptions {
   serialSyncStages?: ZeroStage[];
   /** Who says it: the config that names the framework ('ds_config.json (DeepSpeed: …)'). */
   serialSyncSource?: string;
+  /** What the training framework the user named can run (`--framework`): absent, every ZeRO stage and offload. */
+  frameworkLimits?: FrameworkLimits;
   /** Fixed dimensions; the search fills in the rest. */
   pins?: ParallelPins;
   /**
@@ -100,4 +102,16 @@ export interface PlanOptions {
   recomputeSource?: string;
   /** Set with `recomputeSource` when the training code chose (configs/recomputeHint.ts), not a flag or setting. */
   recomputeFromCode?: boolean;
+}
+
+/**
+ * The ZeRO stages and CPU offloads a training framework runs (configs/namedFramework.ts): PyTorch DDP has ZeRO-1 only
+ * as ZeroRedundancyOptimizer and no offload; Megatron's distributed optimizer is ZeRO-1, with optimizer offload.
+ */
+export interface FrameworkLimits {
+  zeroStages: ZeroStage[];
+  optimizerOffload: boolean;
+  paramOffload: boolean;
+  /** Who names the framework and what it runs, for an infeasible pin's reason. */
+  why: string;
 }

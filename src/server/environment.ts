@@ -207,6 +207,7 @@ const DEFAULT_CLUSTER_PROBE: WapSettings = {
   precision: 'auto',
   ampStyle: 'auto',
   weightGather: 'auto',
+  framework: 'auto',
   memoryFormat: 'auto',
   recompute: 'code',
   model: '',

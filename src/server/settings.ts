@@ -4,6 +4,7 @@
  * model (some stdio clients) get the pushed settings or the defaults.
  */
 import { forwardGatherStagesFor } from '../planner/collectiveTiming';
+import { NAMED_FRAMEWORKS, withNamedFramework, type NamedFramework } from '../configs/namedFramework';
 import type { Connection } from 'vscode-languageserver';
 import { OPTIMIZER_KINDS, type AmpStyle, type Objective, type OptimizerKind, type Precision, type RecomputeMode, type StrategyMode } from '../protocol/plan';
 import { DEFAULT_BATCH, type PlanOptions } from '../protocol/planOptions';
@@ -26,6 +27,8 @@ export interface WapSettings {
   ampStyle: AmpStyle | 'auto';
   /** When ZeRO-1/2 gather the updated weights; 'auto': the framework the config next to the model names, else after the step. */
   weightGather: 'auto' | 'after-step' | 'next-forward';
+  /** The framework that trains the model (configs/namedFramework.ts); 'auto': the config next to the model names it, if any. */
+  framework: NamedFramework | 'auto';
   /** 'auto': channels_last when the code always converts the model to it (memoryFormatHint.ts), else the model's layout. */
   memoryFormat: 'channels_first' | 'channels_last' | 'auto';
   /** 'code': full recompute where the training code switches gradient checkpointing on (recomputeHint.ts), else searched; 'auto': searched. */
@@ -53,6 +56,7 @@ export const DEFAULT_SETTINGS: WapSettings = {
   precision: 'auto',
   ampStyle: 'auto',
   weightGather: 'auto',
+  framework: 'auto',
   memoryFormat: 'auto',
   recompute: 'code',
   model: '',
@@ -69,6 +73,7 @@ const OPTIMIZERS: ReadonlyArray<OptimizerKind | 'auto'> = ['auto', ...OPTIMIZER_
 const PRECISIONS: ReadonlyArray<Precision | 'auto'> = ['auto', 'fp32', 'tf32', 'fp16', 'bf16', 'fp8'];
 const AMP_STYLES: ReadonlyArray<AmpStyle | 'auto'> = ['auto', 'autocast', 'master-weights', 'pure'];
 const WEIGHT_GATHERS: ReadonlyArray<WapSettings['weightGather']> = ['auto', 'after-step', 'next-forward'];
+const FRAMEWORKS: ReadonlyArray<WapSettings['framework']> = ['auto', ...NAMED_FRAMEWORKS];
 const MEMORY_FORMATS: ReadonlyArray<WapSettings['memoryFormat']> = ['auto', 'channels_first', 'channels_last'];
 const RECOMPUTE: ReadonlyArray<WapSettings['recompute']> = ['code', 'auto', 'none', 'selective', 'full'];
 
@@ -97,6 +102,7 @@ export function normalizeSettings(raw: unknown): WapSettings {
     precision: oneOf(r.precision, PRECISIONS, DEFAULT_SETTINGS.precision),
     ampStyle: oneOf(r.ampStyle, AMP_STYLES, DEFAULT_SETTINGS.ampStyle),
     weightGather: oneOf(r.weightGather, WEIGHT_GATHERS, DEFAULT_SETTINGS.weightGather),
+    framework: oneOf(r.framework, FRAMEWORKS, DEFAULT_SETTINGS.framework),
     memoryFormat: oneOf(r.memoryFormat, MEMORY_FORMATS, DEFAULT_SETTINGS.memoryFormat),
     recompute: oneOf(r.recompute, RECOMPUTE, DEFAULT_SETTINGS.recompute),
     model: typeof r.model === 'string' ? r.model.trim() : '',
@@ -135,6 +141,8 @@ export function toPlanOptions(s: WapSettings, overrides: Partial<PlanControls> =
     options.ampStyle = s.ampStyle;
     options.ampStyleSource = 'the wap.ampStyle setting';
   }
+  // Before wap.weightGather, which overrides the framework's gather when both are set.
+  if (s.framework !== 'auto') Object.assign(options, withNamedFramework(options, s.framework, 'the wap.framework setting'));
   if (s.weightGather !== 'auto') {
     options.forwardGatherStages = forwardGatherStagesFor(s.weightGather);
     options.forwardGatherSource = 'the wap.weightGather setting';

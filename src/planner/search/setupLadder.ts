@@ -38,6 +38,8 @@
 import type { ParallelPins, RecomputeMode, ZeroStage } from '../../protocol/plan';
 import type { TableSetup } from '../cost/tables';
 import type { Steps } from '../steps';
+import type { FrameworkLimits } from '../../protocol/planOptions';
+import { deepestZero, frameworkRuns, pinOutsideFramework } from './frameworkLimits';
 
 export interface LadderContext {
   n: number;
@@ -49,6 +51,8 @@ export interface LadderContext {
   hasAttention: boolean;
   /** The group of n GPUs spans more than one node (HSDP is an option). */
   multiNode: boolean;
+  /** What the named framework runs (frameworkLimits.ts); absent, every stage and offload. */
+  limits?: FrameworkLimits;
 }
 
 /** Setups compared together, the fastest that fits winning (ZeRO-3 with and without HSDP). */
@@ -88,6 +92,8 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
   const { n, pins } = x;
   const pinnedSteps = pinnedMicroSteps(pins, n, x.batch);
   if ('reason' in pinnedSteps) return pinnedSteps;
+  const outside = pinOutsideFramework(pins, x.limits);
+  if (outside) return { reason: outside };
   const dp = n > 1;
   const make = (zero: ZeroStage, recompute: RecomputeMode, microSteps: number, cpuOffload = false, hybridShard = false, paramOffload = false): TableSetup => {
     const params = pins.paramOffload ?? paramOffload;
@@ -120,13 +126,15 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
     const plain: Rung[] = x.hasAttention ? [[make(0, 'none', a), make(1, 'none', a)], [make(2, 'none', a)]] : [];
     raw.push({ microSteps: a, light: [...plain, [make(0, light, a), make(1, light, a)], [make(2, light, a)], zeroThree(light, a)], full: fullRungs(a) });
   }
-  const last = make(3, 'full', deepest);
-  // Pins collapse rungs into duplicates: keep each setup once, at its first place.
+  const top = deepestZero(x.limits);
+  const last = make(top, 'full', deepest);
+  // Pins collapse rungs into duplicates: keep each setup once, at its first place; and only what the framework runs.
   const seen = new Set<string>();
   const fresh = (rungs: Rung[]): Rung[] =>
     rungs
       .map((r) =>
         r.filter((s) => {
+          if (!frameworkRuns(x.limits, s.zeroStage, s.paramOffload ? 'params' : s.cpuOffload ? 'optimizer' : 'none')) return false;
           const k = setupKey(s);
           if (seen.has(k)) return false;
           seen.add(k);
@@ -135,7 +143,7 @@ export function setupLadder(x: LadderContext): Ladder | { reason: string } {
       )
       .filter((r) => r.length > 0);
   const levels = raw.map((l) => ({ microSteps: l.microSteps, light: fresh(l.light), full: fresh(l.full) })).filter((l) => l.light.length + l.full.length > 0);
-  const optimizerOffload = make(3, 'full', deepest, true);
+  const optimizerOffload = make(top, 'full', deepest, true);
   const paramOffload = pins.cpuOffload === false ? [] : [make(3, 'full', deepest, true, false, true)];
   return { levels, offload: fresh([[pins.cpuOffload === false ? last : optimizerOffload], paramOffload]) };
 }

@@ -56,7 +56,7 @@ function ampOf(options: PlanOptions, precision: Precision): { ampStyle: AmpStyle
 export function searchContext(model: AnalyzedModel, structure: BlockStructure, cluster: ClusterSpec, options: PlanOptions): { space: SpaceContext; ctx: EstimateContext; peak: { tflops: number; fallback: boolean } } {
   const shape = blockShape(structure);
   const gpusPerNode = cluster.gpus.length / cluster.nodes;
-  const space: SpaceContext = { structure, shape, batch: options.batch, gpusPerNode, clusterGpus: cluster.gpus.length, pins: options.pins ?? {}, mode: options.strategies, ...(options.microBatches ? { microBatches: options.microBatches } : {}) };
+  const space: SpaceContext = { structure, shape, batch: options.batch, gpusPerNode, clusterGpus: cluster.gpus.length, pins: options.pins ?? {}, ...(options.frameworkLimits ? { limits: options.frameworkLimits } : {}), mode: options.strategies, ...(options.microBatches ? { microBatches: options.microBatches } : {}) };
   const gpu = cluster.gpus[0];
   const precision: Precision = options.precision ?? 'fp32';
   const amp = ampOf(options, precision);

@@ -9,6 +9,8 @@
 import type { ParallelPins, RecomputeMode, ZeroStage } from '../../../protocol/plan';
 import { estimateWith, costsFor, hostCapOf, linksFor, type Config3D, type Estimate, type EstimateContext } from './estimate';
 import { hsdpPossible } from './sharding';
+import { deepestZero, frameworkRuns, pinOutsideFramework, type OffloadKind } from '../frameworkLimits';
+import type { FrameworkLimits } from '../../../protocol/planOptions';
 import { degreeTuples, divisorsOf, microBatchSizes, stageLayouts, virtualStageCounts, type SpaceContext } from './space';
 
 export interface Scored {
@@ -42,9 +44,10 @@ function insertTop(top: Scored[], s: Scored): void {
   if (top.length > KEEP) top.pop();
 }
 
-export function zeroStages(pins: ParallelPins, shards: number): ZeroStage[] {
-  if (pins.zeroStage !== undefined) return [pins.zeroStage];
-  return shards > 1 ? [0, 1, 2, 3] : [0];
+export function zeroStages(pins: ParallelPins, shards: number, limits?: FrameworkLimits): ZeroStage[] {
+  if (pins.zeroStage !== undefined) return frameworkRuns(limits, pins.zeroStage, 'none') ? [pins.zeroStage] : [];
+  const stages: ZeroStage[] = shards > 1 ? [0, 1, 2, 3] : [0];
+  return stages.filter((z) => frameworkRuns(limits, z, 'none'));
 }
 
 export function recomputeModes(pins: ParallelPins): RecomputeMode[] {
@@ -66,13 +69,15 @@ export function hsdpChoices(space: SpaceContext, zero: ZeroStage, tp: number, gr
 }
 
 /** What a configuration keeps in host memory: nothing, the optimizer state, or the parameters and gradients too. */
-export type OffloadLevel = 'none' | 'optimizer' | 'params';
+export type OffloadLevel = OffloadKind;
 
 /** The offload levels the search tries under the pins: 'none' first; the others, which compete, only when it fits nothing. */
-export function offloadLevels(pins: ParallelPins): OffloadLevel[] {
+export function offloadLevels(pins: ParallelPins, limits?: FrameworkLimits): OffloadLevel[] {
   if (pins.paramOffload) return ['params'];
   const levels: OffloadLevel[] = pins.cpuOffload === true ? ['optimizer'] : pins.cpuOffload === false ? ['none'] : ['none', 'optimizer'];
-  return pins.paramOffload === undefined && pins.cpuOffload !== false ? [...levels, 'params'] : levels;
+  const all: OffloadLevel[] = pins.paramOffload === undefined && pins.cpuOffload !== false ? [...levels, 'params'] : levels;
+  // The framework's deepest stage with that offload: DDP has none, Megatron's distributed optimizer offloads its state.
+  return all.filter((level) => frameworkRuns(limits, deepestZero(limits), level));
 }
 
 /**
@@ -80,7 +85,7 @@ export function offloadLevels(pins: ParallelPins): OffloadLevel[] {
  * `offload`: what all of them keep in host memory (the search tries offload only when nothing else fits). Parameter
  * offload runs without a pipeline: DeepSpeed's offload_param needs ZeRO-3, which its pipeline engine refuses.
  */
-export function* configsOn(space: SpaceContext, n: number, offload: OffloadLevel = offloadLevels(space.pins)[0]!): Generator<Config3D> {
+export function* configsOn(space: SpaceContext, n: number, offload: OffloadLevel = offloadLevels(space.pins, space.limits)[0]!): Generator<Config3D> {
   const pins = space.pins;
   const held = offload === 'params' ? { offload: true, paramOffload: true } : offload === 'optimizer' ? { offload: true } : {};
   for (const { tp, cp, pp, dp } of degreeTuples(space, n)) {
@@ -94,7 +99,7 @@ export function* configsOn(space: SpaceContext, n: number, offload: OffloadLevel
             if (v > 1 && !even) continue;
             const sps = tp > 1 ? (pins.sequenceParallel !== undefined ? [pins.sequenceParallel] : [true, false]) : [false];
             for (const sp of sps) {
-              for (const zero of zeroStages(pins, dp * cp)) {
+              for (const zero of zeroStages(pins, dp * cp, space.limits)) {
                 for (const hsdp of hsdpChoices(space, zero, tp, dp * cp)) {
                   for (const recompute of recomputeModes(pins)) {
                     yield { n, dp, tp, pp, cp, ep, v, sp, mb, microBatches, zero, recompute, blocksPerStage: layout, ...(hsdp ? { hsdp } : {}), ...held };
@@ -130,7 +135,7 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
     // Offload is a last resort: tried only when nothing fits on n GPUs without it (and not pinned off). Then both
     // levels compete: optimizer offload keeps the 16-bit weights on the GPU, which can leave room only for tiny
     // micro-batches, where fetching every weight over PCIe with larger ones is faster.
-    const levels = offloadLevels(space.pins);
+    const levels = offloadLevels(space.pins, space.limits);
     // Offloading the optimizer frees exactly its and the gradients' bytes: when no configuration fits even without
     // them, skip that pass.
     let leastWithoutOptimizer = Infinity;
@@ -161,7 +166,7 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
       }
     }
     const hostBound = smallest !== undefined && smallest.memory.total <= ctx.usableBytes;
-    const reason = top.length > 0 ? undefined : hostBound ? `nothing fits on ${n} GPUs: the smallest configuration offloads ${(smallest!.hostBytes / 1e9).toFixed(1)} GB per GPU to host memory, more than the ${(hostCapOf(ctx, n)! / 1e9).toFixed(1)} GB of the node's RAM each rank has (hostMemoryGB)` : smallest ? `nothing fits on ${n} GPUs: the smallest configuration needs ${(smallest.memory.total / 1e9).toFixed(1)} GB per GPU, more than the ${(ctx.usableBytes / 1e9).toFixed(1)} GB usable${OFFLOAD_TRIED[deepestTried]}` : `no configuration of the block stack divides ${n} GPUs under the pins`;
+    const reason = top.length > 0 ? undefined : (pinOutsideFramework(space.pins, space.limits) ?? (hostBound ? `nothing fits on ${n} GPUs: the smallest configuration offloads ${(smallest!.hostBytes / 1e9).toFixed(1)} GB per GPU to host memory, more than the ${(hostCapOf(ctx, n)! / 1e9).toFixed(1)} GB of the node's RAM each rank has (hostMemoryGB)` : smallest ? `nothing fits on ${n} GPUs: the smallest configuration needs ${(smallest.memory.total / 1e9).toFixed(1)} GB per GPU, more than the ${(ctx.usableBytes / 1e9).toFixed(1)} GB usable${OFFLOAD_TRIED[deepestTried]}` : `no configuration of the block stack divides ${n} GPUs under the pins`));
     out.push({ n, top, reason });
     yield [++done, counts.length];
   }

@@ -5,6 +5,7 @@
  */
 import type { ParallelPins, StrategyMode } from '../../../protocol/plan';
 import type { BlockShape, BlockStructure } from './blocks';
+import type { FrameworkLimits } from '../../../protocol/planOptions';
 
 export interface SpaceContext {
   structure: BlockStructure;
@@ -13,6 +14,8 @@ export interface SpaceContext {
   gpusPerNode: number;
   clusterGpus: number;
   pins: ParallelPins;
+  /** What the named framework runs (../frameworkLimits.ts); absent, every stage and offload. */
+  limits?: FrameworkLimits;
   /** 'dp': data parallel (with ZeRO/recompute) only; 'hybrid': adds tensor and context parallel; 'all': adds pipelines. Pins override. */
   mode: StrategyMode;
   /** Micro-batches per step when the caller fixes them (PlanOptions.microBatches). */
