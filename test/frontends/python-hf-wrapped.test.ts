@@ -143,6 +143,32 @@ tagger = Tagger()
   assert.deepEqual(tagger.outputs, ['lm.lm_head']);
 });
 
+test("Lightning's fine-tuning layout: `forward(self, **inputs)` handing the batch to the model it holds is fed the model's own inputs; `from_pretrained(name, config=config)` builds from the config given (3 labels)", () => {
+  const source = `import lightning as L
+import torch
+from transformers import AutoConfig, AutoModelForSequenceClassification
+
+class GLUETransformer(L.LightningModule):
+    def __init__(self, model_name_or_path="./bert-base-uncased", num_labels=3):
+        super().__init__()
+        self.config = AutoConfig.from_pretrained(model_name_or_path, num_labels=num_labels)
+        self.model = AutoModelForSequenceClassification.from_pretrained(model_name_or_path, config=self.config)
+
+    def forward(self, **inputs):
+        return self.model(**inputs)
+
+    def training_step(self, batch, batch_idx):
+        return self(**batch)[0]
+
+model = GLUETransformer()
+`;
+  const { model, diagnostics } = read(join(fixtures, 'huggingface', 'glue.py'), source);
+  assert.equal(model.totals.params, BERT_BODY + 768 * 3 + 3);
+  assert.deepEqual(model.inputs.map((i) => [i.id, i.dtype]), [['input_ids', 'int']]);
+  assert.deepEqual(model.outputs, ['model.classifier']);
+  assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
+});
+
 test('calling a part of a transformers model on its own loses its layers, said at the call and marked incomplete', () => {
   const source = `import torch.nn as nn
 from transformers import BertConfig, BertModel

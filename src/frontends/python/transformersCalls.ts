@@ -138,3 +138,15 @@ function noteTokenLimit(graphInputs: ModelInput[], tensor: TensorV, input: Model
   const own = graphInputs.find((i) => i.id === tensor.id);
   if (own && input.maxLength && !own.maxLength) own.maxLength = input.maxLength;
 }
+
+/**
+ * A forward that takes only `**inputs` and hands them to the transformers model its module holds (Lightning's
+ * fine-tuning example: `def forward(self, **inputs): return self.model(**inputs)`; the batch is the tokenizer's
+ * dict): its inputs are that model's own, by name (input_ids, pixel_values). Undefined when the module holds none.
+ */
+export function keywordInputsOf(root: Value): string[] | undefined {
+  if (root.k !== 'inst') return undefined;
+  const held = [...root.attrs.values()].find((v): v is HfV => v.k === 'hf' && v.what === 'model');
+  const inputs = held && hfTrainedGraph(held).inputs.map((i) => i.id);
+  return inputs?.length ? inputs : undefined;
+}

@@ -47,6 +47,10 @@ function fileError(interp: Interp, site: CallSite, message: string, code = 'hf-c
 
 /** Loads a from_pretrained reference, or records a diagnostic at the call and returns undefined. */
 function pretrained(interp: Interp, args: Value[], kwargs: Map<string, Value>, site: CallSite): { config: HfConfig; source: string } | undefined {
+  // `from_pretrained(name, config=config)`: transformers builds the model from the config it is given, not the
+  // checkpoint's config.json (Lightning's fine-tuning example passes AutoConfig.from_pretrained(name, num_labels=…)).
+  const given = kwargs.get('config');
+  if (given?.k === 'hf' && given.what === 'config') return { config: { ...given.config, ...overrides(kwargs, true) }, source: given.source };
   const ref = args[0]?.k === 'str' ? args[0].v : kwargs.get('pretrained_model_name_or_path')?.k === 'str' ? (kwargs.get('pretrained_model_name_or_path') as { v: string }).v : undefined;
   if (ref === undefined) {
     fileError(interp, site, `${site.calleeText}: the model name or folder is not a string WAP can read, so the config (and the model) are unknown`);
