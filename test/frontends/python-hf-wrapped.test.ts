@@ -91,6 +91,30 @@ model = Classifier()
   assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
 });
 
+test("LoRA on the held model (`self.encoder = get_peft_model(base, LoraConfig(…))`): its adapters are in the graph and only they and the head train", () => {
+  const source = `import torch.nn as nn
+from transformers import AutoModel
+from peft import LoraConfig, get_peft_model
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        base = AutoModel.from_pretrained("./bert-base-uncased")
+        self.encoder = get_peft_model(base, LoraConfig(r=8, target_modules=["query", "value"]))
+        self.head = nn.Linear(768, 4)
+
+    def forward(self, input_ids):
+        return self.head(self.encoder(input_ids=input_ids).pooler_output)
+
+model = Classifier()
+`;
+  const { model, diagnostics } = read(join(fixtures, 'huggingface', 'lora_wrapped.py'), source);
+  // peft's count for bert-base with r=8 on query and value: 12 layers × 2 × (768·8 + 8·768) = 294,912.
+  assert.deepEqual([model.totals.params, model.totals.frozenParams], [294_912 + 768 * 4 + 4, BERT_BODY]);
+  assert.deepEqual(layer(model, 'encoder.encoder.layer.0.attention.self.query.lora_add').inputs[0], 'encoder.encoder.layer.0.attention.self.query');
+  assert.ok(diagnostics.some((d) => d.code === 'lora' && /on 24 layers/.test(d.message)));
+});
+
 test('a decoder read as a tuple: `self.lm(ids, return_dict=False)[0]` is the last hidden state; a causal LM computes its loss only when given labels', () => {
   const source = `import torch.nn as nn
 from transformers import LlamaConfig, LlamaModel, LlamaForCausalLM

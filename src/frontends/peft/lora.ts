@@ -183,6 +183,11 @@ export function withLoraAdapters(spec: ModelSpec, lora: LoraSettings): ModelSpec
   return { ...spec, layers, outputs: spec.outputs.map((o) => renamed.get(o) ?? o), diagnostics: [...spec.diagnostics, ...diagnostics] };
 }
 
+/** The id that holds layer `id`'s output once adapted: its `lora_add` where LoRA targets it, else `id` itself. */
+export function adaptedOutput(layers: readonly LayerSpec[], id: string): string {
+  return layers.find((l) => l.op === 'add' && l.inputs[0] === id && l.id === `${id}.lora_add`)?.id ?? id;
+}
+
 type AdapterPart = Pick<LayerSpec, 'type' | 'op' | 'attrs'>;
 
 /**

@@ -12,6 +12,8 @@ import type { LayerSpec, ModelInput } from '../../core/ir';
 import type { HfModelSpec } from '../huggingface/registry';
 import type { Interp } from './interpreter';
 import { hfTrainedGraph } from './transformersModules';
+import { loraOf } from './peftCalls';
+import { adaptedOutput, withLoraAdapters, type LoraSettings } from '../peft/lora';
 import { UNKNOWN, str, type CallSite, type DictV, type Dims, type HfV, type TensorV, type Value } from './values';
 
 /**
@@ -31,8 +33,8 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
     interp.warnAt(site.range, `${part} is a part of ${model.className}, called on its own: WAP reads a transformers model called whole, not its submodules, so it and the layers after it are missing`, 'unread-hf-part');
     return UNKNOWN;
   }
-  const spec = hfTrainedGraph(model);
-  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || d.code === 'hf-config');
+  const spec = adapted(hfTrainedGraph(model), loraOf(model));
+  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || d.code === 'hf-config' || d.code === 'lora');
   for (const d of said) g.diagnostics.push({ ...d, line: site.range.line, column: site.range.column, endLine: site.range.endLine, endColumn: site.range.endColumn });
   if (!spec.outputFields || spec.layers.some((l) => l.op === 'opaque')) return UNKNOWN;
   const fed = fedInputs(spec, args, kwargs);
@@ -61,6 +63,14 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
   if (returnDict?.k === 'bool' && !returnDict.v) return { k: 'tuple', items: values.map(([, v]) => v) };
   const output: DictV = { k: 'dict', map: new Map(values.map(([field, v]) => [`s:${field}`, [str(field), v]])), attributes: true, modelOutput: model.className };
   return output;
+}
+
+/** With get_peft_model's LoRA adapters (../peft/lora.ts), the fields following an adapted layer to its sum. */
+function adapted(spec: HfModelSpec, lora: LoraSettings | undefined): HfModelSpec {
+  if (!lora || !spec.outputFields) return spec;
+  const withAdapters = withLoraAdapters(spec, lora);
+  const fields = new Map([...spec.outputFields].map(([field, id]) => [field, adaptedOutput(withAdapters.layers, id)]));
+  return { ...withAdapters, outputFields: fields };
 }
 
 /**
