@@ -160,6 +160,32 @@ test('T5, ViT, RoBERTa, GPT-NeoX and Gemma build with their real sizes', () => {
   assert.deepEqual(layer(t5, 'encoder.block.0.layer.0.SelfAttention.relative_attention_bias').outputShape, [128, 128, 8]);
 });
 
+test('DistilBERT and XLM-RoBERTa from their config.json: the counts fine-tuning scripts print, and the positions RoBERTa reserves', () => {
+  const counts: Array<[string, string, number]> = [
+    // DistilBertModel: no token types, no pooler; the classifier adds pre_classifier (768²+768) and 768·2+2.
+    ['distilbert-base-uncased', 'AutoModel', 66_362_880],
+    ['distilbert-base-uncased', 'AutoModelForSequenceClassification', 66_955_010],
+    ['xlm-roberta-base', 'AutoModel', 278_043_648],
+    // RoBERTa's classification head has no pooler: dense 768²+768 and out_proj 768·2+2 on the first token.
+    ['xlm-roberta-base', 'AutoModelForSequenceClassification', 278_045_186],
+  ];
+  for (const [dir, cls, params] of counts) {
+    const source = `from transformers import ${cls}\nmodel = ${cls}.from_pretrained("./${dir}")\n`;
+    const m = only(py(join(fixtures, 'catalogue.py'), source));
+    assert.equal(m.totals.params, params, `${cls} ${dir}`);
+    assert.equal(m.completeness?.complete, true, `${cls} ${dir}`);
+  }
+  const distil = only(py(join(fixtures, 'catalogue.py'), 'from transformers import AutoModelForSequenceClassification\nmodel = AutoModelForSequenceClassification.from_pretrained("./distilbert-base-uncased")\n'), undefined, [128]);
+  assert.deepEqual(layer(distil, 'classifier').inputs, ['dropout']);
+  assert.equal(layer(distil, 'distilbert.transformer.layer.5.ffn.lin1').workload.params, 768 * 3072 + 3072);
+  // xlm-roberta-base's 514 position rows hold 512 tokens: position ids start after the padding index (1).
+  const xlmr = only(py(join(fixtures, 'catalogue.py'), 'from transformers import AutoModel\nmodel = AutoModel.from_pretrained("./xlm-roberta-base")\n'));
+  assert.deepEqual(xlmr.input, [512]);
+  // Sinusoidal positions are fixed: the table trains nothing.
+  const sinusoidal = only(py('/tmp/s.py', 'from transformers import DistilBertConfig, DistilBertModel\nmodel = DistilBertModel(DistilBertConfig(sinusoidal_pos_embds=True))\n'), undefined, [128]);
+  assert.equal(sinusoidal.totals.frozenParams, 512 * 768);
+});
+
 test('configs edited before building, AutoModel.from_config, and --input sequence lengths flow through', () => {
   const src = `from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig
 cfg = LlamaConfig(hidden_size=512, intermediate_size=1024, num_attention_heads=8, num_key_value_heads=2, vocab_size=1000)

@@ -1,5 +1,5 @@
 /**
- * BERT (modeling_bert.py) and RoBERTa (modeling_roberta.py): bidirectional
+ * BERT (modeling_bert.py) and RoBERTa (modeling_roberta.py; XLM-RoBERTa and CamemBERT alike): bidirectional
  * encoders with word, position and token-type embeddings, post-LayerNorm
  * blocks and separate query/key/value projections with biases.
  * Position and token-type ids have input_ids' shape, so those embeddings take
@@ -20,7 +20,8 @@ function firstToken(g: HfGraph, name: string, h: string): string {
 
 export function buildBertFamily(ctx: BuildContext): string[] {
   const { graph: g, config } = ctx;
-  const roberta = config.model_type === 'roberta';
+  // XLM-RoBERTa and CamemBERT are RoBERTa's modules under their own names (modeling_xlm_roberta.py is copied from it).
+  const roberta = config.model_type === 'roberta' || config.model_type === 'xlm-roberta' || config.model_type === 'camembert';
   const hidden = intField(config, 'hidden_size');
   const heads = intField(config, 'num_attention_heads');
   const layers = intField(config, 'num_hidden_layers');

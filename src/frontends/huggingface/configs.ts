@@ -64,6 +64,20 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2,
     hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, classifier_dropout: null,
   },
+  // XLMRobertaConfig and CamembertConfig keep BertConfig's keyword defaults too; their checkpoints set the rest.
+  'xlm-roberta': {
+    vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2,
+    hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, classifier_dropout: null,
+  },
+  camembert: {
+    vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2,
+    hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, classifier_dropout: null,
+  },
+  // DistilBertConfig's defaults (distilbert-base-uncased's shape).
+  distilbert: {
+    vocab_size: 30522, max_position_embeddings: 512, sinusoidal_pos_embds: false, n_layers: 6, n_heads: 12, dim: 768, hidden_dim: 3072,
+    dropout: 0.1, attention_dropout: 0.1, activation: 'gelu', seq_classif_dropout: 0.2,
+  },
   t5: {
     vocab_size: 32128, d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_decoder_layers: null, num_heads: 8,
     relative_attention_num_buckets: 32, feed_forward_proj: 'relu', tie_word_embeddings: true, dropout_rate: 0.1,
@@ -81,7 +95,7 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
 /** Class-name prefixes as transformers spells them → model_type. */
 const PREFIXES: Array<[string, string]> = [
   ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'], ['Qwen3', 'qwen3'],
-  ['Phi3', 'phi3'], ['Gemma', 'gemma'], ['Gemma2', 'gemma2'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
+  ['Phi3', 'phi3'], ['Gemma', 'gemma'], ['Gemma2', 'gemma2'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['XLMRoberta', 'xlm-roberta'], ['Camembert', 'camembert'], ['DistilBert', 'distilbert'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
 ];
 
 const HEAD_SUFFIXES: Array<[string, HfHead]> = [

@@ -5,6 +5,7 @@
  */
 import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
 import { buildBertFamily } from './bert';
+import { buildDistilBert } from './distilbert';
 import { intField, knownModelTypes, withDefaults, type HfConfig, type HfHead } from './configs';
 import { buildLlamaFamily, type BuildContext } from './decoder';
 import { buildGemma2 } from './gemma2';
@@ -29,6 +30,9 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   gpt_neox: { build: buildGptNeox, heads: ['base', 'causal-lm'] },
   bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'pre-training', 'sequence-classification'] },
   roberta: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
+  'xlm-roberta': { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
+  camembert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification'] },
+  distilbert: { build: buildDistilBert, heads: ['base', 'masked-lm', 'sequence-classification'] },
   t5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
   mt5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
   vit: { build: buildVit, heads: ['base', 'image-classification'] },
@@ -54,11 +58,21 @@ export interface HfModelRequest {
   source: string;
 }
 
+/**
+ * The positions a RoBERTa-family table spends before the first token: its position ids start after the padding index
+ * (modeling_roberta.py, create_position_ids_from_input_ids), so of xlm-roberta-base's 514 rows 512 are tokens.
+ */
+function reservedPositions(config: HfConfig): number {
+  const offset = ['roberta', 'xlm-roberta', 'camembert'].includes(String(config.model_type)) ? config.pad_token_id : undefined;
+  return typeof offset === 'number' && Number.isInteger(offset) && offset >= 0 ? offset + 1 : 0;
+}
+
 /** The context length the model was configured for, and the config key it came from. */
 function configuredLength(config: HfConfig): { length: number; key: string } {
   for (const key of ['max_position_embeddings', 'n_positions', 'n_ctx']) {
     const v = config[key];
-    if (typeof v === 'number' && Number.isInteger(v) && v > 0) return { length: v, key };
+    const reserved = key === 'max_position_embeddings' ? reservedPositions(config) : 0;
+    if (typeof v === 'number' && Number.isInteger(v) && v > reserved) return { length: v - reserved, key: reserved ? `${key} (less the ${reserved} positions RoBERTa reserves before the first token)` : key };
   }
   // T5 has relative positions and no maximum; its pre-training used 512 tokens (Raffel et al., 2020, §3.1.2).
   return { length: 512, key: 'T5 pre-training length' };
@@ -108,7 +122,7 @@ export function buildHfModel(req: HfModelRequest): HfModelSpec {
     return opaqueModel(req, `cannot build ${modelType} from this config: ${e instanceof Error ? e.message : String(e)}`);
   }
   const positions = config.max_position_embeddings ?? config.n_positions;
-  const maxLength = typeof positions === 'number' ? { maxLength: { tokens: positions, what: `${req.className} is configured for (${req.source})` } } : {};
+  const maxLength = typeof positions === 'number' ? { maxLength: { tokens: configured.length, what: `${req.className} is configured for (${req.source})` } } : {};
   const inputs = graph.inputs.map((i) =>
     i.dtype === 'int'
       ? { ...i, assumed: `the ${configured.key} of ${req.source} (${configured.length} tokens)`, lengthFree: true, ...maxLength }

@@ -31,6 +31,9 @@ import { native, type HfV, type Value } from './values';
 const INPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
   bert: 'embeddings.word_embeddings',
   roberta: 'embeddings.word_embeddings',
+  'xlm-roberta': 'embeddings.word_embeddings',
+  camembert: 'embeddings.word_embeddings',
+  distilbert: 'embeddings.word_embeddings',
   gpt2: 'wte',
   gpt_neox: 'embed_in',
   llama: 'embed_tokens',
@@ -51,6 +54,9 @@ const INPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
 const OUTPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
   bert: 'cls.predictions.decoder',
   roberta: 'lm_head.decoder',
+  'xlm-roberta': 'lm_head.decoder',
+  camembert: 'lm_head.decoder',
+  distilbert: 'vocab_projector',
   gpt2: 'lm_head',
   gpt_neox: 'embed_out',
   llama: 'lm_head',

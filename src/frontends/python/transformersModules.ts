@@ -20,6 +20,9 @@ import { UNKNOWN, list, toNumber, type HfV, type Value } from './values';
 const BASE_MODEL_PREFIX: Readonly<Record<string, string>> = {
   bert: 'bert',
   roberta: 'roberta',
+  'xlm-roberta': 'roberta',
+  camembert: 'roberta',
+  distilbert: 'distilbert',
   gpt2: 'transformer',
   gpt_neox: 'gpt_neox',
   llama: 'model',
