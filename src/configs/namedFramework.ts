@@ -46,14 +46,15 @@ const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
     limits: { zeroStages: ALL_STAGES, optimizerOffload: true, paramOffload: true },
     runs: 'DeepSpeed runs every stage',
   },
-  // Megatron-LM's distributed optimizer is its ZeRO-1 (--use-distributed-optimizer); Megatron Core offloads its state
-  // with --optimizer-cpu-offload and has no parameter offload. Priced with the overlap flags WAP's export writes
-  // (--overlap-grad-reduce --overlap-param-gather).
+  // Megatron-LM's own data parallelism: its distributed optimizer is ZeRO-1 (--use-distributed-optimizer), whose state
+  // Megatron Core offloads with --optimizer-cpu-offload; no parameter offload. Deeper sharding runs through its FSDP
+  // paths (--use-torch-fsdp2, Megatron-FSDP), FSDP's way: --framework fsdp prices that. Priced with the overlap flags
+  // WAP's export writes (--overlap-grad-reduce --overlap-param-gather).
   megatron: {
     gather: megatronWeightGather(true),
     sync: { ...OVERLAPPED, why: 'Megatron --overlap-grad-reduce: gradients reduced in buckets beside the backward' },
     limits: { zeroStages: [0, 1], optimizerOffload: true, paramOffload: false },
-    runs: "Megatron-LM runs ZeRO-1 as its distributed optimizer and nothing deeper, and offloads only the optimizer state (--optimizer-cpu-offload)",
+    runs: "Megatron-LM's distributed optimizer is ZeRO-1 and offloads only the optimizer state (--optimizer-cpu-offload); deeper sharding is its FSDP path (--use-torch-fsdp2), planned with --framework fsdp",
   },
 };
 
