@@ -133,6 +133,7 @@ export function readDeepspeedSetup(text: string, root: Node): StatedSetup {
     stated[key] = dim(offloadsTo(device?.value), device, key);
     if (device?.value === 'nvme') unmodelled.push(nvmeUnmodelled(rangeOf(device), `${section}.device "nvme"`));
   }
+  unmodelled.push(...zeroPlusPlusUnmodelled(root));
   if (unmodelled.length) stated.unmodelled = unmodelled;
   deepspeedParamOffloadRules(stated, 'offload_param without offload_optimizer');
   const count = (key: string, as: 'microBatch' | 'gradientAccumulation' | 'globalBatch'): void => {
@@ -151,4 +152,28 @@ export function readDeepspeedSetup(text: string, root: Node): StatedSetup {
     stated.gradientAccumulation = { ...dim(1, undefined, 'gradientAccumulation'), stated: false };
   }
   return stated;
+}
+
+/**
+ * ZeRO++ (Wang et al., 2023; DeepSpeed's zero_optimization keys): weights all-gathered in int8 (qwZ,
+ * zero_quantized_weights), a secondary weight shard per node for the backward's gathers (hpZ, zero_hpz_partition_size),
+ * gradients reduce-scattered in int4 (qgZ, zero_quantized_gradients). WAP prices ZeRO-3's collectives in the
+ * training precision over the whole data-parallel group, so with these on the plan overstates their time: said.
+ */
+function zeroPlusPlusUnmodelled(root: Node): Array<{ range: TextRange; message: string; short: string }> {
+  const out: Array<{ range: TextRange; message: string; short: string }> = [];
+  const on = (key: string): Node | undefined => {
+    const node = valueAt(root, ['zero_optimization', key]);
+    return node && (node.value === true || (typeof node.value === 'number' && node.value > 1)) ? node : undefined;
+  };
+  const what: Array<[string, string]> = [
+    ['zero_quantized_weights', "qwZ all-gathers the weights in int8"],
+    ['zero_hpz_partition_size', "hpZ keeps a second weight shard per node, so the backward's gathers stay inside it"],
+    ['zero_quantized_gradients', 'qgZ reduce-scatters the gradients in int4'],
+  ];
+  for (const [key, does] of what) {
+    const node = on(key);
+    if (node) out.push({ range: rangeOf(node), short: `ZeRO++ ${key} not modelled`, message: `${key} (ZeRO++): ${does}; WAP prices ZeRO's collectives in the training precision over the whole data-parallel group, so the plan overstates their time${key === 'zero_hpz_partition_size' ? ' and understates the memory of the second shard' : ''}` });
+  }
+  return out;
 }

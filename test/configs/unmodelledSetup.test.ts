@@ -47,6 +47,28 @@ test("DeepSpeed: the HF Trainer's ZeRO-3 template (parameters and optimizer on t
   assert.match(paramsOnly[0][2] as string, /^offload_param without offload_optimizer offloads the parameters but not the optimizer state: WAP plans parameter offload with the optimizer state on the CPU too/);
 });
 
+test("DeepSpeed ZeRO++ (the ZeRO++ tutorial's keys): quantized weight gathers, hpZ's per-node shard and quantized gradients are each said, not priced; off, nothing is said", () => {
+  const zeroPlusPlus = `{
+  "zero_optimization": {
+    "stage": 3,
+    "reduce_bucket_size": 10000000,
+    "reduce_scatter": true,
+    "zero_quantized_weights": true,
+    "zero_hpz_partition_size": 16,
+    "zero_quantized_gradients": true,
+    "contiguous_gradients": true,
+    "overlap_comm": true
+  }
+}
+`;
+  const said = unmodelled('ds_config.json', zeroPlusPlus);
+  assert.deepEqual(said.map((f) => [f[0], f[1]]), [['warning', 'true'], ['warning', '16'], ['warning', 'true']]);
+  assert.match(said[0][2] as string, /^zero_quantized_weights \(ZeRO\+\+\): qwZ all-gathers the weights in int8; WAP prices ZeRO's collectives in the training precision/);
+  assert.match(said[1][2] as string, /^zero_hpz_partition_size \(ZeRO\+\+\): .* understates the memory of the second shard$/);
+  const off = zeroPlusPlus.replace(/true,\n    "zero_hpz/, 'false,\n    "zero_hpz').replace('16', '1').replace('"zero_quantized_gradients": true', '"zero_quantized_gradients": false');
+  assert.deepEqual(unmodelled('ds_config.json', off), []);
+});
+
 test('accelerate and Lightning: FSDP and DeepSpeed parameter offload are planned (no warning); NVMe devices are warned', () => {
   const fsdp = 'compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n  fsdp_offload_params: true\nnum_processes: 8\n';
   assert.deepEqual(unmodelled('accelerate_config.yaml', fsdp), []);
