@@ -13,7 +13,7 @@ import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { dropArgument, insertAfter } from './shellEdits';
 import { findAssignments, isMakefileName, resolveReference, splitCommands } from './shellWords';
 import type { ConfigReader, TextEdit, TextRange } from './types';
-import { megatronWeightGather } from './frameworkTimings';
+import { FSDP_WEIGHT_GATHER, megatronWeightGather } from './frameworkTimings';
 
 interface Flag {
   name: string;
@@ -25,7 +25,7 @@ interface Flag {
 /** `--name value` / `--name=value` / `--name` tokens outside comments. */
 function scanFlags(text: string): Flag[] {
   const flags: Flag[] = [];
-  const re = /(^|[\s("'])(--[a-z][a-z0-9-]*)(?:(=|[ \t]+)([^\s"')\\]+))?/g;
+  const re = /(^|[\s("'])(--[a-z][a-z0-9-]*)(?:(=|[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"')\\]+))?/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const start = m.index + m[1]!.length;
     const lineStart = text.lastIndexOf('\n', start - 1) + 1;
@@ -33,8 +33,11 @@ function scanFlags(text: string): Flag[] {
     const flag: Flag = { name: m[2]!, start, end: start + m[2]!.length };
     const raw = m[4];
     if (raw !== undefined && !raw.startsWith('--')) {
-      const vs = start + m[2]!.length + m[3]!.length;
-      flag.value = { raw, start: vs, end: vs + raw.length };
+      // A quoted value (`--data-parallel-sharding-strategy="optim_grads_params"`) is the text inside the quotes.
+      const quoted = /^["']/.test(raw) ? 1 : 0;
+      const vs = start + m[2]!.length + m[3]!.length + quoted;
+      const inner = raw.slice(quoted, raw.length - quoted);
+      flag.value = { raw: inner, start: vs, end: vs + inner.length };
     } else if (raw !== undefined) re.lastIndex = flag.end; // the next token is a flag of its own
     flags.push(flag);
   }
@@ -113,11 +116,45 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
     set: (r) => (gran?.value ? (r === 'none' ? drop(gran) : [{ start: gran.value.start, end: gran.value.end, newText: r }]) : r === 'none' ? [] : add(`--recompute-granularity ${r}`)),
   };
   const dist = find('--use-distributed-optimizer');
-  stated.zeroStage = { value: (dist ? 1 : 0) as ZeroStage, stated: !!dist, range: dist ?? anchor, set: (z) => (z <= 1 ? set('--use-distributed-optimizer', z === 1) : undefined) };
-  if (dist) stated.weightGather = megatronWeightGather(!!find('--overlap-param-gather'));
+  const sharded = megatronFsdp(find);
+  if (sharded) {
+    stated.zeroStage = { value: sharded.zero, stated: true, range: sharded.range, set: sharded.set };
+    if (sharded.zero === 1 || sharded.zero === 2) stated.weightGather = sharded.torch ? FSDP_WEIGHT_GATHER : megatronWeightGather(!!find('--overlap-param-gather'));
+  } else {
+    // A plan's ZeRO-2/3 is Megatron-FSDP's strategy, written with the flags megatronExport.ts writes.
+    const toFsdp = (z: ZeroStage): TextEdit[] => [...set('--use-distributed-optimizer', true), ...add(`--use-megatron-fsdp --data-parallel-sharding-strategy ${z === 3 ? 'optim_grads_params' : 'optim_grads'} --no-gradient-accumulation-fusion --ckpt-format fsdp_dtensor`)];
+    stated.zeroStage = { value: (dist ? 1 : 0) as ZeroStage, stated: !!dist, range: dist ?? anchor, set: (z) => (z <= 1 ? set('--use-distributed-optimizer', z === 1) : toFsdp(z)) };
+    if (dist) stated.weightGather = megatronWeightGather(!!find('--overlap-param-gather'));
+  }
   // Megatron derives accumulation from --global-batch-size; with it stated, moving the micro-batch keeps the batch.
   if (stated.microBatch && stated.globalBatch) stated.gradientAccumulation = { value: 1, stated: false, range: anchor, set: () => [] };
   return stated;
+}
+
+/** Megatron-FSDP's --data-parallel-sharding-strategy values as ZeRO stages (its README: optim, optim_grads, optim_grads_params). */
+const FSDP_STRATEGIES: ReadonlyArray<[string, ZeroStage]> = [['no_shard', 0], ['optim', 1], ['optim_grads', 2], ['optim_grads_params', 3]];
+
+/**
+ * Megatron's FSDP paths, where the launch takes one: Megatron-FSDP (`--use-megatron-fsdp`, before it
+ * `--use-custom-fsdp`) shards as --data-parallel-sharding-strategy says (default no_shard), and `--use-torch-fsdp2`
+ * wraps the model in PyTorch's fully_shard (ZeRO-3). A plan's stage is written back into the strategy where
+ * Megatron-FSDP is on; torch FSDP2 runs only its one stage.
+ */
+function megatronFsdp(find: (name: string) => Flag | undefined): { zero: ZeroStage; torch: boolean; range: TextRange; set: (z: ZeroStage) => TextEdit[] | undefined } | undefined {
+  const torch = find('--use-torch-fsdp2');
+  if (torch) return { zero: 3, torch: true, range: torch, set: (z) => (z === 3 ? [] : undefined) };
+  const on = find('--use-megatron-fsdp') ?? find('--use-custom-fsdp');
+  if (!on) return undefined;
+  const strategy = find('--data-parallel-sharding-strategy');
+  const word = strategy?.value?.raw ?? 'no_shard';
+  const zero = FSDP_STRATEGIES.find(([w]) => w === word)?.[1];
+  if (zero === undefined) return undefined;
+  const value = strategy?.value;
+  const set = (z: ZeroStage): TextEdit[] => {
+    const next = FSDP_STRATEGIES.find(([, stage]) => stage === z)![0];
+    return value ? [{ start: value.start, end: value.end, newText: next }] : [{ start: on.end, end: on.end, newText: ` --data-parallel-sharding-strategy ${next}` }];
+  };
+  return { zero, torch: false, range: value ?? on, set };
 }
 
 export const megatronReader: ConfigReader = {

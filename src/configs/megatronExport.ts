@@ -1,7 +1,8 @@
 /**
  * The plan's setup as Megatron-LM arguments (pretrain_gpt.py): the parallel degrees, micro and global batch,
- * precision, recompute and the distributed optimizer, the flags megatron.ts reads back. What Megatron has no
- * argument for in the plan's terms (ZeRO-2/3, HSDP, optimizer offload, a 16-bit style it does not run) is a note.
+ * precision, recompute, the distributed optimizer and Megatron-FSDP's sharding strategy (ZeRO-2/3), the flags
+ * megatron.ts reads back. What Megatron has no argument for in the plan's terms (HSDP, optimizer offload, a 16-bit
+ * style it does not run) is a note.
  */
 import type { PlanReport } from '../protocol/plan';
 import { precisionNotes, type SetupWords } from './setupExport';
@@ -27,9 +28,13 @@ export function megatronArguments(report: PlanReport): SetupWords<string[]> {
   // Megatron's distributed optimizer shards optimizer state over the data-parallel ranks: ZeRO-1.
   if (s.zeroStage >= 1) args.push('--use-distributed-optimizer');
   // The plan's gather of the updated weights is priced where it runs: in the next forward only with the flag that puts it there.
-  if (s.zeroStage === 1 && s.weightGather === 'next-forward') args.push('--overlap-grad-reduce', '--overlap-param-gather');
+  if ((s.zeroStage === 1 || s.zeroStage === 2) && s.weightGather === 'next-forward') args.push('--overlap-grad-reduce', '--overlap-param-gather');
   else if (s.zeroStage === 1 && s.dataParallel * s.contextParallel > 1) notes.push("WAP's step prices the distributed optimizer's all-gather of the updated weights after the optimizer step, with nothing beside it; Megatron's --overlap-param-gather overlaps it with the next forward (plan with --weight-gather next-forward to price that), so with that flag expect the step up to that gather faster than this estimate.");
-  if (s.zeroStage >= 2) notes.push(`The plan shards ${s.zeroStage === 3 ? 'weights and gradients' : 'gradients'} too (ZeRO-${s.zeroStage}); Megatron's distributed optimizer shards optimizer state only (ZeRO-1): plan with --framework megatron (or --zero 1) to price what it runs, or train with Megatron-FSDP.`);
+  // ZeRO-2/3 are Megatron-FSDP's sharding strategies, with the flags its README requires beside them.
+  if (s.zeroStage >= 2) {
+    args.push('--use-megatron-fsdp', `--data-parallel-sharding-strategy ${s.zeroStage === 3 ? 'optim_grads_params' : 'optim_grads'}`, '--no-gradient-accumulation-fusion', '--ckpt-format fsdp_dtensor');
+    notes.push(`The plan shards ${s.zeroStage === 3 ? 'weights and gradients' : 'gradients'} too (ZeRO-${s.zeroStage}): written as Megatron-FSDP (--use-megatron-fsdp; older Megatron Core releases call it --use-custom-fsdp); the distributed optimizer alone is ZeRO-1, which --framework megatron plans.`);
+  }
   if (s.hybridShard) notes.push('The plan shards within a node (HSDP), which these arguments do not say.');
   if (s.cpuOffload) notes.push(`The plan keeps ${s.paramOffload ? 'parameters, gradients and optimizer state' : 'optimizer state'} in host memory, which these arguments do not switch on.`);
   if (s.recompute === 'full') args.push('--recompute-granularity full', '--recompute-method uniform', '--recompute-num-layers 1');

@@ -49,7 +49,7 @@ test('edits: numbers in place, precision flag swapped in place, flags added afte
   assert.equal(apply(s.recompute!.set!('selective')), TEXT.replace('granularity full', 'granularity selective'));
   assert.equal(apply(s.recompute!.set!('none')), TEXT.replace('  --recompute-granularity full \\\n', ''));
   assert.equal(apply(s.zeroStage!.set!(0)), TEXT.replace('  --use-distributed-optimizer \\\n', ''));
-  assert.equal(s.zeroStage!.set!(2), undefined, 'Megatron has no ZeRO-2/3 switch');
+  assert.match(apply(s.zeroStage!.set!(2)), /--use-distributed-optimizer[\s\S]*--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads /, "ZeRO-2 is Megatron-FSDP's optim_grads");
   assert.deepEqual(s.zeroStage!.set!(1), []);
   // --sequence-parallel is added after the last Megatron argument (--use-distributed-optimizer).
   assert.equal(apply(s.sequenceParallel!.set!(true)), TEXT.replace('--use-distributed-optimizer', '--use-distributed-optimizer --sequence-parallel'));
@@ -138,4 +138,34 @@ test('Megatron-LM’s own Llama 3 8B launch (TP 1 with --sequence-parallel): Meg
   // At TP 2 the flag is sequence parallel, which a plan without it differs from.
   const tp2 = read(text.replace('TP_SIZE=1', 'TP_SIZE=2'));
   assert.deepEqual([tp2.tensorParallel?.value, tp2.sequenceParallel?.value], [2, true]);
+});
+
+test("Megatron's FSDP paths: Megatron-FSDP's sharding strategy (quoted or not) is the ZeRO stage and takes a plan's; --use-torch-fsdp2 is ZeRO-3", () => {
+  // The flags the Megatron-FSDP README requires, as its example launches write them.
+  const mfsdp = `torchrun --nproc_per_node 8 pretrain_gpt.py \\
+  --tensor-model-parallel-size 2 \\
+  --use-megatron-fsdp \\
+  --data-parallel-sharding-strategy optim_grads_params \\
+  --no-gradient-accumulation-fusion \\
+  --use-distributed-optimizer \\
+  --ckpt-format fsdp_dtensor \\
+  --overlap-grad-reduce --overlap-param-gather
+`;
+  const s = read(mfsdp);
+  assert.equal(s.zeroStage?.value, 3);
+  assert.equal(mfsdp.slice(s.zeroStage!.range.start, s.zeroStage!.range.end), 'optim_grads_params');
+  assert.equal(applyTextEdits(mfsdp, s.zeroStage!.set!(2)!), mfsdp.replace('optim_grads_params', 'optim_grads'));
+  const quoted = read(mfsdp.replace('strategy optim_grads_params', 'strategy="optim_grads"'));
+  assert.equal(quoted.zeroStage?.value, 2);
+  // ZeRO-2 under Megatron-FSDP gathers the updated weights the way its overlap flags say.
+  assert.deepEqual(quoted.weightGather?.inForward, [1]);
+  // Megatron's default strategy is no_shard: the flag alone shards nothing.
+  assert.equal(read(mfsdp.replace('  --data-parallel-sharding-strategy optim_grads_params \\\n', '')).zeroStage?.value, 0);
+  const torch = read(mfsdp.replace(/--use-megatron-fsdp \\\n.*optim_grads_params \\\n/, '--use-torch-fsdp2 \\\n'));
+  assert.equal(torch.zeroStage?.value, 3);
+  assert.equal(torch.zeroStage!.set!(1), undefined, 'torch FSDP2 runs only full sharding');
+  // A launch on the distributed optimizer takes a ZeRO-3 plan as Megatron-FSDP, and reads back as ZeRO-3.
+  const fixed = applyTextEdits(TEXT, read(TEXT).zeroStage!.set!(3)!);
+  assert.match(fixed, /--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params/);
+  assert.equal(read(fixed).zeroStage?.value, 3);
 });

@@ -99,10 +99,13 @@ test('Megatron-LM export: the plan’s TP, PP, virtual stages, sequence parallel
   assert.deepEqual(differences(file, report), []);
   // Its ZeRO-1 step was priced with the updated weights gathered after the step, which Megatron can overlap: said.
   assert.match(file.description, /--overlap-param-gather overlaps it with the next forward/);
-  // A ZeRO-3 plan: Megatron's distributed optimizer is ZeRO-1, and the export says so rather than pretending.
+  // A ZeRO-3 plan: Megatron-FSDP's full sharding, with the flags its README requires, read back as ZeRO-3.
   const zero3 = plan({ dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 3, hybridShard: false, microBatch: 2 }, 'fp16');
   const z3 = exportPlan(zero3, 'megatron');
-  assert.match(z3.description, /Megatron's distributed optimizer shards optimizer state only \(ZeRO-1\): plan with --framework megatron \(or --zero 1\)/);
+  assert.match(z3.content, /^ {2}--use-megatron-fsdp$/m);
+  assert.match(z3.content, /^ {2}--data-parallel-sharding-strategy optim_grads_params$/m);
+  assert.match(z3.description, /written as Megatron-FSDP .*the distributed optimizer alone is ZeRO-1, which --framework megatron plans/);
+  assert.deepEqual(differences(z3, zero3), []);
   assert.match(z3.content, /^ {2}--fp16$/m);
   assert.doesNotMatch(z3.description, /overlap-param-gather/);
 });
