@@ -12,6 +12,7 @@ import { withLinkedConfig } from './linkedConfig';
 import { READERS_BY_FORMAT } from './readers';
 import type { ConfigFinding, FileAccess } from './types';
 import { describeSetup, impliedDataParallel, statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
+import { OVERLAPPED_SYNC } from './frameworkTimings';
 
 /**
  * The setups a config states, one per format that can say one (a script may hold several): their
@@ -105,8 +106,10 @@ export function withStatedPrecision(options: PlanOptions, setup: StatedSetup, so
 export function withStatedFramework(options: PlanOptions, setup: StatedSetup, source: string, keepExplicit = false): PlanOptions {
   let out = options;
   if (setup.weightGather && !(keepExplicit && options.forwardGatherStages)) out = { ...out, forwardGatherStages: setup.weightGather.inForward, forwardGatherSource: `${source} (${setup.weightGather.why})` };
-  // And how it syncs gradients: DeepSpeed's with nothing beside them, where it says.
-  if (setup.serialSync && !(keepExplicit && options.serialSyncStages)) out = { ...out, serialSyncStages: setup.serialSync.stages, serialSyncSource: `${source} (${setup.serialSync.why})` };
+  // And how it syncs gradients: DeepSpeed's with nothing beside them, where it says; a config that names its framework
+  // without that (FSDP) syncs beside the backward, whatever another framework's config beside the model said.
+  const sync = setup.serialSync ?? (setup.weightGather ? OVERLAPPED_SYNC : undefined);
+  if (sync && !(keepExplicit && options.serialSyncStages)) out = { ...out, serialSyncStages: sync.stages, serialSyncSource: `${source} (${sync.why})` };
   return out;
 }
 

@@ -61,3 +61,16 @@ export function lightningDeepSpeedSerialSync(overlapComm: boolean | undefined): 
   return { ...sync, why: `Lightning's DeepSpeedStrategy (overlap_comm ${overlapComm === false ? 'off' : 'on, its default'}); ${sync.why}` };
 }
 
+/**
+ * Megatron-LM all-reduces (or, with the distributed optimizer, reduce-scatters) the gradients after the backward
+ * unless --overlap-grad-reduce dispatches each bucket as its gradients are ready (Megatron Core's
+ * DistributedDataParallelConfig overlap_grad_reduce, off by default). With the flag: no stage, as DDP.
+ */
+export function megatronSerialSync(overlapGradReduce: boolean): StatedSerialSync {
+  return overlapGradReduce
+    ? { stages: [], why: 'Megatron --overlap-grad-reduce reduces each bucket beside the backward' }
+    : { stages: [0, 1, 2, 3], why: 'Megatron without --overlap-grad-reduce reduces the gradients after the backward' };
+}
+
+/** What a config that names its framework's gather but no serial sync (FSDP's) says of the sync: beside the backward. */
+export const OVERLAPPED_SYNC: StatedSerialSync = { stages: [], why: 'gradients reduced beside the backward' };

@@ -13,7 +13,7 @@ import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { dropArgument, insertAfter } from './shellEdits';
 import { findAssignments, isMakefileName, resolveReference, splitCommands } from './shellWords';
 import type { ConfigReader, TextEdit, TextRange } from './types';
-import { FSDP_WEIGHT_GATHER, megatronWeightGather } from './frameworkTimings';
+import { FSDP_WEIGHT_GATHER, megatronSerialSync, megatronWeightGather } from './frameworkTimings';
 
 interface Flag {
   name: string;
@@ -126,6 +126,7 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
     stated.zeroStage = { value: (dist ? 1 : 0) as ZeroStage, stated: !!dist, range: dist ?? anchor, set: (z) => (z <= 1 ? set('--use-distributed-optimizer', z === 1) : toFsdp(z)) };
     if (dist) stated.weightGather = megatronWeightGather(!!find('--overlap-param-gather'));
   }
+  stated.serialSync = megatronSerialSync(!!find('--overlap-grad-reduce'));
   // Megatron derives accumulation from --global-batch-size; with it stated, moving the micro-batch keeps the batch.
   if (stated.microBatch && stated.globalBatch) stated.gradientAccumulation = { value: 1, stated: false, range: anchor, set: () => [] };
   return stated;

@@ -27,8 +27,11 @@ export function megatronArguments(report: PlanReport): SetupWords<string[]> {
   if (s.expertParallel > 1) args.push(`--expert-model-parallel-size ${s.expertParallel}`);
   // Megatron's distributed optimizer shards optimizer state over the data-parallel ranks: ZeRO-1.
   if (s.zeroStage >= 1) args.push('--use-distributed-optimizer');
-  // The plan's gather of the updated weights is priced where it runs: in the next forward only with the flag that puts it there.
-  if ((s.zeroStage === 1 || s.zeroStage === 2) && s.weightGather === 'next-forward') args.push('--overlap-grad-reduce', '--overlap-param-gather');
+  // The plan's sync and gather are priced where they run: beside the backward only with --overlap-grad-reduce (off by
+  // default), the updated weights' gather in the next forward only with --overlap-param-gather (which needs it).
+  const replicated = s.dataParallel * s.contextParallel > 1;
+  if (replicated && s.gradientSync !== 'serial') args.push('--overlap-grad-reduce');
+  if ((s.zeroStage === 1 || s.zeroStage === 2) && s.weightGather === 'next-forward') args.push(...(replicated && s.gradientSync !== 'serial' ? [] : ['--overlap-grad-reduce']), '--overlap-param-gather');
   else if (s.zeroStage === 1 && s.dataParallel * s.contextParallel > 1) notes.push("WAP's step prices the distributed optimizer's all-gather of the updated weights after the optimizer step, with nothing beside it; Megatron's --overlap-param-gather overlaps it with the next forward (plan with --weight-gather next-forward to price that), so with that flag expect the step up to that gather faster than this estimate.");
   // ZeRO-2/3 are Megatron-FSDP's sharding strategies, with the flags its README requires beside them.
   if (s.zeroStage >= 2) {

@@ -12,6 +12,7 @@ import { exportPlan, initConfigReaders, pinnedOptions, readConfigSetups, withSta
 import { frameworkHint, withFrameworkFrom } from '../../src/configs/frameworkHint';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import type { PlanOptions } from '../../src/protocol/planOptions';
+import type { ZeroStage } from '../../src/protocol/plan';
 import { gptModel } from '../planner/gptSpec';
 
 before(() => initConfigReaders());
@@ -46,9 +47,14 @@ test('each framework’s gather, read from real configs', () => {
   assert.deepEqual(read('ds_config.json', overlap(false))!.serialSync?.stages, [0, 1, 2, 3]);
   // Accelerate's DeepSpeed plugin writes no overlap_comm: DeepSpeed's default.
   assert.deepEqual(read('accelerate.yaml', 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\nnum_processes: 8\n')!.serialSync?.stages, [0, 1, 2]);
-  // FSDP and Megatron sync beside the backward.
+  // FSDP syncs beside the backward, and Megatron with --overlap-grad-reduce, as its own Llama 3 launch passes it.
   assert.equal(read('test/configs/data/llama/accelerate_fsdp.yaml')!.serialSync, undefined);
-  assert.equal(read(MEGATRON)!.serialSync, undefined);
+  assert.deepEqual(read(MEGATRON)!.serialSync?.stages, []);
+  // Without the flag (off by default in Megatron Core) the gradients are reduced after the backward, at any stage.
+  const noOverlap = read(MEGATRON, readFileSync(MEGATRON, 'utf8').replace(/^\s*--overlap-grad-reduce\n/m, ''))!;
+  assert.deepEqual(noOverlap.serialSync?.stages, [0, 1, 2, 3]);
+  assert.match(noOverlap.serialSync!.why, /without --overlap-grad-reduce/);
+  assert.deepEqual(read('test/configs/data/llama/pretrain_llama.sh')!.serialSync?.stages, [0, 1, 2, 3]);
 });
 
 test('“your config” is planned on its framework, and the best plan too unless a flag says otherwise', () => {
@@ -63,6 +69,11 @@ test('“your config” is planned on its framework, and the best plan too unles
   assert.deepEqual([ds.forwardGatherStages, ds.forwardGatherSource], [[], 'ds.json (DeepSpeed gathers the updated weights inside its optimizer step)']);
   assert.deepEqual(ds.serialSyncStages, [0, 1, 2]);
   assert.match(ds.serialSyncSource!, /^ds\.json \(DeepSpeed: without ZeRO and at ZeRO-1 gradients are reduced after the backward/);
+  // An FSDP config compared beside a model whose folder holds a DeepSpeed config: FSDP's sync, not DeepSpeed's.
+  const fsdp = read('test/configs/data/llama/accelerate_fsdp.yaml')!;
+  const fromFolder = { ...BASE, serialSyncStages: [0, 1, 2] as ZeroStage[], serialSyncSource: 'ds_config.json (DeepSpeed …)' };
+  const onFsdp = withStatedFramework(fromFolder, fsdp, 'fsdp.yaml');
+  assert.deepEqual([onFsdp.serialSyncStages, onFsdp.serialSyncSource], [[], 'fsdp.yaml (gradients reduced beside the backward)']);
 });
 
 test('a model’s own plan takes the framework from the configs beside it: the model’s file first, then the others', () => {
@@ -93,7 +104,7 @@ test('a DeepSpeed JSON that the script’s own in-code config supersedes says no
   assert.equal(frameworkHint([{ name: 'train.py', text: 'import torch\n' }, json], 'train.py')?.file, 'ds_config.json');
 });
 
-test('Megatron export: a ZeRO-1 plan priced with the gather in the next forward writes the flags that put it there', () => {
+test('Megatron export: a ZeRO-1 plan priced with the gather in the next forward writes the flags that put it there; any data-parallel plan priced with its sync beside the backward writes --overlap-grad-reduce', () => {
   const model = gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 });
   const planned = (inForward?: boolean) => {
     const out = planModel(model, resolveCluster('h100x16-2node', {}), { ...BASE, batch: 64, precision: 'bf16', gpus: 16, pins: { dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 1, microBatch: 2 }, ...(inForward ? { forwardGatherStages: [1 as const] } : {}) });
@@ -109,6 +120,9 @@ test('Megatron export: a ZeRO-1 plan priced with the gather in the next forward 
   const exposed = exportPlan(planned(), 'megatron');
   assert.doesNotMatch(exposed.content, /^ {2}--overlap-param-gather$/m);
   assert.match(exposed.description, /plan with --weight-gather next-forward/);
+  // Its gradients were still priced beside the backward: --overlap-grad-reduce, or Megatron would reduce them after it.
+  assert.match(exposed.content, /^ {2}--overlap-grad-reduce$/m);
+  assert.deepEqual(readConfigSetups(exposed.fileName, exposed.content)[0]?.serialSync?.stages, []);
 });
 
 test('Lightning’s DeepSpeedStrategy overlaps ZeRO-2’s reduction by default (overlap_comm=True), so only ZeRO-0/1 sync after the backward; overlap_comm=False adds ZeRO-2 and -3', () => {
