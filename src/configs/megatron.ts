@@ -109,6 +109,15 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   // parallelism is disabled"): there the flag runs as no sequence parallel, which a TP-1 plan agrees with.
   const tp = stated.tensorParallel?.value ?? 1;
   stated.sequenceParallel = { value: !!sp && tp > 1, stated: !!sp, range: sp ?? anchor, set: (on) => set('--sequence-parallel', on) };
+  // The same flag turns on when a fix raises TP past 1: a plan without sequence parallel drops it with the TP edit.
+  const tpDim = stated.tensorParallel;
+  if (sp && tp === 1 && tpDim?.set) {
+    const setTp = tpDim.set;
+    tpDim.set = (n, plan) => {
+      const edits = setTp(n, plan);
+      return edits && n > 1 && plan && !plan.sequenceParallel ? [...edits, ...drop(sp)] : edits;
+    };
+  }
   const gran = find('--recompute-granularity');
   const recompute: RecomputeMode = gran?.value ? (gran.value.raw === 'full' ? 'full' : 'selective') : find('--recompute-activations') ? 'selective' : 'none';
   stated.recompute = {

@@ -138,6 +138,15 @@ test('Megatron-LM’s own Llama 3 8B launch (TP 1 with --sequence-parallel): Meg
   // At TP 2 the flag is sequence parallel, which a plan without it differs from.
   const tp2 = read(text.replace('TP_SIZE=1', 'TP_SIZE=2'));
   assert.deepEqual([tp2.tensorParallel?.value, tp2.sequenceParallel?.value], [2, true]);
+  // A fix to a TP-2 plan without sequence parallel drops the flag with the TP edit, which would otherwise switch it on.
+  const tp2Plan = planModel(gptModel({ layers: 8, hidden: 2048, heads: 16, seq: 512 }), resolveCluster('h100x8', {}), { batch: 128, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', gpus: 8, pins: { dataParallel: 4, tensorParallel: 2, pipelineStages: 1, contextParallel: 1, zeroStage: 1, microBatch: 1, sequenceParallel: false } });
+  assert.ok(tp2Plan.feasible, tp2Plan.feasible ? '' : tp2Plan.reason);
+  const edits = s.tensorParallel!.set!(2, tp2Plan.plan.setup)!;
+  const fixed = applyTextEdits(text, edits);
+  assert.deepEqual([read(fixed).tensorParallel?.value, read(fixed).sequenceParallel?.value], [2, false]);
+  assert.doesNotMatch(fixed, /--sequence-parallel/);
+  // With a plan that keeps sequence parallel, the flag stays.
+  assert.match(applyTextEdits(text, s.tensorParallel!.set!(2, { ...tp2Plan.plan.setup!, sequenceParallel: true })!), /--sequence-parallel/);
 });
 
 test("Megatron's FSDP paths: Megatron-FSDP's sharding strategy (quoted or not) is the ZeRO stage and takes a plan's; --use-torch-fsdp2 is ZeRO-3", () => {
