@@ -14,6 +14,7 @@ import { withProps } from './objects';
 import { accountFrozenParameters } from './frozenParameters';
 import { accountQuantizedWeights } from './quantizedWeights';
 import { paramsWithoutInput } from './paramsWithoutInput';
+import { withFittingImageSize } from './fittingImageSize';
 
 const DEFAULT_DTYPE_BYTES = 4;
 
@@ -192,6 +193,11 @@ function sumTotals(layers: AnalyzedLayer[]): ModelTotals {
 }
 
 export function analyzeModel(spec: ModelSpec, options: AnalyzeOptions = {}): AnalyzedModel {
+  const first = analyzeAt(spec, options);
+  return options.inputShape ? first : withFittingImageSize(spec, first, (sized) => analyzeAt(sized, options));
+}
+
+function analyzeAt(spec: ModelSpec, options: AnalyzeOptions): AnalyzedModel {
   const dtypeBytes = typeof options.dtypeBytes === 'number' && options.dtypeBytes > 0 && Number.isFinite(options.dtypeBytes) ? options.dtypeBytes : DEFAULT_DTYPE_BYTES;
   const diagnostics: Diagnostic[] = [...(spec.diagnostics ?? [])];
   const { inputs, assumed, sequence } = resolveInputs(spec, options, diagnostics);
