@@ -106,6 +106,32 @@ test("Qwen3-0.6B and Qwen3-8B from their config.json: transformers' counts, the 
   assert.deepEqual(large.input, [T]);
 });
 
+test("Qwen3-30B-A3B from its config.json: 30,532,122,624 parameters, 128 experts of 768 a layer with top-8 routing, qwen3's q_norm/k_norm", () => {
+  const m = configJson('qwen3-30b-a3b');
+  // Embeddings and the untied head 2·151936·2048, the final norm; per layer attention (q 2048→4096, k and v 2048→512,
+  // o 4096→2048, two per-head norms of 128), two norms, the router 2048→128 and 128 experts of 3·2048·768.
+  const perLayer = 2048 * 4096 + 2 * 2048 * 512 + 4096 * 2048 + 2 * 128 + 2 * 2048 + 2048 * 128 + 128 * 3 * 2048 * 768;
+  assert.equal(m.totals.params, 2 * 151936 * 2048 + 2048 + 48 * perLayer);
+  assert.equal(m.totals.params, 30_532_122_624);
+  assert.equal(layer(m, 'model.layers.47.mlp.experts.127.down_proj').workload.params, 768 * 2048);
+  const router = layer(m, 'model.layers.0.mlp.gate');
+  assert.deepEqual(router.attrs.moe, { experts: 128, topK: 8, role: 'router' });
+  // Balanced routing: each expert sees T·k/E tokens.
+  assert.deepEqual(layer(m, 'model.layers.0.mlp.experts.5.gate_proj').inputShapes, [[T * 8 / 128, 2048]]);
+  assert.ok(layer(m, 'model.layers.0.self_attn.q_norm'));
+});
+
+test('Qwen3MoeConfig from code: mlp_only_layers and decoder_sparse_step leave dense gated MLPs of intermediate_size where modeling_qwen3_moe.py does', () => {
+  const src = 'from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM\nmodel = Qwen3MoeForCausalLM(Qwen3MoeConfig(num_hidden_layers=4, hidden_size=256, intermediate_size=1024, moe_intermediate_size=128, num_experts=8, num_experts_per_tok=2, num_attention_heads=4, num_key_value_heads=2, head_dim=64, vocab_size=1000, decoder_sparse_step=2, mlp_only_layers=[3]))\n';
+  const parsed = parseSource(join(fixtures, 'moe.py'), src);
+  const m = analyzeModel(parsed!.models[0]!, { inputShape: [T] });
+  const names = new Set(m.layers.map((l) => l.name));
+  // (i + 1) % 2 == 0 → layers 1 and 3 are sparse, but 3 is in mlp_only_layers: only layer 1 routes.
+  assert.deepEqual([0, 1, 2, 3].map((i) => names.has(`model.layers.${i}.mlp.gate`)), [false, true, false, false]);
+  assert.equal(layer(m, 'model.layers.0.mlp.up_proj').workload.params, 256 * 1024);
+  assert.equal(layer(m, 'model.layers.1.mlp.experts.7.up_proj').workload.params, 256 * 128);
+});
+
 test('Qwen3Config from code: its defaults, and attention_bias=True puts a bias on q, k, v and o alike (unlike qwen2)', () => {
   const defaults = script('from transformers import Qwen3Config, Qwen3ForCausalLM\nmodel = Qwen3ForCausalLM(Qwen3Config())\n').model;
   // Qwen3Config(): h 4096, I 22016, L 32, a = k = 32, d 128, untied: per layer 4 × 4096² + 256 + 3·4096·22016 + 8192.

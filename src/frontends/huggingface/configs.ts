@@ -35,6 +35,12 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     ...LLAMA, vocab_size: 151936, intermediate_size: 22016, num_key_value_heads: 32, head_dim: 128, max_position_embeddings: 32768,
     use_sliding_window: false, sliding_window: 4096, max_window_layers: 28,
   },
+  // Qwen3MoeConfig (transformers 4.51): 24 layers of 2048, 32 query / 4 key-value heads, 128 experts of 768, top 8.
+  qwen3_moe: {
+    ...LLAMA, vocab_size: 151936, hidden_size: 2048, intermediate_size: 6144, num_hidden_layers: 24, num_attention_heads: 32, num_key_value_heads: 4,
+    max_position_embeddings: 32768, use_sliding_window: false, sliding_window: 4096, max_window_layers: 28, decoder_sparse_step: 1,
+    moe_intermediate_size: 768, num_experts_per_tok: 8, num_experts: 128, norm_topk_prob: false, mlp_only_layers: null,
+  },
   // Phi3Config: Phi-3-mini's shape; no head_dim (hidden / heads), no attention_bias field (the projections have none).
   phi3: {
     vocab_size: 32064, hidden_size: 3072, intermediate_size: 8192, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
@@ -94,7 +100,7 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
 
 /** Class-name prefixes as transformers spells them → model_type. */
 const PREFIXES: Array<[string, string]> = [
-  ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'], ['Qwen3', 'qwen3'],
+  ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'], ['Qwen3', 'qwen3'], ['Qwen3Moe', 'qwen3_moe'],
   ['Phi3', 'phi3'], ['Gemma', 'gemma'], ['Gemma2', 'gemma2'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['XLMRoberta', 'xlm-roberta'], ['Camembert', 'camembert'], ['DistilBert', 'distilbert'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
 ];
 

@@ -11,7 +11,10 @@
  *   on the queries and keys (self_attn.q_norm / k_norm, head_dim weights) before the rotary embeddings
  *   (modeling_qwen3.py, Qwen3Attention);
  * - gemma: embeddings scaled by √hidden, GeGLU (gelu tanh) MLP, head_dim 256, tied head;
- * - mixtral: the MLP is a sparse mixture of experts (block_sparse_moe.gate + experts.E.{w1,w2,w3}).
+ * - mixtral: the MLP is a sparse mixture of experts (block_sparse_moe.gate + experts.E.{w1,w2,w3});
+ * - qwen3_moe: qwen3's attention, and a sparse mixture of experts (mlp.gate + mlp.experts.E.{gate,up,down}_proj of
+ *   moe_intermediate_size) on the layers decoder_sparse_step and mlp_only_layers leave it; the top-k weights'
+ *   renormalisation (norm_topk_prob) is an element-wise op on k numbers a token, not priced.
  */
 import { boolField, intField, rateField, strField, type HfConfig, type HfHead } from './configs';
 import type { HfGraph } from './graph';
@@ -56,18 +59,25 @@ export function gatedMlp(ctx: BuildContext, prefix: string, x: string, d: Decode
 }
 
 /**
- * Mixtral's sparse MoE block. Each token goes to its top-k experts; assuming
- * balanced routing, every expert sees T·k/E tokens. The dispatch (tokens copied
- * per chosen expert, T·k rows) and combine (the k expert outputs of a token
- * summed with its routing weights) are shaping nodes; the router and each
- * expert's w1/w3/w2 are layers marked with `moe` / `expert` attrs so the planner
- * can place experts (expert parallelism).
+ * A sparse MoE block (Mixtral's, Qwen3-MoE's). Each token goes to its top-k experts; assuming balanced routing,
+ * every expert sees T·k/E tokens. The dispatch (tokens copied per chosen expert, T·k rows) and combine (the k
+ * expert outputs of a token summed with its routing weights) are shaping nodes; the router and each expert's
+ * gate, up and down projections are layers marked with `moe` / `expert` attrs so the planner can place experts
+ * (expert parallelism). `layout` names them as the model's modeling file does.
  */
-function sparseMoe(ctx: BuildContext, prefix: string, x: string, d: DecoderDims, act: string): string {
+interface MoeLayout {
+  experts: number;
+  topK: number;
+  /** Each expert's MLP width. */
+  intermediate: number;
+  /** gate, up, down: Mixtral's w1, w3, w2; Qwen3-MoE's gate_proj, up_proj, down_proj. */
+  names: [string, string, string];
+}
+
+function sparseMoe(ctx: BuildContext, prefix: string, x: string, d: DecoderDims, act: string, layout: MoeLayout): string {
   const g = ctx.graph;
-  const experts = intField(ctx.config, 'num_local_experts');
-  const topK = intField(ctx.config, 'num_experts_per_tok');
-  if (experts < 1 || topK < 1 || topK > experts) throw new Error(`mixtral needs 1 ≤ num_experts_per_tok (${topK}) ≤ num_local_experts (${experts})`);
+  const { experts, topK, intermediate, names } = layout;
+  if (experts < 1 || topK < 1 || topK > experts) throw new Error(`${String(ctx.config.model_type)} needs 1 ≤ num_experts_per_tok (${topK}) ≤ its expert count (${experts})`);
   const moe = { experts, topK };
   const logits = g.linear(`${prefix}.gate`, d.hidden, experts, false, x, { moe: { ...moe, role: 'router' } });
   g.add(`${prefix}.routing_weights`, 'softmax', 'activation', { fn: 'softmax', axis: -1, moe: { ...moe, role: 'router' } }, [logits]);
@@ -78,16 +88,39 @@ function sparseMoe(ctx: BuildContext, prefix: string, x: string, d: DecoderDims,
     const p = `${prefix}.experts.${e}`;
     const expert = { index: e, count: experts };
     const tokens = g.add(`${p}.tokens`, 'routed tokens', 'split', { axis: 1, chunks: experts, index: e, expert }, [dispatched]);
-    const w1 = g.linear(`${p}.w1`, d.hidden, d.intermediate, false, tokens, { expert });
-    const w3 = g.linear(`${p}.w3`, d.hidden, d.intermediate, false, tokens, { expert });
-    const a = g.add(`${p}.act_fn`, act, 'activation', { fn: act === 'silu' ? 'silu' : act, expert }, [w1]);
-    const m = g.add(`${p}.mul`, 'mul', 'mul', { expert }, [a, w3]);
-    outs.push(g.linear(`${p}.w2`, d.intermediate, d.hidden, false, m, { expert }));
+    const gate = g.linear(`${p}.${names[0]}`, d.hidden, intermediate, false, tokens, { expert });
+    const up = g.linear(`${p}.${names[1]}`, d.hidden, intermediate, false, tokens, { expert });
+    const a = g.add(`${p}.act_fn`, act, 'activation', { fn: act === 'silu' ? 'silu' : act, expert }, [gate]);
+    const m = g.add(`${p}.mul`, 'mul', 'mul', { expert }, [a, up]);
+    outs.push(g.linear(`${p}.${names[2]}`, intermediate, d.hidden, false, m, { expert }));
   }
   const gathered = experts === 1 ? outs[0] : g.add(`${prefix}.gather`, 'index_add', 'concat', { axis: 1, moe: { ...moe, role: 'combine' } }, outs);
   if (topK === 1) return gathered;
   const parts = Array.from({ length: topK }, (_, i) => g.add(`${prefix}.combine_${i}`, 'routed outputs', 'split', { axis: 1, chunks: topK, index: i, moe: { ...moe, role: 'combine' } }, [gathered]));
   return g.sum(`${prefix}.combine`, parts);
+}
+
+/**
+ * The MLP of decoder layer i: Mixtral's block_sparse_moe everywhere; Qwen3-MoE's sparse block where
+ * modeling_qwen3_moe.py puts one (not in mlp_only_layers, num_experts > 0, (i + 1) % decoder_sparse_step == 0), its
+ * dense gated MLP of intermediate_size elsewhere; the gated MLP for the rest of the family.
+ */
+function decoderMlp(ctx: BuildContext, layer: number, x: string, d: DecoderDims, act: string, bias: boolean): string {
+  const { config } = ctx;
+  const p = `${ctx.head === 'base' ? '' : 'model.'}layers.${layer}`;
+  const type = String(config.model_type);
+  if (type === 'mixtral') {
+    return sparseMoe(ctx, `${p}.block_sparse_moe`, x, d, act, { experts: intField(config, 'num_local_experts'), topK: intField(config, 'num_experts_per_tok'), intermediate: d.intermediate, names: ['w1', 'w3', 'w2'] });
+  }
+  if (type === 'qwen3_moe') {
+    const experts = intField(config, 'num_experts', 0);
+    const step = intField(config, 'decoder_sparse_step', 1);
+    const denseOnly = Array.isArray(config.mlp_only_layers) && config.mlp_only_layers.includes(layer);
+    if (!denseOnly && experts > 0 && step > 0 && (layer + 1) % step === 0) {
+      return sparseMoe(ctx, `${p}.mlp`, x, d, act, { experts, topK: intField(config, 'num_experts_per_tok'), intermediate: intField(config, 'moe_intermediate_size'), names: ['gate_proj', 'up_proj', 'down_proj'] });
+    }
+  }
+  return gatedMlp(ctx, `${p}.mlp`, x, d, act, bias);
 }
 
 export function buildLlamaFamily(ctx: BuildContext): string[] {
@@ -99,7 +132,7 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
   const qkvBias = type === 'qwen2' ? true : boolField(config, 'attention_bias', false);
   const oBias = type === 'qwen2' ? false : boolField(config, 'attention_bias', false);
   const mlpBias = boolField(config, 'mlp_bias', false);
-  const qkNorm = type === 'qwen3';
+  const qkNorm = type === 'qwen3' || type === 'qwen3_moe';
   const base = ctx.head === 'base' ? '' : 'model.';
   const windowOf = slidingWindows(ctx, type, d.layers);
 
@@ -117,7 +150,7 @@ export function buildLlamaFamily(ctx: BuildContext): string[] {
     const o = g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, oBias, ctxOut);
     const r1 = g.sum(`${p}.residual_attn`, [h, o]);
     const normed2 = g.norm(`${p}.post_attention_layernorm`, d.hidden, 'rmsnorm', r1);
-    const mlp = type === 'mixtral' ? sparseMoe(ctx, `${p}.block_sparse_moe`, normed2, d, act) : gatedMlp(ctx, `${p}.mlp`, normed2, d, act, mlpBias);
+    const mlp = decoderMlp(ctx, i, normed2, d, act, mlpBias);
     h = g.sum(`${p}.residual_mlp`, [r1, mlp]);
   }
   h = g.norm(`${base}norm`, d.hidden, 'rmsnorm', h);
@@ -134,7 +167,7 @@ function slidingWindows(ctx: BuildContext, type: string, layers: number): (layer
   const config = ctx.config;
   let byIndex: ((layer: number) => boolean) | undefined;
   if (type === 'mistral' || type === 'mixtral') byIndex = () => true;
-  else if ((type === 'qwen2' || type === 'qwen3') && boolField(config, 'use_sliding_window', false)) {
+  else if ((type === 'qwen2' || type === 'qwen3' || type === 'qwen3_moe') && boolField(config, 'use_sliding_window', false)) {
     const from = intField(config, 'max_window_layers', 0);
     byIndex = (i) => i >= from;
   }

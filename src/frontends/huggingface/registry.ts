@@ -24,6 +24,7 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   qwen2: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gemma: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   qwen3: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  qwen3_moe: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   phi3: { build: buildPhi3, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gemma2: { build: buildGemma2, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt2: { build: buildGpt2, heads: ['base', 'causal-lm', 'sequence-classification'] },

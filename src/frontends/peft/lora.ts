@@ -81,6 +81,7 @@ export const DEFAULT_LORA_TARGETS: Readonly<Record<string, readonly string[]>> =
   gemma: ['q_proj', 'v_proj'],
   gemma2: ['q_proj', 'v_proj'],
   qwen3: ['q_proj', 'v_proj'],
+  qwen3_moe: ['q_proj', 'v_proj'],
 };
 
 /** A target test narrowed to layers_to_transform: the layer index peft reads from `.<pattern>.<index>.` in the name. */

@@ -31,6 +31,7 @@ const BASE_MODEL_PREFIX: Readonly<Record<string, string>> = {
   qwen2: 'model',
   gemma: 'model',
   qwen3: 'model',
+  qwen3_moe: 'model',
   phi3: 'model',
   gemma2: 'model',
   t5: 'transformer',
