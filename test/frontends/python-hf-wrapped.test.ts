@@ -2,7 +2,8 @@
  * A transformers model held and called by the script's own nn.Module (frontends/python/transformersCalls.ts): the
  * classifier fine-tuning tutorials teach (`self.bert = BertModel.from_pretrained(…)` and a Linear on its pooled
  * output), a frozen backbone, a decoder read through `return_dict=False`, and DeepSpeedExamples' HelloDeepSpeed
- * (`class RobertaMLMModel(RobertaPreTrainedModel)`). Before, each lost every layer after the call. The counts are
+ * (`class RobertaMLMModel(RobertaPreTrainedModel)`), parts of a held model called on their own, and models assembled
+ * from transformers' blocks (`BertLayer(config)`). Before, each lost every layer after the call. The counts are
  * transformers' own: bert-base-uncased's BertModel has 109,482,240 parameters (its config.json as published, in
  * test/fixtures/huggingface); the rest are worked out below from the configs' sizes.
  */
@@ -193,26 +194,102 @@ model = GLUETransformer()
   assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
 });
 
-test('calling a part of a transformers model on its own loses its layers, said at the call and marked incomplete', () => {
+test("parts of a held model called on their own: `self.bert.embeddings(ids)` then `self.bert.encoder(h).last_hidden_state`, named as torch names them; a stack that takes two tensors from outside (T5's decoder) is said", () => {
   const source = `import torch.nn as nn
-from transformers import BertConfig, BertModel
+from transformers import BertConfig, BertModel, T5Config, T5Model
 
-class EncoderOnly(nn.Module):
+class Truncated(nn.Module):
     def __init__(self):
         super().__init__()
         self.bert = BertModel(BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256))
         self.proj = nn.Linear(128, 8)
 
-    def forward(self, embeddings):
-        return self.proj(self.bert.encoder(embeddings)[0])
+    def forward(self, ids):
+        h = self.bert.embeddings(ids)
+        h = self.bert.encoder(h)[0]
+        return self.proj(h)
 
-model = EncoderOnly()
+class DecoderOnly(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t5 = T5Model(T5Config(d_model=64, d_ff=128, num_layers=1, num_heads=2, d_kv=32))
+        self.proj = nn.Linear(64, 8)
+
+    def forward(self, ids):
+        return self.proj(self.t5.decoder(ids)[0])
+
+model = Truncated()
+decoder = DecoderOnly()
 `;
-  const { model, diagnostics } = read(join(fixtures, 'huggingface', 'parts.py'), source);
-  const said = diagnostics.find((d) => d.code === 'unread-hf-part');
-  assert.match(said?.message ?? '', /^encoder is a part of BertModel, called on its own: WAP reads a transformers model called whole/);
-  assert.equal(said?.line, 11);
-  assert.equal(model.completeness?.complete, false);
+  const file = join(fixtures, 'huggingface', 'parts.py');
+  const { model, diagnostics } = read(file, source);
+  // BertConfig(128, 2 layers, 2 heads, 256): the embeddings 30522·128 + 512·128 + 2·128 + LayerNorm 256; per layer
+  // q, k, v, o 4·(128² + 128), two LayerNorms, 128·256 + 256 and 256·128 + 128. The pooler is never called.
+  const perLayer = 4 * (128 * 128 + 128) + 2 * 256 + (128 * 256 + 256) + (256 * 128 + 128);
+  assert.equal(model.totals.params, 30522 * 128 + 512 * 128 + 2 * 128 + 256 + 2 * perLayer + 128 * 8 + 8);
+  assert.deepEqual(layer(model, 'bert.encoder.layer.0.attention.self.query').inputs, ['bert.embeddings.dropout']);
+  assert.deepEqual(layer(model, 'proj').inputs, ['bert.encoder.layer.1.output.LayerNorm']);
+  assert.ok(!model.layers.some((l) => l.name.startsWith('bert.pooler')));
+  assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
+  const { model: decoder, diagnostics: said } = read(file, source, 'decoder');
+  const unread = said.find((d) => d.code === 'unread-hf-part');
+  assert.match(unread?.message ?? '', /^t5\.decoder \(decoder of T5Model\) takes 2 tensors from outside it, which WAP cannot match to the call's arguments/);
+  assert.equal(decoder.completeness?.complete, false);
+});
+
+test("a model assembled from transformers' blocks: `BertEmbeddings`, `nn.ModuleList([BertLayer(config) …])`, `BertPooler`, and `LlamaDecoderLayer(cfg, layer_idx=i)`, each block its own weights", () => {
+  const source = `import torch.nn as nn
+from transformers import BertConfig, LlamaConfig
+from transformers.models.bert.modeling_bert import BertEmbeddings, BertLayer, BertPooler
+from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+
+class CrossEncoder(nn.Module):
+    def __init__(self, n_layers=4):
+        super().__init__()
+        config = BertConfig(hidden_size=256, num_attention_heads=4, intermediate_size=1024)
+        self.embeddings = BertEmbeddings(config)
+        self.layers = nn.ModuleList([BertLayer(config) for _ in range(n_layers)])
+        self.pooler = BertPooler(config)
+        self.head = nn.Linear(256, 2)
+
+    def forward(self, input_ids):
+        x = self.embeddings(input_ids)
+        for layer in self.layers:
+            x = layer(x)[0]
+        return self.head(self.pooler(x))
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        cfg = LlamaConfig(hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2, vocab_size=1000)
+        self.emb = nn.Embedding(1000, 256)
+        self.blocks = nn.ModuleList([LlamaDecoderLayer(cfg, layer_idx=i) for i in range(3)])
+        self.out = nn.Linear(256, 1000)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for b in self.blocks:
+            x = b(x)[0]
+        return self.out(x)
+
+model = CrossEncoder()
+tiny = Tiny()
+`;
+  const file = join(fixtures, 'huggingface', 'blocks.py');
+  const { model, diagnostics } = read(file, source);
+  // BertConfig(256, 4 heads, 1024): embeddings 30522·256 + 512·256 + 2·256 + 512; a block 4·(256² + 256) + 2·512 +
+  // (256·1024 + 1024) + (1024·256 + 256); the pooler 256² + 256; the head 256·2 + 2.
+  const block = 4 * (256 * 256 + 256) + 2 * 512 + (256 * 1024 + 1024) + (1024 * 256 + 256);
+  assert.equal(model.totals.params, 30522 * 256 + 512 * 256 + 2 * 256 + 512 + 4 * block + 256 * 256 + 256 + 256 * 2 + 2);
+  assert.deepEqual(layer(model, 'layers.3.attention.self.query').inputs, ['layers.2.output.LayerNorm']);
+  assert.deepEqual(layer(model, 'head').inputs, ['pooler.activation']);
+  // The position table bounds the assumed length, as BertModel's does.
+  assert.deepEqual(model.input, [128]);
+  assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
+  const { model: tiny } = read(file, source, 'tiny');
+  // LlamaDecoderLayer(256, 4 heads, 2 key/value heads of 64, 512): q and o 256², k and v 256·128, the MLP 3·256·512, two RMSNorms.
+  assert.equal(tiny.totals.params, 1000 * 256 + 3 * (2 * 256 * 256 + 2 * 256 * 128 + 3 * 256 * 512 + 2 * 256) + 256 * 1000 + 1000);
+  assert.deepEqual(layer(tiny, 'blocks.1.input_layernorm').inputs, ['blocks.0.residual_mlp']);
 });
 
 test("HelloDeepSpeed: the RobertaPreTrainedModel subclass is read as an nn.Module, its encoder's layers in full, and the unread RobertaLMHead subclass is said", () => {

@@ -116,6 +116,11 @@ export function configClassType(className: string): string | undefined {
   return PREFIXES.find(([p]) => p === prefix)?.[1];
 }
 
+/** A class-name prefix as transformers spells it (`XLMRoberta`) → its model_type, if catalogued. */
+export function prefixModelType(prefix: string): string | undefined {
+  return PREFIXES.find(([p]) => p === prefix)?.[1];
+}
+
 /** `LlamaForCausalLM` → llama + causal-lm; `T5EncoderModel` → t5 + base (encoder only). */
 export function modelClassType(className: string): { modelType: string; head: HfHead; encoderOnly?: boolean } | undefined {
   for (const [suffix, head] of HEAD_SUFFIXES) {

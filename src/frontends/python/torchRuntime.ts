@@ -33,8 +33,10 @@ export function assignPaths(paths: Map<object, string>, root: Value, prefix = ''
   if (depth > 40) return;
   const children = root.k === 'mod' ? root.children : root.k === 'inst' ? root.children : undefined;
   if (!children) return;
-  // A transformers model held by a module is one of its submodules to torch: its layers are named under it.
-  if (root.k === 'inst') for (const [name, held] of root.attrs) if (held.k === 'hf' && held.what === 'model' && !paths.has(held)) paths.set(held, prefix ? `${prefix}.${name}` : name);
+  // A transformers model or part held by a module is one of its submodules to torch: its layers are named under it.
+  const heldHf = (v: Value): boolean => v.k === 'hf' && (v.what === 'model' || v.module?.own === true);
+  const held = root.k === 'inst' ? [...root.attrs, ...children] : [...children];
+  for (const [name, v] of held) if (heldHf(v) && !paths.has(v)) paths.set(v, prefix ? `${prefix}.${name}` : name);
   for (const [name, child] of children) {
     if (!isModule(child) || paths.has(child)) continue;
     const path = prefix ? `${prefix}.${name}` : name;

@@ -5,7 +5,8 @@
  * (the script's freezes, bitsandbytes' quantized weights), recorded into the script's graph under the attribute's
  * module path (`bert.encoder.layer.0.attention.self.query`, the name torch gives it) and fed by the tensors the call
  * passes. The call returns transformers' ModelOutput: its fields by attribute, key and position, or a tuple with
- * `return_dict=False`.
+ * `return_dict=False`. A part called on its own (`self.bert.encoder(h)`, a `BertLayer(config)` the script built:
+ * transformersParts.ts) records the model graph's layers under its path.
  */
 import { inferLayer, isInferError } from '../../core/catalogue/index';
 import type { LayerSpec, ModelInput } from '../../core/ir';
@@ -28,15 +29,10 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
   const g = interp.graph;
   if (!g || g.framework !== 'pytorch') return UNKNOWN;
   const what = g.paths.get(model) ?? model.className;
-  if (model.what !== 'model') {
-    const part = model.module?.path ?? what;
-    interp.warnAt(site.range, `${part} is a part of ${model.className}, called on its own: WAP reads a transformers model called whole, not its submodules, so it and the layers after it are missing`, 'unread-hf-part');
-    return UNKNOWN;
-  }
-  const spec = adapted(hfTrainedGraph(model), loraOf(model));
-  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || d.code === 'hf-config' || d.code === 'lora');
-  for (const d of said) g.diagnostics.push({ ...d, line: site.range.line, column: site.range.column, endLine: site.range.endLine, endColumn: site.range.endColumn });
-  if (!spec.outputFields || spec.layers.some((l) => l.op === 'opaque')) return UNKNOWN;
+  if (model.what === 'module' && model.module) return callHfPart(interp, model, model.module, args, kwargs, site);
+  if (model.what !== 'model') return UNKNOWN;
+  const spec = builtGraph(interp, model, site);
+  if (!spec) return UNKNOWN;
   const fed = fedInputs(spec, args, kwargs);
   if ('missing' in fed) {
     interp.warnAt(site.range, `${what} (${model.className}) is called without ${fed.missing} as a tensor the evaluator could compute; it and the layers after it are missing`, 'lost-tensor');
@@ -63,6 +59,65 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
   if (returnDict?.k === 'bool' && !returnDict.v) return { k: 'tuple', items: values.map(([, v]) => v) };
   const output: DictV = { k: 'dict', map: new Map(values.map(([field, v]) => [`s:${field}`, [str(field), v]])), attributes: true, modelOutput: model.className };
   return output;
+}
+
+/** The graph a call records, its build diagnostics said at the call; undefined where it is not one WAP built. */
+type BuiltGraph = HfModelSpec & { outputFields: ReadonlyMap<string, string> };
+
+function builtGraph(interp: Interp, model: HfV, site: CallSite): BuiltGraph | undefined {
+  const spec = adapted(hfTrainedGraph(model), loraOf(model));
+  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || d.code === 'hf-config' || d.code === 'lora');
+  const r = site.range;
+  for (const d of said) interp.graph!.diagnostics.push({ ...d, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn });
+  return spec.outputFields && !spec.layers.some((l) => l.op === 'opaque') ? (spec as BuiltGraph) : undefined;
+}
+
+/**
+ * A part called on its own: a submodule of a model the script holds (`self.bert.encoder(x)`, `self.bert.embeddings(ids)`)
+ * or a block it built (`BertLayer(config)`, transformersParts.ts). Its layers are the model graph's under its path,
+ * fed at the one tensor they take from outside it; what it returns is transformers 4.46's: a block (a path ending
+ * in an index) the tuple `(hidden_states,)`, an encoder or decoder stack its ModelOutput, anything else the tensor.
+ */
+function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const g = interp.graph!;
+  const rootPath = at.own ? undefined : g.paths.get(at.root);
+  const name = at.own ? (g.paths.get(part) ?? part.className) : rootPath ? `${rootPath}.${at.path}` : at.path;
+  const spec = builtGraph(interp, at.root, site);
+  if (!spec) return UNKNOWN;
+  const slice = spec.layers.filter((l) => l.name === at.path || l.name.startsWith(`${at.path}.`));
+  const inside = new Set(slice.map((l) => l.id));
+  const external = [...new Set(slice.flatMap((l) => l.inputs).filter((i) => !inside.has(i)))];
+  const unread = (why: string): Value => {
+    interp.warnAt(site.range, `${name} (${part.className === at.root.className ? `${at.path} of ${at.root.className}` : part.className}) ${why}: it and the layers after it are missing`, 'unread-hf-part');
+    return UNKNOWN;
+  };
+  if (slice.length === 0) return unread('holds no layer WAP builds');
+  if (external.length !== 1) return unread(`takes ${external.length} tensors from outside it, which WAP cannot match to the call's arguments`);
+  const given = args[0] ?? ['hidden_states', 'input_ids', 'pixel_values'].map((k) => kwargs.get(k)).find((v) => v !== undefined);
+  if (given?.k !== 'tensor' || !given.id) return unread('is called on a value the evaluator could not compute');
+  const consumed = new Set(slice.flatMap((l) => l.inputs));
+  const out = [...slice].reverse().find((l) => !consumed.has(l.id))!;
+  // Names as torch gives them: under the part's own attribute, or under the model that holds it.
+  const held = at.own ? g.paths.get(part) : g.paths.get(at.root);
+  const rename = (layerName: string): string => {
+    const relative = at.own ? layerName.slice(at.path.length) : `.${layerName}`;
+    return held ? `${held}${relative}` : relative.slice(1) || at.path;
+  };
+  const probes = probeShapes(spec, spec.layers, new Map());
+  const fedInput = spec.inputs.find((i) => i.id === external[0]);
+  if (fedInput) noteTokenLimit(g.inputs, given, fedInput);
+  const ids = new Map<string, string>([[external[0]!, given.id]]);
+  for (const layer of slice) {
+    const { id, name: layerName, weightKey, inputs, ...rest } = layer;
+    const recorded = g.add({ ...rest, name: rename(layerName), inputs: inputs.map((i) => ids.get(i) ?? i), callRange: site.range, ...(weightKey ? { weightKey: rename(weightKey) } : {}) }, probes.get(id), rename(layerName));
+    ids.set(id, recorded.id);
+  }
+  const recorded = ids.get(out.id)!;
+  const tensor: TensorV = { k: 'tensor', id: recorded, shape: g.shapes.get(recorded), framework: 'pytorch' };
+  const last = at.path.split('.').pop()!;
+  if (/^\d+$/.test(last)) return { k: 'tuple', items: [tensor] };
+  if (['encoder', 'decoder'].includes(last)) return { k: 'dict', map: new Map([['s:last_hidden_state', [str('last_hidden_state'), tensor]]]), attributes: true, modelOutput: part.className };
+  return tensor;
 }
 
 /** With get_peft_model's LoRA adapters (../peft/lora.ts), the fields following an adapted layer to its sum. */

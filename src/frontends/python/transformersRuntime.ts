@@ -18,6 +18,7 @@ import { parameterRequiresGrad, requiresGradCall } from './frozenParameters';
 import { bitsAndBytesConfig, quantizationOf } from './quantizationCalls';
 import { UNKNOWN, bool, list, native, num, str, type CallSite, type HfV, type Value } from './values';
 import { toAttr } from './attrValues';
+import { constructPart } from './transformersParts';
 
 /** from_pretrained keywords that load or place weights but do not change the architecture. */
 const LOADER_KWARGS = new Set([
@@ -93,6 +94,12 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
   }
   const auto = autoClassHead(cls);
   const concrete = modelClassType(cls);
+  const part = !auto && !concrete && method === undefined ? constructPart(cls, args, kwargs, site) : undefined;
+  if (part && 'error' in part) {
+    fileError(interp, site, part.error);
+    return UNKNOWN;
+  }
+  if (part) return part;
   if (!auto && !concrete) {
     // transformers' own modeling code is not evaluated: an architecture outside the catalogue is no model at all, said once.
     const why = uncataloguedModelClass(cls);

@@ -216,7 +216,12 @@ export interface HfV {
   k: 'hf';
   /** A submodule (`model.bert`) or one of its parameters (`….weight`) is a path into the model's graph (transformersModules.ts). */
   what: 'config' | 'model' | 'module' | 'parameter';
-  module?: { root: HfV; path: string };
+  module?: {
+    root: HfV;
+    path: string;
+    /** Built by its own class (`BertLayer(config)`, transformersParts.ts): its layers are named from it, not from a model. */
+    own?: true;
+  };
   config: Record<string, AttrValue>;
   /** The class as written: LlamaConfig, AutoConfig, LlamaForCausalLM, AutoModelForCausalLM. */
   className: string;

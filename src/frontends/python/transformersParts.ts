@@ -1,0 +1,55 @@
+/**
+ * transformers' building blocks a script builds itself from a config, as research code assembles models out of them:
+ * `nn.ModuleList([BertLayer(config) for _ in range(n)])`, `LlamaDecoderLayer(config, layer_idx=i)`, `BertEmbeddings`,
+ * `BertPooler`, `GPT2Block`. Each is the part of the catalogue's model (../huggingface) at the path transformers puts
+ * it (`encoder.layer.0`, `layers.0`, `h.0`): a module value whose layers are recorded where forward calls it
+ * (transformersCalls.ts), named from the attribute that holds it. A block's model is built one block deep.
+ */
+import { prefixModelType, type HfConfig } from '../huggingface/configs';
+import type { CallSite, HfV, Value } from './values';
+
+/** Where each family keeps its first block, by the class-name suffix of the block. */
+const BLOCK_PATHS: ReadonlyArray<{ suffix: string; families: readonly string[]; path: string }> = [
+  { suffix: 'DecoderLayer', families: ['llama', 'mistral', 'mixtral', 'qwen2', 'qwen3', 'qwen3_moe', 'gemma', 'gemma2', 'phi3'], path: 'layers.0' },
+  { suffix: 'Layer', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'encoder.layer.0' },
+  { suffix: 'Layer', families: ['gpt_neox'], path: 'layers.0' },
+  { suffix: 'Block', families: ['gpt2'], path: 'h.0' },
+];
+
+/** The encoder-side parts BERT's family and ViT name the same way. */
+const WHOLE_PARTS: ReadonlyArray<{ suffix: string; families: readonly string[]; path: string }> = [
+  { suffix: 'Encoder', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'encoder' },
+  { suffix: 'Embeddings', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'embeddings' },
+  { suffix: 'Pooler', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'pooler' },
+];
+
+/** Which part a transformers class name is, if WAP builds it: its family, path and whether it is one block. */
+export function partOf(className: string): { modelType: string; path: string; block: boolean } | undefined {
+  for (const [table, block] of [[BLOCK_PATHS, true], [WHOLE_PARTS, false]] as const) {
+    for (const entry of table) {
+      if (!className.endsWith(entry.suffix)) continue;
+      const modelType = prefixModelType(className.slice(0, -entry.suffix.length));
+      if (modelType && entry.families.includes(modelType)) return { modelType, path: entry.path, block };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `BertLayer(config)`: the part value, or undefined when the class is no part WAP builds or its config is not one it
+ * can read (the caller says which).
+ */
+export function constructPart(className: string, args: Value[], kwargs: Map<string, Value>, site: CallSite): HfV | { error: string } | undefined {
+  const part = partOf(className);
+  if (!part) return undefined;
+  const given = args[0] ?? kwargs.get('config');
+  if (given?.k !== 'hf' || given.what !== 'config') return { error: `${className}(…): its config is not one WAP can read (pass an XConfig(...) or AutoConfig value)` };
+  // One block deep: the part is the first block, whatever depth the config gives the whole model.
+  const config: HfConfig = { ...given.config, model_type: part.modelType, ...(part.block ? depthOne(part.modelType) : {}) };
+  const root: HfV = { k: 'hf', what: 'model', config, className, head: 'base', source: given.source, range: site.range };
+  return { ...root, what: 'module', module: { root, path: part.path, own: true } };
+}
+
+function depthOne(modelType: string): HfConfig {
+  return modelType === 'gpt2' ? { n_layer: 1 } : { num_hidden_layers: 1 };
+}
