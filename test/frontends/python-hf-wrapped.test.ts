@@ -231,6 +231,25 @@ decoder = DecoderOnly()
   assert.deepEqual(layer(model, 'proj').inputs, ['bert.encoder.layer.1.output.LayerNorm']);
   assert.ok(!model.layers.some((l) => l.name.startsWith('bert.pooler')));
   assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
+  // A head model's parts: its base model returns a ModelOutput, and the LM head's decoder stays tied to the embeddings.
+  const probe = `import torch.nn as nn
+from transformers import BertConfig, BertForMaskedLM
+
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlm = BertForMaskedLM(BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256))
+
+    def forward(self, ids):
+        return self.mlm.cls(self.mlm.bert(ids)[0])
+
+model = Probe()
+`;
+  const { model: mlm, diagnostics: mlmSaid } = read(file, probe);
+  // BertForMaskedLM's bert has no pooler; cls: the transform's dense 128² + 128, its LayerNorm, the decoder's own bias.
+  assert.equal(mlm.totals.params, 30522 * 128 + 512 * 128 + 2 * 128 + 256 + 2 * perLayer + (128 * 128 + 128) + 256 + 30522);
+  assert.deepEqual(layer(mlm, 'mlm.cls.predictions.transform.dense').inputs, ['mlm.bert.encoder.layer.1.output.LayerNorm']);
+  assert.equal(mlm.completeness?.complete, true, mlmSaid.map((d) => d.message).join('\n'));
   const { model: decoder, diagnostics: said } = read(file, source, 'decoder');
   const unread = said.find((d) => d.code === 'unread-hf-part');
   assert.match(unread?.message ?? '', /^t5\.decoder \(decoder of T5Model\) takes 2 tensors from outside it, which WAP cannot match to the call's arguments/);

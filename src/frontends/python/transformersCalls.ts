@@ -12,7 +12,7 @@ import { inferLayer, isInferError } from '../../core/catalogue/index';
 import type { LayerSpec, ModelInput } from '../../core/ir';
 import type { HfModelSpec } from '../huggingface/registry';
 import type { Interp } from './interpreter';
-import { hfTrainedGraph } from './transformersModules';
+import { hfBaseModelPath, hfTrainedGraph } from './transformersModules';
 import { loraOf } from './peftCalls';
 import { adaptedOutput, withLoraAdapters, type LoraSettings } from '../peft/lora';
 import { UNKNOWN, str, type CallSite, type DictV, type Dims, type HfV, type TensorV, type Value } from './values';
@@ -57,8 +57,7 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
   });
   const returnDict = kwargs.get('return_dict');
   if (returnDict?.k === 'bool' && !returnDict.v) return { k: 'tuple', items: values.map(([, v]) => v) };
-  const output: DictV = { k: 'dict', map: new Map(values.map(([field, v]) => [`s:${field}`, [str(field), v]])), attributes: true, modelOutput: model.className };
-  return output;
+  return modelOutput(model.className, values);
 }
 
 /** The graph a call records, its build diagnostics said at the call; undefined where it is not one WAP built. */
@@ -107,17 +106,34 @@ function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, a
   const fedInput = spec.inputs.find((i) => i.id === external[0]);
   if (fedInput) noteTokenLimit(g.inputs, given, fedInput);
   const ids = new Map<string, string>([[external[0]!, given.id]]);
+  // A weight tied outside the part (an LM head's decoder to the word embeddings) is the holding model's; a part
+  // built by its own class holds its own (the tie is the whole model's tie_weights).
+  const tiedKey = (key: string): string | undefined => (key === at.path || key.startsWith(`${at.path}.`) ? rename(key) : at.own ? undefined : rootPath ? `${rootPath}.${key}` : key);
   for (const layer of slice) {
     const { id, name: layerName, weightKey, inputs, ...rest } = layer;
-    const recorded = g.add({ ...rest, name: rename(layerName), inputs: inputs.map((i) => ids.get(i) ?? i), callRange: site.range, ...(weightKey ? { weightKey: rename(weightKey) } : {}) }, probes.get(id), rename(layerName));
+    const key = weightKey ? tiedKey(weightKey) : undefined;
+    const recorded = g.add({ ...rest, name: rename(layerName), inputs: inputs.map((i) => ids.get(i) ?? i), callRange: site.range, ...(key ? { weightKey: key } : {}) }, probes.get(id), rename(layerName));
     ids.set(id, recorded.id);
   }
-  const recorded = ids.get(out.id)!;
-  const tensor: TensorV = { k: 'tensor', id: recorded, shape: g.shapes.get(recorded), framework: 'pytorch' };
+  const tensorOf = (id: string): TensorV => {
+    const recorded = ids.get(id)!;
+    return { k: 'tensor', id: recorded, shape: g.shapes.get(recorded), framework: 'pytorch' };
+  };
   const last = at.path.split('.').pop()!;
-  if (/^\d+$/.test(last)) return { k: 'tuple', items: [tensor] };
-  if (['encoder', 'decoder'].includes(last)) return { k: 'dict', map: new Map([['s:last_hidden_state', [str('last_hidden_state'), tensor]]]), attributes: true, modelOutput: part.className };
-  return tensor;
+  if (/^\d+$/.test(last)) return { k: 'tuple', items: [tensorOf(out.id)] };
+  // The base model inside a head model (`self.mlm.bert(ids)`) returns its ModelOutput: the last hidden state, and the
+  // pooler's output where it has one (BertForSequenceClassification's; BertForMaskedLM's bert has none).
+  if (!at.own && at.path === hfBaseModelPath(at.root)) {
+    const hidden = [...slice].reverse().find((l) => !l.name.startsWith(`${at.path}.pooler.`))!;
+    const pooled = slice.find((l) => l.name.startsWith(`${at.path}.pooler.`)) ? out : undefined;
+    return modelOutput(part.className, [['last_hidden_state', tensorOf(hidden.id)], ...(pooled ? [['pooler_output', tensorOf(pooled.id)] as [string, Value]] : [])]);
+  }
+  if (['encoder', 'decoder'].includes(last)) return modelOutput(part.className, [['last_hidden_state', tensorOf(out.id)]]);
+  return tensorOf(out.id);
+}
+
+function modelOutput(className: string, fields: Array<[string, Value]>): DictV {
+  return { k: 'dict', map: new Map(fields.map(([field, v]) => [`s:${field}`, [str(field), v]])), attributes: true, modelOutput: className };
 }
 
 /** With get_peft_model's LoRA adapters (../peft/lora.ts), the fields following an adapted layer to its sum. */
