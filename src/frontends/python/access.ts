@@ -11,7 +11,7 @@ import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { hfModuleItem } from './transformersModules';
-import { isPreTrainedModelBase, preTrainedAttr, preTrainedInit } from './transformersBases';
+import { builtPartInit, isBuiltPartBase, isPreTrainedModelBase, preTrainedAttr, preTrainedInit } from './transformersBases';
 import { parameterRequiresGrad } from './frozenParameters';
 import { libraryAttr } from './library';
 import { scriptArgv } from './commandLine';
@@ -81,7 +81,7 @@ export const isLightningModuleBase = (base: string | undefined): boolean => base
 
 /** A library base that makes a class a torch module: torch.nn's, or Lightning's module. */
 export function isTorchModuleBase(base: string | undefined): boolean {
-  return base !== undefined && (base.startsWith('torch.nn') || LIGHTNING_MODULE.test(base) || isPreTrainedModelBase(base));
+  return base !== undefined && (base.startsWith('torch.nn') || LIGHTNING_MODULE.test(base) || isPreTrainedModelBase(base) || isBuiltPartBase(base));
 }
 
 function bindMember(interp: Interp, self: Value, member: Value, site: PyNode): Value {
@@ -106,7 +106,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       if (own !== undefined) return noteSubmodule(obj, own, node);
       const member = classLookup(obj.cls, name);
       if (member !== undefined) return bindMember(interp, obj, member, node);
-      if (isTorchModule(obj)) return preTrainedAttr(obj, name) ?? torchBaseAttr(interp, obj, name);
+      if (isTorchModule(obj)) return preTrainedAttr(interp, obj, name) ?? torchBaseAttr(interp, obj, name);
       return kerasAttr(interp, obj, name);
     }
     case 'class': {
@@ -303,13 +303,14 @@ export function superProxy(interp: Interp, scope: Scope, name: string): Value {
     if (parent) return native('super.__init__', (args, kwargs) => bindFields(self, parent, args, kwargs));
     return native('super.__init__', (args, kwargs, site) => libraryInit(interp, self, args, kwargs, site));
   }
-  return isTorchModule(self) ? (preTrainedAttr(self, name) ?? torchBaseAttr(interp, self, name)) : UNKNOWN;
+  return isTorchModule(self) ? (preTrainedAttr(interp, self, name) ?? torchBaseAttr(interp, self, name)) : UNKNOWN;
 }
 
 /** nn.Sequential / nn.ModuleList subclasses register their constructor arguments as children. */
 export function libraryInit(interp: Interp, self: InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
   const base = libraryBase(self.cls);
   if (isPreTrainedModelBase(base)) return preTrainedInit(self, args, kwargs);
+  if (isBuiltPartBase(base)) return builtPartInit(interp, self, args, kwargs, site);
   // A subclass of a built-in layer (`class LayerNorm2d(nn.LayerNorm)`): the layer it extends holds its
   // attributes and weights (`self.weight`, `self.normalized_shape`), and runs when it has no forward of its own.
   const layerType = base?.match(/^torch\.nn\.([A-Z]\w*)$/)?.[1];

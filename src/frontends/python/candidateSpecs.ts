@@ -110,7 +110,7 @@ function exampleNote(spec: ModelSpec, example: { shape: number[]; what: string }
   return { severity: 'info', code: 'input-from-code', message, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn };
 }
 
-function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[]; what: string; stated?: boolean }): { spec: ModelSpec; starved: boolean } {
+function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[]; what: string; stated?: boolean; tokens?: true }): { spec: ModelSpec; starved: boolean } {
   const root = c.root as InstV | ModV;
   const g = new Graph('pytorch');
   g.concrete = !!input;
@@ -122,7 +122,8 @@ function readTorchForward(interp: Interp, c: Candidate, input?: { shape: number[
   const inputNames = forward?.k === 'func' ? params.filter((p) => p.kind === 'pos' && !p.defaultNode).map((p) => p.name) : ['input'];
   const byKeyword = inputNames.length === 0 && params.some((p) => p.kind === 'dstar') ? keywordInputsOf(root) : undefined;
   if (inputNames.length === 0) inputNames.push(...(byKeyword ?? ['input']));
-  const inputs = inputNames.map((n, i) => g.addInput(n, i === 0 && input ? [undefined, ...input.shape] : undefined, 'pytorch', i === 0 ? input?.shape : undefined));
+  const sized = (i: number): boolean => !!input && (i === 0 || input.tokens === true);
+  const inputs = inputNames.map((n, i) => g.addInput(n, sized(i) ? [undefined, ...input!.shape] : undefined, 'pytorch', i === 0 ? input?.shape : undefined));
   if (input && !input.stated) g.inputs[0].assumed = input.what;
   const labels = forward?.k === 'func' ? labelArguments(interp, forward) : undefined;
   if (labels?.node && root.k === 'inst') interp.warn(labels.node, labelNote(labels.names, root.cls.name), 'labels-given', 'info');

@@ -36,12 +36,14 @@ export function concreteShape(shapes: ReadonlyMap<string, Dims | undefined>, lay
  * sequence), else for a sequence the run's length (`--block_size` on its command line, runSequence.ts), else what the
  * analysis would assume for it. The analysis then runs the graph at that same size.
  */
-export function specialisedInput(first: ModelSpec, given: AnalyzeOptions = {}, run?: { tokens: number; source: string }): { shape: number[]; what: string } {
+export function specialisedInput(first: ModelSpec, given: AnalyzeOptions = {}, run?: { tokens: number; source: string }): { shape: number[]; what: string; tokens?: true } {
   if (given.inputShape?.length) return { shape: [...given.inputShape], what: 'the given input' };
   const guess = assumeInput(first);
-  if (guess.sequence && given.sequenceLength) return { shape: [given.sequenceLength, ...guess.shape.slice(1)], what: `${guess.what}, at the given length` };
-  if (guess.sequence && run) return { shape: [run.tokens, ...guess.shape.slice(1)], what: `a sequence of ${run.tokens} token ids, the run's ${run.source}` };
-  return { shape: [...guess.shape], what: guess.what };
+  // Token ids: the analysis assumes the forward's other inputs (an attention mask, labels) the same, and so does the reading.
+  const tokens = guess.sequence && guess.dtype === 'int' ? { tokens: true as const } : {};
+  if (guess.sequence && given.sequenceLength) return { shape: [given.sequenceLength, ...guess.shape.slice(1)], what: `${guess.what}, at the given length`, ...tokens };
+  if (guess.sequence && run) return { shape: [run.tokens, ...guess.shape.slice(1)], what: `a sequence of ${run.tokens} token ids, the run's ${run.source}`, ...tokens };
+  return { shape: [...guess.shape], what: guess.what, ...tokens };
 }
 
 export function specialisedNote(spec: ModelSpec, shape: number[]): Diagnostic {

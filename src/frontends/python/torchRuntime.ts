@@ -14,6 +14,8 @@ import { constantNode } from './torchParameters';
 import { recordOp, tensorsIn } from './tensorOps';
 import { callComposite } from './torchComposites';
 import { recordLoss } from './losses';
+import { heldPart } from './transformersBases';
+import { callBuiltPart } from './transformersCalls';
 import { UNKNOWN, int, truthy, type CallSite, type Dims, type InstV, type ModV, type Value } from './values';
 import { withProps } from '../../core/objects';
 
@@ -58,7 +60,8 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
   if (m.k === 'inst') {
     const path = g.paths.get(m) ?? '';
     const forward = classLookup(m.cls, 'forward');
-    const leaf = !!path && m.children!.size === 0;
+    // A subclass of a transformers part holds its layers in the part, not as children: not a leaf.
+    const leaf = !!path && m.children!.size === 0 && !heldPart(m);
     if (leaf) g.leafPaths.add(path);
     g.scope.push(path);
     try {
@@ -72,6 +75,8 @@ export function callModule(interp: Interp, m: ModV | InstV, args: Value[], kwarg
         const id = g.nameLeafOutput(from, out.id, path, m.cls.name, m.range ?? site.range, n ? `${path}#${n + 1}` : path);
         return withProps(out, { id, shape: g.shapes.get(id) ?? out.shape });
       }
+      const part = heldPart(m);
+      if (part) return callBuiltPart(interp, part, args, kwargs, site, path || undefined);
       const layer = m.attrs.get(BUILTIN_LAYER);
       if (layer?.k === 'mod') {
         if (path) g.paths.set(layer, path);

@@ -9,12 +9,27 @@
 import { libraryBase } from './access';
 import type { Interp } from './interpreter';
 import type { Diagnostic, SourceRange } from '../../core/ir';
-import { NONE, UNKNOWN, type CallSite, type InstV, type Value } from './values';
+import { NONE, UNKNOWN, type CallSite, type HfV, type InstV, type Value } from './values';
+import { constructPart, partOf } from './transformersParts';
+import { callBuiltPart } from './transformersCalls';
+import { hfGraph } from './transformersModels';
 
 const PRETRAINED_MODEL = /^transformers\.(\w+\.)*\w*PreTrainedModel$/;
 
 /** Whether a library base is transformers' PreTrainedModel or a model family's (RobertaPreTrainedModel). */
 export const isPreTrainedModelBase = (base: string | undefined): boolean => base !== undefined && PRETRAINED_MODEL.test(base);
+
+/** Whether a library base is a transformers part WAP builds (RobertaLMHead, BertLayer: transformersParts.ts). */
+export const isBuiltPartBase = (base: string | undefined): boolean => base !== undefined && base.startsWith('transformers.') && partOf(base.slice(base.lastIndexOf('.') + 1)) !== undefined;
+
+/** Where a subclass of a built part keeps the part its `super().__init__(config)` built. */
+const BUILT_PART = '__wap_hf_part__';
+
+/** The part a subclass instance holds, if it subclasses one. */
+export function heldPart(self: InstV): HfV | undefined {
+  const part = self.attrs.get(BUILT_PART);
+  return part?.k === 'hf' ? part : undefined;
+}
 
 /**
  * PreTrainedModel's methods a subclass's constructor calls that build nothing WAP prices: weight initialisation and
@@ -29,11 +44,31 @@ export function preTrainedInit(self: InstV, args: Value[], kwargs: Map<string, V
   return NONE;
 }
 
-/** PreTrainedModel's own attributes on a subclass; undefined for names it leaves to nn.Module. */
-export function preTrainedAttr(self: InstV, name: string): Value | undefined {
-  if (!isPreTrainedModelBase(libraryBase(self.cls))) return undefined;
-  if (INITIALISERS.has(name)) return { k: 'native', name, fn: () => NONE };
-  return undefined;
+/**
+ * `super().__init__(config)` of a subclass of a part WAP builds (HelloDeepSpeed's `RobertaLMHead` subclass): the part,
+ * kept on the instance; a config it cannot read is said at the call.
+ */
+export function builtPartInit(interp: Interp, self: InstV, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+  const base = libraryBase(self.cls)!;
+  const part = constructPart(base.slice(base.lastIndexOf('.') + 1), args, kwargs, site);
+  if (part && 'error' in part) interp.warnAt(site.range, `${part.error}: ${self.cls.name}'s layers are missing`, 'unread-hf-part');
+  else if (part) self.attrs.set(BUILT_PART, part);
+  return NONE;
+}
+
+/**
+ * transformers' own attributes on a subclass, undefined for names it leaves to nn.Module: PreTrainedModel's
+ * initialisers; a built part's forward (`super().forward(features)`) and its submodules (`self.decoder`).
+ */
+export function preTrainedAttr(interp: Interp, self: InstV, name: string): Value | undefined {
+  const base = libraryBase(self.cls);
+  if (isPreTrainedModelBase(base)) return INITIALISERS.has(name) ? { k: 'native', name, fn: () => NONE } : undefined;
+  const part = heldPart(self);
+  if (!part?.module) return undefined;
+  if (name === 'forward') return { k: 'native', name, fn: (args, kwargs, site) => callBuiltPart(interp, part, args, kwargs, site, interp.graph?.paths.get(self)) };
+  const path = `${part.module.path}.${name}`;
+  const root = part.module.root;
+  return hfGraph(root).layers.some((l) => l.name === path || l.name.startsWith(`${path}.`)) ? { ...root, what: 'module', module: { root, path } } : undefined;
 }
 
 /**
@@ -43,7 +78,7 @@ export function preTrainedAttr(self: InstV, name: string): Value | undefined {
  */
 export function callUnreadPart(interp: Interp, inst: InstV, site: CallSite): Value | undefined {
   const part = unreadLibraryBase(libraryBase(inst.cls));
-  if (!part || isPreTrainedModelBase(libraryBase(inst.cls))) return undefined;
+  if (!part || isPreTrainedModelBase(libraryBase(inst.cls)) || isBuiltPartBase(libraryBase(inst.cls))) return undefined;
   const path = interp.graph?.paths.get(inst);
   interp.warnAt(site.range, `${path ? `${path} (${inst.cls.name})` : inst.cls.name} subclasses transformers' ${part}, whose layers transformers' own code builds and WAP does not read: it and the layers after it are missing. Write it with torch.nn, or use a transformers model class WAP builds from its config`, 'unread-hf-part');
   return UNKNOWN;
@@ -58,7 +93,7 @@ export function callUnreadPart(interp: Interp, inst: InstV, site: CallSite): Val
 const TRANSFORMERS_MODEL_BASE = /^transformers\.((modeling_utils\.)?PreTrainedModel|\w*PreTrainedModel|models\.\w+\.modeling_\w+\.[A-Z]\w*|[A-Z]\w*(Model|For[A-Z]\w+))$/;
 
 export function unreadLibraryBase(base: string | undefined): string | undefined {
-  if (base === undefined || isPreTrainedModelBase(base)) return undefined;
+  if (base === undefined || isPreTrainedModelBase(base) || isBuiltPartBase(base)) return undefined;
   return TRANSFORMERS_MODEL_BASE.test(base) && !base.endsWith('Output') ? base.replace(/^.*\./, '') : undefined;
 }
 

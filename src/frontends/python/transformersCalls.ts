@@ -13,6 +13,7 @@ import type { LayerSpec, ModelInput } from '../../core/ir';
 import type { HfModelSpec } from '../huggingface/registry';
 import type { Interp } from './interpreter';
 import { hfBaseModelPath, hfTrainedGraph } from './transformersModules';
+import { partWeightTies } from './transformersParts';
 import { loraOf } from './peftCalls';
 import { adaptedOutput, withLoraAdapters, type LoraSettings } from '../peft/lora';
 import { UNKNOWN, str, type CallSite, type DictV, type Dims, type HfV, type TensorV, type Value } from './values';
@@ -63,9 +64,9 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
 /** The graph a call records, its build diagnostics said at the call; undefined where it is not one WAP built. */
 type BuiltGraph = HfModelSpec & { outputFields: ReadonlyMap<string, string> };
 
-function builtGraph(interp: Interp, model: HfV, site: CallSite): BuiltGraph | undefined {
+function builtGraph(interp: Interp, model: HfV, site: CallSite, sayConfig = true): BuiltGraph | undefined {
   const spec = adapted(hfTrainedGraph(model), loraOf(model));
-  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || d.code === 'hf-config' || d.code === 'lora');
+  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || (sayConfig && d.code === 'hf-config') || d.code === 'lora');
   const r = site.range;
   for (const d of said) interp.graph!.diagnostics.push({ ...d, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn });
   return spec.outputFields && !spec.layers.some((l) => l.op === 'opaque') ? (spec as BuiltGraph) : undefined;
@@ -77,11 +78,13 @@ function builtGraph(interp: Interp, model: HfV, site: CallSite): BuiltGraph | un
  * fed at the one tensor they take from outside it; what it returns is transformers 4.46's: a block (a path ending
  * in an index) the tuple `(hidden_states,)`, an encoder or decoder stack its ModelOutput, anything else the tensor.
  */
-function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
+function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, args: Value[], kwargs: Map<string, Value>, site: CallSite, ownPath?: string): Value {
   const g = interp.graph!;
   const rootPath = at.own ? undefined : g.paths.get(at.root);
-  const name = at.own ? (g.paths.get(part) ?? part.className) : rootPath ? `${rootPath}.${at.path}` : at.path;
-  const spec = builtGraph(interp, at.root, site);
+  const partPath = ownPath ?? g.paths.get(part);
+  const name = at.own ? (partPath ?? part.className) : rootPath ? `${rootPath}.${at.path}` : at.path;
+  // A part built one block deep is no model of that depth: the build's layer count would mislead.
+  const spec = builtGraph(interp, at.root, site, !at.own);
   if (!spec) return UNKNOWN;
   const slice = spec.layers.filter((l) => l.name === at.path || l.name.startsWith(`${at.path}.`));
   const inside = new Set(slice.map((l) => l.id));
@@ -97,7 +100,7 @@ function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, a
   const consumed = new Set(slice.flatMap((l) => l.inputs));
   const out = [...slice].reverse().find((l) => !consumed.has(l.id))!;
   // Names as torch gives them: under the part's own attribute, or under the model that holds it.
-  const held = at.own ? g.paths.get(part) : g.paths.get(at.root);
+  const held = at.own ? partPath : rootPath;
   const rename = (layerName: string): string => {
     const relative = at.own ? layerName.slice(at.path.length) : `.${layerName}`;
     return held ? `${held}${relative}` : relative.slice(1) || at.path;
@@ -109,9 +112,11 @@ function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, a
   // A weight tied outside the part (an LM head's decoder to the word embeddings) is the holding model's; a part
   // built by its own class holds its own (the tie is the whole model's tie_weights).
   const tiedKey = (key: string): string | undefined => (key === at.path || key.startsWith(`${at.path}.`) ? rename(key) : at.own ? undefined : rootPath ? `${rootPath}.${key}` : key);
+  const tiedByScript = partWeightTies(at.root);
   for (const layer of slice) {
     const { id, name: layerName, weightKey, inputs, ...rest } = layer;
-    const key = weightKey ? tiedKey(weightKey) : undefined;
+    const tie = tiedByScript?.get(layerName);
+    const key = tie ? ownerKey(g.paths, tie) : weightKey ? tiedKey(weightKey) : undefined;
     const recorded = g.add({ ...rest, name: rename(layerName), inputs: inputs.map((i) => ids.get(i) ?? i), callRange: site.range, ...(key ? { weightKey: key } : {}) }, probes.get(id), rename(layerName));
     ids.set(id, recorded.id);
   }
@@ -130,6 +135,21 @@ function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, a
   }
   if (['encoder', 'decoder'].includes(last)) return modelOutput(part.className, [['last_hidden_state', tensorOf(out.id)]]);
   return tensorOf(out.id);
+}
+
+/** The weight key of the module a script tied a part's weight to: a transformers model's layer, or a torch module. */
+function ownerKey(paths: ReadonlyMap<object, string>, owner: HfV | Value): string | undefined {
+  if (owner.k === 'param') return paths.get(owner.owner);
+  if (owner.k !== 'hf' || !owner.module) return undefined;
+  const root = paths.get(owner.module.root);
+  const layer = owner.module.path.replace(/\.(weight|bias)$/, '');
+  return root ? `${root}.${layer}` : layer;
+}
+
+/** Calling a part a script's subclass of it holds (transformersBases.ts): its layers named under the subclass's path. */
+export function callBuiltPart(interp: Interp, part: HfV, args: Value[], kwargs: Map<string, Value>, site: CallSite, path: string | undefined): Value {
+  if (!interp.graph || interp.graph.framework !== 'pytorch' || !part.module) return UNKNOWN;
+  return callHfPart(interp, part, part.module, args, kwargs, site, path);
 }
 
 function modelOutput(className: string, fields: Array<[string, Value]>): DictV {

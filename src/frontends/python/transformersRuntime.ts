@@ -18,7 +18,7 @@ import { parameterRequiresGrad, requiresGradCall } from './frozenParameters';
 import { bitsAndBytesConfig, quantizationOf } from './quantizationCalls';
 import { UNKNOWN, bool, list, native, num, str, type CallSite, type HfV, type Value } from './values';
 import { toAttr } from './attrValues';
-import { constructPart } from './transformersParts';
+import { constructPart, tiePartWeight } from './transformersParts';
 
 /** from_pretrained keywords that load or place weights but do not change the architecture. */
 const LOADER_KWARGS = new Set([
@@ -170,6 +170,8 @@ export function transformersAttr(interp: Interp, obj: HfV, name: string): Value 
 /** `config.num_hidden_layers = 4` before the model is built; `….weight.requires_grad = False` on a layer's parameter. */
 export function transformersSetAttr(interp: Interp, obj: HfV, name: string, value: Value, node: PyNode): void {
   if (obj.what === 'parameter' && name === 'requires_grad') return parameterRequiresGrad(interp, obj, value, node);
+  // `self.decoder.weight = embedding_weight` on a part a script built: the weight is now the other module's.
+  if (obj.what === 'module' && name === 'weight' && tiePartWeight(obj, value)) return;
   if (obj.what !== 'config') return;
   const attr = toAttr(value);
   if (attr !== undefined) {
