@@ -11,7 +11,7 @@ import { canonicalPath } from './imports';
 import { kerasAttr } from './kerasRuntime';
 import { transformersAttr, transformersSetAttr } from './transformersRuntime';
 import { hfModuleItem } from './transformersModules';
-import { builtPartInit, isBuiltPartBase, isPreTrainedModelBase, preTrainedAttr, preTrainedInit } from './transformersBases';
+import { builtPartInit, isBuiltPartBase, isPreTrainedModelBase, transformersBaseAttr, preTrainedInit } from './transformersBases';
 import { parameterRequiresGrad } from './frozenParameters';
 import { libraryAttr } from './library';
 import { scriptArgv } from './commandLine';
@@ -106,7 +106,7 @@ export function getAttr(interp: Interp, obj: Value, name: string, node: PyNode):
       if (own !== undefined) return noteSubmodule(obj, own, node);
       const member = classLookup(obj.cls, name);
       if (member !== undefined) return bindMember(interp, obj, member, node);
-      if (isTorchModule(obj)) return preTrainedAttr(interp, obj, name) ?? torchBaseAttr(interp, obj, name);
+      if (isTorchModule(obj)) return transformersBaseAttr(interp, obj, name) ?? torchBaseAttr(interp, obj, name);
       return kerasAttr(interp, obj, name);
     }
     case 'class': {
@@ -303,7 +303,7 @@ export function superProxy(interp: Interp, scope: Scope, name: string): Value {
     if (parent) return native('super.__init__', (args, kwargs) => bindFields(self, parent, args, kwargs));
     return native('super.__init__', (args, kwargs, site) => libraryInit(interp, self, args, kwargs, site));
   }
-  return isTorchModule(self) ? (preTrainedAttr(interp, self, name) ?? torchBaseAttr(interp, self, name)) : UNKNOWN;
+  return isTorchModule(self) ? (transformersBaseAttr(interp, self, name) ?? torchBaseAttr(interp, self, name)) : UNKNOWN;
 }
 
 /** nn.Sequential / nn.ModuleList subclasses register their constructor arguments as children. */

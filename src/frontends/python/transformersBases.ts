@@ -3,7 +3,8 @@
  * `class RobertaMLMModel(RobertaPreTrainedModel)` around a RobertaModel it is given. PreTrainedModel is an nn.Module
  * whose constructor keeps the config and builds no layers (modeling_utils.py, PreTrainedModel.__init__), so the
  * subclass's own __init__ and forward are the whole model, read as any nn.Module's; the transformers models it holds
- * are read where it calls them (transformersCalls.ts). transformers' parts (RobertaLMHead, BertPooler) are not: their
+ * are read where it calls them (transformersCalls.ts). A subclass of a part WAP builds (HelloDeepSpeed's
+ * `RobertaLMHead` subclass: transformersParts.ts) is that part, its `super().forward` the part's; other parts'
  * layers are built by transformers' code, which WAP does not run, so a call of one is said to lose its layers.
  */
 import { libraryBase } from './access';
@@ -60,7 +61,7 @@ export function builtPartInit(interp: Interp, self: InstV, args: Value[], kwargs
  * transformers' own attributes on a subclass, undefined for names it leaves to nn.Module: PreTrainedModel's
  * initialisers; a built part's forward (`super().forward(features)`) and its submodules (`self.decoder`).
  */
-export function preTrainedAttr(interp: Interp, self: InstV, name: string): Value | undefined {
+export function transformersBaseAttr(interp: Interp, self: InstV, name: string): Value | undefined {
   const base = libraryBase(self.cls);
   if (isPreTrainedModelBase(base)) return INITIALISERS.has(name) ? { k: 'native', name, fn: () => NONE } : undefined;
   const part = heldPart(self);
@@ -72,9 +73,9 @@ export function preTrainedAttr(interp: Interp, self: InstV, name: string): Value
 }
 
 /**
- * Calling an instance of a script's subclass of a transformers part (HelloDeepSpeed's
- * `RobertaLMHeadWithMaskedPredict(RobertaLMHead)`): its layers are built in transformers' code, so they and the
- * layers after the call are missing, said at the call. Undefined when the class has no such base.
+ * Calling an instance of a script's subclass of a transformers part WAP does not build (`RobertaClassificationHead`):
+ * its layers are built in transformers' code, so they and the layers after the call are missing, said at the call.
+ * Undefined when the class has no such base.
  */
 export function callUnreadPart(interp: Interp, inst: InstV, site: CallSite): Value | undefined {
   const part = unreadLibraryBase(libraryBase(inst.cls));
@@ -87,8 +88,9 @@ export function callUnreadPart(interp: Interp, inst: InstV, site: CallSite): Val
 /**
  * transformers' model classes and their parts are nn.Modules WAP builds from their configs (the Hugging Face
  * catalogue: `RobertaModel(RobertaConfig(…))`), never as a base class whose constructor and forward live in
- * transformers' own code. A script's subclass of one (`class MyHead(RobertaLMHead)`) is therefore not read, and a
- * file with no other model says so; PreTrainedModel, which builds no layers, is read as nn.Module.
+ * transformers' own code. A script's subclass of one (`class MyHead(RobertaClassificationHead)`) is therefore not
+ * read, and a file with no other model says so; PreTrainedModel, which builds no layers, is read as nn.Module, and a
+ * subclass of a part WAP builds (transformersParts.ts) as that part.
  */
 const TRANSFORMERS_MODEL_BASE = /^transformers\.((modeling_utils\.)?PreTrainedModel|\w*PreTrainedModel|models\.\w+\.modeling_\w+\.[A-Z]\w*|[A-Z]\w*(Model|For[A-Z]\w+))$/;
 

@@ -61,9 +61,10 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
   return modelOutput(model.className, values);
 }
 
-/** The graph a call records, its build diagnostics said at the call; undefined where it is not one WAP built. */
+/** A graph the catalogue built, with its ModelOutput fields. */
 type BuiltGraph = HfModelSpec & { outputFields: ReadonlyMap<string, string> };
 
+/** The graph a call records, its build diagnostics said at the call; undefined where it is not one WAP built. */
 function builtGraph(interp: Interp, model: HfV, site: CallSite, sayConfig = true): BuiltGraph | undefined {
   const spec = adapted(hfTrainedGraph(model), loraOf(model));
   const said = spec.diagnostics.filter((d) => d.severity !== 'info' || (sayConfig && d.code === 'hf-config') || d.code === 'lora');

@@ -1,15 +1,24 @@
 /**
  * transformers' building blocks a script builds itself from a config, as research code assembles models out of them:
  * `nn.ModuleList([BertLayer(config) for _ in range(n)])`, `LlamaDecoderLayer(config, layer_idx=i)`, `BertEmbeddings`,
- * `BertPooler`, `GPT2Block`, a masked-LM head (`RobertaLMHead`). Each is the part of the catalogue's model (../huggingface) at the path transformers puts
- * it (`encoder.layer.0`, `layers.0`, `h.0`): a module value whose layers are recorded where forward calls it
- * (transformersCalls.ts), named from the attribute that holds it. A block's model is built one block deep.
+ * `BertPooler`, `GPT2Block`, a masked-LM head (`RobertaLMHead`). Each is the part of the catalogue's model
+ * (../huggingface) at the path transformers puts it (`encoder.layer.0`, `layers.0`, `h.0`): a module value whose
+ * layers are recorded where forward calls it (transformersCalls.ts), named from the attribute that holds it. A block's
+ * model is built one block deep.
  */
 import { prefixModelType, type HfConfig, type HfHead } from '../huggingface/configs';
 import type { CallSite, HfV, Value } from './values';
 
+/** A part class by its name's suffix, for the families that name it so; `head`: the model it lives in. */
+interface PartEntry {
+  suffix: string;
+  families: readonly string[];
+  path: string;
+  head?: HfHead;
+}
+
 /** Where each family keeps its first block, by the class-name suffix of the block. */
-const BLOCK_PATHS: ReadonlyArray<{ suffix: string; families: readonly string[]; path: string }> = [
+const BLOCK_PATHS: readonly PartEntry[] = [
   { suffix: 'DecoderLayer', families: ['llama', 'mistral', 'mixtral', 'qwen2', 'qwen3', 'qwen3_moe', 'gemma', 'gemma2', 'phi3'], path: 'layers.0' },
   { suffix: 'Layer', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'encoder.layer.0' },
   { suffix: 'Layer', families: ['gpt_neox'], path: 'layers.0' },
@@ -17,10 +26,10 @@ const BLOCK_PATHS: ReadonlyArray<{ suffix: string; families: readonly string[]; 
 ];
 
 /**
- * The encoder-side parts BERT's family and ViT name the same way, and the masked-LM heads (RobertaLMHead, BertLMPredictionHead), which live
- * in the masked-LM model (`head`).
+ * The encoder-side parts BERT's family and ViT name the same way, and the masked-LM heads (RobertaLMHead,
+ * BertLMPredictionHead), which live in the masked-LM model.
  */
-const WHOLE_PARTS: ReadonlyArray<{ suffix: string; families: readonly string[]; path: string; head?: HfHead }> = [
+const WHOLE_PARTS: readonly PartEntry[] = [
   { suffix: 'Encoder', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'encoder' },
   { suffix: 'Embeddings', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'embeddings' },
   { suffix: 'Pooler', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'pooler' },
@@ -31,7 +40,7 @@ const WHOLE_PARTS: ReadonlyArray<{ suffix: string; families: readonly string[]; 
 /** Which part a transformers class name is, if WAP builds it: its family, path, whether it is one block, and its model's head. */
 export function partOf(className: string): { modelType: string; path: string; block: boolean; head: HfHead } | undefined {
   for (const [table, block] of [[BLOCK_PATHS, true], [WHOLE_PARTS, false]] as const) {
-    for (const entry of table as ReadonlyArray<{ suffix: string; families: readonly string[]; path: string; head?: HfHead }>) {
+    for (const entry of table) {
       if (!className.endsWith(entry.suffix)) continue;
       const modelType = prefixModelType(className.slice(0, -entry.suffix.length));
       if (modelType && entry.families.includes(modelType)) return { modelType, path: entry.path, block, head: entry.head ?? 'base' };
