@@ -186,6 +186,28 @@ test('DistilBERT and XLM-RoBERTa from their config.json: the counts fine-tuning 
   assert.equal(sinusoidal.totals.frozenParams, 512 * 768);
 });
 
+test("token classification and question answering (NER, SQuAD): no pooler, a label per token or start and end logits; the counts published checkpoints print", () => {
+  const cases: Array<[string, number]> = [
+    // dslim/bert-base-NER: bert-base-cased (vocab 28,996) with 9 labels, 107,726,601.
+    ['from transformers import BertConfig, BertForTokenClassification\nmodel = BertForTokenClassification(BertConfig(vocab_size=28996, num_labels=9))\n', 107_726_601],
+    // BertModel without its pooler (109,482,240 − 590,592) and qa_outputs 768·2 + 2.
+    ['from transformers import AutoModelForQuestionAnswering\nmodel = AutoModelForQuestionAnswering.from_pretrained("./bert-base-uncased")\n', 108_893_186],
+    ['from transformers import AutoModelForQuestionAnswering\nmodel = AutoModelForQuestionAnswering.from_pretrained("./distilbert-base-uncased")\n', 66_364_418],
+    ['from transformers import AutoModelForTokenClassification\nmodel = AutoModelForTokenClassification.from_pretrained("./xlm-roberta-base", num_labels=7)\n', 278_043_648 - 590_592 + 768 * 7 + 7],
+  ];
+  for (const [src, params] of cases) {
+    const m = only(py(join(fixtures, 'heads.py'), src), undefined, [128]);
+    assert.equal(m.totals.params, params, src);
+    assert.equal(m.completeness?.complete, true, src);
+    assert.ok(!m.layers.some((l) => l.name.includes('pooler')), src);
+  }
+  const qa = only(py(join(fixtures, 'heads.py'), cases[1][0]), undefined, [128]);
+  assert.deepEqual(qa.outputs, ['start_logits', 'end_logits']);
+  assert.deepEqual([layer(qa, 'start_logits').outputShape, layer(qa, 'end_logits').outputShape], [[128, 1], [128, 1]]);
+  const ner = only(py(join(fixtures, 'heads.py'), cases[0][0]), undefined, [128]);
+  assert.deepEqual(layer(ner, 'classifier').outputShape, [128, 9]);
+});
+
 test('configs edited before building, AutoModel.from_config, and --input sequence lengths flow through', () => {
   const src = `from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig
 cfg = LlamaConfig(hidden_size=512, intermediate_size=1024, num_attention_heads=8, num_key_value_heads=2, vocab_size=1000)
@@ -252,8 +274,8 @@ test('a transformers class outside the catalogue (architecture or head) is an er
   assert.match(falcon[0][2] as string, /^transformers\.FalconForCausalLM is not in WAP's Hugging Face catalogue \(known architectures: llama, .*vit\)/);
   assert.match(errors('from transformers import CLIPModel, CLIPConfig\nmodel = CLIPModel(CLIPConfig())\n')[0][2] as string, /CLIPModel is not in WAP's Hugging Face catalogue/);
   // A catalogued architecture with a head WAP does not build says which heads it has.
-  assert.match(errors('from transformers import BertConfig, BertForQuestionAnswering\nmodel = BertForQuestionAnswering(BertConfig())\n')[0][2] as string, /its architecture \(bert\) is, but not the ForQuestionAnswering head \(heads: ForCausalLM/);
-  assert.match(errors("from transformers import AutoModelForQuestionAnswering\nmodel = AutoModelForQuestionAnswering.from_pretrained('bert-base-uncased')\n")[0][2] as string, /the QuestionAnswering head is not \(auto classes: AutoModel, AutoModelForCausalLM/);
+  assert.match(errors('from transformers import BertConfig, BertForMultipleChoice\nmodel = BertForMultipleChoice(BertConfig())\n')[0][2] as string, /its architecture \(bert\) is, but not the ForMultipleChoice head \(heads: ForCausalLM/);
+  assert.match(errors("from transformers import AutoModelForMultipleChoice\nmodel = AutoModelForMultipleChoice.from_pretrained('bert-base-uncased')\n")[0][2] as string, /the MultipleChoice head is not \(auto classes: AutoModel, AutoModelForCausalLM/);
   // Catalogued classes and library helpers that are not models say nothing.
   assert.deepEqual(errors('from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel\nmodel = LlamaForCausalLM(LlamaConfig(num_hidden_layers=2))\n'), []);
 });

@@ -8,7 +8,9 @@
  * - masked-lm: transform dense → act → LayerNorm → decoder tied to the word embeddings (its bias is its own);
  * - pre-training (BertForPreTraining, BERT only): the pooler, the masked-lm head on every token and
  *   cls.seq_relationship, the next-sentence Linear(hidden, 2) on the pooled first token;
- * - sequence-classification: BERT pooler → classifier; RoBERTa classifier.dense → tanh → out_proj on the first token.
+ * - sequence-classification: BERT pooler → classifier; RoBERTa classifier.dense → tanh → out_proj on the first token;
+ * - token-classification: dropout (classifier_dropout, else hidden_dropout_prob) → classifier on every token, no pooler;
+ * - question-answering: qa_outputs Linear(hidden, 2) on every token, split into start and end logits, no pooler.
  */
 import { boolField, intField, rateField, strField } from './configs';
 import type { BuildContext } from './decoder';
@@ -16,6 +18,13 @@ import type { HfGraph } from './graph';
 
 function firstToken(g: HfGraph, name: string, h: string): string {
   return g.add(name, 'select first token', 'split', { axis: 1, sizes: [1], index: 0 }, [h]);
+}
+
+/** qa_outputs' two columns as the start and end logits a question-answering model returns (`logits.split(1, dim=-1)`). */
+export function spanLogits(g: HfGraph, qa: string): string[] {
+  const start = g.field('start_logits', g.add('start_logits', 'split', 'split', { axis: -1, sizes: [1, 1], index: 0 }, [qa]));
+  const end = g.field('end_logits', g.add('end_logits', 'split', 'split', { axis: -1, sizes: [1, 1], index: 1 }, [qa]));
+  return [start, end];
 }
 
 export function buildBertFamily(ctx: BuildContext): string[] {
@@ -85,6 +94,13 @@ export function buildBertFamily(ctx: BuildContext): string[] {
       const dense = g.dropout('classifier.dropout', headDrop, g.act('classifier.activation', 'tanh', g.linear('classifier.dense', hidden, hidden, true, first), 'Tanh'));
       return [g.field('logits', g.linear('classifier.out_proj', hidden, labels, true, dense))];
     }
+    case 'token-classification': {
+      // A label per token on the last hidden state, the base model built without its pooler.
+      const headDrop = rateField(config, 'classifier_dropout', hiddenDrop);
+      return [g.field('logits', g.linear('classifier', hidden, intField(config, 'num_labels', 2), true, g.dropout('dropout', headDrop, h)))];
+    }
+    case 'question-answering':
+      return spanLogits(g, g.linear('qa_outputs', hidden, 2, true, h));
     default:
       throw new Error(`${roberta ? 'RoBERTa' : 'BERT'} has no ${ctx.head} head in WAP's catalogue`);
   }

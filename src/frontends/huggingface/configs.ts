@@ -9,7 +9,7 @@ import type { AttrValue } from '../../core/ir';
 export type HfConfig = Record<string, AttrValue>;
 
 /** What sits on top of the base model (which `…For…` class, or the bare `…Model`). */
-export type HfHead = 'base' | 'causal-lm' | 'masked-lm' | 'pre-training' | 'sequence-classification' | 'seq2seq-lm' | 'image-classification';
+export type HfHead = 'base' | 'causal-lm' | 'masked-lm' | 'pre-training' | 'sequence-classification' | 'token-classification' | 'question-answering' | 'seq2seq-lm' | 'image-classification';
 
 /** PretrainedConfig defaults every config inherits (transformers 4.46, configuration_utils.py). */
 const PRETRAINED: HfConfig = { tie_word_embeddings: true, num_labels: 2 };
@@ -106,6 +106,7 @@ const PREFIXES: Array<[string, string]> = [
 
 const HEAD_SUFFIXES: Array<[string, HfHead]> = [
   ['ForCausalLM', 'causal-lm'], ['LMHeadModel', 'causal-lm'], ['ForMaskedLM', 'masked-lm'], ['ForPreTraining', 'pre-training'], ['ForSequenceClassification', 'sequence-classification'],
+  ['ForTokenClassification', 'token-classification'], ['ForQuestionAnswering', 'question-answering'],
   ['ForConditionalGeneration', 'seq2seq-lm'], ['ForImageClassification', 'image-classification'], ['EncoderModel', 'base'], ['Model', 'base'],
 ];
 
@@ -150,7 +151,7 @@ export function uncataloguedModelClass(className: string): string | undefined {
 
 /** `AutoModelForCausalLM` → causal-lm; `AutoModel` → base. */
 const AUTO_HEADS: Readonly<Record<string, HfHead>> = {
-  CausalLM: 'causal-lm', MaskedLM: 'masked-lm', PreTraining: 'pre-training', SequenceClassification: 'sequence-classification', Seq2SeqLM: 'seq2seq-lm', ImageClassification: 'image-classification',
+  CausalLM: 'causal-lm', MaskedLM: 'masked-lm', PreTraining: 'pre-training', SequenceClassification: 'sequence-classification', TokenClassification: 'token-classification', QuestionAnswering: 'question-answering', Seq2SeqLM: 'seq2seq-lm', ImageClassification: 'image-classification',
 };
 
 export function autoClassHead(className: string): HfHead | undefined {

@@ -5,10 +5,12 @@
  * activation → lin2 → dropout) and output_layer_norm. Heads:
  * - base (DistilBertModel): the last hidden state;
  * - masked-lm: vocab_transform → activation → vocab_layer_norm → vocab_projector, tied to the word embeddings;
- * - sequence-classification: the first token → pre_classifier → ReLU → dropout (seq_classif_dropout) → classifier.
+ * - sequence-classification: the first token → pre_classifier → ReLU → dropout (seq_classif_dropout) → classifier;
+ * - token-classification: dropout → classifier on every token; question-answering: dropout (qa_dropout) → qa_outputs.
  */
 import { boolField, intField, rateField, strField } from './configs';
 import type { BuildContext } from './decoder';
+import { spanLogits } from './bert';
 
 export function buildDistilBert(ctx: BuildContext): string[] {
   const { graph: g, config } = ctx;
@@ -54,6 +56,10 @@ export function buildDistilBert(ctx: BuildContext): string[] {
       const pre = g.dropout('dropout', rateField(config, 'seq_classif_dropout'), g.act('pre_classifier.relu', 'relu', g.linear('pre_classifier', dim, dim, true, first), 'ReLU'));
       return [g.field('logits', g.linear('classifier', dim, intField(config, 'num_labels', 2), true, pre))];
     }
+    case 'token-classification':
+      return [g.field('logits', g.linear('classifier', dim, intField(config, 'num_labels', 2), true, g.dropout('dropout', drop, h)))];
+    case 'question-answering':
+      return spanLogits(g, g.linear('qa_outputs', dim, 2, true, g.dropout('dropout', rateField(config, 'qa_dropout', 0.1), h)));
     default:
       throw new Error(`DistilBERT has no ${ctx.head} head in WAP's catalogue`);
   }
