@@ -226,6 +226,25 @@ test('Gemma-2-2B and 9B: four sandwich norms a layer, √h embedding scale, GeGL
   assert.equal(script('from transformers import Gemma2Config, Gemma2ForCausalLM\nmodel = Gemma2ForCausalLM(Gemma2Config())\n').model.totals.params, GEMMA2_2B);
 });
 
+test("Gemma-3-1B from its config.json: 999,885,952 parameters, Gemma 2's sandwich norms with per-head q_norm/k_norm, no soft-caps, every sixth layer global", () => {
+  const m = configJson('gemma-3-1b');
+  // Embeddings 262144·1152 (tied head); per layer q 1152→1024, k and v 1152→256, o 1024→1152, q_norm and k_norm of
+  // 256, the GeGLU MLP 3·1152·6912 and four RMSNorms of 1152; the final norm.
+  const perLayer = 1152 * 1024 + 2 * 1152 * 256 + 1024 * 1152 + 2 * 256 + 3 * 1152 * 6912 + 4 * 1152;
+  assert.equal(m.totals.params, 262144 * 1152 + 26 * perLayer + 1152);
+  assert.equal(m.totals.params, 999_885_952);
+  assert.ok(layer(m, 'model.layers.3.self_attn.k_norm'));
+  assert.ok(!m.layers.some((l) => l.name.includes('softcap')), 'Gemma 3 caps nothing');
+  const window = m.diagnostics.find((d) => d.code === 'hf-sliding-window');
+  assert.match(window?.message ?? '', /^gemma3_text: 22 of 26 layers \(0, 1, 2, …, 25\) attend a sliding window of 512 tokens/);
+  // Globals at 5, 11, 17, 23: with a kernel that skips the window only the sliding layers' attention shrinks.
+  const src = 'from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("./gemma-3-1b", attn_implementation="flash_attention_2")\n';
+  const parsed = parseSource(join(fixtures, 'flash.py'), src);
+  const flash = analyzeModel(parsed!.models[0]!, { inputShape: [4096] });
+  const windowed = (i: number) => flash.layers.find((l) => l.name === `model.layers.${i}.self_attn.sdpa`)!.attrs.window;
+  assert.deepEqual([4, 5, 6, 11].map(windowed), [512, undefined, 512, undefined]);
+});
+
 test("Gemma 2's soft-capping: the final logits' divide, tanh and multiply are element-wise layers; the attention cap is priced on the scores", () => {
   const m = configJson('gemma-2-2b');
   const V = 256_000;

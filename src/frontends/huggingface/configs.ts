@@ -53,6 +53,12 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     head_dim: 256, hidden_activation: 'gelu_pytorch_tanh', max_position_embeddings: 8192, tie_word_embeddings: true, attention_bias: false,
     attention_dropout: 0.0, query_pre_attn_scalar: 256, sliding_window: 4096, final_logit_softcapping: 30.0, attn_logit_softcapping: 50.0,
   },
+  // Gemma3TextConfig (transformers 4.50): Gemma 3 4B's text shape, no soft-caps, five local layers to a global one.
+  gemma3_text: {
+    vocab_size: 262208, hidden_size: 2304, intermediate_size: 9216, num_hidden_layers: 26, num_attention_heads: 8, num_key_value_heads: 4,
+    head_dim: 256, hidden_activation: 'gelu_pytorch_tanh', max_position_embeddings: 131072, tie_word_embeddings: true, attention_bias: false,
+    attention_dropout: 0.0, query_pre_attn_scalar: 256, sliding_window: 4096, sliding_window_pattern: 6, final_logit_softcapping: null, attn_logit_softcapping: null,
+  },
   gpt2: { vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, n_inner: null, activation_function: 'gelu_new', tie_word_embeddings: true,
     resid_pdrop: 0.1, embd_pdrop: 0.1, attn_pdrop: 0.1,
   },
@@ -101,7 +107,7 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
 /** Class-name prefixes as transformers spells them → model_type. */
 const PREFIXES: Array<[string, string]> = [
   ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'], ['Qwen3', 'qwen3'], ['Qwen3Moe', 'qwen3_moe'],
-  ['Phi3', 'phi3'], ['Gemma', 'gemma'], ['Gemma2', 'gemma2'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['XLMRoberta', 'xlm-roberta'], ['Camembert', 'camembert'], ['DistilBert', 'distilbert'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
+  ['Phi3', 'phi3'], ['Gemma', 'gemma'], ['Gemma2', 'gemma2'], ['Gemma3', 'gemma3_text'], ['Gemma3Text', 'gemma3_text'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['XLMRoberta', 'xlm-roberta'], ['Camembert', 'camembert'], ['DistilBert', 'distilbert'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
 ];
 
 const HEAD_SUFFIXES: Array<[string, HfHead]> = [

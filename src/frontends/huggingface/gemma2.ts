@@ -11,6 +11,9 @@
  *   three element-wise layers over the [T, vocab] logits;
  * - alternate sliding-window layers (the even ones, or config.layer_types), which WAP keeps at full attention
  *   and says so (slidingWindow.ts).
+ * Gemma 3's text model (gemma3_text, modeling_gemma3.py) is this decoder with per-head q_norm / k_norm on the query
+ * and key heads, no soft-caps (both null in Gemma3TextConfig), and five sliding-window layers to each global one:
+ * layer i slides unless (i + 1) % sliding_window_pattern == 0, or as config.layer_types lists them.
  */
 import { diagnosticAt } from '../../core/ir';
 import { boolField, intField, rateField, strField, type HfConfig } from './configs';
@@ -50,6 +53,9 @@ function noteAttentionSoftcap(g: HfGraph, cap: number): void {
 
 export function buildGemma2(ctx: BuildContext): string[] {
   const { graph: g, config } = ctx;
+  const gemma3 = config.model_type === 'gemma3_text';
+  const type = gemma3 ? 'gemma3_text' : 'gemma2';
+  const pattern = intField(config, 'sliding_window_pattern', 6);
   const d = dims(config);
   const act = strField(config, 'hidden_activation', strField(config, 'hidden_act', 'gelu_pytorch_tanh'));
   const attnCap = capOf(config, 'attn_logit_softcapping');
@@ -58,8 +64,10 @@ export function buildGemma2(ctx: BuildContext): string[] {
   const bias = boolField(config, 'attention_bias', false);
   const base = ctx.head === 'base' ? '' : 'model.';
   if (attnCap !== undefined) noteAttentionSoftcap(g, attnCap);
-  // Gemma2Attention: sliding_window for layer_idx % 2 == 0 (newer configs: layer_types, the same pattern).
-  const windowOf = layerWindows(g, config, 'gemma2', windowedLayers(config, d.layers, (i) => i % 2 === 0), d.layers, ctx.seqLen);
+  // Gemma2Attention: sliding_window for layer_idx % 2 == 0; Gemma 3 every layer but each pattern-th (newer configs:
+  // layer_types, the same patterns).
+  const slides = gemma3 ? (i: number) => pattern <= 0 || (i + 1) % pattern !== 0 : (i: number) => i % 2 === 0;
+  const windowOf = layerWindows(g, config, type, windowedLayers(config, d.layers, slides), d.layers, ctx.seqLen);
 
   const ids = g.input('input_ids', [ctx.seqLen], 'int');
   // Gemma2Model multiplies the embeddings by √hidden_size (`normalizer`).
@@ -71,7 +79,7 @@ export function buildGemma2(ctx: BuildContext): string[] {
     const k = g.linear(`${p}.self_attn.k_proj`, d.hidden, d.kvHeads * d.headDim, bias, normed);
     const v = g.linear(`${p}.self_attn.v_proj`, d.hidden, d.kvHeads * d.headDim, bias, normed);
     const attended = g.attention(`${p}.self_attn`, q, k, v, {
-      heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, dropout: rateField(config, 'attention_dropout'), softcap: attnCap, scale, window: windowOf(i),
+      heads: d.heads, kvHeads: d.kvHeads, headDim: d.headDim, causal: true, rotary: true, qkNorm: gemma3, dropout: rateField(config, 'attention_dropout'), softcap: attnCap, scale, window: windowOf(i),
     });
     const o = g.linear(`${p}.self_attn.o_proj`, d.heads * d.headDim, d.hidden, bias, attended);
     const r1 = g.sum(`${p}.residual_attn`, [h, gemmaNorm(g, `${p}.post_attention_layernorm`, d.hidden, o)]);

@@ -27,6 +27,7 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   qwen3_moe: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   phi3: { build: buildPhi3, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gemma2: { build: buildGemma2, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  gemma3_text: { build: buildGemma2, heads: ['base', 'causal-lm'] },
   gpt2: { build: buildGpt2, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt_neox: { build: buildGptNeox, heads: ['base', 'causal-lm'] },
   bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'pre-training', 'sequence-classification', 'token-classification', 'question-answering'] },

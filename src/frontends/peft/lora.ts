@@ -80,6 +80,7 @@ export const DEFAULT_LORA_TARGETS: Readonly<Record<string, readonly string[]>> =
   qwen2: ['q_proj', 'v_proj'],
   gemma: ['q_proj', 'v_proj'],
   gemma2: ['q_proj', 'v_proj'],
+  gemma3_text: ['q_proj', 'v_proj'],
   qwen3: ['q_proj', 'v_proj'],
   qwen3_moe: ['q_proj', 'v_proj'],
 };

@@ -45,6 +45,7 @@ const INPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
   qwen3_moe: 'embed_tokens',
   phi3: 'embed_tokens',
   gemma2: 'embed_tokens',
+  gemma3_text: 'embed_tokens',
   t5: 'shared',
   mt5: 'shared',
   // ViTModel returns its patch embeddings (the Conv2d projection's module): pixels, not tokens, but what a script freezes.
@@ -69,6 +70,7 @@ const OUTPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
   qwen3_moe: 'lm_head',
   phi3: 'lm_head',
   gemma2: 'lm_head',
+  gemma3_text: 'lm_head',
   t5: 'lm_head',
   mt5: 'lm_head',
 };

@@ -34,6 +34,7 @@ const BASE_MODEL_PREFIX: Readonly<Record<string, string>> = {
   qwen3_moe: 'model',
   phi3: 'model',
   gemma2: 'model',
+  gemma3_text: 'model',
   t5: 'transformer',
   mt5: 'transformer',
   vit: 'vit',
