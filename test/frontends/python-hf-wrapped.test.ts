@@ -230,6 +230,8 @@ decoder = DecoderOnly()
   assert.deepEqual(layer(model, 'bert.encoder.layer.0.attention.self.query').inputs, ['bert.embeddings.dropout']);
   assert.deepEqual(layer(model, 'proj').inputs, ['bert.encoder.layer.1.output.LayerNorm']);
   assert.ok(!model.layers.some((l) => l.name.startsWith('bert.pooler')));
+  // torch still counts the pooler's weights: said, as for a torch module forward never runs.
+  assert.match(diagnostics.find((d) => d.code === 'uncalled-modules')?.message ?? '', /^A module forward never runs holds parameters: bert\.pooler\.dense \(Linear\)/);
   assert.equal(model.completeness?.complete, true, diagnostics.map((d) => d.message).join('\n'));
   // A head model's parts: its base model returns a ModelOutput, and the LM head's decoder stays tied to the embeddings.
   const probe = `import torch.nn as nn
