@@ -245,6 +245,21 @@ test("Gemma-3-1B from its config.json: 999,885,952 parameters, Gemma 2's sandwic
   assert.deepEqual([4, 5, 6, 11].map(windowed), [512, undefined, 512, undefined]);
 });
 
+test("Gemma 3 4B's vision-language checkpoint: its language model from text_config (3,880,263,168 parameters, its published text backbone), the vision tower said as left out and the result incomplete", () => {
+  for (const cls of ['AutoModelForCausalLM', 'Gemma3ForConditionalGeneration']) {
+    const src = `from transformers import ${cls}\nmodel = ${cls}.from_pretrained("./gemma-3-4b-it", attn_implementation="flash_attention_2")\n`;
+    const parsed = parseSource(join(fixtures, 'vl.py'), src);
+    assert.ok(!parsed!.diagnostics.some((d) => d.code === 'hf-config-mismatch'), cls);
+    const m = analyzeModel(parsed!.models[0]!, { inputShape: [4096] });
+    assert.equal(m.totals.params, 3_880_263_168, cls);
+    const said = m.diagnostics.find((d) => d.code === 'hf-vision-tower');
+    assert.match(said?.message ?? '', /is a vision-language model: WAP builds its language model \(text_config, model_type 'gemma3_text'\) and not its vision tower \(siglip_vision_model, 27 layers\)/, cls);
+    assert.equal(m.completeness?.complete, false, cls);
+    // The kernel asked for at load time reaches the language model: its sliding layers are priced over the window.
+    assert.equal(m.layers.find((l) => l.name === 'model.layers.0.self_attn.sdpa')?.attrs.window, 1024, cls);
+  }
+});
+
 test("Gemma 2's soft-capping: the final logits' divide, tanh and multiply are element-wise layers; the attention cap is priced on the scores", () => {
   const m = configJson('gemma-2-2b');
   const V = 256_000;

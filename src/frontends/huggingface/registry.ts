@@ -6,6 +6,7 @@
 import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
 import { buildBertFamily } from './bert';
 import { buildDistilBert } from './distilbert';
+import { nestedLanguageModel } from './multimodal';
 import { intField, knownModelTypes, withDefaults, type HfConfig, type HfHead } from './configs';
 import { buildLlamaFamily, type BuildContext } from './decoder';
 import { buildGemma2 } from './gemma2';
@@ -108,6 +109,11 @@ export function supportedModelTypes(): string[] {
  * token count -1), so the analysis may replace it with `--seq-len` or `--input`; it warns past the positions.
  */
 export function buildHfModel(req: HfModelRequest): HfModelSpec {
+  const nested = nestedLanguageModel(req.config, req.className, req.source, req.range, (type) => type in BUILDERS);
+  if (nested) {
+    const built = buildHfModel({ ...req, config: nested.config, head: nested.head(req.head) });
+    return { ...built, diagnostics: [...built.diagnostics, nested.note] };
+  }
   const modelType = typeof req.config.model_type === 'string' ? req.config.model_type : undefined;
   if (!modelType) return opaqueModel(req, 'the config has no model_type, so WAP cannot tell the architecture');
   const entry = BUILDERS[modelType];

@@ -130,8 +130,10 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
   // The attention kernel asked for at load time is kept where transformers keeps it (config._attn_implementation):
   // it decides whether a sliding window skips work (slidingWindow.ts).
   const implementation = kwargs.get('attn_implementation');
-  if (implementation?.k === 'str') config = { ...config, _attn_implementation: implementation.v };
-  if (concrete) {
+  // A vision-language config nests the language model's (../huggingface/multimodal.ts), which the kernel choice is for.
+  const text = config.text_config && typeof config.text_config === 'object' && !Array.isArray(config.text_config) ? (config.text_config as HfConfig) : undefined;
+  if (implementation?.k === 'str') config = text ? { ...config, text_config: { ...text, _attn_implementation: implementation.v } } : { ...config, _attn_implementation: implementation.v };
+  if (concrete && text?.model_type !== concrete.modelType) {
     const given = config.model_type;
     if (typeof given === 'string' && given !== concrete.modelType) {
       interp.warnAt(site.range, `${cls} is a ${concrete.modelType} model but its config says model_type '${given}'; built as ${concrete.modelType}`, 'hf-config-mismatch', 'warning');
