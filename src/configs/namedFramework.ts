@@ -5,7 +5,7 @@
  */
 import type { ZeroStage } from '../protocol/plan';
 import type { FrameworkLimits, PlanOptions } from '../protocol/planOptions';
-import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, deepspeedSerialSync, megatronWeightGather, type StatedSerialSync, type StatedWeightGather } from './frameworkTimings';
+import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, OVERLAPPED_SYNC, deepspeedSerialSync, megatronSerialSync, megatronWeightGather, type StatedSerialSync, type StatedWeightGather } from './frameworkTimings';
 
 export type NamedFramework = 'ddp' | 'fsdp' | 'deepspeed' | 'megatron';
 export const NAMED_FRAMEWORKS: readonly NamedFramework[] = ['ddp', 'fsdp', 'deepspeed', 'megatron'];
@@ -19,7 +19,6 @@ interface FrameworkRuns {
   runs: string;
 }
 
-const OVERLAPPED: StatedSerialSync = { stages: [], why: 'gradients reduced in buckets beside the backward' };
 const ALL_STAGES: ZeroStage[] = [0, 1, 2, 3];
 
 const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
@@ -27,7 +26,7 @@ const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
   // the updated parameters at the end of step() (torch.distributed.optim.ZeroRedundancyOptimizer); neither offloads.
   ddp: {
     gather: { inForward: [], why: "PyTorch DDP: ZeRO-1 is ZeroRedundancyOptimizer, which gathers after its step" },
-    sync: { ...OVERLAPPED, why: 'PyTorch DDP: gradients reduced in buckets beside the backward' },
+    sync: { ...OVERLAPPED_SYNC, why: 'PyTorch DDP: gradients reduced in buckets beside the backward' },
     limits: { zeroStages: [0, 1], optimizerOffload: false, paramOffload: false },
     runs: 'PyTorch DDP runs no ZeRO beyond ZeroRedundancyOptimizer (ZeRO-1), and no CPU offload',
   },
@@ -35,7 +34,7 @@ const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
   // parameters and gradients with the optimizer step (torch FSDP docs, "CPUOffload").
   fsdp: {
     gather: FSDP_WEIGHT_GATHER,
-    sync: { ...OVERLAPPED, why: 'FSDP: gradients reduce-scattered beside the backward' },
+    sync: { ...OVERLAPPED_SYNC, why: 'FSDP: gradients reduce-scattered beside the backward' },
     limits: { zeroStages: ALL_STAGES, optimizerOffload: true, paramOffload: true },
     runs: 'FSDP runs every stage',
   },
@@ -52,7 +51,7 @@ const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
   // WAP's export writes (--overlap-grad-reduce --overlap-param-gather).
   megatron: {
     gather: megatronWeightGather(true),
-    sync: { ...OVERLAPPED, why: 'Megatron --overlap-grad-reduce: gradients reduced in buckets beside the backward' },
+    sync: megatronSerialSync(true),
     limits: { zeroStages: [0, 1], optimizerOffload: true, paramOffload: false },
     runs: "Megatron-LM's distributed optimizer is ZeRO-1 and offloads only the optimizer state (--optimizer-cpu-offload); deeper sharding is its FSDP path (--use-torch-fsdp2), planned with --framework fsdp",
   },

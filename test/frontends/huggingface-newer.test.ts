@@ -258,6 +258,10 @@ test("Gemma 3 4B's vision-language checkpoint: its language model from text_conf
     // The kernel asked for at load time reaches the language model: its sliding layers are priced over the window.
     assert.equal(m.layers.find((l) => l.name === 'model.layers.0.self_attn.sdpa')?.attrs.window, 1024, cls);
   }
+  // The call's config keywords are the language model's too.
+  const shallow = parseSource(join(fixtures, 'vl.py'), 'from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("./gemma-3-4b-it", num_hidden_layers=2)\n');
+  const two = analyzeModel(shallow!.models[0]!, { inputShape: [256] });
+  assert.ok(two.layers.some((l) => l.name === 'model.layers.1.mlp.down_proj') && !two.layers.some((l) => l.name.startsWith('model.layers.2.')));
 });
 
 test("Gemma 2's soft-capping: the final logits' divide, tanh and multiply are element-wise layers; the attention cap is priced on the scores", () => {

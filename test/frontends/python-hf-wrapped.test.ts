@@ -330,3 +330,31 @@ test("HelloDeepSpeed: the RobertaPreTrainedModel subclass is read as an nn.Modul
   assert.deepEqual(model.completeness?.reasons.length, 1);
   assert.match(model.completeness!.reasons[0]!, /torch\.nonzero\(condition\) returns indices that depend on the data/);
 });
+
+test('a part weight set to a value WAP cannot follow is said: the part keeps its own, so a shared weight would count twice', () => {
+  const source = `import torch.nn as nn
+from transformers import RobertaConfig
+from transformers.models.roberta.modeling_roberta import RobertaLMHead
+
+class Head(RobertaLMHead):
+    def __init__(self, config):
+        super().__init__(config)
+        self.decoder.weight = load_shared_weight()
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head(RobertaConfig(hidden_size=64, num_attention_heads=2, intermediate_size=128, vocab_size=1000))
+
+    def forward(self, x):
+        return self.head(x)
+
+model = Net()
+`;
+  const { model, diagnostics } = read(join(fixtures, 'huggingface', 'tie.py'), source);
+  const said = diagnostics.find((d) => d.code === 'hf-tie-unread');
+  assert.match(said?.message ?? '', /^lm_head\.decoder\.weight is set to a value WAP cannot follow to its module/);
+  assert.equal(said?.line, 8);
+  // The head's own decoder weight is planned: 64·1000 + its bias.
+  assert.equal(layer(model, 'head.decoder').workload.params, 64 * 1000 + 1000);
+});

@@ -27,10 +27,12 @@ export function spanLogits(g: HfGraph, qa: string): string[] {
   return [start, end];
 }
 
+/** XLM-RoBERTa and CamemBERT are RoBERTa's modules under their own names (modeling_xlm_roberta.py is copied from it). */
+export const isRobertaLayout = (modelType: unknown): boolean => modelType === 'roberta' || modelType === 'xlm-roberta' || modelType === 'camembert';
+
 export function buildBertFamily(ctx: BuildContext): string[] {
   const { graph: g, config } = ctx;
-  // XLM-RoBERTa and CamemBERT are RoBERTa's modules under their own names (modeling_xlm_roberta.py is copied from it).
-  const roberta = config.model_type === 'roberta' || config.model_type === 'xlm-roberta' || config.model_type === 'camembert';
+  const roberta = isRobertaLayout(config.model_type);
   const hidden = intField(config, 'hidden_size');
   const heads = intField(config, 'num_attention_heads');
   const layers = intField(config, 'num_hidden_layers');

@@ -8,14 +8,18 @@
 import type { Diagnostic, SourceRange } from '../../core/ir';
 import { intField, type HfConfig, type HfHead } from './configs';
 
+/** A config nested under `key` (`text_config`, `vision_config`), if the field holds one. */
+export function nestedConfig(config: HfConfig, key: string): HfConfig | undefined {
+  const v = config[key];
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as HfConfig) : undefined;
+}
+
 /** The text model's config and the note on what is left out, when `config` nests one WAP builds. */
 export function nestedLanguageModel(config: HfConfig, className: string, source: string, range: SourceRange, builds: (modelType: string) => boolean): { config: HfConfig; head: (head: HfHead) => HfHead; note: Diagnostic } | undefined {
-  const text = config.text_config;
-  if (!text || typeof text !== 'object' || Array.isArray(text)) return undefined;
-  const fields = text as HfConfig;
-  const modelType = typeof fields.model_type === 'string' ? fields.model_type : undefined;
-  if (!modelType || !builds(modelType)) return undefined;
-  const vision = config.vision_config && typeof config.vision_config === 'object' && !Array.isArray(config.vision_config) ? (config.vision_config as HfConfig) : {};
+  const fields = nestedConfig(config, 'text_config');
+  const modelType = typeof fields?.model_type === 'string' ? fields.model_type : undefined;
+  if (!fields || !modelType || !builds(modelType)) return undefined;
+  const vision = nestedConfig(config, 'vision_config') ?? {};
   const visionType = typeof vision.model_type === 'string' ? vision.model_type : 'a vision encoder';
   const depth = typeof vision.num_hidden_layers === 'number' ? `, ${intField(vision, 'num_hidden_layers')} layers` : '';
   const message = `${className} (${source}) is a vision-language model: WAP builds its language model (text_config, model_type '${modelType}') and not its vision tower (${visionType}${depth}) or the projector, whose weights the run holds too; the plan is the language model's, as a text-only fine-tune runs it, and leaves their memory out`;

@@ -4,7 +4,7 @@
  * sources.ts finds configs, the Python and JSON frontends call `buildHfModel`.
  */
 import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
-import { buildBertFamily } from './bert';
+import { buildBertFamily, isRobertaLayout } from './bert';
 import { buildDistilBert } from './distilbert';
 import { nestedLanguageModel } from './multimodal';
 import { intField, knownModelTypes, withDefaults, type HfConfig, type HfHead } from './configs';
@@ -66,7 +66,7 @@ export interface HfModelRequest {
  * (modeling_roberta.py, create_position_ids_from_input_ids), so of xlm-roberta-base's 514 rows 512 are tokens.
  */
 function reservedPositions(config: HfConfig): number {
-  const offset = ['roberta', 'xlm-roberta', 'camembert'].includes(String(config.model_type)) ? config.pad_token_id : undefined;
+  const offset = isRobertaLayout(config.model_type) ? config.pad_token_id : undefined;
   return typeof offset === 'number' && Number.isInteger(offset) && offset >= 0 ? offset + 1 : 0;
 }
 

@@ -13,6 +13,7 @@ import type { LayerSpec, ModelInput } from '../../core/ir';
 import type { HfModelSpec } from '../huggingface/registry';
 import type { Interp } from './interpreter';
 import { hfBaseModelPath, hfTrainedGraph } from './transformersModules';
+import { hfGraph } from './transformersModels';
 import { partWeightTies } from './transformersParts';
 import { loraOf } from './peftCalls';
 import { adaptedOutput, withLoraAdapters, type LoraSettings } from '../peft/lora';
@@ -249,6 +250,6 @@ function noteTokenLimit(graphInputs: ModelInput[], tensor: TensorV, input: Model
 export function keywordInputsOf(root: Value): string[] | undefined {
   if (root.k !== 'inst') return undefined;
   const held = [...root.attrs.values()].find((v): v is HfV => v.k === 'hf' && v.what === 'model');
-  const inputs = held && hfTrainedGraph(held).inputs.map((i) => i.id);
+  const inputs = held && hfGraph(held).inputs.map((i) => i.id);
   return inputs?.length ? inputs : undefined;
 }

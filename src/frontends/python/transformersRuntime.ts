@@ -10,6 +10,7 @@
 import type { AttrValue, Diagnostic, SourceRange } from '../../core/ir';
 import { autoClassHead, configClassType, modelClassType, uncataloguedModelClass, type HfConfig, type HfHead } from '../huggingface/configs';
 import { findPretrainedConfig } from '../huggingface/sources';
+import { nestedConfig } from '../huggingface/multimodal';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { hfModuleAttr } from './transformersModules';
@@ -130,9 +131,11 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
   // The attention kernel asked for at load time is kept where transformers keeps it (config._attn_implementation):
   // it decides whether a sliding window skips work (slidingWindow.ts).
   const implementation = kwargs.get('attn_implementation');
-  // A vision-language config nests the language model's (../huggingface/multimodal.ts), which the kernel choice is for.
-  const text = config.text_config && typeof config.text_config === 'object' && !Array.isArray(config.text_config) ? (config.text_config as HfConfig) : undefined;
-  if (implementation?.k === 'str') config = text ? { ...config, text_config: { ...text, _attn_implementation: implementation.v } } : { ...config, _attn_implementation: implementation.v };
+  // A vision-language config nests the language model's (../huggingface/multimodal.ts): the kernel choice and the
+  // call's config keywords (`num_hidden_layers=2`) are for it, which WAP builds.
+  const text = nestedConfig(config, 'text_config');
+  const kernel: HfConfig = implementation?.k === 'str' ? { _attn_implementation: implementation.v } : {};
+  config = text ? { ...config, text_config: { ...text, ...(method === 'from_pretrained' ? overrides(kwargs, true) : {}), ...kernel } } : { ...config, ...kernel };
   if (concrete && text?.model_type !== concrete.modelType) {
     const given = config.model_type;
     if (typeof given === 'string' && given !== concrete.modelType) {
@@ -173,7 +176,10 @@ export function transformersAttr(interp: Interp, obj: HfV, name: string): Value 
 export function transformersSetAttr(interp: Interp, obj: HfV, name: string, value: Value, node: PyNode): void {
   if (obj.what === 'parameter' && name === 'requires_grad') return parameterRequiresGrad(interp, obj, value, node);
   // `self.decoder.weight = embedding_weight` on a part a script built: the weight is now the other module's.
-  if (obj.what === 'module' && name === 'weight' && tiePartWeight(obj, value)) return;
+  if (obj.what === 'module' && name === 'weight') {
+    if (!tiePartWeight(obj, value)) interp.warn(node, `${obj.module?.path ?? 'a part'}.weight is set to a value WAP cannot follow to its module: the part keeps a weight of its own, so a weight the script shares is counted twice`, 'hf-tie-unread', 'warning');
+    return;
+  }
   if (obj.what !== 'config') return;
   const attr = toAttr(value);
   if (attr !== undefined) {
