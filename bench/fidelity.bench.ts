@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import type { AnalyzedModel, AnalyzeOptions } from '../src/core/ir';
 import { analyzeSource } from '../src/frontends/index';
 import { lengthMix, microBatchOf, parseBatching, parseClusterSpec, parseLengthHistogram, pinsOfSetup, planModel, priceOverLengths, resolveCluster, type ClusterSpec, type LengthHistogram } from '../src/planner/index';
-import type { ParallelPins, PlanOutcome, Precision } from '../src/protocol/plan';
+import type { ParallelPins, Precision } from '../src/protocol/plan';
 import type { PlanOptions } from '../src/protocol/planOptions';
+import { pending, type Row } from './fidelityRows';
+import { megatronMoeRows } from './megatronMoe';
 
 const root = join(__dirname, '..');
 
@@ -102,25 +104,6 @@ function torchtitanTokensPerSec(model: () => Promise<AnalyzedModel>, seq: number
     const out = planModel(await model(), selene(gpus / 8), opts);
     return pending(out, opts) ?? (out.feasible ? (gpus * localBatch * seq) / (out.plan.stepTimeMs / 1000) / gpus : 0);
   };
-}
-
-interface Row {
-  case: string;
-  published: number;
-  unit: string;
-  source: string;
-  /** A known difference between the published run and the modelled one, shown with the row. */
-  note?: string;
-  predict: () => Promise<number | string>;
-}
-
-/** Why a plan is not (yet) a prediction of this case, or undefined when it is. */
-function pending(out: PlanOutcome, opts: PlanOptions): string | undefined {
-  if (!out.feasible) return `infeasible: ${out.reason}`;
-  const d = out.diagnostics.find((x) => /not modelled|not honoured/.test(x.message));
-  if (d) return `pending (${d.message.replace(/;.*$/, '')})`;
-  if (opts.gpus !== undefined && out.plan.gpus !== opts.gpus) return `planned on ${out.plan.gpus} GPUs`;
-  return undefined;
 }
 
 /**
@@ -281,6 +264,7 @@ export default async function (): Promise<Array<{ title: string; rows: Array<Rec
     { case: 'GPT 1T (128×25600, 160 heads), 3072× A100, TP8 PP64, b3072, fp16', published: 163, unit: 'TFLOP/s/GPU', source: MEGATRON, predict: megatron(128, 25600, 160, 3072, 3072, { tensorParallel: 8, pipelineStages: 64, dataParallel: 6, recompute: 'full' }) },
     { case: 'GPT 530B (105×20480, 128 heads), 2240× A100, TP8+SP PP35 DP8, selective recompute, b1920, fp16', published: 54.2, unit: 'MFU %', source: KORTHIKANTI, predict: megatron(105, 20480, 128, 2240, 1920, { tensorParallel: 8, pipelineStages: 35, dataParallel: 8, microBatch: 1, sequenceParallel: true, recompute: 'selective' }, 'mfu') },
     { case: 'GPT 530B (105×20480, 128 heads), 2240× A100, TP8 PP35 DP8, full recompute, b1920, fp16', published: 42.1, unit: 'MFU %', source: KORTHIKANTI, predict: megatron(105, 20480, 128, 2240, 1920, { tensorParallel: 8, pipelineStages: 35, dataParallel: 8, microBatch: 1, recompute: 'full' }, 'mfu') },
+    ...megatronMoeRows(),
     { case: 'Llama 2 13B (seq 4096) FSDP2 64× A100, local batch 2, no recompute, bf16', published: 2162, unit: 'tokens/s/GPU', source: TORCHTITAN, predict: torchtitanTokensPerSec(() => llama(5120, 13824, 40, 40, 40, 32000, 4096), 4096, 2, 'none') },
     { case: 'Llama 2 70B (seq 4096) FSDP2 64× A100, local batch 2, full recompute, bf16', published: 353, unit: 'tokens/s/GPU', source: TORCHTITAN, predict: torchtitanTokensPerSec(() => llama(8192, 28672, 80, 64, 8, 32000, 4096), 4096, 2, 'full') },
     { case: 'Llama 3 70B (seq 8192) FSDP2 64× A100, local batch 1, full recompute, bf16', published: 331, unit: 'tokens/s/GPU', source: TORCHTITAN, predict: torchtitanTokensPerSec(() => llama(8192, 28672, 80, 64, 8, 128256, 8192), 8192, 1, 'full') },

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expertCount, expertOf, moeOf } from '../../src/core/moe';
 import { analyzeSource } from '../../src/frontends/index';
+import { analyticalTimes } from '../../src/planner/cost/compute';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { allToAllMs } from '../../src/planner/search/parallel3d/adapters';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
@@ -65,4 +66,35 @@ test('Mixtral --ep 2 on 16 H100s: honoured, the experts’ weights halve, and on
   const routed = 4 * SEQ * 1024 * 2 * 2; // micro-batch × tokens × hidden × bf16 bytes × top-2
   assert.ok(Math.abs(costs.block.epMs - 4 * allToAllMs(routed, 2, linksFor(ctx, c).ep)) < 1e-9, `${costs.block.epMs} ms per block`);
   assert.equal(costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 4 }, linksFor(ctx, { ...c, ep: 1 })).block.epMs, 0);
+});
+
+test('expert parallelism runs each GPU’s experts as ep-times-taller GEMMs: same FLOPs, fewer launches, priced as one expert on ep micro-batches', async () => {
+  const manyExperts = [
+    'from transformers import MixtralConfig, MixtralForCausalLM',
+    'config = MixtralConfig(hidden_size=1024, intermediate_size=512, num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=4, num_local_experts=64, num_experts_per_tok=2, vocab_size=1000)',
+    'model = MixtralForCausalLM(config)',
+    '',
+  ].join('\n');
+  const model = (await analyzeSource('mixtral64.py', manyExperts, { sequenceLength: SEQ })).models[0]!;
+  const cluster = resolveCluster('h100x16-2node', {});
+  const pins = { dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 0 as const, recompute: 'none' as const, microBatch: 1 };
+  const structure = repeatedTransformer(model)!;
+  const { ctx } = searchContext(model, structure, cluster, options(pins));
+  const blockAt = (ep: number) => costsFor(ctx, { tp: 1, cp: 1, ep, sp: false, mb: 1 }, linksFor(ctx, { dp: 16, tp: 1, cp: 1, ep })).block;
+  const [one, eight] = [blockAt(1), blockAt(8)];
+  // One block's expert layers, priced directly: at EP 1 each of the 64 experts on one micro-batch's T·2/64 tokens;
+  // at EP 8 each GPU holds 8 of them, each on the tokens eight GPUs route to it.
+  const experts = structure.block.filter((l) => !!expertOf(l));
+  assert.equal(experts.filter((l) => /\.w1$/.test(l.name)).length, 64);
+  const gpu = cluster.gpus[0]!;
+  const priced = (samples: number, fraction: number) => experts.reduce((a, l) => {
+    const t = analyticalTimes(l, gpu, samples, 1, 1, 2, 'bf16', { attention: 'fused' });
+    return a + (t.forwardMs + t.backwardMs) * fraction;
+  }, 0);
+  const rest = (b: typeof one) => b.forwardMs + b.backwardMs;
+  const expertsAtOne = priced(1, 1);
+  const expertsAtEight = priced(8, 1 / 8);
+  assert.ok(Math.abs(rest(one) - rest(eight) - (expertsAtOne - expertsAtEight)) < 1e-6 * rest(one), `${rest(one)} vs ${rest(eight)} ms; experts ${expertsAtOne} vs ${expertsAtEight}`);
+  // 64 experts × 5 kernels on 16 tokens each are launch- and shape-bound; 8 of them on 128 tokens each are not.
+  assert.ok(expertsAtEight < 0.5 * expertsAtOne, `experts at EP 8 ${expertsAtEight} ms vs EP 1 ${expertsAtOne} ms`);
 });

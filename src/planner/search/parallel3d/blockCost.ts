@@ -110,15 +110,20 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     // Ops on the residual stream (hidden-wide) are replicated across the tensor group unless sequence parallel splits them.
     const onResidual = !tensor && out.length > 0 && out[out.length - 1] === env.shape.hidden;
     const tpShare = tensor || !onResidual || sp ? tp : 1;
-    // An expert's own layer: expert parallelism spreads the experts, so each GPU holds count/ep of them. Balanced
-    // routing gives each GPU the same tokens to compute as without it (its experts take ep GPUs' share each).
-    const expertShare = expertOf(l) ? ep : 1;
+    // An expert's own layer: expert parallelism spreads the experts, so each GPU holds count/ep of them, and each
+    // of those takes the tokens routed to it from all ep GPUs of its group. Under balanced routing that is the same
+    // FLOPs per GPU as without it, but as fewer, ep-times-taller GEMMs: one expert here is priced on ep GPUs'
+    // micro-batches, for the 1/ep of the experts a GPU holds. Priced per expert on one GPU's tokens instead, a
+    // 256-expert layer (DeepSeek-V3) ran 256 short GEMMs and launches where each GPU runs 256/ep full ones.
+    const expertSpread = expertOf(l) ? ep : 1;
     const share = 1 / (tpShare * cp);
-    const paramShare = (tensor ? 1 / tp : 1) / expertShare;
+    const heldShare = tensor ? 1 / tp : 1;
+    const paramShare = heldShare / expertSpread;
     // Context parallel gives each GPU 1/cp of every sample's tokens: a GEMM's rows (M, and the weight gradient's K),
     // as mb/cp samples would, not its output columns as tensor parallel splits them. Priced as a column split, a
     // 1024-token model ran its weight gradients faster at CP 2 than at CP 1 with the same tokens per GPU.
-    const t = analyticalTimes(l, env.gpu, mb / cp, 1 / tpShare, paramShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast' });
+    const local = analyticalTimes(l, env.gpu, (mb * expertSpread) / cp, 1 / tpShare, heldShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast' });
+    const t = { forwardMs: local.forwardMs / expertSpread, backwardMs: local.backwardMs / expertSpread };
     c.forwardMs += t.forwardMs;
     c.backwardMs += t.backwardMs;
     c.recomputeFullMs += t.forwardMs;
