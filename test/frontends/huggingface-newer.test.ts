@@ -27,7 +27,6 @@
  * LoRA at r = 8 adds r·(in + out) per targeted Linear (peft's lora_A and lora_B).
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { analyzeModel } from '../../src/core/analyze';
@@ -37,37 +36,23 @@ import { initFrontends, parseSource } from '../../src/frontends/index';
 import { causalTileFraction, unfusedAttentionBytes } from '../../src/planner/cost/compute';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { savedUnderKernel } from '../../src/planner/memory/index';
+import { HF_FIXTURES, billions, hfConfigModel, hfScriptModel, layerNamed } from './hfFixtures';
 
-const fixtures = join(__dirname, '..', 'fixtures', 'huggingface');
+const fixtures = HF_FIXTURES;
 const T = 256;
 
 before(() => initFrontends());
 
 function configJson(dir: string, tokens = T): AnalyzedModel {
-  const file = join(fixtures, dir, 'config.json');
-  const parsed = parseSource(file, readFileSync(file, 'utf8'));
-  assert.ok(parsed?.models[0], `a model from ${dir}`);
-  return analyzeModel(parsed.models[0], { inputShape: [tokens] });
+  return hfConfigModel(dir, { inputShape: [tokens] });
 }
 
 /** A fine-tuning script next to the fixtures: the model it loads, analysed, and every diagnostic. */
 function script(body: string): { model: AnalyzedModel; diagnostics: Diagnostic[] } {
-  const source = `import torch\nfrom transformers import AutoModelForCausalLM\nfrom peft import LoraConfig, get_peft_model\n\n${body}`;
-  const result = parseSource(join(fixtures, 'finetune.py'), source, {});
-  const spec = result?.models.find((m) => m.name === 'model');
-  assert.ok(spec, `a model is read from:\n${body}`);
-  const model = analyzeModel(spec, { sequenceLength: T });
-  return { model, diagnostics: [...(result?.diagnostics ?? []), ...model.diagnostics] };
+  return hfScriptModel('finetune.py', `import torch\nfrom transformers import AutoModelForCausalLM\nfrom peft import LoraConfig, get_peft_model\n\n${body}`, { sequenceLength: T });
 }
 
-function layer(m: AnalyzedModel, name: string): AnalyzedLayer {
-  const l = m.layers.find((x) => x.name === name);
-  assert.ok(l, `${m.name} has no layer ${name}`);
-  return l;
-}
-
-/** A total in billions as a model card rounds it (to `places` decimals). */
-const billions = (n: number, places: number): number => Number((n / 1e9).toFixed(places));
+const layer = layerNamed;
 
 const QWEN3_06B = 596_049_920;
 const QWEN3_8B = 8_190_735_360;
@@ -245,21 +230,28 @@ test("Gemma-3-1B from its config.json: 999,885,952 parameters, Gemma 2's sandwic
   assert.deepEqual([4, 5, 6, 11].map(windowed), [512, undefined, 512, undefined]);
 });
 
-test("Gemma 3 4B's vision-language checkpoint: its language model from text_config (3,880,263,168 parameters, its published text backbone), the vision tower said as left out and the result incomplete", () => {
-  for (const cls of ['AutoModelForCausalLM', 'Gemma3ForConditionalGeneration']) {
+test("Gemma 3 4B's vision-language checkpoint: Gemma3ForConditionalGeneration and AutoModelForCausalLM built whole (4,300,079,472 parameters, its published total), Gemma3ForCausalLM its text model (3,880,263,168, its published text backbone), as transformers loads each", () => {
+  const cases: Array<[string, number, string]> = [
+    // The SigLIP tower and projector join the language model (huggingface-vision-language.test.ts counts them).
+    ['Gemma3ForConditionalGeneration', 4_300_079_472, 'language_model.model.layers.0.self_attn.sdpa'],
+    // transformers' current causal-LM auto mapping names Gemma3ForConditionalGeneration for gemma3.
+    ['AutoModelForCausalLM', 4_300_079_472, 'language_model.model.layers.0.self_attn.sdpa'],
+    // auto_factory hands Gemma3ForCausalLM the text_config: no tower is built or loaded.
+    ['Gemma3ForCausalLM', 3_880_263_168, 'model.layers.0.self_attn.sdpa'],
+  ];
+  for (const [cls, params, firstAttention] of cases) {
     const src = `from transformers import ${cls}\nmodel = ${cls}.from_pretrained("./gemma-3-4b-it", attn_implementation="flash_attention_2")\n`;
     const parsed = parseSource(join(fixtures, 'vl.py'), src);
     assert.ok(!parsed!.diagnostics.some((d) => d.code === 'hf-config-mismatch'), cls);
     const m = analyzeModel(parsed!.models[0]!, { inputShape: [4096] });
-    assert.equal(m.totals.params, 3_880_263_168, cls);
-    const said = m.diagnostics.find((d) => d.code === 'hf-vision-tower');
-    assert.match(said?.message ?? '', /is a vision-language model: WAP builds its language model \(text_config, model_type 'gemma3_text'\) and not its vision tower \(siglip_vision_model, 27 layers\)/, cls);
-    assert.equal(m.completeness?.complete, false, cls);
+    assert.equal(m.totals.params, params, cls);
+    assert.ok(!m.diagnostics.some((d) => d.code === 'hf-vision-tower'), cls);
+    assert.equal(m.completeness?.complete, true, cls);
     // The kernel asked for at load time reaches the language model: its sliding layers are priced over the window.
-    assert.equal(m.layers.find((l) => l.name === 'model.layers.0.self_attn.sdpa')?.attrs.window, 1024, cls);
+    assert.equal(m.layers.find((l) => l.name === firstAttention)?.attrs.window, 1024, cls);
   }
   // The call's config keywords are the language model's too.
-  const shallow = parseSource(join(fixtures, 'vl.py'), 'from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("./gemma-3-4b-it", num_hidden_layers=2)\n');
+  const shallow = parseSource(join(fixtures, 'vl.py'), 'from transformers import Gemma3ForCausalLM\nmodel = Gemma3ForCausalLM.from_pretrained("./gemma-3-4b-it", num_hidden_layers=2)\n');
   const two = analyzeModel(shallow!.models[0]!, { inputShape: [256] });
   assert.ok(two.layers.some((l) => l.name === 'model.layers.1.mlp.down_proj') && !two.layers.some((l) => l.name.startsWith('model.layers.2.')));
 });

@@ -41,6 +41,31 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     max_position_embeddings: 32768, use_sliding_window: false, sliding_window: 4096, max_window_layers: 28, decoder_sparse_step: 1,
     moe_intermediate_size: 768, num_experts_per_tok: 8, num_experts: 128, norm_topk_prob: false, mlp_only_layers: null,
   },
+  // Qwen2MoeConfig (transformers 4.46): Qwen1.5-MoE-A2.7B's shape, 60 experts of 1408, top 4, a shared expert of 5632;
+  // qkv_bias (True) is a later field, before it the q/k/v biases were unconditional.
+  qwen2_moe: {
+    ...LLAMA, vocab_size: 151936, hidden_size: 2048, intermediate_size: 5632, num_hidden_layers: 24, num_attention_heads: 16, num_key_value_heads: 16,
+    max_position_embeddings: 32768, use_sliding_window: false, sliding_window: 4096, max_window_layers: 28, decoder_sparse_step: 1,
+    moe_intermediate_size: 1408, shared_expert_intermediate_size: 5632, num_experts_per_tok: 4, num_experts: 60, norm_topk_prob: false,
+    mlp_only_layers: null, qkv_bias: true,
+  },
+  // DeepseekV2Config (transformers 4.52): a Llama-7B-sized body; num_experts_per_tok is None (a config must state it).
+  deepseek_v2: {
+    vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
+    hidden_act: 'silu', max_position_embeddings: 2048, tie_word_embeddings: false, attention_bias: false, attention_dropout: 0.0, mlp_bias: false,
+    first_k_dense_replace: 0, kv_lora_rank: 512, q_lora_rank: 1536, n_group: null, n_routed_experts: 64, n_shared_experts: 2, qk_nope_head_dim: 128,
+    qk_rope_head_dim: 64, routed_scaling_factor: 1.0, topk_group: null, topk_method: 'greedy', v_head_dim: 128, num_experts_per_tok: null,
+    norm_topk_prob: false, moe_intermediate_size: 1407,
+  },
+  // DeepseekV3Config (transformers 4.51): DeepSeek-V3's shape, 61 layers of 7168, 256 experts of 2048 (top 8) and one
+  // shared, the first 3 layers dense; num_nextn_predict_layers is no field of it (transformers builds no MTP module).
+  deepseek_v3: {
+    vocab_size: 129280, hidden_size: 7168, intermediate_size: 18432, moe_intermediate_size: 2048, num_hidden_layers: 61, num_attention_heads: 128,
+    num_key_value_heads: 128, n_shared_experts: 1, n_routed_experts: 256, routed_scaling_factor: 2.5, kv_lora_rank: 512, q_lora_rank: 1536,
+    qk_rope_head_dim: 64, v_head_dim: 128, qk_nope_head_dim: 128, n_group: 8, topk_group: 4, num_experts_per_tok: 8, first_k_dense_replace: 3,
+    norm_topk_prob: true, hidden_act: 'silu', max_position_embeddings: 4096, tie_word_embeddings: false, rope_scaling: null, attention_bias: false,
+    attention_dropout: 0.0,
+  },
   // Phi3Config: Phi-3-mini's shape; no head_dim (hidden / heads), no attention_bias field (the projections have none).
   phi3: {
     vocab_size: 32064, hidden_size: 3072, intermediate_size: 8192, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
@@ -90,6 +115,62 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     vocab_size: 30522, max_position_embeddings: 512, sinusoidal_pos_embds: false, n_layers: 6, n_heads: 12, dim: 768, hidden_dim: 3072,
     dropout: 0.1, attention_dropout: 0.1, activation: 'gelu', seq_classif_dropout: 0.2,
   },
+  // ModernBertConfig (transformers 4.48, where ModernBERT arrives): ModernBERT-base's shape, a global layer every third,
+  // local windows of 128 tokens, no bias but the MLM decoder's, no dropout, 'cls' pooling.
+  modernbert: {
+    vocab_size: 50368, hidden_size: 768, intermediate_size: 1152, num_hidden_layers: 22, num_attention_heads: 12, hidden_activation: 'gelu',
+    max_position_embeddings: 8192, norm_bias: false, attention_bias: false, attention_dropout: 0.0, global_attn_every_n_layers: 3, local_attention: 128,
+    embedding_dropout: 0.0, mlp_bias: false, mlp_dropout: 0.0, decoder_bias: true, classifier_pooling: 'cls', classifier_dropout: 0.0,
+    classifier_bias: false, classifier_activation: 'gelu', sparse_prediction: false, tie_word_embeddings: true,
+  },
+  // DebertaV2Config (deberta-v2-xlarge's sizes): relative attention off, absolute positions on, no token types, the legacy
+  // MLM head; share_att_key, position_buckets, norm_rel_ebd and conv_kernel_size are getattr reads (deberta.ts).
+  'deberta-v2': {
+    vocab_size: 128100, hidden_size: 1536, num_hidden_layers: 24, num_attention_heads: 24, intermediate_size: 6144, hidden_act: 'gelu',
+    hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, max_position_embeddings: 512, type_vocab_size: 0, relative_attention: false,
+    max_relative_positions: -1, position_biased_input: true, pos_att_type: null, pooler_dropout: 0.0, pooler_hidden_act: 'gelu', legacy: true,
+  },
+  // BartConfig (bart-large's shape): 12 + 12 layers of 1024, 16 heads, 4096 FFN; its num_labels defaults to 3.
+  bart: {
+    vocab_size: 50265, max_position_embeddings: 1024, d_model: 1024, encoder_layers: 12, decoder_layers: 12, encoder_attention_heads: 16, decoder_attention_heads: 16,
+    encoder_ffn_dim: 4096, decoder_ffn_dim: 4096, activation_function: 'gelu', dropout: 0.1, attention_dropout: 0.0, activation_dropout: 0.0, classifier_dropout: 0.0,
+    encoder_layerdrop: 0.0, decoder_layerdrop: 0.0, scale_embedding: false, num_labels: 3,
+  },
+  // MBartConfig keeps BartConfig's sizes and dropouts, without BART's num_labels (PretrainedConfig's 2).
+  mbart: {
+    vocab_size: 50265, max_position_embeddings: 1024, d_model: 1024, encoder_layers: 12, decoder_layers: 12, encoder_attention_heads: 16, decoder_attention_heads: 16,
+    encoder_ffn_dim: 4096, decoder_ffn_dim: 4096, activation_function: 'gelu', dropout: 0.1, attention_dropout: 0.0, activation_dropout: 0.0, classifier_dropout: 0.0,
+    encoder_layerdrop: 0.0, decoder_layerdrop: 0.0, scale_embedding: false,
+  },
+  // WhisperConfig (whisper-tiny's shape): 4 + 4 layers of 384, 6 heads, 1536 FFN, 80 mel bins, no dropout.
+  whisper: {
+    vocab_size: 51865, num_mel_bins: 80, d_model: 384, encoder_layers: 4, decoder_layers: 4, encoder_attention_heads: 6, decoder_attention_heads: 6,
+    encoder_ffn_dim: 1536, decoder_ffn_dim: 1536, activation_function: 'gelu', dropout: 0.0, attention_dropout: 0.0, activation_dropout: 0.0,
+    encoder_layerdrop: 0.0, decoder_layerdrop: 0.0, scale_embedding: false, max_source_positions: 1500, max_target_positions: 448,
+  },
+  // CLIPVisionConfig (transformers 4.46): ViT-B/32's tower with quick_gelu; checkpoints state their own sizes.
+  clip_vision_model: {
+    hidden_size: 768, intermediate_size: 3072, num_hidden_layers: 12, num_attention_heads: 12, num_channels: 3, image_size: 224, patch_size: 32,
+    hidden_act: 'quick_gelu', attention_dropout: 0.0,
+  },
+  // SiglipVisionConfig: siglip-base-patch16-224's tower. vision_use_head is no field of it: the head is built unless a
+  // config sets it false (modeling_siglip.py, visionTowers.ts).
+  siglip_vision_model: {
+    hidden_size: 768, intermediate_size: 3072, num_hidden_layers: 12, num_attention_heads: 12, num_channels: 3, image_size: 224, patch_size: 16,
+    hidden_act: 'gelu_pytorch_tanh', attention_dropout: 0.0,
+  },
+  // LlavaConfig: LlamaConfig() and llava-1.5's CLIP ViT-L/14-336 tower where the nested configs are absent (multimodal.ts).
+  llava: {
+    text_config: { model_type: 'llama' },
+    vision_config: { model_type: 'clip_vision_model', hidden_size: 1024, intermediate_size: 4096, num_hidden_layers: 24, num_attention_heads: 16, image_size: 336, patch_size: 14, projection_dim: 768 },
+    image_token_index: 32000, projector_hidden_act: 'gelu', vision_feature_select_strategy: 'default', vision_feature_layer: -2, image_seq_length: 576, multimodal_projector_bias: true,
+    tie_word_embeddings: false,
+  },
+  // Gemma3Config (transformers 4.50): Gemma3TextConfig() and SiglipVisionConfig() where absent, 256 tokens an image.
+  gemma3: {
+    text_config: { model_type: 'gemma3_text' }, vision_config: { model_type: 'siglip_vision_model' }, mm_tokens_per_image: 256,
+    boi_token_index: 255999, eoi_token_index: 256000, image_token_index: 262144,
+  },
   t5: {
     vocab_size: 32128, d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_decoder_layers: null, num_heads: 8,
     relative_attention_num_buckets: 32, feed_forward_proj: 'relu', tie_word_embeddings: true, dropout_rate: 0.1,
@@ -108,7 +189,22 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
 const PREFIXES: Array<[string, string]> = [
   ['GPTNeoX', 'gpt_neox'], ['GPT2', 'gpt2'], ['Llama', 'llama'], ['Mistral', 'mistral'], ['Mixtral', 'mixtral'], ['Qwen2', 'qwen2'], ['Qwen3', 'qwen3'], ['Qwen3Moe', 'qwen3_moe'],
   ['Phi3', 'phi3'], ['Gemma', 'gemma'], ['Gemma2', 'gemma2'], ['Gemma3', 'gemma3_text'], ['Gemma3Text', 'gemma3_text'], ['Bert', 'bert'], ['Roberta', 'roberta'], ['XLMRoberta', 'xlm-roberta'], ['Camembert', 'camembert'], ['DistilBert', 'distilbert'], ['T5', 't5'], ['MT5', 'mt5'], ['ViT', 'vit'],
+  ['ModernBert', 'modernbert'], ['DebertaV2', 'deberta-v2'],
+  ['Bart', 'bart'], ['MBart', 'mbart'], ['Whisper', 'whisper'],
+  ['CLIPVision', 'clip_vision_model'], ['SiglipVision', 'siglip_vision_model'], ['Llava', 'llava'],
+  ['Qwen2Moe', 'qwen2_moe'], ['DeepseekV2', 'deepseek_v2'], ['DeepseekV3', 'deepseek_v3'],
 ];
+
+/**
+ * Classes of one prefix that are not one model_type: Gemma 3's `Gemma3Config`, `Gemma3ForConditionalGeneration` and
+ * `Gemma3Model` are the vision-language model (model_type 'gemma3'), its `Gemma3TextConfig`, `Gemma3ForCausalLM` and
+ * `Gemma3TextModel` the text model the 'Gemma3' prefix names (modeling_gemma3.py, configuration_gemma3.py).
+ */
+const VISION_LANGUAGE_CLASSES: Readonly<Record<string, { modelType: string; head?: HfHead }>> = {
+  Gemma3Config: { modelType: 'gemma3' },
+  Gemma3ForConditionalGeneration: { modelType: 'gemma3', head: 'seq2seq-lm' },
+  Gemma3Model: { modelType: 'gemma3', head: 'base' },
+};
 
 const HEAD_SUFFIXES: Array<[string, HfHead]> = [
   ['ForCausalLM', 'causal-lm'], ['LMHeadModel', 'causal-lm'], ['ForMaskedLM', 'masked-lm'], ['ForPreTraining', 'pre-training'], ['ForSequenceClassification', 'sequence-classification'],
@@ -119,6 +215,7 @@ const HEAD_SUFFIXES: Array<[string, HfHead]> = [
 /** `LlamaConfig` → 'llama'. */
 export function configClassType(className: string): string | undefined {
   if (!className.endsWith('Config')) return undefined;
+  if (Object.prototype.hasOwnProperty.call(VISION_LANGUAGE_CLASSES, className)) return VISION_LANGUAGE_CLASSES[className].modelType;
   const prefix = className.slice(0, -'Config'.length);
   return PREFIXES.find(([p]) => p === prefix)?.[1];
 }
@@ -130,6 +227,8 @@ export function prefixModelType(prefix: string): string | undefined {
 
 /** `LlamaForCausalLM` → llama + causal-lm; `T5EncoderModel` → t5 + base (encoder only). */
 export function modelClassType(className: string): { modelType: string; head: HfHead; encoderOnly?: boolean } | undefined {
+  const composite = Object.prototype.hasOwnProperty.call(VISION_LANGUAGE_CLASSES, className) ? VISION_LANGUAGE_CLASSES[className] : undefined;
+  if (composite?.head) return { modelType: composite.modelType, head: composite.head };
   for (const [suffix, head] of HEAD_SUFFIXES) {
     if (!className.endsWith(suffix)) continue;
     const prefix = className.slice(0, -suffix.length);
@@ -158,6 +257,10 @@ export function uncataloguedModelClass(className: string): string | undefined {
 /** `AutoModelForCausalLM` → causal-lm; `AutoModel` → base. */
 const AUTO_HEADS: Readonly<Record<string, HfHead>> = {
   CausalLM: 'causal-lm', MaskedLM: 'masked-lm', PreTraining: 'pre-training', SequenceClassification: 'sequence-classification', TokenClassification: 'token-classification', QuestionAnswering: 'question-answering', Seq2SeqLM: 'seq2seq-lm', ImageClassification: 'image-classification',
+  // WhisperForConditionalGeneration, which AutoModelForSpeechSeq2Seq loads, is the same seq2seq LM head.
+  SpeechSeq2Seq: 'seq2seq-lm',
+  // Vision-language ForConditionalGeneration classes (Gemma 3's, LLaVA's), which these load (Vision2Seq is the older name).
+  ImageTextToText: 'seq2seq-lm', Vision2Seq: 'seq2seq-lm',
 };
 
 export function autoClassHead(className: string): HfHead | undefined {

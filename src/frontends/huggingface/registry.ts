@@ -6,15 +6,21 @@
 import type { Diagnostic, LayerSpec, ModelSpec, SourceRange } from '../../core/ir';
 import { buildBertFamily, isRobertaLayout } from './bert';
 import { buildDistilBert } from './distilbert';
-import { nestedLanguageModel } from './multimodal';
+import { buildDebertaV2 } from './deberta';
+import { buildModernBert } from './modernbert';
+import { buildComposedModel } from './multimodal';
 import { intField, knownModelTypes, withDefaults, type HfConfig, type HfHead } from './configs';
 import { buildLlamaFamily, type BuildContext } from './decoder';
+import { buildDeepseek } from './deepseek';
 import { buildGemma2 } from './gemma2';
 import { buildGpt2, buildGptNeox } from './gpt';
 import { HfGraph } from './graph';
 import { buildPhi3 } from './phi3';
 import { buildT5 } from './t5';
 import { buildVit } from './vit';
+import { buildVisionModel } from './visionTowers';
+import { buildBart } from './bart';
+import { buildWhisper } from './whisper';
 
 type Builder = (ctx: BuildContext, encoderOnly: boolean) => string[];
 
@@ -26,6 +32,9 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   gemma: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   qwen3: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
   qwen3_moe: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  qwen2_moe: { build: buildLlamaFamily, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  deepseek_v2: { build: buildDeepseek, heads: ['base', 'causal-lm', 'sequence-classification'] },
+  deepseek_v3: { build: buildDeepseek, heads: ['base', 'causal-lm'] },
   phi3: { build: buildPhi3, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gemma2: { build: buildGemma2, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gemma3_text: { build: buildGemma2, heads: ['base', 'causal-lm'] },
@@ -36,9 +45,16 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   'xlm-roberta': { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification', 'token-classification', 'question-answering'] },
   camembert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification', 'token-classification', 'question-answering'] },
   distilbert: { build: buildDistilBert, heads: ['base', 'masked-lm', 'sequence-classification', 'token-classification', 'question-answering'] },
+  modernbert: { build: buildModernBert, heads: ['base', 'masked-lm', 'sequence-classification', 'token-classification', 'question-answering'] },
+  'deberta-v2': { build: buildDebertaV2, heads: ['base', 'masked-lm', 'sequence-classification', 'token-classification', 'question-answering'] },
   t5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
   mt5: { build: buildT5, heads: ['base', 'seq2seq-lm'] },
   vit: { build: buildVit, heads: ['base', 'image-classification'] },
+  clip_vision_model: { build: buildVisionModel, heads: ['base'] },
+  siglip_vision_model: { build: buildVisionModel, heads: ['base'] },
+  bart: { build: buildBart, heads: ['base', 'seq2seq-lm', 'sequence-classification'] },
+  mbart: { build: buildBart, heads: ['base', 'seq2seq-lm', 'sequence-classification'] },
+  whisper: { build: buildWhisper, heads: ['base', 'seq2seq-lm'] },
 };
 
 /** A built model with its ModelOutput fields (HfGraph.fields); an opaque model has none. */
@@ -72,7 +88,8 @@ function reservedPositions(config: HfConfig): number {
 
 /** The context length the model was configured for, and the config key it came from. */
 function configuredLength(config: HfConfig): { length: number; key: string } {
-  for (const key of ['max_position_embeddings', 'n_positions', 'n_ctx']) {
+  // Whisper's decoder has max_target_positions learned positions (its encoder's length is fixed by its features).
+  for (const key of ['max_position_embeddings', 'n_positions', 'n_ctx', 'max_target_positions']) {
     const v = config[key];
     const reserved = key === 'max_position_embeddings' ? reservedPositions(config) : 0;
     if (typeof v === 'number' && Number.isInteger(v) && v > reserved) return { length: v - reserved, key: reserved ? `${key} (less the ${reserved} positions RoBERTa reserves before the first token)` : key };
@@ -109,11 +126,9 @@ export function supportedModelTypes(): string[] {
  * token count -1), so the analysis may replace it with `--seq-len` or `--input`; it warns past the positions.
  */
 export function buildHfModel(req: HfModelRequest): HfModelSpec {
-  const nested = nestedLanguageModel(req.config, req.className, req.source, req.range, (type) => type in BUILDERS);
-  if (nested) {
-    const built = buildHfModel({ ...req, config: nested.config, head: nested.head(req.head) });
-    return { ...built, diagnostics: [...built.diagnostics, nested.note] };
-  }
+  // Configs that nest others (a vision-language model's text_config and vision_config) are built in multimodal.ts.
+  const composed = buildComposedModel(req, { builds: (type) => type in BUILDERS, build: buildHfModel });
+  if (composed) return composed;
   const modelType = typeof req.config.model_type === 'string' ? req.config.model_type : undefined;
   if (!modelType) return opaqueModel(req, 'the config has no model_type, so WAP cannot tell the architecture');
   const entry = BUILDERS[modelType];
@@ -129,13 +144,13 @@ export function buildHfModel(req: HfModelRequest): HfModelSpec {
   } catch (e) {
     return opaqueModel(req, `cannot build ${modelType} from this config: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const positions = config.max_position_embeddings ?? config.n_positions;
+  const positions = config.max_position_embeddings ?? config.n_positions ?? config.max_target_positions;
   const maxLength = typeof positions === 'number' ? { maxLength: { tokens: configured.length, what: `${req.className} is configured for (${req.source})` } } : {};
   const inputs = graph.inputs.map((i) =>
     i.dtype === 'int'
       ? { ...i, assumed: `the ${configured.key} of ${req.source} (${configured.length} tokens)`, lengthFree: true, ...maxLength }
       : i.dtype === 'float'
-        ? { ...i, assumed: `the config's image_size` }
+        ? { ...i, assumed: i.assumed ?? `the config's image_size` }
         : i,
   );
   return {
@@ -147,6 +162,6 @@ export function buildHfModel(req: HfModelRequest): HfModelSpec {
     layers: graph.layers,
     outputs,
     outputFields: graph.fields,
-    diagnostics: [diag('info', 'hf-config', `${req.className} built from ${req.source} (model_type '${modelType}', ${intField(config, 'num_hidden_layers', intField(config, 'n_layer', intField(config, 'num_layers', 0)))} layers)`, req.range), ...graph.diagnostics],
+    diagnostics: [diag('info', 'hf-config', `${req.className} built from ${req.source} (model_type '${modelType}', ${intField(config, 'num_hidden_layers', intField(config, 'n_layer', intField(config, 'num_layers', intField(config, 'encoder_layers', 0))))} layers)`, req.range), ...graph.diagnostics],
   };
 }

@@ -24,59 +24,9 @@
  * freezes that one parameter, so the input embedding's layer is frozen as well,
  * as in torch (freezeSteps.ts reaches a tied weight through either module).
  */
+import { hfModuleLayout } from '../huggingface/moduleLayouts';
 import { hfBaseModelPath, hfPath, hfSubmoduleAt, joinModulePath } from './transformersModules';
 import { native, type HfV, type Value } from './values';
-
-/** `get_input_embeddings()` of each model type's base model, relative to it. */
-const INPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
-  bert: 'embeddings.word_embeddings',
-  roberta: 'embeddings.word_embeddings',
-  'xlm-roberta': 'embeddings.word_embeddings',
-  camembert: 'embeddings.word_embeddings',
-  distilbert: 'embeddings.word_embeddings',
-  gpt2: 'wte',
-  gpt_neox: 'embed_in',
-  llama: 'embed_tokens',
-  mistral: 'embed_tokens',
-  mixtral: 'embed_tokens',
-  qwen2: 'embed_tokens',
-  gemma: 'embed_tokens',
-  qwen3: 'embed_tokens',
-  qwen3_moe: 'embed_tokens',
-  phi3: 'embed_tokens',
-  gemma2: 'embed_tokens',
-  gemma3_text: 'embed_tokens',
-  t5: 'shared',
-  mt5: 'shared',
-  // ViTModel returns its patch embeddings (the Conv2d projection's module): pixels, not tokens, but what a script freezes.
-  vit: 'embeddings.patch_embeddings',
-};
-
-/** `get_output_embeddings()` of each model type's LM-head models, from the model; ViT's heads have none. */
-const OUTPUT_EMBEDDINGS: Readonly<Record<string, string>> = {
-  bert: 'cls.predictions.decoder',
-  roberta: 'lm_head.decoder',
-  'xlm-roberta': 'lm_head.decoder',
-  camembert: 'lm_head.decoder',
-  distilbert: 'vocab_projector',
-  gpt2: 'lm_head',
-  gpt_neox: 'embed_out',
-  llama: 'lm_head',
-  mistral: 'lm_head',
-  mixtral: 'lm_head',
-  qwen2: 'lm_head',
-  gemma: 'lm_head',
-  qwen3: 'lm_head',
-  qwen3_moe: 'lm_head',
-  phi3: 'lm_head',
-  gemma2: 'lm_head',
-  gemma3_text: 'lm_head',
-  t5: 'lm_head',
-  mt5: 'lm_head',
-};
-
-/** The stacks of encoder-decoder model types (modeling_t5.py's `self.encoder` / `self.decoder`). */
-const STACKS: Readonly<Record<string, readonly string[]>> = { t5: ['encoder', 'decoder'], mt5: ['encoder', 'decoder'] };
 
 const modelTypeOf = (v: HfV): string => String((v.module?.root ?? v).config.model_type);
 
@@ -86,23 +36,33 @@ const modelTypeOf = (v: HfV): string => String((v.module?.root ?? v).config.mode
  * (`model.model.layers[0]`) have no such method.
  */
 function inputEmbeddings(of: HfV): HfV | undefined {
-  const relative = INPUT_EMBEDDINGS[modelTypeOf(of)];
+  const layout = hfModuleLayout(modelTypeOf(of));
   const base = hfBaseModelPath(of);
   const at = hfPath(of);
-  // An encoder-decoder's stack (T5Stack) returns its own embed_tokens, which is the shared table.
-  if (STACKS[modelTypeOf(of)]?.includes(at)) return hfSubmoduleAt(of, joinModulePath(at, 'embed_tokens'));
-  if (!relative || (at !== '' && at !== base)) return undefined;
-  return hfSubmoduleAt(of, joinModulePath(base, relative));
+  // An encoder-decoder's stack (T5Stack, BartEncoder) returns its own embed_tokens (T5's and BART's shared table).
+  if (layout?.stacks?.some((name) => joinModulePath(base, name) === at)) return hfSubmoduleAt(of, joinModulePath(at, 'embed_tokens'));
+  if (!layout?.inputEmbeddings || (at !== '' && at !== base)) return undefined;
+  return hfSubmoduleAt(of, joinModulePath(base, layout.inputEmbeddings));
 }
 
-/** `get_encoder()` / `get_decoder()` of an encoder-decoder model: its stack of that name (absent in T5EncoderModel's decoder). */
+/**
+ * `get_encoder()` / `get_decoder()` of an encoder-decoder model or its base model: its stack of that name (absent in
+ * T5EncoderModel's decoder). BartForConditionalGeneration's defers to its `model`, whose stacks they are.
+ */
 function stack(of: HfV, name: 'encoder' | 'decoder'): HfV | undefined {
-  return STACKS[modelTypeOf(of)] && hfPath(of) === '' ? hfSubmoduleAt(of, name) : undefined;
+  const at = hfPath(of);
+  const base = hfBaseModelPath(of);
+  return hfModuleLayout(modelTypeOf(of))?.stacks && (at === '' || at === base) ? hfSubmoduleAt(of, joinModulePath(base, name)) : undefined;
+}
+
+/** The encoder stack of a model whose architecture defines freeze_encoder() (Whisper's), from the model or its base. */
+export function hfEncoderOf(of: HfV): HfV | undefined {
+  return hfModuleLayout(modelTypeOf(of))?.freezesEncoder && (of.what === 'model' || of.what === 'module') ? stack(of, 'encoder') : undefined;
 }
 
 /** The output projection, from the model only: the head is not under the base model. */
 function outputEmbeddings(of: HfV): HfV | undefined {
-  const path = OUTPUT_EMBEDDINGS[modelTypeOf(of)];
+  const path = hfModuleLayout(modelTypeOf(of))?.outputEmbeddings;
   return path && hfPath(of) === '' ? hfSubmoduleAt(of, path) : undefined;
 }
 

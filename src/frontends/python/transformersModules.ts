@@ -12,33 +12,10 @@ import { applyFreezeSteps, type FreezeStep } from '../freezing/freezeSteps';
 import type { HfModelSpec } from '../huggingface/registry';
 import { withQuantizedWeights } from '../quantization/bitsandbytes';
 import { torchParameterNames } from '../freezing/parameterNames';
+import { hfModuleLayout } from '../huggingface/moduleLayouts';
 import { hfGraph } from './transformersModels';
 import type { ModelSpec, SourceRange } from '../../core/ir';
 import { UNKNOWN, list, toNumber, type HfV, type Value } from './values';
-
-/** transformers' `base_model_prefix` per model type: `model.base_model` is that attribute, or the model itself. */
-const BASE_MODEL_PREFIX: Readonly<Record<string, string>> = {
-  bert: 'bert',
-  roberta: 'roberta',
-  'xlm-roberta': 'roberta',
-  camembert: 'roberta',
-  distilbert: 'distilbert',
-  gpt2: 'transformer',
-  gpt_neox: 'gpt_neox',
-  llama: 'model',
-  mistral: 'model',
-  mixtral: 'model',
-  qwen2: 'model',
-  gemma: 'model',
-  qwen3: 'model',
-  qwen3_moe: 'model',
-  phi3: 'model',
-  gemma2: 'model',
-  gemma3_text: 'model',
-  t5: 'transformer',
-  mt5: 'transformer',
-  vit: 'vit',
-};
 
 /** The model a value belongs to (itself for a model). */
 function hfRoot(v: HfV): HfV {
@@ -97,7 +74,7 @@ export const joinModulePath = (a: string, b: string): string => (a ? `${a}.${b}`
 /** Where a model's base model is (`model` of a LlamaForCausalLM, `bert` of a BertFor…): '' when the model is its own. */
 export function hfBaseModelPath(of: HfV): string {
   const root = hfRoot(of);
-  const prefix = BASE_MODEL_PREFIX[String(root.config.model_type)];
+  const prefix = hfModuleLayout(String(root.config.model_type))?.base;
   return prefix && pathsOf(root).has(prefix) ? prefix : '';
 }
 

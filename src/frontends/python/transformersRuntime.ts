@@ -14,7 +14,7 @@ import { nestedConfig } from '../huggingface/multimodal';
 import type { PyNode } from './ast';
 import type { Interp } from './interpreter';
 import { hfModuleAttr } from './transformersModules';
-import { hfEmbeddingsMethod } from './transformersEmbeddings';
+import { hfEmbeddingsMethod, hfEncoderOf } from './transformersEmbeddings';
 import { parameterRequiresGrad, requiresGradCall } from './frozenParameters';
 import { bitsAndBytesConfig, quantizationOf } from './quantizationCalls';
 import { UNKNOWN, bool, list, native, num, str, type CallSite, type HfV, type Value } from './values';
@@ -138,7 +138,10 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
   config = text ? { ...config, text_config: { ...text, ...(method === 'from_pretrained' ? overrides(kwargs, true) : {}), ...kernel } } : { ...config, ...kernel };
   if (concrete && text?.model_type !== concrete.modelType) {
     const given = config.model_type;
-    if (typeof given === 'string' && given !== concrete.modelType) {
+    // CLIPVisionModel / SiglipVisionModel on a dual encoder's checkpoint (model_type 'clip', 'siglip') read its
+    // vision_config, as transformers does (multimodal.ts builds that tower): no mismatch.
+    const towerOfGiven = typeof given === 'string' && concrete.modelType === `${given}_vision_model`;
+    if (typeof given === 'string' && given !== concrete.modelType && !towerOfGiven) {
       interp.warnAt(site.range, `${cls} is a ${concrete.modelType} model but its config says model_type '${given}'; built as ${concrete.modelType}`, 'hf-config-mismatch', 'warning');
     }
     config = { ...config, model_type: concrete.modelType };
@@ -168,6 +171,12 @@ export function transformersAttr(interp: Interp, obj: HfV, name: string): Value 
       else requiresGradCall(interp, obj, args, kwargs, site);
       return obj;
     });
+  }
+  if (name === 'freeze_encoder') {
+    // WhisperModel / WhisperForConditionalGeneration.freeze_encoder(): the encoder's `_freeze_parameters()`, which sets
+    // requires_grad False on every encoder parameter: the step `model.get_encoder().requires_grad_(False)` records.
+    const encoder = hfEncoderOf(obj);
+    if (encoder) return native(name, (_args, kwargs, site) => (requiresGradCall(interp, encoder, [bool(false)], kwargs, site), { k: 'none' }));
   }
   return hfEmbeddingsMethod(obj, name) ?? hfModuleAttr(obj, name) ?? UNKNOWN;
 }
