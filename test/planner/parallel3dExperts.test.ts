@@ -11,7 +11,7 @@ import { analyzeSource } from '../../src/frontends/index';
 import { analyticalTimes } from '../../src/planner/cost/compute';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { allToAllMs } from '../../src/planner/search/parallel3d/adapters';
-import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
+import { blockShape, repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
 import { costsFor, linksFor } from '../../src/planner/search/parallel3d/estimate';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import type { PlanReport } from '../../src/protocol/plan';
@@ -97,4 +97,47 @@ test('expert parallelism runs each GPU’s experts as ep-times-taller GEMMs: sam
   assert.ok(Math.abs(rest(one) - rest(eight) - (expertsAtOne - expertsAtEight)) < 1e-6 * rest(one), `${rest(one)} vs ${rest(eight)} ms; experts ${expertsAtOne} vs ${expertsAtEight}`);
   // 64 experts × 5 kernels on 16 tokens each are launch- and shape-bound; 8 of them on 128 tokens each are not.
   assert.ok(expertsAtEight < 0.5 * expertsAtOne, `experts at EP 8 ${expertsAtEight} ms vs EP 1 ${expertsAtOne} ms`);
+});
+
+test('tensor parallelism keeps routers and per-token gates whole: Qwen2-MoE’s 60-expert router and 1-wide shared_expert_gate do not forbid TP 2', async () => {
+  const qwenMoe = [
+    'from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM',
+    'config = Qwen2MoeConfig(hidden_size=1024, intermediate_size=2816, moe_intermediate_size=256, shared_expert_intermediate_size=1024, num_experts=60, num_experts_per_tok=4, num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=16, vocab_size=1000)',
+    'model = Qwen2MoeForCausalLM(config)',
+    '',
+  ].join('\n');
+  const model = (await analyzeSource('qwen2moe.py', qwenMoe, { sequenceLength: SEQ })).models[0]!;
+  const gate = model.layers.find((l) => l.name === 'model.layers.0.mlp.shared_expert_gate')!;
+  assert.equal(gate.attrs.outFeatures, 1);
+  const structure = repeatedTransformer(model)!;
+  const shape = blockShape(structure);
+  assert.ok(!shape.linearDims.includes(1) && !shape.linearDims.includes(60), `${shape.linearDims}`);
+  const cluster = resolveCluster('h100x8', {});
+  const out = planModel(model, cluster, { ...options({ tensorParallel: 2, dataParallel: 4, pipelineStages: 1, expertParallel: 1, zeroStage: 0, recompute: 'none', microBatch: 4 }), gpus: 8 });
+  assert.ok(out.feasible, out.feasible ? '' : out.reason);
+  assert.equal(out.plan.setup!.tensorParallel, 2);
+  // Held whole: the router's 1024 × 60, the gate's 1024 and the two RMSNorms' 1024 each per block are on every rank;
+  // the projections and experts are halved.
+  const { ctx } = searchContext(model, structure, cluster, options({ tensorParallel: 2 }));
+  const at = (tp: number) => costsFor(ctx, { tp, cp: 1, ep: 1, sp: false, mb: 4 }, linksFor(ctx, { dp: 1, tp, cp: 1, ep: 1 })).block.params;
+  const whole = 1024 * 60 + 1024 + 2 * 1024;
+  assert.ok(Math.abs(at(2) - ((at(1) - whole) / 2 + whole)) < 1e-6 * at(1), `${at(1)} → ${at(2)}`);
+});
+
+test('ZeRO shards the experts over the ranks that hold the same experts: with DP 16, EP 8 leaves each GPU the optimizer state EP 1 does', async () => {
+  const model = await mixtral();
+  const cluster = resolveCluster('h100x16-2node', {});
+  const memoryAt = (ep: number) => {
+    const out = planModel(model, cluster, options({ dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 1, recompute: 'none', microBatch: 4, expertParallel: ep }));
+    assert.ok(out.feasible, out.feasible ? '' : out.reason);
+    assert.equal(out.plan.setup!.expertParallel, ep);
+    return out.plan.setup!.memoryPerGpu;
+  };
+  const [one, eight] = [memoryAt(1), memoryAt(8)];
+  // Each expert's state is held by 16 / 8 = 2 ranks, which ZeRO-1 splits it between: a sixteenth either way. Sharding
+  // the EP share over all 16 ranks again counted an eighth of the experts' optimizer state.
+  assert.ok(Math.abs(eight.optimizer - one.optimizer) < 1e-9 * one.optimizer, `${one.optimizer} vs ${eight.optimizer}`);
+  // Weights and gradients are not sharded at ZeRO-1: EP 8 holds an eighth of the experts'.
+  const expertParams = model.layers.filter((l) => !!expertOf(l)).reduce((a, l) => a + l.workload.params, 0);
+  assert.ok(Math.abs(one.weights - eight.weights - 2 * expertParams * (1 - 1 / 8)) < 1e-6 * one.weights, `${one.weights} vs ${eight.weights}`);
 });

@@ -9,7 +9,7 @@
 import type { AmpStyle, OptimizerKind, Precision, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { collectiveMs, linkLevel, type GroupFabric } from '../../cost/collectives';
-import { modelStateBytes as sharedModelStateBytes, offloadedHostBytes as sharedOffloadedHostBytes, peakTflops as sharedPeakTflops, precisionBytes, type MemorySetup } from '../../memory/index';
+import { modelStateBytes as sharedModelStateBytes, peakTflops as sharedPeakTflops, precisionBytes, type MemorySetup } from '../../memory/index';
 
 /** A group's fabric and the timeline lane its collectives are drawn on. */
 export interface Link {
@@ -73,11 +73,6 @@ export function peakTflops(gpu: GpuSpec, precision: Precision): { tflops: number
  */
 export function modelStateBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number, offload: { cpu?: boolean; params?: boolean } = {}, ampStyle?: AmpStyle, castParams = params): { weights: number; gradients: number; optimizer: number } {
   return sharedModelStateBytes(params, memorySetup(precision, optimizer, zero, offload, ampStyle), shards, castParams);
-}
-
-/** What offload keeps in host memory per GPU for those parameters, and `frozenBytes` of frozen weights (memory/model.ts). */
-export function offloadedHostBytes(params: number, precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, shards: number, offload: { cpu?: boolean; params?: boolean }, ampStyle: AmpStyle | undefined, castParams: number, frozenBytes: number): number {
-  return sharedOffloadedHostBytes(params, memorySetup(precision, optimizer, zero, offload, ampStyle), shards, frozenBytes, castParams);
 }
 
 function memorySetup(precision: Precision, optimizer: OptimizerKind, zero: ZeroStage, offload: { cpu?: boolean; params?: boolean }, ampStyle?: AmpStyle): MemorySetup {

@@ -19,7 +19,7 @@ import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
 import { savedBytesAtPrecision } from '../../memory/precision';
 import { fusedAttention, savedUnderKernel } from '../../memory/recompute';
 import { allGatherMs, allReduceMs, allToAllMs, p2pMs, activationBytes, type Link } from './adapters';
-import { isAttention, type BlockShape } from './blocks';
+import { isAttention, keptWholeUnderTensorParallel, type BlockShape } from './blocks';
 
 export interface GroupCost {
   /** Compute per micro-batch, ms (no communication). */
@@ -43,6 +43,13 @@ export interface GroupCost {
   castParams: number;
   /** Frozen parameters held per GPU (LayerSpec.frozen): weights only, not among `params`. */
   frozenParams: number;
+  /**
+   * Of params, castParams and frozenParams, the experts' (already divided by ep): ZeRO shards them over the
+   * expert-data-parallel group, the data-parallel ranks that hold the same experts (estimate.ts expertShardsOf).
+   */
+  expertParams: number;
+  expertCastParams: number;
+  expertFrozenParams: number;
   /** Of those, the ones stored quantized (core/quantizedWeights.ts) and their bytes. */
   quantizedParams: number;
   quantizedBytes: number;
@@ -101,14 +108,16 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
   const { tp, cp, ep, sp, mb } = deg;
   const bytes = activationBytes(env.precision);
   const scale = bytes / env.modelDtypeBytes;
-  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, castParams: 0, frozenParams: 0, quantizedParams: 0, quantizedBytes: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
+  const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, castParams: 0, frozenParams: 0, expertParams: 0, expertCastParams: 0, expertFrozenParams: 0, quantizedParams: 0, quantizedBytes: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
   let attentionFwd = 0;
   let attentionBwd = 0;
   for (const l of layers) {
-    const tensor = TENSOR_OPS.has(l.op);
+    const whole = keptWholeUnderTensorParallel(l);
+    const tensor = TENSOR_OPS.has(l.op) && !whole;
     const out = l.outputShape ?? [];
-    // Ops on the residual stream (hidden-wide) are replicated across the tensor group unless sequence parallel splits them.
-    const onResidual = !tensor && out.length > 0 && out[out.length - 1] === env.shape.hidden;
+    // Ops on the residual stream (hidden-wide) are replicated across the tensor group unless sequence parallel splits
+    // them, and so is a router or gate every rank computes whole on the tokens it holds.
+    const onResidual = !tensor && ((out.length > 0 && out[out.length - 1] === env.shape.hidden) || whole);
     const tpShare = tensor || !onResidual || sp ? tp : 1;
     // An expert's own layer: expert parallelism spreads the experts, so each GPU holds count/ep of them, and each
     // of those takes the tokens routed to it from all ep GPUs of its group. Under balanced routing that is the same
@@ -137,6 +146,11 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     c.params += l.workload.params * paramShare;
     if (autocastCastsWeights(l.op)) c.castParams += l.workload.params * paramShare;
     c.frozenParams += (l.workload.frozenParams ?? 0) * paramShare;
+    if (expertOf(l)) {
+      c.expertParams += l.workload.params * paramShare;
+      if (autocastCastsWeights(l.op)) c.expertCastParams += l.workload.params * paramShare;
+      c.expertFrozenParams += (l.workload.frozenParams ?? 0) * paramShare;
+    }
     c.quantizedParams += (l.workload.quantized?.params ?? 0) * paramShare;
     c.quantizedBytes += (l.workload.quantized?.bytes ?? 0) * paramShare;
     // Float activations follow the precision; int64 indices and bool masks keep their size.

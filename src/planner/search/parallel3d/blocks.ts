@@ -7,7 +7,7 @@
  */
 import type { AnalyzedLayer, AnalyzedModel } from '../../../core/ir';
 import { product } from '../../../core/ir';
-import { expertCount } from '../../../core/moe';
+import { expertCount, moeOf } from '../../../core/moe';
 
 export interface BlockStructure {
   /** Index of the first layer of the first block. */
@@ -135,7 +135,7 @@ export function blockShape(s: BlockStructure): BlockShape {
   const attention = s.block.filter(isAttention);
   const linearDims: number[] = [];
   for (const l of s.block) {
-    if (l.op !== 'linear') continue;
+    if (l.op !== 'linear' || keptWholeUnderTensorParallel(l)) continue;
     const a = l.attrs as Record<string, unknown>;
     for (const v of [a.inFeatures, a.outFeatures]) if (typeof v === 'number') linearDims.push(v);
   }
@@ -149,6 +149,15 @@ export function blockShape(s: BlockStructure): BlockShape {
     residualBranches: Math.max(1, s.block.filter((l) => l.op === 'add').length),
     experts,
   };
+}
+
+/**
+ * Linears tensor parallelism leaves whole on every rank: an MoE router (Megatron-Core's TopKRouter holds its weight
+ * unsplit) and a per-token gate the frontend marks so (Qwen2-MoE's Linear(hidden, 1) shared_expert_gate, which
+ * Megatron-Core's shared-expert MLP also keeps whole). Their widths (60 experts, 1) need not divide by the degree.
+ */
+export function keptWholeUnderTensorParallel(l: AnalyzedLayer): boolean {
+  return moeOf(l)?.role === 'router' || (l.attrs as Record<string, unknown>).keptWholeUnderTensorParallel === true;
 }
 
 /**

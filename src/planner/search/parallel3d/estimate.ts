@@ -13,7 +13,7 @@ import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { hostUpdateMs, updateMs, type AttentionKernel } from '../../cost/compute';
 import { overlapExtraMs } from '../../cost/overlap';
 import { CONTEXT_BYTES, frozenHeldBytes, optimizerStateBytes } from '../../memory/index';
-import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, offloadedHostBytes, p2pMs, type Link } from './adapters';
+import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
 import { hsdpPossible, membersPerNode, offloadCopyMs, shardPlan, updatedWeightsUpMs } from './sharding';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
@@ -113,6 +113,17 @@ export function shardsOf(ctx: EstimateContext, c: Config3D): number {
   return c.hsdp && hsdpPossible(ctx.gpusPerNode, c.tp, c.dp * c.cp) ? membersPerNode(ctx.gpusPerNode, c.tp, c.dp * c.cp) : c.dp * c.cp;
 }
 
+/**
+ * The ranks ZeRO shards an expert's state over: of the shard group, those holding the same experts, each expert-parallel
+ * group of ep ranks holding all of them once (Megatron-Core's expert-data-parallel group, dp·cp/ep; torchtitan's FSDP
+ * over the data ranks left to experts). Sharding the experts' 1/ep share over the whole group again counted
+ * DeepSeek-V3 on 16 GPUs with EP 16 at a sixteenth of its optimizer state.
+ */
+export function expertShardsOf(ctx: EstimateContext, c: Config3D): number {
+  const shards = shardsOf(ctx, c);
+  return c.ep > 1 && shards % c.ep === 0 ? shards / c.ep : c.ep > 1 ? 1 : shards;
+}
+
 export function linksFor(ctx: EstimateContext, c: Pick<Config3D, 'tp' | 'cp' | 'dp' | 'ep'>): Links {
   const g = ctx.gpusPerNode;
   return {
@@ -162,12 +173,10 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const last = c.pp - 1;
   const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
   const blocks = c.blocksPerStage[s];
-  const params = onStage(costs, c, s, 'params');
-  const castParams = onStage(costs, c, s, 'castParams');
-  const state = modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, { cpu: c.offload, params: c.paramOffload }, ctx.ampStyle, castParams);
+  const state = stageModelState(ctx, c, costs, s, { cpu: c.offload, params: c.paramOffload });
   // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest, parameter offload moves them
   // to host memory with the rest (memory/model.ts frozenWeightBytes).
-  if (!c.paramOffload) state.weights += stageFrozenBytes(ctx, c, costs, s) / (c.zero >= 3 && shards > 1 ? shards : 1);
+  if (!c.paramOffload) state.weights += stageFrozenOnGpu(ctx, c, costs, s);
   const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
   const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
   // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered (or parameter offload's fetched)
@@ -182,9 +191,12 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
 /** Host memory per GPU that offload fills on stage s: what the GPU would otherwise hold of its model state (and frozen weights). */
 export function stageHostBytes(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): number {
   if (!c.offload && !c.paramOffload) return 0;
-  const shards = shardsOf(ctx, c);
-  const frozenOnGpu = stageFrozenBytes(ctx, c, costs, s) / (c.zero >= 3 && shards > 1 ? shards : 1);
-  return offloadedHostBytes(onStage(costs, c, s, 'params'), ctx.precision, ctx.optimizer, c.zero, shards, { cpu: c.offload, params: c.paramOffload }, ctx.ampStyle, onStage(costs, c, s, 'castParams'), frozenOnGpu);
+  // What the GPU would hold without offload, less what it holds with it (memory/model.ts offloadedHostBytes), with
+  // the experts sharded over their own group.
+  const total = (m: { weights: number; gradients: number; optimizer: number }) => m.weights + m.gradients + m.optimizer;
+  const kept = total(stageModelState(ctx, c, costs, s, { cpu: false, params: false }));
+  const left = total(stageModelState(ctx, c, costs, s, { cpu: c.offload, params: c.paramOffload }));
+  return kept - left + (c.paramOffload ? stageFrozenOnGpu(ctx, c, costs, s) : 0);
 }
 
 /** GPUs' shares of a node's host memory and DRAM bandwidth each of n ranks gets (Topology.hostShare, ranks packed per node). */
@@ -214,7 +226,7 @@ export function memoryOf(ctx: EstimateContext, c: Config3D, costs: Costs): Memor
 }
 
 /** A block-cost quantity over stage s: its blocks, plus the embedding on the first stage and the head on the last. */
-function onStage(costs: Costs, c: Config3D, s: number, key: 'params' | 'castParams' | 'frozenParams' | 'quantizedParams' | 'quantizedBytes'): number {
+function onStage(costs: Costs, c: Config3D, s: number, key: 'params' | 'castParams' | 'frozenParams' | 'expertParams' | 'expertCastParams' | 'expertFrozenParams' | 'quantizedParams' | 'quantizedBytes'): number {
   return c.blocksPerStage[s] * costs.block[key] + (s === 0 ? costs.prefix[key] : 0) + (s === c.pp - 1 ? costs.suffix[key] : 0);
 }
 
@@ -222,6 +234,25 @@ function onStage(costs: Costs, c: Config3D, s: number, key: 'params' | 'castPara
 function stageFrozenBytes(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): number {
   const quantized = { params: onStage(costs, c, s, 'quantizedParams'), bytes: onStage(costs, c, s, 'quantizedBytes') };
   return frozenHeldBytes(onStage(costs, c, s, 'frozenParams'), weightBytes(ctx.precision, ctx.ampStyle), quantized);
+}
+
+/** Stage s's frozen weights on one GPU: ZeRO-3 shards the experts' over their own group, the rest over the shard group. */
+function stageFrozenOnGpu(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): number {
+  const sharded = (n: number) => (c.zero >= 3 && n > 1 ? n : 1);
+  const expertBytes = onStage(costs, c, s, 'expertFrozenParams') * weightBytes(ctx.precision, ctx.ampStyle);
+  return (stageFrozenBytes(ctx, c, costs, s) - expertBytes) / sharded(shardsOf(ctx, c)) + expertBytes / sharded(expertShardsOf(ctx, c));
+}
+
+/** Stage s's model state on one GPU: the dense parameters' sharded over the shard group, the experts' over theirs. */
+function stageModelState(ctx: EstimateContext, c: Config3D, costs: Costs, s: number, offload: { cpu?: boolean; params?: boolean }): { weights: number; gradients: number; optimizer: number } {
+  const params = onStage(costs, c, s, 'params');
+  const castParams = onStage(costs, c, s, 'castParams');
+  const expertParams = onStage(costs, c, s, 'expertParams');
+  const expertCast = onStage(costs, c, s, 'expertCastParams');
+  const dense = modelStateBytes(params - expertParams, ctx.precision, ctx.optimizer, c.zero, shardsOf(ctx, c), offload, ctx.ampStyle, castParams - expertCast);
+  if (expertParams <= 0) return dense;
+  const experts = modelStateBytes(expertParams, ctx.precision, ctx.optimizer, c.zero, expertShardsOf(ctx, c), offload, ctx.ampStyle, expertCast);
+  return { weights: dense.weights + experts.weights, gradients: dense.gradients + experts.gradients, optimizer: dense.optimizer + experts.optimizer };
 }
 
 /** Every stage's memory per GPU, stage 0 first (for the report; the search only needs the fullest). */
