@@ -39,6 +39,16 @@ function withLength(shape: Shape, axis: number, length: number): Shape {
   return shape.map((d, i) => (i === axis ? length : d));
 }
 
+/**
+ * How the user may set an assumed input: `--input` sets the first input only, so a later one (an encoder-decoder's
+ * decoder_input_ids, a vision-language model's pixel_values) is offered `--seq-len` or the code, never a flag that
+ * would size another input.
+ */
+function overrideHint(index: number, shape: readonly number[], tokenAxis: number | undefined, orCode = false): string {
+  const ways = [...(index === 0 ? [`\`--input ${shape.join(',')}\``] : []), ...(tokenAxis !== undefined ? ['`--seq-len T`'] : []), ...(orCode || index > 0 ? ['state the shape in the model code'] : [])];
+  return `Override with ${ways.length > 1 ? `${ways.slice(0, -1).join(', ')} or ${ways[ways.length - 1]}` : ways[0]}`;
+}
+
 /** How one input got its shape: 'given' (--input), 'code', 'seq-len', or 'assumed' with the words for it. */
 type Origin = { kind: 'given' | 'code' | 'seq-len' } | { kind: 'assumed'; what: string };
 
@@ -104,7 +114,7 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
       assumed = true;
       note(resolved, axis, { kind: 'assumed', what: input.assumed });
       diagnostics.push(
-        diag('info', 'assumed-input', `No input shape for ${spec.name} input '${input.id}': assumed ${showShape(input.shape)}, ${input.assumed}, without batch. Override with \`--input ${input.shape.join(',')}\`${axis !== undefined ? ' or `--seq-len T`' : ''}.`, spec.range),
+        diag('info', 'assumed-input', `No input shape for ${spec.name} input '${input.id}': assumed ${showShape(input.shape)}, ${input.assumed}, without batch. ${overrideHint(i, input.shape, axis)}.`, spec.range),
       );
       return resolved;
     }
@@ -126,7 +136,7 @@ export function resolveInputs(spec: ModelSpec, options: AnalyzeOptions, diagnost
         'info',
         'assumed-input',
         `No input shape for ${spec.name}${declared.length > 1 ? ` input '${input.id}'` : ''}: assumed ${showShape(guess.shape)}, ${guess.what}, without batch. ` +
-          `Override with \`--input ${guess.shape.join(',')}\`${axis !== undefined ? ', `--seq-len T`' : ''} or state the shape in the model code.`,
+          `${overrideHint(i, guess.shape, axis, true)}.`,
         spec.range,
       ),
     );

@@ -181,6 +181,10 @@ test("whisper-small from its config.json: 241,734,912 parameters, 1500 of them r
   // input_features [80 mel bins, 3000 frames]: conv1 keeps the frames, conv2 (stride 2) halves them.
   assert.deepEqual(m.inputs.map((i) => [i.id, i.shape, i.dtype]), [['input_features', [80, 3000], 'float'], ['decoder_input_ids', [448], 'int']]);
   assert.match(m.diagnostics.find((d) => d.code === 'assumed-input' && d.message.includes('input_features'))?.message ?? '', /num_mel_bins \(80\) by max_source_positions · 2 \(3000\) frames/);
+  // --input sizes the first input only: the decoder's tokens are offered --seq-len, never a flag that would resize the features.
+  const decoderNote = m.diagnostics.find((d) => d.code === 'assumed-input' && d.message.includes('decoder_input_ids'))?.message ?? '';
+  assert.match(decoderNote, /Override with `--seq-len T` or state the shape in the model code\.$/);
+  assert.doesNotMatch(decoderNote, /--input/);
   const conv1 = layer(m, 'model.encoder.conv1');
   const conv2 = layer(m, 'model.encoder.conv2');
   assert.deepEqual([conv1.outputShape, conv1.workload.params], [[768, 3000], 3 * 80 * 768 + 768]);
