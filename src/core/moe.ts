@@ -6,6 +6,11 @@
 export interface ExpertAttrs {
   index: number;
   count: number;
+  /**
+   * The experts of this layer's block run together, one grouped GEMM per projection over every expert a GPU holds
+   * (transformers' experts_implementation "grouped_mm", Megatron-Core's GroupedMLP), not one GEMM each in a loop.
+   */
+  grouped?: true;
 }
 
 export type MoeRole = 'router' | 'dispatch' | 'combine';
@@ -29,7 +34,8 @@ const positive = (v: unknown): v is number => typeof v === 'number' && Number.is
 /** The expert this layer belongs to, when it is one expert's own layer. */
 export function expertOf(layer: WithAttrs): ExpertAttrs | undefined {
   const e = record(layer, 'expert');
-  return e && positive(e.count) && typeof e.index === 'number' ? { index: e.index, count: e.count } : undefined;
+  if (!e || !positive(e.count) || typeof e.index !== 'number') return undefined;
+  return { index: e.index, count: e.count, ...(e.grouped === true ? { grouped: true as const } : {}) };
 }
 
 /** The routing role of a layer of a mixture-of-experts block (router, dispatch, combine). */

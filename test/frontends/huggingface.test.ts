@@ -125,7 +125,8 @@ test('Mistral-7B (GQA 32/8 heads), Mixtral-8x7B (experts as layers) and Qwen2-0.
   const mixtral = configJson('mixtral-8x7b');
   assert.equal(mixtral.totals.params, 46_702_792_704);
   const w1 = layer(mixtral, 'model.layers.3.block_sparse_moe.experts.5.w1');
-  assert.deepEqual(w1.attrs.expert, { index: 5, count: 8 });
+  // Grouped: transformers 5 runs the experts as one grouped GEMM per projection by default (expertsKernel.ts).
+  assert.deepEqual(w1.attrs.expert, { index: 5, count: 8, grouped: true });
   assert.deepEqual(w1.outputShape, [64, 14336], 'each expert sees T·k/E = 256·2/8 tokens under balanced routing');
   assert.equal(layer(mixtral, 'model.layers.3.block_sparse_moe.gate').workload.params, 4096 * 8);
   // An MoE layer's FLOPs are those of top-2, not all 8 experts.

@@ -30,7 +30,8 @@ const options = (pins: PlanOptions['pins']): PlanOptions => ({ batch: 64, object
 test('the frontend’s expert and router attributes are what the planner reads', async () => {
   const model = await mixtral();
   const w1 = model.layers.find((l) => l.name === 'model.layers.0.block_sparse_moe.experts.3.w1')!;
-  assert.deepEqual(expertOf(w1), { index: 3, count: 8 });
+  // Grouped: no experts_implementation named, so transformers 5's default grouped_mm (expertsKernel.ts).
+  assert.deepEqual(expertOf(w1), { index: 3, count: 8, grouped: true });
   const gate = model.layers.find((l) => l.name === 'model.layers.0.block_sparse_moe.gate')!;
   assert.deepEqual(moeOf(gate), { experts: 8, topK: 2, role: 'router' });
   assert.equal(expertCount(gate), 8);
@@ -88,7 +89,7 @@ test('expert parallelism runs each GPU’s experts as ep-times-taller GEMMs: sam
   assert.equal(experts.filter((l) => /\.w1$/.test(l.name)).length, 64);
   const gpu = cluster.gpus[0]!;
   const priced = (samples: number, fraction: number) => experts.reduce((a, l) => {
-    const t = analyticalTimes(l, gpu, samples, 1, 1, 2, 'bf16', { attention: 'fused' });
+    const t = analyticalTimes(l, gpu, samples, 1, 1, 2, 'bf16', { attention: 'fused', expertParallel: samples });
     return a + (t.forwardMs + t.backwardMs) * fraction;
   }, 0);
   const rest = (b: typeof one) => b.forwardMs + b.backwardMs;

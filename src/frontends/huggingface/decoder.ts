@@ -23,6 +23,7 @@
 import type { Attrs } from '../../core/ir';
 import { boolField, intField, rateField, strField, type HfConfig, type HfHead } from './configs';
 import type { HfGraph } from './graph';
+import { expertsKernel } from './expertsKernel';
 import { layerWindows, windowedLayers } from './slidingWindow';
 
 export interface BuildContext {
@@ -114,7 +115,7 @@ function primeFactors(n: number): number[] {
  * factor (checked for every E ≤ 300), each within a few rows of T·k/E (16 to 18 for those 60 experts' 17.07); the
  * sections add up to T·k, so the experts' FLOPs stay exactly those of T·k routed rows.
  */
-function routedTokens(g: HfGraph, prefix: string, dispatched: string, moe: { experts: number; topK: number }): string[] {
+function routedTokens(g: HfGraph, prefix: string, dispatched: string, moe: { experts: number; topK: number }, grouped: boolean): string[] {
   const factors = primeFactors(moe.experts);
   let groups = [{ id: dispatched, first: 0 }];
   let size = moe.experts;
@@ -124,7 +125,7 @@ function routedTokens(g: HfGraph, prefix: string, dispatched: string, moe: { exp
     groups = groups.flatMap(({ id, first }) =>
       Array.from({ length: factor }, (_, i) => {
         const from = first + i * size;
-        const expert = { index: from, count: moe.experts };
+        const expert = { index: from, count: moe.experts, ...(grouped ? { grouped: true } : {}) };
         const name = last ? `${prefix}.experts.${from}.tokens` : `${prefix}.routed_tokens.${from}-${from + size - 1}`;
         const attrs: Attrs = { axis: 1, chunks: factor, index: i, ...(last ? { expert } : { moe: { ...moe, role: 'dispatch' } }) };
         return { id: g.add(name, 'routed tokens', 'split', attrs, [id]), first: from };
@@ -145,10 +146,12 @@ export function sparseMoe(ctx: BuildContext, prefix: string, x: string, d: Decod
   g.add(`${prefix}.routing_weights`, scoring, 'activation', { fn: scoring, ...(scoring === 'softmax' ? { axis: -1 } : {}), moe: { ...moe, role: 'router' } }, [logits]);
   const copies = Array.from({ length: topK }, () => x);
   const dispatched = topK === 1 ? x : g.add(`${prefix}.dispatch`, 'index_select', 'concat', { axis: 1, moe: { ...moe, role: 'dispatch' } }, copies);
-  const tokens = experts === 1 ? [dispatched] : routedTokens(g, prefix, dispatched, moe);
+  // Grouped or looped, as the run's experts_implementation has it (expertsKernel.ts): the planner prices either.
+  const { grouped } = expertsKernel(ctx.config, g);
+  const tokens = experts === 1 ? [dispatched] : routedTokens(g, prefix, dispatched, moe, grouped);
   const outs = tokens.map((rows, e) => {
     const p = `${prefix}.experts.${e}`;
-    const expert = { index: e, count: experts };
+    const expert = { index: e, count: experts, ...(grouped ? { grouped: true } : {}) };
     const gate = g.linear(`${p}.${names[0]}`, d.hidden, intermediate, bias, rows, { expert });
     const up = g.linear(`${p}.${names[1]}`, d.hidden, intermediate, bias, rows, { expert });
     const a = g.add(`${p}.act_fn`, act, 'activation', { fn: act === 'silu' ? 'silu' : act, expert }, [gate]);

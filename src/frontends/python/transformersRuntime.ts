@@ -131,10 +131,12 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
   // The attention kernel asked for at load time is kept where transformers keeps it (config._attn_implementation):
   // it decides whether a sliding window skips work (slidingWindow.ts).
   const implementation = kwargs.get('attn_implementation');
+  // And the experts kernel (config._experts_implementation, ../huggingface/expertsKernel.ts): grouped or looped.
+  const experts = kwargs.get('experts_implementation');
   // A vision-language config nests the language model's (../huggingface/multimodal.ts): the kernel choice and the
   // call's config keywords (`num_hidden_layers=2`) are for it, which WAP builds.
   const text = nestedConfig(config, 'text_config');
-  const kernel: HfConfig = implementation?.k === 'str' ? { _attn_implementation: implementation.v } : {};
+  const kernel: HfConfig = { ...(implementation?.k === 'str' ? { _attn_implementation: implementation.v } : {}), ...(experts?.k === 'str' ? { _experts_implementation: experts.v } : {}) };
   config = text ? { ...config, text_config: { ...text, ...(method === 'from_pretrained' ? overrides(kwargs, true) : {}), ...kernel } } : { ...config, ...kernel };
   if (concrete && text?.model_type !== concrete.modelType) {
     const given = config.model_type;

@@ -14,7 +14,8 @@ import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 import { hasTf32TensorCores, peakTflops } from '../memory/precision';
 import { eagerNormTraffic } from './eagerNorm';
-import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape } from './efficiency';
+import { expertOf } from '../../core/moe';
+import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape, type LayerGemms } from './efficiency';
 import { castTraffic, layerPrecision } from './pinnedDtype';
 
 /**
@@ -75,6 +76,30 @@ export interface ComputeOptions {
    * Matmuls keep fp32 unless the plan is tf32 (PyTorch ≥ 1.12 turns matmul TF32 off by default).
    */
   tf32Convolutions?: boolean;
+  /**
+   * Expert-parallel degree: a GPU holds count/ep of a block's experts, which a grouped experts kernel
+   * (core/moe.ts ExpertAttrs.grouped) runs as one GEMM per projection. 1 when absent.
+   */
+  expertParallel?: number;
+}
+
+/**
+ * How many of a layer's experts one grouped kernel covers on a GPU (its experts' count over the expert-parallel
+ * degree), or 1 for a layer that runs alone. A grouped GEMM (torch.nn.functional.grouped_mm, Megatron-Core's
+ * GroupedMLP) runs every local expert's tiles in one launch: its efficiency is that of a batch of that many GEMMs,
+ * each expert's rows padded to tiles on their own, and its launch is shared by them.
+ */
+function groupedExperts(layer: AnalyzedLayer, options: ComputeOptions): number {
+  const expert = expertOf(layer);
+  if (!expert?.grouped) return 1;
+  return Math.max(1, Math.floor(expert.count / Math.max(1, options.expertParallel ?? 1)));
+}
+
+/** One expert's GEMMs as the grouped kernel runs them: a batch of `group` such GEMMs, for the efficiency of the whole. */
+function groupedGemms(gemms: LayerGemms | undefined, group: number): LayerGemms | undefined {
+  if (!gemms || group === 1) return gemms;
+  const batched = (g: GemmShape): GemmShape => ({ ...g, batch: g.batch * group });
+  return { ...gemms, forward: batched(gemms.forward), inputGrad: batched(gemms.inputGrad), weightGrad: batched(gemms.weightGrad) };
 }
 
 /** The precision a layer's GEMMs run at: an fp32 convolution on TF32 tensor cores where the framework's default allows it. */
@@ -251,7 +276,8 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   const computed = causalTileFraction(layer, kernel);
   const fwdFlops = w.forwardFlops * samples * share * computed;
   const bwdFlops = w.backwardFlops * samples * share * computed;
-  const gemms = layerGemms(layer, samples, share);
+  const group = groupedExperts(layer, options);
+  const gemms = groupedGemms(layerGemms(layer, samples, share), group);
   let fwdCompute: number;
   let bwdCompute: number;
   if (gemms) {
@@ -268,7 +294,8 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
     fwdCompute = fwdFlops / rate;
     bwdCompute = bwdFlops / rate;
   }
-  const steps = gemms?.sequential ?? 1;
+  // A grouped kernel's launches are shared by the experts it covers.
+  const steps = (gemms?.sequential ?? 1) / group;
   let kernels = { forward: steps, backward: (weightGradient ? 2 : 1) * steps };
   let fwdBytes = io + weights;
   // Backward reads activations and output grads, writes input and weight grads: about twice the traffic (a frozen

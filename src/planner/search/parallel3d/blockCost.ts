@@ -131,7 +131,7 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     // Context parallel gives each GPU 1/cp of every sample's tokens: a GEMM's rows (M, and the weight gradient's K),
     // as mb/cp samples would, not its output columns as tensor parallel splits them. Priced as a column split, a
     // 1024-token model ran its weight gradients faster at CP 2 than at CP 1 with the same tokens per GPU.
-    const local = analyticalTimes(l, env.gpu, (mb * expertSpread) / cp, 1 / tpShare, heldShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast' });
+    const local = analyticalTimes(l, env.gpu, (mb * expertSpread) / cp, 1 / tpShare, heldShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast', expertParallel: ep });
     const t = { forwardMs: local.forwardMs / expertSpread, backwardMs: local.backwardMs / expertSpread };
     c.forwardMs += t.forwardMs;
     c.backwardMs += t.backwardMs;
