@@ -65,3 +65,9 @@ test('the whole plan: Qwen3-30B-A3B on 8 H100s steps faster grouped than looped'
   const [grouped, looped] = [step(''), step(', experts_implementation="eager"')];
   assert.ok(grouped < looped, `grouped ${grouped} ms vs looped ${looped} ms`);
 });
+
+test('model.set_experts_implementation("eager") after loading switches the experts to the loop, as transformers 5 does at run time', () => {
+  const { model } = hfScriptModel('experts.py', 'from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("./qwen3-30b-a3b")\nmodel.set_experts_implementation("eager")\n', { sequenceLength: SEQ });
+  assert.equal(expertOf(layerNamed(model, 'model.layers.0.mlp.experts.5.gate_proj'))?.grouped, undefined);
+  assert.match(note(model.diagnostics)?.message ?? '', /"eager"/);
+});

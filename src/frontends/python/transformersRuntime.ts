@@ -174,6 +174,21 @@ export function transformersAttr(interp: Interp, obj: HfV, name: string): Value 
       return obj;
     });
   }
+  if (name === 'set_experts_implementation' && obj.what === 'model') {
+    // model.set_experts_implementation("eager") switches the experts kernel of a built model (transformers 5), kept as
+    // its config's _experts_implementation, which the graph is built from (expertsKernel.ts).
+    return native(name, (args, kwargs, site) => {
+      const chosen = args[0] ?? kwargs.get('experts_implementation');
+      if (chosen?.k !== 'str') {
+        interp.warnAt(site.range, `${site.calleeText}: the experts implementation is not a string WAP can read; the experts keep the kernel they had`, 'hf-config-guess', 'warning');
+        return { k: 'none' };
+      }
+      const text = nestedConfig(obj.config, 'text_config');
+      if (text) text._experts_implementation = chosen.v;
+      obj.config._experts_implementation = chosen.v;
+      return { k: 'none' };
+    });
+  }
   if (name === 'freeze_encoder') {
     // WhisperModel / WhisperForConditionalGeneration.freeze_encoder(): the encoder's `_freeze_parameters()`, which sets
     // requires_grad False on every encoder parameter: the step `model.get_encoder().requires_grad_(False)` records.
