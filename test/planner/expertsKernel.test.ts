@@ -71,3 +71,21 @@ test('model.set_experts_implementation("eager") after loading switches the exper
   assert.equal(expertOf(layerNamed(model, 'model.layers.0.mlp.experts.5.gate_proj'))?.grouped, undefined);
   assert.match(note(model.diagnostics)?.message ?? '', /"eager"/);
 });
+
+test("routing is priced as the rows each expert gathers, not as the catalogue's tree of splits that hands them out", () => {
+  const { model } = qwenMoe();
+  const gpu = resolveCluster('h100x8').gpus[0]!;
+  const bookkeeping = model.layers.filter((l) => l.name.startsWith('model.layers.0.mlp.routed_tokens.'));
+  // 128 = 2^7: six levels of two-way splits above the experts' own (2 + 4 + … + 64 nodes).
+  assert.equal(bookkeeping.length, 126);
+  for (const l of bookkeeping) assert.deepEqual(analyticalTimes(l, gpu, 1, 1, 1, 2, 'bf16'), { forwardMs: 0, backwardMs: 0 }, l.name);
+  // An expert's gather reads and writes its own 256 rows of 2048, not its parent section's 512 too: at a micro-batch
+  // of 64 (bytes, not launches, dominate) it costs 2/3 of the same split priced as a plain one (read 512, write 256).
+  const gather = layerNamed(model, 'model.layers.0.mlp.experts.5.tokens');
+  assert.deepEqual(gather.outputShape, [SEQ * 8 / 128, 2048]);
+  const { expert: _expert, ...plainAttrs } = gather.attrs as Record<string, unknown>;
+  const plain = { ...gather, attrs: plainAttrs as typeof gather.attrs };
+  const fwd = (l: typeof gather) => analyticalTimes(l, gpu, 64, 1, 1, 2, 'bf16').forwardMs;
+  const ratio = fwd(gather) / fwd(plain);
+  assert.ok(ratio > 0.55 && ratio < 0.75, `gathered ${fwd(gather)} ms vs plain ${fwd(plain)} ms`);
+});

@@ -14,7 +14,7 @@ import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 import { hasTf32TensorCores, peakTflops } from '../memory/precision';
 import { eagerNormTraffic } from './eagerNorm';
-import { expertOf } from '../../core/moe';
+import { expertOf, moeOf } from '../../core/moe';
 import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape, type LayerGemms } from './efficiency';
 import { castTraffic, layerPrecision } from './pinnedDtype';
 
@@ -93,6 +93,15 @@ function groupedExperts(layer: AnalyzedLayer, options: ComputeOptions): number {
   const expert = expertOf(layer);
   if (!expert?.grouped) return 1;
   return Math.max(1, Math.floor(expert.count / Math.max(1, options.expertParallel ?? 1)));
+}
+
+/**
+ * The catalogue's intermediate splits of an MoE block's dispatched rows (decoder.ts routedTokens: a tree that hands
+ * each expert its section): bookkeeping of the graph, which no implementation runs as a kernel. The rows each expert
+ * reads are priced once, at its own gather.
+ */
+function routingBookkeeping(layer: AnalyzedLayer): boolean {
+  return layer.op === 'split' && moeOf(layer)?.role === 'dispatch';
 }
 
 /** One expert's GEMMs as the grouped kernel runs them: a batch of `group` such GEMMs, for the efficiency of the whole. */
@@ -254,7 +263,7 @@ function gemmMs(flops: number, g: GemmShape, gpu: GpuSpec, precision: Precision,
  * pinned runs at its own dtype instead, and a cast moves its bytes (cost/pinnedDtype.ts).
  */
 export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, planDtypeBytes: number, planPrecision: Precision = 'fp32', options: ComputeOptions = {}): PassTimes {
-  if (FREE_OPS.has(layer.op) || samples <= 0) return { forwardMs: 0, backwardMs: 0 };
+  if (FREE_OPS.has(layer.op) || samples <= 0 || routingBookkeeping(layer)) return { forwardMs: 0, backwardMs: 0 };
   const w = layer.workload;
   const weightGradient = w.backward === undefined;
   const bytesPerMs = gpu.memoryBandwidthGBs * 1e6 * MEMORY_EFFICIENCY;
@@ -268,7 +277,10 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   const precision = gemmPrecision(layer, gpu, stored, options);
   const peakPerMs = peakTflops(gpu, precision).tflops * 1e9;
   const outBytes = layer.outputShape ? product(layer.outputShape) * dtypeBytes : w.activationBytes;
-  const io = (inputBytesPerSample(layer, dtypeBytes) + outBytes) * samples * share;
+  // An expert's routed rows are gathered out of the dispatched tokens (`hidden_states[token_idx]`, or grouped_mm's one
+  // sort by expert): its own rows read and written, not the whole dispatched tensor.
+  const gathered = layer.op === 'split' && expertOf(layer) !== undefined;
+  const io = ((gathered ? outBytes : inputBytesPerSample(layer, dtypeBytes)) + outBytes) * samples * share;
   // Frozen weights are read as trained ones are (core/frozenParameters.ts).
   const heldParams = w.params + (w.frozenParams ?? 0);
   const weights = heldParams * dtypeBytes * paramShareOf;
