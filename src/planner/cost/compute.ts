@@ -14,8 +14,8 @@ import type { Precision } from '../../protocol/plan';
 import type { GpuSpec } from '../cluster/spec';
 import { hasTf32TensorCores, peakTflops } from '../memory/precision';
 import { eagerNormTraffic } from './eagerNorm';
-import { expertOf, moeOf } from '../../core/moe';
-import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape, type LayerGemms } from './efficiency';
+import { fastConvGain, gemmEfficiency, layerGemms, type GemmShape } from './efficiency';
+import { expertGroup, gatheredRows, groupedGemms, routingBookkeeping } from './expertKernels';
 import { castTraffic, layerPrecision } from './pinnedDtype';
 
 /**
@@ -81,34 +81,6 @@ export interface ComputeOptions {
    * (core/moe.ts ExpertAttrs.grouped) runs as one GEMM per projection. 1 when absent.
    */
   expertParallel?: number;
-}
-
-/**
- * How many of a layer's experts one grouped kernel covers on a GPU (its experts' count over the expert-parallel
- * degree), or 1 for a layer that runs alone. A grouped GEMM (torch.nn.functional.grouped_mm, Megatron-Core's
- * GroupedMLP) runs every local expert's tiles in one launch: its efficiency is that of a batch of that many GEMMs,
- * each expert's rows padded to tiles on their own, and its launch is shared by them.
- */
-function groupedExperts(layer: AnalyzedLayer, options: ComputeOptions): number {
-  const expert = expertOf(layer);
-  if (!expert?.grouped) return 1;
-  return Math.max(1, Math.floor(expert.count / Math.max(1, options.expertParallel ?? 1)));
-}
-
-/**
- * The catalogue's intermediate splits of an MoE block's dispatched rows (decoder.ts routedTokens: a tree that hands
- * each expert its section): bookkeeping of the graph, which no implementation runs as a kernel. The rows each expert
- * reads are priced once, at its own gather.
- */
-function routingBookkeeping(layer: AnalyzedLayer): boolean {
-  return layer.op === 'split' && moeOf(layer)?.role === 'dispatch';
-}
-
-/** One expert's GEMMs as the grouped kernel runs them: a batch of `group` such GEMMs, for the efficiency of the whole. */
-function groupedGemms(gemms: LayerGemms | undefined, group: number): LayerGemms | undefined {
-  if (!gemms || group === 1) return gemms;
-  const batched = (g: GemmShape): GemmShape => ({ ...g, batch: g.batch * group });
-  return { ...gemms, forward: batched(gemms.forward), inputGrad: batched(gemms.inputGrad), weightGrad: batched(gemms.weightGrad) };
 }
 
 /** The precision a layer's GEMMs run at: an fp32 convolution on TF32 tensor cores where the framework's default allows it. */
@@ -277,10 +249,7 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   const precision = gemmPrecision(layer, gpu, stored, options);
   const peakPerMs = peakTflops(gpu, precision).tflops * 1e9;
   const outBytes = layer.outputShape ? product(layer.outputShape) * dtypeBytes : w.activationBytes;
-  // An expert's routed rows are gathered out of the dispatched tokens (`hidden_states[token_idx]`, or grouped_mm's one
-  // sort by expert): its own rows read and written, not the whole dispatched tensor.
-  const gathered = layer.op === 'split' && expertOf(layer) !== undefined;
-  const io = ((gathered ? outBytes : inputBytesPerSample(layer, dtypeBytes)) + outBytes) * samples * share;
+  const io = ((gatheredRows(layer) ? outBytes : inputBytesPerSample(layer, dtypeBytes)) + outBytes) * samples * share;
   // Frozen weights are read as trained ones are (core/frozenParameters.ts).
   const heldParams = w.params + (w.frozenParams ?? 0);
   const weights = heldParams * dtypeBytes * paramShareOf;
@@ -288,7 +257,7 @@ export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: num
   const computed = causalTileFraction(layer, kernel);
   const fwdFlops = w.forwardFlops * samples * share * computed;
   const bwdFlops = w.backwardFlops * samples * share * computed;
-  const group = groupedExperts(layer, options);
+  const group = expertGroup(layer, options.expertParallel);
   const gemms = groupedGemms(layerGemms(layer, samples, share), group);
   let fwdCompute: number;
   let bwdCompute: number;
