@@ -71,6 +71,8 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   copy('pipelineStages', setup.pipelineStages);
   copy('contextParallel', setup.contextParallel);
   copy('sequenceParallel', setup.sequenceParallel);
+  // A run states expert parallelism where it has it; elsewhere it runs none (a Trainer, accelerate or DDP run holds every expert).
+  pins.expertParallel = setup.expertParallel?.value ?? 1;
   copy('dataParallel', setup.dataParallel);
 
   copy('microBatch', setup.microBatch);

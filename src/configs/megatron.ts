@@ -44,10 +44,11 @@ function scanFlags(text: string): Flag[] {
   return flags;
 }
 
-const NUMERIC: Array<[string, 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'microBatch' | 'globalBatch']> = [
+const NUMERIC: Array<[string, 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'expertParallel' | 'microBatch' | 'globalBatch']> = [
   ['--tensor-model-parallel-size', 'tensorParallel'],
   ['--pipeline-model-parallel-size', 'pipelineStages'],
   ['--context-parallel-size', 'contextParallel'],
+  ['--expert-model-parallel-size', 'expertParallel'],
   ['--micro-batch-size', 'microBatch'],
   ['--global-batch-size', 'globalBatch'],
 ];
@@ -104,6 +105,8 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   const seqLength = find('--seq-length');
   const seqValue = seqLength?.value && (seqLength.value.raw.startsWith('$') ? resolveReference(seqLength.value.raw, seqLength.value.start, assignments) : { value: seqLength.value.raw, start: seqLength.value.start, end: seqLength.value.end });
   if (seqValue && /^0*[1-9]\d*$/.test(seqValue.value.trim())) stated.tokensPerSample = { value: Number(seqValue.value), key: '--seq-length', range: { start: seqValue.start, end: seqValue.end } };
+  // No --expert-model-parallel-size is Megatron's default 1; a plan that spreads experts writes the flag.
+  stated.expertParallel ??= { value: 1, stated: false, range: anchor, set: (n: number) => (n > 1 ? add(`--expert-model-parallel-size ${n}`) : []) };
   const sp = find('--sequence-parallel');
   // Megatron turns sequence parallel off at TP 1 (arguments.py: "Disabling sequence parallelism because tensor model
   // parallelism is disabled"): there the flag runs as no sequence parallel, which a TP-1 plan agrees with.

@@ -54,7 +54,7 @@ export interface ConfigLink {
   readFrom?: string;
 }
 
-export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'paramOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel';
+export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'paramOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel' | 'expertParallel';
 
 export interface StatedSetup {
   precision?: SetupDim<Precision>;
@@ -77,6 +77,8 @@ export interface StatedSetup {
   pipelineStages?: SetupDim<number>;
   contextParallel?: SetupDim<number>;
   sequenceParallel?: SetupDim<boolean>;
+  /** Expert-parallel degree, where the format states one (Megatron's --expert-model-parallel-size, torchtitan's expert_parallel_degree). */
+  expertParallel?: SetupDim<number>;
   dataParallel?: SetupDim<number>;
   microBatch?: SetupDim<number>;
   gradientAccumulation?: SetupDim<number>;
@@ -145,6 +147,7 @@ export function describeSetup(s: Partial<TrainingSetup>): string {
   if (s.tensorParallel && s.tensorParallel > 1) parts.push(`TP ${s.tensorParallel}${s.sequenceParallel ? ' + SP' : ''}`);
   if (s.pipelineStages && s.pipelineStages > 1) parts.push(`PP ${s.pipelineStages}`);
   if (s.contextParallel && s.contextParallel > 1) parts.push(`CP ${s.contextParallel}`);
+  if (s.expertParallel && s.expertParallel > 1) parts.push(`EP ${s.expertParallel}`);
   if (s.recompute && s.recompute !== 'none') parts.push(`${s.recompute} recompute`);
   return parts.join(' + ');
 }
@@ -152,6 +155,7 @@ export function describeSetup(s: Partial<TrainingSetup>): string {
 const DIM_NAMES: Record<SetupKey, string> = {
   precision: 'precision', zeroStage: 'ZeRO stage', hybridShard: 'hybrid sharding', cpuOffload: 'CPU offload', paramOffload: 'parameter offload', recompute: 'activation recompute',
   tensorParallel: 'tensor parallelism', pipelineStages: 'pipeline parallelism', contextParallel: 'context parallelism', sequenceParallel: 'sequence parallelism',
+  expertParallel: 'expert parallelism',
 };
 
 function showValue(key: SetupKey, v: unknown): string {
@@ -164,6 +168,7 @@ function showValue(key: SetupKey, v: unknown): string {
     case 'tensorParallel': return `TP ${v as number}`;
     case 'pipelineStages': return `PP ${v as number}`;
     case 'contextParallel': return `CP ${v as number}`;
+    case 'expertParallel': return `EP ${v as number}`;
     case 'sequenceParallel': return v ? 'sequence parallel' : 'no sequence parallel';
     default: return String(v);
   }
@@ -183,13 +188,20 @@ function proseFor(key: SetupKey, v: unknown): string[] {
   if (key === 'zeroStage') return [`stage ${v}`, `stage-${v}`, `zero-${v}`, `zero ${v}`, `zero${v}`, ...(v === 0 ? ['plain data parallel', 'no sharding', 'ddp', 'no_shard', 'full replica'] : [])];
   if (key === 'tensorParallel') return [`tp ${v}`, `tp=${v}`, `tp${v}`];
   if (key === 'pipelineStages') return [`pp ${v}`, `pp=${v}`, `${v} stages`];
+  if (key === 'expertParallel') return [`ep ${v}`, `ep=${v}`, `ep${v}`];
   if (key === 'recompute' && typeof v === 'string') return v === 'none' ? ['no recompute', 'no checkpointing'] : [`${v} recompute`];
   return [];
 }
 
 const precisionClass = (p: unknown): unknown => (p === 'tf32' ? 'fp32' : p);
 
-const SETUP_KEYS: SetupKey[] = ['precision', 'zeroStage', 'hybridShard', 'cpuOffload', 'paramOffload', 'recompute', 'tensorParallel', 'pipelineStages', 'contextParallel', 'sequenceParallel'];
+const SETUP_KEYS: SetupKey[] = ['precision', 'zeroStage', 'hybridShard', 'cpuOffload', 'paramOffload', 'recompute', 'tensorParallel', 'pipelineStages', 'contextParallel', 'sequenceParallel', 'expertParallel'];
+
+/**
+ * Where expert parallelism is set when a format has no words for it: the frameworks that run it state it in their
+ * launch (Megatron, torchtitan) or where the MoE layers are built (DeepSpeed's deepspeed.moe.layer.MoE(ep_size=…)).
+ */
+const EXPERTS_ELSEWHERE = 'expert parallelism is set where the MoE layers are built (DeepSpeed MoE\'s ep_size) or by a framework that runs it (Megatron-LM\'s --expert-model-parallel-size, torchtitan\'s expert_parallel_degree)';
 
 /**
  * The batch split the plan's micro-batch implies at the config's own global
@@ -278,8 +290,9 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
       // No config has a word for tf32: fp32 training runs its matmuls in tf32 where torch allows it.
       const same = key === 'precision' ? precisionClass(dim.value) === precisionClass(to) : dim.value === to;
       if (dim.matches ? !dim.matches(to) : !same) differs.push({ key, from: dim.value, to, dim });
-    } else if (stated.inexpressible[key] !== undefined && !isOff(key, to)) {
-      cannot.push({ key, to, instead: stated.inexpressible[key]! });
+    } else {
+      const instead = stated.inexpressible[key] ?? (key === 'expertParallel' ? EXPERTS_ELSEWHERE : undefined);
+      if (instead !== undefined && !isOff(key, to)) cannot.push({ key, to, instead });
     }
   }
   for (const c of cannot) {

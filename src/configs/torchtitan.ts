@@ -42,6 +42,8 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
   stated.tensorParallel = degree('tensor_parallel_degree');
   stated.pipelineStages = degree('pipeline_parallel_degree');
   stated.contextParallel = degree('context_parallel_degree');
+  // torchtitan's MoE models (Llama 4, DeepSeek-V3) spread their experts by [parallelism] expert_parallel_degree.
+  stated.expertParallel = degree('expert_parallel_degree');
   // torchtitan always shards sequences between tensor-parallel regions (norms, dropout) when TP > 1.
   stated.sequenceParallel = { value: stated.tensorParallel.value > 1, stated: false, range: stated.tensorParallel.range, matches: (p: boolean) => p === stated.tensorParallel!.value > 1 };
 

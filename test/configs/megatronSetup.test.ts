@@ -178,3 +178,30 @@ test("Megatron's FSDP paths: Megatron-FSDP's sharding strategy (quoted or not) i
   assert.match(fixed, /--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params/);
   assert.equal(read(fixed).zeroStage?.value, 3);
 });
+
+test('expert parallelism: --expert-model-parallel-size is read and fixed in place; absent, a plan with EP adds it; formats with no words for it say where it is set', async () => {
+  const { checkConfig } = await import('../../src/configs');
+  const { llamaPlan } = await import('./llamaPlan');
+  const moe = TEXT.replace('  --context-parallel-size 1 \\\n', '  --context-parallel-size 1 \\\n  --expert-model-parallel-size 2 \\\n');
+  const s = read(moe);
+  assert.equal(s.expertParallel?.value, 2);
+  assert.equal(s.expertParallel?.stated, true);
+  assert.equal(applyTextEdits(moe, s.expertParallel!.set!(8)!), moe.replace('--expert-model-parallel-size 2', '--expert-model-parallel-size 8'));
+  // Unstated: Megatron's default 1; a plan that spreads experts writes the flag after the last Megatron argument.
+  const plain = read(TEXT);
+  assert.deepEqual([plain.expertParallel?.value, plain.expertParallel?.stated], [1, false]);
+  assert.match(applyTextEdits(TEXT, plain.expertParallel!.set!(4)!), /--use-distributed-optimizer --expert-model-parallel-size 4/);
+  const plan = llamaPlan({ precision: 'fp16', zeroStage: 1, recompute: 'full', tensorParallel: 4, pipelineStages: 2, contextParallel: 1, expertParallel: 4, sequenceParallel: false, microBatch: 2, dataParallel: 1 }, 256);
+  const finding = checkConfig(FILE, moe, plan).findings.find((f) => f.code === 'setup-differs');
+  assert.match(finding?.message ?? '', /EP 2.*EP 4|expert parallelism/, JSON.stringify(checkConfig(FILE, moe, plan).findings.map((f) => f.message)));
+  assert.match(applyTextEdits(moe, finding!.fix!.edits), /--expert-model-parallel-size 4/);
+  // A DeepSpeed JSON has no words for it: the plan's EP is said, with where it is set instead.
+  const ds = checkConfig('ds_config.json', JSON.stringify({ train_micro_batch_size_per_gpu: 2, zero_optimization: { stage: 1 }, fp16: { enabled: true } }), llamaPlan({ precision: 'fp16', zeroStage: 1, expertParallel: 4, microBatch: 2, dataParallel: 8 }, 16));
+  assert.ok(ds.findings.some((f) => f.code === 'cannot-express' && /EP 4.*set where the MoE layers are built/.test(f.message)), JSON.stringify(ds.findings.map((f) => f.message)));
+  // "Your config" runs the EP it states, and a format without one runs none: neither is left to the search.
+  const { pinnedOptions, readConfigSetups: readAll } = await import('../../src/configs');
+  const base = { batch: 256, objective: 'throughput' as const, strategies: 'all' as const, optimizer: 'adam' as const };
+  assert.equal(pinnedOptions(base, s, FILE).pins?.expertParallel, 2);
+  const dsSetup = readAll('ds_config.json', JSON.stringify({ train_micro_batch_size_per_gpu: 2, zero_optimization: { stage: 1 } }))[0]!;
+  assert.equal(pinnedOptions(base, dsSetup, 'ds_config.json').pins?.expertParallel, 1);
+});

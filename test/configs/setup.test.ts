@@ -183,3 +183,13 @@ test('torchtitan ZeRO-2 writes fsdp_reshard_after_forward = "never"; ZeRO-3 adds
   assert.doesNotMatch(z3, /fsdp_reshard_after_forward/);
   assert.match(z3, /^data_parallel_shard_degree = 8$/m);
 });
+
+test('torchtitan expert_parallel_degree is the expert-parallel degree, 1 where [parallelism] does not state it, and a plan with EP writes it there', () => {
+  const toml = readExample('test/configs/data/llama/llama3_8b.toml');
+  const [plain] = readConfigSetups('llama3_8b.toml', toml);
+  assert.deepEqual([plain!.expertParallel?.value, plain!.expertParallel?.stated], [1, false]);
+  const written = applyTextEdits(toml, plain!.expertParallel!.set!(8)!);
+  assert.match(written, /^expert_parallel_degree = 8$/m);
+  const [again] = readConfigSetups('llama3_8b.toml', written);
+  assert.deepEqual([again!.expertParallel?.value, again!.expertParallel?.stated], [8, true]);
+});
