@@ -112,6 +112,9 @@ export function withStatedFramework(options: PlanOptions, setup: StatedSetup, so
   // without that (FSDP) syncs beside the backward, whatever another framework's config beside the model said.
   const sync = setup.serialSync ?? (setup.weightGather ? OVERLAPPED_SYNC : undefined);
   if (sync && !(keepExplicit && options.serialSyncStages)) out = { ...out, serialSyncStages: sync.stages, serialSyncSource: `${source} (${sync.why})` };
+  // And its experts kernel, where the config decides it over the model's code (Megatron's --moe-grouped-gemm).
+  const experts = setup.expertsKernel;
+  if (experts && !(keepExplicit && options.expertsKernel)) out = { ...out, expertsKernel: experts.grouped ? 'grouped' : 'loop', expertsKernelSource: `${source} (${experts.why})` };
   return out;
 }
 

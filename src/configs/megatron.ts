@@ -139,6 +139,11 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
     if (dist) stated.weightGather = megatronWeightGather(!!find('--overlap-param-gather'));
   }
   stated.serialSync = megatronSerialSync(!!find('--overlap-grad-reduce'));
+  // Megatron-Core builds a block's local experts as GroupedMLP (one grouped GEMM per projection) with
+  // --moe-grouped-gemm, else SequentialMLP (one GEMM per expert in turn): megatron/core/transformer/moe/experts.py.
+  stated.expertsKernel = find('--moe-grouped-gemm')
+    ? { grouped: true, why: 'Megatron-LM --moe-grouped-gemm: GroupedMLP, one grouped GEMM per projection' }
+    : { grouped: false, why: 'Megatron-LM without --moe-grouped-gemm: SequentialMLP, one GEMM per local expert' };
   // Megatron derives accumulation from --global-batch-size; with it stated, moving the micro-batch keeps the batch.
   if (stated.microBatch && stated.globalBatch) stated.gradientAccumulation = { value: 1, stated: false, range: anchor, set: () => [] };
   return stated;

@@ -68,6 +68,8 @@ export interface StatedSetup {
   weightGather?: StatedWeightGather;
   /** The stages whose gradient sync the framework runs with nothing beside it (frameworkTimings.ts); absent: none. */
   serialSync?: StatedSerialSync;
+  /** How the framework runs a block's experts (Megatron's --moe-grouped-gemm), where the config says; absent: as the model's code does. */
+  expertsKernel?: { grouped: boolean; why: string };
   hybridShard?: SetupDim<boolean>;
   cpuOffload?: SetupDim<boolean>;
   /** Parameters and gradients in host memory too (DeepSpeed offload_param, FSDP's offload); true implies cpuOffload. */

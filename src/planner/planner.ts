@@ -6,6 +6,7 @@
  * point can report progress, yield to the event loop every ~20 ms of work and
  * honour cancellation within one such slice.
  */
+import { expertsKernelLine, withExpertsKernel } from './expertsKernelOverride';
 import { withCollectiveTimings } from './collectiveTiming';
 import { autocastModel } from '../core/autocast';
 import { describeIncomplete } from '../core/completeness';
@@ -150,6 +151,13 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   if (options.attentionSource && options.attentionKernel) {
     const how = options.attentionKernel === 'unfused' ? 'eager attention: the scores and probabilities of every head go through memory, and the probabilities are kept for the backward' : 'a fused attention kernel: no score matrix in memory';
     diagnostics.push({ severity: 'info', message: `attention ${options.attentionKernel}: the code asks transformers for it (${options.attentionSource}), so the plan prices ${how}; --attention fused|unfused overrides` });
+  }
+  if (options.expertsKernel) {
+    // The framework's experts kernel, not the one the model's code would run (expertsKernelOverride.ts).
+    const grouped = options.expertsKernel === 'grouped';
+    const line = expertsKernelLine(model, grouped, options.expertsKernelSource ?? '--experts-kernel');
+    model = withExpertsKernel(model, grouped).model;
+    if (line) diagnostics.push({ severity: 'info', message: line });
   }
   for (const d of model.diagnostics) if (d.carriesToPlan) diagnostics.push({ severity: d.severity === 'error' ? 'warning' : d.severity, message: d.message });
   const layout = memoryFormatLine(model, options, precision.precision);

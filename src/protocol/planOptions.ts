@@ -77,6 +77,13 @@ export interface PlanOptions {
   serialSyncStages?: ZeroStage[];
   /** Who says it: the config that names the framework ('ds_config.json (DeepSpeed: …)'). */
   serialSyncSource?: string;
+  /**
+   * How the training framework runs a block's experts, where its config says (Megatron-LM's --moe-grouped-gemm):
+   * one grouped GEMM per projection, or a loop of one GEMM per expert. Absent: as the model's code runs them.
+   */
+  expertsKernel?: 'grouped' | 'loop';
+  /** Who says it ('pretrain.sh (Megatron-LM --moe-grouped-gemm: GroupedMLP)'). */
+  expertsKernelSource?: string;
   /** What the training framework the user named can run (`--framework`): absent, every ZeRO stage and offload. */
   frameworkLimits?: FrameworkLimits;
   /** Fixed dimensions; the search fills in the rest. */

@@ -89,3 +89,27 @@ test("routing is priced as the rows each expert gathers, not as the catalogue's 
   const ratio = fwd(gather) / fwd(plain);
   assert.ok(ratio > 0.55 && ratio < 0.75, `gathered ${fwd(gather)} ms vs plain ${fwd(plain)} ms`);
 });
+
+test("a framework's experts kernel overrides the code's: Megatron without --moe-grouped-gemm loops (SequentialMLP), with it groups", async () => {
+  const { readConfigSetups, initConfigReaders, withStatedFramework } = await import('../../src/configs');
+  await initConfigReaders();
+  const launch = (grouped: boolean) => `torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 1 --micro-batch-size 1 --bf16${grouped ? ' --moe-grouped-gemm' : ''}\n`;
+  const base = { batch: 32, objective: 'throughput' as const, strategies: 'all' as const, optimizer: 'adam' as const, precision: 'bf16' as const, gpus: 8, pins: { expertParallel: 1, tensorParallel: 1, pipelineStages: 1, zeroStage: 3 as const, microBatch: 1, recompute: 'full' as const } };
+  const optionsFor = (grouped: boolean) => withStatedFramework(base, readConfigSetups('pretrain.sh', launch(grouped))[0]!, 'pretrain.sh');
+  assert.deepEqual([optionsFor(false).expertsKernel, optionsFor(true).expertsKernel], ['loop', 'grouped']);
+  const model = qwenMoe().model;
+  const cluster = resolveCluster('h100x8');
+  const plan = (grouped: boolean) => {
+    const out = planModel(model, cluster, optionsFor(grouped));
+    assert.ok(out.feasible, out.feasible ? '' : out.reason);
+    return out;
+  };
+  const [looped, grouped] = [plan(false), plan(true)];
+  assert.ok(grouped.plan.stepTimeMs < looped.plan.stepTimeMs, `${grouped.plan.stepTimeMs} vs ${looped.plan.stepTimeMs} ms`);
+  assert.ok(looped.diagnostics.some((d) => /experts priced one GEMM per expert, in a loop: pretrain\.sh \(Megatron-LM without --moe-grouped-gemm: SequentialMLP/.test(d.message)), JSON.stringify(looped.diagnostics.map((d) => d.message)));
+  // The code's own choice (transformers 5's default grouped_mm) is what a loop-running framework replaces: the same step as eager.
+  const { expertsKernel: _kernel, expertsKernelSource: _source, ...sameFramework } = optionsFor(false);
+  const eager = planModel(qwenMoe(', experts_implementation="eager"').model, cluster, sameFramework);
+  assert.ok(eager.feasible);
+  assert.ok(Math.abs(eager.plan.stepTimeMs - looped.plan.stepTimeMs) < 1e-6 * looped.plan.stepTimeMs, `${eager.plan.stepTimeMs} vs ${looped.plan.stepTimeMs}`);
+});
