@@ -7,17 +7,17 @@
 import type { AnalyzedModel } from '../core/ir';
 import { expertOf } from '../core/moe';
 
-/** The model with every expert layer grouped (or looped) as `grouped` says, and how many layers that changed. */
-export function withExpertsKernel(model: AnalyzedModel, grouped: boolean): { model: AnalyzedModel; changed: number } {
-  let changed = 0;
+/** The model with every expert layer grouped (or looped) as `grouped` says. */
+export function withExpertsKernel(model: AnalyzedModel, grouped: boolean): AnalyzedModel {
+  let changed = false;
   const layers = model.layers.map((l) => {
     const expert = expertOf(l);
     if (!expert || (expert.grouped === true) === grouped) return l;
-    changed++;
+    changed = true;
     const { grouped: _was, ...rest } = expert;
     return { ...l, attrs: { ...l.attrs, expert: grouped ? { ...rest, grouped: true } : rest } };
   });
-  return { model: changed ? { ...model, layers } : model, changed };
+  return changed ? { ...model, layers } : model;
 }
 
 /** The plan's line for the kernel the framework runs, when the model has experts. */

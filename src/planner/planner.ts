@@ -155,8 +155,8 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   if (options.expertsKernel) {
     // The framework's experts kernel, not the one the model's code would run (expertsKernelOverride.ts).
     const grouped = options.expertsKernel === 'grouped';
-    const line = expertsKernelLine(model, grouped, options.expertsKernelSource ?? '--experts-kernel');
-    model = withExpertsKernel(model, grouped).model;
+    const line = expertsKernelLine(model, grouped, options.expertsKernelSource ?? 'the plan options');
+    model = withExpertsKernel(model, grouped);
     if (line) diagnostics.push({ severity: 'info', message: line });
   }
   for (const d of model.diagnostics) if (d.carriesToPlan) diagnostics.push({ severity: d.severity === 'error' ? 'warning' : d.severity, message: d.message });
