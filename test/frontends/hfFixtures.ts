@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeModel } from '../../src/core/analyze';
 import type { AnalyzedLayer, AnalyzedModel, AnalyzeOptions, Diagnostic } from '../../src/core/ir';
+import { expertOf, moeOf } from '../../src/core/moe';
 import { parseSource } from '../../src/frontends/index';
 
 export const HF_FIXTURES = join(__dirname, '..', 'fixtures', 'huggingface');
@@ -38,3 +39,20 @@ export function layerNamed(m: AnalyzedModel, name: string): AnalyzedLayer {
 
 /** A total in billions as a model card rounds it (to `places` decimals). */
 export const billions = (n: number, places: number): number => Number((n / 1e9).toFixed(places));
+
+/** The parameters one token's forward multiplies by: all but the experts it is not routed to (top-k of E). */
+export function activatedParams(m: AnalyzedModel): number {
+  const topK = m.layers.map((l) => moeOf(l)).find((x) => x)?.topK ?? 0;
+  let always = 0;
+  let routed = 0;
+  let experts = 1;
+  for (const l of m.layers) {
+    const expert = expertOf(l);
+    if (expert) [routed, experts] = [routed + l.workload.params, expert.count];
+    else always += l.workload.params;
+  }
+  return always + (routed * topK) / experts;
+}
+
+/** The diagnostics that say a model fell outside the catalogue. */
+export const unsupportedDiagnostics = (diagnostics: readonly Diagnostic[]): Diagnostic[] => diagnostics.filter((d) => d.code === 'hf-unsupported');

@@ -45,7 +45,7 @@ import { DROPOUT_FLOPS_PER_ELEMENT, SOFTMAX_FLOPS_PER_ELEMENT } from '../../src/
 import type { AnalyzedModel, Diagnostic } from '../../src/core/ir';
 import { initFrontends, parseSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import { HF_FIXTURES, hfConfigModel, layerNamed } from './hfFixtures';
+import { HF_FIXTURES, hfConfigModel, layerNamed, unsupportedDiagnostics } from './hfFixtures';
 
 const fixtures = HF_FIXTURES;
 const T = 256;
@@ -76,7 +76,7 @@ const layer = layerNamed;
 const params = (m: AnalyzedModel, name: string): number => layer(m, name).workload.params;
 /** Millions as a model card rounds them. */
 const millions = (n: number): number => Math.round(n / 1e6);
-const unsupported = (diagnostics: Diagnostic[]): Diagnostic[] => diagnostics.filter((d) => d.code === 'hf-unsupported');
+const unsupported = unsupportedDiagnostics;
 
 const MODERNBERT_BASE = 149_014_272;
 const MODERNBERT_LARGE = 394_781_696;

@@ -41,11 +41,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { expertOf, moeOf } from '../../src/core/moe';
 import type { AnalyzedModel, Diagnostic } from '../../src/core/ir';
 import { initFrontends } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
-import { HF_FIXTURES, billions, hfConfigModel, hfScriptModel, layerNamed } from './hfFixtures';
+import { HF_FIXTURES, activatedParams, billions, hfConfigModel, hfScriptModel, layerNamed, unsupportedDiagnostics } from './hfFixtures';
 
 const fixtures = HF_FIXTURES;
 const T = 256;
@@ -65,22 +64,10 @@ const layer = layerNamed;
 
 const has = (m: AnalyzedModel, name: string): boolean => m.layers.some((l) => l.name === name);
 
-/** The parameters one token's forward multiplies by: all but the experts it is not routed to (top-k of E). */
-function activated(m: AnalyzedModel): number {
-  const topK = m.layers.map((l) => moeOf(l)).find((x) => x)?.topK ?? 0;
-  let always = 0;
-  let routed = 0;
-  let experts = 1;
-  for (const l of m.layers) {
-    const expert = expertOf(l);
-    if (expert) [routed, experts] = [routed + l.workload.params, expert.count];
-    else always += l.workload.params;
-  }
-  return always + (routed * topK) / experts;
-}
+const activated = activatedParams;
 
 
-const unsupported = (diagnostics: readonly Diagnostic[]): Diagnostic[] => diagnostics.filter((d) => d.code === 'hf-unsupported');
+const unsupported = unsupportedDiagnostics;
 
 const DEEPSEEK_V3 = 671_026_404_352;
 const DEEPSEEK_V2_LITE = 15_706_484_224;

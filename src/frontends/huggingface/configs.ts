@@ -20,6 +20,15 @@ const LLAMA: HfConfig = {
   attention_bias: false, mlp_bias: false, head_dim: null, attention_dropout: 0.0,
 };
 
+/**
+ * Qwen2VLConfig's and Qwen2_5_VLConfig's keyword defaults for the text model (configuration_qwen2_vl.py,
+ * configuration_qwen2_5_vl.py): 80 layers of 8192, 64 query / 8 key-value heads, 29568, vocab 152,064, untied.
+ */
+const QWEN_VL_TEXT: HfConfig = {
+  ...LLAMA, vocab_size: 152064, hidden_size: 8192, intermediate_size: 29568, num_hidden_layers: 80, num_attention_heads: 64, num_key_value_heads: 8,
+  max_position_embeddings: 32768, use_sliding_window: false, sliding_window: 4096, max_window_layers: 80,
+};
+
 /** Per model_type: transformers 4.46 `XConfig.__init__` defaults (only the fields that shape the model). */
 export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
   llama: LLAMA,
@@ -171,6 +180,49 @@ export const CONFIG_DEFAULTS: Record<string, HfConfig> = {
     text_config: { model_type: 'gemma3_text' }, vision_config: { model_type: 'siglip_vision_model' }, mm_tokens_per_image: 256,
     boi_token_index: 255999, eoi_token_index: 256000, image_token_index: 262144,
   },
+  // GptOssConfig (transformers 4.55, where GPT-OSS arrives): gpt-oss-120b's shape, 36 layers of 2880, 64 query / 8
+  // key-value heads of 64, 128 experts of 2880 (top 4), a 128-token window on the even layers (layer_types None), an
+  // untied head over 201,088 tokens. attention_bias is no keyword there: __init__ sets it True (later releases make it a
+  // field defaulting to True); swiglu_limit 7.0 is the clamp GptOssExperts reads.
+  gpt_oss: {
+    vocab_size: 201088, hidden_size: 2880, intermediate_size: 2880, num_hidden_layers: 36, num_attention_heads: 64, num_key_value_heads: 8,
+    head_dim: 64, hidden_act: 'silu', max_position_embeddings: 131072, tie_word_embeddings: false, attention_bias: true, attention_dropout: 0.0,
+    sliding_window: 128, layer_types: null, num_local_experts: 128, num_experts_per_tok: 4, swiglu_limit: 7.0, router_aux_loss_coef: 0.9,
+    output_router_logits: false,
+  },
+  // Olmo2Config (transformers 4.47, where OLMo 2 arrives): the 7B's body over OLMo 1's 50,304-token vocabulary and 2,048
+  // positions (the released checkpoints state 100,352 and 4,096), untied, no attention bias.
+  olmo2: {
+    vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
+    hidden_act: 'silu', max_position_embeddings: 2048, tie_word_embeddings: false, attention_bias: false, attention_dropout: 0.0,
+  },
+  // PhiConfig (transformers 4.46): Phi-1's shape, 24 layers of 2048, 32 heads, 8192 MLP, half of each head rotating, no
+  // dropout, untied; Phi-2's file states its own sizes, partial_rotary_factor 0.4 and resid_pdrop 0.1.
+  phi: {
+    vocab_size: 51200, hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 24, num_attention_heads: 32, num_key_value_heads: null,
+    hidden_act: 'gelu_new', max_position_embeddings: 2048, tie_word_embeddings: false, partial_rotary_factor: 0.5, qk_layernorm: false,
+    resid_pdrop: 0.0, embd_pdrop: 0.0, attention_dropout: 0.0,
+  },
+  // Qwen2_5_VLConfig (transformers 4.49–4.51, one flat config; later Qwen2_5_VLTextConfig, the same defaults): the
+  // text model's fields at the top level, untied; vision_config holds Qwen2_5_VLVisionConfig's keyword defaults,
+  // which multimodal.ts fills in under a checkpoint's own vision_config (hidden_size 3584 is that class's default; the
+  // released towers state 1280).
+  qwen2_5_vl: {
+    ...QWEN_VL_TEXT,
+    vision_config: {
+      depth: 32, hidden_size: 3584, hidden_act: 'silu', intermediate_size: 3420, num_heads: 16, in_channels: 3, patch_size: 14, spatial_merge_size: 2,
+      temporal_patch_size: 2, window_size: 112, out_hidden_size: 3584, fullatt_block_indexes: [7, 15, 23, 31],
+    },
+  },
+  // Qwen2VLConfig: the same text defaults; Qwen2VLVisionConfig's (embed_dim is the tower's width, hidden_size the
+  // merger's output, quick_gelu in an fc1/fc2 MLP of embed_dim · mlp_ratio).
+  qwen2_vl: {
+    ...QWEN_VL_TEXT,
+    vision_config: {
+      depth: 32, embed_dim: 1280, hidden_size: 3584, hidden_act: 'quick_gelu', mlp_ratio: 4, num_heads: 16, in_channels: 3, patch_size: 14,
+      spatial_merge_size: 2, temporal_patch_size: 2,
+    },
+  },
   t5: {
     vocab_size: 32128, d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_decoder_layers: null, num_heads: 8,
     relative_attention_num_buckets: 32, feed_forward_proj: 'relu', tie_word_embeddings: true, dropout_rate: 0.1,
@@ -193,6 +245,8 @@ const PREFIXES: Array<[string, string]> = [
   ['Bart', 'bart'], ['MBart', 'mbart'], ['Whisper', 'whisper'],
   ['CLIPVision', 'clip_vision_model'], ['SiglipVision', 'siglip_vision_model'], ['Llava', 'llava'],
   ['Qwen2Moe', 'qwen2_moe'], ['DeepseekV2', 'deepseek_v2'], ['DeepseekV3', 'deepseek_v3'],
+  ['Qwen2_5_VL', 'qwen2_5_vl'], ['Qwen2VL', 'qwen2_vl'],
+  ['GptOss', 'gpt_oss'], ['Olmo2', 'olmo2'], ['Phi', 'phi'],
 ];
 
 /**

@@ -87,6 +87,17 @@ export interface MoeLayout {
    */
   scoring?: 'softmax' | 'sigmoid';
   shared?: SharedExperts;
+  /**
+   * The router's module and bias where they are not the `gate` without one of Mixtral, Qwen and DeepSeek: GPT-OSS's
+   * GptOssTopKRouter is `router`, a weight and a bias (F.linear(x, weight, bias)).
+   */
+  router?: { name: string; bias: boolean };
+  /**
+   * Builds one expert on its routed rows where it is not the gated MLP `names` spells (GPT-OSS's fused gate_up_proj
+   * and clamped GLU, gptOss.ts). `prefix` is the expert's module path, `attrs` the `expert` attrs every layer it adds
+   * carries; it returns the expert's output rows.
+   */
+  expert?: (prefix: string, rows: string, attrs: Attrs) => string;
 }
 
 /** The expert(s) every token passes through besides its routed ones, as one gated MLP. */
@@ -142,7 +153,8 @@ export function sparseMoe(ctx: BuildContext, prefix: string, x: string, d: Decod
   if (experts < 1 || topK < 1 || topK > experts) throw new Error(`${String(ctx.config.model_type)} needs 1 ≤ num_experts_per_tok (${topK}) ≤ its expert count (${experts})`);
   const moe = { experts, topK };
   const scoring = layout.scoring ?? 'softmax';
-  const logits = g.linear(`${prefix}.gate`, d.hidden, experts, false, x, { moe: { ...moe, role: 'router' } });
+  const router = layout.router ?? { name: 'gate', bias: false };
+  const logits = g.linear(`${prefix}.${router.name}`, d.hidden, experts, router.bias, x, { moe: { ...moe, role: 'router' } });
   g.add(`${prefix}.routing_weights`, scoring, 'activation', { fn: scoring, ...(scoring === 'softmax' ? { axis: -1 } : {}), moe: { ...moe, role: 'router' } }, [logits]);
   const copies = Array.from({ length: topK }, () => x);
   const dispatched = topK === 1 ? x : g.add(`${prefix}.dispatch`, 'index_select', 'concat', { axis: 1, moe: { ...moe, role: 'dispatch' } }, copies);
@@ -152,6 +164,7 @@ export function sparseMoe(ctx: BuildContext, prefix: string, x: string, d: Decod
   const outs = tokens.map((rows, e) => {
     const p = `${prefix}.experts.${e}`;
     const expert = { index: e, count: experts, ...(grouped ? { grouped: true } : {}) };
+    if (layout.expert) return layout.expert(p, rows, { expert });
     const gate = g.linear(`${p}.${names[0]}`, d.hidden, intermediate, bias, rows, { expert });
     const up = g.linear(`${p}.${names[1]}`, d.hidden, intermediate, bias, rows, { expert });
     const a = g.add(`${p}.act_fn`, act, 'activation', { fn: act === 'silu' ? 'silu' : act, expert }, [gate]);

@@ -43,6 +43,9 @@ const LAYOUTS: Readonly<Record<string, HfModuleLayout>> = {
   phi3: DECODER_LM,
   gemma2: DECODER_LM,
   gemma3_text: DECODER_LM,
+  gpt_oss: DECODER_LM,
+  olmo2: DECODER_LM,
+  phi: DECODER_LM,
   gpt2: { base: 'transformer', inputEmbeddings: 'wte', outputEmbeddings: 'lm_head' },
   gpt_neox: { base: 'gpt_neox', inputEmbeddings: 'embed_in', outputEmbeddings: 'embed_out' },
   bert: BERT_LIKE('bert', 'cls.predictions.decoder'),
@@ -67,6 +70,10 @@ const LAYOUTS: Readonly<Record<string, HfModuleLayout>> = {
   siglip_vision_model: { base: '', inputEmbeddings: 'vision_model.embeddings.patch_embedding' },
   llava: VISION_LANGUAGE,
   gemma3: VISION_LANGUAGE,
+  // Qwen-VL in transformers 4.49–4.51 (multimodal.ts): base_model_prefix 'model' is the text decoder beside `visual`;
+  // get_input_embeddings() is model.embed_tokens, get_output_embeddings() lm_head, as a decoder LM's.
+  qwen2_5_vl: DECODER_LM,
+  qwen2_vl: DECODER_LM,
 };
 
 /** The layout of a model_type, or undefined for one outside the catalogue (its modules then stay unresolved). */

@@ -14,6 +14,9 @@ import { buildLlamaFamily, type BuildContext } from './decoder';
 import { buildDeepseek } from './deepseek';
 import { buildGemma2 } from './gemma2';
 import { buildGpt2, buildGptNeox } from './gpt';
+import { buildGptOss } from './gptOss';
+import { buildOlmo2 } from './olmo2';
+import { buildPhi } from './phi';
 import { HfGraph } from './graph';
 import { buildPhi3 } from './phi3';
 import { buildT5 } from './t5';
@@ -40,6 +43,9 @@ const BUILDERS: Record<string, { build: Builder; heads: HfHead[] }> = {
   gemma3_text: { build: buildGemma2, heads: ['base', 'causal-lm'] },
   gpt2: { build: buildGpt2, heads: ['base', 'causal-lm', 'sequence-classification'] },
   gpt_neox: { build: buildGptNeox, heads: ['base', 'causal-lm'] },
+  gpt_oss: { build: buildGptOss, heads: ['base', 'causal-lm'] },
+  olmo2: { build: buildOlmo2, heads: ['base', 'causal-lm'] },
+  phi: { build: buildPhi, heads: ['base', 'causal-lm', 'sequence-classification'] },
   bert: { build: buildBertFamily, heads: ['base', 'masked-lm', 'pre-training', 'sequence-classification', 'token-classification', 'question-answering'] },
   roberta: { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification', 'token-classification', 'question-answering'] },
   'xlm-roberta': { build: buildBertFamily, heads: ['base', 'masked-lm', 'sequence-classification', 'token-classification', 'question-answering'] },

@@ -60,8 +60,9 @@ export function towerImage(config: HfConfig): number[] {
 /**
  * transformers' QuickGELUActivation (activations.py), x · sigmoid(1.702 · x): three element-wise kernels in eager
  * PyTorch, a scale, the sigmoid and the product, each priced; the catalogue's other activations are one kernel.
+ * Qwen2-VL's tower uses it too (qwenVisionTower.ts).
  */
-function activation(g: HfGraph, name: string, fn: string, x: string): string {
+export function visionActivation(g: HfGraph, name: string, fn: string, x: string): string {
   if (fn !== 'quick_gelu') return g.act(name, fn, x);
   const gate = g.act(`${name}.sigmoid`, 'sigmoid', g.mul(`${name}.scale`, [x]), 'torch.sigmoid');
   return g.add(name, 'QuickGELUActivation', 'mul', {}, [x, gate]);
@@ -69,7 +70,7 @@ function activation(g: HfGraph, name: string, fn: string, x: string): string {
 
 /** An MLP of two Linears with biases around the activation (CLIPMLP, SiglipMLP). */
 function mlp(g: HfGraph, prefix: string, hidden: number, inner: number, act: string, x: string): string {
-  const up = activation(g, `${prefix}.activation_fn`, act, g.linear(`${prefix}.fc1`, hidden, inner, true, x));
+  const up = visionActivation(g, `${prefix}.activation_fn`, act, g.linear(`${prefix}.fc1`, hidden, inner, true, x));
   return g.linear(`${prefix}.fc2`, inner, hidden, true, up);
 }
 
