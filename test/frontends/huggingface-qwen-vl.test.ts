@@ -34,6 +34,7 @@ import type { AnalyzedModel, Diagnostic } from '../../src/core/ir';
 import { configClassType, modelClassType } from '../../src/frontends/huggingface/configs';
 import { initFrontends } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
+import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
 import { HF_FIXTURES, hfConfigModel, hfScriptModel, layerNamed as layer } from './hfFixtures';
 
 const T = 2048;
@@ -175,6 +176,11 @@ test('a Qwen2.5-VL-7B fine-tune at 2048 text tokens plans feasibly on 8 A100s, i
   const model = configJson('qwen2.5-vl-7b-instruct');
   const whole = planModel(model, resolveCluster('a100x8'), options);
   assert.ok(whole.feasible, whole.feasible ? '' : whole.reason);
+  // Planned by the block-stack search over the language model's 28 layers, the stack holding the compute, not the
+  // tower's 32 blocks, which hold more layers and a fiftieth of the FLOPs.
+  const stack = repeatedTransformer(model);
+  assert.deepEqual([stack?.repeats, stack?.block[0]?.name], [28, 'model.layers.0.input_layernorm']);
+  assert.equal(whole.search?.method, 'parallel3d');
   // The same Qwen2 language model over the same 2048 + 256 tokens, with no tower.
   const { vision_config: _vision, ...text } = JSON.parse(readFileSync(join(HF_FIXTURES, 'qwen2.5-vl-7b-instruct', 'config.json'), 'utf8')) as Record<string, unknown>;
   const lmOnly = configJson('qwen2.5-vl-7b-instruct', T + IMAGE_TOKENS, JSON.stringify({ ...text, model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'] }));

@@ -79,13 +79,19 @@ function candidatePeriods(keys: number[]): number[] {
 }
 
 /**
- * The (start, period, repeats) covering the most layers with at least two
- * repeats: one linear scan per candidate period.
+ * The (start, period, repeats) with at least two repeats of a block that does work (parameters) covering the most
+ * forward FLOPs, then the most layers: one linear scan per candidate period. By FLOPs, because a model may hold two
+ * stacks: a vision-language model's tower has more layers than its language model (Qwen2.5-VL's 32 vision blocks
+ * against 28 decoder layers) but a fiftieth of its compute, and the language model is the stack to plan by.
  */
 export function findBlocks(model: AnalyzedModel): BlockStructure | undefined {
   const keys = layerKeys(model);
   const L = keys.length;
-  let best: { start: number; period: number; repeats: number } | undefined;
+  // flopsBefore[i]: forward FLOPs of layers [0, i).
+  const flopsBefore = [0];
+  for (const l of model.layers) flopsBefore.push(flopsBefore[flopsBefore.length - 1] + l.workload.forwardFlops);
+  const doesWork = (start: number, period: number): boolean => model.layers.slice(start, start + period).some((l) => l.workload.params > 0 || (l.workload.frozenParams ?? 0) > 0);
+  let best: { start: number; period: number; repeats: number; flops: number } | undefined;
   for (const period of candidatePeriods(keys)) {
     let run = 0;
     for (let i = 0; i + period <= L; i++) {
@@ -96,25 +102,20 @@ export function findBlocks(model: AnalyzedModel): BlockStructure | undefined {
       }
       // keys[i-run .. i+period) is periodic: floor((run+period)/period) repeats starting at i-run.
       const repeats = Math.floor((run + period) / period);
+      const start = i - run;
       const covered = repeats * period;
-      if (repeats >= 2 && (!best || covered > best.repeats * best.period || (covered === best.repeats * best.period && period < best.period))) {
-        best = { start: i - run, period, repeats };
-      }
+      const flops = flopsBefore[start + covered] - flopsBefore[start];
+      const better = !best || flops > best.flops || (flops === best.flops && (covered > best.repeats * best.period || (covered === best.repeats * best.period && period < best.period)));
+      // A block must do real work: a run of identical activations is not a transformer layer.
+      if (repeats >= 2 && better && doesWork(start, period)) best = { start, period, repeats, flops };
       run = 0;
     }
   }
   if (!best) return undefined;
-  // A block must do real work: a run of identical activations is not a transformer layer.
-  const block = model.layers.slice(best.start, best.start + best.period);
-  if (!block.some((l) => l.workload.params > 0 || (l.workload.frozenParams ?? 0) > 0)) return undefined;
-  const end = best.start + best.period * best.repeats;
-  let total = 0;
-  let inside = 0;
-  model.layers.forEach((l, i) => {
-    total += l.workload.forwardFlops;
-    if (i >= best!.start && i < end) inside += l.workload.forwardFlops;
-  });
-  return { ...best, block, prefix: model.layers.slice(0, best.start), suffix: model.layers.slice(end), flopsCovered: total > 0 ? inside / total : 0 };
+  const { start, period, repeats } = best;
+  const end = start + period * repeats;
+  const total = flopsBefore[L];
+  return { start, period, repeats, block: model.layers.slice(start, start + period), prefix: model.layers.slice(0, start), suffix: model.layers.slice(end), flopsCovered: total > 0 ? best.flops / total : 0 };
 }
 
 export function isAttention(l: AnalyzedLayer): boolean {
