@@ -173,10 +173,10 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const last = c.pp - 1;
   const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
   const blocks = c.blocksPerStage[s];
-  const state = stageModelState(ctx, c, costs, s, { cpu: c.offload, params: c.paramOffload });
+  const state = stageModelState(ctx, c, costs, s, { cpu: c.offload, params: c.paramOffload }, shards);
   // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest, parameter offload moves them
   // to host memory with the rest (memory/model.ts frozenWeightBytes).
-  if (!c.paramOffload) state.weights += stageFrozenOnGpu(ctx, c, costs, s);
+  if (!c.paramOffload) state.weights += stageFrozenOnGpu(ctx, c, costs, s, shards);
   const inFlight = Math.min(c.microBatches, c.pp - s) * interleave;
   const acts = inFlight * (blocks * savedPerBlock(block, c.recompute) + (s === 0 ? prefix.savedNone : 0) + (s === last ? suffix.savedNone : 0));
   // Workspace as the memory model counts it: the CUDA context, ZeRO-3's gathered (or parameter offload's fetched)
@@ -193,10 +193,11 @@ export function stageHostBytes(ctx: EstimateContext, c: Config3D, costs: Costs, 
   if (!c.offload && !c.paramOffload) return 0;
   // What the GPU would hold without offload, less what it holds with it (memory/model.ts offloadedHostBytes), with
   // the experts sharded over their own group.
+  const shards = shardsOf(ctx, c);
   const total = (m: { weights: number; gradients: number; optimizer: number }) => m.weights + m.gradients + m.optimizer;
-  const kept = total(stageModelState(ctx, c, costs, s, { cpu: false, params: false }));
-  const left = total(stageModelState(ctx, c, costs, s, { cpu: c.offload, params: c.paramOffload }));
-  return kept - left + (c.paramOffload ? stageFrozenOnGpu(ctx, c, costs, s) : 0);
+  const kept = total(stageModelState(ctx, c, costs, s, { cpu: false, params: false }, shards));
+  const left = total(stageModelState(ctx, c, costs, s, { cpu: c.offload, params: c.paramOffload }, shards));
+  return kept - left + (c.paramOffload ? stageFrozenOnGpu(ctx, c, costs, s, shards) : 0);
 }
 
 /** GPUs' shares of a node's host memory and DRAM bandwidth each of n ranks gets (Topology.hostShare, ranks packed per node). */
@@ -237,20 +238,29 @@ function stageFrozenBytes(ctx: EstimateContext, c: Config3D, costs: Costs, s: nu
 }
 
 /** Stage s's frozen weights on one GPU: ZeRO-3 shards the experts' over their own group, the rest over the shard group. */
-function stageFrozenOnGpu(ctx: EstimateContext, c: Config3D, costs: Costs, s: number): number {
-  const sharded = (n: number) => (c.zero >= 3 && n > 1 ? n : 1);
+function stageFrozenOnGpu(ctx: EstimateContext, c: Config3D, costs: Costs, s: number, shards: number): number {
+  const frozen = stageFrozenBytes(ctx, c, costs, s);
+  // The search's inner loop (no closures here: each would be a new function per call): a dense model takes the one
+  // division it always did.
+  if (costs.block.expertFrozenParams === 0) return frozen / frozenShards(c, shards);
   const expertBytes = onStage(costs, c, s, 'expertFrozenParams') * weightBytes(ctx.precision, ctx.ampStyle);
-  return (stageFrozenBytes(ctx, c, costs, s) - expertBytes) / sharded(shardsOf(ctx, c)) + expertBytes / sharded(expertShardsOf(ctx, c));
+  return (frozen - expertBytes) / frozenShards(c, shards) + expertBytes / frozenShards(c, expertShardsOf(ctx, c));
+}
+
+/** What ZeRO divides frozen weights by: the shard group at ZeRO-3, nothing below. */
+function frozenShards(c: Config3D, shards: number): number {
+  return c.zero >= 3 && shards > 1 ? shards : 1;
 }
 
 /** Stage s's model state on one GPU: the dense parameters' sharded over the shard group, the experts' over theirs. */
-function stageModelState(ctx: EstimateContext, c: Config3D, costs: Costs, s: number, offload: { cpu?: boolean; params?: boolean }): { weights: number; gradients: number; optimizer: number } {
+function stageModelState(ctx: EstimateContext, c: Config3D, costs: Costs, s: number, offload: { cpu?: boolean; params?: boolean }, shards: number): { weights: number; gradients: number; optimizer: number } {
   const params = onStage(costs, c, s, 'params');
   const castParams = onStage(costs, c, s, 'castParams');
+  // Experts live in the repeated blocks only (the embedding and head are dense): a dense model skips their split.
+  if (costs.block.expertParams === 0) return modelStateBytes(params, ctx.precision, ctx.optimizer, c.zero, shards, offload, ctx.ampStyle, castParams);
   const expertParams = onStage(costs, c, s, 'expertParams');
   const expertCast = onStage(costs, c, s, 'expertCastParams');
-  const dense = modelStateBytes(params - expertParams, ctx.precision, ctx.optimizer, c.zero, shardsOf(ctx, c), offload, ctx.ampStyle, castParams - expertCast);
-  if (expertParams <= 0) return dense;
+  const dense = modelStateBytes(params - expertParams, ctx.precision, ctx.optimizer, c.zero, shards, offload, ctx.ampStyle, castParams - expertCast);
   const experts = modelStateBytes(expertParams, ctx.precision, ctx.optimizer, c.zero, expertShardsOf(ctx, c), offload, ctx.ampStyle, expertCast);
   return { weights: dense.weights + experts.weights, gradients: dense.gradients + experts.gradients, optimizer: dense.optimizer + experts.optimizer };
 }
