@@ -167,6 +167,11 @@ test("a fine-tune that freezes model.visual, the standard Qwen-VL recipe, freeze
   // The same by a loop over its parameters.
   const { model: looped } = script(`${load}for p in model.visual.parameters():\n    p.requires_grad = False\n`);
   assert.deepEqual([looped.totals.params, looped.totals.frozenParams], [LM_7B, QWEN25_TOWER_7B]);
+  // Written for transformers ≥ 4.52, whose parts sit under `model` (model.visual, model.language_model): the same parameters.
+  const { model: newer } = script(`${load}model.model.visual.requires_grad_(False)\n`);
+  assert.deepEqual([newer.totals.params, newer.totals.frozenParams], [LM_7B, QWEN25_TOWER_7B]);
+  const { model: firstLayer } = script(`${load}model.model.language_model.layers[0].requires_grad_(False)\n`);
+  assert.equal(firstLayer.totals.frozenParams, 3584 * 3584 + 3584 + 2 * (3584 * 512 + 512) + 3584 * 3584 + 3 * 3584 * 18944 + 2 * 3584);
   const { model: qwen2 } = script('from transformers import Qwen2VLForConditionalGeneration\nmodel = Qwen2VLForConditionalGeneration.from_pretrained("./qwen2-vl-7b-instruct")\nmodel.visual.requires_grad_(False)\n');
   assert.deepEqual([qwen2.totals.params, qwen2.totals.frozenParams], [LM_7B, QWEN2_VL_TOWER_7B]);
 });

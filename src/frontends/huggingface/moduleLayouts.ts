@@ -18,6 +18,12 @@ export interface HfModuleLayout {
   stacks?: readonly ['encoder', 'decoder'];
   /** The model has freeze_encoder() (Whisper's), which stops gradients to every encoder parameter. */
   freezesEncoder?: boolean;
+  /**
+   * Module paths a newer transformers names where the graph (built in the 4.46–4.51 layout the checkpoints' keys keep)
+   * holds them under another: transformers ≥ 4.52 moved a vision-language model's parts under its `model`
+   * (`model.visual`, `model.language_model`), so a script written for it freezes them by those paths.
+   */
+  aliases?: Readonly<Record<string, string>>;
 }
 
 const DECODER_LM: HfModuleLayout = { base: 'model', inputEmbeddings: 'embed_tokens', outputEmbeddings: 'lm_head' };
@@ -28,6 +34,12 @@ const ENCODER_DECODER = ['encoder', 'decoder'] as const;
  * attribute of the model, which is its own base model, and its embeddings and head are the language model's.
  */
 const VISION_LANGUAGE: HfModuleLayout = { base: '', inputEmbeddings: 'language_model.model.embed_tokens', outputEmbeddings: 'language_model.lm_head' };
+
+/**
+ * Qwen-VL: transformers ≥ 4.52's model.visual and model.language_model are the graph's visual and model. (LLaVA's and
+ * Gemma 3's newer paths go through a `model` their older layout lacks, and stay unresolved, said as such.)
+ */
+const QWEN_VL: HfModuleLayout = { ...DECODER_LM, aliases: { 'model.visual': 'visual', 'model.language_model': 'model' } };
 
 const LAYOUTS: Readonly<Record<string, HfModuleLayout>> = {
   llama: DECODER_LM,
@@ -72,8 +84,8 @@ const LAYOUTS: Readonly<Record<string, HfModuleLayout>> = {
   gemma3: VISION_LANGUAGE,
   // Qwen-VL in transformers 4.49–4.51 (multimodal.ts): base_model_prefix 'model' is the text decoder beside `visual`;
   // get_input_embeddings() is model.embed_tokens, get_output_embeddings() lm_head, as a decoder LM's.
-  qwen2_5_vl: DECODER_LM,
-  qwen2_vl: DECODER_LM,
+  qwen2_5_vl: QWEN_VL,
+  qwen2_vl: QWEN_VL,
 };
 
 /** The layout of a model_type, or undefined for one outside the catalogue (its modules then stay unresolved). */

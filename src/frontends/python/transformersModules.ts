@@ -118,11 +118,22 @@ export function hfModuleAttr(obj: HfV, name: string): Value | undefined {
     const base = hfBaseModelPath(root);
     return base ? submodule(root, base) : obj;
   }
-  const path = joinModulePath(hfPath(obj), name);
+  const path = aliasedPath(root, joinModulePath(hfPath(obj), name));
   if (paths.has(path)) return submodule(root, path);
   // `model.bert.embeddings.word_embeddings.weight`: one parameter of a layer, whose requires_grad the code may set.
   if (obj.what === 'module' && indexOf(root).parameters.get(hfPath(obj))?.includes(name)) return { ...root, what: 'parameter', module: { root, path } };
   return undefined;
+}
+
+/**
+ * A module path as the graph names it: a newer transformers' path for a part (`model.visual` of Qwen2.5-VL since
+ * 4.52) is the graph's (`visual`), so a script written for either layout reaches the same parameters.
+ */
+function aliasedPath(root: HfV, path: string): string {
+  if (pathsOf(root).has(path)) return path;
+  const aliases = hfModuleLayout(String(root.config.model_type))?.aliases ?? {};
+  for (const [from, to] of Object.entries(aliases)) if (path === from || path.startsWith(`${from}.`)) return to + path.slice(from.length);
+  return path;
 }
 
 /**
