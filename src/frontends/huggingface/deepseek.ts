@@ -36,6 +36,7 @@ import { diagnosticAt, type Attrs } from '../../core/ir';
 import { boolField, intField, rateField, strField, type HfConfig } from './configs';
 import { dims, gatedMlp, lmHead, sparseMoe, type BuildContext, type DecoderDims } from './decoder';
 import type { HfGraph } from './graph';
+import { mergeHeads, rotary, splitHeads } from './heads';
 
 /** The latent attention's sizes (DeepseekV3Config: qk_head_dim = qk_nope_head_dim + qk_rope_head_dim). */
 interface LatentDims {
@@ -82,20 +83,9 @@ function yarnScale(config: HfConfig, qkHeadDim: number): number | undefined {
   return qkHeadDim ** -0.5 * mscale * mscale;
 }
 
-/** `x.view(b, T, heads, width).transpose(1, 2)`: [T, heads·width] → [heads, T, width], the token count left free. */
-function headsFirst(g: HfGraph, prefix: string, x: string, heads: number, width: number): string {
-  const viewed = g.add(`${prefix}_view`, 'view', 'reshape', { shape: [-1, heads, width] }, [x]);
-  return g.add(`${prefix}_transpose`, 'transpose', 'permute', { dims: [0, 2, 1, 3] }, [viewed]);
-}
-
 /** One section of `torch.split(x, sizes, dim=-1)`. */
 function lastDimPart(g: HfGraph, name: string, x: string, sizes: number[], index: number): string {
   return g.add(name, 'torch.split', 'split', { axis: -1, sizes, index }, [x]);
-}
-
-/** apply_rotary_pos_emb: x·cos + rotate_half(x)·sin, element-wise and parameter-free (as HfGraph.attention prices it). */
-function rotary(g: HfGraph, prefix: string, x: string): string {
-  return g.sum(`${prefix}_rotary`, [g.mul(`${prefix}_rotary_cos`, [x]), g.mul(`${prefix}_rotary_sin`, [x])]);
 }
 
 /** DeepseekV2Attention / DeepseekV3Attention on the normed hidden states [T, hidden]; returns o_proj's output. */
@@ -104,13 +94,13 @@ function latentAttention(g: HfGraph, prefix: string, x: string, hidden: number, 
   const q = m.queryRank === undefined
     ? g.linear(`${prefix}.q_proj`, hidden, m.heads * qkHead, false, x)
     : g.linear(`${prefix}.q_b_proj`, m.queryRank, m.heads * qkHead, false, g.norm(`${prefix}.q_a_layernorm`, m.queryRank, 'rmsnorm', g.linear(`${prefix}.q_a_proj`, hidden, m.queryRank, m.bias, x)));
-  const qHeads = headsFirst(g, `${prefix}.q`, q, m.heads, qkHead);
+  const qHeads = splitHeads(g, prefix, 'q', q, { heads: m.heads, kvHeads: m.heads, headDim: qkHead }, 1);
   const qPass = lastDimPart(g, `${prefix}.q_pass`, qHeads, [m.nope, m.rope], 0);
   const qRot = rotary(g, `${prefix}.q`, lastDimPart(g, `${prefix}.q_rot`, qHeads, [m.nope, m.rope], 1));
 
   const compressed = g.linear(`${prefix}.kv_a_proj_with_mqa`, hidden, m.latentRank + m.rope, m.bias, x);
   const latent = g.norm(`${prefix}.kv_a_layernorm`, m.latentRank, 'rmsnorm', lastDimPart(g, `${prefix}.k_pass`, compressed, [m.latentRank, m.rope], 0));
-  const kvHeads = headsFirst(g, `${prefix}.kv`, g.linear(`${prefix}.kv_b_proj`, m.latentRank, m.heads * (m.nope + m.value), false, latent), m.heads, m.nope + m.value);
+  const kvHeads = splitHeads(g, prefix, 'kv', g.linear(`${prefix}.kv_b_proj`, m.latentRank, m.heads * (m.nope + m.value), false, latent), { heads: m.heads, kvHeads: m.heads, headDim: m.nope + m.value }, 1);
   const kNope = lastDimPart(g, `${prefix}.k_nope`, kvHeads, [m.nope, m.value], 0);
   const value = lastDimPart(g, `${prefix}.value_states`, kvHeads, [m.nope, m.value], 1);
   // k_rot.view(b, 1, T, rope): one key head, rotated once, then expanded to every head (a view: no copy of its own).
@@ -122,8 +112,7 @@ function latentAttention(g: HfGraph, prefix: string, x: string, hidden: number, 
   const key = g.add(`${prefix}.key_states`, 'torch.cat', 'concat', { axis: -1 }, [kNope, kRot]);
   const attrs: Attrs = { causal: true, heads: m.heads, kvHeads: m.heads, dropout: m.dropout, ...(m.scale !== undefined ? { scale: m.scale } : {}) };
   const attended = g.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', attrs, [query, key, value]);
-  const back = g.add(`${prefix}.out_transpose`, 'transpose', 'permute', { dims: [0, 2, 1, 3] }, [attended]);
-  const merged = g.add(`${prefix}.out_view`, 'reshape', 'reshape', { shape: [-1, m.heads * m.value] }, [back]);
+  const merged = mergeHeads(g, prefix, attended, { heads: m.heads, kvHeads: m.heads, headDim: m.value });
   return g.linear(`${prefix}.o_proj`, m.heads * m.value, hidden, m.bias, merged);
 }
 

@@ -6,6 +6,7 @@
  * config came from): the modules live in transformers, not in the user's code.
  */
 import type { Attrs, Diagnostic, LayerSpec, ModelInput, OpKind, PinnedDtype, SourceRange } from '../../core/ir';
+import { mergeHeads, rotary } from './heads';
 
 export class HfGraph {
   readonly layers: LayerSpec[] = [];
@@ -114,15 +115,13 @@ export class HfGraph {
     };
     // Rotary embeddings (modeling_llama.py, apply_rotary_pos_emb): x·cos + rotate_half(x)·sin on the split heads,
     // element-wise kernels with no parameters; rotate_half's negate-and-concat copy is counted in the sin product.
-    const rotate = (x: string, role: string): string =>
-      s.rotary ? this.sum(`${prefix}.${role}_rotary`, [this.mul(`${prefix}.${role}_rotary_cos`, [x]), this.mul(`${prefix}.${role}_rotary_sin`, [x])]) : x;
+    const rotate = (x: string, role: string): string => (s.rotary ? rotary(this, `${prefix}.${role}`, x) : x);
     const qh = rotate(split(q, 'q', kvHeads, group), 'q');
     const kh = rotate(split(k, 'k', kvHeads, 1), 'k');
     const vh = split(v, 'v', kvHeads, 1);
     const scoring = { ...(s.softcap !== undefined ? { softcap: s.softcap } : {}), ...(s.scale !== undefined ? { scale: s.scale } : {}), ...(s.window !== undefined ? { window: s.window } : {}) };
     const attn = this.add(`${prefix}.sdpa`, 'scaled_dot_product_attention', 'sdpa', { causal: s.causal, heads, kvHeads, dropout: s.dropout, ...scoring }, [qh, kh, vh]);
-    const back = this.add(`${prefix}.out_transpose`, 'transpose', 'permute', { dims: group === 1 ? [0, 2, 1, 3] : [0, 3, 1, 2, 4] }, [attn]);
-    return this.add(`${prefix}.out_view`, 'reshape', 'reshape', { shape: [-1, heads * d] }, [back]);
+    return mergeHeads(this, prefix, attn, { heads, kvHeads, headDim: d });
   }
 }
 

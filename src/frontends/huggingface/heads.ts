@@ -1,5 +1,5 @@
 /**
- * The head layout HfGraph.attention builds (graph.ts), for the builders that write their own attention core between
+ * The head layout HfGraph.attention builds (graph.ts, which uses these too), for the builders that write their own attention core between
  * the views: GPT-OSS's sinks rescale the attention output per head (gptOss.ts), Phi rotates only part of each head
  * (phi.ts). Under grouped-query attention (kvHeads < heads) the query heads are laid out [kv, group, T, d] and the key
  * and value heads [kv, 1, T, d], so broadcasting gives repeat_kv's products without its copy; without grouping every
