@@ -12,7 +12,7 @@
  * - token-classification: dropout (classifier_dropout, else hidden_dropout_prob) → classifier on every token, no pooler;
  * - question-answering: qa_outputs Linear(hidden, 2) on every token, split into start and end logits, no pooler.
  */
-import { boolField, intField, rateField, strField } from './configs';
+import { boolField, intField, POOLER_OFF, rateField, strField } from './configs';
 import type { BuildContext } from './decoder';
 import type { HfGraph } from './graph';
 
@@ -78,7 +78,8 @@ export function buildBertFamily(ctx: BuildContext): string[] {
   };
   switch (ctx.head) {
     case 'base':
-      return [pooler()];
+      // add_pooling_layer=False: the base model returns its last hidden state only.
+      return config[POOLER_OFF] === true ? [h] : [pooler()];
     case 'masked-lm':
       return [g.field('logits', maskedLmHead())];
     case 'pre-training': {

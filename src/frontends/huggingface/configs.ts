@@ -349,6 +349,12 @@ export function rateField(config: HfConfig, key: string, fallback = 0): number {
   return v;
 }
 
+/**
+ * Set on a config when the script built the base model with add_pooling_layer=False (BertModel, RobertaModel, ViTModel
+ * take it in __init__ and from_pretrained): the builders then leave the pooler out. Not a config.json key.
+ */
+export const POOLER_OFF = '_wap_no_pooling_layer';
+
 export function boolField(config: HfConfig, key: string, fallback: boolean): boolean {
   const v = config[key];
   return typeof v === 'boolean' ? v : fallback;

@@ -13,6 +13,7 @@
 import { boolField, intField, rateField, strField } from './configs';
 import type { BuildContext } from './decoder';
 import type { HfGraph } from './graph';
+import { crossEntropyLoss } from './seq2seqLayers';
 
 interface T5Dims {
   model: number;
@@ -107,5 +108,7 @@ export function buildT5(ctx: BuildContext, encoderOnly: boolean): string[] {
   const scaled = tied ? g.mul('lm_head.rescale', [decoded]) : decoded;
   const logits = g.field('logits', g.linear('lm_head', d.model, vocab, false, scaled, {}, tied ? 'shared' : undefined));
   g.field('encoder_last_hidden_state', encoded);
-  return [logits];
+  // WAP plans training: the step passes labels, and T5ForConditionalGeneration.forward takes CrossEntropyLoss of
+  // its logits (ignore_index -100), as BART's does (seq2seqLayers.ts).
+  return [crossEntropyLoss(g, logits)];
 }

@@ -5,7 +5,7 @@
  * query/key/value biases (qkv_bias), a final LayerNorm, and the pooler
  * (ViTModel) or a classifier on the class token (ViTForImageClassification).
  */
-import { boolField, intField, rateField, strField } from './configs';
+import { boolField, intField, POOLER_OFF, rateField, strField } from './configs';
 import type { BuildContext } from './decoder';
 
 export function buildVit(ctx: BuildContext): string[] {
@@ -48,6 +48,8 @@ export function buildVit(ctx: BuildContext): string[] {
   }
   h = g.norm(`${base}layernorm`, hidden, 'layernorm', h);
   if (ctx.head === 'base') g.field('last_hidden_state', h);
+  // add_pooling_layer=False: ViTModel returns its last hidden state only.
+  if (ctx.head === 'base' && config[POOLER_OFF] === true) return [h];
   const first = g.add(ctx.head === 'base' ? 'pooler.first_token' : 'classifier.first_token', 'select class token', 'split', { axis: 1, sizes: [1], index: 0 }, [h]);
   if (ctx.head === 'base') return [g.field('pooler_output', g.act('pooler.activation', 'tanh', g.linear('pooler.dense', hidden, hidden, true, first), 'Tanh'))];
   if (ctx.head !== 'image-classification') throw new Error(`ViT has no ${ctx.head} head in WAP's catalogue`);

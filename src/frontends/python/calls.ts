@@ -10,7 +10,7 @@ import { callLibrary } from './library';
 import { opaqueCall } from './opaqueCalls';
 import { callModule, isTorchModule } from './torchRuntime';
 import { callHfModel } from './transformersCalls';
-import { callUnreadPart } from './transformersBases';
+import { callUnreadPart, isBuiltPartBase } from './transformersBases';
 import { UNKNOWN, type CallSite, type ClassV, type FuncV, type InstV, type Value } from './values';
 
 export function callValue(interp: Interp, callee: Value, args: Value[], kwargs: Map<string, Value>, site: CallSite): Value {
@@ -79,8 +79,9 @@ function instantiate(interp: Interp, cls: ClassV, args: Value[], kwargs: Map<str
   const init = classLookup(cls, '__init__');
   if (init?.k === 'func') callMethod(interp, init, inst, args, kwargs);
   else if (!cls.dataclass && base) {
-    // No __init__ in the file: the library's own constructor (nn.Sequential subclasses register their args).
-    if (/^torch\.nn\.[A-Z]/.test(base)) libraryInit(interp, inst, args, kwargs, site);
+    // No __init__ in the file: the library's own constructor (nn.Sequential subclasses register their args; a
+    // subclass of a transformers part WAP builds, `class Head(RobertaClassificationHead)`, builds the part).
+    if (/^torch\.nn\.[A-Z]/.test(base) || isBuiltPartBase(base)) libraryInit(interp, inst, args, kwargs, site);
     else registerLibraryArgs(inst, base, args);
   }
   const post = classLookup(cls, '__post_init__');

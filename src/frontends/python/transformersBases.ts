@@ -4,7 +4,8 @@
  * whose constructor keeps the config and builds no layers (modeling_utils.py, PreTrainedModel.__init__), so the
  * subclass's own __init__ and forward are the whole model, read as any nn.Module's; the transformers models it holds
  * are read where it calls them (transformersCalls.ts). A subclass of a part WAP builds (HelloDeepSpeed's
- * `RobertaLMHead` subclass: transformersParts.ts) is that part, its `super().forward` the part's; other parts'
+ * `RobertaLMHead` subclass, a `RobertaClassificationHead` subclass: transformersParts.ts) is that part, its
+ * `super().forward` the part's and its submodules (`self.dense`) the part's; other parts'
  * layers are built by transformers' code, which WAP does not run, so a call of one is said to lose its layers.
  */
 import { libraryBase } from './access';
@@ -69,11 +70,16 @@ export function transformersBaseAttr(interp: Interp, self: InstV, name: string):
   if (name === 'forward') return { k: 'native', name, fn: (args, kwargs, site) => callBuiltPart(interp, part, args, kwargs, site, interp.graph?.paths.get(self)) };
   const path = `${part.module.path}.${name}`;
   const root = part.module.root;
-  return hfGraph(root).layers.some((l) => l.name === path || l.name.startsWith(`${path}.`)) ? { ...root, what: 'module', module: { root, path } } : undefined;
+  if (!hfGraph(root).layers.some((l) => l.name === path || l.name.startsWith(`${path}.`))) return undefined;
+  // The submodule is the subclass's own (`head.dense`, as torch names it), not a model's that holds it.
+  const submodule: HfV = { ...root, what: 'module', module: { root, path, own: true } };
+  const held = interp.graph?.paths.get(self);
+  if (held !== undefined) interp.graph!.paths.set(submodule, held ? `${held}.${name}` : name);
+  return submodule;
 }
 
 /**
- * Calling an instance of a script's subclass of a transformers part WAP does not build (`RobertaClassificationHead`):
+ * Calling an instance of a script's subclass of a transformers part WAP does not build (`BartClassificationHead`):
  * its layers are built in transformers' code, so they and the layers after the call are missing, said at the call.
  * Undefined when the class has no such base.
  */
@@ -88,7 +94,7 @@ export function callUnreadPart(interp: Interp, inst: InstV, site: CallSite): Val
 /**
  * transformers' model classes and their parts are nn.Modules WAP builds from their configs (the Hugging Face
  * catalogue: `RobertaModel(RobertaConfig(…))`), never as a base class whose constructor and forward live in
- * transformers' own code. A script's subclass of one (`class MyHead(RobertaClassificationHead)`) is therefore not
+ * transformers' own code. A script's subclass of one (`class MyHead(BartClassificationHead)`) is therefore not
  * read, and a file with no other model says so; PreTrainedModel, which builds no layers, is read as nn.Module, and a
  * subclass of a part WAP builds (transformersParts.ts) as that part.
  */

@@ -9,10 +9,12 @@
  * transformersParts.ts) records the model graph's layers under its path.
  */
 import { inferLayer, isInferError } from '../../core/catalogue/index';
-import type { LayerSpec, ModelInput } from '../../core/ir';
+import type { Diagnostic, LayerSpec, ModelInput } from '../../core/ir';
 import type { HfModelSpec } from '../huggingface/registry';
 import type { Interp } from './interpreter';
-import { hfBaseModelPath, hfTrainedGraph } from './transformersModules';
+import { hfModuleLayout } from '../huggingface/moduleLayouts';
+import { hfBaseModelPath, hfTrainedGraph, joinModulePath } from './transformersModules';
+import { matchPartInputs, partLayers } from './transformersPartInputs';
 import { hfGraph } from './transformersModels';
 import { partWeightTies } from './transformersParts';
 import { loraOf } from './peftCalls';
@@ -40,8 +42,9 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
     interp.warnAt(site.range, `${what} (${model.className}) is called without ${fed.missing} as a tensor the evaluator could compute; it and the layers after it are missing`, 'lost-tensor');
     return UNKNOWN;
   }
+  if (kwargs.has('labels') && !spec.outputFields.has('loss')) g.diagnostics.push(unbuiltLoss(what, model, site));
   const fields = returnedFields(spec.outputFields, kwargs.has('labels'));
-  const kept = feeding(spec.layers, [...fields.values()]);
+  const kept = feeding(spec.layers, [...fields.values(), ...sideComputations(spec)]);
   const probes = probeShapes(spec, kept, fed);
   const ids = new Map<string, string>(spec.inputs.map((input) => [input.id, fed.get(input.id)!.id]));
   const prefix = g.paths.get(model);
@@ -62,13 +65,35 @@ export function callHfModel(interp: Interp, model: HfV, args: Value[], kwargs: M
   return modelOutput(model.className, values);
 }
 
+/** Heads whose loss is a log-softmax over the vocabulary at every token: as large as the logits, kept for the backward. */
+const VOCABULARY_LOSS_HEADS: ReadonlySet<string> = new Set(['causal-lm', 'masked-lm', 'pre-training', 'seq2seq-lm']);
+
+/**
+ * transformers computes the loss whenever labels are given. Where the catalogue's graph has none (T5's), the step is
+ * priced short of it: for a vocabulary the model is incomplete; over a classifier's few labels it is a note.
+ */
+function unbuiltLoss(what: string, model: HfV, site: CallSite): Diagnostic {
+  const r = site.range;
+  const vocabulary = VOCABULARY_LOSS_HEADS.has(model.head ?? 'base');
+  const message = `${what} (${model.className}) is given labels, so its forward computes a loss, which WAP's graph of this model does not build: ${vocabulary ? "the loss and the log-probabilities it keeps for the backward are missing" : "its few values per sample are not priced"}`;
+  return { severity: vocabulary ? 'warning' : 'info', code: 'hf-unbuilt-loss', message, ...(vocabulary ? { incomplete: true } : {}), line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn, ...(r.file ? { file: r.file } : {}) };
+}
+
 /** A graph the catalogue built, with its ModelOutput fields. */
 type BuiltGraph = HfModelSpec & { outputFields: ReadonlyMap<string, string> };
+
+/** Per graph being recorded, the models whose config a call has said (builtGraph). */
+const configsSaid = new WeakMap<object, WeakSet<HfV>>();
 
 /** The graph a call records, its build diagnostics said at the call; undefined where it is not one WAP built. */
 function builtGraph(interp: Interp, model: HfV, site: CallSite, sayConfig = true): BuiltGraph | undefined {
   const spec = adapted(hfTrainedGraph(model), loraOf(model));
-  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || (sayConfig && d.code === 'hf-config') || d.code === 'lora');
+  // Which config built the model is said at its first call in a forward: its parts called one by one say it once.
+  const configSaid = configsSaid.get(interp.graph!) ?? new WeakSet<HfV>();
+  configsSaid.set(interp.graph!, configSaid);
+  const newConfig = sayConfig && !configSaid.has(model);
+  if (sayConfig) configSaid.add(model);
+  const said = spec.diagnostics.filter((d) => d.severity !== 'info' || (newConfig && d.code === 'hf-config') || d.code === 'lora');
   const r = site.range;
   for (const d of said) interp.graph!.diagnostics.push({ ...d, line: r.line, column: r.column, endLine: r.endLine, endColumn: r.endColumn });
   return spec.outputFields && !spec.layers.some((l) => l.op === 'opaque') ? (spec as BuiltGraph) : undefined;
@@ -77,7 +102,8 @@ function builtGraph(interp: Interp, model: HfV, site: CallSite, sayConfig = true
 /**
  * A part called on its own: a submodule of a model the script holds (`self.bert.encoder(x)`, `self.bert.embeddings(ids)`)
  * or a block it built (`BertLayer(config)`, transformersParts.ts). Its layers are the model graph's under its path,
- * fed at the one tensor they take from outside it; what it returns is transformers 4.46's: a block (a path ending
+ * each tensor they take from outside it fed by the call's argument for it (transformersPartInputs.ts: a decoder's
+ * ids and the encoder's output); what it returns is transformers 4.46's: a block (a path ending
  * in an index) the tuple `(hidden_states,)`, an encoder or decoder stack its ModelOutput, anything else the tensor.
  */
 function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, args: Value[], kwargs: Map<string, Value>, site: CallSite, ownPath?: string): Value {
@@ -88,7 +114,7 @@ function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, a
   // A part built one block deep is no model of that depth: the build's layer count would mislead.
   const spec = builtGraph(interp, at.root, site, !at.own);
   if (!spec) return UNKNOWN;
-  const slice = spec.layers.filter((l) => l.name === at.path || l.name.startsWith(`${at.path}.`));
+  const slice = partLayers(spec.layers, at.path);
   const inside = new Set(slice.map((l) => l.id));
   const external = [...new Set(slice.flatMap((l) => l.inputs).filter((i) => !inside.has(i)))];
   const unread = (why: string): Value => {
@@ -96,9 +122,9 @@ function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, a
     return UNKNOWN;
   };
   if (slice.length === 0) return unread('holds no layer WAP builds');
-  if (external.length !== 1) return unread(`takes ${external.length} tensors from outside it, which WAP cannot match to the call's arguments`);
-  const given = args[0] ?? ['hidden_states', 'input_ids', 'pixel_values'].map((k) => kwargs.get(k)).find((v) => v !== undefined);
-  if (given?.k !== 'tensor' || !given.id) return unread('is called on a value the evaluator could not compute');
+  if (external.length === 0) return unread('takes no tensor from the call');
+  const fed = matchPartInputs({ spec, path: at.path, encoderPath: encoderStackPath(at.root) }, external, args, kwargs);
+  if ('unread' in fed) return unread(fed.unread);
   const consumed = new Set(slice.flatMap((l) => l.inputs));
   const out = [...slice].reverse().find((l) => !consumed.has(l.id))!;
   // Names as torch gives them: under the part's own attribute, or under the model that holds it.
@@ -108,9 +134,10 @@ function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, a
     return held ? `${held}${relative}` : relative.slice(1) || at.path;
   };
   const probes = probeShapes(spec, spec.layers, new Map());
-  const fedInput = spec.inputs.find((i) => i.id === external[0]);
-  if (fedInput) noteTokenLimit(g.inputs, given, fedInput);
-  const ids = new Map<string, string>([[external[0]!, given.id]]);
+  for (const input of spec.inputs) if (fed.has(input.id)) noteTokenLimit(g.inputs, fed.get(input.id)!, input);
+  // Every outside tensor reads the call's: the decoder's cross-attention keys and values the encoder output passed,
+  // at its own length, which the shapes recorded below follow.
+  const ids = new Map<string, string>([...fed].map(([id, tensor]) => [id, tensor.id!]));
   // A weight tied outside the part (an LM head's decoder to the word embeddings) is the holding model's; a part
   // built by its own class holds its own (the tie is the whole model's tie_weights).
   const tiedKey = (key: string): string | undefined => (key === at.path || key.startsWith(`${at.path}.`) ? rename(key) : at.own ? undefined : rootPath ? `${rootPath}.${key}` : key);
@@ -137,6 +164,11 @@ function callHfPart(interp: Interp, part: HfV, at: NonNullable<HfV['module']>, a
   }
   if (['encoder', 'decoder'].includes(last)) return modelOutput(part.className, [['last_hidden_state', tensorOf(out.id)]]);
   return tensorOf(out.id);
+}
+
+/** An encoder–decoder's encoder stack as the model holds it (`encoder`, BART's `model.encoder`: moduleLayouts.ts's stacks). */
+function encoderStackPath(root: HfV): string | undefined {
+  return hfModuleLayout(String(root.config.model_type))?.stacks ? joinModulePath(hfBaseModelPath(root), 'encoder') : undefined;
 }
 
 /** The weight key of the module a script tied a part's weight to: a transformers model's layer, or a torch module. */
@@ -169,12 +201,16 @@ function adapted(spec: HfModelSpec, lora: LoraSettings | undefined): HfModelSpec
 /**
  * The tensors the call gives the graph's inputs: the first positionally (forward's first parameter is input_ids or
  * pixel_values in every catalogued model), the rest by keyword only, since forward's second positional parameter is
- * attention_mask, which the graph does not read.
+ * attention_mask, which the graph does not read. An encoder–decoder given labels and no decoder_input_ids decodes
+ * its labels shifted right, one position (T5ForConditionalGeneration.forward's `self._shift_right(labels)`,
+ * BartForConditionalGeneration's `shift_tokens_right(labels, …)`): the labels' shape, and an integer copy WAP does
+ * not price.
  */
 function fedInputs(spec: HfModelSpec, args: Value[], kwargs: Map<string, Value>): Map<string, TensorV> | { missing: string } {
   const fed = new Map<string, TensorV>();
   for (const [i, input] of spec.inputs.entries()) {
-    const given = kwargs.get(input.id) ?? (i === 0 ? args[0] : undefined);
+    const shiftedLabels = input.id === 'decoder_input_ids' && !kwargs.has('decoder_inputs_embeds') ? kwargs.get('labels') : undefined;
+    const given = kwargs.get(input.id) ?? shiftedLabels ?? (i === 0 ? args[0] : undefined);
     if (given?.k !== 'tensor' || !given.id) return { missing: `\`${input.id}\`${kwargs.has('inputs_embeds') ? ' (it passes inputs_embeds, which WAP does not read)' : ''}` };
     fed.set(input.id, given);
   }
@@ -189,6 +225,18 @@ function returnedFields(all: ReadonlyMap<string, string>, labelled: boolean): Ma
   const loss = all.get('loss');
   const rest = [...all].filter(([field]) => field !== 'loss');
   return new Map(labelled && loss ? [['loss', loss], ...rest] : rest);
+}
+
+/**
+ * Layers the model's forward runs whose result no other layer of the graph reads and no output field is: T5's
+ * relative position bias, which forward adds to the scores (t5.ts draws it beside the attention), a router's weights,
+ * a vision tower's post_layernorm. A call records them with the fields it returns; the loss, a field, only when it
+ * runs (returnedFields).
+ */
+function sideComputations(spec: BuiltGraph): string[] {
+  const read = new Set(spec.layers.flatMap((l) => l.inputs));
+  const fields = new Set(spec.outputFields.values());
+  return spec.layers.filter((l) => !read.has(l.id) && !fields.has(l.id)).map((l) => l.id);
 }
 
 /** The layers the wanted outputs are computed from, in graph order: the loss a call without labels never runs is left out. */

@@ -1,7 +1,7 @@
 /**
  * transformers' building blocks a script builds itself from a config, as research code assembles models out of them:
  * `nn.ModuleList([BertLayer(config) for _ in range(n)])`, `LlamaDecoderLayer(config, layer_idx=i)`, `BertEmbeddings`,
- * `BertPooler`, `GPT2Block`, a masked-LM head (`RobertaLMHead`). Each is the part of the catalogue's model
+ * `BertPooler`, `GPT2Block`, a masked-LM head (`RobertaLMHead`), RoBERTa's classification head. Each is the part of the catalogue's model
  * (../huggingface) at the path transformers puts it (`encoder.layer.0`, `layers.0`, `h.0`): a module value whose
  * layers are recorded where forward calls it (transformersCalls.ts), named from the attribute that holds it. A block's
  * model is built one block deep.
@@ -26,8 +26,12 @@ const BLOCK_PATHS: readonly PartEntry[] = [
 ];
 
 /**
- * The encoder-side parts BERT's family and ViT name the same way, and the masked-LM heads (RobertaLMHead,
- * BertLMPredictionHead), which live in the masked-LM model.
+ * The encoder-side parts BERT's family and ViT name the same way, and the heads WAP builds as the head models hold
+ * them: the masked-LM heads (RobertaLMHead, BertLMPredictionHead) and RoBERTa's sequence-classification head.
+ * RobertaClassificationHead(config) (modeling_roberta.py: dense hidden→hidden, dropout, tanh, dropout, out_proj
+ * hidden→num_labels on `features[:, 0, :]`, the dropout classifier_dropout or else hidden_dropout_prob) is
+ * RobertaForSequenceClassification's `classifier`, which the catalogue builds (../huggingface/bert.ts); XLM-RoBERTa's
+ * and CamemBERT's are copies of it ("Copied from transformers.models.roberta.modeling_roberta.RobertaClassificationHead").
  */
 const WHOLE_PARTS: readonly PartEntry[] = [
   { suffix: 'Encoder', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'encoder' },
@@ -35,6 +39,7 @@ const WHOLE_PARTS: readonly PartEntry[] = [
   { suffix: 'Pooler', families: ['bert', 'roberta', 'xlm-roberta', 'camembert', 'vit'], path: 'pooler' },
   { suffix: 'LMHead', families: ['roberta', 'xlm-roberta', 'camembert'], path: 'lm_head', head: 'masked-lm' },
   { suffix: 'LMPredictionHead', families: ['bert'], path: 'cls.predictions', head: 'masked-lm' },
+  { suffix: 'ClassificationHead', families: ['roberta', 'xlm-roberta', 'camembert'], path: 'classifier', head: 'sequence-classification' },
 ];
 
 /** Which part a transformers class name is, if WAP builds it: its family, path, whether it is one block, and its model's head. */

@@ -8,7 +8,7 @@
  * The model graph itself is built by ../huggingface from the config.
  */
 import type { AttrValue, Diagnostic, SourceRange } from '../../core/ir';
-import { autoClassHead, configClassType, modelClassType, uncataloguedModelClass, type HfConfig, type HfHead } from '../huggingface/configs';
+import { autoClassHead, configClassType, modelClassType, POOLER_OFF, uncataloguedModelClass, type HfConfig, type HfHead } from '../huggingface/configs';
 import { findPretrainedConfig } from '../huggingface/sources';
 import { nestedConfig } from '../huggingface/multimodal';
 import type { PyNode } from './ast';
@@ -136,7 +136,14 @@ export function callTransformers(interp: Interp, path: string, args: Value[], kw
   // A vision-language config nests the language model's (../huggingface/multimodal.ts): the kernel choice and the
   // call's config keywords (`num_hidden_layers=2`) are for it, which WAP builds.
   const text = nestedConfig(config, 'text_config');
-  const kernel: HfConfig = { ...(implementation?.k === 'str' ? { _attn_implementation: implementation.v } : {}), ...(experts?.k === 'str' ? { _experts_implementation: experts.v } : {}) };
+  // BertModel(config, add_pooling_layer=False) and its family's base models (RoBERTa, ViT…) build no pooler: an argument of
+  // the constructor and of from_pretrained, kept beside the config as the kernels are (configs.ts POOLER_OFF).
+  const pooling = kwargs.get('add_pooling_layer') ?? (method === undefined ? args[1] : undefined);
+  const kernel: HfConfig = {
+    ...(implementation?.k === 'str' ? { _attn_implementation: implementation.v } : {}),
+    ...(experts?.k === 'str' ? { _experts_implementation: experts.v } : {}),
+    ...(pooling?.k === 'bool' && !pooling.v ? { [POOLER_OFF]: true } : {}),
+  };
   config = text ? { ...config, text_config: { ...text, ...(method === 'from_pretrained' ? overrides(kwargs, true) : {}), ...kernel } } : { ...config, ...kernel };
   if (concrete && text?.model_type !== concrete.modelType) {
     const given = config.model_type;
