@@ -15,6 +15,7 @@ import { accountFrozenParameters } from './frozenParameters';
 import { accountQuantizedWeights } from './quantizedWeights';
 import { paramsWithoutInput } from './paramsWithoutInput';
 import { withFittingImageSize } from './fittingImageSize';
+import { runsOncePerForward } from './oncePerForward';
 
 const DEFAULT_DTYPE_BYTES = 4;
 
@@ -180,14 +181,17 @@ function accountSharedSavedTensors(layers: AnalyzedLayer[], savedBy: Array<Array
 
 function sumTotals(layers: AnalyzedLayer[]): ModelTotals {
   const t: ModelTotals = { params: 0, nonTrainable: 0, forwardFlops: 0, backwardFlops: 0, activationBytes: 0 };
-  for (const { workload: w } of layers) {
+  for (const layer of layers) {
+    const w = layer.workload;
     t.params += w.params;
     t.nonTrainable += w.nonTrainable;
     if (w.frozenParams) t.frozenParams = (t.frozenParams ?? 0) + w.frozenParams;
     if (w.quantized) t.quantized = { params: (t.quantized?.params ?? 0) + w.quantized.params, bytes: (t.quantized?.bytes ?? 0) + w.quantized.bytes };
-    t.forwardFlops += w.forwardFlops;
-    t.backwardFlops += w.backwardFlops;
-    t.activationBytes += w.activationBytes;
+    // Work done once per forward is not per sample: its own sum, which a batch adds once (oncePerForward.ts).
+    const sums = runsOncePerForward(layer) ? (t.oncePerForward ??= { forwardFlops: 0, backwardFlops: 0, activationBytes: 0 }) : t;
+    sums.forwardFlops += w.forwardFlops;
+    sums.backwardFlops += w.backwardFlops;
+    sums.activationBytes += w.activationBytes;
   }
   return t;
 }

@@ -20,7 +20,8 @@
  * prices casts written in forward (planner/cost/pinnedDtype.ts).
  */
 import { analyzeModel } from './analyze';
-import type { AnalyzedModel, LayerSpec, ModelSpec, OpKind, PinnedDtype } from './ir';
+import type { AnalyzedModel, Attrs, LayerSpec, ModelSpec, OpKind, PinnedDtype } from './ir';
+import { runsOncePerForward } from './oncePerForward';
 
 export type LowPrecision = 'fp16' | 'bf16';
 
@@ -97,7 +98,9 @@ export function autocastLayers(layers: readonly LayerSpec[], floatInputs: Readon
       if (shared) return shared;
       const castId = `${layer.id}:autocast${i}`;
       castOf.set(id, castId);
-      out.push({ id: castId, name: `${layer.name} (autocast input cast)`, type: 'autocast', op: 'activation', attrs: { fn: 'cast', from: have, to: want }, inputs: [id], range: layer.range, ...(layer.callRange ? { callRange: layer.callRange } : {}), ...(pin(want) ? { activationDtype: want } : {}) });
+      // An input of a layer run once per forward is the same for every sample: so is its cast (oncePerForward.ts).
+      const once: Attrs = runsOncePerForward(layer) ? { oncePerForward: true } : {};
+      out.push({ id: castId, name: `${layer.name} (autocast input cast)`, type: 'autocast', op: 'activation', attrs: { fn: 'cast', from: have, to: want, ...once }, inputs: [id], range: layer.range, ...(layer.callRange ? { callRange: layer.callRange } : {}), ...(pin(want) ? { activationDtype: want } : {}) });
       dtypes.set(castId, want);
       insertedCasts++;
       return castId;

@@ -229,7 +229,10 @@ export interface FrontendResult {
   diagnostics: Diagnostic[];
 }
 
-/** Per-layer training workload, per sample unless stated. */
+/**
+ * Per-layer training workload, per sample unless stated; for a layer marked `oncePerForward` (core/oncePerForward.ts),
+ * per forward of the whole micro-batch.
+ */
 export interface LayerWorkload {
   /** Trainable parameters (0 for the second and later users of tied weights). */
   params: number;
@@ -290,6 +293,11 @@ export interface ModelTotals {
   forwardFlops: number;
   backwardFlops: number;
   activationBytes: number;
+  /**
+   * The work of layers marked `oncePerForward`, done once per forward whatever the batch (core/oncePerForward.ts):
+   * kept out of the per-sample sums above. Absent when no layer is so marked.
+   */
+  oncePerForward?: { forwardFlops: number; backwardFlops: number; activationBytes: number };
 }
 
 export interface AnalyzedModel {

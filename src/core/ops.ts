@@ -15,6 +15,10 @@
  * - Any op may carry `extraParams: N`: trainable parameters the layer uses that
  *   its op does not own (an nn.Parameter class token or position table added
  *   in forward); analyzeModel adds them to the layer's params.
+ * - Any op may carry `oncePerForward: true`: its work is done once per forward
+ *   whatever the batch (DeBERTa's projections of its relative-position
+ *   embeddings), so its workload is per forward, not per sample
+ *   (core/oncePerForward.ts).
  * - Mixture-of-experts layers carry `expert: {index, count}` (an expert's own
  *   layers) or `moe: {experts, topK, role: 'router'|'dispatch'|'combine'}`;
  *   the catalogue ignores both, the planner may place experts by them.

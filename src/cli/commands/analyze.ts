@@ -6,10 +6,12 @@
  * { file, framework, batch?, models: [{ name, line, input, layers: [{ name,
  * type, line, outputShape, params, forwardFlops, … }], totals: { params,
  * forwardFlops, … } }], diagnostics: [{ severity, message, line, column }] }.
- * FLOPs in JSON are per sample; --batch scales the table and adds "batch".
+ * FLOPs in JSON are per sample, but for a layer marked `oncePerForward: true` (per forward, whatever the batch;
+ * totals.oncePerForward sums those); --batch scales the table and adds "batch".
  */
 import { describeIncomplete } from '../../core/completeness';
 import type { AnalysisResult, AnalyzedModel, Diagnostic, Shape } from '../../core/ir';
+import { forwardFlopsOfBatch, runsOncePerForward, samplesRun } from '../../core/oncePerForward';
 import { parseCommandArgs, positiveInt, singlePositional } from '../args';
 import { MODEL_SOURCE_FLAGS, MODEL_SOURCE_HELP, analyzeModelFile, pickModel } from '../modelLoading';
 import type { CliCommand } from './registry';
@@ -52,8 +54,8 @@ function alignTable(header: string[], rows: string[][], rightAligned: Set<number
 function modelTable(model: AnalyzedModel, batch: number): string[] {
   const scale = batch;
   const flopsHeader = batch > 1 ? `Fwd GFLOPs (batch ${batch})` : 'Fwd GFLOPs';
-  const rows = model.layers.map((l) => [l.name, l.type, String(l.range.line), showShape(l.outputShape), l.workload.params.toLocaleString('en-US'), gflops(l.workload.forwardFlops * scale)]);
-  rows.push([model.completeness && !model.completeness.complete ? 'Total (incomplete)' : 'Total', '', '', '', model.totals.params.toLocaleString('en-US'), gflops(model.totals.forwardFlops * scale)]);
+  const rows = model.layers.map((l) => [l.name, l.type, String(l.range.line), showShape(l.outputShape), l.workload.params.toLocaleString('en-US'), gflops(l.workload.forwardFlops * samplesRun(l, scale))]);
+  rows.push([model.completeness && !model.completeness.complete ? 'Total (incomplete)' : 'Total', '', '', '', model.totals.params.toLocaleString('en-US'), gflops(forwardFlopsOfBatch(model.totals, scale))]);
   const input = `${showShape(model.input)}${model.inputAssumed ? ' (assumed)' : ''}`;
   const title = `Model ${model.name} (line ${model.range.line}, ${model.framework}, ${model.layout}), input ${input}`;
   const incomplete = describeIncomplete(model.completeness);
@@ -91,8 +93,9 @@ function toJson(file: string, result: AnalysisResult, batch: number | undefined)
         backwardFlops: l.workload.backwardFlops,
         activationBytes: l.workload.activationBytes,
         ...(l.weightOwner ? { weightOwner: l.weightOwner } : {}),
+        ...(runsOncePerForward(l) ? { oncePerForward: true } : {}),
       })),
-      totals: { ...m.totals, ...(batch !== undefined ? { forwardFlopsBatch: m.totals.forwardFlops * batch } : {}) },
+      totals: { ...m.totals, ...(batch !== undefined ? { forwardFlopsBatch: forwardFlopsOfBatch(m.totals, batch) } : {}) },
       completeness: m.completeness ?? null,
     })),
     diagnostics: allDiagnostics(result).map((d) => ({ severity: d.severity, message: d.message, line: d.line, column: d.column, ...(d.code ? { code: d.code } : {}), ...(d.file ? { file: d.file } : {}) })),

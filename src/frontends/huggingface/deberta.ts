@@ -101,14 +101,24 @@ function gatherRelative(g: HfGraph, name: string, scores: string, index: string)
 }
 
 /**
+ * What transformers computes once per forward on no sample's data (core/oncePerForward.ts): the relative positions,
+ * the LayerNorm of rel_embeddings (DebertaV2Encoder.get_rel_embedding), and in every layer pos_dropout on those rows
+ * and their projections. DisentangledSelfAttention.disentangled_attention_bias (modeling_deberta_v2.py) slices
+ * `rel_embeddings[0 : att_span * 2, :].unsqueeze(0)`, a batch of one, projects it with query_proj / key_proj (or
+ * pos_query_proj / pos_key_proj), and only then `.repeat(query_layer.size(0) // num_attention_heads, 1, 1)` copies
+ * the projected rows for every sample.
+ */
+const ONCE_PER_FORWARD = { oncePerForward: true } as const;
+
+/**
  * The relative position of every (query, key) pair, q − k, log-bucketed past position_buckets / 2
  * (build_relative_position, make_log_bucket_position): computed once per forward on the [T, T] grid of token ids, as
  * T5's relative positions are; the bucketing's few element ops on that grid are folded into the one node.
  */
 function relativePositions(g: HfGraph, prefix: string, ids: string): string {
-  const queries = g.add(`${prefix}.q_ids`, 'arange[:, None]', 'reshape', { shape: [-1, 1] }, [ids]);
-  const keys = g.add(`${prefix}.k_ids`, 'arange[None, :]', 'reshape', { shape: [1, -1] }, [ids]);
-  return g.add(`${prefix}.relative_pos`, 'build_relative_position', 'add', {}, [queries, keys]);
+  const queries = g.add(`${prefix}.q_ids`, 'arange[:, None]', 'reshape', { shape: [-1, 1], ...ONCE_PER_FORWARD }, [ids]);
+  const keys = g.add(`${prefix}.k_ids`, 'arange[None, :]', 'reshape', { shape: [1, -1], ...ONCE_PER_FORWARD }, [ids]);
+  return g.add(`${prefix}.relative_pos`, 'build_relative_position', 'add', { ...ONCE_PER_FORWARD }, [queries, keys]);
 }
 
 /** A division by the scale √(d · scale_factor) (scaled_size_sqrt): one element op, `factor` its reciprocal. */
@@ -125,10 +135,12 @@ function disentangledAttention(g: HfGraph, p: string, x: string, d: DebertaDims,
   // bmm(Q, Kᵀ / scale): the refactored file divides the keys, not the scores.
   let scores = g.add(`${p}.content_scores`, 'torch.bmm', 'matmul', { transposeB: true }, [qh, scaled(g, `${p}.key_scale`, kh, factor)]);
   if (rel && relEmb && relPos && (rel.c2p || rel.p2c)) {
-    // pos_dropout on the (already normalised) relative embeddings, then each term's projection of all 2·span rows.
-    const relIn = g.dropout(`${p}.pos_dropout`, d.hiddenDrop, relEmb);
+    // pos_dropout on the (already normalised) relative embeddings, then each term's projection of all 2·span rows:
+    // once per forward, not per sample (ONCE_PER_FORWARD). Their weight gradients are the projections' own, as trained.
+    const relIn = d.hiddenDrop > 0 ? g.add(`${p}.pos_dropout`, 'Dropout', 'dropout', { rate: d.hiddenDrop, ...ONCE_PER_FORWARD }, [relEmb]) : relEmb;
     // With share_att_key the layer's own key_proj / query_proj run again on the relative rows (name#2 shares weights).
-    const project = (own: string, pos: string): string => g.linear(rel.shareKey ? `${p}.${own}` : `${p}.${pos}`, d.hidden, all, true, relIn);
+    // The head split after it stays per sample: its permute is priced as the copy `.repeat` makes for every sample.
+    const project = (own: string, pos: string): string => g.linear(rel.shareKey ? `${p}.${own}` : `${p}.${pos}`, d.hidden, all, true, relIn, ONCE_PER_FORWARD);
     const terms: string[] = [];
     if (rel.c2p) {
       const posKey = toHeads(g, `${p}.pos_key_layer`, project('key_proj', 'pos_key_proj'), d);
@@ -169,15 +181,17 @@ function convLayer(g: HfGraph, prefix: string, config: HfConfig, embedded: strin
 
 /**
  * The relative-embedding path is computed once per forward in transformers (LayerNorm of rel_embeddings), and per
- * layer once per batch (pos_dropout, the projections of its rows, before `.repeat` copies them for every sample).
- * WAP's graph is per sample, so it prices that work for every sample: said, with its size.
+ * layer once per batch (pos_dropout, the projections of its rows, before `.repeat` copies them for every sample), and
+ * priced so (ONCE_PER_FORWARD), in time and in the rows each layer keeps for the backward. Said, with its size and
+ * what stays per sample.
  */
 function noteRelativePath(g: HfGraph, rel: Relative, d: DebertaDims, layers: number): void {
   const projections = (rel.c2p ? 1 : 0) + (rel.p2c ? 1 : 0);
   if (projections === 0) return;
   const flops = projections * 2 * rel.rows * d.hidden * d.heads * d.headDim;
   const share = rel.shareKey ? "the layer's own key_proj / query_proj (share_att_key)" : 'pos_key_proj / pos_query_proj';
-  g.diagnostics.push(diagnosticAt('info', 'hf-relative-embeddings', `deberta-v2: each of the ${layers} layers projects the ${rel.rows} relative-position embeddings with ${share}, ${(flops / 1e9).toFixed(2)} GFLOP forward a layer, as much as projecting ${rel.rows} tokens; transformers runs it once per batch and repeats the result for every sample, while WAP's per-sample graph prices it for every sample: at a micro-batch of m it is over-estimated by (m − 1)/m of it`, g.range));
+  const alongside = [d.hiddenDrop > 0 ? 'pos_dropout on those rows' : '', rel.layerNorm ? "the encoder's LayerNorm of rel_embeddings" : '', 'the [T, T] relative positions'].filter(Boolean).join(', ');
+  g.diagnostics.push(diagnosticAt('info', 'hf-relative-embeddings', `deberta-v2: each of the ${layers} layers projects the ${rel.rows} relative-position embeddings with ${share}, ${(flops / 1e9).toFixed(2)} GFLOP forward a layer, as much as projecting ${rel.rows} tokens; transformers runs it once per batch, on a [1, ${rel.rows}, ${d.hidden}] tensor, and repeats the result for every sample, and WAP prices it so: once per forward whatever the micro-batch, with ${alongside}; the ${rel.rows} × ${d.hidden} rows each layer keeps for the backward counted once; the copy .repeat makes is priced per sample`, g.range));
 }
 
 function dimsOf(config: HfConfig): DebertaDims {
@@ -225,7 +239,7 @@ export function buildDebertaV2(ctx: BuildContext): string[] {
   if (rel) {
     // nn.Embedding whose weight is read whole (get_rel_embedding), never looked up: a parameter node of its rows.
     relEmb = g.add(`${base}encoder.rel_embeddings.weight`, 'Embedding.weight', 'parameter', { shape: [rel.rows, d.hidden] }, []);
-    if (rel.layerNorm) relEmb = g.norm(`${base}encoder.LayerNorm`, d.hidden, 'layernorm', relEmb);
+    if (rel.layerNorm) relEmb = g.norm(`${base}encoder.LayerNorm`, d.hidden, 'layernorm', relEmb, undefined, ONCE_PER_FORWARD);
     relPos = relativePositions(g, `${base}encoder`, ids);
     noteRelativePath(g, rel, d, d.layers);
   }

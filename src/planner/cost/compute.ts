@@ -8,6 +8,7 @@
 import { autocastCastsWeights } from '../../core/autocast';
 import type { AnalyzedLayer, LayerWorkload, OpKind } from '../../core/ir';
 import { product } from '../../core/ir';
+import { samplesRun } from '../../core/oncePerForward';
 import { MASK_BYTES } from '../../core/catalogue/costs';
 import { attentionDropout, attentionSoftcap, attentionWindow } from '../../core/ops';
 import type { Precision } from '../../protocol/plan';
@@ -228,13 +229,15 @@ function gemmMs(flops: number, g: GemmShape, gpu: GpuSpec, precision: Precision,
 }
 
 /**
- * Times for one device running `samples` samples of the layer, doing `share`
- * of its work (1/k under model parallelism) and holding `paramShare` of its weights.
+ * Times for one device running a forward of `samplesInForward` samples through the layer (once, for a layer
+ * marked once per forward), doing `share` of its work (1/k under model parallelism) and holding `paramShare` of its weights.
  * `planDtypeBytes` is the plan precision's activation/weight element size; the FLOP rate
  * is the precision's dense peak (tensor cores for tf32/fp16/bf16/fp8). A layer a cast
  * pinned runs at its own dtype instead, and a cast moves its bytes (cost/pinnedDtype.ts).
  */
-export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, share: number, paramShareOf: number, planDtypeBytes: number, planPrecision: Precision = 'fp32', options: ComputeOptions = {}): PassTimes {
+export function analyticalTimes(layer: AnalyzedLayer, gpu: GpuSpec, samplesInForward: number, share: number, paramShareOf: number, planDtypeBytes: number, planPrecision: Precision = 'fp32', options: ComputeOptions = {}): PassTimes {
+  // Work done once per forward (core/oncePerForward.ts) runs once whatever the micro-batch: its FLOPs, bytes and GEMM rows.
+  const samples = samplesRun(layer, samplesInForward);
   if (FREE_OPS.has(layer.op) || samples <= 0 || routingBookkeeping(layer)) return { forwardMs: 0, backwardMs: 0 };
   const w = layer.workload;
   const weightGradient = w.backward === undefined;
@@ -341,7 +344,7 @@ function castTimes(layer: AnalyzedLayer, cast: { read: number; written: number }
 export function achievedTflops(layer: AnalyzedLayer, gpu: GpuSpec, samples: number, dtypeBytes: number, precision: Precision = 'fp32'): { forward: number; backward: number } {
   const t = analyticalTimes(layer, gpu, samples, 1, 1, dtypeBytes, precision);
   const w = layer.workload;
-  const run = samples * causalTileFraction(layer, attentionKernelOf(layer));
+  const run = samplesRun(layer, samples) * causalTileFraction(layer, attentionKernelOf(layer));
   return {
     forward: t.forwardMs > 0 ? (w.forwardFlops * run) / t.forwardMs / 1e9 : 0,
     backward: t.backwardMs > 0 ? (w.backwardFlops * run) / t.backwardMs / 1e9 : 0,

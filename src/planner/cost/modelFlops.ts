@@ -9,6 +9,7 @@
  */
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
 import { attentionWindow } from '../../core/ops';
+import { runsOncePerForward } from '../../core/oncePerForward';
 
 /**
  * Of an sdpa layer's counted FLOPs, the share its causal mask leaves: Σ over queries i of the keys it sees,
@@ -31,10 +32,15 @@ export function causalRequiredFraction(layer: AnalyzedLayer): number {
   return seen / (queries * reach);
 }
 
-/** Forward plus backward FLOPs one sample needs, causal attention counted as its unmasked triangle. */
+/**
+ * Forward plus backward FLOPs one sample needs, causal attention counted as its unmasked triangle. Work done once per
+ * forward whatever the batch (core/oncePerForward.ts: DeBERTa's relative-embedding projections) is not the samples'
+ * work: left out, as MFU counts per-token model FLOPs (Megatron-LM's and PaLM's formulas count no such term).
+ */
 export function modelFlopsPerSample(model: AnalyzedModel): number {
   let flops = 0;
   for (const layer of model.layers) {
+    if (runsOncePerForward(layer)) continue;
     const w = layer.workload;
     flops += (w.forwardFlops + w.backwardFlops) * causalRequiredFraction(layer);
   }
