@@ -41,6 +41,7 @@ export const PLANNER_FLAGS = {
   pp: { type: 'string' },
   cp: { type: 'string' },
   ep: { type: 'string' },
+  etp: { type: 'string' },
   'seq-len': { type: 'string' },
   attention: { type: 'string' },
   'memory-format': { type: 'string' },
@@ -81,6 +82,8 @@ ${SCRIPT_ARGS_HELP}
                         config's framework, else after-step): DeepSpeed gathers after the optimizer step; FSDP
                         SHARD_GRAD_OP and Megatron --overlap-param-gather gather behind the next forward
   --dp N --tp N --pp N --cp N --ep N   pin data / tensor / pipeline / context / expert parallel degrees
+  --etp N               ranks each routed expert is split over (Megatron's --expert-tensor-parallel-size; default:
+                        searched, the attention's TP or 1)
 ${SEQ_LEN_HELP}
   --attention A         fused (default: FlashAttention / PyTorch SDPA) | unfused (eager: scores through HBM)
   --memory-format F     channels_first (PyTorch's default NCHW) | channels_last   how conv activations are stored
@@ -157,6 +160,7 @@ function pinsFrom(v: PlannerFlagValues): ParallelPins {
     ['pp', 'pipelineStages'],
     ['cp', 'contextParallel'],
     ['ep', 'expertParallel'],
+    ['etp', 'expertTensorParallel'],
   ];
   for (const [flag, key] of degrees) {
     const n = autoOr(v[flag], (x) => positiveInt(flag, x));

@@ -15,6 +15,7 @@ import { nvmeUnmodelled, type SetupDim, type StatedSetup } from './setup';
 import type { TextEdit, TextRange } from './types';
 import { hasTopKey, insertYamlKey, nestedScalar, setScalar, topScalar, valueRange } from './yamlDoc';
 import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, deepspeedSerialSync } from './frameworkTimings';
+import { accelerateFsdpAccumulation } from './unshardedAccumulation';
 
 const ELSEWHERE = 'Accelerate configs have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` (PyTorch DTensor) or write a torchtitan / Megatron-LM config';
 
@@ -90,6 +91,10 @@ export function readAccelerateSetup(text: string, doc: Document.Parsed, world: n
       stated.weightGather = FSDP_WEIGHT_GATHER;
       stated.anchor = range;
     }
+    // accelerate's accumulate() and the Trainer pause FSDP1's sync on the micro-steps before the last (no_sync), not
+    // FSDP2's (fsdp_version 2): unshardedAccumulation.ts. fsdp_version defaults to 1 in accelerate's config.
+    const version = nestedScalar(doc, ['fsdp_config'], 'fsdp_version');
+    stated.unshardedAccumulation = accelerateFsdpAccumulation(Number(version?.value ?? 1) || 1, "accelerate's accumulate() (and the Trainer)");
     const ac = nestedScalar(doc, ['fsdp_config'], 'fsdp_activation_checkpointing');
     stated.recompute = {
       value: ac?.value === true ? 'full' : 'none', stated: !!ac, range: ac ? valueRange(ac) : stated.anchor,

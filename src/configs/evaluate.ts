@@ -13,6 +13,7 @@ import { READERS_BY_FORMAT } from './readers';
 import type { ConfigFinding, FileAccess } from './types';
 import { describeSetup, impliedDataParallel, statedDataParallel, statedGlobalBatch, type StatedSetup } from './setup';
 import { OVERLAPPED_SYNC } from './frameworkTimings';
+import { REDUCED_EACH_MICRO_STEP } from './unshardedAccumulation';
 
 /**
  * The setups a config states, one per format that can say one (a script may hold several): their
@@ -73,6 +74,8 @@ export function pinnedOptions(base: PlanOptions, setup: StatedSetup, source: str
   copy('sequenceParallel', setup.sequenceParallel);
   // A run states expert parallelism where it has it; elsewhere it runs none (a Trainer, accelerate or DDP run holds every expert).
   pins.expertParallel = setup.expertParallel?.value ?? 1;
+  // Where the format says how experts split (Megatron's default follows TP), the run splits them so.
+  if (setup.expertTensorParallel) pins.expertTensorParallel = setup.expertTensorParallel.value;
   copy('dataParallel', setup.dataParallel);
 
   copy('microBatch', setup.microBatch);
@@ -112,9 +115,16 @@ export function withStatedFramework(options: PlanOptions, setup: StatedSetup, so
   // without that (FSDP) syncs beside the backward, whatever another framework's config beside the model said.
   const sync = setup.serialSync ?? (setup.weightGather ? OVERLAPPED_SYNC : undefined);
   if (sync && !(keepExplicit && options.serialSyncStages)) out = { ...out, serialSyncStages: sync.stages, serialSyncSource: `${source} (${sync.why})` };
+  // And whether ZeRO-2/3 accumulate unsharded (FSDP's no_sync): a config that names its framework without saying so
+  // reduces every micro-step, as DeepSpeed does.
+  const accumulation = setup.unshardedAccumulation ?? (setup.weightGather ? REDUCED_EACH_MICRO_STEP : undefined);
+  if (accumulation && !(keepExplicit && options.unshardedAccumulationStages)) out = { ...out, unshardedAccumulationStages: accumulation.stages, unshardedAccumulationSource: `${source} (${accumulation.why})` };
   // And its experts kernel, where the config decides it over the model's code (Megatron's --moe-grouped-gemm).
   const experts = setup.expertsKernel;
   if (experts && !(keepExplicit && options.expertsKernel)) out = { ...out, expertsKernel: experts.grouped ? 'grouped' : 'loop', expertsKernelSource: `${source} (${experts.why})` };
+  // And how it dispatches tokens to other GPUs' experts (Megatron's --moe-token-dispatcher-type, allgather by default).
+  const dispatcher = setup.tokenDispatcher;
+  if (dispatcher && !(keepExplicit && options.tokenDispatcher)) out = { ...out, tokenDispatcher: dispatcher.kind, tokenDispatcherSource: `${source} (${dispatcher.why})` };
   return out;
 }
 

@@ -1,7 +1,8 @@
 /**
  * Which framework the files beside a model train it with, as far as it decides the timing of its collectives
  * (frameworkTimings.ts): when ZeRO-1/2 gather their updated weights (an FSDP config or script, a Megatron launch with
- * or without --overlap-param-gather) and whether gradients sync with nothing beside them (a DeepSpeed config), read
+ * or without --overlap-param-gather), whether gradients sync with nothing beside them (a DeepSpeed config) and whether
+ * ZeRO-2/3 accumulate them unsharded (FSDP's no_sync: unshardedAccumulation.ts), read
  * as `wap config` reads them (readConfigSetups). The model's own file first, then the others in the order given; the
  * first that names a framework wins. Nothing named (a DDP script): the planner's defaults.
  */
@@ -10,10 +11,12 @@ import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { staleDeepSpeedJson } from './inlineDeepSpeed';
 import { readConfigSetups } from './evaluate';
 import type { StatedSerialSync, StatedWeightGather } from './frameworkTimings';
+import { REDUCED_EACH_MICRO_STEP, type StatedUnshardedAccumulation } from './unshardedAccumulation';
 
 export interface FrameworkHint {
   weightGather?: StatedWeightGather;
   serialSync?: StatedSerialSync;
+  unshardedAccumulation?: StatedUnshardedAccumulation;
   /** The file that says it. */
   file: string;
 }
@@ -22,12 +25,20 @@ export function frameworkHint(files: ReadonlyArray<{ name: string; text: string 
   const ordered = [...files.filter((f) => f.name === modelFile), ...files.filter((f) => f.name !== modelFile)];
   // As the precision hint: a DeepSpeed JSON the script's own in-code config supersedes says nothing of its run.
   const stale = staleDeepSpeedJson(files, modelFile);
+  // A file that says only how its run accumulates (the Trainer without fsdp or deepspeed, whose ZeRO-2/3 would be
+  // FSDP under no_sync) speaks when no file names a framework: one that does says it all.
+  let accumulationOnly: FrameworkHint | undefined;
   for (const f of ordered) {
     if (f.text.length > MAX_CONFIG_CHARS || (stale(f.name) && detectConfigFormats(f.name, f.text).includes('deepspeed'))) continue;
-    const said = readConfigSetups(f.name, f.text).find((s) => s.weightGather || s.serialSync);
-    if (said) return { ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), file: f.name };
+    const setups = readConfigSetups(f.name, f.text);
+    const said = setups.find((s) => s.weightGather || s.serialSync);
+    // A config that names its framework without its accumulation reduces every micro-step (evaluate.ts withStatedFramework).
+    const accumulation = said?.unshardedAccumulation ?? (said?.weightGather ? REDUCED_EACH_MICRO_STEP : undefined);
+    if (said) return { ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), ...(accumulation ? { unshardedAccumulation: accumulation } : {}), file: f.name };
+    const own = setups.find((s) => s.unshardedAccumulation)?.unshardedAccumulation;
+    if (own) accumulationOnly ??= { unshardedAccumulation: own, file: f.name };
   }
-  return undefined;
+  return accumulationOnly;
 }
 
 /** The options with the hint's timings where no flag or setting says them. */
@@ -35,5 +46,7 @@ export function withFrameworkFrom(options: PlanOptions, hint: FrameworkHint | un
   let out = options;
   if (hint?.weightGather && !options.forwardGatherStages) out = { ...out, forwardGatherStages: hint.weightGather.inForward, forwardGatherSource: `${hint.file} (${hint.weightGather.why})` };
   if (hint?.serialSync && !options.serialSyncStages) out = { ...out, serialSyncStages: hint.serialSync.stages, serialSyncSource: `${hint.file} (${hint.serialSync.why})` };
+  const accumulation = hint?.unshardedAccumulation;
+  if (accumulation && !options.unshardedAccumulationStages) out = { ...out, unshardedAccumulationStages: accumulation.stages, unshardedAccumulationSource: `${hint.file} (${accumulation.why})` };
   return out;
 }

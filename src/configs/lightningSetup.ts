@@ -18,6 +18,7 @@ import { argsLayout, calleeName, callArgs, intLiteral, nodeRange, quoteOf, repla
 import { nvmeUnmodelled, type StatedSetup } from './setup';
 import type { TextEdit } from './types';
 import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, lightningDeepSpeedSerialSync } from './frameworkTimings';
+import { LIGHTNING_FSDP_ACCUMULATION } from './unshardedAccumulation';
 
 export const LIGHTNING_ELSEWHERE = "Lightning's strategies here have no tensor, pipeline or context parallel degree; export the plan with `wap export --format torch-parallelize` and call its parallelize function from ModelParallelStrategy";
 
@@ -94,6 +95,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
     const toward = (plan: TrainingSetup | undefined, z: ZeroStage, cpu: boolean): TextEdit[] | undefined => write(z, cpu, plan?.paramOffload ?? (cpu && z === 3));
     stated.zeroStage = { value: zero, stated: true, range, set: (z, plan) => toward(plan, z, plan?.cpuOffload ?? offload) };
     if (family === 'deepspeed') Object.assign(stated, { serialSync: lightningDeepSpeedSerialSync(undefined), weightGather: DEEPSPEED_WEIGHT_GATHER });
+    else stated.unshardedAccumulation = LIGHTNING_FSDP_ACCUMULATION;
     stated.cpuOffload = { value: offload, stated: true, range, set: (o, plan) => toward(plan, plan?.zeroStage ?? zero, o), expressible: nameSays };
     stated.paramOffload = {
       value: offload && zero === 3, stated: true, range, expressible: nameSays,
@@ -125,6 +127,7 @@ export function readLightningSetup(text: string, trainer: CallArgs, world: numbe
         stated.hybridShard = { value: shard.hybrid, stated: !!sharding, range, set: (h, plan) => write(plan?.zeroStage ?? stated.zeroStage!.value, h) };
         stated.weightGather = FSDP_WEIGHT_GATHER;
       }
+      stated.unshardedAccumulation = LIGHTNING_FSDP_ACCUMULATION;
       const policy = args.keywords.get('activation_checkpointing_policy') ?? args.keywords.get('activation_checkpointing');
       const checkpoints = !!policy && policy.type !== 'none';
       stated.recompute = {

@@ -18,6 +18,7 @@ import { compareSetup, setupNotes, type StatedSetup } from './setup';
 import type { ConfigFinding, ConfigReader, LaunchSettings, TextEdit } from './types';
 import { insertYamlKey, mapAt, nestedScalar, parseYamlConfig, setScalar, valueRange } from './yamlDoc';
 import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, lightningDeepSpeedSerialSync } from './frameworkTimings';
+import { LIGHTNING_FSDP_ACCUMULATION } from './unshardedAccumulation';
 
 const TRAINER_PATH = '(lightning\\.pytorch|pytorch_lightning|lightning)(\\.trainer){0,2}\\.Trainer';
 const TRAINER_TARGET = new RegExp(`^${TRAINER_PATH}$`);
@@ -113,6 +114,7 @@ function readStrategyClass(text: string, doc: Document.Parsed, path: string[], s
       stated.hybridShard = { value: shard.hybrid, stated: !!sharding.node, range: where, set: (h, plan) => { const m = fsdpShardingFor(plan?.zeroStage ?? shard.zero, h); return m ? sharding.write(m) : undefined; } };
       stated.weightGather = FSDP_WEIGHT_GATHER;
     }
+    stated.unshardedAccumulation = LIGHTNING_FSDP_ACCUMULATION;
     // Lightning hands cpu_offload to FSDP as CPUOffload(offload_params=…): parameters, gradients and optimizer move.
     const offload = flag('cpu_offload');
     stated.cpuOffload = { value: offload, stated: !!arg('cpu_offload').node, range };

@@ -106,8 +106,9 @@ export function withLinkedConfig(configPath: string, stated: StatedSetup, files:
     (out as unknown as Record<string, unknown>)[key] = moved(dim);
   }
   if (conflicts.length) out.conflicts = [...(stated.conflicts ?? []), ...conflicts];
-  // DeepSpeed runs the training: its collectives' timing, not the referrer's (frameworkTimings.ts).
-  for (const key of ['weightGather', 'serialSync'] as const) {
+  // DeepSpeed runs the training: its collectives' timing, not the referrer's (frameworkTimings.ts); it reduces every
+  // micro-step (unshardedAccumulation.ts), so the referrer's no_sync goes too.
+  for (const key of ['weightGather', 'serialSync', 'unshardedAccumulation'] as const) {
     if (linked[key]) Object.assign(out, { [key]: { ...linked[key], why: `${link.path}: ${linked[key]!.why}` } });
     else delete out[key];
   }
@@ -139,8 +140,10 @@ function withAccelerateConfig(stated: StatedSetup, link: ConfigLink, found: { pa
     else delete out[key];
   }
   if (out.world === undefined && accelerate.world !== undefined) Object.assign(out, { world: accelerate.world, worldFrom: link.path });
-  // The launcher's plugin runs the training: its collectives' timing (frameworkTimings.ts).
-  for (const key of ['weightGather', 'serialSync'] as const) {
+  // The launcher's plugin runs the training: its collectives' timing (frameworkTimings.ts), and its accumulation
+  // unless the referrer's own arguments set sync_each_batch (unshardedAccumulation.ts).
+  for (const key of ['weightGather', 'serialSync', 'unshardedAccumulation'] as const) {
+    if (key === 'unshardedAccumulation' && stated.unshardedAccumulation?.syncEachBatch) continue;
     if (accelerate[key]) Object.assign(out, { [key]: { ...accelerate[key], why: `${link.path}: ${accelerate[key]!.why}` } });
     else delete out[key];
   }

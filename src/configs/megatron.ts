@@ -8,6 +8,7 @@
  * comments; `$TP`-style values resolve through the script's one assignment.
  */
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
+import type { TokenDispatcher } from '../protocol/planOptions';
 import { isLaunchScriptName } from './launchScripts';
 import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { dropArgument, insertAfter } from './shellEdits';
@@ -44,11 +45,12 @@ function scanFlags(text: string): Flag[] {
   return flags;
 }
 
-const NUMERIC: Array<[string, 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'expertParallel' | 'microBatch' | 'globalBatch']> = [
+const NUMERIC: Array<[string, 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'expertParallel' | 'expertTensorParallel' | 'microBatch' | 'globalBatch']> = [
   ['--tensor-model-parallel-size', 'tensorParallel'],
   ['--pipeline-model-parallel-size', 'pipelineStages'],
   ['--context-parallel-size', 'contextParallel'],
   ['--expert-model-parallel-size', 'expertParallel'],
+  ['--expert-tensor-parallel-size', 'expertTensorParallel'],
   ['--micro-batch-size', 'microBatch'],
   ['--global-batch-size', 'globalBatch'],
 ];
@@ -107,6 +109,13 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   if (seqValue && /^0*[1-9]\d*$/.test(seqValue.value.trim())) stated.tokensPerSample = { value: Number(seqValue.value), key: '--seq-length', range: { start: seqValue.start, end: seqValue.end } };
   // No --expert-model-parallel-size is Megatron's default 1; a plan that spreads experts writes the flag.
   stated.expertParallel ??= { value: 1, stated: false, range: anchor, set: (n: number) => (n > 1 ? add(`--expert-model-parallel-size ${n}`) : []) };
+  // No --expert-tensor-parallel-size splits each expert over the attention's tensor ranks (arguments.py sets it to
+  // --tensor-model-parallel-size): it follows a plan's TP, and a plan that keeps experts whole at TP > 1 writes the flag.
+  stated.expertTensorParallel ??= {
+    value: stated.tensorParallel?.value ?? 1, stated: false, range: anchor,
+    matches: (etp, plan) => etp === (plan?.tensorParallel ?? stated.tensorParallel?.value ?? 1),
+    set: (n: number, plan) => (n === plan?.tensorParallel ? [] : add(`--expert-tensor-parallel-size ${n}`)),
+  };
   const sp = find('--sequence-parallel');
   // Megatron turns sequence parallel off at TP 1 (arguments.py: "Disabling sequence parallelism because tensor model
   // parallelism is disabled"): there the flag runs as no sequence parallel, which a TP-1 plan agrees with.
@@ -141,6 +150,7 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   stated.serialSync = megatronSerialSync(!!find('--overlap-grad-reduce'));
   // Megatron-Core builds a block's local experts as GroupedMLP (one grouped GEMM per projection) with
   // --moe-grouped-gemm, else SequentialMLP (one GEMM per expert in turn): megatron/core/transformer/moe/experts.py.
+  stated.tokenDispatcher = megatronDispatcher(find('--moe-token-dispatcher-type')?.value?.raw);
   stated.expertsKernel = find('--moe-grouped-gemm')
     ? { grouped: true, why: 'Megatron-LM --moe-grouped-gemm: GroupedMLP, one grouped GEMM per projection' }
     : { grouped: false, why: 'Megatron-LM without --moe-grouped-gemm: SequentialMLP, one GEMM per local expert' };
@@ -186,3 +196,16 @@ export const megatronReader: ConfigReader = {
   },
   readSetup: readMegatronSetup,
 };
+
+/**
+ * Megatron-LM's --moe-token-dispatcher-type (arguments.py: default 'allgather', "We recommend using 'alltoall' when
+ * applying expert parallelism"). 'flex' runs DeepEP's or HybridEP's fused all-to-all, and 'alltoall_seq' an older
+ * all-to-all: both move each token to its top-k experts' ranks, priced as the all-to-all.
+ */
+function megatronDispatcher(raw: string | undefined): { kind: TokenDispatcher; why: string } {
+  const value = raw?.replace(/^['"]|['"]$/g, '');
+  if (value === undefined) return { kind: 'allgather', why: 'Megatron-LM without --moe-token-dispatcher-type: its default allgather' };
+  if (value === 'allgather') return { kind: 'allgather', why: 'Megatron-LM --moe-token-dispatcher-type allgather' };
+  const fused = value === 'flex' ? ', DeepEP/HybridEP\'s fused kernels priced as a plain all-to-all' : '';
+  return { kind: 'alltoall', why: `Megatron-LM --moe-token-dispatcher-type ${value}${fused}` };
+}

@@ -25,6 +25,13 @@ export function megatronArguments(report: PlanReport): SetupWords<string[]> {
   }
   if (s.sequenceParallel) args.push('--sequence-parallel');
   if (s.expertParallel > 1) args.push(`--expert-model-parallel-size ${s.expertParallel}`);
+  // Megatron splits experts over the attention's TP unless told otherwise.
+  if (s.expertTensorParallel !== undefined && s.expertTensorParallel !== s.tensorParallel) args.push(`--expert-tensor-parallel-size ${s.expertTensorParallel}`);
+  // Without --moe-grouped-gemm Megatron runs SequentialMLP, one GEMM per local expert (megatron/core/transformer/moe/experts.py).
+  if (s.expertsKernel === 'grouped') args.push('--moe-grouped-gemm');
+  // Megatron's dispatcher defaults to allgather: a plan priced with the all-to-all says so.
+  if (s.tokenDispatcher === 'alltoall' && s.expertParallel * (s.expertTensorParallel ?? 1) > 1) args.push('--moe-token-dispatcher-type alltoall');
+  else if (s.expertsKernel === 'loop') notes.push('The plan priced the experts as a loop of one GEMM each, as the model\'s code runs them; --moe-grouped-gemm (GroupedMLP) runs them as one grouped GEMM per projection, faster.');
   // Megatron's distributed optimizer shards optimizer state over the data-parallel ranks: ZeRO-1.
   if (s.zeroStage >= 1) args.push('--use-distributed-optimizer');
   // The plan's sync and gather are priced where they run: beside the backward only with --overlap-grad-reduce (off by

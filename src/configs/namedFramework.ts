@@ -6,6 +6,7 @@
 import type { ZeroStage } from '../protocol/plan';
 import type { FrameworkLimits, PlanOptions } from '../protocol/planOptions';
 import { DEEPSPEED_WEIGHT_GATHER, FSDP_WEIGHT_GATHER, OVERLAPPED_SYNC, deepspeedSerialSync, megatronSerialSync, megatronWeightGather, type StatedSerialSync, type StatedWeightGather } from './frameworkTimings';
+import { REDUCED_EACH_MICRO_STEP, type StatedUnshardedAccumulation } from './unshardedAccumulation';
 
 export type NamedFramework = 'ddp' | 'fsdp' | 'deepspeed' | 'megatron';
 export const NAMED_FRAMEWORKS: readonly NamedFramework[] = ['ddp', 'fsdp', 'deepspeed', 'megatron'];
@@ -14,6 +15,8 @@ interface FrameworkRuns {
   gather: StatedWeightGather;
   /** Its gradient sync with nothing beside it, where it has one. */
   sync: StatedSerialSync;
+  /** Whether its ZeRO-2/3 accumulate unsharded over the micro-steps (FSDP's no_sync) or reduce every micro-step. */
+  accumulation: StatedUnshardedAccumulation;
   limits: Omit<FrameworkLimits, 'why'>;
   /** What it runs, in words, for a pin it cannot. */
   runs: string;
@@ -27,6 +30,7 @@ const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
   ddp: {
     gather: { inForward: [], why: "PyTorch DDP: ZeRO-1 is ZeroRedundancyOptimizer, which gathers after its step" },
     sync: { ...OVERLAPPED_SYNC, why: 'PyTorch DDP: gradients reduced in buckets beside the backward' },
+    accumulation: REDUCED_EACH_MICRO_STEP,
     limits: { zeroStages: [0, 1], optimizerOffload: false, paramOffload: false },
     runs: 'PyTorch DDP runs no ZeRO beyond ZeroRedundancyOptimizer (ZeRO-1), and no CPU offload',
   },
@@ -35,6 +39,10 @@ const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
   fsdp: {
     gather: FSDP_WEIGHT_GATHER,
     sync: { ...OVERLAPPED_SYNC, why: 'FSDP: gradients reduce-scattered beside the backward' },
+    // The way most FSDP runs accumulate: the HF Trainer and accelerate's accumulate() with FSDP1 (FSDP2 under
+    // accelerate, Lightning and torchtitan reduce every micro-step). The plan that holds the most gradient memory, so
+    // no plan said to fit needs more; a config beside the model says which its run does (unshardedAccumulation.ts).
+    accumulation: { stages: [2, 3], why: "FSDP as the HF Trainer and accelerate's accumulate() run it (FSDP1): the micro-steps before the last under no_sync(), full gradients until one reduce-scatter; FSDP2 under accelerate, Lightning and torchtitan reduce every micro-step (their config beside the model says so)" },
     limits: { zeroStages: ALL_STAGES, optimizerOffload: true, paramOffload: true },
     runs: 'FSDP runs every stage',
   },
@@ -42,6 +50,7 @@ const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
   deepspeed: {
     gather: DEEPSPEED_WEIGHT_GATHER,
     sync: deepspeedSerialSync(undefined),
+    accumulation: { ...REDUCED_EACH_MICRO_STEP, why: "DeepSpeed: ZeRO-2/3 reduce each micro-step's gradients into their partitions" },
     limits: { zeroStages: ALL_STAGES, optimizerOffload: true, paramOffload: true },
     runs: 'DeepSpeed runs every stage',
   },
@@ -52,6 +61,7 @@ const FRAMEWORKS: Readonly<Record<NamedFramework, FrameworkRuns>> = {
   megatron: {
     gather: megatronWeightGather(true),
     sync: megatronSerialSync(true),
+    accumulation: REDUCED_EACH_MICRO_STEP,
     limits: { zeroStages: [0, 1], optimizerOffload: true, paramOffload: false },
     runs: "Megatron-LM's distributed optimizer is ZeRO-1 and offloads only the optimizer state (--optimizer-cpu-offload); deeper sharding is its FSDP path (--use-torch-fsdp2), planned with --framework fsdp",
   },
@@ -66,6 +76,8 @@ export function withNamedFramework(options: PlanOptions, framework: NamedFramewo
     forwardGatherSource: `${source} (${f.gather.why})`,
     serialSyncStages: f.sync.stages,
     serialSyncSource: `${source} (${f.sync.why})`,
+    unshardedAccumulationStages: f.accumulation.stages,
+    unshardedAccumulationSource: `${source} (${f.accumulation.why})`,
     frameworkLimits: { ...f.limits, why: `${source} ${framework}: ${f.runs}` },
   };
 }

@@ -6,9 +6,11 @@
  * what disagrees, what the fix writes, and what the format cannot say at all.
  */
 import type { AmpStyle, Precision, PlanReport, RecomputeMode, TrainingSetup, ZeroStage } from '../protocol/plan';
+import type { TokenDispatcher } from '../protocol/planOptions';
 import { contradictingComment, flagComments, wordsFor } from './comments';
 import type { ConfigFinding, ConfigFix, ConfigFormat, TextEdit, TextRange } from './types';
 import type { StatedSerialSync, StatedWeightGather } from './frameworkTimings';
+import type { StatedUnshardedAccumulation } from './unshardedAccumulation';
 
 /** One dimension as the config states it. `stated: false` means the format's default applies (the key is absent). */
 export interface SetupDim<T> {
@@ -17,8 +19,11 @@ export interface SetupDim<T> {
   range: TextRange;
   /** Edits that make the config say `next`; undefined when the format cannot write it mechanically here. */
   set?: (next: T, plan?: TrainingSetup) => TextEdit[] | undefined;
-  /** When the format only has coarser words (recompute on/off): does the plan's value say the same thing? */
-  matches?: (plan: T) => boolean;
+  /**
+   * When the format only has coarser words (recompute on/off), or a default that follows another dimension (Megatron's
+   * expert tensor parallel follows TP): does the plan's value say the same thing?
+   */
+  matches?: (plan: T, setup?: TrainingSetup) => boolean;
   /**
    * When the format has words for this dimension but not for every plan (FSDP's offload moves the parameters with
    * the optimizer state; DeepSpeed offloads parameters only at ZeRO-3): whether it can say this plan's value. When it
@@ -54,7 +59,7 @@ export interface ConfigLink {
   readFrom?: string;
 }
 
-export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'paramOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel' | 'expertParallel';
+export type SetupKey = 'precision' | 'zeroStage' | 'hybridShard' | 'cpuOffload' | 'paramOffload' | 'recompute' | 'tensorParallel' | 'pipelineStages' | 'contextParallel' | 'sequenceParallel' | 'expertParallel' | 'expertTensorParallel';
 
 export interface StatedSetup {
   precision?: SetupDim<Precision>;
@@ -68,8 +73,12 @@ export interface StatedSetup {
   weightGather?: StatedWeightGather;
   /** The stages whose gradient sync the framework runs with nothing beside it (frameworkTimings.ts); absent: none. */
   serialSync?: StatedSerialSync;
+  /** The ZeRO stages the framework accumulates unsharded under no_sync (unshardedAccumulation.ts); absent: each micro-step reduces. */
+  unshardedAccumulation?: StatedUnshardedAccumulation;
   /** How the framework runs a block's experts (Megatron's --moe-grouped-gemm), where the config says; absent: as the model's code does. */
   expertsKernel?: { grouped: boolean; why: string };
+  /** How the framework dispatches tokens to other GPUs' experts, where the config says (Megatron's --moe-token-dispatcher-type). */
+  tokenDispatcher?: { kind: TokenDispatcher; why: string };
   hybridShard?: SetupDim<boolean>;
   cpuOffload?: SetupDim<boolean>;
   /** Parameters and gradients in host memory too (DeepSpeed offload_param, FSDP's offload); true implies cpuOffload. */
@@ -81,6 +90,8 @@ export interface StatedSetup {
   sequenceParallel?: SetupDim<boolean>;
   /** Expert-parallel degree, where the format states one (Megatron's --expert-model-parallel-size, torchtitan's expert_parallel_degree). */
   expertParallel?: SetupDim<number>;
+  /** Ranks each routed expert is split over (Megatron's --expert-tensor-parallel-size, torchtitan's expert_tensor_parallel_degree). */
+  expertTensorParallel?: SetupDim<number>;
   dataParallel?: SetupDim<number>;
   microBatch?: SetupDim<number>;
   gradientAccumulation?: SetupDim<number>;
@@ -157,7 +168,7 @@ export function describeSetup(s: Partial<TrainingSetup>): string {
 const DIM_NAMES: Record<SetupKey, string> = {
   precision: 'precision', zeroStage: 'ZeRO stage', hybridShard: 'hybrid sharding', cpuOffload: 'CPU offload', paramOffload: 'parameter offload', recompute: 'activation recompute',
   tensorParallel: 'tensor parallelism', pipelineStages: 'pipeline parallelism', contextParallel: 'context parallelism', sequenceParallel: 'sequence parallelism',
-  expertParallel: 'expert parallelism',
+  expertParallel: 'expert parallelism', expertTensorParallel: 'expert tensor parallelism',
 };
 
 function showValue(key: SetupKey, v: unknown): string {
@@ -171,6 +182,7 @@ function showValue(key: SetupKey, v: unknown): string {
     case 'pipelineStages': return `PP ${v as number}`;
     case 'contextParallel': return `CP ${v as number}`;
     case 'expertParallel': return `EP ${v as number}`;
+    case 'expertTensorParallel': return `experts split over ${v as number} tensor rank${v === 1 ? '' : 's'}`;
     case 'sequenceParallel': return v ? 'sequence parallel' : 'no sequence parallel';
     default: return String(v);
   }
@@ -197,7 +209,7 @@ function proseFor(key: SetupKey, v: unknown): string[] {
 
 const precisionClass = (p: unknown): unknown => (p === 'tf32' ? 'fp32' : p);
 
-const SETUP_KEYS: SetupKey[] = ['precision', 'zeroStage', 'hybridShard', 'cpuOffload', 'paramOffload', 'recompute', 'tensorParallel', 'pipelineStages', 'contextParallel', 'sequenceParallel', 'expertParallel'];
+const SETUP_KEYS: SetupKey[] = ['precision', 'zeroStage', 'hybridShard', 'cpuOffload', 'paramOffload', 'recompute', 'tensorParallel', 'pipelineStages', 'contextParallel', 'sequenceParallel', 'expertParallel', 'expertTensorParallel'];
 
 /**
  * Where expert parallelism is set when a format has no words for it: the frameworks that run it state it in their
@@ -283,6 +295,8 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
   const cannot: Array<{ key: SetupKey; to: unknown; instead: string }> = [];
   for (const key of SETUP_KEYS) {
     const to = want[key];
+    // A dimension the plan has no value for (expert tensor parallel on a model without experts) is not compared.
+    if (to === undefined) continue;
     const dim = stated[key] as SetupDim<unknown> | undefined;
     if (dim?.expressible && !dim.expressible(want)) {
       // One setting may say two dimensions (FSDP's offload): one note for it.
@@ -291,7 +305,7 @@ export function compareSetup(format: ConfigFormat, text: string, stated: StatedS
     } else if (dim) {
       // No config has a word for tf32: fp32 training runs its matmuls in tf32 where torch allows it.
       const same = key === 'precision' ? precisionClass(dim.value) === precisionClass(to) : dim.value === to;
-      if (dim.matches ? !dim.matches(to) : !same) differs.push({ key, from: dim.value, to, dim });
+      if (dim.matches ? !dim.matches(to, want) : !same) differs.push({ key, from: dim.value, to, dim });
     } else {
       const instead = stated.inexpressible[key] ?? (key === 'expertParallel' ? EXPERTS_ELSEWHERE : undefined);
       if (instead !== undefined && !isOff(key, to)) cannot.push({ key, to, instead });

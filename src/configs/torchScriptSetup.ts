@@ -13,6 +13,7 @@ import { torchNames, type TorchNames } from './torchNames';
 import { readBatch } from './torchScriptBatch';
 import { readPrecision } from './torchScriptPrecision';
 import { readSharding, WRAPPER_LABEL, WRAPPERS, wrapperOf } from './torchScriptSharding';
+import { readScriptAccumulation } from './torchScriptAccumulation';
 import { MalformedConfig } from './types';
 
 /** The script as the readers see it: its text, tree, torch imports, and calls by torch's name for them. */
@@ -110,6 +111,7 @@ export function readTorchScriptSetup(text: string, root: Node, strict: boolean):
     inexpressible: {},
   };
   readSharding(ctx, wrapper, stated);
+  readScriptAccumulation(ctx, wrapper, stated);
   readPrecision(ctx, stated);
   readRecompute(ctx, stated);
   readBatch(ctx, stated);

@@ -11,6 +11,7 @@ import { compareSetup, type SetupDim, type StatedSetup } from './setup';
 import { parseToml, setToml, tomlEntry, type TomlDoc } from './tomlDoc';
 import type { ConfigReader, TextEdit, TextRange } from './types';
 import { FSDP_WEIGHT_GATHER } from './frameworkTimings';
+import { TORCHTITAN_ACCUMULATION } from './unshardedAccumulation';
 
 const PRECISION: Record<string, Precision> = { bfloat16: 'bf16', float32: 'fp32', float16: 'fp16' };
 const PRECISION_WORD: Partial<Record<Precision, string>> = { bf16: 'bfloat16', fp32: 'float32', tf32: 'float32' };
@@ -44,6 +45,15 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
   stated.contextParallel = degree('context_parallel_degree');
   // torchtitan's MoE models (Llama 4, DeepSeek-V3) spread their experts by [parallelism] expert_parallel_degree.
   stated.expertParallel = degree('expert_parallel_degree');
+  // expert_tensor_parallel_degree (default 1: whole experts) acts only with expert parallelism; without it the experts
+  // are tensor-parallel as the rest of the block (torchtitan's job config docstring: "No effect … when ep = 1").
+  const etp = num('parallelism', 'expert_tensor_parallel_degree', 1);
+  const withExperts = stated.expertParallel.value > 1;
+  stated.expertTensorParallel = {
+    value: withExperts ? etp.value : stated.tensorParallel.value, stated: etp.stated && withExperts, range: etp.range,
+    matches: (n, plan) => (plan && plan.expertParallel > 1 ? n === etp.value : n === (plan?.tensorParallel ?? stated.tensorParallel!.value)),
+    set: (n, plan) => (plan && plan.expertParallel > 1 && (n === 1 || n === plan.tensorParallel) ? put('parallelism', 'expert_tensor_parallel_degree', n) : undefined),
+  };
   // torchtitan always shards sequences between tensor-parallel regions (norms, dropout) when TP > 1.
   stated.sequenceParallel = { value: stated.tensorParallel.value > 1, stated: false, range: stated.tensorParallel.range, matches: (p: boolean) => p === stated.tensorParallel!.value > 1 };
 
@@ -53,6 +63,7 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
   const zero: ZeroStage = shard.value === 1 ? 0 : reshard?.value === 'never' ? 2 : 3;
   // torchtitan shards with FSDP2 (the data-parallel shard degree), whatever the stage the plan chooses.
   stated.weightGather = FSDP_WEIGHT_GATHER;
+  stated.unshardedAccumulation = TORCHTITAN_ACCUMULATION;
   stated.zeroStage = {
     value: zero, stated: shard.stated, range: shard.range,
     set: (z, plan) => {

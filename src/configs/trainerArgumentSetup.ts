@@ -19,6 +19,7 @@
 import { SEQUENCE_LENGTH_NAMES } from '../core/sequenceOptions';
 import type { Precision, RecomputeMode, TrainingSetup } from '../protocol/plan';
 import { fsdpWordsFor, readFsdpWords, setFsdpDims } from './fsdpWords';
+import { trainerFsdpAccumulation } from './unshardedAccumulation';
 import type { StatedSetup } from './setup';
 import { deepspeedChosenAtRunTime, NO_DEGREES, TRANSFORMERS_CHECKS_DEEPSPEED } from './trainerSetup';
 import { precisionOfFlags, type TrainerFlag } from './trainingArguments';
@@ -85,6 +86,10 @@ export function readArgumentSetup(source: ArgumentSource, label: string): Stated
   else {
     readFsdp(source, stated);
     stated.shardingByDefault = !source.has('fsdp');
+    // Without DeepSpeed the Trainer's ZeRO-2/3 is FSDP (its fsdp words, or the launcher's plugin, linkedConfig.ts),
+    // which it accumulates under no_sync unless accelerator_config's sync_each_batch says otherwise: said whether
+    // or not these arguments shard, so the plan a fix writes into them is priced as the Trainer will run it.
+    stated.unshardedAccumulation = trainerFsdpAccumulation(source.text);
   }
 
   const flags = { bf16: source.bool('bf16'), fp16: source.bool('fp16'), tf32: source.bool('tf32') };

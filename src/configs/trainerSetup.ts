@@ -17,6 +17,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { Precision, RecomputeMode, ZeroStage } from '../protocol/plan';
 import { fsdpWordsFor, readFsdpWords, setFsdpDims, type FsdpSetup } from './fsdpWords';
+import { trainerFsdpAccumulation } from './unshardedAccumulation';
 import { argsLayout, intLiteral, nodeRange, quoteOf, replaceRange, setKeyword, stringLiteral, type ArgsLayout, type CallArgs } from './python';
 import { readInlineDeepSpeed } from './inlineDeepSpeed';
 import type { StatedSetup } from './setup';
@@ -160,4 +161,7 @@ function readSharding(text: string, args: CallArgs, layout: ArgsLayout, stated: 
     return undefined;
   };
   setFsdpDims(stated, readFsdpWords(read.words), { stated: !!fsdp, range }, write);
+  // The Trainer's ZeRO-2/3 without DeepSpeed is FSDP, accumulated under no_sync unless the script's accelerator_config
+  // says sync_each_batch (trainerArgumentSetup.ts says why it is stated even where fsdp is not).
+  stated.unshardedAccumulation = trainerFsdpAccumulation(text);
 }

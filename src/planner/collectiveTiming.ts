@@ -2,8 +2,10 @@
  * When a plan's framework runs the collectives whose timing differs between frameworks, as a flag or the training
  * config names it: ZeRO-1/2's gather of the weights their optimizer slices updated (protocol WeightGatherTiming;
  * PlanOptions.forwardGatherStages), and whether the gradient sync runs beside the backward or with nothing beside it
- * (PlanOptions.serialSyncStages). Absent, WAP prices DeepSpeed's gather, the one that hides nothing, and says it
- * assumed it, and DDP's and FSDP's bucketed sync beside the backward, PyTorch's own.
+ * (PlanOptions.serialSyncStages), and whether ZeRO-2/3 reduce-scatter every micro-step or accumulate the full gradients
+ * until the last (PlanOptions.unshardedAccumulationStages: FSDP's no_sync). Absent, WAP prices DeepSpeed's gather, the
+ * one that hides nothing, and says it assumed it, DDP's and FSDP's bucketed sync beside the backward, PyTorch's own,
+ * and DeepSpeed's reduce-scatter every micro-step, the accumulation that holds least.
  */
 import type { GatheringStage, TrainingSetup, WeightGatherTiming, ZeroStage } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
@@ -25,6 +27,16 @@ export function syncsSerially(stages: readonly ZeroStage[] | undefined, zero: Ze
   return !!stages?.includes(zero);
 }
 
+/**
+ * Whether `zero`'s gradients are accumulated unsharded over `microSteps` under `stages`
+ * (PlanOptions.unshardedAccumulationStages): only ZeRO-2/3 shard gradients, and one micro-step has nothing to accumulate.
+ */
+export function accumulatesUnsharded(stages: readonly ZeroStage[] | undefined, zero: ZeroStage, microSteps: number): boolean {
+  return zero >= 2 && microSteps > 1 && !!stages?.includes(zero);
+}
+
+const ASSUMED_ACCUMULATION = "assumed: each micro-step reduce-scatters and keeps its shard, as DeepSpeed and FSDP outside no_sync do; the HF Trainer and accelerate's accumulate() with FSDP1 keep the full gradients until the last (plan with their config beside the model, or --framework fsdp)";
+
 /** The setup with the collective timings it was priced under, and why: the gather for ZeRO-1/2, a serial sync. */
 export function withCollectiveTimings(setup: TrainingSetup, options: PlanOptions): TrainingSetup {
   let out = setup;
@@ -35,5 +47,10 @@ export function withCollectiveTimings(setup: TrainingSetup, options: PlanOptions
     out = { ...out, weightGather: timing, weightGatherReason: reason };
   }
   if (replicated && syncsSerially(options.serialSyncStages, setup.zeroStage)) out = { ...out, gradientSync: 'serial', gradientSyncReason: options.serialSyncSource ?? 'the training framework' };
+  if (setup.zeroStage >= 2 && (setup.shardGroup ?? 0) >= 2 && setup.gradientAccumulation > 1) {
+    const unsharded = accumulatesUnsharded(options.unshardedAccumulationStages, setup.zeroStage, setup.gradientAccumulation);
+    const reason = options.unshardedAccumulationStages ? (options.unshardedAccumulationSource ?? 'the training framework') : ASSUMED_ACCUMULATION;
+    out = { ...out, gradientAccumulationSync: unsharded ? 'unsharded' : 'every-micro-step', gradientAccumulationSyncReason: reason };
+  }
   return out;
 }

@@ -75,6 +75,7 @@ export function setupLines(s: TrainingSetup): string[] {
   const savers = [
     zeroText(s, true),
     ...(s.gradientSync === 'serial' ? [`gradients synced with nothing beside them (${s.gradientSyncReason})`] : []),
+    ...(s.gradientAccumulationSync ? [`gradients ${s.gradientAccumulationSync === 'unsharded' ? 'accumulated unsharded, reduce-scattered once' : 'reduce-scattered every micro-step'} (${s.gradientAccumulationSyncReason})`] : []),
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation} accumulation${s.gradientAccumulation === 1 ? '' : ' steps'}`,
     ...(offloadText(s) ? [offloadText(s)!] : []),

@@ -13,6 +13,7 @@ import { describeIncomplete } from '../core/completeness';
 import { planCaveats } from '../core/planCaveats';
 import { withAdvice } from './advice';
 import { withCodeMicroBatchNote } from './codeMicroBatch';
+import { withUnshardedAccumulationNotes } from './unshardedAccumulation';
 import type { AnalyzedModel } from '../core/ir';
 import type { BaselineResult, IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOutcome, ScalingPoint } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
@@ -70,7 +71,8 @@ function throughput(c: Candidate, batch: number): number {
 
 function* planSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
   const planned = withPlannedOptimizer(model, withCodePrecision(model, withCodeBatch(model, cluster.gpus.length, options)));
-  return withCodeMicroBatchNote(model, planned, withAdvice(model, yield* searchSteps(model, cluster, planned, extras)));
+  const searched = yield* withUnshardedAccumulationNotes(yield* searchSteps(model, cluster, planned, extras), planned, (o) => searchSteps(model, cluster, o, extras));
+  return withCodeMicroBatchNote(model, planned, withAdvice(model, searched));
 }
 
 function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanOptions, extras: PlanExtras): Generator<[number, number] | void, PlanOutcome, void> {
@@ -187,7 +189,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     if (HONOURED_PINS.has(pin) || (pin !== 'dataParallel' && (value === 1 || value === false))) continue;
     diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
   }
-  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}), ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}), ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}) };
+  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}), ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}), ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}), ...(options.unshardedAccumulationStages ? { unshardedAccumulationStages: options.unshardedAccumulationStages } : {}) };
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }

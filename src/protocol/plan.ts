@@ -54,6 +54,8 @@ export interface ParallelPins {
   pipelineStages?: number;
   contextParallel?: number;
   expertParallel?: number;
+  /** Ranks each routed expert is split over (Megatron's --expert-tensor-parallel-size); absent: searched, tp or 1. */
+  expertTensorParallel?: number;
   /** Interleaved 1F1B: model chunks per pipeline stage (Megatron's virtual stages). */
   virtualStages?: number;
   sequenceParallel?: boolean;
@@ -101,6 +103,14 @@ export interface TrainingSetup {
    */
   gradientSync?: 'serial';
   gradientSyncReason?: string;
+  /**
+   * ZeRO-2/3 over more than one rank with gradient accumulation: 'unsharded' where the framework keeps every
+   * micro-step's full gradients until one reduce-scatter at the last (FSDP's no_sync;
+   * PlanOptions.unshardedAccumulationStages), 'every-micro-step' where each micro-step reduce-scatters and keeps only
+   * its shard; and who says so.
+   */
+  gradientAccumulationSync?: 'unsharded' | 'every-micro-step';
+  gradientAccumulationSyncReason?: string;
   hybridShard: boolean;
   /**
    * Ranks the ZeRO state is sharded over when zeroStage > 0: dataParallel × contextParallel, or under HSDP the
@@ -119,6 +129,13 @@ export interface TrainingSetup {
   virtualStages: number;
   contextParallel: number;
   expertParallel: number;
+  /** Ranks each routed expert is split over, for a model with experts: the attention's tensorParallel (Megatron's default) or fewer. */
+  expertTensorParallel?: number;
+  /** How the plan priced a block's local experts, for a model with experts: one grouped GEMM per projection, or a loop of one per expert. */
+  expertsKernel?: 'grouped' | 'loop';
+  /** How the plan moved tokens to other GPUs' experts, for a model with experts (PlanOptions.tokenDispatcher), and who says so. */
+  tokenDispatcher?: 'alltoall' | 'allgather';
+  tokenDispatcherReason?: string;
   sequenceParallel: boolean;
   /**
    * A per-layer plan that mixes configurations (OWT: convolutions data parallel, classifier model parallel) reports

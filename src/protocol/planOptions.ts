@@ -78,12 +78,30 @@ export interface PlanOptions {
   /** Who says it: the config that names the framework ('ds_config.json (DeepSpeed: …)'). */
   serialSyncSource?: string;
   /**
+   * The ZeRO stages whose gradients the training's framework accumulates unsharded over the micro-steps before the
+   * last, reduce-scattering once (FSDP under `no_sync()` / `set_requires_gradient_sync(False)`: the HF Trainer and
+   * accelerate's `accumulate()` with FSDP1) (TrainingSetup.gradientAccumulationSync): [2, 3]. Absent: none, each
+   * micro-step reduce-scatters and keeps its shard (DeepSpeed ZeRO-2/3, FSDP outside no_sync).
+   */
+  unshardedAccumulationStages?: ZeroStage[];
+  /** Who says it: the config that names the framework ('fsdp.yaml (accelerate FSDP1: …)'), or '--framework fsdp'. */
+  unshardedAccumulationSource?: string;
+  /**
    * How the training framework runs a block's experts, where its config says (Megatron-LM's --moe-grouped-gemm):
    * one grouped GEMM per projection, or a loop of one GEMM per expert. Absent: as the model's code runs them.
    */
   expertsKernel?: 'grouped' | 'loop';
   /** Who says it ('pretrain.sh (Megatron-LM --moe-grouped-gemm: GroupedMLP)'). */
   expertsKernelSource?: string;
+  /**
+   * How the training framework moves tokens to the experts of other GPUs (Megatron-LM's --moe-token-dispatcher-type):
+   * an all-to-all of each token to its top-k experts' ranks, or an all-gather of every rank's tokens over the
+   * expert × expert-tensor group (Megatron's default). Absent: all-to-all, as torchtitan and Megatron's recommended
+   * setting with expert parallelism run.
+   */
+  tokenDispatcher?: TokenDispatcher;
+  /** Who says it ('pretrain.sh (Megatron-LM without --moe-token-dispatcher-type: allgather)'). */
+  tokenDispatcherSource?: string;
   /** What the training framework the user named can run (`--framework`): absent, every ZeRO stage and offload. */
   frameworkLimits?: FrameworkLimits;
   /** Fixed dimensions; the search fills in the rest. */
@@ -122,3 +140,6 @@ export interface FrameworkLimits {
   /** Who names the framework and what it runs, for an infeasible pin's reason. */
   why: string;
 }
+
+/** How an MoE layer's tokens reach the experts on other GPUs (PlanOptions.tokenDispatcher). */
+export type TokenDispatcher = 'alltoall' | 'allgather';

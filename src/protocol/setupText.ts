@@ -11,7 +11,9 @@ import type { PlanOutcome, TrainingSetup } from './plan';
 export function parallelDegreesText(s: TrainingSetup, compact: boolean): string {
   const pp = `PP ${s.pipelineStages}${s.virtualStages > 1 ? `(×${s.virtualStages} virtual)` : ''}`;
   const cp = !compact || s.contextParallel > 1 ? ` × CP ${s.contextParallel}` : '';
-  const ep = s.expertParallel > 1 ? ` × EP ${s.expertParallel}` : '';
+  // Experts split over fewer ranks than the attention: said beside EP, as Megatron's folding writes it.
+  const etp = s.expertTensorParallel !== undefined && s.expertTensorParallel !== s.tensorParallel ? ` (experts TP ${s.expertTensorParallel})` : '';
+  const ep = s.expertParallel > 1 || etp ? ` × EP ${s.expertParallel}${etp}` : '';
   const main = `DP ${s.dataParallel} × TP ${s.tensorParallel}${s.sequenceParallel ? '+SP' : ''} × ${pp}${cp}${ep}`;
   const others = (s.otherDegrees ?? []).map((o) => `DP ${o.dataParallel} × TP ${o.tensorParallel} on ${o.layers} layer${o.layers === 1 ? '' : 's'}`);
   return others.length ? `${main} (most parameters; also ${others.join(', ')})` : main;

@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { comparedSetup, pinnedOptions, summarizeRun, versusLine, planMachines, withLaunchScriptWorld, withStatedPrecision, withStatedFramework, type FileAccess, type RunSummary } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
-import { gathersInForward, planModelAsync, syncsSerially } from '../planner';
+import { accumulatesUnsharded, gathersInForward, planModelAsync, syncsSerially } from '../planner';
 import type { PlanReport } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
 import type { Environment } from './environment';
@@ -57,10 +57,12 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   const planned = plan.plan.setup;
   const otherGather = planned?.weightGather ? planned.weightGather !== (gathersInForward(inForward, planned.zeroStage) ? 'next-forward' : 'after-step') : inForward.length > 0;
   const otherSync = !!planned && planned.dataParallel * planned.contextParallel > 1 && (planned.gradientSync === 'serial') !== syncsSerially(bestOptions.serialSyncStages, planned.zeroStage);
-  const best = otherPrecision || otherGather || otherSync ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
+  // And for another accumulation: FSDP's no_sync holds full gradients a plan that reduced every micro-step did not.
+  const otherAccumulation = !!planned && planned.gradientAccumulation > 1 && (planned.gradientAccumulationSync === 'unsharded') !== accumulatesUnsharded(bestOptions.unshardedAccumulationStages, planned.zeroStage, planned.gradientAccumulation);
+  const best = otherPrecision || otherGather || otherSync || otherAccumulation ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
   const bestSummary = summarizeRun(best);
   const line = versusLine(yours, bestSummary, setup);
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
-  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather || otherSync ? ", best plan on the config's framework" : '';
+  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather || otherSync || otherAccumulation ? ", best plan on the config's framework" : '';
   return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor, yours, best: bestSummary };
 }

@@ -129,7 +129,7 @@ test('ZeRO shards the experts over the ranks that hold the same experts: with DP
   const model = await mixtral();
   const cluster = resolveCluster('h100x16-2node', {});
   const memoryAt = (ep: number) => {
-    const out = planModel(model, cluster, options({ dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 1, recompute: 'none', microBatch: 4, expertParallel: ep }));
+    const out = planModel(model, cluster, options({ dataParallel: 16, tensorParallel: 1, pipelineStages: 1, zeroStage: 1, hybridShard: false, recompute: 'none', microBatch: 4, expertParallel: ep }));
     assert.ok(out.feasible, out.feasible ? '' : out.reason);
     assert.equal(out.plan.setup!.expertParallel, ep);
     return out.plan.setup!.memoryPerGpu;

@@ -7,6 +7,7 @@
  */
 import { autocastCastsWeights } from '../../core/autocast';
 import type { AnalyzedLayer, AnalyzedModel } from '../../core/ir';
+import { samplesRun } from '../../core/oncePerForward';
 import type { CostSource } from '../../protocol/plan';
 import { analyticalTimes, dequantizeMs, hostUpdateMs, inputBytesPerSample, updateMs } from './compute';
 import { computeShare, inputLayout, layerConfigs, outputLayout, paramShare, type LayerConfig, type Layout } from './configs';
@@ -14,7 +15,7 @@ import { buildEdgeCosts } from './edgeCosts';
 import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, offloadedHostBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
 import { modelStatic, safeBytes } from './modelStatic';
 import { overlapExtraMs } from './overlap';
-import { gathersInForward } from '../collectiveTiming';
+import { accumulatesUnsharded, gathersInForward } from '../collectiveTiming';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions, type TableSetup } from './tables';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';
@@ -70,6 +71,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
   // The catalogue counts activations at the model's dtype; the setup's precision rescales them.
   const actScale = bytes.activation / dtype;
   const A = Math.max(1, setup.microSteps);
+  // FSDP's no_sync (setup.unshardedAccumulationStages): the micro-steps before the last keep full gradients, unreduced.
+  const unshardedAccumulation = accumulatesUnsharded(setup.unshardedAccumulationStages, setup.zeroStage, A);
+  const stateSetup = unshardedAccumulation ? { ...setup, unshardedGradients: true } : setup;
   const recompute = setup.recompute !== 'none' ? recomputePlan(model) : undefined;
   const hostGBs = gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS;
   const hostShare = topo.hostShare(devices);
@@ -175,7 +179,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       const pShare = paramShare(c);
       let t;
       if (measured) {
-        const m = measured.at(samples);
+        // A profile times the layer at each batch it measured; work done once per forward runs as at one sample (core/oncePerForward.ts).
+        const m = measured.at(samplesRun(layer, samples));
         // A trial times the layer trained; frozen, its backward is none or the input gradient alone.
         const kept = w.backward === 'none' ? 0 : w.backward === 'input-gradient' ? (w.inputGradientShare ?? 1) : 1;
         // A trial runs the layer unquantized (the worker loads no bitsandbytes): the dequantization is added as estimated.
@@ -187,10 +192,11 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       }
       let mpF = 0;
       let mpB = 0;
+      const runs = samplesRun(layer, samples);
       if (c.k > 1) {
         const ml = groupLink('model', c);
-        const outAR = A * allReduceMs(samples * safeBytes(w.activationBytes) * actScale, c.k, ml);
-        const inAR = hasProducer[li] ? A * allReduceMs(samples * inBytes, c.k, ml) : 0;
+        const outAR = A * allReduceMs(runs * safeBytes(w.activationBytes) * actScale, c.k, ml);
+        const inAR = hasProducer[li] ? A * allReduceMs(runs * inBytes, c.k, ml) : 0;
         if (c.split === 'out') mpB = inAR;
         else if (c.split === 'in') mpF = outAR;
         else if (c.split === 'heads') {
@@ -201,9 +207,10 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       const actShare = c.split === 'shard' || c.split === 'in' ? 1 / c.k : 1;
       // Float activations follow the precision; int64 indices and bool masks keep their size.
       const keptBytes = savedBytesAtPrecision(kept.savedBytesPerSample, kept.fixedBytesPerSample, actScale);
-      const activations = keptBytes * samples * actShare * copies;
+      // Work done once per forward (core/oncePerForward.ts) keeps one forward's tensors, whatever the micro-batch.
+      const activations = keptBytes * runs * actShare * copies;
       const savedBytes = savedBytesAtPrecision(savedWithoutRecompute.saved, savedWithoutRecompute.fixed, actScale);
-      const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * samples * actShare : 0;
+      const recomputedBytes = kept.recomputeFraction > 0 ? Math.max(0, savedBytes - keptBytes) * runs * actShare : 0;
       const recomputeMs = kept.recomputeFraction * (t.forwardMs + mpF);
       const computed: ComputedOption = {
         config: c,
@@ -233,8 +240,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     const arBytes = paramsHere * bytes.gradient;
     const sg = c.d > 1 ? shardGroup(c) : undefined;
     const zero = sg ? setup.zeroStage : 0;
-    // ZeRO-2/3 keep only their gradient shard, so every micro-step reduces; DP and ZeRO-1 accumulate locally and sync once.
-    const syncs = zero >= 2 ? A : 1;
+    // ZeRO-2/3 keep only their gradient shard, so every micro-step reduces; DP and ZeRO-1 accumulate locally and sync
+    // once, as ZeRO-2/3 do under FSDP's no_sync, holding the full gradients until then (stateSetup).
+    const syncs = zero >= 2 && !unshardedAccumulation ? A : 1;
     let arMs = 0;
     let gatherBytes = 0;
     let gatherMs = 0;
@@ -269,8 +277,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
       gatherBytes = unitBytes;
       hostUploadMs = A * hostCopyMs(unitBytes / weightShards, hostGBs);
     }
-    // Any offload (ZeRO-Offload too) sends each micro-step's reduced gradient shard down as the backward makes it.
-    const hostDownloadMs = setup.cpuOffload ? A * hostCopyMs(arBytes / optShards, hostGBs) : 0;
+    // Any offload (ZeRO-Offload too) sends each micro-step's reduced gradient shard down as the backward makes it;
+    // under no_sync only the last micro-step's, once reduced (FSDP1 no_sync: "only offloaded right after the eventual sync").
+    const hostDownloadMs = setup.cpuOffload ? (zero >= 2 && unshardedAccumulation ? 1 : A) * hostCopyMs(arBytes / optShards, hostGBs) : 0;
     // Offload: the CPU steps the optimizer shard after the backward; optimizer-only offload then sends the updated
     // 16-bit weights up over PCIe (parameter offload fetches them in the next passes).
     const cpuStep = setup.cpuOffload ? (hostUpdateMs(paramsHere / optShards, stateBytes, gpu, hostShare) ?? 0) : 0;
@@ -280,7 +289,7 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
         ? hostCopyMs((paramsHere / optShards) * bytes.weight, hostGBs) + cpuStep
         : updateMs(paramsHere / optShards, stateBytes, gpu, 4);
     const castHere = autocastCastsWeights(layer.op) ? paramsHere : 0;
-    const states = modelStateBytes(paramsHere, setup, sg ? sg.shards : 1, castHere);
+    const states = modelStateBytes(paramsHere, stateSetup, sg ? sg.shards : 1, castHere);
     const buffers = safeBytes(w.nonTrainable) * dtype * pShare;
     const frozenWeights = frozenWeightBytes(frozenHere, setup, sg ? sg.shards : 1, quantizedHere);
     const frozenOnGpu = setup.paramOffload ? frozenWeightBytes(frozenHere, setupOnGpu, sg ? sg.shards : 1, quantizedHere) : frozenWeights;

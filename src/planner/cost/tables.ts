@@ -26,6 +26,8 @@ export interface TableSetup extends MemorySetup {
   forwardGatherStages?: readonly GatheringStage[];
   /** The ZeRO stages whose gradient sync runs with nothing beside it (PlanOptions.serialSyncStages); absent: none. */
   serialSyncStages?: readonly ZeroStage[];
+  /** The ZeRO stages that accumulate unsharded gradients until the last micro-step (PlanOptions.unshardedAccumulationStages); absent: none. */
+  unshardedAccumulationStages?: readonly ZeroStage[];
 }
 
 export function defaultSetup(optimizer: OptimizerKind): TableSetup {

@@ -16,6 +16,7 @@ export function pinsOfSetup(setup: TrainingSetup): ParallelPins {
     pipelineStages: setup.pipelineStages,
     contextParallel: setup.contextParallel,
     expertParallel: setup.expertParallel,
+    ...(setup.expertTensorParallel !== undefined ? { expertTensorParallel: setup.expertTensorParallel } : {}),
     virtualStages: setup.virtualStages,
     sequenceParallel: setup.sequenceParallel,
     zeroStage: setup.zeroStage,

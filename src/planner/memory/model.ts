@@ -28,6 +28,16 @@ export interface MemorySetup {
   cpuOffload: boolean;
   /** Parameters and gradients in host memory too (ZeRO-Infinity / FSDP CPUOffload); implies cpuOffload. */
   paramOffload?: boolean;
+  /**
+   * ZeRO-2/3 accumulating over micro-steps under FSDP's no_sync (collectiveTiming.ts accumulatesUnsharded): every
+   * GPU holds the full gradients of the parameters it trains until the last micro-step's reduce-scatter, on the GPU
+   * even under offload. torch FSDP1's no_sync(): "FSDP will accumulate the full model gradients (instead of gradient
+   * shards) until the eventual sync … When used with CPU offloading, the gradients will not be offloaded to CPU when
+   * inside the context manager" (fully_sharded_data_parallel.py); FSDP2's set_requires_gradient_sync(False) keeps them
+   * on the unsharded parameters (_fsdp_param_group.py post_backward). Held in the precision's gradient dtype: FSDP1's
+   * autograd gradient, FSDP2's reduce_dtype where its MixedPrecisionPolicy sets one wider than param_dtype (not read).
+   */
+  unshardedGradients?: boolean;
 }
 
 /** Model-state bytes per parameter before any sharding (the ZeRO paper's 2 + 2 + K). */
@@ -70,10 +80,11 @@ export function modelStateBytes(params: number, setup: MemorySetup, shards: numb
   const n = Math.max(1, shards);
   const z = shards > 1 ? setup.zeroStage : 0;
   const cast = Math.min(Math.max(0, castParams), params);
-  if (setup.paramOffload) return { weights: 0, gradients: 0, optimizer: 0 };
+  const unsharded = z >= 2 && !!setup.unshardedGradients;
+  if (setup.paramOffload) return { weights: 0, gradients: unsharded ? params * per.gradients : 0, optimizer: 0 };
   return {
     weights: (params * (per.weights - castCopy) + cast * castCopy) / (z >= 3 ? n : 1),
-    gradients: setup.cpuOffload ? 0 : (params * per.gradients) / (z >= 2 ? n : 1),
+    gradients: unsharded ? params * per.gradients : setup.cpuOffload ? 0 : (params * per.gradients) / (z >= 2 ? n : 1),
     optimizer: setup.cpuOffload ? 0 : (params * per.optimizer) / (z >= 1 ? n : 1),
   };
 }
@@ -85,8 +96,10 @@ export function modelStateBytes(params: number, setup: MemorySetup, shards: numb
 export function offloadedHostBytes(params: number, setup: MemorySetup, shards: number, frozenBytes = 0, castParams = params): number {
   if (!setup.cpuOffload && !setup.paramOffload) return 0;
   const total = (s: ModelStateBytes) => s.weights + s.gradients + s.optimizer;
-  const kept = { ...setup, cpuOffload: false, paramOffload: false };
-  return total(modelStateBytes(params, kept, shards, castParams)) - total(modelStateBytes(params, setup, shards, castParams)) + (setup.paramOffload ? frozenBytes : 0);
+  // The host holds the reduced shards whether or not the micro-steps before accumulated unsharded on the GPU.
+  const offloaded = { ...setup, unshardedGradients: false };
+  const kept = { ...offloaded, cpuOffload: false, paramOffload: false };
+  return total(modelStateBytes(params, kept, shards, castParams)) - total(modelStateBytes(params, offloaded, shards, castParams)) + (setup.paramOffload ? frozenBytes : 0);
 }
 
 /**

@@ -16,7 +16,7 @@ import { allGatherMs, reduceScatterMs } from '../cost/shardedCollectives';
 import { allReduceMs } from '../cost/topology';
 import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
-import { gathersInForward, syncsSerially } from '../collectiveTiming';
+import { accumulatesUnsharded, gathersInForward, syncsSerially } from '../collectiveTiming';
 
 /** PyTorch DDP's default bucket_cap_mb. */
 export const DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024;
@@ -54,8 +54,10 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
   const zero3 = (i: number) => opt(i).gatherMs > 0;
   // A layer whose ZeRO state is sharded (ZeRO ≥ 1 over a data group of 2 or more) reduce-scatters its gradients.
   const sharded = (i: number) => t.setup.zeroStage >= 1 && opt(i).config.d > 1;
-  // ZeRO-2/3 reduce their gradient shards on every micro-step; DP and ZeRO-1 once per iteration.
-  const syncEveryMicroStep = t.setup.zeroStage >= 2;
+  // ZeRO-2/3 reduce their gradient shards on every micro-step; DP and ZeRO-1 once per iteration, as ZeRO-2/3 under
+  // FSDP's no_sync (setup.unshardedAccumulationStages), whose earlier micro-steps keep the full gradients unreduced.
+  const unsharded = accumulatesUnsharded(t.setup.unshardedAccumulationStages, t.setup.zeroStage, A);
+  const syncEveryMicroStep = t.setup.zeroStage >= 2 && !unsharded;
   const gatherInForward = gathersInForward(t.setup.forwardGatherStages, t.setup.zeroStage);
   // A framework that syncs with nothing beside it (DeepSpeed without overlap): each bucket holds the GPUs' compute
   // stream too, so the backward waits for it, as a collective on the default stream makes it.
@@ -154,8 +156,10 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       const comp = eng.add({ kind: 'backward', layer: name(i), resources: lanes, devices: t.devices, durationMs: o.backwardMs * share, deps, ...mb });
       bwdCompute[i] = comp;
       bwdEnd[i] = o.mpBackwardMs > 0 ? eng.add({ kind: 'transfer', layer: name(i), resources: [modelLane(i)], devices: t.devices, durationMs: o.mpBackwardMs * share, deps: [comp], ...mb }) : comp;
-      // Offloaded gradients go down to the CPU optimizer as soon as the layer's backward has made them.
-      if (o.hostDownloadMs > 0) downloads.push(eng.add({ kind: 'transfer', layer: `${name(i)} gradients to CPU`, resources: [HOST_LANE], devices: t.devices, durationMs: o.hostDownloadMs * share, deps: [comp], bytes: o.allreduceBytes, ...mb }));
+      // Offloaded gradients go down to the CPU optimizer as soon as the layer's backward has made them; under no_sync
+      // only the last micro-step's, reduced (hostDownloadMs is then that one copy).
+      const downShare = unsharded && sharded(i) ? (syncGradients ? 1 : 0) : share;
+      if (o.hostDownloadMs > 0 && downShare > 0) downloads.push(eng.add({ kind: 'transfer', layer: `${name(i)} gradients to CPU`, resources: [HOST_LANE], devices: t.devices, durationMs: o.hostDownloadMs * downShare, deps: [comp], bytes: o.allreduceBytes, ...mb }));
       if (syncGradients && o.allreduceBytes > 0) {
         const key = `${o.config.d}x${o.config.k}`;
         if (bucket && bucket.key !== key) flush();

@@ -12,8 +12,10 @@
 import { autocastCastsWeights } from '../../../core/autocast';
 import type { AnalyzedLayer } from '../../../core/ir';
 import { product } from '../../../core/ir';
+import { samplesRun } from '../../../core/oncePerForward';
 import { expertOf, moeOf } from '../../../core/moe';
 import type { AmpStyle, Precision } from '../../../protocol/plan';
+import type { TokenDispatcher } from '../../../protocol/planOptions';
 import type { GpuSpec } from '../../cluster/spec';
 import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
 import { savedBytesAtPrecision } from '../../memory/precision';
@@ -63,6 +65,8 @@ export interface Degrees {
   tp: number;
   cp: number;
   ep: number;
+  /** Expert tensor parallel (expertLayout.ts); absent: tp. */
+  etp?: number;
   sp: boolean;
   mb: number;
 }
@@ -78,6 +82,12 @@ export interface CostEnv {
   tpLink: Link;
   cpLink: Link;
   epLink: Link;
+  /** The expert tensor group's link (expertLayout.ts); needed where etp > 1. */
+  etpLink?: Link;
+  /** The expert tensor and expert-parallel groups together (expertLayout.ts), for the allgather dispatcher. */
+  tpEpLink?: Link;
+  /** How tokens reach other GPUs' experts (PlanOptions.tokenDispatcher); absent: all-to-all. */
+  dispatcher?: TokenDispatcher;
   /** How attention runs (cost/compute.ts); fused unless the plan says otherwise. */
   attention?: AttentionKernel;
 }
@@ -106,6 +116,7 @@ function attentionCoreShare(l: AnalyzedLayer): number {
 
 export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: CostEnv, isBlock: boolean): GroupCost {
   const { tp, cp, ep, sp, mb } = deg;
+  const etp = deg.etp ?? tp;
   const bytes = activationBytes(env.precision);
   const scale = bytes / env.modelDtypeBytes;
   const c: GroupCost = { forwardMs: 0, backwardMs: 0, recomputeSelectiveMs: 0, recomputeFullMs: 0, tpForwardMs: 0, tpBackwardMs: 0, tpBytes: 0, cpForwardMs: 0, cpBackwardMs: 0, epMs: 0, params: 0, castParams: 0, frozenParams: 0, expertParams: 0, expertCastParams: 0, expertFrozenParams: 0, quantizedParams: 0, quantizedBytes: 0, savedNone: 0, savedSelective: 0, savedFull: 0 };
@@ -124,14 +135,20 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     // FLOPs per GPU as without it, but as fewer, ep-times-taller GEMMs: one expert here is priced on ep GPUs'
     // micro-batches, for the 1/ep of the experts a GPU holds. Priced per expert on one GPU's tokens instead, a
     // 256-expert layer (DeepSeek-V3) ran 256 short GEMMs and launches where each GPU runs 256/ep full ones.
-    const expertSpread = expertOf(l) ? ep : 1;
+    const isExpert = expertOf(l) !== undefined;
+    const expertSpread = isExpert ? ep : 1;
     const share = 1 / (tpShare * cp);
-    const heldShare = tensor ? 1 / tp : 1;
+    // An expert splits over its own tensor group (etp, expertLayout.ts), not the attention's. At etp < tp each
+    // attention tensor rank dispatches its own sequence-parallel tokens, so an expert's GEMMs are etp/tp as tall and
+    // etp-times wider than at etp = tp: the same FLOPs per GPU, whole experts instead of column slices.
+    const columns = isExpert && tpShare > 1 ? etp : tpShare;
+    const rows = isExpert && sp && tp > 1 ? etp / tp : 1;
+    const heldShare = tensor ? 1 / (isExpert ? etp : tp) : 1;
     const paramShare = heldShare / expertSpread;
     // Context parallel gives each GPU 1/cp of every sample's tokens: a GEMM's rows (M, and the weight gradient's K),
     // as mb/cp samples would, not its output columns as tensor parallel splits them. Priced as a column split, a
     // 1024-token model ran its weight gradients faster at CP 2 than at CP 1 with the same tokens per GPU.
-    const local = analyticalTimes(l, env.gpu, (mb * expertSpread) / cp, 1 / tpShare, heldShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast', expertParallel: ep });
+    const local = analyticalTimes(l, env.gpu, (mb * expertSpread * rows) / cp, 1 / columns, heldShare, bytes, env.precision, { attention: env.attention, autocast: env.ampStyle === 'autocast', expertParallel: ep });
     const t = { forwardMs: local.forwardMs / expertSpread, backwardMs: local.backwardMs / expertSpread };
     c.forwardMs += t.forwardMs;
     c.backwardMs += t.backwardMs;
@@ -155,15 +172,31 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     c.quantizedBytes += (l.workload.quantized?.bytes ?? 0) * paramShare;
     // Float activations follow the precision; int64 indices and bool masks keep their size.
     const kept = savedUnderKernel(l, env.attention, env.modelDtypeBytes);
-    const saved = savedBytesAtPrecision(kept.saved, kept.fixed, scale) * mb * share;
+    // Work done once per forward (core/oncePerForward.ts) keeps one forward's tensors, whatever the micro-batch.
+    const saved = savedBytesAtPrecision(kept.saved, kept.fixed, scale) * samplesRun(l, mb) * share;
     c.savedNone += saved;
     c.savedSelective += scoresKept ? Math.max(0, saved - scoreBytes(l, bytes) * mb * share) : saved;
     const moe = moeOf(l);
-    if (moe && moe.role === 'router' && l.op === 'linear' && ep > 1) {
+    const allGather = env.dispatcher === 'allgather';
+    if (moe && moe.role === 'router' && l.op === 'linear' && allGather && ep * etp > 1 && isBlock) {
+      // Megatron-Core's MoEAllGatherTokenDispatcher: every rank's tokens all-gathered over the expert × expert-tensor
+      // group, each rank keeping those its experts take, and the outputs reduce-scattered back; the backward runs
+      // the pair in reverse. The gather carries all of a token's hidden state once, whatever top-k.
+      const local = (mb * env.shape.seq * env.shape.hidden * bytes) / (cp * (sp ? tp : 1));
+      c.epMs += 4 * allGatherMs(local * ep * etp, ep * etp, env.tpEpLink ?? env.epLink);
+    }
+    if (moe && moe.role === 'router' && l.op === 'linear' && ep > 1 && !allGather) {
       // Once per MoE block, at its router: dispatch and combine, forward and backward, four all-to-alls of the
       // micro-batch's tokens, each sent to its top-k experts (Lepikhin et al., GShard, ICLR 2021, §3.2).
       const routed = (mb * env.shape.seq * env.shape.hidden * bytes * moe.topK) / (cp * (sp ? tp : 1));
       c.epMs += 4 * allToAllMs(routed, ep, env.epLink);
+    }
+    if (moe && moe.role === 'router' && l.op === 'linear' && etp > 1 && sp && isBlock && !allGather) {
+      // Each expert tensor rank dispatched its own sequence-parallel tokens; the expert's column slices need all of
+      // its group's: an all-gather after the dispatch and a reduce-scatter before the combine, forward and backward
+      // (Megatron-Core's MoEAlltoAllTokenDispatcher, gather_from_sequence_parallel_region over the expert tensor group).
+      const received = (mb * env.shape.seq * env.shape.hidden * bytes * moe.topK) / (cp * tp);
+      c.epMs += 4 * allGatherMs(received * etp, etp, env.etpLink ?? env.tpLink);
     }
   }
   if (!isBlock) {
@@ -177,9 +210,11 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
   if (tp > 1 && isBlock) {
     const residualBytes = (mb * env.shape.seq * env.shape.hidden * bytes) / cp;
     const one = sp ? 2 * allGatherMs(residualBytes, tp, env.tpLink) : allReduceMs(residualBytes, tp, env.tpLink);
-    c.tpForwardMs = env.shape.residualBranches * one;
-    c.tpBackwardMs = env.shape.residualBranches * one;
-    c.tpBytes = env.shape.residualBranches * residualBytes;
+    // Under sequence parallelism an MoE branch's tokens move by its dispatcher (epMs), not by a residual gather.
+    const branches = env.shape.residualBranches - (sp ? (env.shape.dispatchedBranches ?? 0) : 0);
+    c.tpForwardMs = branches * one;
+    c.tpBackwardMs = branches * one;
+    c.tpBytes = branches * residualBytes;
   }
   if (cp > 1 && isBlock) {
     // Ring attention (Liu et al., 2023): cp−1 steps, each passing the local K and V; backward passes dK/dV too.

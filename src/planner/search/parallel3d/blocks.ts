@@ -7,7 +7,7 @@
  */
 import type { AnalyzedLayer, AnalyzedModel } from '../../../core/ir';
 import { product } from '../../../core/ir';
-import { expertCount, moeOf } from '../../../core/moe';
+import { expertCount, expertOf, moeOf } from '../../../core/moe';
 
 export interface BlockStructure {
   /** Index of the first layer of the first block. */
@@ -37,6 +37,12 @@ export interface BlockShape {
   linearDims: number[];
   /** Residual branches (attention, MLP): one tensor-parallel all-reduce each per pass (Megatron). */
   residualBranches: number;
+  /**
+   * Of those, MoE branches whose tokens only the expert dispatcher moves: under sequence parallelism the router reads
+   * each rank's own tokens, so the branch runs no residual all-gather or reduce-scatter of its own. A branch with a
+   * shared expert keeps them: Megatron-Core's SharedExpertMLP gathers its sequence-parallel input as a dense MLP does.
+   */
+  dispatchedBranches?: number;
   /** Experts per MoE layer when the frontend reports them (core/moe.ts); 0 otherwise. */
   experts: number;
 }
@@ -147,9 +153,36 @@ export function blockShape(s: BlockStructure): BlockShape {
     hidden: input.length > 0 ? input[input.length - 1] : 1,
     seq: input.length >= 2 ? input[input.length - 2] : 1,
     linearDims,
-    residualBranches: Math.max(1, s.block.filter((l) => l.op === 'add').length),
+    ...residualBranchesOf(s.block),
     experts,
   };
+}
+
+/**
+ * The adds that close a residual branch: each takes the residual stream (the block's input, then the last such add,
+ * or a norm of it, as post-norm BERT's second branch reads its first's LayerNorm). Counting every add counted a
+ * rotary embedding's two (q, k) and an MoE combine as branches: a Llama block paid four tensor-parallel all-reduces
+ * per pass where Megatron runs two.
+ */
+function residualBranchesOf(block: readonly AnalyzedLayer[]): { residualBranches: number; dispatchedBranches: number } {
+  const inside = new Set(block.map((l) => l.id));
+  let stream = new Set(block.flatMap((l) => l.inputs).filter((i) => !inside.has(i)));
+  let branches = 0;
+  let dispatched = 0;
+  let branchStart = 0;
+  for (let i = 0; i < block.length; i++) {
+    const l = block[i]!;
+    if (l.op === 'layernorm' && l.inputs.some((x) => stream.has(x))) stream.add(l.id);
+    if (l.op !== 'add' || !l.inputs.some((x) => stream.has(x))) continue;
+    branches++;
+    const branch = block.slice(branchStart, i);
+    const router = branch.findIndex((b) => moeOf(b)?.role === 'router');
+    // Dense linears after the router but inside its branch are a shared expert, tensor-parallel as an MLP.
+    if (router >= 0 && !branch.slice(router + 1).some((b) => b.op === 'linear' && !expertOf(b) && !keptWholeUnderTensorParallel(b))) dispatched++;
+    stream = new Set([l.id]);
+    branchStart = i + 1;
+  }
+  return branches > 0 ? { residualBranches: branches, dispatchedBranches: dispatched } : { residualBranches: 1, dispatchedBranches: 0 };
 }
 
 /**

@@ -9,6 +9,7 @@
  * hide and the optimizer step. The simulator replays the winner event by event.
  */
 import type { AmpStyle, MemoryBreakdown, GatheringStage, OptimizerKind, Precision, RecomputeMode, ZeroStage } from '../../../protocol/plan';
+import type { TokenDispatcher } from '../../../protocol/planOptions';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { hostUpdateMs, updateMs, type AttentionKernel } from '../../cost/compute';
 import { overlapExtraMs } from '../../cost/overlap';
@@ -17,7 +18,8 @@ import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, 
 import type { BlockShape, BlockStructure } from './blocks';
 import { hsdpPossible, membersPerNode, offloadCopyMs, shardPlan, updatedWeightsUpMs } from './sharding';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
-import { gathersInForward, syncsSerially } from '../../collectiveTiming';
+import { expertGradSyncMs, expertLinksOf, expertShardsOver } from './expertLayout';
+import { accumulatesUnsharded, gathersInForward, syncsSerially } from '../../collectiveTiming';
 
 export interface Config3D {
   n: number;
@@ -26,6 +28,8 @@ export interface Config3D {
   pp: number;
   cp: number;
   ep: number;
+  /** Expert tensor parallel (expertLayout.ts); absent: tp, Megatron's default. */
+  etp?: number;
   /** Virtual stages (model chunks) per pipeline stage; 1 is plain 1F1B. */
   v: number;
   sp: boolean;
@@ -59,6 +63,8 @@ export interface EstimateContext {
   forwardGatherStages?: readonly GatheringStage[];
   /** The ZeRO stages whose gradient sync runs with nothing beside it (PlanOptions.serialSyncStages); absent: none. */
   serialSyncStages?: readonly ZeroStage[];
+  /** The ZeRO stages that accumulate unsharded gradients until the last micro-batch (PlanOptions.unshardedAccumulationStages); absent: none. */
+  unshardedAccumulationStages?: readonly ZeroStage[];
   modelDtypeBytes: number;
   /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
   usableBytes: number;
@@ -66,6 +72,8 @@ export interface EstimateContext {
   /** The spec's host memory per GPU for offloaded state (cluster/spec.ts hostMemoryBytes); absent: not checked. */
   hostBytesPerGpu?: number;
   attention?: AttentionKernel;
+  /** How tokens reach other GPUs' experts (PlanOptions.tokenDispatcher); absent: all-to-all. */
+  tokenDispatcher?: TokenDispatcher;
   cache: Map<string, { block: GroupCost; prefix: GroupCost; suffix: GroupCost }>;
 }
 
@@ -77,6 +85,8 @@ export interface StageTimes {
   tpMs: number;
   p2pMs: number;
   params: number;
+  /** Of params, the experts' (already divided by ep and etp): their gradients sync over the expert-data-parallel group. */
+  expertParams: number;
   /** Bytes of the stage's frozen weights (quantized ones at their own size): ZeRO-3 gathers them as it gathers the rest. */
   frozenBytes: number;
   /**
@@ -106,6 +116,10 @@ export interface Links {
   dp: Link;
   pp: Link;
   ep: Link;
+  /** The expert tensor and expert-data-parallel groups (expertLayout.ts). */
+  etp: Link;
+  edp: Link;
+  tpEp: Link;
 }
 
 /** GPUs the ZeRO state is divided over: the data × context group, or its members in one node under HSDP. */
@@ -120,27 +134,31 @@ export function shardsOf(ctx: EstimateContext, c: Config3D): number {
  * DeepSeek-V3 on 16 GPUs with EP 16 at a sixteenth of its optimizer state.
  */
 export function expertShardsOf(ctx: EstimateContext, c: Config3D): number {
-  const shards = shardsOf(ctx, c);
-  return c.ep > 1 && shards % c.ep === 0 ? shards / c.ep : c.ep > 1 ? 1 : shards;
+  return expertShardsOver(shardsOf(ctx, c), c);
 }
 
-export function linksFor(ctx: EstimateContext, c: Pick<Config3D, 'tp' | 'cp' | 'dp' | 'ep'>): Links {
+export function linksFor(ctx: EstimateContext, c: Pick<Config3D, 'tp' | 'cp' | 'dp' | 'ep' | 'etp'>): Links {
   const g = ctx.gpusPerNode;
   return {
+    ...expertLinksOf(ctx.cluster, g, c),
     tp: groupLink(ctx.cluster, g, c.tp, 1),
     cp: groupLink(ctx.cluster, g, c.cp, c.tp),
     // Gradients are synchronised over data × context ranks (Megatron folds CP into the gradient group).
     dp: groupLink(ctx.cluster, g, c.dp * c.cp, c.tp),
     pp: groupLink(ctx.cluster, g, 2, c.tp * c.cp * c.dp),
-    ep: groupLink(ctx.cluster, g, c.ep, c.tp * c.cp),
   };
 }
 
+/** The degrees a configuration's block costs depend on. */
+export function degreesOf(c: Config3D): Degrees {
+  return { tp: c.tp, cp: c.cp, ep: c.ep, ...(c.etp !== undefined ? { etp: c.etp } : {}), sp: c.sp, mb: c.mb };
+}
+
 export function costsFor(ctx: EstimateContext, deg: Degrees, links: Links): { block: GroupCost; prefix: GroupCost; suffix: GroupCost } {
-  const key = `${deg.tp}/${deg.cp}/${deg.ep}/${deg.sp ? 1 : 0}/${deg.mb}/${links.tp.lane}/${links.cp.lane}/${links.ep.lane}`;
+  const key = `${deg.tp}/${deg.cp}/${deg.ep}/${deg.etp ?? deg.tp}/${deg.sp ? 1 : 0}/${deg.mb}/${links.tp.lane}/${links.cp.lane}/${links.ep.lane}/${links.etp.lane}`;
   const hit = ctx.cache.get(key);
   if (hit) return hit;
-  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, ...(ctx.ampStyle ? { ampStyle: ctx.ampStyle } : {}), modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
+  const env: CostEnv = { gpu: ctx.gpu, precision: ctx.precision, ...(ctx.ampStyle ? { ampStyle: ctx.ampStyle } : {}), modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, etpLink: links.etp, tpEpLink: links.tpEp, ...(ctx.tokenDispatcher ? { dispatcher: ctx.tokenDispatcher } : {}), attention: ctx.attention };
   const r = { block: groupCost(ctx.structure.block, deg, env, true), prefix: groupCost(ctx.structure.prefix, deg, env, false), suffix: groupCost(ctx.structure.suffix, deg, env, false) };
   ctx.cache.set(key, r);
   return r;
@@ -174,6 +192,9 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const interleave = c.v > 1 ? 1 + (c.pp - 1) / (c.pp * c.v) : 1;
   const blocks = c.blocksPerStage[s];
   const state = stageModelState(ctx, c, costs, s, { cpu: c.offload, params: c.paramOffload }, shards);
+  // FSDP's no_sync: the stage's full gradients stay on the GPU, offloaded or not, until the last micro-batch's
+  // reduce-scatter (memory/model.ts MemorySetup.unshardedGradients), the experts' too (each GPU's own 1/ep of them).
+  if (shards > 1 && accumulatesUnsharded(ctx.unshardedAccumulationStages, c.zero, c.microBatches)) state.gradients = onStage(costs, c, s, 'params') * gradientBytes(ctx.precision, ctx.ampStyle);
   // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest, parameter offload moves them
   // to host memory with the rest (memory/model.ts frozenWeightBytes).
   if (!c.paramOffload) state.weights += stageFrozenOnGpu(ctx, c, costs, s, shards);
@@ -284,7 +305,7 @@ export function stageTime(ctx: EstimateContext, c: Config3D, costs: { block: Gro
   const f = k * (block.forwardMs + block.cpForwardMs + block.epMs / 2) + (first ? prefix.forwardMs : 0) + (lastStage ? suffix.forwardMs : 0);
   const b = k * (block.backwardMs + block.cpBackwardMs + block.epMs / 2) + (first ? prefix.backwardMs : 0) + (lastStage ? suffix.backwardMs : 0);
   const units = k + (first || lastStage ? 1 : 0);
-  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params: onStage(costs, c, s, 'params'), frozenBytes: stageFrozenBytes(ctx, c, costs, s), units };
+  return { forwardMs: f, backwardMs: b, recomputeMs: k * recompute, tpMs: k * (block.tpForwardMs + block.tpBackwardMs), p2pMs: 2 * c.v * hop, params: onStage(costs, c, s, 'params'), expertParams: onStage(costs, c, s, 'expertParams'), frozenBytes: stageFrozenBytes(ctx, c, costs, s), units };
 }
 
 export function workOf(s: StageTimes): number {
@@ -307,22 +328,27 @@ export function workOf(s: StageTimes): number {
 export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number; afterStepMs: number; nextForwardMs: number } {
   const p = c.dp * c.cp;
   const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
+  // The experts' gradients are reduced over their own expert-data-parallel group (expertLayout.ts), the rest over dp·cp.
+  const expertBytes = stage.expertParams * gradientBytes(ctx.precision, ctx.ampStyle);
+  const dense = bytes - expertBytes;
+  const expertMs = expertGradSyncMs(expertBytes, c.zero, c, links.edp);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
-  const totalMs = g ? allGatherMs(bytes, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(bytes / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(bytes, p, links.dp);
+  const totalMs = expertMs + (g ? allGatherMs(dense, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(dense / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(dense, p, links.dp));
   // DeepSpeed's way (ctx.serialSyncStages): after the backward, or on its stream, the sync hides behind nothing.
   const serial = syncsSerially(ctx.serialSyncStages, c.zero);
   const exposedMs = serial ? totalMs : overlapExtraMs(totalMs, stage.backwardMs);
   const hostMs = offloadedCopiesMs(ctx, c, stage);
   if (!g) return { totalMs, exposedMs, shardedMs: hostMs, afterStepMs: 0, nextForwardMs: 0 };
   const trainedWeights = stage.params * weightBytes(ctx.precision, ctx.ampStyle);
-  const updatedGatherMs = c.zero <= 2 ? allGatherMs(trainedWeights, g.shards, g.shardLink) : 0;
+  const expertWeights = stage.expertParams * weightBytes(ctx.precision, ctx.ampStyle);
+  const updatedGatherMs = c.zero <= 2 ? allGatherMs(trainedWeights - expertWeights, g.shards, g.shardLink) + expertGradSyncMs(expertWeights, c.zero, c, links.edp) : 0;
   const inForward = gathersInForward(ctx.forwardGatherStages, c.zero);
   // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the
   // trained. One collective per unit: each pays the collective's latency (cost/collectives.ts), which one gather of
   // the whole stage would pay once.
   const units = Math.max(1, stage.units);
   const gatherMs = units * allGatherMs((trainedWeights + stage.frozenBytes) / units, g.shards, g.shardLink);
-  const shardedMs = shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink), serial) + hostMs;
+  const shardedMs = shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink), serial, accumulatesUnsharded(ctx.unshardedAccumulationStages, c.zero, c.microBatches)) + hostMs;
   return { totalMs, exposedMs, shardedMs, afterStepMs: inForward ? 0 : updatedGatherMs, nextForwardMs: inForward ? updatedGatherMs : 0 };
 }
 
@@ -357,20 +383,24 @@ function offloadedCopiesMs(ctx: EstimateContext, c: Config3D, stage: StageTimes)
  * hides them behind that micro-batch's compute, which runs slower beside them (cost/overlap.ts). ZeRO-2 and -3
  * keep only their gradient shard, so every micro-batch before the last also reduce-scatters its gradients during its backward (DeepSpeed stage 2 reduces each
  * micro-step's buckets; FSDP outside no_sync), on the same link as the gathers; the last one's is in gradSync.
+ * `unsharded` (FSDP's no_sync): those micro-batches keep their full gradients and reduce nothing; ZeRO-3 still
+ * gathers for each of them (FSDP1 FULL_SHARD reshards under no_sync, _runtime_utils.py _should_free_in_backward;
+ * FSDP2 unless set_reshard_after_backward(False)).
  */
-function shardedPerMicroMs(c: Config3D, stage: StageTimes, gatherMs: number, reduceScatterMs: number, serial = false): number {
+function shardedPerMicroMs(c: Config3D, stage: StageTimes, gatherMs: number, reduceScatterMs: number, serial = false, unsharded = false): number {
   if (c.zero < 2) return 0;
   const earlier = Math.max(0, c.microBatches - 1);
-  if (c.zero === 2) return earlier * (serial ? reduceScatterMs : overlapExtraMs(reduceScatterMs, stage.backwardMs));
+  const reducing = unsharded ? 0 : earlier;
+  if (c.zero === 2) return reducing * (serial ? reduceScatterMs : overlapExtraMs(reduceScatterMs, stage.backwardMs));
   const compute = stage.forwardMs + stage.backwardMs;
-  return overlapExtraMs(2 * gatherMs, compute) + earlier * overlapExtraMs(2 * gatherMs + reduceScatterMs, compute);
+  return overlapExtraMs(2 * gatherMs, compute) + reducing * overlapExtraMs(2 * gatherMs + reduceScatterMs, compute) + (earlier - reducing) * overlapExtraMs(2 * gatherMs, compute);
 }
 
 export type Costs = { block: GroupCost; prefix: GroupCost; suffix: GroupCost };
 
 export function estimate(ctx: EstimateContext, c: Config3D, pruneByMemory = true): Estimate {
   const links = linksFor(ctx, c);
-  return estimateWith(ctx, c, costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, links), links, pruneByMemory);
+  return estimateWith(ctx, c, costsFor(ctx, degreesOf(c), links), links, pruneByMemory);
 }
 
 /** estimate() with the links and block costs already looked up (the search's inner loop). */

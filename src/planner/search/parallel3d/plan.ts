@@ -4,7 +4,8 @@
  * best few at the chosen count and builds the same PlanReport the per-layer
  * planner does (scaling curve, baselines, timeline, setup, pipeline).
  */
-import type { AnalyzedModel } from '../../../core/ir';
+import type { AnalyzedLayer, AnalyzedModel } from '../../../core/ir';
+import { expertOf } from '../../../core/moe';
 import type { AmpStyle, BaselineResult, InfeasiblePlan, PlanDiagnostic, PlanOutcome, Precision, ScalingPoint, TrainingSetup } from '../../../protocol/plan';
 import type { PlanOptions } from '../../../protocol/planOptions';
 import { gpuMemoryBytes, hostMemoryBytes, type ClusterSpec } from '../../cluster/spec';
@@ -14,7 +15,7 @@ import { modelFlopsPerSample } from '../../cost/modelFlops';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
 import { activationBytes, gradientBytes, p2pMs, peakTflops, weightBytes } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
-import { costsFor, estimate, gradSync, linksFor, memoryPerStage, hostShareOf, shardsOf, stageTime, type EstimateContext } from './estimate';
+import { costsFor, degreesOf, estimate, gradSync, linksFor, memoryPerStage, hostShareOf, shardsOf, stageTime, type EstimateContext } from './estimate';
 import { layerPlans3d, describe3d, fitsThrough } from './report';
 import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
@@ -73,11 +74,13 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     optimizer: options.optimizer,
     ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}),
     ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}),
+    ...(options.unshardedAccumulationStages ? { unshardedAccumulationStages: options.unshardedAccumulationStages } : {}),
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
     deviceBytes,
     ...(hostMemoryBytes(cluster.gpus) !== undefined ? { hostBytesPerGpu: hostMemoryBytes(cluster.gpus) } : {}),
     ...(options.attentionKernel ? { attention: options.attentionKernel } : {}),
+    ...(options.tokenDispatcher ? { tokenDispatcher: options.tokenDispatcher } : {}),
     cache: new Map(),
   };
   return { space, ctx, peak };
@@ -188,7 +191,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
   const dataParallel = yield* baselineAt(N, { tensorParallel: 1, pipelineStages: 1, contextParallel: 1, dataParallel: undefined }, `pure data parallelism does not fit or divide batch ${batch} on ${N} GPUs`);
   const layers = layerPlans3d(ctx, scored, model);
   // Per stage: the first holds the embedding and the most micro-batches in flight, the last the head; setup.memoryPerGpu is the fullest.
-  const stageTotals = memoryPerStage(ctx, c, costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, linksFor(ctx, c))).map((m) => m.total);
+  const stageTotals = memoryPerStage(ctx, c, costsFor(ctx, degreesOf(c), linksFor(ctx, c))).map((m) => m.total);
   yield;
   const setup: TrainingSetup = withCollectiveTimings({
     precision,
@@ -208,6 +211,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     virtualStages: c.v,
     contextParallel: c.cp,
     expertParallel: c.ep,
+    ...(ctx.shape.experts > 0 ? { expertTensorParallel: c.etp ?? c.tp, expertsKernel: expertsKernelOf(ctx.structure.block), tokenDispatcher: ctx.tokenDispatcher ?? 'alltoall', tokenDispatcherReason: options.tokenDispatcherSource ?? (options.tokenDispatcher ? 'the plan options' : DEFAULT_DISPATCHER_REASON) } : {}),
     sequenceParallel: c.sp,
     mfu,
     memoryPerGpu: scored.est.memory,
@@ -246,7 +250,7 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
 export function replayOf(ctx: EstimateContext, scored: Scored, emit: boolean): ReplayResult {
   const c = scored.config;
   const links = linksFor(ctx, c);
-  const costs = costsFor(ctx, { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb }, links);
+  const costs = costsFor(ctx, degreesOf(c), links);
   const stages = Array.from({ length: c.pp }, (_, s) => stageTime(ctx, c, costs, links, s));
   const hopBytes = (c.mb * ctx.shape.seq * ctx.shape.hidden * activationBytes(ctx.precision)) / (c.cp * c.tp);
   const syncs = stages.map((st) => gradSync(ctx, c, st, links));
@@ -267,3 +271,11 @@ export function replayOf(ctx: EstimateContext, scored: Scored, emit: boolean): R
     weightBytes: stages.map((st) => st.params * weightBytes(ctx.precision, ctx.ampStyle)),
   }, emit);
 }
+
+/** How the block's experts were priced (core/moe.ts ExpertAttrs.grouped, after a framework's override): grouped when any is. */
+function expertsKernelOf(block: readonly AnalyzedLayer[]): 'grouped' | 'loop' {
+  return block.some((l) => expertOf(l)?.grouped === true) ? 'grouped' : 'loop';
+}
+
+/** Why a plan without a framework's word prices the all-to-all dispatcher. */
+const DEFAULT_DISPATCHER_REASON = 'all-to-all: torchtitan\'s dispatch, and Megatron-LM\'s recommended --moe-token-dispatcher-type with expert parallelism';

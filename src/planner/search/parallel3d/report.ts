@@ -6,7 +6,7 @@ import { mb } from '../../cost/memory';
 import { activationBytes, gradientBytes } from './adapters';
 import { groupCost } from './blockCost';
 import { isAttention } from './blocks';
-import { estimate, linksFor, shardsOf, type EstimateContext } from './estimate';
+import { degreesOf, estimate, linksFor, shardsOf, type EstimateContext } from './estimate';
 import { offloadSaving } from '../setupLadder';
 import type { Scored } from './search';
 import type { Config3D } from './estimate';
@@ -47,8 +47,8 @@ export function layerPlans3d(ctx: EstimateContext, scored: Scored, model: Analyz
   const stageDevices = Array.from({ length: c.pp }, (_, s) => Array.from({ length: perStage }, (_, i) => s * perStage + i));
   const stages = blockStages(c, structure.repeats);
   const links = linksFor(ctx, c);
-  const env = { gpu: ctx.gpu, precision: ctx.precision, ...(ctx.ampStyle ? { ampStyle: ctx.ampStyle } : {}), modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, attention: ctx.attention };
-  const deg = { tp: c.tp, cp: c.cp, ep: c.ep, sp: c.sp, mb: c.mb };
+  const env = { gpu: ctx.gpu, precision: ctx.precision, ...(ctx.ampStyle ? { ampStyle: ctx.ampStyle } : {}), modelDtypeBytes: ctx.modelDtypeBytes, shape: ctx.shape, tpLink: links.tp, cpLink: links.cp, epLink: links.ep, etpLink: links.etp, tpEpLink: links.tpEp, ...(ctx.tokenDispatcher ? { dispatcher: ctx.tokenDispatcher } : {}), attention: ctx.attention };
+  const deg = degreesOf(c);
   const perLayer = new Map<string, ReturnType<typeof groupCost>>();
   const costOf = (i: number) => {
     const l = model.layers[i];

@@ -7,7 +7,8 @@
  * are never timed; the few best at each count are kept for the simulator.
  */
 import type { ParallelPins, RecomputeMode, ZeroStage } from '../../../protocol/plan';
-import { estimateWith, costsFor, hostCapOf, linksFor, type Config3D, type Estimate, type EstimateContext } from './estimate';
+import { expertLayoutFits } from './expertLayout';
+import { estimateWith, costsFor, degreesOf, hostCapOf, linksFor, type Config3D, type Estimate, type EstimateContext } from './estimate';
 import { hsdpPossible } from './sharding';
 import { deepestZero, frameworkRuns, pinOutsideFramework, type OffloadKind } from '../frameworkLimits';
 import type { FrameworkLimits } from '../../../protocol/planOptions';
@@ -54,11 +55,29 @@ export function recomputeModes(pins: ParallelPins): RecomputeMode[] {
   return pins.recompute !== undefined ? [pins.recompute] : ['none', 'selective', 'full'];
 }
 
-export function expertDegrees(space: SpaceContext, dp: number, cp: number): number[] {
+/**
+ * Expert-parallel degrees on a stage's tp·cp·dp ranks with the experts split over etp of them (expertLayout.ts): the ep
+ * groups of etp ranks must tile the stage, so at etp = tp they lie in the data × context ranks as before, and at
+ * etp < tp they also reach across the attention's tensor ranks.
+ */
+export function expertDegrees(space: SpaceContext, dp: number, cp: number, tp = 1, etp = tp): number[] {
   const pinned = space.pins.expertParallel;
   if (space.shape.experts === 0) return [1];
-  if (pinned !== undefined) return (dp * cp) % pinned === 0 ? [pinned] : [];
-  return divisorsOf(space.shape.experts).filter((e) => (dp * cp) % e === 0);
+  const fits = (ep: number) => expertLayoutFits({ tp, cp, dp, ep, etp });
+  if (pinned !== undefined) return fits(pinned) ? [pinned] : [];
+  return divisorsOf(space.shape.experts).filter(fits);
+}
+
+/**
+ * Expert tensor-parallel degrees: the attention's tp (Megatron's default) and, for a model with experts, 1, whole
+ * experts with the expert group across the tensor ranks (Megatron's --expert-tensor-parallel-size 1, torchtitan's
+ * default). These are the two torchtitan supports; Megatron takes any divisor, which a pin may name.
+ */
+export function expertTensorDegrees(space: SpaceContext, tp: number): number[] {
+  const pinned = space.pins.expertTensorParallel;
+  if (space.shape.experts === 0) return [tp];
+  if (pinned !== undefined) return tp % pinned === 0 ? [pinned] : [];
+  return tp > 1 ? [tp, 1] : [1];
 }
 
 /** HSDP choices for a ZeRO stage: only sharded state on a group that spans nodes can shard within them. */
@@ -90,19 +109,20 @@ export function* configsOn(space: SpaceContext, n: number, offload: OffloadLevel
   const held = offload === 'params' ? { offload: true, paramOffload: true } : offload === 'optimizer' ? { offload: true } : {};
   for (const { tp, cp, pp, dp } of degreeTuples(space, n)) {
     if (offload === 'params' && pp > 1) continue;
-    for (const ep of expertDegrees(space, dp, cp)) {
+    for (const etp of expertTensorDegrees(space, tp)) for (const ep of expertDegrees(space, dp, cp, tp, etp)) {
       for (const mb of microBatchSizes(space, dp)) {
         const microBatches = space.batch / dp / mb;
         for (const layout of stageLayouts(space.structure.repeats, pp)) {
           const even = layout.every((k) => k === layout[0]);
           for (const v of virtualStageCounts(space, pp, microBatches)) {
             if (v > 1 && !even) continue;
-            const sps = tp > 1 ? (pins.sequenceParallel !== undefined ? [pins.sequenceParallel] : [true, false]) : [false];
+            // Experts split over fewer ranks than the attention need each rank's own tokens: sequence parallel.
+            const sps = tp > 1 ? (etp < tp ? (pins.sequenceParallel === false ? [] : [true]) : pins.sequenceParallel !== undefined ? [pins.sequenceParallel] : [true, false]) : [false];
             for (const sp of sps) {
               for (const zero of zeroStages(pins, dp * cp, space.limits)) {
                 for (const hsdp of hsdpChoices(space, zero, tp, dp * cp)) {
                   for (const recompute of recomputeModes(pins)) {
-                    yield { n, dp, tp, pp, cp, ep, v, sp, mb, microBatches, zero, recompute, blocksPerStage: layout, ...(hsdp ? { hsdp } : {}), ...held };
+                    yield { n, dp, tp, pp, cp, ep, ...(etp !== tp ? { etp } : {}), v, sp, mb, microBatches, zero, recompute, blocksPerStage: layout, ...(hsdp ? { hsdp } : {}), ...held };
                   }
                 }
               }
@@ -145,10 +165,10 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
       if (offload === 'optimizer' && levels[0] === 'none' && leastWithoutOptimizer > ctx.usableBytes) continue;
       deepestTried = offload;
       for (const config of configsOn(space, n, offload)) {
-        const key = `${config.tp}/${config.cp}/${config.dp}/${config.ep}/${config.sp ? 1 : 0}/${config.mb}`;
+        const key = `${config.tp}/${config.cp}/${config.dp}/${config.ep}/${config.etp ?? config.tp}/${config.sp ? 1 : 0}/${config.mb}`;
         if (key !== lastKey) {
           links = linksFor(ctx, config);
-          costs = costsFor(ctx, { tp: config.tp, cp: config.cp, ep: config.ep, sp: config.sp, mb: config.mb }, links);
+          costs = costsFor(ctx, degreesOf(config), links);
           lastKey = key;
         }
         evaluated++;

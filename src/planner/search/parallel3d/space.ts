@@ -74,7 +74,7 @@ export function pinProblem(ctx: SpaceContext): string | undefined {
   const p = ctx.pins;
   const { shape, structure } = ctx;
   const positive = (v: number | undefined) => v === undefined || (Number.isInteger(v) && v >= 1);
-  for (const [flag, v] of [['--tp', p.tensorParallel], ['--pp', p.pipelineStages], ['--dp', p.dataParallel], ['--cp', p.contextParallel], ['--ep', p.expertParallel], ['--micro-batch', p.microBatch]] as const) {
+  for (const [flag, v] of [['--tp', p.tensorParallel], ['--pp', p.pipelineStages], ['--dp', p.dataParallel], ['--cp', p.contextParallel], ['--ep', p.expertParallel], ['--etp', p.expertTensorParallel], ['--micro-batch', p.microBatch]] as const) {
     if (!positive(v)) return `${flag} ${v}: must be a positive integer`;
   }
   if (p.tensorParallel !== undefined) {
@@ -89,6 +89,14 @@ export function pinProblem(ctx: SpaceContext): string | undefined {
   if (p.expertParallel !== undefined && p.expertParallel > 1) {
     if (shape.experts === 0) return `--ep ${p.expertParallel}: the model has no mixture-of-experts layers the frontend could read`;
     if (shape.experts % p.expertParallel !== 0) return `--ep ${p.expertParallel}: ${shape.experts} experts are not divisible by ${p.expertParallel}`;
+  }
+  // At the attention's own TP an expert pin says Megatron's default, which a dense model's config states too.
+  if (p.expertTensorParallel !== undefined && p.expertTensorParallel > 1 && p.expertTensorParallel !== p.tensorParallel) {
+    if (shape.experts === 0) return `--etp ${p.expertTensorParallel}: the model has no mixture-of-experts layers the frontend could read`;
+    if (p.tensorParallel !== undefined && p.tensorParallel % p.expertTensorParallel !== 0) return `--etp ${p.expertTensorParallel}: the expert tensor group lies inside the attention's, and --tp ${p.tensorParallel} is not divisible by it`;
+  }
+  if (p.expertTensorParallel !== undefined && p.tensorParallel !== undefined && p.expertTensorParallel < p.tensorParallel && p.sequenceParallel === false) {
+    return `--etp ${p.expertTensorParallel} below --tp ${p.tensorParallel} needs sequence parallelism: each tensor rank dispatches its own tokens to the experts (Megatron-Core requires it for MoE with TP)`;
   }
   if (p.hybridShard) {
     if (p.zeroStage === 0) return 'HSDP (--hsdp on) shards ZeRO state: it needs --zero 1, 2 or 3, not 0';
