@@ -12,10 +12,14 @@
  *
  * `applyFreezeSteps` rewrites a model's IR by its layers' module paths, which
  * the Hugging Face builders name as transformers does; the Python frontend
- * keeps torch modules' states itself (frozenParameters.ts).
+ * keeps torch modules' states itself (frozenParameters.ts). Where a newer
+ * transformers names the same parameters otherwise, stepNaming.ts says which
+ * names each step reads.
  */
 import { diagnosticAt, type Diagnostic, type LayerSpec, type ModelSpec, type SourceRange } from '../../core/ir';
 import { joinParameterName, torchParameterNames } from './parameterNames';
+import { releaseDependentMessage, stepReading, type ParameterRenaming, type ReleaseDependentStep } from './stepNaming';
+import { UnreadFreezeStep, parametersUnder, unreadStepDiagnostic } from './unreadSteps';
 
 /** What a step sets `requires_grad` to for one parameter: undefined leaves it; 'unreadable' when WAP cannot tell. */
 export type RequiresGradVerdict = boolean | undefined | 'unreadable';
@@ -27,6 +31,16 @@ export interface FreezeStep {
   /** The step's verdict for a parameter, by its name relative to `prefix`, as `named_parameters()` would give it. */
   requiresGrad(relativeName: string): RequiresGradVerdict;
   range: SourceRange;
+  /**
+   * Where a newer transformers names the parameters otherwise (stepNaming.ts): which names `requiresGrad` reads, the
+   * graph's or the newer release's, when the code reached the step's module by a path only one of them has; undefined
+   * when both have it.
+   */
+  naming?: 'graph' | 'newer';
+  /** The step's module path in the newer release's names; undefined where it has no such module (one expert). */
+  newerPrefix?: string;
+  /** A warning the step carries to every plan (a path that names other parameters in another release). */
+  caveat?: string;
 }
 
 /** Whether each parameter of one layer requires grad, by its full name. */
@@ -39,14 +53,25 @@ export class ParameterStates {
 
   /** Applies a step's verdicts; a name it cannot decide leaves every state as it was and comes back. */
   apply(decide: (name: string) => RequiresGradVerdict): string | undefined {
+    const next = this.decide(decide);
+    if (typeof next === 'string') return next;
+    this.commit(next);
+    return undefined;
+  }
+
+  /** The states a step's verdicts give, not yet applied (`commit`); the first name it cannot decide instead. */
+  decide(decide: (name: string) => RequiresGradVerdict): Map<string, boolean> | string {
     const next = new Map(this.requires);
     for (const name of this.requires.keys()) {
       const verdict = decide(name);
       if (verdict === 'unreadable') return name;
       if (verdict !== undefined) next.set(name, verdict);
     }
+    return next;
+  }
+
+  commit(next: ReadonlyMap<string, boolean>): void {
     for (const [name, requires] of next) this.requires.set(name, requires);
-    return undefined;
   }
 
   /** Frozen when every parameter is; a split layer is planned trained. */
@@ -61,13 +86,6 @@ export class ParameterStates {
     const trained = entries.find(([, r]) => r)?.[0];
     return frozen !== undefined && trained !== undefined ? { frozen, trained } : undefined;
   }
-}
-
-/** A step's verdict function over full names: names outside its prefix are left. */
-function withinPrefix(step: FreezeStep): (name: string) => RequiresGradVerdict {
-  if (!step.prefix) return (name) => step.requiresGrad(name);
-  const head = step.prefix + '.';
-  return (name) => (name === step.prefix ? step.requiresGrad('') : name.startsWith(head) ? step.requiresGrad(name.slice(head.length)) : undefined);
 }
 
 /** The warnings every plan repeats: layers left split (planned trained), and parameters a step could not decide. */
@@ -90,9 +108,11 @@ export function freezeDiagnostics(split: ReadonlyArray<{ frozen: string; trained
  * A model with the steps applied to its layers, in order, by module path. A tied weight is one parameter, named by
  * its owner (`model.embed_tokens.weight`), as `named_parameters()` lists a shared parameter once; a step over a module
  * that reuses it without holding its owner (`lm_head.requires_grad_(False)` on a tied model) reaches it by that
- * module's own name, as torch does, and so freezes the owner's layer too.
+ * module's own name, as torch does, and so freezes the owner's layer too. With `renaming`, a newer transformers'
+ * names of the same parameters, each step reads the names stepNaming.ts chooses. A step WAP stops reading
+ * (unreadSteps.ts) is applied to no layer and said, the model marked incomplete.
  */
-export function applyFreezeSteps(spec: ModelSpec, steps: readonly FreezeStep[]): ModelSpec {
+export function applyFreezeSteps(spec: ModelSpec, steps: readonly FreezeStep[], renaming?: ParameterRenaming): ModelSpec {
   if (steps.length === 0) return spec;
   const layers: LayerSpec[] = spec.layers.map((l) => ({ ...l }));
   const states = new Map<LayerSpec, { names: string[]; states: ParameterStates; range?: SourceRange }>();
@@ -103,20 +123,32 @@ export function applyFreezeSteps(spec: ModelSpec, steps: readonly FreezeStep[]):
   const aliases = tiedWeightAliases(layers);
   const namesOf = (name: string): string[] => [name, ...(aliases.get(name) ?? [])];
   const unreadable: Array<{ name: string; range: SourceRange }> = [];
+  const dependent: ReleaseDependentStep[] = [];
+  const caveats = new Map<string, SourceRange>();
+  const allNames = renaming ? [...states.values()].flatMap((e) => e.names) : [];
+  const unread: Diagnostic[] = [];
   for (const step of steps) {
-    const within = withinPrefix(step);
-    const under = (n: string): boolean => !step.prefix || n === step.prefix || n.startsWith(step.prefix + '.');
-    // The owner's name first: a step over both the owner and a reuser sees the parameter once, by the owner's name.
-    const decide = (name: string): RequiresGradVerdict => {
-      const seen = namesOf(name).find(under);
-      return seen === undefined ? undefined : within(seen);
-    };
-    for (const entry of states.values()) {
-      if (!entry.names.some((n) => namesOf(n).some(under))) continue;
-      const lost = entry.states.apply(decide);
-      if (lost) unreadable.push({ name: lost, range: step.range });
-      else entry.range = step.range;
+    // Every verdict first, then the states: a step WAP stops reading halfway (unreadSteps.ts) is applied to nothing.
+    const said: ReleaseDependentStep[] = [];
+    let decided: Array<{ entry: { states: ParameterStates; range?: SourceRange }; next: Map<string, boolean> | string }>;
+    try {
+      // The owner's name first: a step over both the owner and a reuser sees the parameter once, by the owner's name.
+      const reading = stepReading(step, allNames, namesOf, renaming, (d) => said.push(d));
+      decided = [...states.values()].filter((entry) => entry.names.some(reading.covers)).map((entry) => ({ entry, next: entry.states.decide(reading.verdict) }));
+    } catch (e) {
+      if (!(e instanceof UnreadFreezeStep)) throw e;
+      unread.push(unreadStepDiagnostic(e, parametersUnder(step.prefix, [...states.values()].flatMap((entry) => entry.names)), step.range));
+      continue;
     }
+    dependent.push(...said);
+    for (const { entry, next } of decided) {
+      if (typeof next === 'string') unreadable.push({ name: next, range: step.range });
+      else {
+        entry.states.commit(next);
+        entry.range = step.range;
+      }
+    }
+    if (decided.length && step.caveat && !caveats.has(step.caveat)) caveats.set(step.caveat, step.range);
   }
   const split: Array<{ frozen: string; trained: string; range: SourceRange }> = [];
   for (const [layer, entry] of states) {
@@ -126,7 +158,11 @@ export function applyFreezeSteps(spec: ModelSpec, steps: readonly FreezeStep[]):
     if (entry.states.frozen) layer.frozen = true;
     else delete layer.frozen;
   }
-  return { ...spec, layers, diagnostics: [...spec.diagnostics, ...freezeDiagnostics(split, unreadable)] };
+  const namingNotes = [
+    ...dependent.map((d) => diagnosticAt('warning', 'frozen-parameters', releaseDependentMessage(d), d.range)),
+    ...[...caveats].map(([message, range]) => diagnosticAt('warning', 'frozen-parameters', message, range)),
+  ].map(carried);
+  return { ...spec, layers, diagnostics: [...spec.diagnostics, ...freezeDiagnostics(split, unreadable), ...namingNotes, ...unread] };
 }
 
 /** The other names of each tied weight, by its owner's name: the path of every layer that reuses it (`lm_head.weight`). */

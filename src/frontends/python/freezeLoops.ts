@@ -21,11 +21,20 @@
  * Torch modules get their `frozen` marks here, module by module; a Hugging
  * Face model (or a submodule of one) keeps the loop as a freeze step applied
  * to its graph when it is built (transformersModules.ts).
+ *
+ * What reading a loop costs is bounded: a large MoE model lists tens of
+ * thousands of parameters (DeepSeek-V3 about 45,000), so a body that sees the
+ * name only through fixed strings is read once per name pattern
+ * (freezeNamePatterns.ts), and every loop is read on a step budget of its own
+ * (freezeLoopBudget.ts); one that spends it is applied to nothing and said.
  */
 import type { RequiresGradVerdict } from '../freezing/freezeSteps';
+import { UnreadFreezeStep, unreadStepDiagnostic } from '../freezing/unreadSteps';
 import { joinParameterName, torchParameterNames } from '../freezing/parameterNames';
 import { field, fields, namedChildren, rangeOf, type PyNode } from './ast';
 import { evalExpr } from './expressions';
+import { onLoopBudget } from './freezeLoopBudget';
+import { decidedByPattern, namePattern } from './freezeNamePatterns';
 import { markFreezeModelled } from './frozenParameters';
 import { decideParameters } from './parameterStates';
 import type { Interp } from './interpreter';
@@ -36,30 +45,64 @@ import { UNKNOWN, str, truthy, type InstV, type ModV, type Scope, type Value } f
 /**
  * A loop over `E.parameters()` / `E.named_parameters()` whose body sets requires_grad in a way WAP can decide per
  * parameter: applied to E, and true (the caller skips the loop, which builds nothing). False for any other loop.
+ *
+ * A body that sees the name only through digit-free string tests is decided once per name pattern
+ * (freezeNamePatterns.ts), else once per name; either way on the loop's own step budget (freezeLoopBudget.ts). A
+ * loop whose names spend it is applied to nothing and said at the loop, the model marked incomplete.
  */
 export function freezeLoop(interp: Interp, node: PyNode, scope: Scope): boolean {
   const loop = readLoop(interp, node);
   if (!loop) return false;
+  // A Hugging Face model's loop is decided when its graph is built, after the file ran: the names its condition reads
+  // (`keep = [...]`) must be the values they had when the loop ran, not what the script rebound them to later.
+  const at = scopeAsNow(scope);
   const target = evalExpr(interp, loop.object, scope);
-  const requiresGrad = (name: string): RequiresGradVerdict => {
-    const inner: Scope = { vars: new Map<string, Value>([[loop.param, UNKNOWN]]), parent: scope };
+  const evaluate = (name: string): RequiresGradVerdict => {
+    const inner: Scope = { vars: new Map<string, Value>([[loop.param, UNKNOWN]]), parent: at };
     if (loop.name) inner.vars.set(loop.name, str(name));
     const outcome = runBody(interp, loop.body, loop.param, inner, undefined);
     return outcome === 'unreadable' ? 'unreadable' : outcome.verdict;
   };
-  // Without the name, the body cannot tell parameters apart: decided once.
-  const decide = loop.name ? requiresGrad : constant(requiresGrad(''));
-  if (!loop.name && decide('') === 'unreadable') return false;
-  if (target.k === 'hf' && (target.what === 'model' || target.what === 'module')) {
-    addHfFreezeStep(target, decide, rangeOf(node));
-  } else if (target.k === 'inst' || target.k === 'mod') {
-    for (const group of parameterGroups(target)) {
-      const full = new Map(group.own.map((n, i) => [n, group.names[i]]));
-      decideParameters(interp, group.module, group.own, (n) => decide(full.get(n) ?? n), group.path, rangeOf(node));
-    }
-  } else return false;
+  const writeValue = (s: PyNode): PyNode | null | undefined => {
+    const write = requiresGradWrite(interp, s, loop.param);
+    return write ? (write.value ?? null) : undefined;
+  };
+  const byPattern = loop.name !== undefined && decidedByPattern(interp, { statements: loop.body, name: loop.name, writeValue }, at);
+  const budgeted = onLoopBudget(interp, evaluate);
+  try {
+    // Without the name, the body cannot tell parameters apart: decided once.
+    const decide = loop.name ? (byPattern ? perPattern(budgeted) : budgeted) : constant(budgeted(''));
+    if (!loop.name && decide('') === 'unreadable') return false;
+    if (target.k === 'hf' && (target.what === 'model' || target.what === 'module')) {
+      addHfFreezeStep(target, decide, rangeOf(node));
+    } else if (target.k === 'inst' || target.k === 'mod') {
+      // Every verdict first: a loop that spends its budget halfway is applied to none of its parameters.
+      const groups = parameterGroups(target).map((group) => ({ group, verdicts: new Map(group.own.map((n, i) => [n, decide(group.names[i])])) }));
+      for (const { group, verdicts } of groups) decideParameters(interp, group.module, group.own, (n) => verdicts.get(n), group.path, rangeOf(node));
+    } else return false;
+  } catch (e) {
+    if (!(e instanceof UnreadFreezeStep)) throw e;
+    const parameters = target.k === 'inst' || target.k === 'mod' ? parameterGroups(target).reduce((n, g) => n + g.names.length, 0) : undefined;
+    const d = unreadStepDiagnostic(e, parameters, rangeOf(node));
+    (interp.graph?.diagnostics ?? interp.diagnostics).push(d);
+  }
   for (const site of loop.writes) markFreezeModelled(interp, site);
   return true;
+}
+
+/** One verdict per name pattern (freezeNamePatterns.ts): the body was found to decide every name as its pattern. */
+function perPattern(decide: (name: string) => RequiresGradVerdict): (name: string) => RequiresGradVerdict {
+  const verdicts = new Map<string, RequiresGradVerdict>();
+  return (name) => {
+    const pattern = namePattern(name);
+    if (!verdicts.has(pattern)) verdicts.set(pattern, decide(pattern));
+    return verdicts.get(pattern);
+  };
+}
+
+/** The scope chain with each level's bindings copied as they are now (the values themselves are shared). */
+function scopeAsNow(scope: Scope): Scope {
+  return { ...scope, vars: new Map(scope.vars), ...(scope.parent ? { parent: scopeAsNow(scope.parent) } : {}) };
 }
 
 interface FreezeLoopSyntax {

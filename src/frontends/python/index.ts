@@ -12,6 +12,7 @@ import type { ImportOptions } from '../imports';
 import { convertTree, type ConvertedTree } from './ast';
 import { forgetIncremental, parseIncrementally } from './incremental';
 import { readModels } from './models';
+import { thrownMessage } from './thrownMessage';
 import { createPythonParser } from './treeSitter';
 
 let parser: Parser | undefined;
@@ -42,7 +43,7 @@ export function parsePythonSource(fileName: string, text: string, imports?: Impo
     const context = imports ? { options: imports, parse: (file: string, source: string, version: string) => parseModule(p, file, source, version), mainFile: resolve(fileName) } : undefined;
     return readModels(parseIncrementally(parser, fileName, text), context, fileName, givenInput);
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
+    const message = thrownMessage(e);
     return {
       framework: 'pytorch',
       models: [],

@@ -6,13 +6,18 @@
  * a path into that graph: it exists when some parameterised layer lives under
  * it. What the code does to a submodule's parameters (`requires_grad_`, a loop
  * over its `parameters()`) is kept as freeze steps on the model, applied to
- * its graph when it is built (../freezing/freezeSteps.ts).
+ * its graph when it is built (../freezing/freezeSteps.ts). Where a newer
+ * transformers names the model's modules otherwise (`model.model.vision_tower`
+ * of LLaVA since 4.52, `…mlp.experts.gate_up_proj` of transformers 5's MoE
+ * models; ../huggingface/newerNames.ts), a path either release names reaches
+ * the same parameters.
  */
 import { applyFreezeSteps, type FreezeStep } from '../freezing/freezeSteps';
 import type { HfModelSpec } from '../huggingface/registry';
 import { withQuantizedWeights } from '../quantization/bitsandbytes';
 import { torchParameterNames } from '../freezing/parameterNames';
 import { hfModuleLayout } from '../huggingface/moduleLayouts';
+import { newerNaming, type NewerNaming } from '../huggingface/newerNames';
 import { hfGraph } from './transformersModels';
 import type { ModelSpec, SourceRange } from '../../core/ir';
 import { UNKNOWN, list, toNumber, type HfV, type Value } from './values';
@@ -97,7 +102,8 @@ export function hfFreezeSteps(model: HfV): readonly FreezeStep[] {
  */
 export function hfTrainedGraph(model: HfV): HfModelSpec {
   const graph = hfGraph(model);
-  const frozen = applyFreezeSteps(graph, hfFreezeSteps(model));
+  const steps = hfFreezeSteps(model);
+  const frozen = steps.length ? applyFreezeSteps(graph, steps, namingOf(model)) : graph;
   return { ...(model.quantization ? withQuantizedWeights(frozen, model.quantization) : frozen), outputFields: graph.outputFields };
 }
 
@@ -106,34 +112,111 @@ export function addHfFreezeStep(target: HfV, requiresGrad: FreezeStep['requiresG
   const root = hfRoot(target);
   let list = steps.get(root);
   if (!list) steps.set(root, (list = []));
-  list.push({ prefix: hfPath(target), requiresGrad, range });
+  list.push({ prefix: hfPath(target), requiresGrad, range, ...stepNaming(target) });
+}
+
+/**
+ * Which names a step over `target` reads (../freezing/stepNaming.ts): the release's whose path the code took, both
+ * where both releases have it; the graph's, said, where the path is a different module in each (LLaVA's
+ * `language_model`, the causal LM before 4.52 and the bare decoder after).
+ */
+function stepNaming(target: HfV): Pick<FreezeStep, 'naming' | 'newerPrefix' | 'caveat'> {
+  const naming = namingOf(hfRoot(target));
+  if (!naming) return {};
+  const at = reachedOf(target);
+  if (at.graph === undefined) return { naming: 'newer', newerPrefix: at.newer };
+  if (at.newer === undefined) return { naming: 'graph' };
+  if (naming.graphPath(at.newer) !== at.graph) return { naming: 'graph', ...(at.caveat ? { caveat: at.caveat } : {}) };
+  return { newerPrefix: at.newer };
+}
+
+/** The names a newer transformers gives a model's parameters (newerNames.ts), once per graph; undefined where none renamed them. */
+const namings = new WeakMap<ModelSpec, NewerNaming | null>();
+
+function namingOf(root: HfV): NewerNaming | undefined {
+  const graph = hfGraph(root);
+  if (!namings.has(graph)) namings.set(graph, newerNaming(graph, String(root.config.model_type), root.head) ?? null);
+  return namings.get(graph) ?? undefined;
+}
+
+/**
+ * The path by which the code reached a module or parameter, in the graph's names and in a newer release's: each
+ * undefined where that release has no such path (`language_model.model.layers` is 4.46–4.51's only,
+ * `model.model.language_model.layers` 4.52's). `caveat` says a path that is a different module in each.
+ */
+interface Reached {
+  graph?: string;
+  newer?: string;
+  caveat?: string;
+}
+
+const reached = new WeakMap<HfV, Reached>();
+
+/** How a value was reached; one made elsewhere (get_input_embeddings(), `model.base_model`) by its graph path. */
+function reachedOf(v: HfV): Reached {
+  const known = reached.get(v);
+  if (known) return known;
+  const path = hfPath(v);
+  return { graph: path, newer: v.what === 'parameter' ? undefined : namingOf(hfRoot(v))?.newerPath(path) };
+}
+
+/**
+ * The submodule `name` of a model or submodule, by either release's path: the value's path is the graph's module
+ * (for a newer module no one graph module holds, LLaVA's `model.model`, its newer path, which holds no layer).
+ */
+function childModule(obj: HfV, name: string): HfV | undefined {
+  const root = hfRoot(obj);
+  const naming = namingOf(root);
+  const at = reachedOf(obj);
+  const inGraph = at.graph !== undefined ? joinModulePath(at.graph, name) : undefined;
+  const graph = inGraph !== undefined && pathsOf(root).has(inGraph) ? inGraph : undefined;
+  const inNewer = newerChildName(obj, at, name);
+  const newer = inNewer !== undefined && naming?.isModule(inNewer) ? inNewer : undefined;
+  if (graph === undefined && newer === undefined) return undefined;
+  const value = submodule(root, graph ?? naming?.graphPath(newer!) ?? newer!);
+  const caveat = graph !== undefined && newer !== undefined && naming!.graphPath(newer) !== graph ? differentModules(root, naming!, name, graph, newer) : undefined;
+  reached.set(value, { graph, newer, ...(caveat ? { caveat } : {}) });
+  return value;
+}
+
+/** `name` under a value in the newer release's names: at the model, a property it keeps for older code comes first. */
+function newerChildName(obj: HfV, at: Reached, name: string): string | undefined {
+  if (at.newer === undefined) return undefined;
+  return (obj.what === 'model' ? namingOf(hfRoot(obj))?.property(name) : undefined) ?? joinModulePath(at.newer, name);
+}
+
+/** The warning for an attribute that is one module before a release and another after it, when their parameters differ. */
+function differentModules(root: HfV, naming: NewerNaming, name: string, graph: string, newer: string): string | undefined {
+  const before = naming.parametersUnderGraph(graph);
+  const after = naming.parametersUnderNewer(newer);
+  const onlyBefore = [...before].find((p) => !after.has(p));
+  const onlyAfter = [...after].find((p) => !before.has(p));
+  if (onlyBefore === undefined && onlyAfter === undefined) return undefined;
+  const example = onlyBefore !== undefined ? `\`${onlyBefore}\` is under it only before ${naming.since}` : `\`${onlyAfter}\` is under it only from ${naming.since}`;
+  return `\`${name}\` of ${root.className} is a different module in different transformers releases: before ${naming.since} \`${graph}\` (${before.size} parameter tensors), from ${naming.since} \`${newer}\` (${after.size}); ${example}. WAP cannot tell which release runs the script and plans the earlier meaning; a path only one release has (\`${newer}\` from ${naming.since}) says which is meant`;
 }
 
 /** `model.bert`, `model.base_model`, a layer's `weight`: undefined for names that are neither submodules nor parameters. */
 export function hfModuleAttr(obj: HfV, name: string): Value | undefined {
-  if (obj.what === 'config') return undefined;
+  if (obj.what === 'config' || obj.what === 'parameter') return undefined;
   const root = hfRoot(obj);
-  const paths = pathsOf(root);
   if (name === 'base_model' && obj.what === 'model') {
     const base = hfBaseModelPath(root);
     return base ? submodule(root, base) : obj;
   }
-  const path = aliasedPath(root, joinModulePath(hfPath(obj), name));
-  if (paths.has(path)) return submodule(root, path);
-  // `model.bert.embeddings.word_embeddings.weight`: one parameter of a layer, whose requires_grad the code may set.
-  if (obj.what === 'module' && indexOf(root).parameters.get(hfPath(obj))?.includes(name)) return { ...root, what: 'parameter', module: { root, path } };
-  return undefined;
-}
-
-/**
- * A module path as the graph names it: a newer transformers' path for a part (`model.visual` of Qwen2.5-VL since
- * 4.52) is the graph's (`visual`), so a script written for either layout reaches the same parameters.
- */
-function aliasedPath(root: HfV, path: string): string {
-  if (pathsOf(root).has(path)) return path;
-  const aliases = hfModuleLayout(String(root.config.model_type))?.aliases ?? {};
-  for (const [from, to] of Object.entries(aliases)) if (path === from || path.startsWith(`${from}.`)) return to + path.slice(from.length);
-  return path;
+  const child = childModule(obj, name);
+  if (child) return child;
+  if (obj.what !== 'module') return undefined;
+  // `model.bert.embeddings.word_embeddings.weight`: one parameter of a layer, whose requires_grad the code may set; or
+  // transformers 5's `model.model.layers[0].mlp.experts.gate_up_proj`, a tensor stacking a projection of every expert.
+  const at = reachedOf(obj);
+  const graph = at.graph !== undefined && indexOf(root).parameters.get(at.graph)?.includes(name) ? joinModulePath(at.graph, name) : undefined;
+  const inNewer = newerChildName(obj, at, name);
+  const newer = inNewer !== undefined && namingOf(root)?.isParameter(inNewer) ? inNewer : undefined;
+  if (graph === undefined && newer === undefined) return undefined;
+  const parameter: HfV = { ...root, what: 'parameter', module: { root, path: joinModulePath(hfPath(obj), name) } };
+  reached.set(parameter, { graph, newer });
+  return parameter;
 }
 
 /**
@@ -144,7 +227,12 @@ export function hfParameterRequiresGrad(parameter: HfV, requires: boolean, range
   const path = hfPath(parameter);
   const dot = path.lastIndexOf('.');
   const name = path.slice(dot + 1);
-  addHfFreezeStep(submodule(parameter, path.slice(0, dot)), (rel) => (rel === name ? requires : undefined), range);
+  const module = submodule(parameter, path.slice(0, dot));
+  // The module in the names the parameter was reached by: a fused experts tensor is the newer release's only.
+  const at = reachedOf(parameter);
+  const parent = (full: string | undefined): string | undefined => (full === undefined ? undefined : full.slice(0, Math.max(0, full.lastIndexOf('.'))));
+  reached.set(module, { graph: parent(at.graph), newer: parent(at.newer) });
+  addHfFreezeStep(module, (rel) => (rel === name ? requires : undefined), range);
 }
 
 /**
@@ -153,13 +241,11 @@ export function hfParameterRequiresGrad(parameter: HfV, requires: boolean, range
  */
 export function hfModuleItem(obj: HfV, key: Value, slice?: (length: number) => number[]): Value | undefined {
   if (obj.what !== 'module') return undefined;
-  const paths = pathsOf(hfRoot(obj));
-  const path = hfPath(obj);
   let length = 0;
-  while (paths.has(`${path}.${length}`)) length++;
-  if (slice) return list(slice(length).map((i) => submodule(obj, `${path}.${i}`)));
+  while (childModule(obj, String(length))) length++;
+  if (slice) return list(slice(length).map((i) => childModule(obj, String(i)) ?? UNKNOWN));
   const i = toNumber(key);
   if (i === undefined || !Number.isInteger(i)) return UNKNOWN;
   const index = i < 0 ? i + length : i;
-  return index >= 0 && index < length ? submodule(obj, `${path}.${index}`) : UNKNOWN;
+  return index >= 0 && index < length ? (childModule(obj, String(index)) ?? UNKNOWN) : UNKNOWN;
 }
