@@ -119,6 +119,9 @@ export function withStatedFramework(options: PlanOptions, setup: StatedSetup, so
   // reduces every micro-step, as DeepSpeed does.
   const accumulation = setup.unshardedAccumulation ?? (setup.weightGather ? REDUCED_EACH_MICRO_STEP : undefined);
   if (accumulation && !(keepExplicit && options.unshardedAccumulationStages)) out = { ...out, unshardedAccumulationStages: accumulation.stages, unshardedAccumulationSource: `${source} (${accumulation.why})` };
+  // And whether DDP all-reduces on every micro-step (a loop without no_sync), where the script says.
+  const eachStep = setup.microStepAllReduce;
+  if (eachStep && !(keepExplicit && options.allReduceEachMicroStepStages)) out = { ...out, allReduceEachMicroStepStages: eachStep.stages, allReduceEachMicroStepSource: `${source} (${eachStep.why})` };
   // And its experts kernel, where the config decides it over the model's code (Megatron's --moe-grouped-gemm).
   const experts = setup.expertsKernel;
   if (experts && !(keepExplicit && options.expertsKernel)) out = { ...out, expertsKernel: experts.grouped ? 'grouped' : 'loop', expertsKernelSource: `${source} (${experts.why})` };

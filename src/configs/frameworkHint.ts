@@ -4,19 +4,23 @@
  * or without --overlap-param-gather), whether gradients sync with nothing beside them (a DeepSpeed config) and whether
  * ZeRO-2/3 accumulate them unsharded (FSDP's no_sync: unshardedAccumulation.ts), read
  * as `wap config` reads them (readConfigSetups). The model's own file first, then the others in the order given; the
- * first that names a framework wins. Nothing named (a DDP script): the planner's defaults.
+ * first that names a framework wins. Nothing named: the planner's defaults, but for a DDP script's loop that
+ * all-reduces on every micro-step (no no_sync: torchScriptAccumulation.ts), which says that alone.
  */
 import type { PlanOptions } from '../protocol/planOptions';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { staleDeepSpeedJson } from './inlineDeepSpeed';
 import { readConfigSetups } from './evaluate';
 import type { StatedSerialSync, StatedWeightGather } from './frameworkTimings';
+import type { StatedSetup } from './setup';
 import { REDUCED_EACH_MICRO_STEP, type StatedUnshardedAccumulation } from './unshardedAccumulation';
 
 export interface FrameworkHint {
   weightGather?: StatedWeightGather;
   serialSync?: StatedSerialSync;
   unshardedAccumulation?: StatedUnshardedAccumulation;
+  /** Whether DDP all-reduces on every micro-step (a torch script's loop without no_sync: torchScriptAccumulation.ts). */
+  microStepAllReduce?: StatedSetup['microStepAllReduce'];
   /** The file that says it. */
   file: string;
 }
@@ -34,9 +38,9 @@ export function frameworkHint(files: ReadonlyArray<{ name: string; text: string 
     const said = setups.find((s) => s.weightGather || s.serialSync);
     // A config that names its framework without its accumulation reduces every micro-step (evaluate.ts withStatedFramework).
     const accumulation = said?.unshardedAccumulation ?? (said?.weightGather ? REDUCED_EACH_MICRO_STEP : undefined);
-    if (said) return { ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), ...(accumulation ? { unshardedAccumulation: accumulation } : {}), file: f.name };
-    const own = setups.find((s) => s.unshardedAccumulation)?.unshardedAccumulation;
-    if (own) accumulationOnly ??= { unshardedAccumulation: own, file: f.name };
+    if (said) return { ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), ...(accumulation ? { unshardedAccumulation: accumulation } : {}), ...(said.microStepAllReduce ? { microStepAllReduce: said.microStepAllReduce } : {}), file: f.name };
+    const own = setups.find((s) => s.unshardedAccumulation || s.microStepAllReduce);
+    if (own) accumulationOnly ??= { ...(own.unshardedAccumulation ? { unshardedAccumulation: own.unshardedAccumulation } : {}), ...(own.microStepAllReduce ? { microStepAllReduce: own.microStepAllReduce } : {}), file: f.name };
   }
   return accumulationOnly;
 }
@@ -48,5 +52,7 @@ export function withFrameworkFrom(options: PlanOptions, hint: FrameworkHint | un
   if (hint?.serialSync && !options.serialSyncStages) out = { ...out, serialSyncStages: hint.serialSync.stages, serialSyncSource: `${hint.file} (${hint.serialSync.why})` };
   const accumulation = hint?.unshardedAccumulation;
   if (accumulation && !options.unshardedAccumulationStages) out = { ...out, unshardedAccumulationStages: accumulation.stages, unshardedAccumulationSource: `${hint.file} (${accumulation.why})` };
+  const eachStep = hint?.microStepAllReduce;
+  if (eachStep && !options.allReduceEachMicroStepStages) out = { ...out, allReduceEachMicroStepStages: eachStep.stages, allReduceEachMicroStepSource: `${hint.file} (${eachStep.why})` };
   return out;
 }

@@ -75,6 +75,11 @@ export interface StatedSetup {
   serialSync?: StatedSerialSync;
   /** The ZeRO stages the framework accumulates unsharded under no_sync (unshardedAccumulation.ts); absent: each micro-step reduces. */
   unshardedAccumulation?: StatedUnshardedAccumulation;
+  /**
+   * The ZeRO stages (0, 1) whose every micro-step all-reduces, and why: [0, 1] for a DDP loop that accumulates without
+   * no_sync(), [] for one that pauses the sync (torchScriptAccumulation.ts); absent: not said.
+   */
+  microStepAllReduce?: { stages: ZeroStage[]; why: string };
   /** How the framework runs a block's experts (Megatron's --moe-grouped-gemm), where the config says; absent: as the model's code does. */
   expertsKernel?: { grouped: boolean; why: string };
   /** How the framework dispatches tokens to other GPUs' experts, where the config says (Megatron's --moe-token-dispatcher-type). */

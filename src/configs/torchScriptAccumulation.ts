@@ -9,6 +9,14 @@
  * before the last, so a guard around it is expected, not a sign the run may skip it. No such call: FSDP
  * reduce-scatters every backward. FSDP2's `set_reshard_after_backward(False)` also keeps the gathered parameters
  * between micro-steps, which the plan does not price: said.
+ *
+ * A DDP script's loop: DDP's reducer all-reduces the gradients of every backward run while the wrapper's
+ * `require_backward_grad_sync` is True (torch nn/parallel/distributed.py forward: prepare_for_backward), which
+ * `no_sync()` sets False for its body ("gradients will be accumulated on module variables, which will later be
+ * synchronized in the first forward-backward pass exiting the context") and nanoGPT sets itself
+ * (`model.require_backward_grad_sync = (micro_step == gradient_accumulation_steps - 1)`). A loop that accumulates
+ * (reads an accumulation count: gradient_accumulation_steps, MAE's accum_iter, open_clip's accum_freq…) and does
+ * neither all-reduces on every micro-step (PlanOptions.allReduceEachMicroStepStages); one that does either syncs once.
  */
 import type { Node } from 'web-tree-sitter';
 import { nodeRange } from './python';
@@ -31,8 +39,68 @@ function firstArgument(call: Node): Node | undefined {
 
 const lineOf = (n: Node): number => n.startPosition.row + 1;
 
-/** Sets `stated.unshardedAccumulation` for an FSDP1 or FSDP2 script from the calls that pause its gradient sync. */
+/** An accumulation count as scripts name it (core/batchOptions.ts ACCUMULATION_NAMES and the like); not `loss_accum`. */
+const ACCUMULATION_COUNT = /^(?:grad(?:ient)?_accum\w*|\w*accum(?:ulat(?:e|ion))?_(?:steps?|iters?|freq|every|batches|grad_batches))$/i;
+
+/** Whether an identifier is written, not read: the target of `x = …` / `x += …` or a loop's variable. */
+function written(id: Node): boolean {
+  const parent = id.parent;
+  if (!parent) return false;
+  const target = parent.type === 'assignment' || parent.type === 'augmented_assignment' ? parent.childForFieldName('left') : parent.type === 'for_statement' ? parent.childForFieldName('left') : undefined;
+  return target?.startIndex === id.startIndex && target.endIndex === id.endIndex;
+}
+
+const inLoop = (node: Node): boolean => {
+  for (let n = node.parent; n; n = n.parent) if (n.type === 'for_statement' || n.type === 'while_statement') return true;
+  return false;
+};
+
+/** The first accumulation count a loop reads (`range(gradient_accumulation_steps)`, `% args.accum_iter`), else undefined. */
+function accumulationCountInLoop(ctx: ScriptContext): Node | undefined {
+  return ctx.root.descendantsOfType('identifier').find((id): id is Node => !!id && ACCUMULATION_COUNT.test(id.text) && !written(id) && inLoop(id));
+}
+
+/**
+ * Where a DDP script pauses its sync: a `no_sync` it calls or hands on (`model.no_sync() if not last else
+ * nullcontext()`), or an assignment to `require_backward_grad_sync` other than a plain True, which only resumes.
+ */
+function ddpSyncPause(ctx: ScriptContext): { node: Node; how: string } | undefined {
+  const noSync = ctx.root.descendantsOfType('attribute').find((a): a is Node => !!a && a.childForFieldName('attribute')?.text === 'no_sync');
+  if (noSync) return { node: noSync, how: 'enters no_sync()' };
+  const flag = ctx.root.descendantsOfType('assignment').find((a): a is Node => {
+    const left = a?.childForFieldName('left');
+    return left?.type === 'attribute' && left.childForFieldName('attribute')?.text === 'require_backward_grad_sync' && a!.childForFieldName('right')?.type !== 'true';
+  });
+  return flag ? { node: flag, how: `sets ${flag.childForFieldName('left')!.text}` } : undefined;
+}
+
+/**
+ * Sets `stated.microStepAllReduce` for a script that wraps its model in DDP: every micro-step all-reducing where the
+ * loop accumulates without pausing the sync, once where it pauses it; nothing where it does not accumulate.
+ */
+function readDdpAccumulation(ctx: ScriptContext, stated: StatedSetup): void {
+  // ZeroRedundancyOptimizer without DistributedDataParallel has no reducer to all-reduce each backward.
+  if (!ctx.calls.get('DistributedDataParallel')?.length) return;
+  const pause = ddpSyncPause(ctx);
+  if (pause) {
+    stated.microStepAllReduce = { stages: [], why: `line ${lineOf(pause.node)} ${pause.how}: the micro-steps before the last accumulate locally, the last all-reduces` };
+    return;
+  }
+  const count = accumulationCountInLoop(ctx);
+  if (!count) return;
+  const backward = ctx.allCalls.find((c) => methodOf(c) === 'backward' && inLoop(c));
+  stated.microStepAllReduce = {
+    stages: [0, 1],
+    why: `the loop accumulates over ${count.text} (line ${lineOf(count)}) but never enters model.no_sync() nor sets require_backward_grad_sync: DDP all-reduces on every micro-step's backward${backward ? ` (line ${lineOf(backward)})` : ''}`,
+  };
+}
+
+/**
+ * Sets `stated.unshardedAccumulation` for an FSDP1 or FSDP2 script from the calls that pause its gradient sync, and
+ * `stated.microStepAllReduce` for a DDP script.
+ */
 export function readScriptAccumulation(ctx: ScriptContext, wrapper: Wrapper | undefined, stated: StatedSetup): void {
+  if (wrapper === 'ddp') readDdpAccumulation(ctx, stated);
   if (wrapper !== 'fsdp' && wrapper !== 'fsdp2') return;
   const pauses = ctx.allCalls.filter((c) => {
     const method = methodOf(c);

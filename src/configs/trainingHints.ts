@@ -23,7 +23,7 @@ import { frameworkHint, withFrameworkFrom } from './frameworkHint';
 
 /** Whether any hint could still change the options: false once a flag or setting gave every one. */
 export function trainingHintsApply(options: PlanOptions): boolean {
-  return !(!options.batchAssumed && options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat && (options.recomputeSource || options.pins?.recompute) && options.attentionKernel && options.forwardGatherStages && options.serialSyncStages && options.unshardedAccumulationStages);
+  return !(!options.batchAssumed && options.precision && options.ampStyle && options.optimizerSource && options.memoryFormat && (options.recomputeSource || options.pins?.recompute) && options.attentionKernel && options.forwardGatherStages && options.serialSyncStages && options.unshardedAccumulationStages && options.allReduceEachMicroStepStages);
 }
 
 /** The files that speak for the model: its own, the configs beside it, and the Python files that import it. */
@@ -39,5 +39,5 @@ export function withTrainingHintsFrom(options: PlanOptions, all: ReadonlyArray<{
   const hinted = withOptimizerFrom(withPrecisionFrom(options, precision), optimizerHint(files, modelFile));
   const recompute = withRecomputeFrom(withMemoryFormatFrom(hinted, memoryFormatHint(files, modelFile)), recomputeHint(files, modelFile));
   const attention = withAttentionFrom(recompute, attentionHint(files, modelFile));
-  return attention.forwardGatherStages && attention.serialSyncStages && attention.unshardedAccumulationStages ? attention : withFrameworkFrom(attention, frameworkHint(files, modelFile));
+  return attention.forwardGatherStages && attention.serialSyncStages && attention.unshardedAccumulationStages && attention.allReduceEachMicroStepStages ? attention : withFrameworkFrom(attention, frameworkHint(files, modelFile));
 }

@@ -70,12 +70,19 @@ function sequenceLine(s: PlanSequence): string {
   return `sequence: ${s.tokens} tokens per sample (${s.source})`;
 }
 
+/** How gradient accumulation synced (TrainingSetup.gradientAccumulationSync), in words for the setup's ZeRO stage. */
+const ACCUMULATION_SYNC_TEXT: Record<NonNullable<TrainingSetup['gradientAccumulationSync']>, (zero: number) => string> = {
+  unsharded: () => 'accumulated unsharded, reduce-scattered once',
+  'every-micro-step': (zero) => (zero >= 2 ? 'reduce-scattered every micro-step' : 'all-reduced every micro-step'),
+  once: () => 'accumulated locally, synced once per step',
+};
+
 /** Two lines: the training setup (precision and why, degrees, memory savers, MFU) and memory per GPU by holder. */
 export function setupLines(s: TrainingSetup): string[] {
   const savers = [
     zeroText(s, true),
     ...(s.gradientSync === 'serial' ? [`gradients synced with nothing beside them (${s.gradientSyncReason})`] : []),
-    ...(s.gradientAccumulationSync ? [`gradients ${s.gradientAccumulationSync === 'unsharded' ? 'accumulated unsharded, reduce-scattered once' : 'reduce-scattered every micro-step'} (${s.gradientAccumulationSyncReason})`] : []),
+    ...(s.gradientAccumulationSync ? [`gradients ${ACCUMULATION_SYNC_TEXT[s.gradientAccumulationSync](s.zeroStage)} (${s.gradientAccumulationSyncReason})`] : []),
     `recompute ${s.recompute}`,
     `micro-batch ${s.microBatch} × ${s.gradientAccumulation} accumulation${s.gradientAccumulation === 1 ? '' : ' steps'}`,
     ...(offloadText(s) ? [offloadText(s)!] : []),

@@ -7,7 +7,7 @@ export { ClusterSpecError, gpuMemoryBytes, parseClusterSpec } from './cluster/sp
 export { CLUSTER_PRESETS, DEFAULT_PRESET, type ClusterPreset } from './cluster/presets';
 export { resolveCluster, type ResolveContext } from './cluster/resolve';
 export { planModel, planModelAsync, type PlanExtras, type AsyncPlanExtras } from './planner';
-export { accumulatesUnsharded, forwardGatherStagesFor, gathersInForward, syncsSerially } from './collectiveTiming';
+export { accumulatesUnsharded, allReducesEachMicroStep, forwardGatherStagesFor, gathersInForward, syncsSerially } from './collectiveTiming';
 export { toChromeTrace } from './trace';
 export { formatPlanTable } from './format';
 export { setupLines } from './format';

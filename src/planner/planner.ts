@@ -14,6 +14,7 @@ import { planCaveats } from '../core/planCaveats';
 import { withAdvice } from './advice';
 import { withCodeMicroBatchNote } from './codeMicroBatch';
 import { withUnshardedAccumulationNotes } from './unshardedAccumulation';
+import { noSyncSavingNote, syncOnceStepMs } from './ddpAccumulationSync';
 import type { AnalyzedModel } from '../core/ir';
 import type { BaselineResult, IncompleteModelInfo, InfeasiblePlan, PlanDiagnostic, PlanOutcome, ScalingPoint } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
@@ -189,7 +190,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     if (HONOURED_PINS.has(pin) || (pin !== 'dataParallel' && (value === 1 || value === false))) continue;
     diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
   }
-  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}), ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}), ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}), ...(options.unshardedAccumulationStages ? { unshardedAccumulationStages: options.unshardedAccumulationStages } : {}) };
+  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}), ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}), ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}), ...(options.unshardedAccumulationStages ? { unshardedAccumulationStages: options.unshardedAccumulationStages } : {}), ...(options.allReduceEachMicroStepStages ? { allReduceEachMicroStepStages: options.allReduceEachMicroStepStages } : {}) };
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }
@@ -234,6 +235,9 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
   const setup = withCollectiveTimings(trainingSetup(c, model, topo, batch, precision, chosen!.fitsThrough), options);
   if (chosen!.fasterThanFirst) diagnostics.push({ severity: 'info', message: chosen!.fasterThanFirst });
   fitDiagnostics(setup, diagnostics, { gpu: topo.slowest(range(0, c.n)), share: topo.hostShare(range(0, c.n)) }, hostCopyCost(c));
+  // A DDP loop all-reducing every micro-step: what no_sync() would save, the same choice re-simulated syncing once.
+  const noSync = c.tables && c.choice && !c.pipeline ? noSyncSavingNote(setup, c.summary.stepTimeMs, () => syncOnceStepMs(c.tables!, c.choice!)) : undefined;
+  if (noSync) diagnostics.push(noSync);
   const uneven = c.pipeline ? undefined : unevenSplitNote(batch, setup.dataParallel);
   if (uneven) diagnostics.push({ severity: 'info', message: uneven });
   const mixed = mixedGpuNote(topo.gpus.slice(0, c.n));

@@ -104,12 +104,14 @@ export interface TrainingSetup {
   gradientSync?: 'serial';
   gradientSyncReason?: string;
   /**
-   * ZeRO-2/3 over more than one rank with gradient accumulation: 'unsharded' where the framework keeps every
+   * Gradient accumulation over more than one rank. ZeRO-2/3: 'unsharded' where the framework keeps every
    * micro-step's full gradients until one reduce-scatter at the last (FSDP's no_sync;
    * PlanOptions.unshardedAccumulationStages), 'every-micro-step' where each micro-step reduce-scatters and keeps only
-   * its shard; and who says so.
+   * its shard. ZeRO-0/1: 'once' where the micro-steps before the last accumulate locally and the last syncs (DDP under
+   * no_sync), 'every-micro-step' where each micro-step's backward all-reduces (a DDP loop without no_sync;
+   * PlanOptions.allReduceEachMicroStepStages). And who says so.
    */
-  gradientAccumulationSync?: 'unsharded' | 'every-micro-step';
+  gradientAccumulationSync?: 'unsharded' | 'every-micro-step' | 'once';
   gradientAccumulationSyncReason?: string;
   hybridShard: boolean;
   /**

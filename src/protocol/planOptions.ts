@@ -87,6 +87,17 @@ export interface PlanOptions {
   /** Who says it: the config that names the framework ('fsdp.yaml (accelerate FSDP1: …)'), or '--framework fsdp'. */
   unshardedAccumulationSource?: string;
   /**
+   * The ZeRO stages with whole gradients (0, and 1 as DDP with ZeroRedundancyOptimizer runs it) whose every
+   * micro-step all-reduces them (TrainingSetup.gradientAccumulationSync): a DDP loop that calls backward() on each
+   * micro-step without `no_sync()` or `require_backward_grad_sync = False`, so DDP's reducer syncs every backward
+   * (torch nn/parallel/distributed.py forward: prepare_for_backward whenever require_backward_grad_sync): [0, 1].
+   * Absent or []: one all-reduce per optimizer step, as DDP under no_sync on the micro-steps before the last (the HF
+   * Trainer, accelerate, Lightning, nanoGPT's require_backward_grad_sync), DeepSpeed and Megatron-LM run it.
+   */
+  allReduceEachMicroStepStages?: ZeroStage[];
+  /** Who says it: 'train.py (line 41: loss.backward() every micro-step, no no_sync() …)'. */
+  allReduceEachMicroStepSource?: string;
+  /**
    * How the training framework runs a block's experts, where its config says (Megatron-LM's --moe-grouped-gemm):
    * one grouped GEMM per projection, or a loop of one GEMM per expert. Absent: as the model's code runs them.
    */

@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { comparedSetup, pinnedOptions, summarizeRun, versusLine, planMachines, withLaunchScriptWorld, withStatedPrecision, withStatedFramework, type FileAccess, type RunSummary } from '../configs';
 import type { AnalyzedModel } from '../core/ir';
-import { accumulatesUnsharded, gathersInForward, planModelAsync, syncsSerially } from '../planner';
+import { accumulatesUnsharded, allReducesEachMicroStep, gathersInForward, planModelAsync, syncsSerially } from '../planner';
 import type { PlanReport } from '../protocol/plan';
 import type { PlanOptions } from '../protocol/planOptions';
 import type { Environment } from './environment';
@@ -59,10 +59,12 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   const otherSync = !!planned && planned.dataParallel * planned.contextParallel > 1 && (planned.gradientSync === 'serial') !== syncsSerially(bestOptions.serialSyncStages, planned.zeroStage);
   // And for another accumulation: FSDP's no_sync holds full gradients a plan that reduced every micro-step did not.
   const otherAccumulation = !!planned && planned.gradientAccumulation > 1 && (planned.gradientAccumulationSync === 'unsharded') !== accumulatesUnsharded(bestOptions.unshardedAccumulationStages, planned.zeroStage, planned.gradientAccumulation);
-  const best = otherPrecision || otherGather || otherSync || otherAccumulation ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
+  // And for DDP all-reducing every micro-step (a loop without no_sync) where the model's plan synced once, or back.
+  const otherMicroStepSync = !!planned && planned.gradientAccumulation > 1 && planned.pipelineStages <= 1 && planned.dataParallel * planned.contextParallel > 1 && (planned.gradientAccumulationSync === 'every-micro-step' && planned.zeroStage <= 1) !== allReducesEachMicroStep(bestOptions.allReduceEachMicroStepStages, planned.zeroStage, planned.gradientAccumulation);
+  const best = otherPrecision || otherGather || otherSync || otherAccumulation || otherMicroStepSync ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
   const bestSummary = summarizeRun(best);
   const line = versusLine(yours, bestSummary, setup);
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
-  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather || otherSync || otherAccumulation ? ", best plan on the config's framework" : '';
+  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather || otherSync || otherAccumulation || otherMicroStepSync ? ", best plan on the config's framework" : '';
   return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor, yours, best: bestSummary };
 }

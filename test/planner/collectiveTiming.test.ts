@@ -14,7 +14,8 @@ import { analyzeSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { overlapExtraMs } from '../../src/planner/cost/overlap';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
-import { costsFor, estimate, gradSync, linksFor, nextForwardExposedMs, stageTime, type Config3D } from '../../src/planner/search/parallel3d/estimate';
+import { costsFor, estimate, linksFor, stageTime, type Config3D } from '../../src/planner/search/parallel3d/estimate';
+import { gradSync, nextForwardExposedMs } from '../../src/planner/search/parallel3d/gradientSync';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import { gptModel } from './gptSpec';
 

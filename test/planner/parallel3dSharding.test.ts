@@ -11,7 +11,8 @@ import type { PlanOptions } from '../../src/protocol/planOptions';
 import { parseClusterSpec, planModel, resolveCluster, type ClusterSpec } from '../../src/planner/index';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
 import { overlapExtraMs } from '../../src/planner/cost/overlap';
-import { costsFor, estimate, gradSync, linksFor, stageTime, type Config3D } from '../../src/planner/search/parallel3d/estimate';
+import { costsFor, estimate, linksFor, stageTime, type Config3D } from '../../src/planner/search/parallel3d/estimate';
+import { gradSync } from '../../src/planner/search/parallel3d/gradientSync';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import { gptModel } from './gptSpec';
 

@@ -16,7 +16,8 @@ import { analyzeSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { setupLines } from '../../src/planner/format';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
-import { costsFor, estimate, gradSync, linksFor, stageTime, type Config3D } from '../../src/planner/search/parallel3d/estimate';
+import { costsFor, estimate, linksFor, stageTime, type Config3D } from '../../src/planner/search/parallel3d/estimate';
+import { gradSync } from '../../src/planner/search/parallel3d/gradientSync';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import { gptModel } from './gptSpec';
 

@@ -15,7 +15,7 @@ import { buildEdgeCosts } from './edgeCosts';
 import { frozenHeldBytes, frozenWeightBytes, keptActivations, modelStateBytes, offloadedHostBytes, optimizerStateBytes, precisionBytes, recomputePlan, savedBytesAtPrecision, savedUnderKernel, shardCount } from '../memory/index';
 import { modelStatic, safeBytes } from './modelStatic';
 import { overlapExtraMs } from './overlap';
-import { accumulatesUnsharded, gathersInForward } from '../collectiveTiming';
+import { accumulatesUnsharded, allReducesEachMicroStep, gathersInForward } from '../collectiveTiming';
 import { allGatherMs, hostCopyMs, reduceScatterMs } from './shardedCollectives';
 import { DEFAULT_HOST_BANDWIDTH_GBS, defaultSetup, type CostTables, type NodeOption, type ShardGroup, type TableOptions, type TableSetup } from './tables';
 import { allReduceMs, range, type GroupLink, type Topology } from './topology';
@@ -74,6 +74,8 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
   // FSDP's no_sync (setup.unshardedAccumulationStages): the micro-steps before the last keep full gradients, unreduced.
   const unshardedAccumulation = accumulatesUnsharded(setup.unshardedAccumulationStages, setup.zeroStage, A);
   const stateSetup = unshardedAccumulation ? { ...setup, unshardedGradients: true } : setup;
+  // DDP without no_sync (setup.allReduceEachMicroStepStages): every micro-step's backward all-reduces the gradients.
+  const allReduceEach = allReducesEachMicroStep(setup.allReduceEachMicroStepStages, setup.zeroStage, A);
   const recompute = setup.recompute !== 'none' ? recomputePlan(model) : undefined;
   const hostGBs = gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS;
   const hostShare = topo.hostShare(devices);
@@ -267,6 +269,9 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     } else if (sg) {
       arMs = syncs * allReduceMs(arBytes, c.d, groupLink('data', c));
     }
+    // DDP without no_sync: the micro-steps before the last all-reduce too. Under ZeroRedundancyOptimizer (ZeRO-1) DDP
+    // still all-reduces each backward; only the last micro-step's sync is the sharded one priced above.
+    if (sg && allReduceEach) arMs += (A - 1) * allReduceMs(arBytes, c.d, groupLink('data', c));
     const optShards = sg && zero >= 1 ? sg.shards : 1;
     // Parameter offload: every pass fetches this GPU's weight shard from host memory (then all-gathers it under
     // ZeRO-3), and every micro-step sends its reduced gradient shard down, where the CPU optimizer steps it

@@ -28,6 +28,8 @@ export interface TableSetup extends MemorySetup {
   serialSyncStages?: readonly ZeroStage[];
   /** The ZeRO stages that accumulate unsharded gradients until the last micro-step (PlanOptions.unshardedAccumulationStages); absent: none. */
   unshardedAccumulationStages?: readonly ZeroStage[];
+  /** The ZeRO stages (0, 1) that all-reduce on every micro-step (PlanOptions.allReduceEachMicroStepStages); absent: none. */
+  allReduceEachMicroStepStages?: readonly ZeroStage[];
 }
 
 export function defaultSetup(optimizer: OptimizerKind): TableSetup {

@@ -16,7 +16,7 @@ import { allGatherMs, reduceScatterMs } from '../cost/shardedCollectives';
 import { allReduceMs } from '../cost/topology';
 import { drain, type Steps } from '../steps';
 import { Engine, gpuLanes, type SimRun } from './engine';
-import { accumulatesUnsharded, gathersInForward, syncsSerially } from '../collectiveTiming';
+import { accumulatesUnsharded, allReducesEachMicroStep, gathersInForward, syncsSerially } from '../collectiveTiming';
 
 /** PyTorch DDP's default bucket_cap_mb. */
 export const DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024;
@@ -58,6 +58,9 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
   // FSDP's no_sync (setup.unshardedAccumulationStages), whose earlier micro-steps keep the full gradients unreduced.
   const unsharded = accumulatesUnsharded(t.setup.unshardedAccumulationStages, t.setup.zeroStage, A);
   const syncEveryMicroStep = t.setup.zeroStage >= 2 && !unsharded;
+  // DDP without no_sync (setup.allReduceEachMicroStepStages): every micro-step all-reduces its own buckets beside its
+  // own backward, so each is a pass of its own; under ZeRO-1 the last one's sync is the sharded one.
+  const allReduceEach = allReducesEachMicroStep(t.setup.allReduceEachMicroStepStages, t.setup.zeroStage, A);
   const gatherInForward = gathersInForward(t.setup.forwardGatherStages, t.setup.zeroStage);
   // A framework that syncs with nothing beside it (DeepSpeed without overlap): each bucket holds the GPUs' compute
   // stream too, so the backward waits for it, as a collective on the default stream makes it.
@@ -65,9 +68,13 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
 
   /**
    * One forward+backward over `share` of the iteration's samples: all A micro-steps at once when A = 1, else the
-   * first A−1 micro-steps as one pass (`earlier`) and the last one, whose gradient sync is what overlaps backward.
+   * first A−1 micro-steps as one pass (`earlier`) and the last one, whose gradient sync is what overlaps backward
+   * (or, all-reducing each micro-step, one pass per micro-step). `allReduceOnly`: DDP's all-reduce even where the
+   * ZeRO state is sharded (ZeroRedundancyOptimizer's earlier micro-steps).
    */
-  const pass = (share: number, label: string, microBatch: number | undefined, after: number[], syncGradients: boolean, gatherUpdated: boolean): number[] => {
+  // The gradient syncs of the pass last built, which the next micro-step waits for when each micro-step syncs.
+  let lastPassSyncs: number[] = [];
+  const pass = (share: number, label: string, microBatch: number | undefined, after: number[], syncGradients: boolean, gatherUpdated: boolean, allReduceOnly = false): number[] => {
     const fwdEnd = new Int32Array(L);
     const fwdStart: number[] = new Array(L).fill(-1);
     const bwdEnd = new Int32Array(L);
@@ -125,7 +132,7 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       const layer = name(bucket.layers[bucket.layers.length - 1]);
       const deps = bucket.layers.map((l) => bwdCompute[l]);
       const syncs = syncEveryMicroStep ? share * A : 1;
-      if (sharded(bucket.layers[0])) {
+      if (sharded(bucket.layers[0]) && !allReduceOnly) {
         const sg = t.shardGroup(c);
         let last = eng.add({ kind: 'reducescatter', layer, resources: syncLanes(sg.shardLink.lane), devices: t.devices, durationMs: syncs * reduceScatterMs(bucket.bytes, sg.shards, sg.shardLink), deps, bytes: bucket.bytes, ...mb });
         // HSDP: each shard is then all-reduced across the node replicas.
@@ -170,14 +177,28 @@ export function* simulateIterationSteps(t: CostTables, choice: ArrayLike<number>
       }
     }
     flush();
+    lastPassSyncs = bucketTasks;
     return [...Array.from(bwdEnd), ...bucketTasks, ...downloads];
   };
 
   let done: number[] = [];
+  let lastAfter: number[] = [];
   // The updated weights are gathered once, in the iteration's first forward (the first pass).
-  if (A > 1) done = pass((A - 1) / A, ` (micro-steps 1–${A - 1})`, 0, [], syncEveryMicroStep, gatherInForward);
+  if (A > 1 && allReduceEach) {
+    // A synced backward ends with DDP's reducer making the stream wait for its buckets (finalize_backward), so each
+    // micro-step's forward starts once the one before has all-reduced.
+    for (let m = 0; m < A - 1; m++) {
+      const tasks = pass(1 / A, ` (micro-step ${m + 1})`, m, lastAfter, true, gatherInForward && m === 0, true);
+      lastAfter = [...tasks.slice(0, 1), ...lastPassSyncs];
+      done = done.concat(tasks);
+      yield;
+    }
+  } else if (A > 1) {
+    done = pass((A - 1) / A, ` (micro-steps 1–${A - 1})`, 0, [], syncEveryMicroStep, gatherInForward);
+    lastAfter = done.slice(0, 1);
+  }
   yield;
-  done = pass(1 / A, A > 1 ? ` (micro-step ${A})` : '', A > 1 ? A - 1 : undefined, done.length > 0 ? [done[0]] : [], true, gatherInForward && A === 1).concat(done);
+  done = pass(1 / A, A > 1 ? ` (micro-step ${A})` : '', A > 1 ? A - 1 : undefined, lastAfter, true, gatherInForward && A === 1).concat(done);
 
   let updateMs = 0;
   for (let i = 0; i < L; i++) updateMs += opt(i).updateMs;

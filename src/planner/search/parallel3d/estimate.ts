@@ -12,14 +12,14 @@ import type { AmpStyle, MemoryBreakdown, GatheringStage, OptimizerKind, Precisio
 import type { TokenDispatcher } from '../../../protocol/planOptions';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { hostUpdateMs, updateMs, type AttentionKernel } from '../../cost/compute';
-import { overlapExtraMs } from '../../cost/overlap';
 import { CONTEXT_BYTES, frozenHeldBytes, optimizerStateBytes } from '../../memory/index';
-import { activationBytes, allGatherMs, gradientBytes, weightBytes, allReduceMs, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
+import { activationBytes, gradientBytes, weightBytes, groupLink, modelStateBytes, p2pMs, type Link } from './adapters';
 import type { BlockShape, BlockStructure } from './blocks';
-import { hsdpPossible, membersPerNode, offloadCopyMs, shardPlan, updatedWeightsUpMs } from './sharding';
+import { shardsOf, updatedWeightsUpMs } from './sharding';
+import { gradSync, nextForwardExposedMs } from './gradientSync';
 import { groupCost, type CostEnv, type Degrees, type GroupCost } from './blockCost';
-import { expertGradSyncMs, expertLinksOf, expertShardsOver } from './expertLayout';
-import { accumulatesUnsharded, gathersInForward, syncsSerially } from '../../collectiveTiming';
+import { expertLinksOf, expertShardsOver } from './expertLayout';
+import { accumulatesUnsharded } from '../../collectiveTiming';
 
 export interface Config3D {
   n: number;
@@ -65,6 +65,8 @@ export interface EstimateContext {
   serialSyncStages?: readonly ZeroStage[];
   /** The ZeRO stages that accumulate unsharded gradients until the last micro-batch (PlanOptions.unshardedAccumulationStages); absent: none. */
   unshardedAccumulationStages?: readonly ZeroStage[];
+  /** The ZeRO stages (0, 1) that all-reduce on every micro-batch (PlanOptions.allReduceEachMicroStepStages); absent: none. */
+  allReduceEachMicroStepStages?: readonly ZeroStage[];
   modelDtypeBytes: number;
   /** Memory a plan may use per GPU, workspace included (device memory less the allocator's fragmentation margin). */
   usableBytes: number;
@@ -122,10 +124,6 @@ export interface Links {
   tpEp: Link;
 }
 
-/** GPUs the ZeRO state is divided over: the data × context group, or its members in one node under HSDP. */
-export function shardsOf(ctx: EstimateContext, c: Config3D): number {
-  return c.hsdp && hsdpPossible(ctx.gpusPerNode, c.tp, c.dp * c.cp) ? membersPerNode(ctx.gpusPerNode, c.tp, c.dp * c.cp) : c.dp * c.cp;
-}
 
 /**
  * The ranks ZeRO shards an expert's state over: of the shard group, those holding the same experts, each expert-parallel
@@ -139,14 +137,13 @@ export function expertShardsOf(ctx: EstimateContext, c: Config3D): number {
 
 export function linksFor(ctx: EstimateContext, c: Pick<Config3D, 'tp' | 'cp' | 'dp' | 'ep' | 'etp'>): Links {
   const g = ctx.gpusPerNode;
-  return {
-    ...expertLinksOf(ctx.cluster, g, c),
-    tp: groupLink(ctx.cluster, g, c.tp, 1),
-    cp: groupLink(ctx.cluster, g, c.cp, c.tp),
-    // Gradients are synchronised over data × context ranks (Megatron folds CP into the gradient group).
-    dp: groupLink(ctx.cluster, g, c.dp * c.cp, c.tp),
-    pp: groupLink(ctx.cluster, g, 2, c.tp * c.cp * c.dp),
-  };
+  const tp = groupLink(ctx.cluster, g, c.tp, 1);
+  // Gradients are synchronised over data × context ranks (Megatron folds CP into the gradient group).
+  const dp = groupLink(ctx.cluster, g, c.dp * c.cp, c.tp);
+  // Experts laid out as the dense layers (no EP, split as TP): their groups are the tensor and data groups, which a
+  // dense model's search (millions of configurations at 1,024 GPUs) need not build again.
+  const experts = c.ep === 1 && (c.etp ?? c.tp) === c.tp ? { ep: groupLink(ctx.cluster, g, 1, c.tp), etp: tp, edp: dp, tpEp: tp } : expertLinksOf(ctx.cluster, g, c);
+  return { ...experts, tp, cp: groupLink(ctx.cluster, g, c.cp, c.tp), dp, pp: groupLink(ctx.cluster, g, 2, c.tp * c.cp * c.dp) };
 }
 
 /** The degrees a configuration's block costs depend on. */
@@ -194,7 +191,7 @@ export function stageMemory(ctx: EstimateContext, c: Config3D, costs: Costs, s: 
   const state = stageModelState(ctx, c, costs, s, { cpu: c.offload, params: c.paramOffload }, shards);
   // FSDP's no_sync: the stage's full gradients stay on the GPU, offloaded or not, until the last micro-batch's
   // reduce-scatter (memory/model.ts MemorySetup.unshardedGradients), the experts' too (each GPU's own 1/ep of them).
-  if (shards > 1 && accumulatesUnsharded(ctx.unshardedAccumulationStages, c.zero, c.microBatches)) state.gradients = onStage(costs, c, s, 'params') * gradientBytes(ctx.precision, ctx.ampStyle);
+  if (shards > 1 && ctx.unshardedAccumulationStages && accumulatesUnsharded(ctx.unshardedAccumulationStages, c.zero, c.microBatches)) state.gradients = onStage(costs, c, s, 'params') * gradientBytes(ctx.precision, ctx.ampStyle);
   // Frozen weights: no gradient or optimizer state; ZeRO-3 shards them with the rest, parameter offload moves them
   // to host memory with the rest (memory/model.ts frozenWeightBytes).
   if (!c.paramOffload) state.weights += stageFrozenOnGpu(ctx, c, costs, s, shards);
@@ -310,90 +307,6 @@ export function stageTime(ctx: EstimateContext, c: Config3D, costs: { block: Gro
 
 export function workOf(s: StageTimes): number {
   return s.forwardMs + s.backwardMs + s.recomputeMs + s.tpMs + s.p2pMs;
-}
-
-/**
- * Gradient sync after the last micro-batch, over the data × context ranks: an all-reduce (ZeRO 0) or a
- * reduce-scatter of gradients to their owners (ZeRO ≥ 1; HSDP then all-reduces each shard across the replicas).
- * Buckets overlap the last micro-batch's backward (PyTorch DDP, Li et al., VLDB 2020), which runs slower beside
- * them (cost/overlap.ts). Under ZeRO 0 and 1 the accumulation steps before it do not sync; `shardedMs` is what
- * ZeRO-2/3 add over the micro-batches (shardedPerMicroMs, below), and offload's PCIe copies (offloadedCopiesMs).
- * ZeRO-1/2 keep whole weights, so the owners' updated slices are all-gathered after the optimizer step
- * (`afterStepMs`): DeepSpeed's step() does it before returning (stage_1_and_2.py, all_gather_dp_groups), nothing
- * computing beside it, which with the reduce-scatter is the all-reduce's ring volume (Rajbhandari et al. §5).
- * FSDP SHARD_GRAD_OP and Megatron's --overlap-param-gather gather them in the next forward instead
- * (ctx.forwardGatherStages): `nextForwardMs`, which that forward hides as far as it can (nextForwardExposedMs).
- * ZeRO-3 gathers weights when the next forward uses them (counted per micro-batch) instead.
- */
-export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number; afterStepMs: number; nextForwardMs: number } {
-  const p = c.dp * c.cp;
-  const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
-  // The experts' gradients are reduced over their own expert-data-parallel group (expertLayout.ts), the rest over dp·cp.
-  const expertBytes = stage.expertParams * gradientBytes(ctx.precision, ctx.ampStyle);
-  const dense = bytes - expertBytes;
-  const expertMs = expertGradSyncMs(expertBytes, c.zero, c, links.edp);
-  const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
-  const totalMs = expertMs + (g ? allGatherMs(dense, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(dense / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(dense, p, links.dp));
-  // DeepSpeed's way (ctx.serialSyncStages): after the backward, or on its stream, the sync hides behind nothing.
-  const serial = syncsSerially(ctx.serialSyncStages, c.zero);
-  const exposedMs = serial ? totalMs : overlapExtraMs(totalMs, stage.backwardMs);
-  const hostMs = offloadedCopiesMs(ctx, c, stage);
-  if (!g) return { totalMs, exposedMs, shardedMs: hostMs, afterStepMs: 0, nextForwardMs: 0 };
-  const trainedWeights = stage.params * weightBytes(ctx.precision, ctx.ampStyle);
-  const expertWeights = stage.expertParams * weightBytes(ctx.precision, ctx.ampStyle);
-  const updatedGatherMs = c.zero <= 2 ? allGatherMs(trainedWeights - expertWeights, g.shards, g.shardLink) + expertGradSyncMs(expertWeights, c.zero, c, links.edp) : 0;
-  const inForward = gathersInForward(ctx.forwardGatherStages, c.zero);
-  // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the
-  // trained. One collective per unit: each pays the collective's latency (cost/collectives.ts), which one gather of
-  // the whole stage would pay once.
-  const units = Math.max(1, stage.units);
-  const gatherMs = units * allGatherMs((trainedWeights + stage.frozenBytes) / units, g.shards, g.shardLink);
-  const shardedMs = shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink), serial, accumulatesUnsharded(ctx.unshardedAccumulationStages, c.zero, c.microBatches)) + hostMs;
-  return { totalMs, exposedMs, shardedMs, afterStepMs: inForward ? 0 : updatedGatherMs, nextForwardMs: inForward ? updatedGatherMs : 0 };
-}
-
-/**
- * What the updated weights' gather in the next forward adds to the step: it runs beside the stage's first forward
- * chunk, which slows beside it, and exposes what outlasts that (cost/overlap.ts). The replay prices it the same way.
- */
-export function nextForwardExposedMs(nextForwardMs: number, stage: StageTimes, c: Config3D): number {
-  return overlapExtraMs(nextForwardMs, stage.forwardMs / c.v);
-}
-
-/**
- * Offload's PCIe copies during the passes, as far as the compute does not hide them: every micro-batch sends its
- * reduced gradient shard down to the CPU optimizer (ZeRO-Offload, Ren et al., USENIX ATC 2021 §4), and under parameter
- * offload fetches the stage's weight shard from host memory for its forward and again for its backward (ZeRO-Infinity,
- * Rajbhandari et al., SC 2021 §5; FSDP reshards after forward). The copies run on the GPU's own PCIe link, beside the
- * NVLink collectives, so they overlap the micro-batch's compute on their own.
- */
-function offloadedCopiesMs(ctx: EstimateContext, c: Config3D, stage: StageTimes): number {
-  if (!c.offload && !c.paramOffload) return 0;
-  const shards = shardsOf(ctx, c);
-  const weightShard = (stage.params * weightBytes(ctx.precision, ctx.ampStyle) + stage.frozenBytes) / (c.zero >= 3 ? shards : 1);
-  const gradientShard = (stage.params * gradientBytes(ctx.precision, ctx.ampStyle)) / (c.zero >= 1 ? shards : 1);
-  const perMicro = offloadCopyMs((c.paramOffload ? 2 * weightShard : 0) + gradientShard, ctx.gpu.hostBandwidthGBs);
-  return c.microBatches * overlapExtraMs(perMicro, stage.forwardMs + stage.backwardMs);
-}
-
-/**
- * What sharded gradients and weights expose over a step's micro-batches, given one all-gather of the stage's weights
- * and one reduce-scatter of its gradients (the same ring traffic per byte) over the shard group. ZeRO-3 all-gathers the weights for
- * every forward and every backward (Rajbhandari et al., SC 2020, §5.3; FSDP re-gathers after resharding); prefetch
- * hides them behind that micro-batch's compute, which runs slower beside them (cost/overlap.ts). ZeRO-2 and -3
- * keep only their gradient shard, so every micro-batch before the last also reduce-scatters its gradients during its backward (DeepSpeed stage 2 reduces each
- * micro-step's buckets; FSDP outside no_sync), on the same link as the gathers; the last one's is in gradSync.
- * `unsharded` (FSDP's no_sync): those micro-batches keep their full gradients and reduce nothing; ZeRO-3 still
- * gathers for each of them (FSDP1 FULL_SHARD reshards under no_sync, _runtime_utils.py _should_free_in_backward;
- * FSDP2 unless set_reshard_after_backward(False)).
- */
-function shardedPerMicroMs(c: Config3D, stage: StageTimes, gatherMs: number, reduceScatterMs: number, serial = false, unsharded = false): number {
-  if (c.zero < 2) return 0;
-  const earlier = Math.max(0, c.microBatches - 1);
-  const reducing = unsharded ? 0 : earlier;
-  if (c.zero === 2) return reducing * (serial ? reduceScatterMs : overlapExtraMs(reduceScatterMs, stage.backwardMs));
-  const compute = stage.forwardMs + stage.backwardMs;
-  return overlapExtraMs(2 * gatherMs, compute) + reducing * overlapExtraMs(2 * gatherMs + reduceScatterMs, compute) + (earlier - reducing) * overlapExtraMs(2 * gatherMs, compute);
 }
 
 export type Costs = { block: GroupCost; prefix: GroupCost; suffix: GroupCost };

@@ -15,13 +15,16 @@ import { modelFlopsPerSample } from '../../cost/modelFlops';
 import { bubbleFraction, chooseByObjective, feasibleReport, fitDiagnostics, infeasible, samplesPerSec, type ReportBase } from '../../assemble';
 import { activationBytes, gradientBytes, p2pMs, peakTflops, weightBytes } from './adapters';
 import { blockShape, type BlockStructure } from './blocks';
-import { costsFor, degreesOf, estimate, gradSync, linksFor, memoryPerStage, hostShareOf, shardsOf, stageTime, type EstimateContext } from './estimate';
+import { costsFor, degreesOf, estimate, linksFor, memoryPerStage, hostShareOf, stageTime, type EstimateContext } from './estimate';
+import { gradSync } from './gradientSync';
+import { shardsOf } from './sharding';
 import { layerPlans3d, describe3d, fitsThrough } from './report';
 import { replay, type ReplayResult } from './schedule';
 import { configsOn, search3dSteps, type Scored } from './search';
 import { candidateCounts, fullyPinnedCount, pinProblem, type SpaceContext } from './space';
 import { acceptedCounts, refusedCount } from '../../runGpuCounts';
 import { withCollectiveTimings } from '../../collectiveTiming';
+import { noSyncSavingNote } from '../../ddpAccumulationSync';
 
 export interface Plan3DInput {
   model: AnalyzedModel;
@@ -75,6 +78,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}),
     ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}),
     ...(options.unshardedAccumulationStages ? { unshardedAccumulationStages: options.unshardedAccumulationStages } : {}),
+    ...(options.allReduceEachMicroStepStages ? { allReduceEachMicroStepStages: options.allReduceEachMicroStepStages } : {}),
     modelDtypeBytes: model.dtypeBytes,
     usableBytes: deviceBytes * (1 - FRAGMENTATION_FRACTION),
     deviceBytes,
@@ -219,6 +223,9 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     ...(through ? { fitsThrough: through } : {}),
   }, options);
   const hostLink = `at the ${gpu.hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS} GB/s host link`;
+  // A DDP loop all-reducing every micro-batch: what no_sync() would save, the winner replayed syncing once.
+  const noSync = noSyncSavingNote(setup, stepMs, () => replayOf(syncingOnce(ctx), scored, false).stepMs);
+  if (noSync) diagnostics.push(noSync);
   fitDiagnostics(setup, diagnostics, { gpu, share: hostShareOf(ctx, c.n) }, c.offload ? `${hostLink}, +${scored.est.updateMs.toFixed(1)} ms per step after the backward and ${scored.est.gradSyncMs.toFixed(1)} ms of copies and gradient sync the compute does not hide` : undefined);
   return feasibleReport(base, {
     plan: {
@@ -244,6 +251,12 @@ export function* plan3dSteps(input: Plan3DInput): Generator<[number, number] | v
     search: { method: 'parallel3d', exact: true, bound: `GPU counts ${counts.join(', ')}; ${result.prunedByMemory} of ${result.evaluated} configurations pruned by memory before timing`, configurationsEvaluated: result.evaluated, elapsedMs: Date.now() - input.started },
     costSources: { analytical: model.layers.length },
   });
+}
+
+/** The context priced with one gradient sync per step (DDP under no_sync), its block costs shared. */
+function syncingOnce(ctx: EstimateContext): EstimateContext {
+  const { allReduceEachMicroStepStages: _each, ...once } = ctx;
+  return once;
 }
 
 /** Event replay of one configuration: every stage timed, the schedule simulated. */

@@ -9,7 +9,8 @@
  */
 import type { TimelineEvent, TimelineKind, ZeroStage } from '../../../protocol/plan';
 import { syncsSerially } from '../../collectiveTiming';
-import { nextForwardExposedMs, type Config3D, type Links, type StageTimes } from './estimate';
+import type { Config3D, Links, StageTimes } from './estimate';
+import { nextForwardExposedMs } from './gradientSync';
 import { overlapExtraMs } from '../../cost/overlap';
 
 /** The webview draws ~20k events in about a tenth of a second (webview bench). */

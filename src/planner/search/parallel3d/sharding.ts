@@ -18,6 +18,7 @@ import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { hostCopyMs } from '../../cost/shardedCollectives';
 import { precisionBytes } from '../../memory/index';
 import type { AmpStyle, Precision } from '../../../protocol/plan';
+import type { Config3D, EstimateContext } from './estimate';
 import { groupLink, type Link } from './adapters';
 
 export interface ShardPlan {
@@ -56,4 +57,9 @@ export function updatedWeightsUpMs(params: number, precision: Precision, hostBan
 /** PCIe time of offload's copies of `bytes` (gradient shards down, weight shards up) at the GPU's host link. */
 export function offloadCopyMs(bytes: number, hostBandwidthGBs: number | undefined): number {
   return hostCopyMs(bytes, hostBandwidthGBs ?? DEFAULT_HOST_BANDWIDTH_GBS);
+}
+
+/** GPUs the ZeRO state is divided over: the data × context group, or its members in one node under HSDP. */
+export function shardsOf(ctx: EstimateContext, c: Config3D): number {
+  return c.hsdp && hsdpPossible(ctx.gpusPerNode, c.tp, c.dp * c.cp) ? membersPerNode(ctx.gpusPerNode, c.tp, c.dp * c.cp) : c.dp * c.cp;
 }
