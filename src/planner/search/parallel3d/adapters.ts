@@ -9,7 +9,10 @@
 import type { AmpStyle, OptimizerKind, Precision, ZeroStage } from '../../../protocol/plan';
 import type { ClusterSpec, GpuSpec } from '../../cluster/spec';
 import { collectiveMs, linkLevel, type GroupFabric } from '../../cost/collectives';
-import { modelStateBytes as sharedModelStateBytes, peakTflops as sharedPeakTflops, precisionBytes, type MemorySetup } from '../../memory/index';
+// The defining modules, not the room's index: under the test runner's module wrapper every re-exported name is a
+// getter, and these run for each of the 3D search's millions of configurations.
+import { modelStateBytes as sharedModelStateBytes, type MemorySetup } from '../../memory/model';
+import { peakTflops as sharedPeakTflops, precisionBytes } from '../../memory/precision';
 
 /** A group's fabric and the timeline lane its collectives are drawn on. */
 export interface Link {

@@ -150,6 +150,7 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
     const top: Scored[] = [];
     let smallest: Estimate | undefined;
     let lastKey = '';
+    let lastLinkKey = '';
     let costs: ReturnType<typeof costsFor> | undefined;
     let links: ReturnType<typeof linksFor> | undefined;
     // Offload is a last resort: tried only when nothing fits on n GPUs without it (and not pinned off). Then both
@@ -165,10 +166,16 @@ export function* search3dSteps(ctx: EstimateContext, space: SpaceContext, counts
       if (offload === 'optimizer' && levels[0] === 'none' && leastWithoutOptimizer > ctx.usableBytes) continue;
       deepestTried = offload;
       for (const config of configsOn(space, n, offload)) {
-        const key = `${config.tp}/${config.cp}/${config.dp}/${config.ep}/${config.etp ?? config.tp}/${config.sp ? 1 : 0}/${config.mb}`;
-        if (key !== lastKey) {
+        // The groups' links follow the degrees alone; sequence parallel and the micro-batch, which the inner loops
+        // toggle, change only the block costs.
+        const linkKey = `${config.tp}/${config.cp}/${config.dp}/${config.ep}/${config.etp ?? config.tp}`;
+        if (linkKey !== lastLinkKey) {
           links = linksFor(ctx, config);
-          costs = costsFor(ctx, degreesOf(config), links);
+          lastLinkKey = linkKey;
+        }
+        const key = `${linkKey}/${config.sp ? 1 : 0}/${config.mb}`;
+        if (key !== lastKey) {
+          costs = costsFor(ctx, degreesOf(config), links!);
           lastKey = key;
         }
         evaluated++;

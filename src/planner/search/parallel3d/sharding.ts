@@ -16,7 +16,7 @@
 import type { ClusterSpec } from '../../cluster/spec';
 import { DEFAULT_HOST_BANDWIDTH_GBS } from '../../cost/tables';
 import { hostCopyMs } from '../../cost/shardedCollectives';
-import { precisionBytes } from '../../memory/index';
+import { precisionBytes } from '../../memory/precision';
 import type { AmpStyle, Precision } from '../../../protocol/plan';
 import type { Config3D, EstimateContext } from './estimate';
 import { groupLink, type Link } from './adapters';
