@@ -72,8 +72,9 @@ function megatronMoeFlops(batch: number, seq: number, m: MoeShape): number {
 
 function megatronMoeTflops(model: () => Promise<AnalyzedModel>, shape: MoeShape, seq: number, gpus: number, batch: number, pins: ParallelPins): () => Promise<number | string> {
   return async () => {
-    // Megatron's distributed optimizer (ZeRO-1) with bf16 and fp32 master weights, flash attention (TE), no recompute.
-    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'bf16', precisionSource: 'bench', attentionKernel: 'fused', pins: { zeroStage: 1, recompute: 'none', ...pins } };
+    // Megatron's distributed optimizer (ZeRO-1) with bf16, fp32 master weights and, at bf16, fp32 gradients (arguments.py
+    // sets accumulate_allreduce_grads_in_fp32), flash attention (TE), no recompute.
+    const opts: PlanOptions = { batch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'bf16', precisionSource: 'bench', ampStyle: 'fp32-gradients', ampStyleSource: 'Megatron-LM at bf16', attentionKernel: 'fused', pins: { zeroStage: 1, recompute: 'none', ...pins } };
     const out = planModel(await model(), dgxH100(gpus / 8), opts);
     const why = pending(out, opts);
     if (why || !out.feasible) return why ?? 0;

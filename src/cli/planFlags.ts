@@ -64,10 +64,11 @@ ${SCRIPT_ARGS_HELP}
   --optimizer O         sgd | momentum | adam | momentum8bit | adam8bit (8-bit: bitsandbytes' block-wise state) (default: what the model file, a DeepSpeed config or the code beside it
                         builds, else adam for models with attention and momentum for the rest)
   --precision P         fp32 | tf32 | fp16 | bf16 | fp8 (default: the training config's, else the GPU's best)
-  --amp-style S         autocast | master-weights | pure   how 16-bit training holds tensors (default: the training
-                        config's, else master-weights): torch.autocast keeps fp32 parameters and gradients and
-                        runs norms and softmax in fp32; DeepSpeed/Megatron/FSDP keep 16-bit weights with an fp32
-                        master copy; pure keeps everything, optimizer state included, in 16 bits
+  --amp-style S         autocast | master-weights | fp32-gradients | pure   how 16-bit training holds tensors
+                        (default: the training config's, else master-weights): torch.autocast keeps fp32 parameters
+                        and gradients and runs norms and softmax in fp32; DeepSpeed/FSDP keep 16-bit weights with an
+                        fp32 master copy; Megatron at bf16 also accumulates and reduces gradients in fp32; pure keeps
+                        everything, optimizer state included, in 16 bits
   --zero S              auto (default) | 0 | 1 | 2 | 3   ZeRO stage / FSDP sharding on the data-parallel axis
   --recompute R         auto (default) | none | selective | full   activation recompute
   --micro-batch N       auto (default) | N samples per GPU; gradient accumulation fills the batch
@@ -111,7 +112,7 @@ export function planOptionsFrom(v: PlannerFlagValues): PlanOptions {
     options.precisionSource = '--precision';
   }
   if (v['amp-style'] !== undefined) {
-    options.ampStyle = oneOf<AmpStyle>('amp-style', v['amp-style'], ['autocast', 'master-weights', 'pure'], 'master-weights');
+    options.ampStyle = oneOf<AmpStyle>('amp-style', v['amp-style'], ['autocast', 'master-weights', 'fp32-gradients', 'pure'], 'master-weights');
     options.ampStyleSource = '--amp-style';
   }
   // Before --weight-gather, which overrides the framework's gather when both are given.

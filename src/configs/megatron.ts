@@ -104,6 +104,17 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
       return [...noFp8, ...set('--bf16', p === 'bf16'), ...set('--fp16', p === 'fp16')];
     },
   };
+  // Megatron at bf16 accumulates and all-reduces gradients in an fp32 buffer unless --grad-reduce-in-bf16 (arguments.py
+  // sets accumulate_allreduce_grads_in_fp32, "accumulate and all-reduce gradients in fp32 for bfloat16 data type"); at
+  // fp16 only with --accumulate-allreduce-grads-in-fp32.
+  const fp32Flag = find('--accumulate-allreduce-grads-in-fp32');
+  const bf16Reduce = find('--grad-reduce-in-bf16');
+  if (precision !== 'fp32') {
+    const fp32Grads = !!fp32Flag || (!fp16 && !bf16Reduce);
+    stated.ampStyle = fp32Grads
+      ? { value: 'fp32-gradients', why: fp32Flag ? 'Megatron-LM --accumulate-allreduce-grads-in-fp32' : `Megatron-LM at ${precision}: gradients accumulated and all-reduced in fp32 (no --grad-reduce-in-bf16)` }
+      : { value: 'master-weights', why: bf16Reduce ? 'Megatron-LM --grad-reduce-in-bf16' : 'Megatron-LM at fp16: 16-bit gradients, fp32 master weights' };
+  }
   const seqLength = find('--seq-length');
   const seqValue = seqLength?.value && (seqLength.value.raw.startsWith('$') ? resolveReference(seqLength.value.raw, seqLength.value.start, assignments) : { value: seqLength.value.raw, start: seqLength.value.start, end: seqLength.value.end });
   if (seqValue && /^0*[1-9]\d*$/.test(seqValue.value.trim())) stated.tokensPerSample = { value: Number(seqValue.value), key: '--seq-length', range: { start: seqValue.start, end: seqValue.end } };

@@ -57,7 +57,9 @@ export function megatronArguments(report: PlanReport): SetupWords<string[]> {
   if (s.precision === 'fp16') args.push('--fp16');
   if (s.precision === 'fp8') args.push('--fp8-format hybrid');
   // Megatron's 16-bit training keeps an fp32 master copy in its optimizer.
-  notes.push(...precisionNotes(s, 'Megatron-LM', 'master-weights'));
+  // At bf16 Megatron reduces gradients in fp32 by default; at fp16 only when asked.
+  if (s.precision === 'fp16' && s.ampStyle === 'fp32-gradients') args.push('--accumulate-allreduce-grads-in-fp32');
+  notes.push(...precisionNotes(s, 'Megatron-LM', s.precision === 'fp16' && s.ampStyle !== 'fp32-gradients' ? 'master-weights' : 'fp32-gradients'));
   if (s.otherDegrees) notes.push('The plan mixes configurations per layer; Megatron runs one tensor-parallel degree everywhere: these arguments state the one holding most parameters.');
   return { value: args, notes };
 }

@@ -23,9 +23,10 @@ export function precisionNotes(s: TrainingSetup, engine: string, runsAs: AmpStyl
   if (s.precision === 'tf32') notes.push('TF32 is switched on in code (torch.backends.cuda.matmul.allow_tf32 = True), not in this config.');
   const held = s.ampStyle ?? 'master-weights';
   if (!isSixteen(s) || held === runsAs) return notes;
+  const runs = runsAs === 'fp32-gradients' ? 'fp32 master weights and fp32 gradients' : 'fp32 master weights';
   notes.push(runsAs === 'autocast'
     ? `This config trains 16 bits as torch.autocast does; the plan holds them as ${held}: plan with --amp-style autocast to price it as it runs.`
-    : `The plan holds 16-bit tensors as ${held}; ${engine} keeps fp32 master weights: plan with --amp-style master-weights to price it as it runs.`);
+    : `The plan holds 16-bit tensors as ${held}; ${engine} keeps ${runs}: plan with --amp-style ${runsAs} to price it as it runs.`);
   return notes;
 }
 

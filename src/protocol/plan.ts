@@ -22,11 +22,14 @@ export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
  * How 16-bit training holds its tensors:
  * - 'autocast': fp32 parameters, gradients and optimizer state; torch.autocast casts per op, some ops run in fp32
  *   (accelerate's mixed_precision, Lightning "-mixed", the HF Trainer, DeepLearningExamples' native AMP);
- * - 'master-weights': 16-bit weights and gradients with an fp32 master copy in the optimizer (DeepSpeed, Megatron-LM,
- *   FSDP MixedPrecision, apex O2);
+ * - 'master-weights': 16-bit weights and gradients with an fp32 master copy in the optimizer (DeepSpeed, Megatron-LM
+ *   at fp16, FSDP MixedPrecision, apex O2);
+ * - 'fp32-gradients': 16-bit weights with gradients accumulated and all-reduced in fp32, and the fp32 master copy
+ *   (Megatron-LM at bf16, which sets accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16: 18 bytes a
+ *   parameter with Adam, where master-weights holds 16);
  * - 'pure': 16-bit weights, gradients and optimizer state, no fp32 copy (Lightning "bf16-true", `model.to(torch.bfloat16)`).
  */
-export type AmpStyle = 'autocast' | 'master-weights' | 'pure';
+export type AmpStyle = 'autocast' | 'master-weights' | 'fp32-gradients' | 'pure';
 /** ZeRO stage on the data-parallel axis: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP FULL_SHARD). */
 export type ZeroStage = 0 | 1 | 2 | 3;
 /**

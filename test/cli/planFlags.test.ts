@@ -49,5 +49,5 @@ test('wap plan --amp-style autocast plans torch.autocast and reports it in the s
   assert.ok(setup.memoryPerGpu.weights > plain.memoryPerGpu.weights, 'fp32 weights and their bf16 copies');
   const text = await capture(() => commands.plan!.run([file, '--cluster', 'a100x8', '--gpus', '1', '--batch', '8', '--seq-len', '128', '--precision', 'bf16', '--amp-style', 'pure']));
   assert.match(text.out, /^setup: bf16 \(from --precision\), pure \(from --amp-style\), /m);
-  assert.throws(() => planOptionsFrom({ 'amp-style': 'O2' }), /--amp-style must be one of autocast, master-weights, pure/);
+  assert.throws(() => planOptionsFrom({ 'amp-style': 'O2' }), /--amp-style must be one of autocast, master-weights, fp32-gradients, pure/);
 });

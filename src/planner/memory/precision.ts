@@ -58,6 +58,9 @@ export function precisionBytes(p: Precision, style: AmpStyle = 'master-weights')
   if (p === 'fp32' || p === 'tf32') return { weight: 4, castCopy: 0, master: 0, gradient: 4, activation: 4, optimizerState: 4 };
   if (style === 'autocast') return { weight: 4, castCopy: 2, master: 0, gradient: 4, activation: 2, optimizerState: 4 };
   if (style === 'pure') return { weight: 2, castCopy: 0, master: 0, gradient: 2, activation: 2, optimizerState: 2 };
+  // Megatron's fp32 main_grad buffer (param_and_grad_buffer.py: grad dtype torch.float under
+  // accumulate_allreduce_grads_in_fp32): gradients held, accumulated and reduced at 4 bytes.
+  if (style === 'fp32-gradients') return { weight: 2, castCopy: 0, master: 4, gradient: 4, activation: 2, optimizerState: 4 };
   return { weight: 2, castCopy: 0, master: 4, gradient: 2, activation: 2, optimizerState: 4 };
 }
 
