@@ -94,13 +94,13 @@ async function llama(hidden: number, intermediate: number, layers: number, heads
 /**
  * Tokens/s per GPU of torchtitan's FSDP2 runs on 64 A100 80GB: ZeRO-3 over all 64 ranks, `localBatch` sequences
  * per GPU, bf16, AdamW, SDPA (fused) attention. docs/performance.md does not name the network: 8 nodes of DGX A100
- * (8 × 200 Gb/s HDR per node, as Selene) are assumed. torchtitan reduces gradients in fp32 by default
- * (mixed_precision_reduce), where WAP's reduce-scatter moves 16-bit gradients.
+ * (8 × 200 Gb/s HDR per node, as Selene) are assumed. torchtitan reduce-scatters gradients in fp32 by default
+ * ([training] mixed_precision_reduce), which the plan prices (gradientReduceInFp32), as its config reader says.
  */
 function torchtitanTokensPerSec(model: () => Promise<AnalyzedModel>, seq: number, localBatch: number, recompute: 'none' | 'full'): () => Promise<number | string> {
   return async () => {
     const gpus = 64;
-    const opts: PlanOptions = { batch: gpus * localBatch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'bf16', precisionSource: 'bench', attentionKernel: 'fused', pins: { dataParallel: gpus, tensorParallel: 1, pipelineStages: 1, contextParallel: 1, zeroStage: 3, microBatch: localBatch, recompute } };
+    const opts: PlanOptions = { batch: gpus * localBatch, objective: 'throughput', strategies: 'all', optimizer: 'adam', gpus, maxGpus: gpus, precision: 'bf16', precisionSource: 'bench', gradientReduceInFp32: true, gradientReduceSource: "torchtitan's mixed_precision_reduce, float32 by default", attentionKernel: 'fused', pins: { dataParallel: gpus, tensorParallel: 1, pipelineStages: 1, contextParallel: 1, zeroStage: 3, microBatch: localBatch, recompute } };
     const out = planModel(await model(), selene(gpus / 8), opts);
     return pending(out, opts) ?? (out.feasible ? (gpus * localBatch * seq) / (out.plan.stepTimeMs / 1000) / gpus : 0);
   };

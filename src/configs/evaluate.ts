@@ -125,6 +125,8 @@ export function withStatedFramework(options: PlanOptions, setup: StatedSetup, so
   // And its experts kernel, where the config decides it over the model's code (Megatron's --moe-grouped-gemm).
   const experts = setup.expertsKernel;
   if (experts && !(keepExplicit && options.expertsKernel)) out = { ...out, expertsKernel: experts.grouped ? 'grouped' : 'loop', expertsKernelSource: `${source} (${experts.why})` };
+  // And the dtype its sharded gradients are reduce-scattered in (torchtitan's mixed_precision_reduce, fp32 by default).
+  if (setup.gradientReduceInFp32 && !(keepExplicit && options.gradientReduceInFp32)) out = { ...out, gradientReduceInFp32: true, gradientReduceSource: `${source} (${setup.gradientReduceInFp32.why})` };
   // And how it dispatches tokens to other GPUs' experts (Megatron's --moe-token-dispatcher-type, allgather by default).
   const dispatcher = setup.tokenDispatcher;
   if (dispatcher && !(keepExplicit && options.tokenDispatcher)) out = { ...out, tokenDispatcher: dispatcher.kind, tokenDispatcherSource: `${source} (${dispatcher.why})` };

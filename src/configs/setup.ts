@@ -82,6 +82,8 @@ export interface StatedSetup {
   microStepAllReduce?: { stages: ZeroStage[]; why: string };
   /** How the framework runs a block's experts (Megatron's --moe-grouped-gemm), where the config says; absent: as the model's code does. */
   expertsKernel?: { grouped: boolean; why: string };
+  /** Sharded gradients reduce-scattered in fp32 whatever the training precision (torchtitan's mixed_precision_reduce). */
+  gradientReduceInFp32?: { why: string };
   /** How the framework dispatches tokens to other GPUs' experts, where the config says (Megatron's --moe-token-dispatcher-type). */
   tokenDispatcher?: { kind: TokenDispatcher; why: string };
   hybridShard?: SetupDim<boolean>;

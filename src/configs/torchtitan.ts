@@ -94,6 +94,11 @@ function readTorchtitanSetup(text: string, doc: TomlDoc): StatedSetup {
   if (precision) {
     stated.precision = { value: precision, stated: !!mp, range: mp?.range ?? anchor, set: (p) => (PRECISION_WORD[p] ? put('training', 'mixed_precision_param', PRECISION_WORD[p]!) : undefined) };
   }
+  // FSDP2 reduce-scatters in [training] mixed_precision_reduce, float32 by default (torchtitan's job config: "torch
+  // dtype to use for reductions when applying mixed precision via FSDP"), whatever mixed_precision_param holds.
+  const reduce = tomlEntry(doc, 'training', 'mixed_precision_reduce');
+  const reduceWord = typeof reduce?.value === 'string' ? reduce.value : 'float32';
+  if (precision && precision !== 'fp32' && reduceWord === 'float32') stated.gradientReduceInFp32 = { why: reduce ? 'torchtitan mixed_precision_reduce float32' : "torchtitan's mixed_precision_reduce, float32 by default" };
   const offload = tomlEntry(doc, 'training', 'enable_cpu_offload');
   // FSDP2's CPUOffloadPolicy moves parameters and gradients with the optimizer state, as FSDP's offload does.
   stateJointOffload(stated, offload?.value === true, !!offload, offload?.range ?? anchor, (o) => put('training', 'enable_cpu_offload', o));

@@ -155,6 +155,9 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     const how = options.attentionKernel === 'unfused' ? 'eager attention: the scores and probabilities of every head go through memory, and the probabilities are kept for the backward' : 'a fused attention kernel: no score matrix in memory';
     diagnostics.push({ severity: 'info', message: `attention ${options.attentionKernel}: the code asks transformers for it (${options.attentionSource}), so the plan prices ${how}; --attention fused|unfused overrides` });
   }
+  if (options.gradientReduceInFp32) {
+    diagnostics.push({ severity: 'info', message: `sharded gradients reduce-scattered in fp32 (${options.gradientReduceSource ?? 'the plan options'}): 4 bytes a parameter through each reduce-scatter, whatever the training precision` });
+  }
   if (options.expertsKernel) {
     // The framework's experts kernel, not the one the model's code would run (expertsKernelOverride.ts).
     const grouped = options.expertsKernel === 'grouped';
@@ -190,7 +193,7 @@ function* searchSteps(model: AnalyzedModel, cluster: ClusterSpec, options: PlanO
     if (HONOURED_PINS.has(pin) || (pin !== 'dataParallel' && (value === 1 || value === false))) continue;
     diagnostics.push({ severity: 'warning', message: `pin ${pin}=${value} is not honoured by the per-layer search (only models made of repeated transformer blocks get the DP×TP×PP×CP search); the plan ignores it` });
   }
-  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}), ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}), ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}), ...(options.unshardedAccumulationStages ? { unshardedAccumulationStages: options.unshardedAccumulationStages } : {}), ...(options.allReduceEachMicroStepStages ? { allReduceEachMicroStepStages: options.allReduceEachMicroStepStages } : {}) };
+  const baseSetup: TableSetup = { ...defaultSetup(options.optimizer), precision: precision.precision, ...(amp ? { ampStyle: amp.style } : {}), ...(options.forwardGatherStages ? { forwardGatherStages: options.forwardGatherStages } : {}), ...(options.serialSyncStages ? { serialSyncStages: options.serialSyncStages } : {}), ...(options.unshardedAccumulationStages ? { unshardedAccumulationStages: options.unshardedAccumulationStages } : {}), ...(options.allReduceEachMicroStepStages ? { allReduceEachMicroStepStages: options.allReduceEachMicroStepStages } : {}), ...(options.gradientReduceInFp32 ? { gradientReduceInFp32: true } : {}) };
   for (const l of model.layers) {
     if (!l.outputShape) diagnostics.push({ severity: 'warning', message: `layer '${l.name}' has no inferred shape; it is costed as free`, layer: l.name, line: l.range.line });
   }

@@ -113,6 +113,14 @@ export interface PlanOptions {
   tokenDispatcher?: TokenDispatcher;
   /** Who says it ('pretrain.sh (Megatron-LM without --moe-token-dispatcher-type: allgather)'). */
   tokenDispatcherSource?: string;
+  /**
+   * Sharded (ZeRO ≥ 1) gradients reduce-scattered in fp32 whatever the training precision: FSDP's
+   * MixedPrecision(Policy) reduce_dtype=float32, torchtitan's default mixed_precision_reduce. Absent: in the
+   * gradients' own dtype (precisionBytes).
+   */
+  gradientReduceInFp32?: boolean;
+  /** Who says it ('llama3_8b.toml (torchtitan's mixed_precision_reduce float32, its default)'). */
+  gradientReduceSource?: string;
   /** What the training framework the user named can run (`--framework`): absent, every ZeRO stage and offload. */
   frameworkLimits?: FrameworkLimits;
   /** Fixed dimensions; the search fills in the rest. */

@@ -239,9 +239,10 @@ export function buildCostTables(model: AnalyzedModel, topo: Topology, devices: n
     const w = layer.workload;
     const pShare = paramShare(c);
     const paramsHere = safeBytes(w.params) * pShare;
-    const arBytes = paramsHere * bytes.gradient;
     const sg = c.d > 1 ? shardGroup(c) : undefined;
     const zero = sg ? setup.zeroStage : 0;
+    // FSDP's reduce_dtype=float32 reduce-scatters sharded gradients at 4 bytes whatever their own dtype.
+    const arBytes = paramsHere * (zero >= 1 && setup.gradientReduceInFp32 ? 4 : bytes.gradient);
     // ZeRO-2/3 keep only their gradient shard, so every micro-step reduces; DP and ZeRO-1 accumulate locally and sync
     // once, as ZeRO-2/3 do under FSDP's no_sync, holding the full gradients until then (stateSetup).
     const syncs = zero >= 2 && !unshardedAccumulation ? A : 1;

@@ -26,6 +26,8 @@ export interface TableSetup extends MemorySetup {
   forwardGatherStages?: readonly GatheringStage[];
   /** The ZeRO stages whose gradient sync runs with nothing beside it (PlanOptions.serialSyncStages); absent: none. */
   serialSyncStages?: readonly ZeroStage[];
+  /** Sharded gradients reduce-scattered in fp32 (PlanOptions.gradientReduceInFp32). */
+  gradientReduceInFp32?: boolean;
   /** The ZeRO stages that accumulate unsharded gradients until the last micro-step (PlanOptions.unshardedAccumulationStages); absent: none. */
   unshardedAccumulationStages?: readonly ZeroStage[];
   /** The ZeRO stages (0, 1) that all-reduce on every micro-step (PlanOptions.allReduceEachMicroStepStages); absent: none. */

@@ -80,6 +80,8 @@ export interface EstimateContext {
   attention?: AttentionKernel;
   /** How tokens reach other GPUs' experts (PlanOptions.tokenDispatcher); absent: all-to-all. */
   tokenDispatcher?: TokenDispatcher;
+  /** Sharded gradients reduce-scattered in fp32 (PlanOptions.gradientReduceInFp32). */
+  gradientReduceInFp32?: boolean;
   cache: Map<string, { block: GroupCost; prefix: GroupCost; suffix: GroupCost }>;
 }
 

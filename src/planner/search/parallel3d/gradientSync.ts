@@ -27,9 +27,11 @@ import { offloadCopyMs, shardPlan, shardsOf } from './sharding';
  */
 export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links): { totalMs: number; exposedMs: number; shardedMs: number; afterStepMs: number; nextForwardMs: number } {
   const p = c.dp * c.cp;
-  const bytes = stage.params * gradientBytes(ctx.precision, ctx.ampStyle);
+  // FSDP's reduce_dtype=float32 reduce-scatters sharded gradients at 4 bytes whatever their own dtype.
+  const reduced = c.zero >= 1 && ctx.gradientReduceInFp32 ? 4 : gradientBytes(ctx.precision, ctx.ampStyle);
+  const bytes = stage.params * reduced;
   // The experts' gradients are reduced over their own expert-data-parallel group (expertLayout.ts), the rest over dp·cp.
-  const expertBytes = stage.expertParams * gradientBytes(ctx.precision, ctx.ampStyle);
+  const expertBytes = stage.expertParams * reduced;
   const dense = bytes - expertBytes;
   const expertMs = expertGradSyncMs(expertBytes, c.zero, c, links.edp);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;

@@ -85,6 +85,7 @@ export function searchContext(model: AnalyzedModel, structure: BlockStructure, c
     ...(hostMemoryBytes(cluster.gpus) !== undefined ? { hostBytesPerGpu: hostMemoryBytes(cluster.gpus) } : {}),
     ...(options.attentionKernel ? { attention: options.attentionKernel } : {}),
     ...(options.tokenDispatcher ? { tokenDispatcher: options.tokenDispatcher } : {}),
+    ...(options.gradientReduceInFp32 ? { gradientReduceInFp32: true } : {}),
     cache: new Map(),
   };
   return { space, ctx, peak };

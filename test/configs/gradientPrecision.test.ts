@@ -1,8 +1,9 @@
 /**
- * Megatron-LM's gradient precision: at bf16 it accumulates and all-reduces gradients in an fp32 buffer unless
+ * The precision gradients are held and reduced in, where the framework decides it. Megatron-LM's: at bf16 it accumulates and all-reduces gradients in an fp32 buffer unless
  * --grad-reduce-in-bf16 (arguments.py sets accumulate_allreduce_grads_in_fp32; param_and_grad_buffer.py then holds
  * the grads as torch.float), at fp16 only with --accumulate-allreduce-grads-in-fp32. WAP reads it as the
  * 'fp32-gradients' AMP style: 2 + 4 + 12 = 18 bytes a parameter with Adam, the gradients' 4 both held and reduced.
+ * torchtitan's FSDP2 reduce-scatters in [training] mixed_precision_reduce, float32 by default (gradientReduceInFp32).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -59,4 +60,37 @@ test('the Megatron export: fp16 with fp32 gradients asks for them; a bf16 plan p
   assert.ok(bf16.notes.some((n) => /fp32 master weights and fp32 gradients: plan with --amp-style fp32-gradients/.test(n)), bf16.notes.join('\n'));
   const matching = megatronArguments(llamaPlan({ precision: 'bf16', ampStyle: 'fp32-gradients', zeroStage: 1, tensorParallel: 1, dataParallel: 8 }));
   assert.ok(!matching.notes.some((n) => /--amp-style/.test(n)), matching.notes.join('\n'));
+});
+
+test('torchtitan reduce-scatters in fp32 by default (mixed_precision_reduce): read, carried to the plan, and four bytes a parameter through the reduce-scatter', async () => {
+  const { withStatedFramework } = await import('../../src/configs/evaluate');
+  const { gradSync } = await import('../../src/planner/search/parallel3d/gradientSync');
+  const { costsFor, linksFor, stageTime } = await import('../../src/planner/search/parallel3d/estimate');
+  const { searchContext } = await import('../../src/planner/search/parallel3d/plan');
+  const { repeatedTransformer } = await import('../../src/planner/search/parallel3d/blocks');
+  const titan = (extra: string) => readConfigSetups('llama3_8b.toml', `[training]\nlocal_batch_size = 2\n${extra}[parallelism]\ndata_parallel_shard_degree = -1\n`).find((s) => s.label.includes('torchtitan'))!;
+  assert.match(titan('').gradientReduceInFp32?.why ?? '', /float32 by default/);
+  assert.equal(titan('mixed_precision_reduce = "bfloat16"\n').gradientReduceInFp32, undefined);
+  assert.equal(titan('mixed_precision_param = "float32"\n').gradientReduceInFp32, undefined, 'an fp32 run has nothing to widen');
+  const options = withStatedFramework({ batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam' }, titan(''), 'llama3_8b.toml');
+  assert.equal(options.gradientReduceInFp32, true);
+  assert.match(options.gradientReduceSource ?? '', /^llama3_8b\.toml \(/);
+  // The block-stack estimate's sync: a ZeRO-3 reduce-scatter of 4-byte gradients takes what one of twice the 2-byte ones does.
+  const model = gptModel({ layers: 4, hidden: 1024, heads: 16, seq: 1024, name: 'gpt-small' });
+  const cluster = resolveCluster('a100x8');
+  const structure = repeatedTransformer(model)!;
+  const base = { batch: 64, objective: 'throughput' as const, strategies: 'all' as const, optimizer: 'adam' as const, precision: 'bf16' as const };
+  const c = { n: 8, dp: 8, tp: 1, pp: 1, cp: 1, ep: 1, v: 1, sp: false, mb: 8, microBatches: 1, zero: 3 as const, recompute: 'none' as const, blocksPerStage: [4] };
+  const syncOf = (fp32: boolean) => {
+    const { ctx } = searchContext(model, structure, cluster, { ...base, ...(fp32 ? { gradientReduceInFp32: true } : {}) });
+    const links = linksFor(ctx, c);
+    const stage = stageTime(ctx, c, costsFor(ctx, { tp: 1, cp: 1, ep: 1, sp: false, mb: 8 }, links), links, 0);
+    return { sync: gradSync(ctx, c, stage, links), doubled: gradSync(ctx, c, { ...stage, params: 2 * stage.params }, links) };
+  };
+  const [wide, narrow] = [syncOf(true), syncOf(false)];
+  assert.ok(Math.abs(wide.sync.totalMs - narrow.doubled.totalMs) < 1e-9, `${wide.sync.totalMs} vs ${narrow.doubled.totalMs} ms`);
+  assert.ok(wide.sync.totalMs > narrow.sync.totalMs);
+  // The plan says which dtype its reduce-scatters carried, and who says so.
+  const planned = planModel(model, cluster, { ...base, gpus: 8, gradientReduceInFp32: true, gradientReduceSource: 'test', pins: { dataParallel: 8, tensorParallel: 1, pipelineStages: 1, zeroStage: 3, recompute: 'none', microBatch: 8 } });
+  assert.ok(planned.feasible && planned.diagnostics.some((d) => /reduce-scattered in fp32 \(test\)/.test(d.message)));
 });
