@@ -4,7 +4,8 @@
  * or without --overlap-param-gather), whether gradients sync with nothing beside them (a DeepSpeed config) and whether
  * ZeRO-2/3 accumulate them unsharded (FSDP's no_sync: unshardedAccumulation.ts), read
  * as `wap config` reads them (readConfigSetups). The model's own file first, then the others in the order given; the
- * first that names a framework wins. Nothing named: the planner's defaults, but for a DDP script's loop that
+ * first that names a framework wins, with what else it decides over the model's code (Megatron's experts kernel and
+ * token dispatcher, FSDP's fp32 reduce dtype). Nothing named: the planner's defaults, but for a DDP script's loop that
  * all-reduces on every micro-step (no no_sync: torchScriptAccumulation.ts), which says that alone.
  */
 import type { PlanOptions } from '../protocol/planOptions';
@@ -21,6 +22,10 @@ export interface FrameworkHint {
   unshardedAccumulation?: StatedUnshardedAccumulation;
   /** Whether DDP all-reduces on every micro-step (a torch script's loop without no_sync: torchScriptAccumulation.ts). */
   microStepAllReduce?: StatedSetup['microStepAllReduce'];
+  /** What else the framework decides over the model's code: its experts kernel, token dispatcher, gradient reduce dtype. */
+  expertsKernel?: StatedSetup['expertsKernel'];
+  tokenDispatcher?: StatedSetup['tokenDispatcher'];
+  gradientReduceInFp32?: StatedSetup['gradientReduceInFp32'];
   /** The file that says it. */
   file: string;
 }
@@ -38,7 +43,14 @@ export function frameworkHint(files: ReadonlyArray<{ name: string; text: string 
     const said = setups.find((s) => s.weightGather || s.serialSync);
     // A config that names its framework without its accumulation reduces every micro-step (evaluate.ts withStatedFramework).
     const accumulation = said?.unshardedAccumulation ?? (said?.weightGather ? REDUCED_EACH_MICRO_STEP : undefined);
-    if (said) return { ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), ...(accumulation ? { unshardedAccumulation: accumulation } : {}), ...(said.microStepAllReduce ? { microStepAllReduce: said.microStepAllReduce } : {}), file: f.name };
+    if (said) {
+      const { expertsKernel, tokenDispatcher, gradientReduceInFp32 } = said;
+      return {
+        ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), ...(accumulation ? { unshardedAccumulation: accumulation } : {}), ...(said.microStepAllReduce ? { microStepAllReduce: said.microStepAllReduce } : {}),
+        ...(expertsKernel ? { expertsKernel } : {}), ...(tokenDispatcher ? { tokenDispatcher } : {}), ...(gradientReduceInFp32 ? { gradientReduceInFp32 } : {}),
+        file: f.name,
+      };
+    }
     const own = setups.find((s) => s.unshardedAccumulation || s.microStepAllReduce);
     if (own) accumulationOnly ??= { ...(own.unshardedAccumulation ? { unshardedAccumulation: own.unshardedAccumulation } : {}), ...(own.microStepAllReduce ? { microStepAllReduce: own.microStepAllReduce } : {}), file: f.name };
   }
@@ -54,5 +66,8 @@ export function withFrameworkFrom(options: PlanOptions, hint: FrameworkHint | un
   if (accumulation && !options.unshardedAccumulationStages) out = { ...out, unshardedAccumulationStages: accumulation.stages, unshardedAccumulationSource: `${hint.file} (${accumulation.why})` };
   const eachStep = hint?.microStepAllReduce;
   if (eachStep && !options.allReduceEachMicroStepStages) out = { ...out, allReduceEachMicroStepStages: eachStep.stages, allReduceEachMicroStepSource: `${hint.file} (${eachStep.why})` };
+  if (hint?.expertsKernel && !options.expertsKernel) out = { ...out, expertsKernel: hint.expertsKernel.grouped ? 'grouped' : 'loop', expertsKernelSource: `${hint.file} (${hint.expertsKernel.why})` };
+  if (hint?.tokenDispatcher && !options.tokenDispatcher) out = { ...out, tokenDispatcher: hint.tokenDispatcher.kind, tokenDispatcherSource: `${hint.file} (${hint.tokenDispatcher.why})` };
+  if (hint?.gradientReduceInFp32 && !options.gradientReduceInFp32) out = { ...out, gradientReduceInFp32: true, gradientReduceSource: `${hint.file} (${hint.gradientReduceInFp32.why})` };
   return out;
 }

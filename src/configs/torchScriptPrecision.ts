@@ -121,4 +121,23 @@ export function readPrecision(ctx: ScriptContext, stated: StatedSetup): void {
     set: (p) => write(p), expressible: (plan) => same(plan.precision) || write(plan.precision) !== undefined,
   };
   stated.inexpressible.precision = PRECISION_IN_CODE;
+  // FSDP reduce-scatters in the policy's reduce_dtype: float32 beside 16-bit parameters widens the gradients' sync.
+  const reduceFp32 = fsdpPolicies(ctx).find(({ inner }) => {
+    const reduce = inner.get('reduce_dtype');
+    return reduce !== undefined && torchDtypePrecision(reduce) === 'fp32';
+  });
+  if (reduceFp32 && sixteen(value)) stated.gradientReduceInFp32 = { why: `${reduceFp32.policy}(reduce_dtype=float32): gradients reduce-scattered in fp32` };
+}
+
+/** The FSDP mixed-precision policies the script builds inline: FullyShardedDataParallel's MixedPrecision, fully_shard's MixedPrecisionPolicy. */
+function fsdpPolicies(ctx: ScriptContext): Array<{ policy: string; inner: CallKeywords }> {
+  const out: Array<{ policy: string; inner: CallKeywords }> = [];
+  for (const [fn, keyword, policy] of [['FullyShardedDataParallel', 'mixed_precision', 'MixedPrecision'], ['fully_shard', 'mp_policy', 'MixedPrecisionPolicy']] as const) {
+    for (const call of ctx.calls.get(fn) ?? []) {
+      const value = ctx.keywords(call)?.get(keyword);
+      const inner = value?.type === 'call' && ctx.names.of(value) === policy ? ctx.keywords(value) : undefined;
+      if (inner) out.push({ policy, inner });
+    }
+  }
+  return out;
 }

@@ -86,3 +86,13 @@ test('Megatron’s token dispatcher: the stated all-to-all, else its default all
   const dense = megatronArguments(moePlan({ tensorParallel: 2, dataParallel: 4, sequenceParallel: true })).value;
   assert.ok(!dense.some((a) => a.startsWith('--moe-')), dense.join(' '));
 });
+
+test('the model’s own plan beside a Megatron launch prices that launch’s dispatcher and experts kernel, as its config check does', async () => {
+  const { withTrainingHintsFrom } = await import('../../src/configs/trainingHints');
+  const model = { name: 'model.py', text: 'from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-30B-A3B")\n' };
+  const options = withTrainingHintsFrom(base, [model, { name: 'train_qwen3_30b_a3b.sh', text: TEXT }], 'model.py');
+  assert.deepEqual([options.tokenDispatcher, options.expertsKernel], ['alltoall', 'grouped']);
+  assert.match(options.tokenDispatcherSource ?? '', /^train_qwen3_30b_a3b\.sh \(Megatron-LM --moe-token-dispatcher-type alltoall\)/);
+  const defaulted = withTrainingHintsFrom(base, [model, { name: 'train.sh', text: TEXT.replace('    --moe-token-dispatcher-type alltoall\n', '') }], 'model.py');
+  assert.equal(defaulted.tokenDispatcher, 'allgather');
+});

@@ -94,3 +94,23 @@ test('torchtitan reduce-scatters in fp32 by default (mixed_precision_reduce): re
   const planned = planModel(model, cluster, { ...base, gpus: 8, gradientReduceInFp32: true, gradientReduceSource: 'test', pins: { dataParallel: 8, tensorParallel: 1, pipelineStages: 1, zeroStage: 3, recompute: 'none', microBatch: 8 } });
   assert.ok(planned.feasible && planned.diagnostics.some((d) => /reduce-scattered in fp32 \(test\)/.test(d.message)));
 });
+
+test('a torch script’s FSDP2 policy with reduce_dtype=torch.float32 reduce-scatters in fp32; without it, in the parameters’ dtype', () => {
+  const script = (policy: string) => [
+    'import torch',
+    'from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy',
+    'from model import Transformer',
+    'model = Transformer()',
+    `mp = MixedPrecisionPolicy(${policy})`,
+    'for block in model.layers:',
+    '    fully_shard(block, mp_policy=MixedPrecisionPolicy(' + policy + '))',
+    'fully_shard(model, mp_policy=MixedPrecisionPolicy(' + policy + '))',
+    '',
+  ].join('\n');
+  const read = (text: string) => readConfigSetups('train_fsdp2.py', text).find((s) => s.precision)!;
+  const wide = read(script('param_dtype=torch.bfloat16, reduce_dtype=torch.float32'));
+  assert.equal(wide.precision?.value, 'bf16');
+  assert.match(wide.gradientReduceInFp32?.why ?? '', /MixedPrecisionPolicy\(reduce_dtype=float32\)/);
+  assert.equal(read(script('param_dtype=torch.bfloat16')).gradientReduceInFp32, undefined);
+  assert.equal(read(script('param_dtype=torch.float32, reduce_dtype=torch.float32')).gradientReduceInFp32, undefined, 'fp32 training reduces in fp32 anyway');
+});
