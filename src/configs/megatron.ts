@@ -162,6 +162,8 @@ function readMegatronSetup(fileName: string, text: string): StatedSetup | undefi
   // Megatron-Core builds a block's local experts as GroupedMLP (one grouped GEMM per projection) with
   // --moe-grouped-gemm, else SequentialMLP (one GEMM per expert in turn): megatron/core/transformer/moe/experts.py.
   stated.tokenDispatcher = megatronDispatcher(find('--moe-token-dispatcher-type')?.value?.raw);
+  const routing = routingUnmodelled(find('--num-experts'), find('--moe-expert-capacity-factor'));
+  if (routing) (stated.unmodelled ??= []).push(routing);
   stated.expertsKernel = find('--moe-grouped-gemm')
     ? { grouped: true, why: 'Megatron-LM --moe-grouped-gemm: GroupedMLP, one grouped GEMM per projection' }
     : { grouped: false, why: 'Megatron-LM without --moe-grouped-gemm: SequentialMLP, one GEMM per local expert' };
@@ -219,4 +221,16 @@ function megatronDispatcher(raw: string | undefined): { kind: TokenDispatcher; w
   if (value === 'allgather') return { kind: 'allgather', why: 'Megatron-LM --moe-token-dispatcher-type allgather' };
   const fused = value === 'flex' ? ', DeepEP/HybridEP\'s fused kernels priced as a plain all-to-all' : '';
   return { kind: 'alltoall', why: `Megatron-LM --moe-token-dispatcher-type ${value}${fused}` };
+}
+
+/**
+ * Megatron's MoE routing as WAP cannot price it: every expert is priced at its balanced share of the tokens. Without
+ * --moe-expert-capacity-factor Megatron routes dropless (arguments.py: None, "no token will be dropped"), so the busiest
+ * expert sets the pace; with one, an expert takes up to that factor times its share before tokens are dropped.
+ */
+function routingUnmodelled(experts: Flag | undefined, capacity: Flag | undefined): { range: TextRange; message: string; short: string } | undefined {
+  if (!experts) return undefined;
+  const at: TextRange = { start: (capacity ?? experts).start, end: (capacity ?? experts).value?.end ?? (capacity ?? experts).end };
+  if (!capacity) return { range: at, short: 'dropless routing imbalance not modelled', message: 'MoE routes dropless here (no --moe-expert-capacity-factor): the busiest expert sets each step\'s pace, and WAP prices every expert at its balanced share of the tokens (step time under-stated; Megatron-MoE-ModelZoo measures forced balance 1.24x faster than dropless on Qwen3-235B)' };
+  return { range: at, short: 'expert capacity not modelled', message: `--moe-expert-capacity-factor ${capacity.value?.raw ?? ''}: an expert takes up to that factor times its balanced share of the tokens before dropping; WAP prices the balanced share (step time under-stated by up to that factor on the experts)` };
 }

@@ -96,3 +96,15 @@ test('the model’s own plan beside a Megatron launch prices that launch’s dis
   const defaulted = withTrainingHintsFrom(base, [model, { name: 'train.sh', text: TEXT.replace('    --moe-token-dispatcher-type alltoall\n', '') }], 'model.py');
   assert.equal(defaulted.tokenDispatcher, 'allgather');
 });
+
+test('Megatron’s routing as WAP cannot price it is said on the launch: dropless by default, or the capacity factor it states', () => {
+  const notes = (text: string) => checkConfig('train_qwen3_30b_a3b.sh', text, moePlan({ tensorParallel: 2, expertParallel: 8, expertTensorParallel: 1, dataParallel: 8, sequenceParallel: true })).findings.filter((f) => f.code === 'setup-unmodelled');
+  const dropless = notes(TEXT);
+  assert.equal(dropless.length, 1);
+  assert.match(dropless[0]!.message, /routes dropless here \(no --moe-expert-capacity-factor\)/);
+  assert.equal(TEXT.slice(dropless[0]!.range.start, dropless[0]!.range.end), '--num-experts 128');
+  const capped = notes(TEXT.replace('    --moe-router-topk 8\n', '    --moe-router-topk 8\n    --moe-expert-capacity-factor 1.25\n'));
+  assert.match(capped[0]?.message ?? '', /^--moe-expert-capacity-factor 1\.25: an expert takes up to that factor/);
+  // A dense launch says nothing of routing.
+  assert.equal(notes(TEXT.replace('    --num-experts 128\n', '')).length, 0);
+});

@@ -88,6 +88,7 @@ test('the search tries ETP 1 beside ETP = TP and reports it; pins are honoured, 
     const out = plan({ tensorParallel: 2, expertParallel: 8, expertTensorParallel: etp });
     assert.ok(out.feasible, out.feasible ? '' : out.reason);
     assert.deepEqual([out.plan.setup!.tensorParallel, out.plan.setup!.expertParallel, out.plan.setup!.expertTensorParallel, out.plan.setup!.sequenceParallel], [2, 8, etp, true]);
+    assert.ok(out.diagnostics.some((d) => /experts priced under balanced routing/.test(d.message)), 'an MoE plan says what it assumes of routing');
   }
   // EP 8 on 8 data ranks × TP 2: at ETP 1 EP 16 fits too, the groups reaching across the tensor pairs.
   const wide = plan({ tensorParallel: 2, expertParallel: 8, expertTensorParallel: 1, dataParallel: 8 });
