@@ -9,17 +9,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { AnalyzedModel } from '../../src/core/ir';
 import type { PlanReport, TimelineEvent, ZeroStage } from '../../src/protocol/plan';
 import type { PlanOptions } from '../../src/protocol/planOptions';
-import { analyzeSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { setupLines } from '../../src/planner/format';
 import { OVERLAPPED_COMPUTE_SLOWDOWN as S } from '../../src/planner/cost/overlap';
+import { exampleModel, feasible } from './plannedExamples';
 
-const root = new URL('../..', import.meta.url).pathname;
 const a100x8 = resolveCluster('a100x8', {});
 const EACH: Partial<PlanOptions> = { allReduceEachMicroStepStages: [0, 1], allReduceEachMicroStepSource: 'train_ddp.py (no no_sync)' };
 /** torchvision.models.resnet50(): sum(p.numel() for p in m.parameters()) under torch 1.13 / torchvision 0.14. */
@@ -29,17 +25,7 @@ const BF16_GRADIENT_BYTES = 2;
 /** The timeline rounds its times to the nanosecond (simulator/results.ts). */
 const EPS = 1e-5;
 
-async function example(file: string, name: string): Promise<AnalyzedModel> {
-  const r = await analyzeSource(file, readFileSync(join(root, file), 'utf8'));
-  const m = r.models.find((x) => x.name === name);
-  assert.ok(m, `no ${name} in ${file}`);
-  return m;
-}
 
-function feasible(out: ReturnType<typeof planModel>): PlanReport {
-  assert.ok(out.feasible, out.feasible ? '' : out.reason);
-  return out;
-}
 
 const ms = (e: TimelineEvent): number => e.endMs - e.startMs;
 const sum = (es: TimelineEvent[], f: (e: TimelineEvent) => number): number => es.reduce((a, e) => a + f(e), 0);
@@ -58,7 +44,7 @@ function syncRounds(r: PlanReport): Map<number, TimelineEvent[]> {
 }
 
 test('per-layer search, ResNet-50 (examples/pytorch/resnet.py) on 8 A100s, 4 micro-steps: A all-reduce rounds, and the step grows by (A−1) all-reduces within the overlap rule', async () => {
-  const resnet = await example('examples/pytorch/resnet.py', 'resnet50');
+  const resnet = await exampleModel('examples/pytorch/resnet.py', 'resnet50');
   assert.equal(resnet.totals.params, RESNET50_PARAMS);
   const plan = (zeroStage: ZeroStage, o: Partial<PlanOptions>, microBatch = 32) => feasible(planModel(resnet, a100x8, { batch: 1024, objective: 'throughput', strategies: 'dp', optimizer: 'momentum', precision: 'bf16', gpus: 8, pins: { zeroStage, microBatch }, ...o }));
   const gradientBytes = RESNET50_PARAMS * BF16_GRADIENT_BYTES;
@@ -111,7 +97,7 @@ test('per-layer search, ResNet-50 (examples/pytorch/resnet.py) on 8 A100s, 4 mic
 });
 
 test('block-stack search, nanoGPT (examples/pytorch/gpt.py) on 8 A100s, 8 micro-batches: (A−1) more all-reduces, each as exposed as the last one\'s, at ZeRO-0 and ZeRO-1 alike', async () => {
-  const gpt = await example('examples/pytorch/gpt.py', 'model');
+  const gpt = await exampleModel('examples/pytorch/gpt.py', 'model');
   const plan = (zeroStage: ZeroStage, o: Partial<PlanOptions>, pipelineStages = 1) => feasible(planModel(gpt, a100x8, {
     batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', gpus: 8,
     pins: { zeroStage, dataParallel: 8 / pipelineStages, tensorParallel: 1, pipelineStages, contextParallel: 1, microBatch: 1, recompute: 'none' }, ...o,

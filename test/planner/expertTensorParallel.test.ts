@@ -6,7 +6,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expertOf } from '../../src/core/moe';
-import { analyzeSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { allGatherMs, allToAllMs } from '../../src/planner/search/parallel3d/adapters';
 import { blockShape, repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
@@ -14,16 +13,11 @@ import { costsFor, linksFor } from '../../src/planner/search/parallel3d/estimate
 import { expertDataParallelOf, expertLayoutFits, expertShardsOver } from '../../src/planner/search/parallel3d/expertLayout';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import type { PlanOptions } from '../../src/protocol/planOptions';
+import { smallMixtral } from './plannedExamples';
 import { hfConfigModel } from '../frontends/hfFixtures';
 
 const SEQ = 1024;
-const source = [
-  'from transformers import MixtralConfig, MixtralForCausalLM',
-  'config = MixtralConfig(hidden_size=1024, intermediate_size=3584, num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=4, num_local_experts=8, num_experts_per_tok=2, vocab_size=32000)',
-  'model = MixtralForCausalLM(config)',
-  '',
-].join('\n');
-const mixtral = async () => (await analyzeSource('mixtral.py', source, { sequenceLength: SEQ })).models[0]!;
+const mixtral = () => smallMixtral(SEQ);
 const options = (pins: PlanOptions['pins'], gpus = 16): PlanOptions => ({ batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', gpus, pins });
 
 test('residual branches are the adds on the residual stream: a Llama block has two (its rotary adds are not), BERT’s post-norm block two, an MoE block one dispatched branch unless a shared expert gathers its own', () => {

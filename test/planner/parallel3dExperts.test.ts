@@ -16,15 +16,10 @@ import { costsFor, linksFor } from '../../src/planner/search/parallel3d/estimate
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import type { PlanReport } from '../../src/protocol/plan';
 import type { PlanOptions } from '../../src/protocol/planOptions';
+import { smallMixtral } from './plannedExamples';
 
 const SEQ = 512;
-const source = [
-  'from transformers import MixtralConfig, MixtralForCausalLM',
-  'config = MixtralConfig(hidden_size=1024, intermediate_size=3584, num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=4, num_local_experts=8, num_experts_per_tok=2, vocab_size=32000)',
-  'model = MixtralForCausalLM(config)',
-  '',
-].join('\n');
-const mixtral = async () => (await analyzeSource('mixtral.py', source, { sequenceLength: SEQ })).models[0]!;
+const mixtral = () => smallMixtral(SEQ);
 const options = (pins: PlanOptions['pins']): PlanOptions => ({ batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', gpus: 16, pins });
 
 test('the frontend’s expert and router attributes are what the planner reads', async () => {

@@ -7,12 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { AnalyzedModel } from '../../src/core/ir';
 import type { PlanReport, ZeroStage } from '../../src/protocol/plan';
 import type { PlanOptions } from '../../src/protocol/planOptions';
-import { analyzeSource } from '../../src/frontends/index';
 import { planModel, resolveCluster } from '../../src/planner/index';
 import { setupLines } from '../../src/planner/format';
 import { repeatedTransformer } from '../../src/planner/search/parallel3d/blocks';
@@ -20,22 +16,12 @@ import { costsFor, estimate, linksFor, stageTime, type Config3D } from '../../sr
 import { gradSync } from '../../src/planner/search/parallel3d/gradientSync';
 import { searchContext } from '../../src/planner/search/parallel3d/plan';
 import { gptModel } from './gptSpec';
+import { exampleModel, feasible } from './plannedExamples';
 
-const root = new URL('../..', import.meta.url).pathname;
 const a100x8 = resolveCluster('a100x8', {});
 const NO_SYNC: Partial<PlanOptions> = { unshardedAccumulationStages: [2, 3], unshardedAccumulationSource: 'accelerate_fsdp.yaml (FSDP1 no_sync)' };
 
-async function example(file: string, name: string): Promise<AnalyzedModel> {
-  const r = await analyzeSource(file, readFileSync(join(root, file), 'utf8'));
-  const m = r.models.find((x) => x.name === name);
-  assert.ok(m, `no ${name} in ${file}`);
-  return m;
-}
 
-function feasible(out: ReturnType<typeof planModel>): PlanReport {
-  assert.ok(out.feasible, out.feasible ? '' : out.reason);
-  return out;
-}
 
 /**
  * torchvision.models.vgg16(): sum(p.numel() for p in m.parameters()) = 138,357,544 under torch 1.13 /
@@ -46,7 +32,7 @@ const VGG16_PARAMS = 138_357_544;
 const BF16_GRADIENT_BYTES = 2;
 
 test('per-layer search, VGG-16 at ZeRO-3 and ZeRO-2 on 8 A100s, 8 micro-steps: no_sync holds params × 2 B × (1 − 1/8) more gradients and drops the 7 earlier micro-steps\' reduce-scatters', async () => {
-  const vgg = await example('examples/pytorch/vgg.py', 'vgg16');
+  const vgg = await exampleModel('examples/pytorch/vgg.py', 'vgg16');
   assert.equal(vgg.totals.params, VGG16_PARAMS);
   const plan = (zeroStage: ZeroStage, o: Partial<PlanOptions>, microBatch = 2) => feasible(planModel(vgg, a100x8, { batch: 128, objective: 'throughput', strategies: 'dp', optimizer: 'adam', precision: 'bf16', gpus: 8, pins: { zeroStage, microBatch }, ...o }));
   const scatters = (r: PlanReport) => r.timeline.filter((e) => e.kind === 'reducescatter' && e.device === 0);
@@ -91,7 +77,7 @@ test('per-layer search, VGG-16 at ZeRO-3 and ZeRO-2 on 8 A100s, 8 micro-steps: n
 });
 
 test('block-stack search, nanoGPT (examples/pytorch/gpt.py) at ZeRO-2/3 on 8 A100s, 8 micro-batches: the estimate and the replay agree, in the same direction as the per-layer search', async () => {
-  const gpt = await example('examples/pytorch/gpt.py', 'model');
+  const gpt = await exampleModel('examples/pytorch/gpt.py', 'model');
   const structure = repeatedTransformer(gpt)!;
   const options = (o: Partial<PlanOptions>): PlanOptions => ({ batch: 64, objective: 'throughput', strategies: 'all', optimizer: 'adam', precision: 'bf16', ...o });
   for (const zero of [2, 3] as const) {
