@@ -61,10 +61,12 @@ export async function configVersus(fileName: string, text: string, plan: PlanRep
   const otherAccumulation = !!planned && planned.gradientAccumulation > 1 && (planned.gradientAccumulationSync === 'unsharded') !== accumulatesUnsharded(bestOptions.unshardedAccumulationStages, planned.zeroStage, planned.gradientAccumulation);
   // And for DDP all-reducing every micro-step (a loop without no_sync) where the model's plan synced once, or back.
   const otherMicroStepSync = !!planned && planned.gradientAccumulation > 1 && planned.pipelineStages <= 1 && planned.dataParallel * planned.contextParallel > 1 && (planned.gradientAccumulationSync === 'every-micro-step' && planned.zeroStage <= 1) !== allReducesEachMicroStep(bestOptions.allReduceEachMicroStepStages, planned.zeroStage, planned.gradientAccumulation);
-  const best = otherPrecision || otherGather || otherSync || otherAccumulation || otherMicroStepSync ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
+  // And for the experts as the config's framework runs them (Megatron's dispatcher and grouped GEMM).
+  const otherExperts = !!planned && planned.tokenDispatcher !== undefined && ((bestOptions.tokenDispatcher ?? 'alltoall') !== planned.tokenDispatcher || (bestOptions.expertsKernel !== undefined && bestOptions.expertsKernel !== planned.expertsKernel));
+  const best = otherPrecision || otherGather || otherSync || otherAccumulation || otherMicroStepSync || otherExperts ? await planModelAsync(model, cluster.spec, bestOptions, {}) : plan;
   const bestSummary = summarizeRun(best);
   const line = versusLine(yours, bestSummary, setup);
   const caveat = yours.warnings.some((w) => /not honoured/.test(w)) ? ' (this planner version does not yet honour every pinned dimension)' : '';
-  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather || otherSync || otherAccumulation || otherMicroStepSync ? ", best plan on the config's framework" : '';
+  const replanned = otherPrecision ? `, best plan in the config's ${stated}` : otherGather || otherSync || otherAccumulation || otherMicroStepSync || otherExperts ? ", best plan on the config's framework" : '';
   return { line: `${line} — at batch ${plan.batch}${replanned}${caveat}`, anchor: setup.anchor, yours, best: bestSummary };
 }
