@@ -15,7 +15,9 @@ export interface Row {
 /** Why a plan is not (yet) a prediction of this case, or undefined when it is. */
 export function pending(out: PlanOutcome, opts: PlanOptions): string | undefined {
   if (!out.feasible) return `infeasible: ${out.reason}`;
-  const d = out.diagnostics.find((x) => /not modelled|not honoured/.test(x.message));
+  // A warning names a gap that leaves the prediction short; an info line states an assumption the row's note weighs
+  // (an MoE plan's balanced routing).
+  const d = out.diagnostics.find((x) => x.severity !== 'info' && /not modelled|not honoured/.test(x.message));
   if (d) return `pending (${d.message.replace(/;.*$/, '')})`;
   if (opts.gpus !== undefined && out.plan.gpus !== opts.gpus) return `planned on ${out.plan.gpus} GPUs`;
   return undefined;

@@ -108,7 +108,7 @@ export function withStatedPrecision(options: PlanOptions, setup: StatedSetup, so
  * (frameworkTimings.ts), for both sides of a comparison: the best plan runs on the user's framework too.
  * `keepExplicit`: a flag's wins.
  */
-export function withStatedFramework(options: PlanOptions, setup: StatedSetup, source: string, keepExplicit = false): PlanOptions {
+export function withStatedFramework(options: PlanOptions, setup: Pick<StatedSetup, 'weightGather' | 'serialSync' | 'unshardedAccumulation' | 'microStepAllReduce' | 'expertsKernel' | 'tokenDispatcher' | 'gradientReduceInFp32'>, source: string, keepExplicit = false): PlanOptions {
   let out = options;
   if (setup.weightGather && !(keepExplicit && options.forwardGatherStages)) out = { ...out, forwardGatherStages: setup.weightGather.inForward, forwardGatherSource: `${source} (${setup.weightGather.why})` };
   // And how it syncs gradients: DeepSpeed's with nothing beside them, where it says; a config that names its framework

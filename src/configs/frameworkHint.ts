@@ -11,23 +11,18 @@
 import type { PlanOptions } from '../protocol/planOptions';
 import { detectConfigFormats, MAX_CONFIG_CHARS } from './check';
 import { staleDeepSpeedJson } from './inlineDeepSpeed';
-import { readConfigSetups } from './evaluate';
-import type { StatedSerialSync, StatedWeightGather } from './frameworkTimings';
+import { readConfigSetups, withStatedFramework } from './evaluate';
 import type { StatedSetup } from './setup';
-import { REDUCED_EACH_MICRO_STEP, type StatedUnshardedAccumulation } from './unshardedAccumulation';
 
-export interface FrameworkHint {
-  weightGather?: StatedWeightGather;
-  serialSync?: StatedSerialSync;
-  unshardedAccumulation?: StatedUnshardedAccumulation;
-  /** Whether DDP all-reduces on every micro-step (a torch script's loop without no_sync: torchScriptAccumulation.ts). */
-  microStepAllReduce?: StatedSetup['microStepAllReduce'];
-  /** What else the framework decides over the model's code: its experts kernel, token dispatcher, gradient reduce dtype. */
-  expertsKernel?: StatedSetup['expertsKernel'];
-  tokenDispatcher?: StatedSetup['tokenDispatcher'];
-  gradientReduceInFp32?: StatedSetup['gradientReduceInFp32'];
-  /** The file that says it. */
-  file: string;
+/** What the framework of a file beside the model decides (the StatedSetup fields withStatedFramework reads), and the file. */
+export type FrameworkHint = FrameworkFacts & { file: string };
+type FrameworkFacts = Pick<StatedSetup, 'weightGather' | 'serialSync' | 'unshardedAccumulation' | 'microStepAllReduce' | 'expertsKernel' | 'tokenDispatcher' | 'gradientReduceInFp32'>;
+
+/** The facts a setup states, without the keys it leaves unset. */
+function frameworkFacts(s: StatedSetup): FrameworkFacts {
+  const { weightGather, serialSync, unshardedAccumulation, microStepAllReduce, expertsKernel, tokenDispatcher, gradientReduceInFp32 } = s;
+  const all: FrameworkFacts = { weightGather, serialSync, unshardedAccumulation, microStepAllReduce, expertsKernel, tokenDispatcher, gradientReduceInFp32 };
+  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as FrameworkFacts;
 }
 
 export function frameworkHint(files: ReadonlyArray<{ name: string; text: string }>, modelFile?: string): FrameworkHint | undefined {
@@ -41,33 +36,15 @@ export function frameworkHint(files: ReadonlyArray<{ name: string; text: string 
     if (f.text.length > MAX_CONFIG_CHARS || (stale(f.name) && detectConfigFormats(f.name, f.text).includes('deepspeed'))) continue;
     const setups = readConfigSetups(f.name, f.text);
     const said = setups.find((s) => s.weightGather || s.serialSync);
-    // A config that names its framework without its accumulation reduces every micro-step (evaluate.ts withStatedFramework).
-    const accumulation = said?.unshardedAccumulation ?? (said?.weightGather ? REDUCED_EACH_MICRO_STEP : undefined);
-    if (said) {
-      const { expertsKernel, tokenDispatcher, gradientReduceInFp32 } = said;
-      return {
-        ...(said.weightGather ? { weightGather: said.weightGather } : {}), ...(said.serialSync ? { serialSync: said.serialSync } : {}), ...(accumulation ? { unshardedAccumulation: accumulation } : {}), ...(said.microStepAllReduce ? { microStepAllReduce: said.microStepAllReduce } : {}),
-        ...(expertsKernel ? { expertsKernel } : {}), ...(tokenDispatcher ? { tokenDispatcher } : {}), ...(gradientReduceInFp32 ? { gradientReduceInFp32 } : {}),
-        file: f.name,
-      };
-    }
+    // A config that names its framework says it all (withStatedFramework fills in what naming it implies).
+    if (said) return { ...frameworkFacts(said), file: f.name };
     const own = setups.find((s) => s.unshardedAccumulation || s.microStepAllReduce);
     if (own) accumulationOnly ??= { ...(own.unshardedAccumulation ? { unshardedAccumulation: own.unshardedAccumulation } : {}), ...(own.microStepAllReduce ? { microStepAllReduce: own.microStepAllReduce } : {}), file: f.name };
   }
   return accumulationOnly;
 }
 
-/** The options with the hint's timings where no flag or setting says them. */
+/** The options with what the hint's framework decides where no flag or setting says it: `wap config`'s rule, flags first. */
 export function withFrameworkFrom(options: PlanOptions, hint: FrameworkHint | undefined): PlanOptions {
-  let out = options;
-  if (hint?.weightGather && !options.forwardGatherStages) out = { ...out, forwardGatherStages: hint.weightGather.inForward, forwardGatherSource: `${hint.file} (${hint.weightGather.why})` };
-  if (hint?.serialSync && !options.serialSyncStages) out = { ...out, serialSyncStages: hint.serialSync.stages, serialSyncSource: `${hint.file} (${hint.serialSync.why})` };
-  const accumulation = hint?.unshardedAccumulation;
-  if (accumulation && !options.unshardedAccumulationStages) out = { ...out, unshardedAccumulationStages: accumulation.stages, unshardedAccumulationSource: `${hint.file} (${accumulation.why})` };
-  const eachStep = hint?.microStepAllReduce;
-  if (eachStep && !options.allReduceEachMicroStepStages) out = { ...out, allReduceEachMicroStepStages: eachStep.stages, allReduceEachMicroStepSource: `${hint.file} (${eachStep.why})` };
-  if (hint?.expertsKernel && !options.expertsKernel) out = { ...out, expertsKernel: hint.expertsKernel.grouped ? 'grouped' : 'loop', expertsKernelSource: `${hint.file} (${hint.expertsKernel.why})` };
-  if (hint?.tokenDispatcher && !options.tokenDispatcher) out = { ...out, tokenDispatcher: hint.tokenDispatcher.kind, tokenDispatcherSource: `${hint.file} (${hint.tokenDispatcher.why})` };
-  if (hint?.gradientReduceInFp32 && !options.gradientReduceInFp32) out = { ...out, gradientReduceInFp32: true, gradientReduceSource: `${hint.file} (${hint.gradientReduceInFp32.why})` };
-  return out;
+  return hint ? withStatedFramework(options, hint, hint.file, true) : options;
 }

@@ -20,7 +20,8 @@ import type { GpuSpec } from '../../cluster/spec';
 import { analyticalTimes, type AttentionKernel } from '../../cost/compute';
 import { savedBytesAtPrecision } from '../../memory/precision';
 import { fusedAttention, savedUnderKernel } from '../../memory/recompute';
-import { allGatherMs, allReduceMs, allToAllMs, p2pMs, activationBytes, type Link } from './adapters';
+import { allGatherMs, allReduceMs, p2pMs, activationBytes, type Link } from './adapters';
+import { tokenDispatchMs } from './expertLayout';
 import { isAttention, keptWholeUnderTensorParallel, type BlockShape } from './blocks';
 
 export interface GroupCost {
@@ -177,26 +178,10 @@ export function groupCost(layers: readonly AnalyzedLayer[], deg: Degrees, env: C
     c.savedNone += saved;
     c.savedSelective += scoresKept ? Math.max(0, saved - scoreBytes(l, bytes) * mb * share) : saved;
     const moe = moeOf(l);
-    const allGather = env.dispatcher === 'allgather';
-    if (moe && moe.role === 'router' && l.op === 'linear' && allGather && ep * etp > 1 && isBlock) {
-      // Megatron-Core's MoEAllGatherTokenDispatcher: every rank's tokens all-gathered over the expert × expert-tensor
-      // group, each rank keeping those its experts take, and the outputs reduce-scattered back; the backward runs
-      // the pair in reverse. The gather carries all of a token's hidden state once, whatever top-k.
+    if (moe?.role === 'router' && l.op === 'linear') {
+      // Once per MoE block, at its router, the tokens this rank holds (sequence parallel splits them) reach the experts.
       const local = (mb * env.shape.seq * env.shape.hidden * bytes) / (cp * (sp ? tp : 1));
-      c.epMs += 4 * allGatherMs(local * ep * etp, ep * etp, env.tpEpLink ?? env.epLink);
-    }
-    if (moe && moe.role === 'router' && l.op === 'linear' && ep > 1 && !allGather) {
-      // Once per MoE block, at its router: dispatch and combine, forward and backward, four all-to-alls of the
-      // micro-batch's tokens, each sent to its top-k experts (Lepikhin et al., GShard, ICLR 2021, §3.2).
-      const routed = (mb * env.shape.seq * env.shape.hidden * bytes * moe.topK) / (cp * (sp ? tp : 1));
-      c.epMs += 4 * allToAllMs(routed, ep, env.epLink);
-    }
-    if (moe && moe.role === 'router' && l.op === 'linear' && etp > 1 && sp && isBlock && !allGather) {
-      // Each expert tensor rank dispatched its own sequence-parallel tokens; the expert's column slices need all of
-      // its group's: an all-gather after the dispatch and a reduce-scatter before the combine, forward and backward
-      // (Megatron-Core's MoEAlltoAllTokenDispatcher, gather_from_sequence_parallel_region over the expert tensor group).
-      const received = (mb * env.shape.seq * env.shape.hidden * bytes * moe.topK) / (cp * tp);
-      c.epMs += 4 * allGatherMs(received * etp, etp, env.etpLink ?? env.tpLink);
+      c.epMs += tokenDispatchMs(local, moe.topK, { tp, ep, etp, sp }, env.dispatcher, { ep: env.epLink, etp: env.etpLink ?? env.tpLink, tpEp: env.tpEpLink ?? env.epLink });
     }
   }
   if (!isBlock) {

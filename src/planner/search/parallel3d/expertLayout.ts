@@ -8,7 +8,8 @@
  * ranks: each of them dispatches its own sequence-parallel share of the tokens to whole experts.
  */
 import type { ZeroStage } from '../../../protocol/plan';
-import { allGatherMs, allReduceMs, groupLink, type Link } from './adapters';
+import type { TokenDispatcher } from '../../../protocol/planOptions';
+import { allGatherMs, allReduceMs, allToAllMs, groupLink, type Link } from './adapters';
 import type { ClusterSpec } from '../../cluster/spec';
 
 /** The degrees the expert layout follows from: a configuration's, or a block cost's. */
@@ -75,12 +76,30 @@ export function expertLinksOf(cluster: ClusterSpec, gpusPerNode: number, c: Expe
 }
 
 /**
- * The experts' share of a stage's gradient sync: their gradients are reduced over the expert-data-parallel group
- * only (Megatron-Core's expert_data_parallel group; the ep ranks of one group hold different experts and exchange no
- * expert gradient). An all-reduce without ZeRO, a reduce-scatter to the owners with it.
+ * A collective of the experts' share of a stage's state over the expert-data-parallel group only (Megatron-Core's
+ * expert_data_parallel group; the ep ranks of one group hold different experts and exchange no expert state): without
+ * ZeRO the gradients' all-reduce, with it their reduce-scatter to the owners or the weights' all-gather (the same ring
+ * traffic per byte).
  */
-export function expertGradSyncMs(expertGradientBytes: number, zero: ZeroStage, c: ExpertDegrees, edpLink: Link): number {
+export function expertGroupCollectiveMs(expertBytes: number, zero: ZeroStage, c: ExpertDegrees, edpLink: Link): number {
+  if (expertBytes <= 0) return 0;
   const edp = expertDataParallelOf(c);
-  if (edp <= 1 || expertGradientBytes <= 0) return 0;
-  return zero >= 1 ? allGatherMs(expertGradientBytes, edp, edpLink) : allReduceMs(expertGradientBytes, edp, edpLink);
+  if (edp <= 1) return 0;
+  return zero >= 1 ? allGatherMs(expertBytes, edp, edpLink) : allReduceMs(expertBytes, edp, edpLink);
+}
+
+/**
+ * One MoE block's token dispatch and combine, forward and backward, given the bytes of the tokens one rank holds:
+ * - all-to-all (GShard, Lepikhin et al., ICLR 2021, §3.2; Megatron-Core's MoEAlltoAllTokenDispatcher): four all-to-alls
+ *   over the ep group of each token sent to its top-k experts; at etp > 1 (sequence parallel) each expert tensor group
+ *   then gathers its ranks' tokens and reduce-scatters the outputs (gather_from_sequence_parallel_region);
+ * - allgather (MoEAllGatherTokenDispatcher, Megatron's default): every rank's tokens gathered over the etp·ep group,
+ *   each keeping those its experts take, and the outputs reduce-scattered back, a token's hidden state once whatever k.
+ */
+export function tokenDispatchMs(localBytes: number, topK: number, c: { tp: number; ep: number; etp: number; sp: boolean }, dispatcher: TokenDispatcher | undefined, links: { ep: Link; etp: Link; tpEp: Link }): number {
+  if (dispatcher === 'allgather') return c.ep * c.etp > 1 ? 4 * allGatherMs(localBytes * c.ep * c.etp, c.ep * c.etp, links.tpEp) : 0;
+  const routed = localBytes * topK;
+  const exchange = c.ep > 1 ? 4 * allToAllMs(routed, c.ep, links.ep) : 0;
+  const gather = c.etp > 1 && c.sp ? 4 * allGatherMs(routed * c.etp, c.etp, links.etp) : 0;
+  return exchange + gather;
 }

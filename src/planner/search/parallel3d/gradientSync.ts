@@ -8,7 +8,7 @@ import { overlapExtraMs } from '../../cost/overlap';
 import { accumulatesUnsharded, allReducesEachMicroStep, gathersInForward, syncsSerially } from '../../collectiveTiming';
 import { allGatherMs, allReduceMs, gradientBytes, weightBytes } from './adapters';
 import type { Config3D, EstimateContext, Links, StageTimes } from './estimate';
-import { expertGradSyncMs } from './expertLayout';
+import { expertGroupCollectiveMs } from './expertLayout';
 import { offloadCopyMs, shardPlan, shardsOf } from './sharding';
 
 /**
@@ -33,7 +33,7 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   // The experts' gradients are reduced over their own expert-data-parallel group (expertLayout.ts), the rest over dp·cp.
   const expertBytes = stage.expertParams * reduced;
   const dense = bytes - expertBytes;
-  const expertMs = expertGradSyncMs(expertBytes, c.zero, c, links.edp);
+  const expertMs = expertGroupCollectiveMs(expertBytes, c.zero, c, links.edp);
   const g = c.zero >= 1 ? shardPlan(ctx.cluster, ctx.gpusPerNode, c, links.dp) : undefined;
   const totalMs = expertMs + (g ? allGatherMs(dense, g.shards, g.shardLink) + (g.replicas > 1 ? allReduceMs(dense / g.shards, g.replicas, g.replicaLink) : 0) : allReduceMs(dense, p, links.dp));
   // DeepSpeed's way (ctx.serialSyncStages): after the backward, or on its stream, the sync hides behind nothing.
@@ -44,14 +44,16 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
   if (!g) return { totalMs, exposedMs, shardedMs: spreadMs, afterStepMs: 0, nextForwardMs: 0 };
   const trainedWeights = stage.params * weightBytes(ctx.precision, ctx.ampStyle);
   const expertWeights = stage.expertParams * weightBytes(ctx.precision, ctx.ampStyle);
-  const updatedGatherMs = c.zero <= 2 ? allGatherMs(trainedWeights - expertWeights, g.shards, g.shardLink) + expertGradSyncMs(expertWeights, c.zero, c, links.edp) : 0;
+  const updatedGatherMs = c.zero <= 2 ? allGatherMs(trainedWeights - expertWeights, g.shards, g.shardLink) + expertGroupCollectiveMs(expertWeights, c.zero, c, links.edp) : 0;
   const inForward = gathersInForward(ctx.forwardGatherStages, c.zero);
   // ZeRO-3 gathers every weight it holds a shard of, frozen ones too (a LoRA base is most of them); gradients only the
   // trained. One collective per unit: each pays the collective's latency (cost/collectives.ts), which one gather of
   // the whole stage would pay once.
   const units = Math.max(1, stage.units);
-  const gatherMs = units * allGatherMs((trainedWeights + stage.frozenBytes) / units, g.shards, g.shardLink);
-  const shardedMs = shardedPerMicroMs(c, stage, gatherMs, allGatherMs(bytes, g.shards, g.shardLink), serial, accumulatesUnsharded(ctx.unshardedAccumulationStages, c.zero, c.microBatches)) + spreadMs;
+  // The experts' shards gather, and their gradients reduce-scatter, over the experts' own group, as at the last step.
+  const gatherMs = units * (allGatherMs((trainedWeights - expertWeights + stage.frozenBytes) / units, g.shards, g.shardLink) + expertGroupCollectiveMs(expertWeights / units, c.zero, c, links.edp));
+  const reduceScatterMs = allGatherMs(dense, g.shards, g.shardLink) + expertMs;
+  const shardedMs = shardedPerMicroMs(c, stage, gatherMs, reduceScatterMs, serial, accumulatesUnsharded(ctx.unshardedAccumulationStages, c.zero, c.microBatches)) + spreadMs;
   return { totalMs, exposedMs, shardedMs, afterStepMs: inForward ? 0 : updatedGatherMs, nextForwardMs: inForward ? updatedGatherMs : 0 };
 }
 
@@ -62,7 +64,7 @@ export function gradSync(ctx: EstimateContext, c: Config3D, stage: StageTimes, l
  */
 function earlierAllReducesMs(ctx: EstimateContext, c: Config3D, stage: StageTimes, links: Links, denseBytes: number, expertBytes: number, serial: boolean): number {
   if (!allReducesEachMicroStep(ctx.allReduceEachMicroStepStages, c.zero, c.microBatches, c.pp)) return 0;
-  const allReduce = allReduceMs(denseBytes, c.dp * c.cp, links.dp) + expertGradSyncMs(expertBytes, 0, c, links.edp);
+  const allReduce = allReduceMs(denseBytes, c.dp * c.cp, links.dp) + expertGroupCollectiveMs(expertBytes, 0, c, links.edp);
   return (c.microBatches - 1) * (serial ? allReduce : overlapExtraMs(allReduce, stage.backwardMs));
 }
 
